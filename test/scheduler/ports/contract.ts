@@ -450,23 +450,27 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         const got2: string[] = [];
         const un1 = await s.bus.subscribe("test:chan", (m) => got1.push(m));
         const un2 = await s.bus.subscribe("test:chan", (m) => got1.push(`again:${m}`));
-        const tail = await record(other.bus, "test:chan");
         const un3 = await other.bus.subscribe("test:chan", (m) => got2.push(m));
+        // Per client, handlers run in subscription order for each message, so once these tails
+        // (subscribed last) have a message, every earlier handler of the same client has it too.
+        const tailS = await record(s.bus, "test:chan");
+        const tailOther = await record(other.bus, "test:chan");
+        const delivered = (n: number) => Promise.all([tailS.next(n), tailOther.next(n)]);
 
         await other.bus.publish("test:chan", "one");
-        await tail.next(1);
+        await delivered(1);
         await un1();
         await s.bus.publish("test:chan", "two");
-        await tail.next(2);
+        await delivered(2);
         await un2();
         await un3();
         await s.bus.publish("test:chan", "three");
-        await tail.next(3);
-        await tail.stop();
+        await delivered(3);
+        await Promise.all([tailS.stop(), tailOther.stop()]);
 
         expect(got1.sort()).toEqual(["again:one", "again:two", "one"]);
         expect(got2).toEqual(["one", "two"]);
-        expect(tail.messages).toEqual(["one", "two", "three"]);
+        expect(tailS.messages).toEqual(["one", "two", "three"]);
       });
 
       it("delivers asynchronously and isolates a throwing handler", async () => {

@@ -1,0 +1,47 @@
+/**
+ * The only place that knows the Redis key layout (docs/redis-layout.md). Every key of shard `s`
+ * carries the hash tag `{s}`, so one shard's keys live on one Redis Cluster slot and a script can
+ * touch all of them. `prefix` namespaces a deployment (tests use a random one); it must not
+ * contain `{` or `}`, which would change the hash tag.
+ */
+export interface ShardKeys {
+  /** ZSET timer id → due time (ms). The wheel proper. */
+  wheel: string;
+  /** ZSET timer id → in-flight deadline (ms): claimed, not yet completed. */
+  inflight: string;
+  /** HASH timer id → due time it was claimed at; exactly the ids in `inflight`. */
+  due: string;
+  /** HASH holder, epoch, expiresAt: the shard lease. PEXPIRE'd as garbage collection only. */
+  lease: string;
+  /** STRING the shard's fencing epoch; only ever INCR'd, never expires. */
+  epoch: string;
+}
+
+export interface RedisKeys {
+  shard(s: number): ShardKeys;
+  /** ZSET runId → readyScore(entry); one per executor pool. */
+  ready(pool: string): string;
+  /** ZSET member id → heartbeat expiry (ms). */
+  members: string;
+  /** The pub/sub channel carrying a logical EventBus channel for this deployment. */
+  channel(name: string): string;
+  /** Pattern matching every key of this deployment (for cleanup and inspection). */
+  pattern: string;
+}
+
+export function redisKeys(prefix: string): RedisKeys {
+  if (/[{}]/.test(prefix)) throw new RangeError(`redis prefix must not contain braces: ${prefix}`);
+  return {
+    shard: (s) => ({
+      wheel: `${prefix}:tw:{${s}}`,
+      inflight: `${prefix}:tw:{${s}}:inflight`,
+      due: `${prefix}:tw:{${s}}:due`,
+      lease: `${prefix}:lease:{${s}}`,
+      epoch: `${prefix}:epoch:{${s}}`,
+    }),
+    ready: (pool) => `${prefix}:ready:{${pool}}`,
+    members: `${prefix}:members`,
+    channel: (name) => `${prefix}:bus:${name}`,
+    pattern: `${prefix}:*`,
+  };
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createRedisSharedState, redisKeys } from "../../../src/scheduler/redis/index.js";
+import { sharedStateContract } from "./contract.js";
+import { T0, record } from "./helpers.js";
+import { deleteByPrefix, openRedisDeployment } from "./redis-env.js";
+
+const url = inject("redisUrl");
+
+sharedStateContract("redis", openRedisDeployment(url));
+
+describe("redis adapter", () => {
+  const prefix = `t-${randomUUID()}`;
+  let admin: Redis;
+  beforeAll(() => {
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    await deleteByPrefix(admin, prefix);
+    await admin.quit();
+  });
+
+  it("keeps every key of a shard under one hash tag", () => {
+    const k = redisKeys("kairos").shard(17);
+    for (const key of Object.values(k)) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("17");
+    expect(redisKeys("kairos").ready("gpu")).toBe("kairos:ready:{gpu}");
+    expect(() => redisKeys("bad{prefix")).toThrow(RangeError);
+  });
+
+  it("stores lease validity as data and sets a garbage-collection PEXPIRE beyond it", async () => {
+    const s = await createRedisSharedState({ url, prefix, shardCount: 4, leaseGcMarginMs: 5_000 });
+    try {
+      const epoch = await s.coordinator.acquire(2, "m", T0, 1_000);
+      const k = redisKeys(prefix).shard(2);
+      expect(await admin.hgetall(k.lease)).toEqual({ holder: "m", epoch: String(epoch), expiresAt: String(T0 + 1_000) });
+      const pttl = await admin.pttl(k.lease);
+      expect(pttl).toBeGreaterThan(5_000);
+      expect(pttl).toBeLessThanOrEqual(6_000);
+      expect(await admin.ttl(k.epoch)).toBe(-1); // epochs never expire
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("namespaces bus channels by prefix, so deployments on one Redis do not hear each other", async () => {
+    const a = await createRedisSharedState({ url, prefix: `${prefix}-a` });
+    const b = await createRedisSharedState({ url, prefix: `${prefix}-b` });
+    try {
+      const heardByA = await record(a.bus, "chan");
+      const heardByB = await record(b.bus, "chan");
+      await a.bus.publish("chan", "to-a");
+      await b.bus.publish("chan", "to-b");
+      expect(await heardByA.next(1)).toEqual(["to-a"]);
+      expect(await heardByB.next(1)).toEqual(["to-b"]);
+      await a.bus.publish("chan", "to-a-again");
+      expect(await heardByA.next(2)).toEqual(["to-a", "to-a-again"]);
+      // Had b heard "to-a", it would have arrived before this later publish.
+      await b.bus.publish("chan", "to-b-again");
+      expect(await heardByB.next(2)).toEqual(["to-b", "to-b-again"]);
+      await Promise.all([heardByA.stop(), heardByB.stop()]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("close() of one port keeps the others working; closing everything is idempotent", async () => {
+    const s = await createRedisSharedState({ url, prefix, shardCount: 2 });
+    await s.wheel.close();
+    await s.wheel.close();
+    expect(await s.ready.size("none")).toBe(0);
+    await s.close();
+    await s.close();
+  });
+
+  it("fails fast with a useful error when Redis is unreachable", async () => {
+    await expect(createRedisSharedState({ url: "redis://127.0.0.1:1" })).rejects.toThrow(/ECONNREFUSED|connect/i);
+  });
+});
