@@ -1,0 +1,167 @@
+/**
+ * The composition root: builds the stores, shared state and services a role needs, starts its
+ * components, and stops them in reverse order. `dev` runs every role in one process on embedded
+ * defaults (the MongoDB emulator and the in-memory adapters), unless MONGO_URL / REDIS_URL say
+ * otherwise.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { startApiServer, type ApiServer } from "./api/server.js";
+import { TokenService } from "./auth/tokens.js";
+import type { KairosConfig } from "./config.js";
+import { JobService } from "./core/jobs.js";
+import { RunService } from "./core/runs.js";
+import { UserService } from "./core/users.js";
+import { startEmulator } from "./emulator/index.js";
+import { Executor, type ExecutorOptions } from "./executor/executor.js";
+import type { Logger } from "./log.js";
+
+type LogLevelName = "debug" | "info" | "warn" | "error";
+const bridge = (log: Logger, component: string) => (level: LogLevelName, msg: string, fields?: Record<string, unknown>) =>
+  log[level]({ component, ...fields }, msg);
+import { buildKairosSchema, type Services } from "./resolvers/index.js";
+import { Scheduler, type SchedulerOptions } from "./scheduler/loop.js";
+import { createMemorySharedState } from "./scheduler/memory/index.js";
+import type { Clock, SharedState } from "./scheduler/ports.js";
+import { createRedisSharedState } from "./scheduler/redis/index.js";
+import { connectMongo, newId, type Mongo } from "./store/mongo.js";
+
+export interface KairosApp {
+  config: KairosConfig;
+  services: Services;
+  api: ApiServer | null;
+  scheduler: Scheduler | null;
+  executor: Executor | null;
+  /** Set when the bootstrap admin was created with a generated password (print it once). */
+  generatedAdminPassword: string | null;
+  mongoUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  log: Logger;
+  clock?: Clock;
+  /** Overrides for tests and tuning (timing knobs). */
+  scheduler?: Partial<SchedulerOptions>;
+  executor?: Partial<ExecutorOptions>;
+}
+
+async function devJwtSecret(dataDir: string): Promise<string> {
+  const file = join(dataDir, "jwt-secret");
+  try {
+    const s = (await readFile(file, "utf8")).trim();
+    if (s.length >= 32) return s;
+  } catch {
+    // first start
+  }
+  const secret = randomBytes(32).toString("hex");
+  await writeFile(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+export async function startKairos(config: KairosConfig, opts: StartOptions): Promise<KairosApp> {
+  const { log } = opts;
+  const clock = opts.clock ?? Date.now;
+  const dev = config.role === "dev";
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) {
+      await stop().catch((e) => log.error({ err: e }, "error during shutdown"));
+    }
+  };
+
+  try {
+    if (dev) await mkdir(config.dataDir, { recursive: true });
+
+    let mongoUrl: string;
+    if (config.mongoUrl) {
+      mongoUrl = config.mongoUrl;
+    } else {
+      const emulator = await startEmulator({
+        port: 0,
+        dataDir: join(config.dataDir, "mongo"),
+        log: bridge(log, "emulator"),
+      });
+      stops.push(() => emulator.stop());
+      mongoUrl = emulator.uri;
+      log.info({ uri: mongoUrl, dataDir: join(config.dataDir, "mongo") }, "embedded MongoDB emulator started");
+    }
+    const mongo: Mongo = await connectMongo(mongoUrl, config.mongoDb, { appName: `kairos-${config.role}` });
+    stops.push(() => mongo.close());
+
+    const state: SharedState = config.redisUrl
+      ? await createRedisSharedState({
+          url: config.redisUrl,
+          prefix: config.redisPrefix,
+          shardCount: config.shards,
+          log: bridge(log, "redis"),
+        })
+      : createMemorySharedState({ shardCount: config.shards });
+    stops.push(() => state.close());
+
+    const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
+    const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
+    const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
+    const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs });
+    const users = new UserService({ mongo, tokens, clock, log });
+    const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log };
+
+    let generatedAdminPassword: string | null = null;
+    if (dev || config.role === "api") {
+      const admin = await users.ensureAdmin(config.adminUser, config.adminPassword);
+      generatedAdminPassword = admin.generatedPassword;
+      if (admin.created) log.info({ username: config.adminUser, generated: admin.generatedPassword !== null }, "bootstrap admin created");
+      if (admin.updated) log.info({ username: config.adminUser }, "bootstrap admin password set from KAIROS_ADMIN_PASSWORD");
+    }
+
+    let scheduler: Scheduler | null = null;
+    if (dev || config.role === "scheduler") {
+      scheduler = new Scheduler(
+        { mongo, state, runs, clock, log: log.child({ component: "scheduler" }) },
+        { memberId: `${hostname()}:${process.pid}:${newId().slice(-6)}`, ...opts.scheduler },
+      );
+      await scheduler.start();
+      const s = scheduler;
+      stops.push(() => s.stop());
+    }
+
+    let executor: Executor | null = null;
+    if (dev || config.role === "executor") {
+      executor = new Executor(
+        { mongo, state, runs, clock, log: log.child({ component: "executor" }) },
+        {
+          nodeName: config.nodeName,
+          pools: config.pools,
+          slots: config.executorSlots,
+          leaseMs: config.leaseMs,
+          workRoot: join(dev ? config.dataDir : join(process.cwd(), ".kairos"), "work"),
+          ...opts.executor,
+        },
+      );
+      await executor.start();
+      const e = executor;
+      stops.push(() => e.stop());
+    }
+
+    let api: ApiServer | null = null;
+    if (dev || config.role === "api") {
+      const schema = await buildKairosSchema();
+      api = await startApiServer(services, schema, {
+        port: config.port,
+        host: config.host,
+        ready: async () => (await mongo.db.command({ ping: 1 })).ok === 1,
+      });
+      const a = api;
+      // The API stops first (stops run in reverse), so no request sees a half-stopped backend.
+      stops.push(() => a.stop());
+      log.info({ url: api.url, ws: api.wsUrl }, "GraphQL API listening");
+    }
+
+    return { config, services, api, scheduler, executor, generatedAdminPassword, mongoUrl, stop: stopAll };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}

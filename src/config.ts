@@ -1,0 +1,177 @@
+/**
+ * Typed configuration. The only module that reads `process.env` (through its `env` argument) and
+ * command-line flags. Everything is validated at start with an error that names the bad setting
+ * and says what is allowed.
+ */
+import { cpus, hostname } from "node:os";
+import { resolve } from "node:path";
+import { ConfigError } from "./errors.js";
+import { LOG_LEVELS, type LogLevel } from "./log.js";
+
+export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface KairosConfig {
+  role: Role;
+  /** HTTP/WebSocket port of the API. `KAIROS_PORT`, `--port`. @default 4000 */
+  port: number;
+  /** Listen address. `KAIROS_HOST`, `--host`. @default 127.0.0.1 in dev, 0.0.0.0 otherwise */
+  host: string;
+  /** Where `dev` keeps its embedded MongoDB data, JWT secret and run work dirs. `KAIROS_DATA_DIR`. @default ./.kairos */
+  dataDir: string;
+  /** `MONGO_URL`; unset in `dev` starts the embedded emulator. Required for other roles. */
+  mongoUrl: string | null;
+  /** `MONGO_DB`. @default kairos */
+  mongoDb: string;
+  /** `REDIS_URL`; unset in `dev` uses the in-memory adapters. Required for other roles. */
+  redisUrl: string | null;
+  /** `KAIROS_REDIS_PREFIX`. @default kairos */
+  redisPrefix: string;
+  /** `KAIROS_JWT_SECRET` (at least 32 characters); required outside `dev`, where one is generated and kept in the data dir. */
+  jwtSecret: string | null;
+  /** `KAIROS_JWT_TTL` as an ISO-8601 duration. @default PT12H */
+  jwtTtlMs: number;
+  /** `KAIROS_ADMIN_USER`. @default admin */
+  adminUser: string;
+  /** `KAIROS_ADMIN_PASSWORD`; when unset, a password is generated once and printed. */
+  adminPassword: string | null;
+  /** `KAIROS_LOG_LEVEL`. @default info */
+  logLevel: LogLevel;
+  /** Time-wheel shards, fixed per cluster. `KAIROS_SHARDS`. @default 64 */
+  shards: number;
+  /** Executor: concurrent run slots. `KAIROS_EXECUTOR_SLOTS`. @default 2 × CPUs */
+  executorSlots: number;
+  /** Executor: pools it pulls from, comma separated. `KAIROS_POOLS`. @default default */
+  pools: string[];
+  /** Executor: node name. `KAIROS_NODE_NAME`. @default host name */
+  nodeName: string;
+  /** Run lease: an executor that cannot renew kills its job before this ends. `KAIROS_LEASE`. @default PT30S */
+  leaseMs: number;
+  /** How late a fire may be handled after downtime. `KAIROS_CATCHUP_WINDOW`. @default PT1H */
+  catchupWindowMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+/** A small ISO-8601 duration reader for settings (days, hours, minutes, seconds). */
+export function settingDuration(name: string, raw: string): number {
+  const m = DURATION_RE.exec(raw.trim());
+  if (!m || raw.trim() === "P" || raw.trim().endsWith("T")) {
+    throw new ConfigError(`${name}: "${raw}" is not an ISO-8601 duration; use e.g. PT30S, PT5M, PT12H or P1D`);
+  }
+  const [, d, h, min, s] = m;
+  const ms = (Number(d ?? 0) * 86_400 + Number(h ?? 0) * 3_600 + Number(min ?? 0) * 60 + Number(s ?? 0)) * 1000;
+  if (ms <= 0) throw new ConfigError(`${name}: duration must be positive (got "${raw}")`);
+  return ms;
+}
+
+function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+  if (raw === undefined || raw === "") return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}: "${raw}" must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+function url(name: string, raw: string | undefined, schemes: string[]): string | null {
+  if (raw === undefined || raw === "") return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not a URL; expected ${schemes.map((s) => `${s}//host:port`).join(" or ")}`);
+  }
+  if (!schemes.includes(parsed.protocol)) {
+    throw new ConfigError(`${name}: scheme ${parsed.protocol} is not supported; use ${schemes.join(" or ")}`);
+  }
+  return raw;
+}
+
+const FLAG_TO_ENV: Record<string, string> = {
+  "--port": "KAIROS_PORT",
+  "--host": "KAIROS_HOST",
+  "--data-dir": "KAIROS_DATA_DIR",
+  "--mongo-url": "MONGO_URL",
+  "--redis-url": "REDIS_URL",
+  "--log-level": "KAIROS_LOG_LEVEL",
+  "--slots": "KAIROS_EXECUTOR_SLOTS",
+  "--pools": "KAIROS_POOLS",
+  "--node-name": "KAIROS_NODE_NAME",
+  "--shards": "KAIROS_SHARDS",
+};
+
+/** Flags override the environment: `--port 5000` or `--port=5000`. Unknown flags are refused. */
+export function applyFlags(argv: readonly string[], env: Env): Env {
+  const out: Env = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf("=");
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const key = FLAG_TO_ENV[flag];
+    if (!key) {
+      throw new ConfigError(`unknown option ${flag}; allowed: ${Object.keys(FLAG_TO_ENV).join(", ")}`);
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || value.startsWith("--")) throw new ConfigError(`option ${flag} needs a value`);
+    out[key] = value;
+  }
+  return out;
+}
+
+export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
+  const dev = role === "dev";
+  const logLevel = (env.KAIROS_LOG_LEVEL ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`KAIROS_LOG_LEVEL: "${env.KAIROS_LOG_LEVEL}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const mongoUrl = url("MONGO_URL", env.MONGO_URL, ["mongodb:", "mongodb+srv:"]);
+  const redisUrl = url("REDIS_URL", env.REDIS_URL, ["redis:", "rediss:"]);
+  if (!dev && !mongoUrl) throw new ConfigError(`MONGO_URL is required for the ${role} role (only dev embeds a store)`);
+  if (!dev && !redisUrl) throw new ConfigError(`REDIS_URL is required for the ${role} role (only dev runs without Redis)`);
+  const jwtSecret = env.KAIROS_JWT_SECRET ?? null;
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    throw new ConfigError("KAIROS_JWT_SECRET: must be at least 32 characters (use e.g. `openssl rand -hex 32`)");
+  }
+  if (!dev && role !== "executor" && role !== "scheduler" && jwtSecret === null) {
+    throw new ConfigError(`KAIROS_JWT_SECRET is required for the ${role} role (only dev generates one)`);
+  }
+  const pools = (env.KAIROS_POOLS ?? "default").split(",").map((p) => p.trim()).filter(Boolean);
+  for (const p of pools) {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p)) {
+      throw new ConfigError(`KAIROS_POOLS: pool name "${p}" may use only letters, digits, '_', '.', '-' (1–64 characters)`);
+    }
+  }
+  if (pools.length === 0) throw new ConfigError("KAIROS_POOLS: name at least one pool");
+  const adminUser = env.KAIROS_ADMIN_USER ?? "admin";
+  if (!/^[A-Za-z0-9_.@-]{3,64}$/.test(adminUser)) {
+    throw new ConfigError("KAIROS_ADMIN_USER: 3–64 characters of letters, digits, '_', '.', '@', '-'");
+  }
+  const adminPassword = env.KAIROS_ADMIN_PASSWORD ?? null;
+  if (adminPassword !== null && adminPassword.length < 8) {
+    throw new ConfigError("KAIROS_ADMIN_PASSWORD: at least 8 characters");
+  }
+  return {
+    role,
+    port: int("KAIROS_PORT", env.KAIROS_PORT, 4000, 0, 65_535),
+    host: env.KAIROS_HOST ?? (dev ? "127.0.0.1" : "0.0.0.0"),
+    dataDir: resolve(env.KAIROS_DATA_DIR ?? "./.kairos"),
+    mongoUrl,
+    mongoDb: env.MONGO_DB ?? "kairos",
+    redisUrl,
+    redisPrefix: env.KAIROS_REDIS_PREFIX ?? "kairos",
+    jwtSecret,
+    jwtTtlMs: settingDuration("KAIROS_JWT_TTL", env.KAIROS_JWT_TTL ?? "PT12H"),
+    adminUser,
+    adminPassword,
+    logLevel,
+    shards: int("KAIROS_SHARDS", env.KAIROS_SHARDS, 64, 1, 16_384),
+    executorSlots: int("KAIROS_EXECUTOR_SLOTS", env.KAIROS_EXECUTOR_SLOTS, Math.max(2, cpus().length * 2), 1, 1_024),
+    pools,
+    nodeName: env.KAIROS_NODE_NAME ?? hostname(),
+    leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
+    catchupWindowMs: settingDuration("KAIROS_CATCHUP_WINDOW", env.KAIROS_CATCHUP_WINDOW ?? "PT1H"),
+  };
+}

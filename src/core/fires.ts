@@ -1,0 +1,45 @@
+/**
+ * The fire ledger: every slot a schedule produces ends in exactly one recorded outcome. The
+ * document id is the slot's fireKey, so an outcome is written once; a second write for the same
+ * slot (a replay after a crash) is absorbed and reported as a duplicate.
+ */
+import { isDuplicateKey, type Mongo } from "../store/mongo.js";
+import type { FireDoc, FireOutcomeDoc, JobDoc } from "../store/types.js";
+
+export const fireKeyOf = (jobId: string, slotAt: number) => `${jobId}@${slotAt}`;
+
+export interface FireRecord {
+  slotAt: number;
+  outcome: FireOutcomeDoc;
+  runId?: string | null;
+  latenessMs?: number | null;
+  reason?: string | null;
+}
+
+export class FireLedger {
+  constructor(private readonly mongo: Mongo) {}
+
+  /** Records outcomes; returns how many were new (the rest already had one). */
+  async record(job: Pick<JobDoc, "_id" | "ownerId">, records: readonly FireRecord[], now: number): Promise<number> {
+    if (records.length === 0) return 0;
+    const docs: FireDoc[] = records.map((r) => ({
+      _id: fireKeyOf(job._id, r.slotAt),
+      jobId: job._id,
+      ownerId: job.ownerId,
+      slotAt: new Date(r.slotAt),
+      outcome: r.outcome,
+      runId: r.runId ?? null,
+      latenessMs: r.latenessMs ?? null,
+      reason: r.reason ?? null,
+      recordedAt: new Date(now),
+    }));
+    try {
+      const res = await this.mongo.c.fires.insertMany(docs, { ordered: false });
+      return res.insertedCount;
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+      const inserted = (e as { result?: { insertedCount?: number } }).result?.insertedCount;
+      return inserted ?? 0;
+    }
+  }
+}

@@ -1,0 +1,414 @@
+/**
+ * Job lifecycle from the user's side: create, update, pause, resume, trigger, reschedule, delete.
+ * Each change is one conditional update of the job document, then the wheel timer is re-armed.
+ *
+ * Crash window: the job document is written before its timer is armed. If the process dies in
+ * between, the job has a `nextFireAt` and no timer; the scheduler's reconcile pass (which rebuilds
+ * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
+ */
+import type { Filter } from "mongodb";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
+import {
+  ScheduleError,
+  dueAt,
+  nextSlot,
+  normalizeRetry,
+  normalizeSchedule,
+  normalizeTimeout,
+  parsePositiveDuration,
+  slotsBetween,
+  type MisfirePolicy,
+  type OverlapPolicy,
+  type RetryInput,
+  type Schedule,
+  type ScheduleInput,
+} from "../scheduler/timing/index.js";
+import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
+import type { JobDoc, JobSpec, RunDoc } from "../store/types.js";
+import type { Principal } from "../auth/tokens.js";
+import { FireLedger } from "./fires.js";
+import { jobTimerId, RunService } from "./runs.js";
+import { RunStatus } from "../scheduler/lifecycle.js";
+
+export interface JobSpecInput {
+  kind: "COMMAND";
+  command?: string | null;
+  argv?: string[] | null;
+  env?: Record<string, string> | null;
+  timeout?: string | null;
+  pool?: string | null;
+}
+
+export interface JobInput {
+  name: string;
+  description?: string | null;
+  tags?: string[] | null;
+  schedule: ScheduleInput;
+  spec: JobSpecInput;
+  priority?: number | null;
+  retry?: RetryInput | null;
+  overlap?: OverlapPolicy | null;
+  misfire?: MisfirePolicy | null;
+  catchupWindow?: string | null;
+  paused?: boolean | null;
+}
+
+export type JobPatch = Partial<JobInput>;
+
+/** Most slots recorded one by one as SKIPPED_PAUSED when a long-paused job resumes. */
+const MAX_PAUSED_SLOTS_RECORDED = 1_000;
+const MAX_CATCHUP_WINDOW_MS = 7 * 24 * 3600 * 1000;
+const NAME_RE = /^[^\u0000-\u001f]{1,128}$/;
+const POOL_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const ENV_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export interface JobServiceDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  defaultCatchupWindowMs: number;
+  random?: () => number;
+}
+
+export class JobService {
+  private readonly ledger: FireLedger;
+  private readonly random: () => number;
+
+  constructor(private readonly deps: JobServiceDeps) {
+    this.ledger = new FireLedger(deps.mongo);
+    this.random = deps.random ?? Math.random;
+  }
+
+  private get jobs() {
+    return this.deps.mongo.c.jobs;
+  }
+
+  /** Loads a job the caller may see; a foreign job is reported as not found (no existence leak). */
+  async getFor(caller: Principal, jobId: string): Promise<JobDoc> {
+    const job = await this.jobs.findOne(ownerScope(caller, { _id: jobId }));
+    if (!job) throw new NotFoundError("job", jobId);
+    return job;
+  }
+
+  async create(caller: Principal, input: JobInput): Promise<JobDoc> {
+    const now = this.deps.clock();
+    const schedule = wrapSchedule(() => normalizeSchedule(input.schedule, now));
+    const id = newId();
+    const at = new Date(now);
+    const paused = input.paused ?? false;
+    const job: JobDoc = {
+      _id: id,
+      ownerId: caller.userId,
+      name: validateName(input.name),
+      description: validateDescription(input.description),
+      tags: validateTags(input.tags),
+      spec: validateSpec(input.spec),
+      schedule,
+      priority: validatePriority(input.priority),
+      retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), "retry"),
+      overlap: input.overlap ?? "ALLOW",
+      misfire: input.misfire ?? "FIRE_ONCE",
+      catchupWindowMs: validateCatchup(input.catchupWindow, this.deps.defaultCatchupWindowMs),
+      paused,
+      pausedAt: paused ? at : null,
+      status: paused ? "PAUSED" : "ACTIVE",
+      nextSlotAt: null,
+      nextFireAt: null,
+      rescheduledTo: null,
+      lastSlotAt: null,
+      handledThrough: new Date(firstCursor(schedule, now)),
+      firedCount: 0,
+      version: 1,
+      createdAt: at,
+      updatedAt: at,
+    };
+    const first = nextSlot(schedule, job.handledThrough.getTime(), 0);
+    if (!first) {
+      throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
+    }
+    if (!paused) {
+      job.nextSlotAt = new Date(first.at);
+      job.nextFireAt = new Date(dueAt(schedule, id, first, this.random));
+    }
+    try {
+      await this.jobs.insertOne(job);
+    } catch (e) {
+      if (isDuplicateKey(e)) throw new ConflictError(`you already have a job named "${job.name}"; names are unique per owner`);
+      throw e;
+    }
+    if (job.nextFireAt) await this.arm(job);
+    this.deps.log.info({ jobId: id, ownerId: caller.userId, name: job.name }, "job created");
+    return job;
+  }
+
+  async update(caller: Principal, jobId: string, patch: JobPatch): Promise<JobDoc> {
+    const current = await this.getFor(caller, jobId);
+    const now = this.deps.clock();
+    const set: Partial<JobDoc> = { updatedAt: new Date(now) };
+    if (patch.name != null) set.name = validateName(patch.name);
+    if (patch.description !== undefined) set.description = validateDescription(patch.description);
+    if (patch.tags != null) set.tags = validateTags(patch.tags);
+    if (patch.spec != null) set.spec = validateSpec(patch.spec);
+    if (patch.priority != null) set.priority = validatePriority(patch.priority);
+    if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), "retry");
+    if (patch.overlap != null) set.overlap = patch.overlap;
+    if (patch.misfire != null) set.misfire = patch.misfire;
+    if (patch.catchupWindow != null) set.catchupWindowMs = validateCatchup(patch.catchupWindow, current.catchupWindowMs);
+    if (patch.paused != null && patch.paused !== current.paused) {
+      throw new ValidationError("paused", "use pauseJob / resumeJob to pause or resume a job");
+    }
+    let rearm = false;
+    if (patch.schedule != null) {
+      const schedule = wrapSchedule(() => normalizeSchedule(patch.schedule!, now));
+      // A new schedule starts from now: slots of the old one are not replayed under the new one.
+      const handledThrough = firstCursor(schedule, now);
+      const first = nextSlot(schedule, handledThrough, 0);
+      if (!first) throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
+      Object.assign(set, { schedule, handledThrough: new Date(handledThrough), firedCount: 0 });
+      if (!current.paused) {
+        Object.assign(set, {
+          status: "ACTIVE",
+          nextSlotAt: new Date(first.at),
+          nextFireAt: new Date(dueAt(schedule, jobId, first, this.random)),
+        });
+        rearm = true;
+      }
+    }
+    const updated = await this.conditionalUpdate(current, set);
+    if (rearm) await this.arm(updated);
+    return updated;
+  }
+
+  async delete(caller: Principal, jobId: string): Promise<JobDoc> {
+    const job = await this.getFor(caller, jobId);
+    const res = await this.jobs.deleteOne({ _id: jobId });
+    if (res.deletedCount !== 1) throw new NotFoundError("job", jobId);
+    await this.disarm(job);
+    // Waiting runs die with their job; a RUNNING one finishes (its result is still recorded).
+    const waiting = await this.deps.mongo.c.runs
+      .find({ jobId, status: { $in: [RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RETRY_SCHEDULED] } }, { projection: { _id: 1 } })
+      .toArray();
+    for (const r of waiting) {
+      await this.deps.runs.cancel(r._id, "job deleted").catch(() => undefined);
+    }
+    this.deps.log.info({ jobId, ownerId: job.ownerId }, "job deleted");
+    return job;
+  }
+
+  async pause(caller: Principal, jobId: string): Promise<JobDoc> {
+    const job = await this.getFor(caller, jobId);
+    if (job.paused) return job;
+    const now = this.deps.clock();
+    const updated = await this.conditionalUpdate(job, {
+      paused: true,
+      pausedAt: new Date(now),
+      status: "PAUSED",
+      nextSlotAt: null,
+      nextFireAt: null,
+      updatedAt: new Date(now),
+    });
+    await this.disarm(job);
+    return updated;
+  }
+
+  /**
+   * Resumes a paused job. Slots that fell while it was paused are recorded as SKIPPED_PAUSED
+   * (never run late), and the schedule continues with the first slot after now.
+   */
+  async resume(caller: Principal, jobId: string): Promise<JobDoc> {
+    const job = await this.getFor(caller, jobId);
+    if (!job.paused) return job;
+    const now = this.deps.clock();
+    const from = job.handledThrough.getTime();
+    const { slots, truncated } = slotsBetween(job.schedule, from, now, MAX_PAUSED_SLOTS_RECORDED, job.firedCount);
+    await this.ledger.record(
+      job,
+      slots.map((s, i) => ({
+        slotAt: s.at,
+        outcome: "SKIPPED_PAUSED" as const,
+        reason: truncated && i === slots.length - 1 ? `paused; later slots up to resume not listed (over ${MAX_PAUSED_SLOTS_RECORDED})` : "paused",
+      })),
+      now,
+    );
+    const next = nextSlot(job.schedule, Math.max(from, now), job.firedCount);
+    const updated = await this.conditionalUpdate(job, {
+      paused: false,
+      pausedAt: null,
+      status: next ? "ACTIVE" : "COMPLETED",
+      handledThrough: new Date(Math.max(from, now)),
+      lastSlotAt: slots.length ? new Date(slots[slots.length - 1]!.at) : job.lastSlotAt,
+      nextSlotAt: next ? new Date(next.at) : null,
+      nextFireAt: next ? new Date(dueAt(job.schedule, jobId, next, this.random)) : null,
+      updatedAt: new Date(now),
+    });
+    if (updated.nextFireAt) await this.arm(updated);
+    return updated;
+  }
+
+  /** Runs the job now, outside its schedule (a paused job can be triggered too). */
+  async trigger(caller: Principal, jobId: string): Promise<RunDoc> {
+    const job = await this.getFor(caller, jobId);
+    const now = this.deps.clock();
+    const { run } = await this.deps.runs.materialize(job, {
+      scheduledFor: now,
+      trigger: "MANUAL",
+      fireKey: `${jobId}@manual:${newId()}`,
+      reason: `triggered by ${caller.username}`,
+    });
+    return run;
+  }
+
+  /**
+   * Sets the next fire time. A one-off job moves to `at` (and becomes active again if it had run);
+   * a recurring job fires at `at`, and slots of its schedule before `at` are recorded as MISSED
+   * with the reason "rescheduled".
+   */
+  async reschedule(caller: Principal, jobId: string, at: number): Promise<JobDoc> {
+    const job = await this.getFor(caller, jobId);
+    const now = this.deps.clock();
+    if (!Number.isFinite(at)) throw new ValidationError("at", "must be a valid date-time");
+    if (at < now - 1_000) {
+      throw new ValidationError("at", `${new Date(at).toISOString()} is in the past; use triggerJob to run now`);
+    }
+    if (job.paused) throw new ConflictError(`job ${jobId} is paused; resume it before rescheduling`);
+    let set: Partial<JobDoc>;
+    if (job.schedule.kind === "ONCE") {
+      const schedule: Schedule = { ...job.schedule, atMs: at };
+      set = {
+        schedule,
+        status: "ACTIVE",
+        firedCount: 0,
+        handledThrough: new Date(Math.min(at, now) - 1),
+        nextSlotAt: new Date(at),
+        nextFireAt: new Date(at),
+      };
+    } else {
+      set = { status: "ACTIVE", nextSlotAt: new Date(at), nextFireAt: new Date(at), rescheduledTo: new Date(at) };
+    }
+    const updated = await this.conditionalUpdate(job, { ...set, updatedAt: new Date(now) });
+    await this.arm(updated);
+    return updated;
+  }
+
+  private async conditionalUpdate(current: JobDoc, set: Partial<JobDoc>): Promise<JobDoc> {
+    const updated = await this.jobs.findOneAndUpdate(
+      { _id: current._id, version: current.version },
+      { $set: set, $inc: { version: 1 } },
+      { returnDocument: "after" },
+    );
+    if (!updated) {
+      throw new ConflictError(`job ${current._id} was changed by someone else meanwhile; read it again and retry`);
+    }
+    return updated;
+  }
+
+  private async arm(job: JobDoc): Promise<void> {
+    const { wheel } = this.deps.state;
+    await wheel.arm(shardOf(job._id, wheel.shardCount), jobTimerId(job._id), job.nextFireAt!.getTime());
+  }
+
+  private async disarm(job: JobDoc): Promise<void> {
+    const { wheel } = this.deps.state;
+    await wheel.disarm(shardOf(job._id, wheel.shardCount), jobTimerId(job._id));
+  }
+}
+
+/** Restricts a filter to the caller's own documents unless the caller is an admin. */
+export function ownerScope<T extends { ownerId: string }>(caller: Principal, filter: Filter<T>): Filter<T> {
+  return caller.role === "ADMIN" ? filter : ({ ...filter, ownerId: caller.userId } as Filter<T>);
+}
+
+/**
+ * The planning cursor of a new schedule: slots after it are still to come. A one-off whose time is
+ * already past runs now (it is due), so its cursor sits just before its slot.
+ */
+function firstCursor(schedule: Schedule, now: number): number {
+  if (schedule.kind === "ONCE" && schedule.atMs !== null && schedule.atMs !== undefined) {
+    return Math.min(now, schedule.atMs) - 1;
+  }
+  return now - 1;
+}
+
+function wrapSchedule<T>(fn: () => T, prefix = "schedule"): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof ScheduleError) throw new ValidationError(`${prefix}.${e.field}`, e.detail);
+    throw e;
+  }
+}
+
+function validateName(name: string): string {
+  const trimmed = name.trim();
+  if (!NAME_RE.test(trimmed)) throw new ValidationError("name", "must be 1–128 characters with no control characters");
+  return trimmed;
+}
+
+function validateDescription(d: string | null | undefined): string | null {
+  if (d == null || d === "") return null;
+  if (d.length > 4_096) throw new ValidationError("description", "at most 4096 characters");
+  return d;
+}
+
+function validateTags(tags: string[] | null | undefined): string[] {
+  if (!tags) return [];
+  if (tags.length > 32) throw new ValidationError("tags", "at most 32 tags");
+  for (const t of tags) {
+    if (!/^[A-Za-z0-9_.:/=-]{1,64}$/.test(t)) {
+      throw new ValidationError("tags", `"${t}" is not a valid tag: 1–64 characters of letters, digits and _ . : / = -`);
+    }
+  }
+  return [...new Set(tags)];
+}
+
+function validatePriority(p: number | null | undefined): number {
+  if (p == null) return 5;
+  if (!Number.isInteger(p) || p < 0 || p > 9) throw new ValidationError("priority", `must be a whole number from 0 to 9 (got ${p})`);
+  return p;
+}
+
+function validateCatchup(raw: string | null | undefined, dflt: number): number {
+  if (raw == null) return dflt;
+  const ms = wrapSchedule(() => parsePositiveDuration(raw, "catchupWindow"), "job");
+  if (ms > MAX_CATCHUP_WINDOW_MS) throw new ValidationError("catchupWindow", "at most P7D");
+  return ms;
+}
+
+export function validateSpec(spec: JobSpecInput): JobSpec {
+  if (spec.kind !== "COMMAND") throw new ValidationError("spec.kind", `"${spec.kind}" is not supported; allowed: COMMAND`);
+  const hasCommand = spec.command != null;
+  const hasArgv = spec.argv != null;
+  if (hasCommand === hasArgv) {
+    throw new ValidationError("spec", "give exactly one of command (run by /bin/sh -c) or argv (executed directly)");
+  }
+  if (hasCommand && spec.command!.trim() === "") throw new ValidationError("spec.command", "must not be empty");
+  if (hasCommand && spec.command!.length > 65_536) throw new ValidationError("spec.command", "at most 64 KiB");
+  if (hasArgv) {
+    if (spec.argv!.length === 0 || spec.argv![0]!.trim() === "") {
+      throw new ValidationError("spec.argv", "must name the program to run as its first element");
+    }
+    if (spec.argv!.length > 1_024) throw new ValidationError("spec.argv", "at most 1024 arguments");
+  }
+  const env = spec.env ?? {};
+  const keys = Object.keys(env);
+  if (keys.length > 128) throw new ValidationError("spec.env", "at most 128 variables");
+  for (const k of keys) {
+    if (!ENV_KEY_RE.test(k)) throw new ValidationError("spec.env", `"${k}" is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)`);
+    if (k.startsWith("KAIROS_")) throw new ValidationError("spec.env", `"${k}": names starting with KAIROS_ are reserved`);
+    if (typeof env[k] !== "string") throw new ValidationError("spec.env", `value of "${k}" must be a string`);
+  }
+  const pool = spec.pool ?? "default";
+  if (!POOL_RE.test(pool)) throw new ValidationError("spec.pool", "1–64 characters of letters, digits, '_', '.', '-'");
+  return {
+    kind: "COMMAND",
+    command: hasCommand ? spec.command! : null,
+    argv: hasArgv ? [...spec.argv!] : null,
+    env: { ...env },
+    timeoutMs: wrapSchedule(() => normalizeTimeout(spec.timeout ?? undefined), "spec"),
+    pool,
+  };
+}

@@ -1,0 +1,96 @@
+import { ConflictError, UnauthenticatedError, ValidationError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { generatePassword, hashPassword, verifyPassword } from "../auth/passwords.js";
+import type { Principal, TokenService } from "../auth/tokens.js";
+import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
+import type { UserDoc, UserRole } from "../store/types.js";
+import type { Clock } from "../scheduler/ports.js";
+
+const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;
+const MIN_PASSWORD = 8;
+const MAX_PASSWORD = 256;
+
+// Verifying against a dummy hash when the user does not exist keeps the response time the same,
+// so login timing does not reveal which user names exist.
+let dummyHash: Promise<string> | null = null;
+
+export class UserService {
+  constructor(
+    private readonly deps: { mongo: Mongo; tokens: TokenService; clock: Clock; log: Logger },
+  ) {}
+
+  private get users() {
+    return this.deps.mongo.c.users;
+  }
+
+  async login(username: string, password: string): Promise<{ token: string; expiresAt: Date; user: UserDoc }> {
+    const user = await this.users.findOne({ username });
+    dummyHash ??= hashPassword(generatePassword());
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
+    if (!user || !ok) throw new UnauthenticatedError("invalid username or password");
+    const { token, expiresAt } = this.deps.tokens.issue(toPrincipal(user));
+    return { token, expiresAt, user };
+  }
+
+  async create(username: string, password: string, role: UserRole): Promise<UserDoc> {
+    if (!USERNAME_RE.test(username)) {
+      throw new ValidationError("username", "3–64 characters of letters, digits, '_', '.', '@', '-'");
+    }
+    if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
+      throw new ValidationError("password", `must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters long`);
+    }
+    const now = new Date(this.deps.clock());
+    const doc: UserDoc = {
+      _id: newId(),
+      username,
+      passwordHash: await hashPassword(password),
+      role,
+      maxConcurrentRuns: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.users.insertOne(doc);
+    } catch (e) {
+      if (isDuplicateKey(e)) throw new ConflictError(`a user named ${username} already exists`);
+      throw e;
+    }
+    return doc;
+  }
+
+  async byIds(ids: readonly string[]): Promise<UserDoc[]> {
+    return this.users.find({ _id: { $in: [...ids] } }).toArray();
+  }
+
+  /**
+   * Makes sure the bootstrap admin exists. With a password from the environment that password is
+   * authoritative (a changed one is applied); without one, a password is generated once, returned
+   * so the caller can print it, and never stored in clear.
+   */
+  async ensureAdmin(username: string, password: string | null): Promise<{ created: boolean; generatedPassword: string | null; updated: boolean }> {
+    const existing = await this.users.findOne({ username });
+    if (!existing) {
+      const generated = password === null ? generatePassword() : null;
+      try {
+        await this.create(username, password ?? generated!, "ADMIN");
+      } catch (e) {
+        // Another process created it at the same moment: fine.
+        if (e instanceof ConflictError) return { created: false, generatedPassword: null, updated: false };
+        throw e;
+      }
+      return { created: true, generatedPassword: generated, updated: false };
+    }
+    if (password !== null && !(await verifyPassword(password, existing.passwordHash))) {
+      await this.users.updateOne(
+        { _id: existing._id },
+        { $set: { passwordHash: await hashPassword(password), role: "ADMIN", updatedAt: new Date(this.deps.clock()) } },
+      );
+      return { created: false, generatedPassword: null, updated: true };
+    }
+    return { created: false, generatedPassword: null, updated: false };
+  }
+}
+
+export function toPrincipal(u: UserDoc): Principal {
+  return { userId: u._id, username: u.username, role: u.role };
+}

@@ -1,0 +1,56 @@
+/**
+ * Domain errors. They carry ids and say what was wrong and what is allowed; the GraphQL layer
+ * (`src/resolvers/errors.ts`) is the only place that turns them into wire shapes.
+ */
+export class KairosError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A caller-supplied value is invalid. `field` is the input path, e.g. `schedule.cron`. */
+export class ValidationError extends KairosError {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+export class NotFoundError extends KairosError {
+  constructor(
+    readonly entity: string,
+    readonly id: string,
+  ) {
+    super(`${entity} ${id} not found`);
+  }
+}
+
+export class UnauthenticatedError extends KairosError {}
+
+export class ForbiddenError extends KairosError {}
+
+/** The operation conflicts with the current state (duplicate name, wrong run status, ...). */
+export class ConflictError extends KairosError {}
+
+/** A state transition that the run lifecycle table does not allow. */
+export class InvalidTransitionError extends ConflictError {
+  constructor(
+    readonly runId: string,
+    readonly from: string,
+    readonly to: string,
+  ) {
+    super(`run ${runId} cannot go from ${from} to ${to}`);
+  }
+}
+
+/** Configuration is invalid; the message names the setting. Fatal at start-up. */
+export class ConfigError extends KairosError {}
+
+/** Turns whatever was thrown into an Error (a string, an object, undefined ...). */
+export function coerceError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  return new Error(typeof thrown === "string" ? thrown : "non-Error thrown", { cause: thrown });
+}

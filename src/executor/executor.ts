@@ -1,0 +1,336 @@
+/**
+ * The executor role: a node that pulls runs from its pools' ready queues only while it has a free
+ * slot (back-pressure), claims each with a conditional update that bumps the fencing token, runs
+ * it, keeps its lease alive, and reports the result with the token.
+ *
+ * Lease safety ("double billing"): every attempt has a local deadline a safety margin before its
+ * lease ends. If renewals fail until then (partitioned from MongoDB, frozen, overloaded), the
+ * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
+ * old attempt is still running.
+ */
+import { mkdir, rm } from "node:fs/promises";
+import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
+import { coerceError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { CANCEL_CHANNEL } from "../core/events.js";
+import type { AttemptOutcome, RunService } from "../core/runs.js";
+import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
+import { RunStatus } from "../scheduler/lifecycle.js";
+import { newId, type Mongo } from "../store/mongo.js";
+import type { NodeDoc, RunDoc } from "../store/types.js";
+import { runProcess, type ProcessResult } from "./process.js";
+
+export interface ExecutorOptions {
+  nodeName: string;
+  pools: string[];
+  slots: number;
+  /** Directory under which each attempt gets a fresh working directory. */
+  workRoot: string;
+  /** @default 30 s */
+  leaseMs?: number;
+  /** Safety poll of the ready queues when no wake-up arrives. @default 1 s */
+  pollMs?: number;
+  /** Lease renewal and node heartbeat period. @default leaseMs / 3 */
+  heartbeatMs?: number;
+  /** On stop: how long running attempts may finish before they are handed back. @default 30 s */
+  drainGraceMs?: number;
+  labels?: Record<string, string>;
+}
+
+interface Attempt {
+  run: RunDoc;
+  abort: AbortController;
+  /** Local kill deadline: lease end minus a safety margin, moved on every successful renewal. */
+  killAt: number;
+  done: Promise<void>;
+  abortKind: "CANCEL" | "LEASE_LOST" | "SHUTDOWN" | null;
+}
+
+export class Executor {
+  readonly nodeId = newId();
+  private readonly o: Required<ExecutorOptions>;
+  private readonly attempts = new Map<string, Attempt>();
+  private state: "idle" | "running" | "draining" | "stopped" = "idle";
+  private wakeResolve: (() => void) | null = null;
+  private loopDone: Promise<void> = Promise.resolve();
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  private unsubs: Unsubscribe[] = [];
+  private poolCursor = 0;
+
+  constructor(
+    private readonly deps: { mongo: Mongo; state: SharedState; runs: RunService; clock: Clock; log: Logger },
+    opts: ExecutorOptions,
+  ) {
+    const leaseMs = opts.leaseMs ?? 30_000;
+    this.o = {
+      leaseMs,
+      pollMs: 1_000,
+      heartbeatMs: Math.max(50, Math.floor(leaseMs / 3)),
+      drainGraceMs: 30_000,
+      labels: {},
+      ...opts,
+    };
+  }
+
+  get running(): number {
+    return this.attempts.size;
+  }
+
+  async start(): Promise<void> {
+    const now = new Date(this.deps.clock());
+    const node: NodeDoc = {
+      _id: this.nodeId,
+      name: this.o.nodeName,
+      host: hostname(),
+      pid: process.pid,
+      pools: this.o.pools,
+      labels: this.o.labels,
+      capacity: { slots: this.o.slots, cpus: cpus().length, memoryMb: Math.round(totalmem() / 1048576) },
+      status: "ONLINE",
+      running: 0,
+      usage: usage(),
+      startedAt: now,
+      lastHeartbeatAt: now,
+    };
+    await this.deps.mongo.c.nodes.insertOne(node);
+    for (const pool of this.o.pools) {
+      this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wake()));
+    }
+    this.unsubs.push(await this.deps.state.bus.subscribe(CANCEL_CHANNEL, (msg) => this.onCancel(msg)));
+    this.state = "running";
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs);
+    this.watchdog = setInterval(() => this.enforceDeadlines(), Math.max(20, Math.floor(this.o.heartbeatMs / 4)));
+    this.loopDone = this.pullLoop();
+    this.deps.log.info({ nodeId: this.nodeId, name: this.o.nodeName, pools: this.o.pools, slots: this.o.slots }, "executor online");
+  }
+
+  /**
+   * Drains: stops pulling, lets running attempts finish within the grace period, then kills the
+   * rest and hands their runs back to the queue (RUNNING → QUEUED with the same attempt number).
+   */
+  async stop(graceMs = this.o.drainGraceMs): Promise<void> {
+    if (this.state === "stopped" || this.state === "idle") return;
+    this.state = "draining";
+    await this.deps.mongo.c.nodes.updateOne({ _id: this.nodeId }, { $set: { status: "DRAINING" } }).catch(() => undefined);
+    this.wake();
+    await this.loopDone;
+    const all = Promise.all([...this.attempts.values()].map((a) => a.done));
+    const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
+    if (timedOut) {
+      for (const a of this.attempts.values()) this.abortAttempt(a, "SHUTDOWN", "executor shutting down");
+      await all;
+    }
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.watchdog) clearInterval(this.watchdog);
+    for (const u of this.unsubs) await u().catch(() => undefined);
+    this.unsubs = [];
+    await this.deps.mongo.c.nodes
+      .updateOne({ _id: this.nodeId }, { $set: { status: "OFFLINE", running: 0, lastHeartbeatAt: new Date(this.deps.clock()) } })
+      .catch(() => undefined);
+    this.state = "stopped";
+    this.deps.log.info({ nodeId: this.nodeId }, "executor stopped");
+  }
+
+  private wake(): void {
+    const r = this.wakeResolve;
+    this.wakeResolve = null;
+    r?.();
+  }
+
+  private waitForWork(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wakeResolve = null;
+        resolve();
+      }, ms);
+      this.wakeResolve = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  private async pullLoop(): Promise<void> {
+    while (this.state === "running") {
+      const free = this.o.slots - this.attempts.size;
+      if (free <= 0) {
+        await this.waitForWork(this.o.pollMs);
+        continue;
+      }
+      let got = 0;
+      try {
+        got = await this.pullOnce(free);
+      } catch (e) {
+        this.deps.log.error({ err: coerceError(e) }, "pull failed");
+        await delay(Math.min(1_000, this.o.pollMs));
+      }
+      if (got === 0 && this.state === "running") await this.waitForWork(this.o.pollMs);
+    }
+  }
+
+  /** Pops up to `free` runs across the pools (round robin) and claims them; returns how many started. */
+  private async pullOnce(free: number): Promise<number> {
+    let started = 0;
+    const pools = this.o.pools;
+    for (let i = 0; i < pools.length && started < free; i++) {
+      const pool = pools[(this.poolCursor + i) % pools.length]!;
+      const ids = await this.deps.state.ready.pop(pool, free - started);
+      for (const id of ids) {
+        const run = await this.deps.runs.claim(id, this.nodeId, this.o.leaseMs);
+        // Not QUEUED any more (cancelled, or claimed by a replayed entry elsewhere): skip it.
+        if (!run) continue;
+        this.startAttempt(run);
+        started++;
+      }
+    }
+    this.poolCursor = (this.poolCursor + 1) % pools.length;
+    return started;
+  }
+
+  private startAttempt(run: RunDoc): void {
+    const attempt: Attempt = {
+      run,
+      abort: new AbortController(),
+      killAt: this.deps.clock() + this.leaseSafeMs(),
+      done: Promise.resolve(),
+      abortKind: null,
+    };
+    this.attempts.set(run._id, attempt);
+    attempt.done = this.execute(attempt)
+      .catch((e) => this.deps.log.error({ err: coerceError(e), runId: run._id }, "attempt failed to report"))
+      .finally(() => {
+        this.attempts.delete(run._id);
+        this.wake();
+      });
+  }
+
+  /** Kill this long before the lease ends if renewals keep failing. */
+  private leaseSafeMs(): number {
+    return Math.max(10, this.o.leaseMs - Math.max(this.o.heartbeatMs, Math.floor(this.o.leaseMs / 5)));
+  }
+
+  private async execute(a: Attempt): Promise<void> {
+    const { run } = a;
+    const log = this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken });
+    const cwd = join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}`);
+    await mkdir(cwd, { recursive: true });
+    let result: ProcessResult;
+    try {
+      result = await runProcess(
+        {
+          command: run.spec.command,
+          argv: run.spec.argv,
+          env: {
+            PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+            HOME: cwd,
+            TMPDIR: cwd,
+            LANG: "C.UTF-8",
+            ...run.spec.env,
+            KAIROS_RUN_ID: run._id,
+            KAIROS_JOB_ID: run.jobId,
+            KAIROS_ATTEMPT: String(run.attempt),
+            KAIROS_FENCING_TOKEN: String(run.fencingToken),
+            KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
+          },
+          cwd,
+          timeoutMs: run.spec.timeoutMs,
+        },
+        a.abort.signal,
+      );
+    } finally {
+      await rm(cwd, { recursive: true, force: true }).catch(() => undefined);
+    }
+    if (a.abortKind === "LEASE_LOST") {
+      log.warn({ reason: result.abortReason }, "attempt killed: lease lost; result not reported");
+      return;
+    }
+    if (a.abortKind === "SHUTDOWN") {
+      const back = await this.deps.runs.transition(run._id, RunStatus.QUEUED, {
+        from: [RunStatus.RUNNING],
+        token: run.fencingToken,
+        set: { nodeId: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
+        reason: "handed back: executor shut down",
+        attempt: run.attempt,
+      });
+      if (back) await this.deps.runs.enqueue(back);
+      log.info("attempt handed back on shutdown");
+      return;
+    }
+    const outcome = toOutcome(result, a.abortKind === "CANCEL");
+    const done = await this.deps.runs.finishAttempt(run, outcome);
+    if (!done) log.warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
+    else log.info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
+  }
+
+  private abortAttempt(a: Attempt, kind: NonNullable<Attempt["abortKind"]>, reason: string): void {
+    if (a.abortKind) return;
+    a.abortKind = kind;
+    a.abort.abort(new Error(reason));
+  }
+
+  private onCancel(msg: string): void {
+    try {
+      const { runId, reason } = JSON.parse(msg) as { runId: string; reason?: string };
+      const a = this.attempts.get(runId);
+      if (a) this.abortAttempt(a, "CANCEL", reason ?? "cancelled");
+    } catch {
+      // malformed notice: ignore; the heartbeat also sees cancelRequested
+    }
+  }
+
+  private enforceDeadlines(): void {
+    const now = this.deps.clock();
+    for (const a of this.attempts.values()) {
+      if (!a.abortKind && now >= a.killAt) {
+        this.deps.log.error({ runId: a.run._id }, "could not renew the lease in time; killing the attempt before the lease ends");
+        this.abortAttempt(a, "LEASE_LOST", "lease could not be renewed");
+      }
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const now = this.deps.clock();
+    await Promise.all(
+      [...this.attempts.values()].map(async (a) => {
+        if (a.abortKind) return;
+        try {
+          const renewed = await this.deps.runs.extendLease(a.run._id, a.run.fencingToken, this.o.leaseMs);
+          if (!renewed) return this.abortAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
+          a.killAt = now + this.leaseSafeMs();
+          if (renewed.cancelRequested) this.abortAttempt(a, "CANCEL", "cancelled");
+        } catch (e) {
+          this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "lease renewal failed; will retry");
+        }
+      }),
+    );
+    await this.deps.mongo.c.nodes
+      .updateOne(
+        { _id: this.nodeId },
+        { $set: { lastHeartbeatAt: new Date(now), running: this.attempts.size, usage: usage(), ...(this.state === "running" ? { status: "ONLINE" } : {}) } },
+      )
+      .catch((e) => this.deps.log.warn({ err: coerceError(e) }, "node heartbeat failed"));
+  }
+}
+
+function toOutcome(r: ProcessResult, cancelled: boolean): AttemptOutcome {
+  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated };
+  if (cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
+  if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
+  if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: `timed out after ${r.durationMs} ms` };
+  if (r.exitCode === 0) return { ...common, kind: "SUCCEEDED", error: null };
+  const why = r.exitCode !== null ? `exit code ${r.exitCode}` : `killed by ${r.signal}`;
+  return { ...common, kind: "FAILED", error: why };
+}
+
+function usage(): NodeDoc["usage"] {
+  const load1 = loadavg()[0] ?? 0;
+  return {
+    cpuPercent: Math.min(100, Math.round((load1 / Math.max(1, cpus().length)) * 100)),
+    memoryMb: Math.round((totalmem() - freemem()) / 1048576),
+    load1: Math.round(load1 * 100) / 100,
+  };
+}
+
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

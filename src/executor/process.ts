@@ -1,0 +1,152 @@
+/**
+ * Runs one attempt of a user's program as a child process in its own process group, so a timeout
+ * or a cancel kills everything it started, not just the shell.
+ */
+import { spawn } from "node:child_process";
+
+export interface ProcessSpec {
+  /** Run by `/bin/sh -c`. Exactly one of command and argv. */
+  command: string | null;
+  /** Executed directly, no shell. */
+  argv: string[] | null;
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs: number;
+  /** After SIGTERM, how long before SIGKILL. @default 5 s */
+  killGraceMs?: number;
+  /** Bytes of combined stdout/stderr kept (the tail). @default 16 KiB */
+  tailBytes?: number;
+  /** Live output, for log streaming. */
+  onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Killed because the caller aborted (cancel, lost lease, shutdown). */
+  aborted: boolean;
+  abortReason: string | null;
+  /** Set when the program could not be started at all (no such file, not executable ...). */
+  spawnError: string | null;
+  outputTail: string;
+  /** True when output beyond the kept tail was dropped. */
+  truncated: boolean;
+  outputBytes: number;
+  durationMs: number;
+}
+
+/** Keeps the last `cap` bytes written to it. */
+export class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  total = 0;
+  constructor(private readonly cap: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size - this.chunks[0]!.length >= this.cap) {
+      this.size -= this.chunks.shift()!.length;
+    }
+  }
+
+  get truncated(): boolean {
+    return this.total > this.cap;
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    const tail = all.length > this.cap ? all.subarray(all.length - this.cap) : all;
+    // A cut may land inside a multi-byte character; drop the partial lead bytes.
+    let start = 0;
+    while (start < tail.length && start < 4 && (tail[start]! & 0xc0) === 0x80) start++;
+    return tail.subarray(start).toString("utf8");
+  }
+}
+
+export function runProcess(spec: ProcessSpec, signal: AbortSignal): Promise<ProcessResult> {
+  const started = performance.now();
+  const tail = new TailBuffer(spec.tailBytes ?? 16 * 1024);
+  const killGraceMs = spec.killGraceMs ?? 5_000;
+  const [file, args] =
+    spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
+
+  return new Promise((resolve) => {
+    let timedOut = false;
+    let aborted = false;
+    let abortReason: string | null = null;
+    let spawnError: string | null = null;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const child = spawn(file, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // own process group: kill(-pid) reaches grandchildren
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // already gone
+      }
+    };
+    const terminate = () => {
+      killGroup("SIGTERM");
+      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
+    };
+
+    const timeout = setTimeout(() => {
+      timedOut = true;
+      terminate();
+    }, spec.timeoutMs);
+
+    const onAbort = () => {
+      aborted = true;
+      abortReason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted");
+      terminate();
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+
+    const onData = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
+      tail.push(chunk);
+      spec.onOutput?.(chunk, stream);
+    };
+    child.stdout!.on("data", onData("stdout"));
+    child.stderr!.on("data", onData("stderr"));
+
+    child.once("error", (e) => {
+      spawnError = e.message;
+    });
+    // The run ends when its main process ends. Anything it left running in its group and still
+    // holding the output pipes is killed shortly after, so 'close' cannot hang on a daemonised child.
+    child.once("exit", () => {
+      setTimeout(() => killGroup("SIGKILL"), 250).unref();
+    });
+    // 'close' fires after the stdio streams end, so the tail is complete.
+    child.once("close", (code, sig) => {
+      clearTimeout(timeout);
+      if (killTimer) clearTimeout(killTimer);
+      signal.removeEventListener("abort", onAbort);
+      // The shell may be gone while a background child still runs in the group: make sure it dies.
+      killGroup("SIGKILL");
+      resolve({
+        exitCode: code,
+        signal: sig,
+        timedOut,
+        aborted,
+        abortReason,
+        spawnError,
+        outputTail: tail.text(),
+        truncated: tail.truncated,
+        outputBytes: tail.total,
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * `kairos <role> [options]`: one program, several roles (DESIGN.md §1).
+ */
+import "reflect-metadata";
+import { startKairos } from "./app.js";
+import { ROLES, applyFlags, loadConfig, type Role } from "./config.js";
+import { ConfigError } from "./errors.js";
+import { createLogger } from "./log.js";
+
+const USAGE = `Usage: kairos <command> [options]
+
+Commands:
+  dev         API, scheduler and executor in one process on embedded defaults
+              (MongoDB emulator and in-memory queues unless MONGO_URL / REDIS_URL are set)
+  api         GraphQL API (HTTP and WebSocket on /graphql)    needs MONGO_URL, REDIS_URL, KAIROS_JWT_SECRET
+  scheduler   time-wheel shards, retries, reaper              needs MONGO_URL, REDIS_URL
+  executor    pulls and runs jobs on this node                needs MONGO_URL, REDIS_URL
+  emulator    the MongoDB wire-protocol emulator (--port 27017 --data-dir DIR)
+  emit-schema write schema.graphql from the code
+
+Options (override the environment):
+  --port N  --host H  --data-dir DIR  --mongo-url URL  --redis-url URL  --log-level LEVEL
+  --slots N  --pools a,b  --node-name NAME  --shards N
+
+See README.md for every setting.`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (!command || command === "--help" || command === "-h" || command === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === "emulator") {
+    const { emulatorMain } = await import("./emulator/cli.js");
+    await emulatorMain(rest);
+    return;
+  }
+  if (command === "emit-schema") {
+    const { buildKairosSchema } = await import("./resolvers/index.js");
+    const path = rest[0] ?? "schema.graphql";
+    await buildKairosSchema({ emitSchemaFile: path });
+    process.stdout.write(`wrote ${path}\n`);
+    return;
+  }
+  if (!(ROLES as readonly string[]).includes(command)) {
+    throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema"].join(", ")}`);
+  }
+  const role = command as Role;
+  const config = loadConfig(role, applyFlags(rest, process.env));
+  const log = createLogger(config.logLevel, { role });
+  const app = await startKairos(config, { log });
+
+  if (role === "dev" && app.api) {
+    const lines = [
+      "",
+      `  Kairos dev is running`,
+      `  GraphQL (HTTP and WebSocket): ${app.api.url}`,
+      `  Data: ${config.dataDir}${config.mongoUrl ? "" : " (embedded MongoDB emulator)"}${config.redisUrl ? "" : ", in-memory queues"}`,
+      `  Log in:  mutation { login(username: "${config.adminUser}", password: "…") { token } }`,
+      app.generatedAdminPassword
+        ? `  Admin password (generated now, shown once): ${app.generatedAdminPassword}`
+        : config.adminPassword
+          ? `  Admin password: from KAIROS_ADMIN_PASSWORD`
+          : `  Admin password: the one printed at the first start (restart with KAIROS_ADMIN_PASSWORD=... to set a new one)`,
+      "",
+    ];
+    process.stderr.write(`${lines.join("\n")}\n`);
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    app.stop().then(
+      () => process.exit(0),
+      (e) => {
+        log.error({ err: e }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  if (e instanceof ConfigError || (e instanceof Error && e.name === "CliError")) {
+    process.stderr.write(`kairos: ${e.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`kairos: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+import DataLoader from "dataloader";
+import type { Principal, TokenService } from "../auth/tokens.js";
+import type { JobService } from "../core/jobs.js";
+import type { RunService } from "../core/runs.js";
+import type { UserService } from "../core/users.js";
+import { ForbiddenError, UnauthenticatedError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { Clock, SharedState } from "../scheduler/ports.js";
+import type { Mongo } from "../store/mongo.js";
+import type { JobDoc, RunDoc, UserDoc } from "../store/types.js";
+
+/** Process-wide services the resolvers call; built once by the API role. */
+export interface Services {
+  mongo: Mongo;
+  state: SharedState;
+  users: UserService;
+  jobs: JobService;
+  runs: RunService;
+  tokens: TokenService;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface Loaders {
+  user: DataLoader<string, UserDoc | null>;
+  job: DataLoader<string, JobDoc | null>;
+  run: DataLoader<string, RunDoc | null>;
+}
+
+export interface Context {
+  principal: Principal | null;
+  /** Why the credentials were refused, when they were (reported on first use, not at connect). */
+  authError: string | null;
+  services: Services;
+  loaders: Loaders;
+  log: Logger;
+}
+
+function byId<T extends { _id: string }>(load: (ids: string[]) => Promise<T[]>): DataLoader<string, T | null> {
+  return new DataLoader(async (ids) => {
+    const docs = await load([...ids]);
+    const map = new Map(docs.map((d) => [d._id, d]));
+    return ids.map((id) => map.get(id) ?? null);
+  });
+}
+
+/** One set of loaders per request (or per subscription event): batching without cross-user caching. */
+export function createLoaders(s: Services): Loaders {
+  const { c } = s.mongo;
+  return {
+    user: byId((ids) => c.users.find({ _id: { $in: ids } }).toArray()),
+    job: byId((ids) => c.jobs.find({ _id: { $in: ids } }).toArray()),
+    run: byId((ids) => c.runs.find({ _id: { $in: ids } }).toArray()),
+  };
+}
+
+export function createContext(services: Services, principal: Principal | null, authError: string | null): Context {
+  return { principal, authError, services, loaders: createLoaders(services), log: services.log };
+}
+
+export function requireUser(ctx: Context): Principal {
+  if (!ctx.principal) throw new UnauthenticatedError(ctx.authError ?? "log in first: send `Authorization: Bearer <token>` (mutation login)");
+  return ctx.principal;
+}
+
+export function requireAdmin(ctx: Context): Principal {
+  const p = requireUser(ctx);
+  if (p.role !== "ADMIN") throw new ForbiddenError("only administrators may do this");
+  return p;
+}
+
+/** Whether the caller may see a document owned by `ownerId`. */
+export function canSee(p: Principal, ownerId: string): boolean {
+  return p.role === "ADMIN" || p.userId === ownerId;
+}

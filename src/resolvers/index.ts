@@ -1,0 +1,25 @@
+import "reflect-metadata";
+import type { GraphQLSchema } from "graphql";
+import { buildSchema } from "type-graphql";
+import { createPubSub } from "@graphql-yoga/subscription";
+import { AuthResolver } from "./auth.resolver.js";
+import { ErrorTranslator } from "./errors.js";
+import { JobResolver } from "./job.resolver.js";
+import { NodeResolver } from "./node.resolver.js";
+import { RunResolver } from "./run.resolver.js";
+
+export { createContext, type Context, type Services } from "./context.js";
+
+/**
+ * The executable schema. Subscriptions use their own `subscribe` functions over the event bus;
+ * the pub/sub given to type-graphql is only there because it requires one.
+ */
+export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [AuthResolver, JobResolver, RunResolver, NodeResolver],
+    pubSub: createPubSub(),
+    globalMiddlewares: [ErrorTranslator],
+    validate: false,
+    emitSchemaFile: opts.emitSchemaFile ? { path: opts.emitSchemaFile, sortedSchema: true } : false,
+  });
+}

@@ -1,0 +1,251 @@
+import type { Filter } from "mongodb";
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
+import { ForbiddenError, NotFoundError, ValidationError } from "../errors.js";
+import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs.js";
+import { ownerScope } from "../core/jobs.js";
+import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
+import { nextFires, parsePositiveDuration, type ScheduleInput as DomainScheduleInput } from "../scheduler/timing/index.js";
+import type { FireDoc, JobDoc, RunDoc } from "../store/types.js";
+import { RunStatus } from "../schema/enums.js";
+import { CreateJobInput, JobFilter, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
+import { FireConnection, Job, JobConnection, NextFire, UpcomingFire } from "../schema/job.type.js";
+import { Run, RunConnection } from "../schema/run.type.js";
+import { User } from "../schema/user.type.js";
+import { DateTime } from "../schema/scalars.js";
+import { canSee, requireUser, type Context } from "./context.js";
+import { toFire, toJob, toRun, toUser } from "./mappers.js";
+import { afterDesc, connection, pageSize } from "./pagination.js";
+
+const ms = (d: Date | null | undefined) => (d == null ? undefined : d.getTime());
+
+function scheduleIn(s: ScheduleInput): DomainScheduleInput {
+  return {
+    kind: s.kind,
+    at: ms(s.at),
+    delay: s.delay ?? undefined,
+    every: s.every ?? undefined,
+    cron: s.cron ?? undefined,
+    timezone: s.timezone ?? undefined,
+    startAt: ms(s.startAt),
+    endAt: ms(s.endAt),
+    maxFires: s.maxFires ?? undefined,
+    dstGap: s.dstGap ?? undefined,
+    dstRepeat: s.dstRepeat ?? undefined,
+    jitter: s.jitter ?? undefined,
+    spread: s.spread ?? undefined,
+  };
+}
+
+function specIn(s: JobSpecInput): DomainSpecInput {
+  return { kind: s.kind, command: s.command, argv: s.argv, env: s.env, timeout: s.timeout, pool: s.pool };
+}
+
+function retryIn(r: RetryInput | null | undefined) {
+  if (!r) return null;
+  return {
+    maxAttempts: r.maxAttempts ?? undefined,
+    backoff: r.backoff ?? undefined,
+    initial: r.initial ?? undefined,
+    factor: r.factor ?? undefined,
+    max: r.max ?? undefined,
+    jitter: r.jitter ?? undefined,
+    nonRetryableExitCodes: r.nonRetryableExitCodes ?? undefined,
+  };
+}
+
+function jobInput(i: CreateJobInput): JobInput {
+  return {
+    name: i.name,
+    description: i.description,
+    tags: i.tags,
+    schedule: scheduleIn(i.schedule),
+    spec: specIn(i.spec),
+    priority: i.priority,
+    retry: retryIn(i.retry),
+    overlap: i.overlap,
+    misfire: i.misfire,
+    catchupWindow: i.catchupWindow,
+    paused: i.paused,
+  };
+}
+
+function jobPatch(i: UpdateJobInput): JobPatch {
+  const p: JobPatch = {};
+  if (i.name != null) p.name = i.name;
+  if (i.description !== undefined) p.description = i.description;
+  if (i.tags != null) p.tags = i.tags;
+  if (i.schedule != null) p.schedule = scheduleIn(i.schedule);
+  if (i.spec != null) p.spec = specIn(i.spec);
+  if (i.priority != null) p.priority = i.priority;
+  if (i.retry != null) p.retry = retryIn(i.retry);
+  if (i.overlap != null) p.overlap = i.overlap;
+  if (i.misfire != null) p.misfire = i.misfire;
+  if (i.catchupWindow != null) p.catchupWindow = i.catchupWindow;
+  return p;
+}
+
+@Resolver(() => Job)
+export class JobResolver {
+  @Query(() => Job, { description: "A job you own (admins: any job)." })
+  async job(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Job> {
+    const p = requireUser(ctx);
+    const doc = await ctx.loaders.job.load(id);
+    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("job", id);
+    return toJob(doc);
+  }
+
+  @Query(() => JobConnection, { description: "Your jobs, newest first. Admins see everyone's and may filter by owner." })
+  async jobs(
+    @Ctx() ctx: Context,
+    @Arg("filter", () => JobFilter, { nullable: true }) filter?: JobFilter | null,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<JobConnection> {
+    const p = requireUser(ctx);
+    const size = pageSize(first);
+    const q: Filter<JobDoc> = {};
+    if (filter?.ownerId) {
+      if (p.role !== "ADMIN" && filter.ownerId !== p.userId) throw new ForbiddenError("only administrators may list other users' jobs");
+      q.ownerId = filter.ownerId;
+    }
+    if (filter?.status) q.status = filter.status;
+    if (filter?.name) q.name = filter.name;
+    if (filter?.tag) q.tags = filter.tag;
+    const scoped = ownerScope<JobDoc>(p, { ...q, ...afterDesc("createdAt", after) });
+    const docs = await ctx.services.mongo.c.jobs.find(scoped).sort({ createdAt: -1, _id: -1 }).limit(size + 1).toArray();
+    return connection(docs, size, (d) => d.createdAt, toJob);
+  }
+
+  @Query(() => [UpcomingFire], { description: "Jobs due within the window (ISO-8601 duration, e.g. PT1H), soonest first." })
+  async upcomingFires(
+    @Arg("within", () => String) within: string,
+    @Ctx() ctx: Context,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+  ): Promise<UpcomingFire[]> {
+    const p = requireUser(ctx);
+    const windowMs = parsePositiveDuration(within, "within");
+    if (windowMs > 31 * 24 * 3600 * 1000) throw new ValidationError("within", "at most P31D");
+    const size = pageSize(first ?? 100);
+    const until = new Date(ctx.services.clock() + windowMs);
+    const docs = await ctx.services.mongo.c.jobs
+      .find(ownerScope<JobDoc>(p, { nextFireAt: { $ne: null, $lte: until }, paused: false }))
+      .sort({ nextFireAt: 1 })
+      .limit(size)
+      .toArray();
+    return docs.map((d) => ({ job: toJob(d), at: d.nextFireAt! }));
+  }
+
+  @Mutation(() => Job)
+  async createJob(@Arg("input", () => CreateJobInput) input: CreateJobInput, @Ctx() ctx: Context): Promise<Job> {
+    return toJob(await ctx.services.jobs.create(requireUser(ctx), jobInput(input)));
+  }
+
+  @Mutation(() => Job)
+  async updateJob(
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => UpdateJobInput) input: UpdateJobInput,
+    @Ctx() ctx: Context,
+  ): Promise<Job> {
+    return toJob(await ctx.services.jobs.update(requireUser(ctx), id, jobPatch(input)));
+  }
+
+  @Mutation(() => ID, { description: "Deletes the job; its waiting runs are cancelled, a running one finishes. Returns the id." })
+  async deleteJob(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<string> {
+    return (await ctx.services.jobs.delete(requireUser(ctx), id))._id;
+  }
+
+  @Mutation(() => Job)
+  async pauseJob(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Job> {
+    return toJob(await ctx.services.jobs.pause(requireUser(ctx), id));
+  }
+
+  @Mutation(() => Job, { description: "Fires missed while paused are recorded as SKIPPED_PAUSED, not run." })
+  async resumeJob(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Job> {
+    return toJob(await ctx.services.jobs.resume(requireUser(ctx), id));
+  }
+
+  @Mutation(() => Run, { description: "Runs the job now, outside its schedule." })
+  async triggerJob(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
+    return toRun(await ctx.services.jobs.trigger(requireUser(ctx), id));
+  }
+
+  @Mutation(() => Job, { description: "Sets the next fire time." })
+  async rescheduleJob(
+    @Arg("id", () => ID) id: string,
+    @Arg("at", () => DateTime) at: Date,
+    @Ctx() ctx: Context,
+  ): Promise<Job> {
+    return toJob(await ctx.services.jobs.reschedule(requireUser(ctx), id, at.getTime()));
+  }
+
+  @FieldResolver(() => User, { nullable: true })
+  async owner(@Root() job: Job, @Ctx() ctx: Context): Promise<User | null> {
+    const u = await ctx.loaders.user.load(job.ownerId);
+    return u ? toUser(u) : null;
+  }
+
+  @FieldResolver(() => RunConnection, { description: "This job's runs, newest first." })
+  async runs(
+    @Root() job: Job,
+    @Ctx() ctx: Context,
+    @Arg("status", () => RunStatus, { nullable: true }) status?: RunStatus | null,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<RunConnection> {
+    return listRuns(ctx, job.id, status ?? null, first, after);
+  }
+
+  @FieldResolver(() => [NextFire], { description: "The next fire times (1–100), in UTC and in the job's zone." })
+  async nextFires(
+    @Root() job: Job,
+    @Ctx() ctx: Context,
+    @Arg("count", () => Int, { defaultValue: 5 }) count: number,
+  ): Promise<NextFire[]> {
+    if (!Number.isInteger(count) || count < 1 || count > 100) throw new ValidationError("count", "must be from 1 to 100");
+    const doc = await ctx.loaders.job.load(job.id);
+    if (!doc || doc.paused || doc.status === "COMPLETED") return [];
+    const after = Math.max(doc.handledThrough.getTime(), ctx.services.clock());
+    return nextFires(doc.schedule, after, count, doc.firedCount).map((f) => ({ at: new Date(f.at), local: f.local, dst: f.dst ?? null }));
+  }
+
+  @FieldResolver(() => FireConnection, { description: "The fire ledger: one outcome per schedule slot, newest first." })
+  async fires(
+    @Root() job: Job,
+    @Ctx() ctx: Context,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<FireConnection> {
+    const size = pageSize(first);
+    const docs = await ctx.services.mongo.c.fires
+      .find({ jobId: job.id, ...afterDesc("slotAt", after) } as Filter<FireDoc>)
+      .sort({ slotAt: -1, _id: -1 })
+      .limit(size + 1)
+      .toArray();
+    return connection(docs, size, (d) => d.slotAt, toFire);
+  }
+}
+
+/** Runs of one job the caller may see, newest first (by scheduled time). */
+export async function listRuns(
+  ctx: Context,
+  jobId: string,
+  status: RunStatus | null,
+  first: number | null | undefined,
+  after: string | null | undefined,
+): Promise<RunConnection> {
+  const p = requireUser(ctx);
+  const size = pageSize(first);
+  const job = await ctx.loaders.job.load(jobId);
+  // Runs outlive a deleted job; then ownership is checked on the runs themselves.
+  if (job && !canSee(p, job.ownerId)) throw new NotFoundError("job", jobId);
+  const q: Filter<RunDoc> = { jobId, ...afterDesc("scheduledFor", after) };
+  if (status) q.status = status as unknown as DomainRunStatus;
+  if (p.role !== "ADMIN") q.ownerId = p.userId;
+  const docs = await ctx.services.mongo.c.runs
+    .find(q, { projection: { spec: 0 } })
+    .sort({ scheduledFor: -1, _id: -1 })
+    .limit(size + 1)
+    .toArray();
+  if (!job && docs.length === 0 && !after) throw new NotFoundError("job", jobId);
+  return connection(docs, size, (d) => d.scheduledFor, toRun);
+}

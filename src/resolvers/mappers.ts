@@ -1,0 +1,133 @@
+/** Document → GraphQL object mapping, in one place. */
+import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
+import type { FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../store/types.js";
+import type { Fire, Job } from "../schema/job.type.js";
+import type { Run } from "../schema/run.type.js";
+import type { User } from "../schema/user.type.js";
+import type { ExecutorNode } from "../schema/node.type.js";
+import type {
+  BackoffKind,
+  DstGapPolicy,
+  DstRepeatPolicy,
+  FireOutcome,
+  JobStatus,
+  MisfirePolicy,
+  NodeStatus,
+  OverlapPolicy,
+  RetryJitter,
+  Role,
+  RunStatus,
+  RunTrigger,
+  ScheduleKind,
+  SpecKind,
+} from "../schema/enums.js";
+
+const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
+const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
+
+export function toUser(u: UserDoc): User {
+  return { id: u._id, username: u.username, role: u.role as Role, createdAt: u.createdAt };
+}
+
+export function toJob(j: JobDoc): Job {
+  const s = j.schedule;
+  return {
+    id: j._id,
+    ownerId: j.ownerId,
+    name: j.name,
+    description: j.description,
+    tags: j.tags,
+    schedule: {
+      kind: s.kind as ScheduleKind,
+      at: date(s.atMs),
+      every: s.every ?? null,
+      cron: s.cron ?? null,
+      timezone: s.timezone,
+      startAt: date(s.startAt),
+      endAt: date(s.endAt),
+      maxFires: s.maxFires ?? null,
+      dstGap: s.dstGap as DstGapPolicy,
+      dstRepeat: s.dstRepeat as DstRepeatPolicy,
+      jitter: dur(s.jitterMs),
+      spread: dur(s.spreadMs),
+      description: describeSchedule(s),
+    },
+    spec: {
+      kind: j.spec.kind as SpecKind,
+      command: j.spec.command,
+      argv: j.spec.argv,
+      env: j.spec.env,
+      timeout: formatDuration(j.spec.timeoutMs),
+      pool: j.spec.pool,
+    },
+    priority: j.priority,
+    retry: {
+      maxAttempts: j.retry.maxAttempts,
+      backoff: j.retry.backoff as BackoffKind,
+      initial: formatDuration(j.retry.initialMs),
+      factor: j.retry.factor,
+      max: formatDuration(j.retry.maxMs),
+      jitter: j.retry.jitter as RetryJitter,
+      nonRetryableExitCodes: j.retry.nonRetryableExitCodes,
+    },
+    overlap: j.overlap as OverlapPolicy,
+    misfire: j.misfire as MisfirePolicy,
+    catchupWindow: formatDuration(j.catchupWindowMs),
+    paused: j.paused,
+    status: j.status as JobStatus,
+    nextFireAt: j.nextFireAt,
+    lastSlotAt: j.lastSlotAt,
+    firedCount: j.firedCount,
+    version: j.version,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
+  };
+}
+
+export function toRun(r: RunDoc): Run {
+  return {
+    id: r._id,
+    jobId: r.jobId,
+    jobName: r.jobName,
+    status: r.status as RunStatus,
+    trigger: r.trigger as RunTrigger,
+    fireKey: r.fireKey,
+    attempt: r.attempt,
+    maxAttempts: r.retry.maxAttempts,
+    fencingToken: r.fencingToken,
+    priority: r.priority,
+    pool: r.pool,
+    scheduledFor: r.scheduledFor,
+    queuedAt: r.queuedAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    retryAt: r.retryAt,
+    durationMs: r.startedAt && r.finishedAt ? r.finishedAt.getTime() - r.startedAt.getTime() : null,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    error: r.error,
+    nodeId: r.nodeId,
+    outputTail: r.outputTail,
+    outputTruncated: r.outputTruncated,
+    cancelRequested: r.cancelRequested,
+    history: r.history.map((h) => ({ ...h, status: h.status as RunStatus, attempt: h.attempt ?? null })),
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+export function toFire(f: FireDoc): Fire {
+  return {
+    id: f._id,
+    slotAt: f.slotAt,
+    outcome: f.outcome as FireOutcome,
+    runId: f.runId,
+    latenessMs: f.latenessMs,
+    reason: f.reason,
+    recordedAt: f.recordedAt,
+  };
+}
+
+export function toNode(n: NodeDoc): ExecutorNode {
+  return { ...n, id: n._id, status: n.status as NodeStatus };
+}

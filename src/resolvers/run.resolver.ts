@@ -1,0 +1,117 @@
+import type { Filter } from "mongodb";
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import type { SubscribeResolverData } from "type-graphql";
+import { NotFoundError } from "../errors.js";
+import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
+import type { RunDoc } from "../store/types.js";
+import { RunStatus } from "../schema/enums.js";
+import { Job } from "../schema/job.type.js";
+import { Run, RunConnection } from "../schema/run.type.js";
+import { canSee, requireUser, type Context } from "./context.js";
+import { toGraphQLError } from "./errors.js";
+import { listRuns } from "./job.resolver.js";
+import { toJob, toRun } from "./mappers.js";
+import { afterDesc, connection, pageSize } from "./pagination.js";
+import { runStream } from "./run-stream.js";
+
+interface RunUpdatedArgs {
+  jobId?: string | null;
+  runId?: string | null;
+}
+
+/**
+ * Authorises a runUpdated subscription before any event flows: the job or run must be the
+ * caller's (admins: any). Without arguments a user gets all of their own runs' events.
+ */
+async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unknown, RunUpdatedArgs, Context>) {
+  try {
+    const p = requireUser(context);
+    const { jobId, runId } = args;
+    if (jobId) {
+      const job = await context.loaders.job.load(jobId);
+      if (!job || !canSee(p, job.ownerId)) throw new NotFoundError("job", jobId);
+    }
+    if (runId) {
+      const run = await context.loaders.run.load(runId);
+      if (!run || !canSee(p, run.ownerId)) throw new NotFoundError("run", runId);
+    }
+    return runStream(
+      context.services.runs.events,
+      (run) =>
+        canSee(p, run.ownerId) && (!jobId || run.jobId === jobId) && (!runId || run._id === runId),
+    );
+  } catch (e) {
+    throw toGraphQLError(e) ?? e;
+  }
+}
+
+@Resolver(() => Run)
+export class RunResolver {
+  @Query(() => Run)
+  async run(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
+    const p = requireUser(ctx);
+    const doc = await ctx.loaders.run.load(id);
+    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("run", id);
+    return toRun(doc);
+  }
+
+  @Query(() => RunConnection, { description: "A job's execution history, newest first." })
+  async runs(
+    @Arg("jobId", () => ID) jobId: string,
+    @Ctx() ctx: Context,
+    @Arg("status", () => RunStatus, { nullable: true }) status?: RunStatus | null,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<RunConnection> {
+    return listRuns(ctx, jobId, status ?? null, first, after);
+  }
+
+  @Query(() => RunConnection, { description: "Dead letters: runs whose every attempt failed, newest first. Re-run one with retryRun." })
+  async deadLetters(
+    @Ctx() ctx: Context,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<RunConnection> {
+    const p = requireUser(ctx);
+    const size = pageSize(first);
+    const q: Filter<RunDoc> = { status: DomainRunStatus.DEAD, ...afterDesc("finishedAt", after) };
+    if (p.role !== "ADMIN") q.ownerId = p.userId;
+    const docs = await ctx.services.mongo.c.runs.find(q).sort({ finishedAt: -1, _id: -1 }).limit(size + 1).toArray();
+    return connection(docs, size, (d) => d.finishedAt ?? d.updatedAt, toRun);
+  }
+
+  @Mutation(() => Run, { description: "Cancels a waiting run at once; a RUNNING one is killed by its executor, then CANCELLED." })
+  async cancelRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
+    const p = requireUser(ctx);
+    const doc = await ctx.loaders.run.load(id);
+    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("run", id);
+    return toRun(await ctx.services.runs.cancel(id, `cancelled by ${p.username}`));
+  }
+
+  @Mutation(() => Run, { description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt." })
+  async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
+    const p = requireUser(ctx);
+    const doc = await ctx.loaders.run.load(id);
+    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("run", id);
+    return toRun(await ctx.services.runs.retryRun(id));
+  }
+
+  @Subscription(() => Run, {
+    description: "Every status change of the runs of a job, of one run, or (no arguments) of all your runs.",
+    subscribe: subscribeRunUpdated,
+  })
+  runUpdated(
+    @Root() run: RunDoc,
+    @Arg("jobId", () => ID, { nullable: true }) _jobId?: string | null,
+    @Arg("runId", () => ID, { nullable: true }) _runId?: string | null,
+  ): Run {
+    return toRun(run);
+  }
+
+  @FieldResolver(() => Job, { nullable: true, description: "Null when the job was deleted." })
+  async job(@Root() run: Run, @Ctx() ctx: Context): Promise<Job | null> {
+    const p = requireUser(ctx);
+    const doc = await ctx.loaders.job.load(run.jobId);
+    return doc && canSee(p, doc.ownerId) ? toJob(doc) : null;
+  }
+}

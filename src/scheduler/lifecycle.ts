@@ -1,0 +1,68 @@
+/**
+ * The run lifecycle in one table (DESIGN.md §3). Every status change of a run goes through
+ * {@link assertTransition}; anything the table does not list is refused with an error naming both
+ * states.
+ *
+ *   PENDING → QUEUED → RUNNING → SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
+ *                         ↘ RETRY_SCHEDULED → QUEUED …     ↘ DEAD (after the last attempt)
+ */
+import { InvalidTransitionError } from "../errors.js";
+
+export const RunStatus = {
+  /** Waiting: a DAG task on its parents, or a run held behind an active one (overlap QUEUE_ONE). */
+  PENDING: "PENDING",
+  /** In a ready queue, waiting for an executor slot. */
+  QUEUED: "QUEUED",
+  /** Claimed by an executor under a lease and a fencing token. */
+  RUNNING: "RUNNING",
+  SUCCEEDED: "SUCCEEDED",
+  /** The program failed and no retry follows (no retries configured, or a non-retryable exit code). */
+  FAILED: "FAILED",
+  /** Killed at its timeout and no retry follows. */
+  TIMED_OUT: "TIMED_OUT",
+  CANCELLED: "CANCELLED",
+  /** An attempt failed; the next one is armed on the time wheel. */
+  RETRY_SCHEDULED: "RETRY_SCHEDULED",
+  /** Dead letter: every configured attempt failed. Listed by `deadLetters`, re-run by `retryRun`. */
+  DEAD: "DEAD",
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+const S = RunStatus;
+
+const TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  [S.PENDING]: [S.QUEUED, S.CANCELLED],
+  [S.QUEUED]: [S.RUNNING, S.CANCELLED, S.PENDING],
+  // RUNNING → QUEUED: an executor draining on SIGTERM hands its run back, or a lost lease is re-queued.
+  [S.RUNNING]: [S.SUCCEEDED, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.RETRY_SCHEDULED, S.DEAD, S.QUEUED],
+  [S.RETRY_SCHEDULED]: [S.QUEUED, S.CANCELLED],
+  [S.SUCCEEDED]: [],
+  // Terminal failures can be re-run by hand (`retryRun`).
+  [S.FAILED]: [S.QUEUED],
+  [S.TIMED_OUT]: [S.QUEUED],
+  [S.CANCELLED]: [S.QUEUED],
+  [S.DEAD]: [S.QUEUED],
+};
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = [S.SUCCEEDED, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.DEAD];
+/** Statuses of a run that is still going to do something. */
+export const OPEN_STATUSES: readonly RunStatus[] = [S.PENDING, S.QUEUED, S.RUNNING, S.RETRY_SCHEDULED];
+/** Statuses that occupy the job for the overlap policy. */
+export const ACTIVE_STATUSES: readonly RunStatus[] = [S.QUEUED, S.RUNNING, S.RETRY_SCHEDULED];
+
+export function canTransition(from: RunStatus, to: RunStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** Statuses from which `to` may be reached: the filter of a conditional update. */
+export function sourcesOf(to: RunStatus): RunStatus[] {
+  return (Object.keys(TRANSITIONS) as RunStatus[]).filter((from) => TRANSITIONS[from].includes(to));
+}
+
+export function assertTransition(runId: string, from: RunStatus, to: RunStatus): void {
+  if (!canTransition(from, to)) throw new InvalidTransitionError(runId, from, to);
+}
+
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}

@@ -1,0 +1,463 @@
+/**
+ * The scheduler role: owns a share of the time-wheel shards, turns due timers into runs, re-arms
+ * schedules, promotes retries, and keeps the wheel consistent with MongoDB.
+ *
+ * Per due timer `j:<jobId>` (see README.md in this folder for the whole pipeline):
+ *   1. claimDue parked it in the shard's in-flight set (with a deadline);
+ *   2. plan the slots due now under the job's misfire policy (pure, `timing/`);
+ *   3. materialise a run per fired slot (unique fireKey: a replay creates nothing new);
+ *   4. write the fire ledger (one outcome per slot, insert-once);
+ *   5. advance the job's cursor and next fire with a version-conditional update;
+ *   6. complete(): clear in-flight and re-arm at the next fire, in one atomic step.
+ * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
+ * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
+ */
+import type { Logger } from "../log.js";
+import { coerceError } from "../errors.js";
+import { FireLedger, type FireRecord } from "../core/fires.js";
+import { jobTimerId, retryTimerId, type RunService } from "../core/runs.js";
+import type { Mongo } from "../store/mongo.js";
+import type { JobDoc } from "../store/types.js";
+import { RunStatus } from "./lifecycle.js";
+import {
+  Channels,
+  StaleEpochError,
+  rendezvousOwner,
+  shardOf,
+  type Clock,
+  type DueTimer,
+  type SharedState,
+  type ShardFence,
+  type Unsubscribe,
+} from "./ports.js";
+import { dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
+
+export interface SchedulerOptions {
+  memberId: string;
+  /** Timers claimed per shard per pass. @default 500 */
+  batch?: number;
+  /** How long a claimed timer may stay in flight before it is replayed. @default 60 s */
+  inflightMs?: number;
+  /** Shard lease length; renewed every `heartbeatMs`. @default 15 s */
+  shardLeaseMs?: number;
+  /** Membership heartbeat and shard rebalancing period. @default 2 s */
+  heartbeatMs?: number;
+  /** Longest sleep between passes when nothing is due (a safety net for lost wake-ups). @default 1 s */
+  maxSleepMs?: number;
+  /** Reaper period (expired leases, lost queue entries, dead nodes). @default 5 s */
+  reaperMs?: number;
+  /** Full wheel reconciliation against MongoDB. @default 60 s */
+  reconcileMs?: number;
+  /** A node whose heartbeat is older than this is DEAD. @default 30 s */
+  nodeDeadMs?: number;
+  /** Cap on slots fired in one catch-up under FIRE_ALL. @default 100 */
+  maxCatchup?: number;
+  /** Timers processed concurrently. @default 64 */
+  concurrency?: number;
+}
+
+export interface SchedulerDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  random?: () => number;
+}
+
+export class Scheduler {
+  private readonly owned = new Map<number, number>(); // shard → epoch
+  private readonly ledger: FireLedger;
+  private readonly o: Required<SchedulerOptions>;
+  private readonly random: () => number;
+  private stopped = true;
+  private wakeResolve: (() => void) | null = null;
+  private plannedWakeAt = Infinity;
+  private loopDone: Promise<void> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: Unsubscribe | null = null;
+  private rebalancing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: SchedulerDeps,
+    opts: SchedulerOptions,
+  ) {
+    this.ledger = new FireLedger(deps.mongo);
+    this.random = deps.random ?? Math.random;
+    this.o = {
+      batch: 500,
+      inflightMs: 60_000,
+      shardLeaseMs: 15_000,
+      heartbeatMs: 2_000,
+      maxSleepMs: 1_000,
+      reaperMs: 5_000,
+      reconcileMs: 60_000,
+      nodeDeadMs: 30_000,
+      maxCatchup: 100,
+      concurrency: 64,
+      ...opts,
+    };
+  }
+
+  get memberId(): string {
+    return this.o.memberId;
+  }
+
+  ownedShards(): number[] {
+    return [...this.owned.keys()].sort((a, b) => a - b);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.unsubscribe = await this.deps.state.bus.subscribe(Channels.wheelWake, (msg) => this.onWake(msg));
+    await this.rebalance();
+    this.every(this.o.heartbeatMs, () => (this.rebalancing = this.rebalance()));
+    this.every(this.o.reaperMs, () => this.reap());
+    this.every(this.o.reconcileMs, () => this.reconcile(this.ownedShards()));
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.wake();
+    await this.loopDone;
+    await this.rebalancing;
+    await this.unsubscribe?.();
+    const { coordinator } = this.deps.state;
+    for (const [shard, epoch] of this.owned) await coordinator.release(shard, this.o.memberId, epoch).catch(() => undefined);
+    this.owned.clear();
+    await coordinator.leave(this.o.memberId).catch(() => undefined);
+  }
+
+  private every(ms: number, fn: () => Promise<unknown>): void {
+    let running = false;
+    const t = setInterval(() => {
+      if (running || this.stopped) return;
+      running = true;
+      fn()
+        .catch((e) => this.deps.log.error({ err: coerceError(e) }, "scheduler background task failed"))
+        .finally(() => (running = false));
+    }, ms);
+    this.timers.push(t);
+  }
+
+  private onWake(msg: string): void {
+    try {
+      const { shard, dueAt } = JSON.parse(msg) as { shard: number; dueAt: number };
+      if (this.owned.has(shard) && dueAt < this.plannedWakeAt) this.wake();
+    } catch {
+      this.wake();
+    }
+  }
+
+  private wake(): void {
+    const r = this.wakeResolve;
+    this.wakeResolve = null;
+    r?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wakeResolve = null;
+        resolve();
+      }, ms);
+      this.wakeResolve = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  /** Heartbeat, then take the shards rendezvous hashing gives us and let go of the others. */
+  async rebalance(): Promise<void> {
+    const { coordinator, wheel } = this.deps.state;
+    const now = this.deps.clock();
+    const me = this.o.memberId;
+    await coordinator.heartbeat(me, now, this.o.shardLeaseMs);
+    const members = await coordinator.members(now);
+    if (!members.includes(me)) members.push(me);
+    const acquired: number[] = [];
+    for (let shard = 0; shard < wheel.shardCount; shard++) {
+      const mine = rendezvousOwner(shard, members) === me;
+      const epoch = this.owned.get(shard);
+      if (epoch !== undefined) {
+        if (!mine) {
+          this.owned.delete(shard);
+          await coordinator.release(shard, me, epoch);
+        } else if (!(await coordinator.renew(shard, me, epoch, now, this.o.shardLeaseMs))) {
+          this.owned.delete(shard);
+          this.deps.log.warn({ shard, epoch }, "lost shard lease");
+        }
+      } else if (mine) {
+        const got = await coordinator.acquire(shard, me, now, this.o.shardLeaseMs);
+        if (got !== null) {
+          // A previous owner may have died with timers in flight: put them all back first.
+          await wheel.replayInflight({ shard, epoch: got }, now, true);
+          this.owned.set(shard, got);
+          acquired.push(shard);
+        }
+      }
+    }
+    if (acquired.length > 0) {
+      this.deps.log.info({ shards: acquired.length, owned: this.owned.size, members: members.length }, "acquired shards");
+      await this.reconcile(acquired);
+      this.wake();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const busy = await this.pass();
+        if (busy || this.stopped) continue;
+        const shards = this.ownedShards();
+        const earliest = shards.length ? await this.deps.state.wheel.earliest(shards) : null;
+        const now = this.deps.clock();
+        const wait = earliest === null ? this.o.maxSleepMs : Math.min(this.o.maxSleepMs, Math.max(0, earliest - now));
+        this.plannedWakeAt = now + wait;
+        if (wait > 0) await this.sleep(wait);
+        this.plannedWakeAt = -Infinity;
+      } catch (e) {
+        this.deps.log.error({ err: coerceError(e) }, "scheduler pass failed");
+        await this.sleep(Math.min(1_000, this.o.maxSleepMs));
+      }
+    }
+  }
+
+  /** One pass over the owned shards; true when a batch came back full (more is due right now). */
+  async pass(): Promise<boolean> {
+    const { wheel } = this.deps.state;
+    const shards = this.ownedShards();
+    if (shards.length === 0) return false;
+    const now = this.deps.clock();
+    const earliest = await wheel.earliest(shards);
+    if (earliest === null || earliest > now) {
+      await this.replayExpired(now);
+      return false;
+    }
+    let full = false;
+    const work: Array<{ fence: ShardFence; timer: DueTimer }> = [];
+    await Promise.all(
+      shards.map(async (shard) => {
+        const fence = { shard, epoch: this.owned.get(shard)! };
+        try {
+          const due = await wheel.claimDue(fence, now, this.o.batch, this.o.inflightMs);
+          if (due.length === this.o.batch) full = true;
+          for (const timer of due) work.push({ fence, timer });
+        } catch (e) {
+          this.onShardError(fence, e);
+        }
+      }),
+    );
+    await forEachLimit(work, this.o.concurrency, ({ fence, timer }) => this.handle(fence, timer, now));
+    return full;
+  }
+
+  private async replayExpired(now: number): Promise<void> {
+    const { wheel } = this.deps.state;
+    for (const [shard, epoch] of this.owned) {
+      try {
+        const n = await wheel.replayInflight({ shard, epoch }, now, false);
+        if (n > 0) this.deps.log.warn({ shard, timers: n }, "replayed in-flight timers past their deadline");
+      } catch (e) {
+        this.onShardError({ shard, epoch }, e);
+      }
+    }
+  }
+
+  private onShardError(fence: ShardFence, e: unknown): void {
+    if (e instanceof StaleEpochError) {
+      this.owned.delete(fence.shard);
+      this.deps.log.warn({ shard: fence.shard, epoch: fence.epoch }, "shard taken over by another scheduler");
+      return;
+    }
+    this.deps.log.error({ err: coerceError(e), shard: fence.shard }, "shard pass failed");
+  }
+
+  private async handle(fence: ShardFence, timer: DueTimer, now: number): Promise<void> {
+    try {
+      if (timer.id.startsWith("j:")) await this.fireJob(fence, timer, now);
+      else if (timer.id.startsWith("r:")) await this.fireRetry(fence, timer);
+      else {
+        this.deps.log.error({ timer: timer.id }, "unknown timer kind; dropping it");
+        await this.deps.state.wheel.complete(fence, timer.id, null);
+      }
+    } catch (e) {
+      // Left in flight on purpose: it is replayed after its deadline.
+      if (e instanceof StaleEpochError) this.onShardError(fence, e);
+      else this.deps.log.error({ err: coerceError(e), timer: timer.id }, "timer handling failed; it will be replayed");
+    }
+  }
+
+  private async fireRetry(fence: ShardFence, timer: DueTimer): Promise<void> {
+    const runId = timer.id.slice(2);
+    await this.deps.runs.promoteRetry(runId);
+    await this.deps.state.wheel.complete(fence, timer.id, null);
+  }
+
+  private async fireJob(fence: ShardFence, timer: DueTimer, now: number): Promise<void> {
+    const { wheel } = this.deps.state;
+    const jobId = timer.id.slice(2);
+    const job = await this.deps.mongo.c.jobs.findOne({ _id: jobId });
+    if (!job || job.paused || job.status !== "ACTIVE") {
+      await wheel.complete(fence, timer.id, null);
+      return;
+    }
+    const records: FireRecord[] = [];
+    let handled = job.handledThrough.getTime();
+    let fired = 0;
+    const fire = async (slotAt: number) => {
+      const { run } = await this.deps.runs.materialize(job, { scheduledFor: slotAt, trigger: "SCHEDULE" });
+      records.push({ slotAt, outcome: "FIRED", runId: run._id, latenessMs: Math.max(0, now - slotAt) });
+      fired++;
+    };
+
+    const rescheduled = job.rescheduledTo?.getTime() ?? null;
+    if (rescheduled !== null) {
+      if (rescheduled > now) {
+        await wheel.complete(fence, timer.id, rescheduled);
+        return;
+      }
+      const { slots } = slotsBetween(job.schedule, handled, rescheduled, this.o.maxCatchup * 10, job.firedCount);
+      for (const s of slots) {
+        if (s.at !== rescheduled) records.push({ slotAt: s.at, outcome: "MISSED", reason: `rescheduled to ${new Date(rescheduled).toISOString()}` });
+      }
+      await fire(rescheduled);
+      handled = Math.max(handled, rescheduled);
+    } else {
+      const plan = planMisfire({
+        schedule: job.schedule,
+        policy: job.misfire,
+        lastSlotAt: handled,
+        now,
+        catchupWindowMs: job.catchupWindowMs,
+        maxCatchup: this.o.maxCatchup,
+        firedCount: job.firedCount,
+      });
+      if (plan.error) this.deps.log.error({ jobId, error: plan.error }, "misfire catch-up refused");
+      for (const slot of plan.fire) {
+        await fire(slot.at);
+        handled = Math.max(handled, slot.at);
+      }
+      for (const slot of plan.missed) {
+        records.push({ slotAt: slot.at, outcome: "MISSED", latenessMs: now - slot.at, reason: plan.error ?? `missed under ${job.misfire}` });
+        handled = Math.max(handled, slot.at);
+      }
+    }
+    await this.ledger.record(job, records, now);
+
+    const firedCount = job.firedCount + fired;
+    const next = nextSlot(job.schedule, Math.max(handled, now), firedCount);
+    const nextFireAt = next ? dueAt(job.schedule, jobId, next, this.random) : null;
+    const lastSlot = records.reduce<number | null>((m, r) => (m === null || r.slotAt > m ? r.slotAt : m), null);
+    const advanced = await this.deps.mongo.c.jobs.updateOne(
+      { _id: jobId, version: job.version },
+      {
+        $set: {
+          handledThrough: new Date(Math.max(handled, job.handledThrough.getTime())),
+          lastSlotAt: lastSlot !== null ? new Date(lastSlot) : job.lastSlotAt,
+          nextSlotAt: next ? new Date(next.at) : null,
+          nextFireAt: nextFireAt !== null ? new Date(nextFireAt) : null,
+          rescheduledTo: null,
+          status: next ? "ACTIVE" : "COMPLETED",
+        },
+        $inc: { firedCount: fired },
+      },
+    );
+    // The user changed the job meanwhile: their update re-armed the timer; do not overwrite it.
+    await wheel.complete(fence, timer.id, advanced.modifiedCount === 1 ? nextFireAt : null);
+  }
+
+  /**
+   * Rebuilds the wheel of the given shards from MongoDB: jobs with a next fire and retries that
+   * are waiting get their timer back if it is missing (after a Redis flush, a failover, or a crash
+   * between writing a job and arming it). MongoDB is the source of truth.
+   */
+  async reconcile(shards: readonly number[]): Promise<number> {
+    if (shards.length === 0) return 0;
+    const { wheel } = this.deps.state;
+    const wanted = new Set(shards);
+    let armed = 0;
+    const jobs = this.deps.mongo.c.jobs.find(
+      { status: "ACTIVE", paused: false, nextFireAt: { $ne: null } },
+      { projection: { _id: 1, nextFireAt: 1 } },
+    );
+    for await (const j of jobs) {
+      const shard = shardOf(j._id, wheel.shardCount);
+      if (!wanted.has(shard) || !this.owned.has(shard)) continue;
+      if ((await wheel.dueAt(shard, jobTimerId(j._id))) === null) {
+        await wheel.arm(shard, jobTimerId(j._id), j.nextFireAt!.getTime());
+        armed++;
+      }
+    }
+    const retries = this.deps.mongo.c.runs.find(
+      { status: RunStatus.RETRY_SCHEDULED },
+      { projection: { _id: 1, jobId: 1, retryAt: 1 } },
+    );
+    for await (const r of retries) {
+      const shard = shardOf(r.jobId, wheel.shardCount);
+      if (!wanted.has(shard) || !this.owned.has(shard)) continue;
+      if ((await wheel.dueAt(shard, retryTimerId(r._id))) === null) {
+        await wheel.arm(shard, retryTimerId(r._id), r.retryAt?.getTime() ?? this.deps.clock());
+        armed++;
+      }
+    }
+    if (armed > 0) this.deps.log.warn({ armed, shards: shards.length }, "re-armed timers missing from the wheel");
+    return armed;
+  }
+
+  /**
+   * The reaper, for runs of the shards this scheduler owns: attempts whose lease expired are
+   * finished as LOST_EXECUTOR (retried or failed by their policy), QUEUED runs that fell out of
+   * the ready queue are pushed again, and nodes that stopped heartbeating are marked DEAD.
+   */
+  async reap(): Promise<void> {
+    const now = this.deps.clock();
+    const { wheel, ready } = this.deps.state;
+    const mine = (jobId: string) => this.owned.has(shardOf(jobId, wheel.shardCount));
+    const expired = await this.deps.mongo.c.runs
+      .find({ status: RunStatus.RUNNING, leaseUntil: { $lt: new Date(now) } })
+      .limit(1_000)
+      .toArray();
+    for (const run of expired) {
+      if (!mine(run.jobId)) continue;
+      const done = await this.deps.runs.finishAttempt(run, {
+        kind: "LOST_EXECUTOR",
+        exitCode: null,
+        signal: null,
+        error: `lease expired at ${run.leaseUntil?.toISOString()} on node ${run.nodeId ?? "?"}: executor lost`,
+        outputTail: run.outputTail,
+        outputTruncated: run.outputTruncated,
+      });
+      if (done) this.deps.log.warn({ runId: run._id, nodeId: run.nodeId, status: done.status }, "reclaimed run with expired lease");
+    }
+    const stale = await this.deps.mongo.c.runs
+      .find({ status: RunStatus.QUEUED, queuedAt: { $lt: new Date(now - 10_000) } }, { projection: { spec: 0, history: 0 } })
+      .limit(1_000)
+      .toArray();
+    for (const run of stale) {
+      if (!mine(run.jobId) || (await ready.contains(run.pool, run._id))) continue;
+      await this.deps.runs.enqueue(run);
+      this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
+    }
+    if (this.owned.has(0)) {
+      const res = await this.deps.mongo.c.nodes.updateMany(
+        { status: { $in: ["ONLINE", "DRAINING"] }, lastHeartbeatAt: { $lt: new Date(now - this.o.nodeDeadMs) } },
+        { $set: { status: "DEAD" } },
+      );
+      if (res.modifiedCount > 0) this.deps.log.warn({ nodes: res.modifiedCount }, "marked silent nodes DEAD");
+    }
+  }
+}
+
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  });
+  await Promise.all(workers);
+}

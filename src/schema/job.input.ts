@@ -1,0 +1,187 @@
+import { Field, Float, ID, InputType, Int } from "type-graphql";
+import {
+  BackoffKind,
+  DstGapPolicy,
+  DstRepeatPolicy,
+  JobStatus,
+  MisfirePolicy,
+  OverlapPolicy,
+  RetryJitter,
+  ScheduleKind,
+  SpecKind,
+} from "./enums.js";
+import { DateTime, JSONObject } from "./scalars.js";
+
+@InputType({
+  description:
+    "ONCE: now (no at/delay), at an instant (`at`) or after a delay (`delay`); INTERVAL: `every`; CRON: `cron` with optional `timezone`.",
+})
+export class ScheduleInput {
+  @Field(() => ScheduleKind)
+  kind!: ScheduleKind;
+
+  @Field(() => DateTime, { nullable: true })
+  at?: Date | null;
+
+  @Field(() => String, { nullable: true, description: "ISO-8601 duration, e.g. PT10S." })
+  delay?: string | null;
+
+  @Field(() => String, { nullable: true, description: "ISO-8601 duration, at least PT1S." })
+  every?: string | null;
+
+  @Field(() => String, { nullable: true })
+  cron?: string | null;
+
+  @Field(() => String, { nullable: true, description: "IANA zone, default UTC." })
+  timezone?: string | null;
+
+  @Field(() => DateTime, { nullable: true })
+  startAt?: Date | null;
+
+  @Field(() => DateTime, { nullable: true })
+  endAt?: Date | null;
+
+  @Field(() => Int, { nullable: true })
+  maxFires?: number | null;
+
+  @Field(() => DstGapPolicy, { nullable: true })
+  dstGap?: DstGapPolicy | null;
+
+  @Field(() => DstRepeatPolicy, { nullable: true })
+  dstRepeat?: DstRepeatPolicy | null;
+
+  @Field(() => String, { nullable: true })
+  jitter?: string | null;
+
+  @Field(() => String, { nullable: true })
+  spread?: string | null;
+}
+
+@InputType()
+export class JobSpecInput {
+  @Field(() => SpecKind, { defaultValue: SpecKind.COMMAND })
+  kind!: SpecKind;
+
+  @Field(() => String, { nullable: true })
+  command?: string | null;
+
+  @Field(() => [String], { nullable: true })
+  argv?: string[] | null;
+
+  @Field(() => JSONObject, { nullable: true })
+  env?: Record<string, string> | null;
+
+  @Field(() => String, { nullable: true, description: "ISO-8601, at most P1D; default PT1H." })
+  timeout?: string | null;
+
+  @Field(() => String, { nullable: true })
+  pool?: string | null;
+}
+
+@InputType()
+export class RetryInput {
+  @Field(() => Int, { nullable: true })
+  maxAttempts?: number | null;
+
+  @Field(() => BackoffKind, { nullable: true })
+  backoff?: BackoffKind | null;
+
+  @Field(() => String, { nullable: true })
+  initial?: string | null;
+
+  @Field(() => Float, { nullable: true })
+  factor?: number | null;
+
+  @Field(() => String, { nullable: true })
+  max?: string | null;
+
+  @Field(() => RetryJitter, { nullable: true })
+  jitter?: RetryJitter | null;
+
+  @Field(() => [Int], { nullable: true })
+  nonRetryableExitCodes?: number[] | null;
+}
+
+@InputType()
+export class CreateJobInput {
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  description?: string | null;
+
+  @Field(() => [String], { nullable: true })
+  tags?: string[] | null;
+
+  @Field(() => ScheduleInput)
+  schedule!: ScheduleInput;
+
+  @Field(() => JobSpecInput)
+  spec!: JobSpecInput;
+
+  @Field(() => Int, { nullable: true })
+  priority?: number | null;
+
+  @Field(() => RetryInput, { nullable: true })
+  retry?: RetryInput | null;
+
+  @Field(() => OverlapPolicy, { nullable: true })
+  overlap?: OverlapPolicy | null;
+
+  @Field(() => MisfirePolicy, { nullable: true })
+  misfire?: MisfirePolicy | null;
+
+  @Field(() => String, { nullable: true })
+  catchupWindow?: string | null;
+
+  @Field(() => Boolean, { nullable: true, description: "Create it paused." })
+  paused?: boolean | null;
+}
+
+@InputType({ description: "Only the fields given change. A new schedule starts counting from now." })
+export class UpdateJobInput {
+  @Field(() => String, { nullable: true })
+  name?: string | null;
+
+  @Field(() => String, { nullable: true })
+  description?: string | null;
+
+  @Field(() => [String], { nullable: true })
+  tags?: string[] | null;
+
+  @Field(() => ScheduleInput, { nullable: true })
+  schedule?: ScheduleInput | null;
+
+  @Field(() => JobSpecInput, { nullable: true })
+  spec?: JobSpecInput | null;
+
+  @Field(() => Int, { nullable: true })
+  priority?: number | null;
+
+  @Field(() => RetryInput, { nullable: true })
+  retry?: RetryInput | null;
+
+  @Field(() => OverlapPolicy, { nullable: true })
+  overlap?: OverlapPolicy | null;
+
+  @Field(() => MisfirePolicy, { nullable: true })
+  misfire?: MisfirePolicy | null;
+
+  @Field(() => String, { nullable: true })
+  catchupWindow?: string | null;
+}
+
+@InputType()
+export class JobFilter {
+  @Field(() => ID, { nullable: true, description: "Admins only: jobs of this owner." })
+  ownerId?: string | null;
+
+  @Field(() => JobStatus, { nullable: true })
+  status?: JobStatus | null;
+
+  @Field(() => String, { nullable: true, description: "Exact name." })
+  name?: string | null;
+
+  @Field(() => String, { nullable: true })
+  tag?: string | null;
+}

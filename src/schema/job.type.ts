@@ -1,0 +1,246 @@
+import { Field, Float, ID, Int, ObjectType } from "type-graphql";
+import { PageInfo } from "./common.type.js";
+import {
+  BackoffKind,
+  DstGapPolicy,
+  DstRepeatPolicy,
+  FireOutcome,
+  JobStatus,
+  MisfirePolicy,
+  OverlapPolicy,
+  RetryJitter,
+  ScheduleKind,
+  SpecKind,
+} from "./enums.js";
+import { DateTime, JSONObject } from "./scalars.js";
+
+@ObjectType({ description: "When a job runs. Durations are ISO-8601 (PT30S, PT1H, P1D)." })
+export class Schedule {
+  @Field(() => ScheduleKind)
+  kind!: ScheduleKind;
+
+  @Field(() => DateTime, { nullable: true, description: "ONCE: the instant it runs." })
+  at!: Date | null;
+
+  @Field(() => String, { nullable: true, description: "INTERVAL: the period." })
+  every!: string | null;
+
+  @Field(() => String, { nullable: true, description: "CRON: the expression (5 fields, or 6 with seconds first)." })
+  cron!: string | null;
+
+  @Field(() => String, { description: "IANA time zone the cron is evaluated in." })
+  timezone!: string;
+
+  @Field(() => DateTime, { nullable: true, description: "INTERVAL anchor and first possible fire; CRON: no fire before it." })
+  startAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true })
+  endAt!: Date | null;
+
+  @Field(() => Int, { nullable: true })
+  maxFires!: number | null;
+
+  @Field(() => DstGapPolicy)
+  dstGap!: DstGapPolicy;
+
+  @Field(() => DstRepeatPolicy)
+  dstRepeat!: DstRepeatPolicy;
+
+  @Field(() => String, { nullable: true, description: "Random delay bound per fire." })
+  jitter!: string | null;
+
+  @Field(() => String, { nullable: true, description: "Deterministic spread window (hash of the job id)." })
+  spread!: string | null;
+
+  @Field(() => String, { description: "Human-readable summary." })
+  description!: string;
+}
+
+@ObjectType({ description: "What a job runs." })
+export class JobSpec {
+  @Field(() => SpecKind)
+  kind!: SpecKind;
+
+  @Field(() => String, { nullable: true, description: "Run by /bin/sh -c." })
+  command!: string | null;
+
+  @Field(() => [String], { nullable: true, description: "Executed directly, without a shell." })
+  argv!: string[] | null;
+
+  @Field(() => JSONObject)
+  env!: Record<string, string>;
+
+  @Field(() => String, { description: "Per-attempt timeout (ISO-8601, at most P1D)." })
+  timeout!: string;
+
+  @Field(() => String)
+  pool!: string;
+}
+
+@ObjectType()
+export class RetryPolicy {
+  @Field(() => Int, { description: "Attempts in all, including the first. 1 = no retries." })
+  maxAttempts!: number;
+
+  @Field(() => BackoffKind)
+  backoff!: BackoffKind;
+
+  @Field(() => String)
+  initial!: string;
+
+  @Field(() => Float)
+  factor!: number;
+
+  @Field(() => String)
+  max!: string;
+
+  @Field(() => RetryJitter)
+  jitter!: RetryJitter;
+
+  @Field(() => [Int], { description: "Exit codes that fail the run at once, without retries." })
+  nonRetryableExitCodes!: number[];
+}
+
+@ObjectType()
+export class Job {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  ownerId!: string;
+
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  description!: string | null;
+
+  @Field(() => [String])
+  tags!: string[];
+
+  @Field(() => Schedule)
+  schedule!: Schedule;
+
+  @Field(() => JobSpec)
+  spec!: JobSpec;
+
+  @Field(() => Int, { description: "0 (lowest) to 9 (highest); higher runs first, equal is FIFO." })
+  priority!: number;
+
+  @Field(() => RetryPolicy)
+  retry!: RetryPolicy;
+
+  @Field(() => OverlapPolicy)
+  overlap!: OverlapPolicy;
+
+  @Field(() => MisfirePolicy)
+  misfire!: MisfirePolicy;
+
+  @Field(() => String, { description: "How far back missed fires are still caught up." })
+  catchupWindow!: string;
+
+  @Field(() => Boolean)
+  paused!: boolean;
+
+  @Field(() => JobStatus)
+  status!: JobStatus;
+
+  @Field(() => DateTime, { nullable: true, description: "When the next fire is due (including spread and jitter)." })
+  nextFireAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true })
+  lastSlotAt!: Date | null;
+
+  @Field(() => Int)
+  firedCount!: number;
+
+  @Field(() => Int)
+  version!: number;
+
+  @Field(() => DateTime)
+  createdAt!: Date;
+
+  @Field(() => DateTime)
+  updatedAt!: Date;
+}
+
+@ObjectType()
+export class JobEdge {
+  @Field(() => String)
+  cursor!: string;
+
+  @Field(() => Job)
+  node!: Job;
+}
+
+@ObjectType()
+export class JobConnection {
+  @Field(() => [JobEdge])
+  edges!: JobEdge[];
+
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
+}
+
+@ObjectType({ description: "A future fire time of a job." })
+export class NextFire {
+  @Field(() => DateTime)
+  at!: Date;
+
+  @Field(() => String, { description: "The same instant in the job's time zone, with its offset." })
+  local!: string;
+
+  @Field(() => String, { nullable: true, description: "Set when a daylight-saving rule applied to this fire." })
+  dst!: string | null;
+}
+
+@ObjectType({ description: "The recorded outcome of one schedule slot." })
+export class Fire {
+  @Field(() => ID, { description: "The slot's fireKey." })
+  id!: string;
+
+  @Field(() => DateTime)
+  slotAt!: Date;
+
+  @Field(() => FireOutcome)
+  outcome!: FireOutcome;
+
+  @Field(() => ID, { nullable: true })
+  runId!: string | null;
+
+  @Field(() => Int, { nullable: true })
+  latenessMs!: number | null;
+
+  @Field(() => String, { nullable: true })
+  reason!: string | null;
+
+  @Field(() => DateTime)
+  recordedAt!: Date;
+}
+
+@ObjectType()
+export class FireEdge {
+  @Field(() => String)
+  cursor!: string;
+
+  @Field(() => Fire)
+  node!: Fire;
+}
+
+@ObjectType()
+export class FireConnection {
+  @Field(() => [FireEdge])
+  edges!: FireEdge[];
+
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
+}
+
+@ObjectType({ description: "A job due within the asked window." })
+export class UpcomingFire {
+  @Field(() => Job)
+  job!: Job;
+
+  @Field(() => DateTime)
+  at!: Date;
+}

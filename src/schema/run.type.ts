@@ -1,0 +1,124 @@
+import { Field, ID, Int, ObjectType } from "type-graphql";
+import { PageInfo } from "./common.type.js";
+import { RunStatus, RunTrigger } from "./enums.js";
+import { DateTime } from "./scalars.js";
+
+@ObjectType({ description: "One status change of a run." })
+export class RunTransition {
+  @Field(() => RunStatus)
+  status!: RunStatus;
+
+  @Field(() => DateTime)
+  at!: Date;
+
+  @Field(() => String, { nullable: true })
+  reason!: string | null;
+
+  @Field(() => String, { nullable: true })
+  nodeId!: string | null;
+
+  @Field(() => Int, { nullable: true })
+  attempt!: number | null;
+}
+
+@ObjectType({ description: "One fire of a job and its attempts." })
+export class Run {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  jobId!: string;
+
+  @Field(() => String)
+  jobName!: string;
+
+  @Field(() => RunStatus)
+  status!: RunStatus;
+
+  @Field(() => RunTrigger)
+  trigger!: RunTrigger;
+
+  @Field(() => String, { description: "`jobId@<slot ms>` for scheduled fires; unique." })
+  fireKey!: string;
+
+  @Field(() => Int, { description: "1-based attempt number of the current or last attempt." })
+  attempt!: number;
+
+  @Field(() => Int)
+  maxAttempts!: number;
+
+  @Field(() => Int, { description: "Bumped by every claim; exposed to the program as KAIROS_FENCING_TOKEN." })
+  fencingToken!: number;
+
+  @Field(() => Int)
+  priority!: number;
+
+  @Field(() => String)
+  pool!: string;
+
+  @Field(() => DateTime, { description: "The slot this run is for (its nominal fire time)." })
+  scheduledFor!: Date;
+
+  @Field(() => DateTime, { nullable: true })
+  queuedAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true })
+  startedAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true })
+  finishedAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true, description: "When RETRY_SCHEDULED: when the next attempt is due." })
+  retryAt!: Date | null;
+
+  @Field(() => Int, { nullable: true })
+  durationMs!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  exitCode!: number | null;
+
+  @Field(() => String, { nullable: true })
+  signal!: string | null;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+
+  @Field(() => ID, { nullable: true })
+  nodeId!: string | null;
+
+  @Field(() => String, { nullable: true, description: "The last 16 KiB of combined stdout and stderr." })
+  outputTail!: string | null;
+
+  @Field(() => Boolean, { description: "True when output before the tail was dropped." })
+  outputTruncated!: boolean;
+
+  @Field(() => Boolean)
+  cancelRequested!: boolean;
+
+  @Field(() => [RunTransition])
+  history!: RunTransition[];
+
+  @Field(() => DateTime)
+  createdAt!: Date;
+
+  @Field(() => DateTime)
+  updatedAt!: Date;
+}
+
+@ObjectType()
+export class RunEdge {
+  @Field(() => String)
+  cursor!: string;
+
+  @Field(() => Run)
+  node!: Run;
+}
+
+@ObjectType()
+export class RunConnection {
+  @Field(() => [RunEdge])
+  edges!: RunEdge[];
+
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
+}

@@ -1,0 +1,30 @@
+import { Field, ID, ObjectType } from "type-graphql";
+import { Role } from "./enums.js";
+import { DateTime } from "./scalars.js";
+
+@ObjectType()
+export class User {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String)
+  username!: string;
+
+  @Field(() => Role)
+  role!: Role;
+
+  @Field(() => DateTime)
+  createdAt!: Date;
+}
+
+@ObjectType()
+export class LoginPayload {
+  @Field(() => String, { description: "JWT; send as `Authorization: Bearer <token>` or in the WebSocket connectionParams." })
+  token!: string;
+
+  @Field(() => DateTime)
+  expiresAt!: Date;
+
+  @Field(() => User)
+  user!: User;
+}

@@ -1,0 +1,66 @@
+import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
+import type { FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "./types.js";
+
+export interface Collections {
+  users: Collection<UserDoc>;
+  jobs: Collection<JobDoc>;
+  runs: Collection<RunDoc>;
+  fires: Collection<FireDoc>;
+  nodes: Collection<NodeDoc>;
+}
+
+export interface Mongo {
+  client: MongoClient;
+  db: Db;
+  c: Collections;
+  close(): Promise<void>;
+}
+
+export const newId = (): string => new ObjectId().toHexString();
+
+export function isDuplicateKey(e: unknown): boolean {
+  return e instanceof MongoServerError && e.code === 11000;
+}
+
+/** Finished runs are kept this long by default (DESIGN.md §2: retention configurable). */
+export const DEFAULT_RUN_RETENTION_SECONDS = 5 * 365 * 24 * 3600;
+
+/**
+ * Connects and makes sure every index exists. Index creation is idempotent, so every process
+ * runs it at start; a unique index that cannot be built (duplicates already stored) fails loudly.
+ */
+export async function connectMongo(url: string, dbName: string, opts: { appName?: string } = {}): Promise<Mongo> {
+  const client = new MongoClient(url, {
+    appName: opts.appName ?? "kairos",
+    serverSelectionTimeoutMS: 10_000,
+    ignoreUndefined: true,
+  });
+  await client.connect();
+  const db = client.db(dbName);
+  const c: Collections = {
+    users: db.collection<UserDoc>("users"),
+    jobs: db.collection<JobDoc>("jobs"),
+    runs: db.collection<RunDoc>("runs"),
+    fires: db.collection<FireDoc>("fires"),
+    nodes: db.collection<NodeDoc>("nodes"),
+  };
+  await Promise.all([
+    c.users.createIndexes([{ key: { username: 1 }, name: "username_unique", unique: true }]),
+    c.jobs.createIndexes([
+      { key: { ownerId: 1, _id: 1 }, name: "owner_id" },
+      { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },
+      { key: { nextFireAt: 1 }, name: "nextFireAt" },
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+    ]),
+    c.runs.createIndexes([
+      { key: { fireKey: 1 }, name: "fireKey_unique", unique: true },
+      { key: { jobId: 1, scheduledFor: -1 }, name: "job_scheduledFor" },
+      { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      { key: { finishedAt: 1 }, name: "finished_ttl", expireAfterSeconds: DEFAULT_RUN_RETENTION_SECONDS },
+    ]),
+    c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
+    c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
+  ]);
+  return { client, db, c, close: () => client.close() };
+}

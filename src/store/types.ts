@@ -1,0 +1,155 @@
+/**
+ * MongoDB document shapes (DESIGN.md §2). Ids are 24-hex-digit strings (ObjectId text) so they pass
+ * through GraphQL, logs and Redis unchanged. Instants are BSON dates; durations are milliseconds.
+ */
+import type { MisfirePolicy, OverlapPolicy, RetryPolicy, Schedule } from "../scheduler/timing/index.js";
+import type { RunStatus } from "../scheduler/lifecycle.js";
+
+export type UserRole = "ADMIN" | "USER";
+
+export interface UserDoc {
+  _id: string;
+  username: string;
+  /** `scrypt$N$r$p$salt$hash` (base64 parts). */
+  passwordHash: string;
+  role: UserRole;
+  /** Most runs of this user that may be RUNNING at once (enforced at dispatch). */
+  maxConcurrentRuns: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type SpecKind = "COMMAND";
+
+/** What a job runs. `command` goes to `/bin/sh -c`; `argv` is executed directly (no shell). */
+export interface JobSpec {
+  kind: SpecKind;
+  command: string | null;
+  argv: string[] | null;
+  env: Record<string, string>;
+  timeoutMs: number;
+  pool: string;
+}
+
+export type JobStatus = "ACTIVE" | "PAUSED" | "COMPLETED";
+
+export interface JobDoc {
+  _id: string;
+  ownerId: string;
+  name: string;
+  description: string | null;
+  tags: string[];
+  spec: JobSpec;
+  schedule: Schedule;
+  priority: number;
+  retry: RetryPolicy;
+  overlap: OverlapPolicy;
+  misfire: MisfirePolicy;
+  catchupWindowMs: number;
+  paused: boolean;
+  pausedAt: Date | null;
+  /** ACTIVE while it has future fires; COMPLETED when its schedule has no more slots. */
+  status: JobStatus;
+  /** The nominal instant of the next slot (its identity), or null when none is armed. */
+  nextSlotAt: Date | null;
+  /** When the next slot is due on the wheel: nextSlotAt plus spread and jitter. Indexed. */
+  nextFireAt: Date | null;
+  /** Set by rescheduleJob on a recurring job: fire once at this instant, then continue the schedule. */
+  rescheduledTo: Date | null;
+  /** The latest slot that has an outcome in the fire ledger. */
+  lastSlotAt: Date | null;
+  /** Slots at or before this instant have an outcome (or predate the job): the planning cursor. */
+  handledThrough: Date;
+  firedCount: number;
+  /** Bumped by every user edit; the scheduler's writes are conditional on it. */
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type RunTrigger = "SCHEDULE" | "MANUAL" | "RETRY" | "BACKFILL";
+
+export interface RunTransition {
+  status: RunStatus;
+  at: Date;
+  reason: string | null;
+  nodeId: string | null;
+  attempt: number | null;
+}
+
+export interface RunDoc {
+  _id: string;
+  ownerId: string;
+  jobId: string;
+  jobName: string;
+  /** `jobId@<slot ms>` for scheduled fires, `jobId@manual:<id>` for triggers; unique. */
+  fireKey: string;
+  trigger: RunTrigger;
+  scheduledFor: Date;
+  status: RunStatus;
+  /** 1-based attempt number of the current or last attempt. */
+  attempt: number;
+  /** The job's retry policy when the run was created. */
+  retry: RetryPolicy;
+  /** Bumped by every claim; every later write of the attempt must present it. */
+  fencingToken: number;
+  priority: number;
+  pool: string;
+  /** The job's spec when the run was created: later job edits do not change a materialised run. */
+  spec: JobSpec;
+  nodeId: string | null;
+  leaseUntil: Date | null;
+  cancelRequested: boolean;
+  queuedAt: Date | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  /** When RETRY_SCHEDULED: the next attempt's due time. */
+  retryAt: Date | null;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  outputTail: string | null;
+  outputTruncated: boolean;
+  history: RunTransition[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type FireOutcomeDoc =
+  | "FIRED"
+  | "SKIPPED_OVERLAP"
+  | "SKIPPED_PAUSED"
+  | "MISSED"
+  | "DEDUPLICATED"
+  | "SKIPPED_DST";
+
+/** The fire ledger: exactly one outcome per slot of a schedule (`_id` = fireKey). */
+export interface FireDoc {
+  _id: string;
+  jobId: string;
+  ownerId: string;
+  slotAt: Date;
+  outcome: FireOutcomeDoc;
+  runId: string | null;
+  /** How late the slot was handled (ms after its nominal instant). */
+  latenessMs: number | null;
+  reason: string | null;
+  recordedAt: Date;
+}
+
+export type NodeStatus = "ONLINE" | "DRAINING" | "OFFLINE" | "DEAD";
+
+export interface NodeDoc {
+  _id: string;
+  name: string;
+  host: string;
+  pid: number;
+  pools: string[];
+  labels: Record<string, string>;
+  capacity: { slots: number; cpus: number; memoryMb: number };
+  status: NodeStatus;
+  running: number;
+  usage: { cpuPercent: number; memoryMb: number; load1: number };
+  startedAt: Date;
+  lastHeartbeatAt: Date;
+}
