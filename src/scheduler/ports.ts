@@ -151,6 +151,10 @@ export interface ShardCoordinator {
   /**
    * Takes the lease on `shard` if it is free or expired at `now` (or already ours), bumping the
    * shard's epoch on every new acquisition. Returns the epoch, or null when another member holds it.
+   * Epochs are positive integers that only grow per shard; adapters raise them to
+   * `max(previous + 1, floor(now))`, so they do not repeat after shared state is lost (Redis flush).
+   * Re-acquiring one's own valid lease extends it and returns the same epoch; re-acquiring one's
+   * own expired lease is a new acquisition with a new epoch.
    */
   acquire(shard: number, memberId: string, now: Millis, ttlMs: number): Promise<number | null>;
   /** Extends our lease if we still hold it with `epoch`; false when it was lost. */

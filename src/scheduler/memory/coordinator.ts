@@ -13,8 +13,9 @@ export type FenceRefusal = "epoch-superseded" | "lease-released" | "lease-expire
 /**
  * Membership and shard leases for one process. Same rules as the Redis adapter:
  * - a lease is valid while `expiresAt > now`;
- * - every new acquisition (free, expired, or our own expired lease) bumps the shard's epoch, which
- *   never goes down; re-acquiring our own still-valid lease extends it and keeps the epoch;
+ * - every new acquisition (free, expired, or our own expired lease) raises the shard's epoch to
+ *   max(previous + 1, floor(now)); re-acquiring our own still-valid lease extends it and keeps the
+ *   epoch;
  * - fenced wheel operations pass only while the caller's epoch is current and its lease exists
  *   (and, when the caller passes `now`, is unexpired).
  */
@@ -51,7 +52,7 @@ export class MemoryShardCoordinator implements ShardCoordinator {
       lease.expiresAt = now + ttlMs;
       return lease.epoch;
     }
-    const epoch = (this.epochs.get(shard) ?? 0) + 1;
+    const epoch = Math.max((this.epochs.get(shard) ?? 0) + 1, Math.floor(now));
     this.epochs.set(shard, epoch);
     this.leases.set(shard, { holder: memberId, epoch, expiresAt: now + ttlMs });
     return epoch;

@@ -13,7 +13,7 @@ export interface ShardKeys {
   due: string;
   /** HASH holder, epoch, expiresAt: the shard lease. PEXPIRE'd as garbage collection only. */
   lease: string;
-  /** STRING the shard's fencing epoch; only ever INCR'd, never expires. */
+  /** STRING the shard's fencing epoch; only ever raised (see lua/acquire-2.ts), never expires. */
   epoch: string;
 }
 
