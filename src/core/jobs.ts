@@ -119,6 +119,8 @@ export class JobService {
       nextSlotAt: null,
       nextFireAt: null,
       rescheduledTo: null,
+      activeRunId: null,
+      pendingRunId: null,
       lastSlotAt: null,
       handledThrough: new Date(firstCursor(schedule, now)),
       firedCount: 0,
@@ -253,12 +255,13 @@ export class JobService {
   async trigger(caller: Principal, jobId: string): Promise<RunDoc> {
     const job = await this.getFor(caller, jobId);
     const now = this.deps.clock();
-    const { run } = await this.deps.runs.materialize(job, {
+    const { run, skipped } = await this.deps.runs.materialize(job, {
       scheduledFor: now,
       trigger: "MANUAL",
       fireKey: `${jobId}@manual:${newId()}`,
       reason: `triggered by ${caller.username}`,
     });
+    if (!run) throw new ConflictError(`not triggered: ${skipped}`);
     return run;
   }
 

@@ -5,9 +5,9 @@
 import type { Filter, UpdateFilter } from "mongodb";
 import { ConflictError, NotFoundError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { RunStatus, assertTransition, sourcesOf } from "../scheduler/lifecycle.js";
+import { RunStatus, assertTransition, isTerminal, sourcesOf } from "../scheduler/lifecycle.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
-import { retryDelay, shouldRetry } from "../scheduler/timing/index.js";
+import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/index.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, RunDoc, RunTransition, RunTrigger } from "../store/types.js";
 import { CANCEL_CHANNEL, RunEvents } from "./events.js";
@@ -56,18 +56,30 @@ export class RunService {
   /**
    * Creates the run for one fire of a job, identified by `fireKey`. Creating the same fire twice is
    * a no-op that returns the existing run (`created: false`): that is what makes replays after a
-   * crash safe. A QUEUED run is pushed to its pool's ready queue.
+   * crash safe. The job's overlap policy is applied here, atomically: see {@link takeOverlapSlot}.
+   * Returns `run: null` when the policy skipped the fire.
    */
   async materialize(
     job: JobDoc,
-    args: { scheduledFor: number; trigger: RunTrigger; fireKey?: string; status?: "QUEUED" | "PENDING"; reason?: string },
-  ): Promise<{ run: RunDoc; created: boolean }> {
-    const now = this.deps.clock();
-    const status = args.status ?? RunStatus.QUEUED;
+    args: { scheduledFor: number; trigger: RunTrigger; fireKey?: string; reason?: string },
+  ): Promise<{ run: RunDoc | null; created: boolean; skipped: string | null }> {
     const fireKey = args.fireKey ?? `${job._id}@${args.scheduledFor}`;
+    const id = newId();
+    let status: RunStatus = RunStatus.QUEUED;
+    let replaced: string | null = null;
+    if (job.overlap !== "ALLOW") {
+      // A replay of a fire that already has its run must not be judged against its own run.
+      const existing = await this.runs.findOne({ fireKey });
+      if (existing) return { run: existing, created: false, skipped: null };
+      const slot = await this.takeOverlapSlot(job, id);
+      if (slot.decision === "SKIP") return { run: null, created: false, skipped: slot.reason };
+      if (slot.decision === "HOLD") status = RunStatus.PENDING;
+      replaced = slot.replaced;
+    }
+    const now = this.deps.clock();
     const at = new Date(now);
     const run: RunDoc = {
-      _id: newId(),
+      _id: id,
       ownerId: job.ownerId,
       jobId: job._id,
       jobName: job.name,
@@ -77,6 +89,7 @@ export class RunService {
       status,
       attempt: 1,
       retry: job.retry,
+      overlap: job.overlap,
       fencingToken: 0,
       priority: job.priority,
       pool: job.spec.pool,
@@ -100,14 +113,75 @@ export class RunService {
     try {
       await this.runs.insertOne(run);
     } catch (e) {
+      if (job.overlap !== "ALLOW") await this.releaseOverlapSlot(job._id, id);
       if (!isDuplicateKey(e)) throw e;
       const existing = await this.runs.findOne({ fireKey });
       if (!existing) throw e;
-      return { run: existing, created: false };
+      return { run: existing, created: false, skipped: null };
     }
     if (status === RunStatus.QUEUED) await this.enqueue(run);
     await this.events.publish(run);
-    return { run, created: true };
+    if (replaced) await this.cancel(replaced, `replaced by run ${id} (overlap policy REPLACE)`).catch(() => undefined);
+    return { run, created: true, skipped: null };
+  }
+
+  /**
+   * The overlap decision, made atomically on the job document: the lock fields `activeRunId` /
+   * `pendingRunId` change only by compare-and-set against the state the decision was made on, so
+   * two fires (or a fire and a finishing run) can never both win. A lost race re-reads and decides
+   * again.
+   */
+  private async takeOverlapSlot(
+    job: JobDoc,
+    runId: string,
+  ): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }> {
+    const jobs = this.deps.mongo.c.jobs;
+    for (let i = 0; i < 16; i++) {
+      const cur = await jobs.findOne({ _id: job._id }, { projection: { activeRunId: 1, pendingRunId: 1 } });
+      if (!cur) return { decision: "SKIP", reason: "job deleted", replaced: null };
+      const active = cur.activeRunId ?? null;
+      const pending = cur.pendingRunId ?? null;
+      const decision = decideOverlap(job.overlap, { active: active ? 1 : 0, pending: pending ? 1 : 0 });
+      const cas = { _id: job._id, activeRunId: active, pendingRunId: pending };
+      if (decision === "SKIP") {
+        return { decision, reason: `run ${active} is still active (overlap policy ${job.overlap})`, replaced: null };
+      }
+      const set = decision === "HOLD" ? { pendingRunId: runId } : { activeRunId: runId };
+      const res = await jobs.updateOne(cas, { $set: set });
+      if (res.modifiedCount === 1) {
+        return { decision, reason: "", replaced: decision === "REPLACE" ? active : null };
+      }
+    }
+    throw new ConflictError(`job ${job._id}: overlap lock is too contended; try again`);
+  }
+
+  /**
+   * Frees the job's overlap lock held by `runId` (the run reached a final status, or was never
+   * created). When a run was held PENDING behind it (QUEUE_ONE), it takes the lock and is queued.
+   */
+  async releaseOverlapSlot(jobId: string, runId: string): Promise<void> {
+    const jobs = this.deps.mongo.c.jobs;
+    await jobs.updateOne({ _id: jobId, pendingRunId: runId }, { $set: { pendingRunId: null } });
+    for (let i = 0; i < 16; i++) {
+      const cur = await jobs.findOne({ _id: jobId, activeRunId: runId }, { projection: { pendingRunId: 1 } });
+      if (!cur) return;
+      const next = cur.pendingRunId ?? null;
+      const res = await jobs.updateOne(
+        { _id: jobId, activeRunId: runId, pendingRunId: next },
+        { $set: { activeRunId: next, pendingRunId: null } },
+      );
+      if (res.modifiedCount !== 1) continue;
+      if (next) {
+        const queued = await this.transition(next, RunStatus.QUEUED, {
+          from: [RunStatus.PENDING],
+          set: { queuedAt: new Date(this.deps.clock()) },
+          reason: `previous run ${runId} finished`,
+          attempt: 1,
+        });
+        if (queued) await this.enqueue(queued);
+      }
+      return;
+    }
   }
 
   /** Pushes a QUEUED run to its pool's ready queue (idempotent). */
@@ -152,7 +226,10 @@ export class RunService {
     } as unknown as UpdateFilter<RunDoc>;
     if (opts.inc) update.$inc = opts.inc;
     const updated = await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
-    if (updated) await this.events.publish(updated);
+    if (updated) {
+      await this.events.publish(updated);
+      if (isTerminal(to) && updated.overlap !== "ALLOW") await this.releaseOverlapSlot(updated.jobId, updated._id);
+    }
     return updated;
   }
 

@@ -18,7 +18,7 @@ import { FireLedger, type FireRecord } from "../core/fires.js";
 import { jobTimerId, retryTimerId, type RunService } from "../core/runs.js";
 import type { Mongo } from "../store/mongo.js";
 import type { JobDoc } from "../store/types.js";
-import { RunStatus } from "./lifecycle.js";
+import { RunStatus, isTerminal } from "./lifecycle.js";
 import {
   Channels,
   StaleEpochError,
@@ -77,6 +77,8 @@ export class Scheduler {
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: Unsubscribe | null = null;
   private rebalancing: Promise<void> = Promise.resolve();
+  /** Overlap-lock holders seen missing at the previous reaper pass (a lock is taken just before its run is inserted). */
+  private missingLockHolders = new Set<string>();
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -311,8 +313,13 @@ export class Scheduler {
     let handled = job.handledThrough.getTime();
     let fired = 0;
     const fire = async (slotAt: number) => {
-      const { run } = await this.deps.runs.materialize(job, { scheduledFor: slotAt, trigger: "SCHEDULE" });
-      records.push({ slotAt, outcome: "FIRED", runId: run._id, latenessMs: Math.max(0, now - slotAt) });
+      const { run, skipped } = await this.deps.runs.materialize(job, { scheduledFor: slotAt, trigger: "SCHEDULE" });
+      const latenessMs = Math.max(0, now - slotAt);
+      if (!run) {
+        records.push({ slotAt, outcome: "SKIPPED_OVERLAP", latenessMs, reason: skipped });
+        return;
+      }
+      records.push({ slotAt, outcome: "FIRED", runId: run._id, latenessMs });
       fired++;
     };
 
@@ -411,6 +418,31 @@ export class Scheduler {
   }
 
   /**
+   * Overlap locks whose holder is finished (the process died between the run's final update and
+   * the release) or never got created are released, so a FORBID job cannot stay blocked forever.
+   */
+  private async repairOverlapLocks(mine: (jobId: string) => boolean): Promise<void> {
+    const { c } = this.deps.mongo;
+    const locked = await c.jobs
+      .find({ activeRunId: { $ne: null } }, { projection: { _id: 1, activeRunId: 1 } })
+      .limit(1_000)
+      .toArray();
+    const seenMissing = this.missingLockHolders;
+    const stillMissing = new Set<string>();
+    for (const j of locked) {
+      if (!mine(j._id) || !j.activeRunId) continue;
+      const run = await c.runs.findOne({ _id: j.activeRunId }, { projection: { status: 1 } });
+      const finished = run ? isTerminal(run.status) : seenMissing.has(j.activeRunId);
+      if (!run && !finished) stillMissing.add(j.activeRunId);
+      if (finished) {
+        await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId);
+        this.deps.log.warn({ jobId: j._id, runId: j.activeRunId }, "released a stale overlap lock");
+      }
+    }
+    this.missingLockHolders = stillMissing;
+  }
+
+  /**
    * The reaper, for runs of the shards this scheduler owns: attempts whose lease expired are
    * finished as LOST_EXECUTOR (retried or failed by their policy), QUEUED runs that fell out of
    * the ready queue are pushed again, and nodes that stopped heartbeating are marked DEAD.
@@ -444,6 +476,7 @@ export class Scheduler {
       await this.deps.runs.enqueue(run);
       this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
     }
+    await this.repairOverlapLocks(mine);
     if (this.owned.has(0)) {
       const res = await this.deps.mongo.c.nodes.updateMany(
         { status: { $in: ["ONLINE", "DRAINING"] }, lastHeartbeatAt: { $lt: new Date(now - this.o.nodeDeadMs) } },

@@ -54,6 +54,12 @@ export interface JobDoc {
   nextSlotAt: Date | null;
   /** When the next slot is due on the wheel: nextSlotAt plus spread and jitter. Indexed. */
   nextFireAt: Date | null;
+  /**
+   * Overlap lock (policies other than ALLOW): the run that currently occupies the job, and the one
+   * held PENDING behind it (QUEUE_ONE). Taken and released by compare-and-set on this document.
+   */
+  activeRunId: string | null;
+  pendingRunId: string | null;
   /** Set by rescheduleJob on a recurring job: fire once at this instant, then continue the schedule. */
   rescheduledTo: Date | null;
   /** The latest slot that has an outcome in the fire ledger. */
@@ -91,6 +97,8 @@ export interface RunDoc {
   attempt: number;
   /** The job's retry policy when the run was created. */
   retry: RetryPolicy;
+  /** The job's overlap policy when the run was created (decides whether it holds the job's lock). */
+  overlap: OverlapPolicy;
   /** Bumped by every claim; every later write of the attempt must present it. */
   fencingToken: number;
   priority: number;

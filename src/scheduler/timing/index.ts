@@ -37,3 +37,33 @@ export {
   type ScheduleKind,
 } from "./schedule.js";
 export { dueAt, spreadOffset, stableHash32 } from "./jitter.js";
+export {
+  DEFAULT_LATE_TOLERANCE_MS,
+  DEFAULT_MAX_CATCHUP,
+  DEFAULT_MISFIRE_POLICY,
+  latestSlot,
+  MAX_MISSED_LISTED,
+  MISFIRE_POLICIES,
+  planMisfire,
+  type MisfireArgs,
+  type MisfirePlan,
+  type MisfirePolicy,
+} from "./misfire.js";
+export { applyOverlap, decideOverlap, OVERLAP_POLICIES, type OverlapDecision, type OverlapPolicy, type OverlapState } from "./overlap.js";
+export {
+  DEFAULT_TIMEOUT_MS,
+  LOST_EXECUTOR_MIN_ATTEMPTS,
+  MAX_ATTEMPTS,
+  MAX_RETRY_DELAY_MS,
+  MAX_TIMEOUT_MS,
+  normalizeRetry,
+  normalizeTimeout,
+  retryDelay,
+  shouldRetry,
+  type Backoff,
+  type FailureReason,
+  type RetryInput,
+  type RetryJitter,
+  type RetryPolicy,
+} from "./retry.js";
+export { accountSlots, dstSkipKey, fireKey, ledgerProblems, type AccountArgs, type FireOutcome, type LedgerEntry, type RunRequest } from "./ledger.js";
