@@ -1,0 +1,109 @@
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TailBuffer, runProcess, type ProcessSpec } from "../../src/executor/process.js";
+
+let cwd: string;
+beforeAll(async () => {
+  cwd = await mkdtemp(join(tmpdir(), "kairos-proc-"));
+});
+afterAll(async () => {
+  await rm(cwd, { recursive: true, force: true });
+});
+
+const spec = (over: Partial<ProcessSpec>): ProcessSpec => ({
+  command: null,
+  argv: null,
+  env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+  cwd,
+  timeoutMs: 10_000,
+  killGraceMs: 500,
+  ...over,
+});
+
+/** Alive and not a zombie (an orphan killed here may wait for a reaping init as a zombie). */
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+};
+
+describe("runProcess", () => {
+  it("runs a shell command with only the given environment and records exit code and output", async () => {
+    const r = await runProcess(spec({ command: 'echo "out $FOO"; echo err >&2; pwd; echo "home=${HOME:-unset}"; exit 3', env: { PATH: "/usr/bin:/bin", FOO: "bar" } }), new AbortController().signal);
+    expect(r.exitCode).toBe(3);
+    expect(r.outputTail).toContain("out bar\n");
+    expect(r.outputTail).toContain("err\n");
+    expect(r.outputTail).toContain(`${cwd}\n`);
+    expect(r.outputTail).toContain("home=unset");
+    expect(r.timedOut).toBe(false);
+  });
+
+  it("executes argv directly without a shell", async () => {
+    const r = await runProcess(spec({ argv: ["/bin/echo", "$HOME", "a b"] }), new AbortController().signal);
+    expect(r.exitCode).toBe(0);
+    expect(r.outputTail).toBe("$HOME a b\n");
+  });
+
+  it("kills the whole process group at the timeout, grandchildren included", async () => {
+    const pidFile = join(cwd, "grandchild.pid");
+    const r = await runProcess(spec({ command: `sleep 30 & echo $! > ${pidFile}; wait`, timeoutMs: 300 }), new AbortController().signal);
+    expect(r.timedOut).toBe(true);
+    expect(r.exitCode).toBeNull();
+    const { readFile } = await import("node:fs/promises");
+    const grandchild = Number((await readFile(pidFile, "utf8")).trim());
+    await new Promise((res) => setTimeout(res, 100));
+    expect(alive(grandchild)).toBe(false);
+  });
+
+  it("escalates to SIGKILL when the program ignores SIGTERM", async () => {
+    const r = await runProcess(spec({ command: "trap '' TERM; while :; do sleep 0.05; done", timeoutMs: 200, killGraceMs: 200 }), new AbortController().signal);
+    expect(r.timedOut).toBe(true);
+    expect(r.signal).toBe("SIGKILL");
+  });
+
+  it("stops on abort and says why", async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error("cancelled by test")), 100);
+    const r = await runProcess(spec({ command: "sleep 10" }), ac.signal);
+    expect(r.aborted).toBe(true);
+    expect(r.abortReason).toBe("cancelled by test");
+    expect(r.durationMs).toBeLessThan(5_000);
+  });
+
+  it("reports a program that cannot be started", async () => {
+    const r = await runProcess(spec({ argv: ["/no/such/program"] }), new AbortController().signal);
+    expect(r.spawnError).toMatch(/ENOENT/);
+  });
+
+  it("keeps only the tail of large output and marks it truncated", async () => {
+    const r = await runProcess(spec({ command: "seq 1 100000", tailBytes: 1024 }), new AbortController().signal);
+    expect(r.truncated).toBe(true);
+    expect(Buffer.byteLength(r.outputTail)).toBeLessThanOrEqual(1024);
+    expect(r.outputTail.endsWith("99999\n100000\n")).toBe(true);
+    expect(r.outputBytes).toBeGreaterThan(500_000);
+  });
+
+  it("does not wait for a daemonised child that keeps the pipes open", async () => {
+    const started = Date.now();
+    const r = await runProcess(spec({ command: "sleep 20 & echo started" }), new AbortController().signal);
+    expect(r.exitCode).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("TailBuffer", () => {
+  it("never cuts inside a UTF-8 character", () => {
+    const t = new TailBuffer(5);
+    t.push(Buffer.from("ééééé")); // 10 bytes
+    const text = t.text();
+    expect(text).not.toContain("\uFFFD");
+    expect(text.length).toBeGreaterThan(0);
+    expect(t.truncated).toBe(true);
+  });
+});
