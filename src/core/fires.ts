@@ -14,6 +14,8 @@ export interface FireRecord {
   runId?: string | null;
   latenessMs?: number | null;
   reason?: string | null;
+  /** Distinguishes a record that is not a slot of its own (a DST skip at a transition instant). */
+  keySuffix?: string;
 }
 
 export class FireLedger {
@@ -23,7 +25,7 @@ export class FireLedger {
   async record(job: Pick<JobDoc, "_id" | "ownerId">, records: readonly FireRecord[], now: number): Promise<number> {
     if (records.length === 0) return 0;
     const docs: FireDoc[] = records.map((r) => ({
-      _id: fireKeyOf(job._id, r.slotAt),
+      _id: fireKeyOf(job._id, r.slotAt) + (r.keySuffix ?? ""),
       jobId: job._id,
       ownerId: job.ownerId,
       slotAt: new Date(r.slotAt),

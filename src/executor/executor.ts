@@ -117,7 +117,10 @@ export class Executor {
     this.wake();
     await this.loopDone;
     const all = Promise.all([...this.attempts.values()].map((a) => a.done));
-    const timedOut = await Promise.race([all.then(() => false), delay(graceMs).then(() => true)]);
+    let graceTimer: NodeJS.Timeout | undefined;
+    const grace = new Promise<boolean>((r) => (graceTimer = setTimeout(() => r(true), graceMs)));
+    const timedOut = await Promise.race([all.then(() => false), grace]);
+    clearTimeout(graceTimer);
     if (timedOut) {
       for (const a of this.attempts.values()) this.abortAttempt(a, "SHUTDOWN", "executor shutting down");
       await all;

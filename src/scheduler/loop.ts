@@ -351,8 +351,26 @@ export class Scheduler {
         handled = Math.max(handled, slot.at);
       }
       for (const slot of plan.missed) {
-        records.push({ slotAt: slot.at, outcome: "MISSED", latenessMs: now - slot.at, reason: plan.error ?? `missed under ${job.misfire}` });
+        records.push({ slotAt: slot.at, outcome: "MISSED", latenessMs: now - slot.at, reason: plan.error ?? missReason(job, slot.at, now) });
         handled = Math.max(handled, slot.at);
+      }
+      if (plan.missedMore) {
+        const { afterExclusive: a, throughInclusive: b } = plan.missedMore;
+        records.push({
+          slotAt: b,
+          outcome: "MISSED",
+          latenessMs: now - b,
+          reason: `every slot in (${new Date(a).toISOString()}, ${new Date(b).toISOString()}] was missed (too many to list one by one)`,
+        });
+        handled = Math.max(handled, b);
+      }
+      for (const skip of plan.dstSkipped) {
+        records.push({
+          slotAt: skip.at,
+          outcome: "SKIPPED_DST",
+          keySuffix: ":dst",
+          reason: `local time ${skip.nominal} does not exist (daylight saving gap); dstGap SKIP (${skip.count} match${skip.count === 1 ? "" : "es"})`,
+        });
       }
     }
     await this.ledger.record(job, records, now);
@@ -485,6 +503,12 @@ export class Scheduler {
       if (res.modifiedCount > 0) this.deps.log.warn({ nodes: res.modifiedCount }, "marked silent nodes DEAD");
     }
   }
+}
+
+function missReason(job: JobDoc, slotAt: number, now: number): string {
+  const late = now - slotAt;
+  if (late > job.catchupWindowMs) return `older than the catch-up window (${Math.round(late / 1000)} s late)`;
+  return job.misfire === "FIRE_ONCE" ? "collapsed into one catch-up run (FIRE_ONCE)" : `late (${Math.round(late / 1000)} s) under misfire policy ${job.misfire}`;
 }
 
 async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
