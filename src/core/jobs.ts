@@ -59,6 +59,8 @@ export type JobPatch = Partial<JobInput>;
 
 /** Most slots recorded one by one as SKIPPED_PAUSED when a long-paused job resumes. */
 const MAX_PAUSED_SLOTS_RECORDED = 1_000;
+/** Most slots one backfillJob call may create. */
+export const MAX_BACKFILL = 1_000;
 const MAX_CATCHUP_WINDOW_MS = 7 * 24 * 3600 * 1000;
 const NAME_RE = /^[^\u0000-\u001f]{1,128}$/;
 const POOL_RE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -295,6 +297,42 @@ export class JobService {
     const updated = await this.conditionalUpdate(job, { ...set, updatedAt: new Date(now) });
     await this.arm(updated);
     return updated;
+  }
+
+  /**
+   * Creates the runs for the slots of a past range `[from, to]`, as if they had fired (trigger
+   * BACKFILL). Slots that already have a run (same fireKey) are not run again. Bounded: a range
+   * with more than {@link MAX_BACKFILL} slots is refused. Backfill runs ignore the overlap policy
+   * (they are an explicit request for exactly these runs); slots without a ledger outcome get FIRED.
+   */
+  async backfill(caller: Principal, jobId: string, from: number, to: number): Promise<{ requested: number; created: RunDoc[]; existing: number }> {
+    const job = await this.getFor(caller, jobId);
+    const now = this.deps.clock();
+    if (!(from <= to)) throw new ValidationError("to", "must not be before from");
+    if (to > now) throw new ValidationError("to", `${new Date(to).toISOString()} is in the future; backfill covers past slots only`);
+    const { slots, truncated } = slotsBetween(job.schedule, from - 1, to, MAX_BACKFILL, 0);
+    if (truncated) {
+      throw new ValidationError("from", `the range holds more than ${MAX_BACKFILL} slots; backfill at most ${MAX_BACKFILL} at a time`);
+    }
+    const created: RunDoc[] = [];
+    let existing = 0;
+    for (const slot of slots) {
+      const { run, created: isNew } = await this.deps.runs.materialize(job, {
+        scheduledFor: slot.at,
+        trigger: "BACKFILL",
+        reason: `backfill by ${caller.username}`,
+        ignoreOverlap: true,
+      });
+      if (isNew && run) created.push(run);
+      else existing++;
+    }
+    await this.ledger.record(
+      job,
+      created.map((r) => ({ slotAt: r.scheduledFor.getTime(), outcome: "FIRED" as const, runId: r._id, latenessMs: now - r.scheduledFor.getTime(), reason: "backfill" })),
+      now,
+    );
+    this.deps.log.info({ jobId, slots: slots.length, created: created.length }, "backfill");
+    return { requested: slots.length, created, existing };
   }
 
   private async conditionalUpdate(current: JobDoc, set: Partial<JobDoc>): Promise<JobDoc> {

@@ -61,13 +61,14 @@ export class RunService {
    */
   async materialize(
     job: JobDoc,
-    args: { scheduledFor: number; trigger: RunTrigger; fireKey?: string; reason?: string },
+    args: { scheduledFor: number; trigger: RunTrigger; fireKey?: string; reason?: string; ignoreOverlap?: boolean },
   ): Promise<{ run: RunDoc | null; created: boolean; skipped: string | null }> {
     const fireKey = args.fireKey ?? `${job._id}@${args.scheduledFor}`;
     const id = newId();
     let status: RunStatus = RunStatus.QUEUED;
     let replaced: string | null = null;
-    if (job.overlap !== "ALLOW") {
+    const overlap = args.ignoreOverlap ? "ALLOW" : job.overlap;
+    if (overlap !== "ALLOW") {
       // A replay of a fire that already has its run must not be judged against its own run.
       const existing = await this.runs.findOne({ fireKey });
       if (existing) return { run: existing, created: false, skipped: null };
@@ -89,7 +90,7 @@ export class RunService {
       status,
       attempt: 1,
       retry: job.retry,
-      overlap: job.overlap,
+      overlap,
       fencingToken: 0,
       priority: job.priority,
       pool: job.spec.pool,
@@ -113,7 +114,7 @@ export class RunService {
     try {
       await this.runs.insertOne(run);
     } catch (e) {
-      if (job.overlap !== "ALLOW") await this.releaseOverlapSlot(job._id, id);
+      if (overlap !== "ALLOW") await this.releaseOverlapSlot(job._id, id);
       if (!isDuplicateKey(e)) throw e;
       const existing = await this.runs.findOne({ fireKey });
       if (!existing) throw e;

@@ -8,7 +8,7 @@ import { nextFires, parsePositiveDuration, type ScheduleInput as DomainScheduleI
 import type { FireDoc, JobDoc, RunDoc } from "../store/types.js";
 import { RunStatus } from "../schema/enums.js";
 import { CreateJobInput, JobFilter, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
-import { FireConnection, Job, JobConnection, NextFire, UpcomingFire } from "../schema/job.type.js";
+import { BackfillResult, FireConnection, Job, JobConnection, NextFire, UpcomingFire } from "../schema/job.type.js";
 import { Run, RunConnection } from "../schema/run.type.js";
 import { User } from "../schema/user.type.js";
 import { DateTime } from "../schema/scalars.js";
@@ -176,6 +176,17 @@ export class JobResolver {
     @Ctx() ctx: Context,
   ): Promise<Job> {
     return toJob(await ctx.services.jobs.reschedule(requireUser(ctx), id, at.getTime()));
+  }
+
+  @Mutation(() => BackfillResult, { description: "Creates runs for the schedule's slots in a past range (at most 1000; existing ones are not repeated)." })
+  async backfillJob(
+    @Arg("id", () => ID) id: string,
+    @Arg("from", () => DateTime) from: Date,
+    @Arg("to", () => DateTime) to: Date,
+    @Ctx() ctx: Context,
+  ): Promise<BackfillResult> {
+    const r = await ctx.services.jobs.backfill(requireUser(ctx), id, from.getTime(), to.getTime());
+    return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
   }
 
   @FieldResolver(() => User, { nullable: true })

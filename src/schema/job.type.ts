@@ -1,5 +1,6 @@
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
 import { PageInfo } from "./common.type.js";
+import { Run } from "./run.type.js";
 import {
   BackoffKind,
   DstGapPolicy,
@@ -243,4 +244,16 @@ export class UpcomingFire {
 
   @Field(() => DateTime)
   at!: Date;
+}
+
+@ObjectType()
+export class BackfillResult {
+  @Field(() => Int, { description: "Slots of the schedule in the range." })
+  requested!: number;
+
+  @Field(() => Int, { description: "Slots that already had a run (deduplicated by fireKey)." })
+  existing!: number;
+
+  @Field(() => [Run], { description: "The runs created." })
+  runs!: Run[];
 }
