@@ -323,7 +323,15 @@ function toOutcome(r: ProcessResult, cancelled: boolean): AttemptOutcome {
   if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
   if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: `timed out after ${r.durationMs} ms` };
   if (r.exitCode === 0) return { ...common, kind: "SUCCEEDED", error: null };
-  const why = r.exitCode !== null ? `exit code ${r.exitCode}` : `killed by ${r.signal}`;
+  // 126/127 are the shell's "cannot execute" / "not found" (the program is started through a shell guard).
+  const why =
+    r.exitCode === 127
+      ? "exit code 127: program or command not found"
+      : r.exitCode === 126
+        ? "exit code 126: program is not executable"
+        : r.exitCode !== null
+          ? `exit code ${r.exitCode}`
+          : `killed by ${r.signal}`;
   return { ...common, kind: "FAILED", error: why };
 }
 

@@ -16,6 +16,13 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** Bytes of combined stdout/stderr kept (the tail). @default 16 KiB */
   tailBytes?: number;
+  /**
+   * Kill the whole run (its process group) within ~0.5 s if this process dies, even by SIGKILL.
+   * Without it, a `kill -9` of the executor would orphan the run, and it could still be running
+   * when the reaper hands the run to another executor (two attempts at once).
+   * @default the current process id
+   */
+  dieWithPid?: number | null;
   /** Live output, for log streaming. */
   onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void;
 }
@@ -66,12 +73,32 @@ export class TailBuffer {
   }
 }
 
+/**
+ * A watchdog shell in the run's process group polls the executor's pid and kills the group when
+ * it is gone; then it `exec`s the program, so the program keeps the shell's pid and its exit
+ * status is the run's. The watchdog writes nothing and holds no output pipe.
+ */
+const WATCHDOG =
+  '(while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null; do sleep 0.5; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
+
+export function commandLine(spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid">): [string, string[]] {
+  const watch = spec.dieWithPid === undefined ? process.pid : spec.dieWithPid;
+  if (watch === null) {
+    return spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
+  }
+  const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${WATCHDOG}`;
+  if (spec.argv && spec.argv.length > 0) {
+    return ["/bin/sh", ["-c", `${pidGuard} exec "$@"`, "kairos-run", ...spec.argv]];
+  }
+  // The user's command runs in a shell of its own so its syntax cannot interact with the guard.
+  return ["/bin/sh", ["-c", `${pidGuard} exec /bin/sh -c "$0"`, spec.command ?? ""]];
+}
+
 export function runProcess(spec: ProcessSpec, signal: AbortSignal): Promise<ProcessResult> {
   const started = performance.now();
   const tail = new TailBuffer(spec.tailBytes ?? 16 * 1024);
   const killGraceMs = spec.killGraceMs ?? 5_000;
-  const [file, args] =
-    spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
+  const [file, args] = commandLine(spec);
 
   return new Promise((resolve) => {
     let timedOut = false;

@@ -78,7 +78,10 @@ describe("runProcess", () => {
 
   it("reports a program that cannot be started", async () => {
     const r = await runProcess(spec({ argv: ["/no/such/program"] }), new AbortController().signal);
-    expect(r.spawnError).toMatch(/ENOENT/);
+    expect(r.exitCode).toBe(127);
+    expect(r.outputTail).toMatch(/\/no\/such\/program.*not found/);
+    const bare = await runProcess(spec({ argv: ["/no/such/program"], dieWithPid: null }), new AbortController().signal);
+    expect(bare.spawnError).toMatch(/ENOENT/);
   });
 
   it("keeps only the tail of large output and marks it truncated", async () => {
@@ -105,5 +108,36 @@ describe("TailBuffer", () => {
     expect(text).not.toContain("\uFFFD");
     expect(text.length).toBeGreaterThan(0);
     expect(t.truncated).toBe(true);
+  });
+});
+
+describe("die with the executor", () => {
+  it("kills the run within a second when the executor is SIGKILLed", async () => {
+    const { spawn } = await import("node:child_process");
+    const pidFile = join(cwd, "orphan.pid");
+    const script = `
+      import { runProcess } from ${JSON.stringify(new URL("../../src/executor/process.ts", import.meta.url).pathname)};
+      runProcess({ command: "echo $$ > ${pidFile}; sleep 30", argv: null, env: { PATH: "/usr/bin:/bin" }, cwd: ${JSON.stringify(cwd)}, timeoutMs: 60000 }, new AbortController().signal);
+      setInterval(() => {}, 1000);
+    `;
+    const executor = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "ignore" });
+    const { readFile } = await import("node:fs/promises");
+    let pid = 0;
+    for (let i = 0; i < 100 && !pid; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      pid = Number((await readFile(pidFile, "utf8").catch(() => "")).trim());
+    }
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(true);
+    executor.kill("SIGKILL");
+    const deadline = Date.now() + 3_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it("keeps argv intact and the exit status of the program", async () => {
+    const r = await runProcess(spec({ argv: ["/bin/sh", "-c", 'printf "%s|" "$@"; exit 7', "x", "a b", "$c"] }), new AbortController().signal);
+    expect(r.exitCode).toBe(7);
+    expect(r.outputTail).toBe("a b|$c|");
   });
 });
