@@ -127,7 +127,7 @@ export function parseCron(expression: string, field = "cron"): CronSpec {
 
 function parseUncached(expression: string, field: string): CronSpec {
   const trimmed = expression.trim();
-  if (trimmed.startsWith("@")) return parseMacro(trimmed, expression, field);
+  if (trimmed.startsWith("@")) return parseMacro(trimmed, field);
   const parts = trimmed.split(/\s+/).filter(Boolean);
   if (parts.length !== 5 && parts.length !== 6) {
     throw new ScheduleError(
@@ -153,7 +153,7 @@ function parseUncached(expression: string, field: string): CronSpec {
   return spec;
 }
 
-function parseMacro(trimmed: string, expression: string, field: string): CronSpec {
+function parseMacro(trimmed: string, field: string): CronSpec {
   const name = trimmed.toLowerCase();
   if (name === "@reboot") {
     throw new ScheduleError(field, `@reboot is not supported: Kairos schedules by time, not by process start; use kind ONCE to run a job once`);

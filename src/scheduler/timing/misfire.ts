@@ -108,7 +108,7 @@ export function planMisfire(args: MisfireArgs): MisfirePlan {
   if (fire.length > left) fire = fire.slice(0, left);
   const end = fire.length && fire.length === left ? fire[fire.length - 1]!.at : now;
   const missedUntil = fire.length ? fire[0]!.at - 1 : end;
-  const { slots: missed, truncated } = unboundedList(s, lastSlotAt, missedUntil, MAX_MISSED_LISTED);
+  const { slots: missed, truncated } = slotsBetween(withoutLimit(s), lastSlotAt, missedUntil, MAX_MISSED_LISTED, 0);
   const missedMore = truncated ? { afterExclusive: missed[missed.length - 1]!.at, throughInclusive: missedUntil } : null;
   const fired = firedCount + fire.length;
   const next = fired >= (s.maxFires ?? Infinity) ? null : nextSlot(s, now, fired);
@@ -120,12 +120,9 @@ function withoutLimit(s: Schedule): Schedule {
   return s.maxFires === null || s.kind === "ONCE" ? s : { ...s, maxFires: null };
 }
 
+/** Slots in (from, to], ignoring maxFires. */
 function unbounded(s: Schedule, from: Millis, to: Millis, limit: number): Slot[] {
   return slotsBetween(withoutLimit(s), from, to, limit, 0).slots;
-}
-
-function unboundedList(s: Schedule, from: Millis, to: Millis, limit: number): { slots: Slot[]; truncated: boolean } {
-  return slotsBetween(withoutLimit(s), from, to, limit, 0);
 }
 
 /**

@@ -13,7 +13,7 @@
  * real changes are weeks to months apart). Results are cached per zone and UTC year, so the
  * cost (~370 Intl calls, about 1.5 ms) is paid once per zone-year per process.
  */
-import { DAY, HOUR, SECOND, type Millis } from "./duration.js";
+import { DAY, SECOND, type Millis } from "./duration.js";
 import { ScheduleError } from "./errors.js";
 
 /** A change of UTC offset: from `at` (inclusive) the zone is at `offsetAfter`. Offsets in ms. */
@@ -236,6 +236,3 @@ function bisect(zone: string, lo: Millis, hi: Millis, loOffset: Millis): Millis 
   }
   return b * SECOND;
 }
-
-/** Exposed for tests and docs: the largest |offset| any zone has (UTC+14). */
-export const MAX_ABS_OFFSET: Millis = 14 * HOUR;
