@@ -9,6 +9,7 @@ export const ErrorCode = {
   BadValue: 2,
   NoSuchKey: 4,
   FailedToParse: 9,
+  Unauthorized: 13,
   TypeMismatch: 14,
   AuthenticationFailed: 18,
   IllegalOperation: 20,
@@ -28,6 +29,7 @@ export const ErrorCode = {
   InvalidOptions: 72,
   InvalidNamespace: 73,
   IndexOptionsConflict: 85,
+  NoReplicationEnabled: 76,
   IndexKeySpecsConflict: 86,
   CommandNotSupported: 115,
   CannotIndexParallelArrays: 171,
@@ -40,7 +42,7 @@ export type ErrorCodeName = keyof typeof ErrorCode;
 const NAME_BY_CODE = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
 
 export function codeName(code: number): string {
-  return NAME_BY_CODE.get(code) ?? "UnknownError";
+  return NAME_BY_CODE.get(code) ?? `Location${code}`;
 }
 
 /** An error answered to the client as `{ok: 0, errmsg, code, codeName, ...extra}`. */
