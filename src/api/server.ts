@@ -84,6 +84,8 @@ export async function startApiServer(
     schema,
     formatError,
     includeStacktraceInErrorResponses: false,
+    // Shutdown is ours (src/main.ts stops every component in order); Apollo would re-send the signal.
+    stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },

@@ -44,10 +44,10 @@ describe("generated typed client", () => {
 
     const { createJob } = await request(
       CreateJobDocument,
-      { input: { name: "typed", schedule: { kind: "INTERVAL", every: "PT1H" }, spec: { kind: "COMMAND", command: "echo typed" } } },
+      { input: { name: "typed", schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" }, spec: { kind: "COMMAND", command: "echo typed" } } },
       token,
     );
-    expect(createJob.schedule.kind).toBe("INTERVAL");
+    expect(createJob.schedule.kind).toBe("ONCE");
 
     const client = wsClient(app.wsUrl, token);
     const events: RunUpdatedSubscription["runUpdated"][] = [];
