@@ -16,13 +16,13 @@ import {
   type Document,
 } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { docsExamined, EMULATOR_ONLY, ON_EMULATOR, openTarget, type Target } from "./target.js";
+import { docsExamined, EMULATOR_ONLY, ON_EMULATOR, openTarget, type Loose, type Target } from "./target.js";
 
 let t: Target;
 let seq = 0;
 /** A fresh collection per test. */
-function coll<T extends Document = Document>(): Collection<T> {
-  return t.db.collection<T>(`c${++seq}`);
+function coll(): Collection<Loose> {
+  return t.db.collection<Loose>(`c${++seq}`);
 }
 
 async function serverError(p: Promise<unknown>): Promise<MongoServerError> {

@@ -12,7 +12,7 @@ import { Long, MongoClient, MongoServerError } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { frame, readFrames } from "../../src/emulator/persistence.js";
-import { EMULATOR_ONLY, ON_EMULATOR } from "./target.js";
+import { EMULATOR_ONLY, ON_EMULATOR, type Loose } from "./target.js";
 
 const dirs: string[] = [];
 const running: RunningEmulator[] = [];
@@ -55,17 +55,17 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
   it("keeps data, types and indexes across a restart", async () => {
     const dir = dataDir();
     let { em, client, db } = await start(dir);
-    const runs = db.collection("runs");
+    const runs = db.collection<Loose>("runs");
     await runs.createIndex({ fireKey: 1 }, { unique: true });
     await runs.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, fireKey: `k${i}`, big: Long.fromString("9007199254740993"), at: new Date(i) })));
     await runs.updateOne({ _id: 3 }, { $set: { status: "RUNNING" }, $inc: { attempt: 1 } });
     await runs.deleteOne({ _id: 4 });
-    await db.collection("gone").insertOne({ x: 1 });
-    await db.collection("gone").drop();
+    await db.collection<Loose>("gone").insertOne({ x: 1 });
+    await db.collection<Loose>("gone").drop();
     await stop(em, client);
 
     ({ em, client, db } = await start(dir));
-    const again = db.collection("runs");
+    const again = db.collection<Loose>("runs");
     expect(await again.countDocuments()).toBe(49);
     expect(await again.findOne({ _id: 3 })).toMatchObject({ status: "RUNNING", attempt: 1, fireKey: "k3" });
     expect(await again.findOne({ _id: 4 })).toBeNull();
@@ -81,7 +81,7 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
   it("tolerates a torn last journal record by truncating it", async () => {
     const dir = dataDir();
     let { em, client, db } = await start(dir);
-    await db.collection("c").insertMany([{ _id: 1 }, { _id: 2 }]);
+    await db.collection<Loose>("c").insertMany([{ _id: 1 }, { _id: 2 }]);
     await stop(em, client);
     const [file] = journals(dir);
     const path = join(dir, file);
@@ -91,19 +91,19 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
 
     const logs: Logged[] = [];
     ({ em, client, db } = await start(dir, {}, logs));
-    expect((await db.collection("c").find().toArray()).map((d) => d._id)).toEqual([1, 2]);
+    expect((await db.collection<Loose>("c").find().toArray()).map((d) => d._id)).toEqual([1, 2]);
     expect(statSync(path).size).toBe(goodLength);
     expect(logs.some((l) => l.level === "warn" && /torn/.test(l.msg))).toBe(true);
-    await db.collection("c").insertOne({ _id: 4 });
+    await db.collection<Loose>("c").insertOne({ _id: 4 });
     await stop(em, client);
     ({ em, client, db } = await start(dir));
-    expect((await db.collection("c").find().toArray()).map((d) => d._id)).toEqual([1, 2, 4]);
+    expect((await db.collection<Loose>("c").find().toArray()).map((d) => d._id)).toEqual([1, 2, 4]);
   });
 
   it("treats a record with a bad checksum as the end of the journal", async () => {
     const dir = dataDir();
     let { em, client, db } = await start(dir);
-    await db.collection("c").insertMany([{ _id: 1 }, { _id: 2 }]);
+    await db.collection<Loose>("c").insertMany([{ _id: 1 }, { _id: 2 }]);
     await stop(em, client);
     const path = join(dir, journals(dir)[0]);
     const bytes = readFileSync(path);
@@ -112,13 +112,13 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
     bytes[bytes.length - 3] ^= 0xff; // flip a bit inside the last record
     writeFileSync(path, bytes);
     ({ em, client, db } = await start(dir));
-    expect((await db.collection("c").find().toArray()).map((d) => d._id)).toEqual([1]);
+    expect((await db.collection<Loose>("c").find().toArray()).map((d) => d._id)).toEqual([1]);
   });
 
   it("compacts the journal into a snapshot and restarts from both", async () => {
     const dir = dataDir();
     let { em, client, db } = await start(dir, { compactBytes: 16 * 1024, flushIntervalMs: 5 });
-    const c = db.collection("c");
+    const c = db.collection<Loose>("c");
     await c.createIndex({ n: 1 }, { unique: true });
     for (let i = 0; i < 300; i++) await c.insertOne({ _id: i, n: i, pad: "y".repeat(80) });
     const deadline = Date.now() + 5000;
@@ -130,7 +130,7 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
     expect(journals(dir).length).toBeLessThanOrEqual(2);
 
     ({ em, client, db } = await start(dir));
-    const again = db.collection("c");
+    const again = db.collection<Loose>("c");
     expect(await again.countDocuments()).toBe(299);
     expect(await again.findOne({ _id: 0 })).toMatchObject({ after: true });
     expect((await again.listIndexes().toArray()).map((i) => i.name)).toEqual(["_id_", "n_1"]);
@@ -140,7 +140,7 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
   it("acknowledges writeConcern j:true only once the write is on disk", async () => {
     const dir = dataDir();
     const { db } = await start(dir, { flushIntervalMs: 10_000 });
-    await db.collection("c").insertOne({ _id: "durable" }, { writeConcern: { j: true } });
+    await db.collection<Loose>("c").insertOne({ _id: "durable" }, { writeConcern: { j: true } });
     const { records } = readFrames(readFileSync(join(dir, journals(dir)[0])));
     expect(records.some((r) => (r.d as { _id?: unknown } | undefined)?._id === "durable")).toBe(true);
   });
@@ -166,7 +166,7 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
         child.once("exit", (code) => reject(new Error(`emulator exited early with ${code}`)));
       });
       const client = await new MongoClient(uri).connect();
-      await client.db("p").collection("c").insertMany([{ _id: 1 }, { _id: 2 }], { writeConcern: { j: true } });
+      await client.db("p").collection<Loose>("c").insertMany([{ _id: 1 }, { _id: 2 }], { writeConcern: { j: true } });
       await client.close();
       child.kill("SIGKILL");
       await new Promise((r) => child.once("exit", r));
@@ -174,6 +174,6 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
     const { db } = await start(dir);
-    expect((await db.collection("c").find().toArray()).map((d) => d._id)).toEqual([1, 2]);
+    expect((await db.collection<Loose>("c").find().toArray()).map((d) => d._id)).toEqual([1, 2]);
   });
 });

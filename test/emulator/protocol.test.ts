@@ -136,10 +136,10 @@ describe.skipIf(!ON_EMULATOR)(`wire protocol ${EMULATOR_ONLY}`, () => {
   });
 
   it("handles document sequences (kind 1 sections)", async () => {
-    const docs = [{ _id: 1 }, { _id: 2 }].map((d) => BSON.serialize(d));
+    const docs = [{ _id: 1 }, { _id: 2 }].map((d) => Buffer.from(BSON.serialize(d)));
     const id = Buffer.from("documents\0");
     const seqLen = 4 + id.length + docs.reduce((s, d) => s + d.length, 0);
-    const body = BSON.serialize({ insert: "seq", $db: "proto" });
+    const body = Buffer.from(BSON.serialize({ insert: "seq", $db: "proto" }));
     const total = 16 + 4 + 1 + body.length + 1 + seqLen;
     const msg = Buffer.alloc(total);
     msg.writeInt32LE(total, 0);
@@ -166,7 +166,7 @@ describe.skipIf(!ON_EMULATOR)(`wire protocol ${EMULATOR_ONLY}`, () => {
   it("answers the legacy OP_QUERY isMaster handshake and refuses other OP_QUERY commands", async () => {
     const raw = new Raw(em.port);
     const opQuery = (ns: string, query: Record<string, unknown>) => {
-      const q = BSON.serialize(query);
+      const q = Buffer.from(BSON.serialize(query));
       const nsBuf = Buffer.from(ns + "\0");
       const msg = Buffer.alloc(16 + 4 + nsBuf.length + 8 + q.length);
       msg.writeInt32LE(msg.length, 0);

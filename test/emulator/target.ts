@@ -3,8 +3,11 @@
  * against a real MongoDB when MONGO_URL is set (so both can be checked to agree). Each test file
  * uses its own database and drops it at the end.
  */
-import { MongoClient, type Db } from "mongodb";
+import { MongoClient, type Db, type Document, type ObjectId } from "mongodb";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+
+/** Test documents use numbers, strings and ObjectIds as _id. */
+export type Loose = Document & { _id?: number | string | ObjectId };
 
 export const MONGO_URL = process.env.MONGO_URL;
 /** True when the tests run against the emulator (MONGO_URL unset). */
