@@ -12,6 +12,7 @@ import type { Logger } from "../log.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
 import {
   ScheduleError,
+  describeSchedule,
   dueAt,
   nextSlot,
   normalizeRetry,
@@ -313,6 +314,12 @@ export class JobService {
     const { slots, truncated } = slotsBetween(job.schedule, from - 1, to, MAX_BACKFILL, 0);
     if (truncated) {
       throw new ValidationError("from", `the range holds more than ${MAX_BACKFILL} slots; backfill at most ${MAX_BACKFILL} at a time`);
+    }
+    if (slots.length === 0) {
+      throw new ValidationError(
+        "from",
+        `the range holds no slot of the schedule (${describeSchedule(job.schedule)}; no slot before ${new Date(job.schedule.startAt).toISOString()})`,
+      );
     }
     const created: RunDoc[] = [];
     let existing = 0;
