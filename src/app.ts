@@ -9,6 +9,9 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, type ApiServer } from "./api/server.js";
+import { startOpsServer } from "./api/ops.js";
+import { SampledGauge, registry } from "./metrics.js";
+import { OPEN_STATUSES } from "./scheduler/lifecycle.js";
 import { TokenService } from "./auth/tokens.js";
 import type { KairosConfig } from "./config.js";
 import { JobService } from "./core/jobs.js";
@@ -59,6 +62,29 @@ async function devJwtSecret(dataDir: string): Promise<string> {
   const secret = randomBytes(32).toString("hex");
   await writeFile(file, `${secret}\n`, { mode: 0o600 });
   return secret;
+}
+
+/** Gauges read at scrape time from the shared state and the store. Returns their unregistration. */
+function registerSampledMetrics(s: Services, pools: readonly string[]): () => Promise<void> {
+  const gauges = [
+    new SampledGauge("kairos_queue_depth", "Runs waiting in each pool's ready queue.", async () => {
+      const known = new Set<string>([...pools, ...(await s.mongo.c.nodes.distinct("pools", { status: { $in: ["ONLINE", "DRAINING"] } }))]);
+      return Promise.all([...known].map(async (pool) => [{ pool }, await s.state.ready.size(pool)] as [Record<string, string>, number]));
+    }),
+    new SampledGauge("kairos_nodes", "Executor nodes by status.", async () =>
+      Promise.all((["ONLINE", "DRAINING", "OFFLINE", "DEAD"] as const).map(async (status) => [{ status }, await s.mongo.c.nodes.countDocuments({ status })] as [Record<string, string>, number])),
+    ),
+    new SampledGauge("kairos_open_runs", "Runs not yet final, by status.", async () =>
+      Promise.all(OPEN_STATUSES.map(async (status) => [{ status }, await s.mongo.c.runs.countDocuments({ status })] as [Record<string, string>, number])),
+    ),
+  ];
+  for (const g of gauges) {
+    registry.unregister(g.name);
+    registry.register(g);
+  }
+  return async () => {
+    for (const g of gauges) registry.unregister(g.name);
+  };
 }
 
 export async function startKairos(config: KairosConfig, opts: StartOptions): Promise<KairosApp> {
@@ -116,6 +142,8 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
       if (admin.updated) log.info({ username: config.adminUser }, "bootstrap admin password set from KAIROS_ADMIN_PASSWORD");
     }
 
+    stops.push(registerSampledMetrics(services, config.pools));
+
     let scheduler: Scheduler | null = null;
     if (dev || config.role === "scheduler") {
       scheduler = new Scheduler(
@@ -145,18 +173,25 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
       stops.push(() => e.stop());
     }
 
+    const ready = async () => (await mongo.db.command({ ping: 1 })).ok === 1;
     let api: ApiServer | null = null;
     if (dev || config.role === "api") {
       const schema = await buildKairosSchema();
       api = await startApiServer(services, schema, {
         port: config.port,
         host: config.host,
-        ready: async () => (await mongo.db.command({ ping: 1 })).ok === 1,
+        ready,
       });
       const a = api;
       // The API stops first (stops run in reverse), so no request sees a half-stopped backend.
       stops.push(() => a.stop());
       log.info({ url: api.url, ws: api.wsUrl }, "GraphQL API listening");
+    }
+
+    if (!api && config.metricsPort !== null) {
+      const ops = await startOpsServer(config.metricsPort, config.host, ready);
+      stops.push(() => ops.stop());
+      log.info({ port: ops.port }, "health and metrics listening");
     }
 
     return { config, services, api, scheduler, executor, generatedAdminPassword, mongoUrl, stop: stopAll };

@@ -47,6 +47,8 @@ export interface KairosConfig {
   nodeName: string;
   /** Run lease: an executor that cannot renew kills its job before this ends. `KAIROS_LEASE`. @default PT30S */
   leaseMs: number;
+  /** scheduler/executor roles: port of `/healthz`, `/readyz`, `/metrics` (the API serves them itself). `KAIROS_METRICS_PORT`. @default off */
+  metricsPort: number | null;
   /** How late a fire may be handled after downtime. `KAIROS_CATCHUP_WINDOW`. @default PT1H */
   catchupWindowMs: number;
 }
@@ -101,6 +103,7 @@ const FLAG_TO_ENV: Record<string, string> = {
   "--pools": "KAIROS_POOLS",
   "--node-name": "KAIROS_NODE_NAME",
   "--shards": "KAIROS_SHARDS",
+  "--metrics-port": "KAIROS_METRICS_PORT",
 };
 
 /** Flags override the environment: `--port 5000` or `--port=5000`. Unknown flags are refused. */
@@ -171,6 +174,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     executorSlots: int("KAIROS_EXECUTOR_SLOTS", env.KAIROS_EXECUTOR_SLOTS, Math.max(2, cpus().length * 2), 1, 1_024),
     pools,
     nodeName: env.KAIROS_NODE_NAME ?? hostname(),
+    metricsPort: env.KAIROS_METRICS_PORT ? int("KAIROS_METRICS_PORT", env.KAIROS_METRICS_PORT, 0, 0, 65_535) : null,
     leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
     catchupWindowMs: settingDuration("KAIROS_CATCHUP_WINDOW", env.KAIROS_CATCHUP_WINDOW ?? "PT1H"),
   };

@@ -14,6 +14,7 @@ import { WebSocketServer } from "ws";
 import type { Principal } from "../auth/tokens.js";
 import { UnauthenticatedError } from "../errors.js";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
+import { mountOps } from "./ops.js";
 
 export interface ApiServer {
   url: string;
@@ -93,13 +94,7 @@ export async function startApiServer(
   });
   await apollo.start();
 
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/readyz", async (_req, res) => {
-    const ok = opts.ready ? await opts.ready().catch(() => false) : true;
-    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not ready" });
-  });
+  mountOps(app, opts.ready);
   app.use(
     "/graphql",
     express.json({ limit: "1mb" }),

@@ -3,6 +3,7 @@
  * document id is the slot's fireKey, so an outcome is written once; a second write for the same
  * slot (a replay after a crash) is absorbed and reported as a duplicate.
  */
+import { metrics } from "../metrics.js";
 import { isDuplicateKey, type Mongo } from "../store/mongo.js";
 import type { FireDoc, FireOutcomeDoc, JobDoc } from "../store/types.js";
 
@@ -35,13 +36,19 @@ export class FireLedger {
       reason: r.reason ?? null,
       recordedAt: new Date(now),
     }));
+    let failed = new Set<number>();
     try {
-      const res = await this.mongo.c.fires.insertMany(docs, { ordered: false });
-      return res.insertedCount;
+      await this.mongo.c.fires.insertMany(docs, { ordered: false });
     } catch (e) {
       if (!isDuplicateKey(e)) throw e;
-      const inserted = (e as { result?: { insertedCount?: number } }).result?.insertedCount;
-      return inserted ?? 0;
+      const errors = (e as { writeErrors?: Array<{ index: number }> | { index: number } }).writeErrors;
+      failed = new Set((Array.isArray(errors) ? errors : errors ? [errors] : []).map((w) => w.index));
     }
+    records.forEach((r, i) => {
+      if (failed.has(i)) return;
+      metrics.fires.inc({ outcome: r.outcome });
+      if (r.outcome === "FIRED" && r.latenessMs != null) metrics.fireLateness.observe(r.latenessMs / 1000);
+    });
+    return records.length - failed.size;
   }
 }

@@ -11,6 +11,7 @@ import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/inde
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, RunDoc, RunTransition, RunTrigger } from "../store/types.js";
 import { CANCEL_CHANNEL, RunEvents } from "./events.js";
+import { metrics } from "../metrics.js";
 
 /** Transitions kept per run document; older ones are dropped (the fire ledger and logs keep the rest). */
 const HISTORY_LIMIT = 50;
@@ -229,6 +230,7 @@ export class RunService {
     const updated = await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
     if (updated) {
       await this.events.publish(updated);
+      if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
       if (isTerminal(to) && updated.overlap !== "ALLOW") await this.releaseOverlapSlot(updated.jobId, updated._id);
     }
     return updated;
@@ -237,13 +239,15 @@ export class RunService {
   /** Executor claim: QUEUED → RUNNING, bumping the fencing token. Exactly one claimer wins. */
   async claim(runId: string, nodeId: string, leaseMs: number): Promise<RunDoc | null> {
     const now = this.deps.clock();
-    return this.transition(runId, RunStatus.RUNNING, {
+    const run = await this.transition(runId, RunStatus.RUNNING, {
       from: [RunStatus.QUEUED],
       set: { nodeId, leaseUntil: new Date(now + leaseMs), startedAt: new Date(now), finishedAt: null, exitCode: null, signal: null, error: null },
       inc: { fencingToken: 1 },
       nodeId,
       reason: "claimed",
     });
+    if (run?.queuedAt) metrics.claimLatency.observe(Math.max(0, now - run.queuedAt.getTime()) / 1000);
+    return run;
   }
 
   /**
@@ -265,6 +269,13 @@ export class RunService {
    * the token is stale: a zombie's late result never overwrites the attempt that replaced it.
    */
   async finishAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
+    const done = await this.decideAttempt(run, outcome);
+    if (done) metrics.attempts.inc({ outcome: outcome.kind });
+    else metrics.staleResults.inc();
+    return done;
+  }
+
+  private async decideAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
     const now = this.deps.clock();
     const base: Partial<RunDoc> = {
       exitCode: outcome.exitCode,

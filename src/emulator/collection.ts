@@ -76,7 +76,7 @@ export class Collection {
     const rec = makeRec(stored);
     if (this.docs.has(rec.id)) throw duplicateKeyError(this.ns, "_id_", { _id: 1 }, { _id: stored._id });
     const entries = this.indexes.map((ix) => ix.entryFor(rec));
-    for (let i = 0; i < this.indexes.length; i++) this.indexes[i].checkUnique(entries[i], rec.id, this.ns);
+    for (let i = 0; i < this.indexes.length; i++) this.indexes[i].checkUnique(entries[i], rec, this.ns);
     this.docs.set(rec.id, rec);
     for (let i = 0; i < this.indexes.length; i++) this.indexes[i].add(rec.id, entries[i]);
     this.journal({ o: "i", ns: this.ns, d: stored });
@@ -92,7 +92,7 @@ export class Collection {
     for (const ix of this.indexes) {
       const entry = ix.entryFor(rec);
       if (ix.sameEntry(rec.id, entry)) continue;
-      ix.checkUnique(entry, rec.id, this.ns);
+      ix.checkUnique(entry, rec, this.ns);
       changed.push({ ix, entry });
     }
     for (const { ix, entry } of changed) {
@@ -153,7 +153,7 @@ export class Collection {
     const ix = new Index(spec);
     for (const rec of this.docs.values()) {
       const entry = ix.entryFor(rec);
-      ix.checkUnique(entry, rec.id, this.ns);
+      ix.checkUnique(entry, rec, this.ns);
       ix.add(rec.id, entry);
     }
     this.indexes.push(ix);

@@ -93,11 +93,41 @@ function levelKeys(t: unknown[]): string[] {
   return keys;
 }
 
-/** Per-document index entry: the keys at every prefix level, plus one tuple per full key. */
-interface Entry {
-  levels: string[][];
-  tuples: unknown[][];
+/**
+ * A document's keys in one index, compact because there is one per document per index:
+ *   string      single-field index, one key;
+ *   string[]    compound index, one key per prefix level;
+ *   string[][]  multikey: the distinct keys of each prefix level.
+ */
+type Entry = string | string[] | string[][];
+
+function forEachKey(e: Entry, fn: (level: number, key: string) => void): void {
+  if (typeof e === "string") fn(0, e);
+  else if (typeof e[0] === "string") for (let i = 0; i < e.length; i++) fn(i, e[i] as string);
+  else for (let i = 0; i < e.length; i++) for (const k of e[i] as string[]) fn(i, k);
 }
+
+function fullLevelKeys(e: Entry): readonly string[] {
+  if (typeof e === "string") return [e];
+  const last = e[e.length - 1];
+  return typeof last === "string" ? [last] : last;
+}
+
+function entryEquals(a: Entry, b: Entry): boolean {
+  if (typeof a === "string" || typeof b === "string") return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (typeof x === "string" || typeof y === "string") {
+      if (x !== y) return false;
+    } else if (x.length !== y.length || x.some((k, j) => k !== y[j])) return false;
+  }
+  return true;
+}
+
+/** Document ids under one key; a lone id is stored bare (most keys of most indexes). */
+type Ids = string | Set<string>;
 
 export class Index {
   readonly spec: IndexSpec;
@@ -107,7 +137,7 @@ export class Index {
   readonly ttlSeconds: number | null;
   private readonly partial: Query | null;
   /** levels[i]: key of the first i+1 fields → ids of documents with that key. */
-  private readonly levels: Map<string, Set<string>>[];
+  private readonly levels: Map<string, Ids>[];
   private readonly entries = new Map<string, Entry>();
 
   constructor(spec: IndexSpec) {
@@ -128,40 +158,39 @@ export class Index {
     return this.spec.name;
   }
 
-  get isPartial(): boolean {
-    return this.partial !== null;
-  }
-
   /** Keys the document would have in this index, or null if it is not indexed (sparse/partial). */
   entryFor(rec: Rec): Entry | null {
     if (this.partial && !this.partial.test(rec.view)) return null;
     const tuples = keyTuples(rec.doc, this.fields, this.name);
     if (this.sparse && tuples.every((t) => t.every((v) => v === MISSING))) return null;
+    if (tuples.length === 1) {
+      const keys = levelKeys(tuples[0]);
+      return keys.length === 1 ? keys[0] : keys;
+    }
     const levels: string[][] = this.fields.map(() => []);
     for (const t of tuples) {
       const keys = levelKeys(t);
       for (let i = 0; i < keys.length; i++) if (!levels[i].includes(keys[i])) levels[i].push(keys[i]);
     }
-    return { levels, tuples };
+    return levels;
   }
 
-  /** Throws DuplicateKey if `entry` collides with a document other than `selfId`. */
-  checkUnique(entry: Entry | null, selfId: string, ns: string): void {
+  /** Throws DuplicateKey if `entry` (the keys of `rec`) collides with another document. */
+  checkUnique(entry: Entry | null, rec: Rec, ns: string): void {
     if (!this.unique || entry === null) return;
-    const full = this.levels.length - 1;
-    const keys = entry.levels[full];
-    for (let k = 0; k < keys.length; k++) {
-      const ids = this.levels[full].get(keys[k]);
-      if (!ids) continue;
-      for (const other of ids) {
-        if (other !== selfId) throw this.duplicateError(entry, keys[k], ns);
-      }
+    const map = this.levels[this.levels.length - 1];
+    for (const key of fullLevelKeys(entry)) {
+      const ids = map.get(key);
+      if (ids === undefined) continue;
+      const clash = typeof ids === "string" ? ids !== rec.id : ids.size > 1 || !ids.has(rec.id);
+      if (clash) throw this.duplicateError(rec, key, ns);
     }
   }
 
-  private duplicateError(entry: Entry, key: string, ns: string): CommandError {
+  private duplicateError(rec: Rec, key: string, ns: string): CommandError {
+    const tuples = keyTuples(rec.doc, this.fields, this.name);
     const last = this.fields.length - 1;
-    const tuple = entry.tuples.find((t) => levelKeys(t)[last] === key) ?? entry.tuples[0];
+    const tuple = tuples.find((t) => levelKeys(t)[last] === key) ?? tuples[0];
     const keyValue: Doc = {};
     this.fields.forEach((f, i) => (keyValue[f] = tuple[i] === MISSING ? null : tuple[i]));
     return duplicateKeyError(ns, this.name, this.spec.key, keyValue);
@@ -170,29 +199,32 @@ export class Index {
   add(id: string, entry: Entry | null): void {
     if (entry === null) return;
     this.entries.set(id, entry);
-    for (let i = 0; i < entry.levels.length; i++) {
-      const map = this.levels[i];
-      for (const key of entry.levels[i]) {
-        let ids = map.get(key);
-        if (!ids) map.set(key, (ids = new Set()));
-        ids.add(id);
-      }
-    }
+    forEachKey(entry, (level, key) => {
+      const map = this.levels[level];
+      const ids = map.get(key);
+      if (ids === undefined) map.set(key, id);
+      else if (typeof ids === "string") {
+        if (ids !== id) map.set(key, new Set([ids, id]));
+      } else ids.add(id);
+    });
   }
 
   remove(id: string): void {
     const entry = this.entries.get(id);
-    if (!entry) return;
+    if (entry === undefined) return;
     this.entries.delete(id);
-    for (let i = 0; i < entry.levels.length; i++) {
-      const map = this.levels[i];
-      for (const key of entry.levels[i]) {
-        const ids = map.get(key);
-        if (!ids) continue;
-        ids.delete(id);
-        if (ids.size === 0) map.delete(key);
+    forEachKey(entry, (level, key) => {
+      const map = this.levels[level];
+      const ids = map.get(key);
+      if (ids === undefined) return;
+      if (typeof ids === "string") {
+        if (ids === id) map.delete(key);
+        return;
       }
-    }
+      ids.delete(id);
+      if (ids.size === 1) map.set(key, ids.values().next().value as string);
+      else if (ids.size === 0) map.delete(key);
+    });
   }
 
   /** Whether the document is in this index (false for documents a sparse/partial index skips). */
@@ -203,21 +235,19 @@ export class Index {
   /** True when the document's keys are unchanged, so an update needs no index maintenance. */
   sameEntry(id: string, entry: Entry | null): boolean {
     const old = this.entries.get(id);
-    if (!old || !entry) return !old && !entry;
-    const a = old.levels[old.levels.length - 1];
-    const b = entry.levels[entry.levels.length - 1];
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
+    if (old === undefined || entry === null) return old === undefined && entry === null;
+    return entryEquals(old, entry);
   }
 
   /** Ids of documents whose first `values.length` indexed fields equal these values. */
-  lookup(values: unknown[]): Set<string> | undefined {
+  lookup(values: unknown[]): Iterable<string> {
     const keys = levelKeys(values);
-    return this.levels[values.length - 1].get(keys[keys.length - 1]);
+    const ids = this.levels[values.length - 1].get(keys[keys.length - 1]);
+    if (ids === undefined) return [];
+    return typeof ids === "string" ? [ids] : ids;
   }
 
-  /** Whether a lookup for `value` would miss documents because they are not indexed. */
+  /** Whether an equality lookup finds every match (sparse and partial indexes skip documents). */
   canAnswerEquality(values: unknown[]): boolean {
     if (this.partial) return false;
     if (this.sparse && values.some((v) => v === null || v === undefined)) return false;

@@ -153,3 +153,19 @@ describe("pause, resume and backfill", () => {
     expect(ok.backfillJob.runs.map((r) => r.scheduledFor)).toEqual(["2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02.000Z"]);
   });
 });
+
+describe("metrics", () => {
+  it("exposes fire outcomes, lateness, finished runs, queue depth and nodes in Prometheus format", async () => {
+    const res = await fetch(app.url.replace("/graphql", "/metrics"));
+    expect(res.headers.get("content-type")).toMatch(/text\/plain/);
+    const text = await res.text();
+    const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
+    expect(value(/^kairos_fires_total\{outcome="SKIPPED_PAUSED"\} (\d+)$/m)).toBeGreaterThanOrEqual(2);
+    expect(value(/^kairos_runs_finished_total\{status="DEAD"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(value(/^kairos_runs_finished_total\{status="TIMED_OUT"\} (\d+)$/m)).toBe(1);
+    expect(value(/^kairos_fire_lateness_seconds_count (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^kairos_queue_depth\{pool="default"\} \d+$/m);
+    expect(value(/^kairos_nodes\{status="ONLINE"\} (\d+)$/m)).toBe(1);
+    expect(text).toMatch(/^# TYPE kairos_claim_latency_seconds histogram$/m);
+  });
+});

@@ -1,0 +1,35 @@
+/** Health and metrics endpoints, shared by the API server and the ops server of the other roles. */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express, { type Express } from "express";
+import { registry } from "../metrics.js";
+
+export type ReadyCheck = () => Promise<boolean>;
+
+export function mountOps(app: Express, ready?: ReadyCheck): void {
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const ok = ready ? await ready().catch(() => false) : true;
+    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not ready" });
+  });
+  app.get("/metrics", async (_req, res) => {
+    res.type("text/plain; version=0.0.4").send(await registry.render());
+  });
+}
+
+/** `/healthz`, `/readyz` and `/metrics` alone, for the scheduler and executor roles. */
+export async function startOpsServer(port: number, host: string, ready?: ReadyCheck): Promise<{ port: number; stop(): Promise<void> }> {
+  const app = express();
+  mountOps(app, ready);
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
