@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { applyFlags, loadConfig } from "../src/config.js";
+import { ConfigError } from "../src/errors.js";
+
+describe("configuration", () => {
+  it("has embedded defaults in dev and flags override the environment", () => {
+    const c = loadConfig("dev", applyFlags(["--port", "5001", "--slots=3"], { KAIROS_PORT: "4999" }));
+    expect(c).toMatchObject({ port: 5001, executorSlots: 3, host: "127.0.0.1", mongoUrl: null, redisUrl: null, shards: 64, leaseMs: 30_000, jwtTtlMs: 12 * 3600_000 });
+  });
+
+  it("names the bad setting and what is allowed", () => {
+    const bad: Array<[Record<string, string>, RegExp]> = [
+      [{ KAIROS_PORT: "99999" }, /KAIROS_PORT: "99999" must be a whole number from 0 to 65535/],
+      [{ KAIROS_LOG_LEVEL: "loud" }, /KAIROS_LOG_LEVEL: "loud" is not one of fatal, error/],
+      [{ MONGO_URL: "postgres://x" }, /MONGO_URL: scheme postgres: is not supported/],
+      [{ KAIROS_JWT_SECRET: "short" }, /KAIROS_JWT_SECRET: must be at least 32 characters/],
+      [{ KAIROS_LEASE: "30s" }, /KAIROS_LEASE: "30s" is not an ISO-8601 duration/],
+      [{ KAIROS_POOLS: "a b" }, /KAIROS_POOLS: pool name "a b"/],
+      [{ KAIROS_ADMIN_PASSWORD: "123" }, /KAIROS_ADMIN_PASSWORD: at least 8 characters/],
+    ];
+    for (const [env, message] of bad) {
+      expect(() => loadConfig("dev", env)).toThrow(ConfigError);
+      expect(() => loadConfig("dev", env)).toThrow(message);
+    }
+    expect(() => applyFlags(["--prot", "1"], {})).toThrow(/unknown option --prot; allowed: --port/);
+    expect(() => applyFlags(["--port"], {})).toThrow(/option --port needs a value/);
+  });
+
+  it("requires the stores and a JWT secret outside dev", () => {
+    expect(() => loadConfig("api", {})).toThrow(/MONGO_URL is required for the api role/);
+    expect(() => loadConfig("scheduler", { MONGO_URL: "mongodb://h:1" })).toThrow(/REDIS_URL is required for the scheduler role/);
+    expect(() => loadConfig("api", { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2" })).toThrow(/KAIROS_JWT_SECRET is required/);
+    expect(loadConfig("executor", { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2" }).host).toBe("0.0.0.0");
+  });
+});
