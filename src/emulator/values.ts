@@ -414,12 +414,13 @@ function normalizeAt(container: unknown[] | Doc, key: number | string): boolean 
 export function hasNumericWrappers(v: unknown): boolean {
   if (typeof v !== "object" || v === null) return false;
   if (Array.isArray(v)) {
-    for (const x of v) if (hasNumericWrappers(x)) return true;
+    for (let i = 0; i < v.length; i++) if (hasNumericWrappers(v[i])) return true;
     return false;
   }
-  const t = bsonTag(v);
+  const t = (v as Tagged)._bsontype;
   if (t !== undefined) return t === "Double" || t === "Long" || t === "Decimal128" || t === "Int32";
-  if (!isPlainObject(v)) return false;
+  // Dates and RegExps have no enumerable keys, so the loop below ends at once for them.
+  if (v instanceof Uint8Array) return false;
   for (const k in v) if (hasNumericWrappers((v as Doc)[k])) return true;
   return false;
 }
