@@ -1,16 +1,25 @@
 /**
- * Emulator throughput with the official driver, server and clients in separate processes (as in
- * real use). Run: node --import tsx bench/emulator.ts [--seconds N] [--clients N]
- * Set EMULATOR_CPU_PROF=DIR to write a V8 CPU profile of the server process into DIR.
+ * Emulator throughput. The server runs in its own process (as in real use); the clients run here.
+ *   node --import tsx bench/emulator.ts [--seconds N] [--clients N]
+ * EMULATOR_CPU_PROF=DIR writes a V8 CPU profile of the server process into DIR.
  *
- * Reports: point inserts/s, point findOneAndUpdate/s (claim-style filter on _id + status),
- * indexed finds/s (unique fireKey), each with N concurrent MongoClients doing one operation at a
- * time; and the median time of insertMany(1000 run-like documents).
+ * Part 1, official driver: N separate MongoClients (maxPoolSize 1), each doing one operation at a
+ * time: point inserts/s, point findOneAndUpdate/s (claim-style filter {_id, status}), indexed
+ * finds/s (unique fireKey and _id), and the median time of insertMany(1000 run-like documents).
+ * CPU use of both processes is reported, which shows which side is the bottleneck.
+ *
+ * Part 2, server capacity: the same operations as hand-encoded OP_MSG frames over 8 raw sockets
+ * with 8 requests in flight each, so the driver's own per-operation cost is out of the picture.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Socket } from "node:net";
+import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { BSON, UUID } from "bson";
 import { MongoClient, ObjectId, type Collection } from "mongodb";
+import { encodeMsgRequest } from "../src/emulator/wire.js";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,6 +29,8 @@ function arg(name: string, fallback: number): number {
 const SECONDS = arg("seconds", 3);
 const CLIENTS = arg("clients", 8);
 const INSERT_MANY_ROUNDS = 9;
+const RAW_CONNECTIONS = 8;
+const RAW_IN_FLIGHT = 8;
 
 interface RunDoc {
   _id?: ObjectId;
@@ -32,15 +43,16 @@ interface RunDoc {
   scheduledFor: Date;
   queuedAt: Date;
   createdAt: Date;
+  leaseUntil?: Date;
   pool: string;
   resources: { cpu: number; memoryMb: number };
   history: { from: string; to: string; at: Date }[];
 }
 
-function runDoc(i: number, tag: string): RunDoc {
+function runDoc(fireKey: string): RunDoc {
   const now = new Date();
   return {
-    fireKey: `${tag}-${i}@${now.getTime()}`,
+    fireKey,
     jobId: new ObjectId(),
     ownerId: new ObjectId(),
     status: "QUEUED",
@@ -55,7 +67,7 @@ function runDoc(i: number, tag: string): RunDoc {
   };
 }
 
-async function startServer(): Promise<{ uri: string; child: ChildProcess }> {
+async function startServer(): Promise<{ uri: string; port: number; child: ChildProcess }> {
   const bin = fileURLToPath(new URL("../src/emulator/bin.ts", import.meta.url));
   const prof = process.env.EMULATOR_CPU_PROF;
   const args = [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), "--import", "tsx", bin, "--port", "0"];
@@ -67,78 +79,180 @@ async function startServer(): Promise<{ uri: string; child: ChildProcess }> {
     });
     child.once("exit", (code) => reject(new Error(`emulator exited with ${code}`)));
   });
-  return { uri, child };
+  return { uri, port: Number(uri.split(":").pop()), child };
 }
 
-/** Runs `op` in a loop on every client for SECONDS; returns operations per second. */
-async function measure(colls: Collection<RunDoc>[], op: (coll: Collection<RunDoc>, client: number, i: number) => Promise<unknown>): Promise<number> {
-  const deadline = performance.now() + SECONDS * 1000;
+/** CPU time (ms) used so far by a process, from /proc (Linux). */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime in 10 ms ticks
+  } catch {
+    return NaN;
+  }
+}
+
+interface Phase {
+  opsPerSec: number;
+  clientCpuPct: number;
+  serverCpuPct: number;
+}
+
+/** Runs `op` in `workers` parallel loops for SECONDS and reports throughput and CPU use. */
+async function measure(serverPid: number, workers: number, op: (worker: number, i: number) => Promise<unknown>): Promise<Phase> {
+  const c0 = process.cpuUsage();
+  const s0 = processCpuMs(serverPid);
   const started = performance.now();
+  const deadline = started + SECONDS * 1000;
   const counts = await Promise.all(
-    colls.map(async (coll, c) => {
+    Array.from({ length: workers }, async (_, w) => {
       let n = 0;
-      while (performance.now() < deadline) await op(coll, c, n++);
+      while (performance.now() < deadline) await op(w, n++);
       return n;
     }),
   );
-  const elapsed = (performance.now() - started) / 1000;
-  return counts.reduce((a, b) => a + b, 0) / elapsed;
+  const ms = performance.now() - started;
+  const c = process.cpuUsage(c0);
+  return {
+    opsPerSec: Math.round((counts.reduce((a, b) => a + b, 0) / ms) * 1000),
+    clientCpuPct: Math.round(((c.user + c.system) / 1000 / ms) * 100),
+    serverCpuPct: Math.round(((processCpuMs(serverPid) - s0) / ms) * 100),
+  };
 }
 
-async function main(): Promise<void> {
-  const { uri, child } = await startServer();
+async function driverPart(uri: string, serverPid: number) {
   const clients = await Promise.all(Array.from({ length: CLIENTS }, () => new MongoClient(uri, { maxPoolSize: 1 }).connect()));
   try {
-    const colls = clients.map((c) => c.db("bench").collection<RunDoc>("runs"));
+    const colls: Collection<RunDoc>[] = clients.map((c) => c.db("bench").collection<RunDoc>("runs"));
     await colls[0].createIndex({ fireKey: 1 }, { unique: true });
     await colls[0].createIndex({ status: 1, leaseUntil: 1 });
     await colls[0].createIndex({ jobId: 1, scheduledFor: -1 });
+    await measure(serverPid, 2, (w, i) => colls[w].insertOne(runDoc(`warm-${w}-${i}`))); // JIT warm-up, both sides
 
-    // Warm up JITs on both sides.
-    await measure(colls.slice(0, 2), (coll, c, i) => coll.insertOne(runDoc(i, `warm${c}`)));
-
-    const ids: ObjectId[][] = colls.map(() => []);
-    const inserts = await measure(colls, async (coll, c, i) => {
-      const { insertedId } = await coll.insertOne(runDoc(i, `c${c}`));
-      ids[c].push(insertedId);
+    const mine: { id: ObjectId; fireKey: string }[][] = colls.map(() => []);
+    const inserts = await measure(serverPid, CLIENTS, async (w, i) => {
+      const fireKey = `c${w}-${i}`;
+      const { insertedId } = await colls[w].insertOne(runDoc(fireKey));
+      mine[w].push({ id: insertedId, fireKey });
     });
-
-    const claims = await measure(colls, (coll, c, i) => {
-      const mine = ids[c];
-      const _id = mine[i % mine.length];
-      const odd = Math.floor(i / mine.length) % 2 === 1;
-      return coll.findOneAndUpdate(
-        { _id, status: odd ? "RUNNING" : "QUEUED" },
-        { $set: { status: odd ? "QUEUED" : "RUNNING", leaseUntil: new Date() }, $inc: { fencingToken: 1 } },
+    const claims = await measure(serverPid, CLIENTS, (w, i) => {
+      const own = mine[w];
+      const { id } = own[i % own.length];
+      const release = Math.floor(i / own.length) % 2 === 1;
+      return colls[w].findOneAndUpdate(
+        { _id: id, status: release ? "RUNNING" : "QUEUED" },
+        { $set: { status: release ? "QUEUED" : "RUNNING", leaseUntil: new Date() }, $inc: { fencingToken: 1 } },
       );
     });
-
-    const finds = await measure(colls, (coll, c, i) => coll.findOne({ fireKey: `c${c}-${i % ids[c].length}@0` }).then(() => coll.findOne({ _id: ids[c][i % ids[c].length] })));
+    const finds = await measure(serverPid, CLIENTS, (w, i) => {
+      const { id, fireKey } = mine[w][i % mine[w].length];
+      return i % 2 === 0 ? colls[w].findOne({ fireKey }) : colls[w].findOne({ _id: id });
+    });
 
     const times: number[] = [];
     for (let r = 0; r < INSERT_MANY_ROUNDS; r++) {
-      const docs = Array.from({ length: 1000 }, (_, i) => runDoc(i, `bulk${r}`));
+      const docs = Array.from({ length: 1000 }, (_, i) => runDoc(`bulk${r}-${i}`));
       const t0 = performance.now();
       await colls[0].insertMany(docs);
       times.push(performance.now() - t0);
     }
     times.sort((a, b) => a - b);
-    const total = await colls[0].estimatedDocumentCount();
-
-    const results = {
-      clients: CLIENTS,
-      secondsPerPhase: SECONDS,
-      pointInsertsPerSec: Math.round(inserts),
-      pointFindOneAndUpdatePerSec: Math.round(claims),
-      // each iteration of the find phase does two finds (fireKey, then _id)
-      indexedFindsPerSec: Math.round(finds * 2),
-      insertMany1000MedianMs: Number(times[Math.floor(times.length / 2)].toFixed(2)),
-      insertMany1000MinMs: Number(times[0].toFixed(2)),
-      documentsAtEnd: total,
+    return {
+      pointInserts: inserts,
+      pointFindOneAndUpdate: claims,
+      indexedFinds: finds,
+      insertMany1000: { medianMs: Number(times[times.length >> 1].toFixed(1)), minMs: Number(times[0].toFixed(1)) },
+      documents: await colls[0].estimatedDocumentCount(),
     };
-    console.log(JSON.stringify(results, null, 2));
   } finally {
     await Promise.all(clients.map((c) => c.close()));
+  }
+}
+
+/** A raw connection sending pre-encoded OP_MSG frames, matching replies in order. */
+class RawConnection {
+  private buf = Buffer.alloc(0);
+  private readonly waiting: ((frame: Buffer) => void)[] = [];
+  private constructor(private readonly socket: Socket) {
+    socket.on("data", (chunk) => {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+      while (this.buf.length >= 4 && this.buf.length >= this.buf.readInt32LE(0)) {
+        const len = this.buf.readInt32LE(0);
+        this.waiting.shift()!(this.buf.subarray(0, len));
+        this.buf = this.buf.subarray(len);
+      }
+    });
+  }
+  static open(port: number): Promise<RawConnection> {
+    return new Promise((resolve, reject) => {
+      const s = new Socket();
+      s.setNoDelay(true);
+      s.once("error", reject);
+      s.connect(port, "127.0.0.1", () => resolve(new RawConnection(s)));
+    });
+  }
+  async send(doc: Record<string, unknown>): Promise<void> {
+    const reply = await new Promise<Buffer>((resolve) => {
+      this.waiting.push(resolve);
+      this.socket.write(encodeMsgRequest(1, doc));
+    });
+    const body = BSON.deserialize(reply.subarray(21));
+    if (body.ok !== 1) throw new Error(`raw command failed: ${JSON.stringify(body)}`);
+  }
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+async function rawPart(port: number, serverPid: number) {
+  const conns = await Promise.all(Array.from({ length: RAW_CONNECTIONS }, () => RawConnection.open(port)));
+  const lsid = { id: new UUID() };
+  const workers = RAW_CONNECTIONS * RAW_IN_FLIGHT;
+  const ids: ObjectId[] = [];
+  try {
+    const conn = (w: number) => conns[w % RAW_CONNECTIONS];
+    const inserts = await measure(serverPid, workers, async (w, i) => {
+      const _id = new ObjectId();
+      await conn(w).send({ insert: "raw", documents: [{ _id, ...runDoc(`raw-${w}-${i}`) }], ordered: true, lsid, $db: "bench" });
+      ids.push(_id);
+    });
+    const claims = await measure(serverPid, workers, (w, i) =>
+      conn(w).send({
+        findAndModify: "raw",
+        query: { _id: ids[(w * 7919 + i) % ids.length], status: { $in: ["QUEUED", "RUNNING"] } },
+        update: { $set: { status: i % 2 ? "QUEUED" : "RUNNING", leaseUntil: new Date() }, $inc: { fencingToken: 1 } },
+        lsid,
+        $db: "bench",
+      }),
+    );
+    const finds = await measure(serverPid, workers, (w, i) =>
+      conn(w).send({ find: "raw", filter: { _id: ids[(w * 104729 + i) % ids.length] }, limit: 1, singleBatch: true, lsid, $db: "bench" }),
+    );
+    return { pointInserts: inserts, pointFindAndModify: claims, findsById: finds };
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const load = loadavg()[0];
+  const { uri, port, child } = await startServer();
+  try {
+    const driver = await driverPart(uri, child.pid!);
+    const raw = await rawPart(port, child.pid!);
+    console.log(
+      JSON.stringify(
+        {
+          machine: { cpus: (await import("node:os")).cpus().length, loadAvg1mBefore: Number(load.toFixed(2)), loadAvg1mAfter: Number(loadavg()[0].toFixed(2)) },
+          secondsPerPhase: SECONDS,
+          driver: { clients: CLIENTS, ...driver },
+          serverCapacityRawWire: { connections: RAW_CONNECTIONS, inFlightPerConnection: RAW_IN_FLIGHT, ...raw },
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
   }

@@ -7,7 +7,7 @@
 import { Binary, UUID } from "bson";
 import { commandError } from "./errors.js";
 import { formatValue } from "./format.js";
-import { duplicateKeyError, Index, type IndexSpec } from "./indexes.js";
+import { duplicateKeyError, Index, pathValues, type IndexSpec } from "./indexes.js";
 import type { Rec } from "./matcher.js";
 import { canonInner, canonKey, hasNumericWrappers, isNumeric, isPlainObject, toNumber, toView, type Doc } from "./values.js";
 
@@ -62,8 +62,36 @@ export class Collection {
     return `${this.db}.${this.name}`;
   }
 
-  get ttlIndexes(): Index[] {
-    return this.indexes.filter((i) => i.ttlSeconds !== null);
+  /**
+   * Earliest time (ms) at which a document may expire through a TTL index. Lowered by every
+   * write, recomputed by each sweep that runs, so the TTL monitor scans a collection only when
+   * something is actually due (Kairos keeps finished runs for years).
+   */
+  private ttlNextDue = Infinity;
+
+  private noteTtl(rec: Rec): void {
+    for (const ix of this.indexes) {
+      if (ix.ttlSeconds === null) continue;
+      const due = ttlDue(rec, ix);
+      if (due < this.ttlNextDue) this.ttlNextDue = due;
+    }
+  }
+
+  /** Deletes documents whose TTL index date is past; returns how many. */
+  expire(nowMs: number): number {
+    if (nowMs < this.ttlNextDue) return 0;
+    const ttl = this.indexes.filter((ix) => ix.ttlSeconds !== null);
+    const expired: Rec[] = [];
+    let next = Infinity;
+    for (const rec of this.docs.values()) {
+      let due = Infinity;
+      for (const ix of ttl) if (ix.covers(rec.id)) due = Math.min(due, ttlDue(rec, ix));
+      if (due <= nowMs) expired.push(rec);
+      else if (due < next) next = due;
+    }
+    for (const rec of expired) this.remove(rec);
+    this.ttlNextDue = next;
+    return expired.length;
   }
 
   private journal(record: Doc): void {
@@ -79,6 +107,7 @@ export class Collection {
     for (let i = 0; i < this.indexes.length; i++) this.indexes[i].checkUnique(entries[i], rec, this.ns);
     this.docs.set(rec.id, rec);
     for (let i = 0; i < this.indexes.length; i++) this.indexes[i].add(rec.id, entries[i]);
+    this.noteTtl(rec);
     this.journal({ o: "i", ns: this.ns, d: stored });
     return rec;
   }
@@ -100,6 +129,7 @@ export class Collection {
       ix.add(rec.id, entry);
     }
     this.docs.set(rec.id, rec);
+    this.noteTtl(rec);
     this.journal({ o: "u", ns: this.ns, d: stored });
     return rec;
   }
@@ -157,6 +187,7 @@ export class Collection {
       ix.add(rec.id, entry);
     }
     this.indexes.push(ix);
+    if (ix.ttlSeconds !== null) this.ttlNextDue = 0; // scan once to find the first due date
     this.journal({ o: "ci", ns: this.ns, spec: spec as unknown as Doc });
     return true;
   }
@@ -173,6 +204,16 @@ export class Collection {
   indexSpecs(): IndexSpec[] {
     return [ID_INDEX_SPEC, ...this.indexes.map((ix) => ix.spec)];
   }
+}
+
+/**
+ * When a document expires through a TTL index: its earliest date at the indexed path plus
+ * expireAfterSeconds. Documents without a date there never expire (Infinity), as in MongoDB.
+ */
+function ttlDue(rec: Rec, ix: Index): number {
+  let earliest = Infinity;
+  for (const v of pathValues(rec.doc, ix.fields[0])) if (v instanceof Date) earliest = Math.min(earliest, v.getTime());
+  return earliest + ix.ttlSeconds! * 1000;
 }
 
 function keyText(key: Doc): string {

@@ -6,7 +6,6 @@ import type { Binary } from "bson";
 import { Collection, type CollectionHooks } from "./collection.js";
 import { CursorRegistry } from "./cursors.js";
 import { commandError } from "./errors.js";
-import { pathValues } from "./indexes.js";
 import type { Doc } from "./values.js";
 
 export interface EngineStats {
@@ -87,25 +86,12 @@ export class Engine {
   }
 
   /**
-   * Deletes documents whose TTL index date is older than `expireAfterSeconds` (for an array
-   * of dates, the earliest counts; non-date values never expire), like MongoDB's TTL monitor.
+   * The TTL monitor: deletes documents whose TTL-indexed date is older than expireAfterSeconds
+   * (for an array of dates the earliest counts; non-date values never expire), as MongoDB does.
    */
   sweepTtl(nowMs: number): number {
     let removed = 0;
-    for (const coll of [...this.allCollections()]) {
-      for (const ix of coll.ttlIndexes) {
-        const field = ix.fields[0];
-        const expired = [];
-        for (const rec of coll.docs.values()) {
-          if (!ix.covers(rec.id)) continue;
-          let earliest = Infinity;
-          for (const v of pathValues(rec.doc, field)) if (v instanceof Date) earliest = Math.min(earliest, v.getTime());
-          if (earliest + ix.ttlSeconds! * 1000 <= nowMs) expired.push(rec);
-        }
-        for (const rec of expired) coll.remove(rec);
-        removed += expired.length;
-      }
-    }
+    for (const coll of [...this.allCollections()]) removed += coll.expire(nowMs);
     this.stats.ttlDeleted += removed;
     return removed;
   }

@@ -679,6 +679,16 @@ describe("collections and databases", () => {
     expect((await t.db.listCollections({ name }).toArray()).length).toBe(0);
   });
 
+  it("reports dbStats and collStats", async () => {
+    const c = coll();
+    await c.insertMany([{ a: 1 }, { a: 2 }]);
+    const db = await t.db.command({ dbStats: 1 });
+    expect(db.objects).toBeGreaterThanOrEqual(2);
+    const cs = await t.db.command({ collStats: c.collectionName });
+    expect(cs.count).toBe(2);
+    expect(cs.nindexes).toBe(1);
+  });
+
   it("creates collections implicitly on first write and drops databases", async () => {
     const other = t.client.db(`${t.db.databaseName}_x`);
     await other.collection("a").insertOne({ x: 1 });
@@ -710,5 +720,20 @@ describe(`query planning ${EMULATOR_ONLY}`, () => {
     expect(await probe(() => c.countDocuments({ fireKey: { $in: ["f1", "f2"] } }))).toBeLessThanOrEqual(2);
     // A range on an unindexed field does scan: the counter really measures work.
     expect(await probe(() => c.findOne({ status: "nope" }))).toBeGreaterThan(9000);
+  });
+
+  it.skipIf(!ON_EMULATOR)("explains the access path of find and count", async () => {
+    const c = coll();
+    await c.createIndex({ k: 1 });
+    await c.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, k: i % 5, v: i })));
+    const byId = await c.find({ _id: 7 }).explain("executionStats");
+    expect(byId.queryPlanner.winningPlan.stage).toBe("IDHACK");
+    expect(byId.executionStats.totalDocsExamined).toBe(1);
+    const byIndex = await c.find({ k: 3 }).explain("executionStats");
+    expect(byIndex.queryPlanner.winningPlan.inputStage).toEqual({ stage: "IXSCAN", indexName: "k_1" });
+    expect(byIndex.executionStats).toMatchObject({ nReturned: 10, totalDocsExamined: 10 });
+    const scan = await t.db.command({ explain: { count: c.collectionName, query: { v: { $gt: 40 } } } });
+    expect(scan.queryPlanner.winningPlan.stage).toBe("COLLSCAN");
+    expect(scan.executionStats.totalDocsExamined).toBe(50);
   });
 });

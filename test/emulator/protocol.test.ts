@@ -189,6 +189,20 @@ describe.skipIf(!ON_EMULATOR)(`wire protocol ${EMULATOR_ONLY}`, () => {
     raw.close();
   });
 
+  it("refuses OP_COMPRESSED with an error reply (no compressor is ever negotiated)", async () => {
+    const raw = new Raw(em.port);
+    const msg = Buffer.alloc(16 + 9 + 4);
+    msg.writeInt32LE(msg.length, 0);
+    msg.writeInt32LE(21, 4);
+    msg.writeInt32LE(2012, 12);
+    raw.socket.write(msg);
+    const reply = msgBody(await raw.next());
+    expect(reply).toMatchObject({ ok: 0, code: 2 });
+    expect(String(reply.errmsg)).toContain("OP_COMPRESSED");
+    expect(await raw.command({ ping: 1, $db: "admin" })).toMatchObject({ ok: 1 });
+    raw.close();
+  });
+
   it("requires $db and reports errors without closing", async () => {
     const raw = new Raw(em.port);
     expect(await raw.command({ ping: 1 })).toMatchObject({ ok: 0, code: 40571 });

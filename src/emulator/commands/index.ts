@@ -10,6 +10,7 @@ import { adminCommands } from "./admin.js";
 import { aggregateCommands } from "./aggregate.js";
 import { GENERIC_FIELDS, type CommandContext, type CommandSpec } from "./context.js";
 import { ddlCommands } from "./ddl.js";
+import { explainCommands } from "./explain.js";
 import { findAndModifyCommands } from "./find-and-modify.js";
 import { readCommands } from "./read.js";
 import { writeCommands } from "./write.js";
@@ -22,6 +23,7 @@ const registry: Record<string, CommandSpec> = {
   ...findAndModifyCommands,
   ...aggregateCommands,
   ...ddlCommands,
+  ...explainCommands,
 };
 Object.assign(registry, adminCommands(() => Object.keys(registry).sort()));
 
