@@ -1,0 +1,188 @@
+/**
+ * One chaos scenario: start a cluster, submit INTERVAL and CRON jobs whose slots all fall in a
+ * fixed window [T0, T0 + window], run timed actions (kill -9, restart, freeze) during the window,
+ * wait for the system to drain, then analyse the runs in MongoDB against the external ledger and
+ * the independent slot evaluator. Used by `npm run chaos` and by test/chaos/cluster.test.ts.
+ */
+import { analyze, type ChaosReport } from "./analyze.js";
+import { isoSeconds, type ChaosSchedule } from "./expected.js";
+import { Cluster, sleep, waitUntil, type ClusterOptions } from "./harness.js";
+import { ledgerCommand, readLedger } from "./ledger.js";
+
+export interface ChaosAction {
+  /** Offset from T0 (the window start), ms. */
+  atMs: number;
+  label: string;
+  run: (c: Cluster) => Promise<unknown>;
+}
+
+export interface ScenarioOptions {
+  intervalJobs: number;
+  cronJobs: number;
+  /** Length of the schedule window. */
+  windowMs: number;
+  /** INTERVAL periods to draw from (whole seconds). @default [2, 3, 4, 5] */
+  intervalSeconds?: number[];
+  /** Six-field (seconds first) cron expressions to draw from. */
+  crons?: string[];
+  /** Time zones the crons are evaluated in. @default ["UTC"] */
+  timezones?: string[];
+  /** Each job sleeps a fixed time in [min, max] seconds between its start and end lines. */
+  sleepSeconds?: [number, number];
+  cluster: ClusterOptions;
+  actions: ChaosAction[];
+  /** Longest wait after the window for every run to finish. @default 90 s */
+  drainMaxMs?: number;
+  log?: (msg: string) => void;
+}
+
+export interface ScenarioResult {
+  report: ChaosReport;
+  windowStart: number;
+  windowEnd: number;
+  /** Attempts that had started and were still running when their executor was SIGKILLed. */
+  killedMidRun: number;
+  dir: string;
+  timeline: string[];
+  /** Warn/error lines from the Kairos logs worth reading (first few per process). */
+  notableLogs: Record<string, string[]>;
+}
+
+const OPEN = ["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"];
+
+export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
+  const log = o.log ?? (() => undefined);
+  const t = Date.now();
+  const cluster = await Cluster.start(o.cluster);
+  const timeline: string[] = [];
+  const mark = (what: string) => {
+    const line = `${new Date().toISOString()} ${what}`;
+    timeline.push(line);
+    log(line);
+  };
+  mark(`cluster up in ${Date.now() - t} ms (${cluster.dir})`);
+  try {
+    const ledgerPath = cluster.ledgerPath;
+    const intervals = o.intervalSeconds ?? [2, 3, 4, 5];
+    const crons = o.crons ?? ["*/3 * * * * *"];
+    const zones = o.timezones ?? ["UTC"];
+    const [smin, smax] = o.sleepSeconds ?? [0.2, 1];
+    const total = o.intervalJobs + o.cronJobs;
+    // Leave time to create every job before the window opens (≈ 40 ms per job, generously).
+    const windowStart = Math.ceil((Date.now() + 4_000 + total * 40) / 1000) * 1000 + 137;
+    const windowEnd = windowStart + o.windowMs;
+
+    const specs: Array<{ input: Record<string, unknown>; schedule: ChaosSchedule }> = [];
+    for (let i = 0; i < total; i++) {
+      const sleepS = Math.round((smin + ((smax - smin) * ((i * 7919) % 101)) / 100) * 10) / 10;
+      const common = {
+        name: `chaos-${i}`,
+        misfire: "FIRE_ALL",
+        retry: { maxAttempts: 5, initial: "PT1S", max: "PT2S" },
+        spec: { command: ledgerCommand(ledgerPath, sleepS), timeout: "PT30S" },
+      };
+      if (i < o.intervalJobs) {
+        const everyMs = intervals[i % intervals.length]! * 1000;
+        const startAt = windowStart + ((i * 211) % 1000);
+        specs.push({
+          input: { ...common, schedule: { kind: "INTERVAL", every: isoSeconds(everyMs), startAt: new Date(startAt).toISOString(), endAt: new Date(windowEnd).toISOString() } },
+          schedule: { kind: "INTERVAL", everyMs, startAt, endAt: windowEnd },
+        });
+      } else {
+        const cron = crons[i % crons.length]!;
+        const timezone = zones[i % zones.length]!;
+        specs.push({
+          input: { ...common, schedule: { kind: "CRON", cron, timezone, startAt: new Date(windowStart).toISOString(), endAt: new Date(windowEnd).toISOString() } },
+          schedule: { kind: "CRON", cron, timezone, startAt: windowStart, endAt: windowEnd },
+        });
+      }
+    }
+    const jobs: Array<{ id: string; schedule: ChaosSchedule }> = new Array(specs.length);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < specs.length) {
+          const i = next++;
+          jobs[i] = { id: await cluster.createJob(specs[i]!.input), schedule: specs[i]!.schedule };
+        }
+      }),
+    );
+    if (Date.now() >= windowStart) throw new Error(`creating ${total} jobs took too long: the window had already opened`);
+    mark(`${total} jobs created; window ${new Date(windowStart).toISOString()} .. ${new Date(windowEnd).toISOString()}`);
+
+    // Timed actions, in order.
+    for (const a of [...o.actions].sort((x, y) => x.atMs - y.atMs)) {
+      const wait = windowStart + a.atMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      mark(`T+${((Date.now() - windowStart) / 1000).toFixed(1)}s ${a.label}`);
+      await a.run(cluster);
+      mark(`T+${((Date.now() - windowStart) / 1000).toFixed(1)}s ${a.label}: done`);
+    }
+    if (Date.now() < windowEnd) await sleep(windowEnd - Date.now());
+    mark("window closed; draining");
+
+    const db = await cluster.db();
+    const ids = jobs.map((j) => j.id);
+    await waitUntil(
+      "every run to finish and every job to complete",
+      async () => {
+        const open = await db.collection("runs").countDocuments({ jobId: { $in: ids }, status: { $in: OPEN } });
+        const active = await db.collection("jobs").countDocuments({ _id: { $in: ids as any }, status: "ACTIVE" });
+        return open === 0 && active === 0;
+      },
+      o.drainMaxMs ?? 90_000,
+      500,
+    ).catch((e) => mark(`drain incomplete: ${(e as Error).message}`));
+    await sleep(500);
+    mark("drained");
+
+    const runs = await db
+      .collection("runs")
+      .find({ jobId: { $in: ids } }, { projection: { spec: 0, outputTail: 0 } })
+      .toArray();
+    const { lines, malformed } = readLedger(ledgerPath);
+    if (malformed > 0) mark(`ledger: ${malformed} malformed lines`);
+    const report = analyze({ jobs, runs: runs as any, ledger: lines, events: cluster.events });
+    // Attempts that had a start line from a killed executor and no end line: killed mid-run.
+    const killedMidRun = countKilledMidRun(lines, cluster.events);
+    const notableLogs: Record<string, string[]> = {};
+    for (const p of cluster.procs.values()) {
+      if (p.role === "redis") continue;
+      const notable = p
+        .logSince(0)
+        .split("\n")
+        .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+      if (notable.length) notableLogs[p.name] = [`${notable.length} warn/error lines`, ...notable.slice(0, 5)];
+    }
+    return { report, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs };
+  } finally {
+    await cluster.stop();
+    mark("cluster stopped");
+  }
+}
+
+/**
+ * SIGKILLs an executor while it is running at least one attempt (an open `start` line in the
+ * ledger from its pid), waiting up to `maxWaitMs` for one; kills anyway after that.
+ */
+export async function killExecutorMidRun(c: Cluster, name: string, maxWaitMs = 5_000): Promise<number> {
+  const p = c.get(name);
+  const deadline = Date.now() + maxWaitMs;
+  while (Date.now() < deadline) {
+    const { lines } = readLedger(c.ledgerPath);
+    const ended = new Set(lines.filter((l) => l.kind === "end").map((l) => `${l.runId}:${l.token}`));
+    if (lines.some((l) => l.kind === "start" && l.pid === p.pid && !ended.has(`${l.runId}:${l.token}`))) break;
+    await sleep(50);
+  }
+  return p.kill9();
+}
+
+function countKilledMidRun(lines: ReturnType<typeof readLedger>["lines"], events: Cluster["events"]): number {
+  const ended = new Set(lines.filter((l) => l.kind === "end").map((l) => `${l.runId}:${l.token}`));
+  let n = 0;
+  for (const l of lines) {
+    if (l.kind !== "start" || ended.has(`${l.runId}:${l.token}`)) continue;
+    if (events.some((e) => e.kind === "kill9" && e.pid === l.pid && e.at >= l.at)) n++;
+  }
+  return n;
+}
