@@ -32,7 +32,8 @@ export function takeBatch(items: Doc[], pos: number, batchSize: number, project:
   const max = batchSize > 0 ? batchSize : Infinity;
   while (pos < items.length && batch.length < max) {
     const doc = project ? project(items[pos]) : items[pos];
-    if (batch.length > 0 || max > 1) {
+    // A lone document always fits (it is at most 16 MiB); sizes matter only once a batch grows.
+    if (batch.length > 0 || (max > 1 && items.length - pos > 1)) {
       bytes += BSON.calculateObjectSize(doc);
       if (bytes > BATCH_BYTES && batch.length > 0) break;
     }

@@ -5,7 +5,7 @@
 import { BSON } from "bson";
 import type { Collection } from "../collection.js";
 import { CommandError, commandError } from "../errors.js";
-import { defaultIndexName, type IndexSpec } from "../indexes.js";
+import type { IndexSpec } from "../indexes.js";
 import { mingoQuery } from "../matcher.js";
 import { isNumeric, isPlainObject, toNumber, toView, type Doc } from "../values.js";
 import { collectionArg, optArray, optBool, optDoc, optInt, type CommandContext, type CommandSpec } from "./context.js";
@@ -167,7 +167,8 @@ const drop: CommandSpec = {
   run(ctx) {
     const name = collectionArg(ctx);
     const coll = ctx.engine.dropCollection(ctx.db, name);
-    if (!coll) throw commandError("NamespaceNotFound", "ns not found");
+    // Since MongoDB 7.0 dropping a missing collection succeeds (earlier: NamespaceNotFound).
+    if (!coll) return { ok: 1 };
     return { nIndexesWas: coll.indexes.length + 1, ns: coll.ns, ok: 1 };
   },
 };
@@ -282,4 +283,3 @@ export const ddlCommands: Record<string, CommandSpec> = {
   collstats: collStats,
 };
 
-export { defaultIndexName };
