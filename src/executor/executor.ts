@@ -8,8 +8,8 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
-import { mkdir, rm } from "node:fs/promises";
-import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -45,6 +45,9 @@ interface Attempt {
   killAt: number;
   done: Promise<void>;
   abortKind: "CANCEL" | "LEASE_LOST" | "SHUTDOWN" | null;
+  /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
+  deadlineFile: string;
+  ended: boolean;
 }
 
 export class Executor {
@@ -199,6 +202,8 @@ export class Executor {
       killAt: this.deps.clock() + this.leaseSafeMs(),
       done: Promise.resolve(),
       abortKind: null,
+      deadlineFile: join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}.deadline`),
+      ended: false,
     };
     this.attempts.set(run._id, attempt);
     attempt.done = this.execute(attempt)
@@ -221,6 +226,7 @@ export class Executor {
     await mkdir(cwd, { recursive: true });
     let result: ProcessResult;
     try {
+      await this.writeDeadline(a);
       result = await runProcess(
         {
           command: run.spec.command,
@@ -239,12 +245,17 @@ export class Executor {
           },
           cwd,
           timeoutMs: run.spec.timeoutMs,
+          deadlineFile: a.deadlineFile,
         },
         a.abort.signal,
       );
     } finally {
+      a.ended = true;
       await rm(cwd, { recursive: true, force: true }).catch(() => undefined);
+      await rm(a.deadlineFile, { force: true }).catch(() => undefined);
     }
+    // The watchdog enforced the lease deadline (this process was too slow or frozen to do it).
+    if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
     if (a.abortKind === "LEASE_LOST") {
       log.warn({ reason: result.abortReason }, "attempt killed: lease lost; result not reported");
       return;
@@ -265,6 +276,20 @@ export class Executor {
     const done = await this.deps.runs.finishAttempt(run, outcome);
     if (!done) log.warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
     else log.info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
+  }
+
+  /**
+   * Hands `killAt` to the run's watchdog as uptime centiseconds (a monotonic clock the shell can
+   * read without forking). Written to a temp file and renamed, so the watchdog never reads half.
+   */
+  private async writeDeadline(a: Attempt): Promise<void> {
+    if (a.ended) return;
+    const remainingMs = a.killAt - this.deps.clock();
+    const deadline = Math.floor(uptime() * 100) + Math.floor(remainingMs / 10);
+    const tmp = `${a.deadlineFile}.tmp`;
+    await writeFile(tmp, `${deadline}\n`);
+    if (a.ended) return void (await rm(tmp, { force: true }));
+    await rename(tmp, a.deadlineFile);
   }
 
   private abortAttempt(a: Attempt, kind: NonNullable<Attempt["abortKind"]>, reason: string): void {
@@ -302,6 +327,7 @@ export class Executor {
           const renewed = await this.deps.runs.extendLease(a.run._id, a.run.fencingToken, this.o.leaseMs);
           if (!renewed) return this.abortAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
           a.killAt = now + this.leaseSafeMs();
+          await this.writeDeadline(a);
           if (renewed.cancelRequested) this.abortAttempt(a, "CANCEL", "cancelled");
         } catch (e) {
           this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "lease renewal failed; will retry");

@@ -23,6 +23,15 @@ export interface ProcessSpec {
    * @default the current process id
    */
   dieWithPid?: number | null;
+  /**
+   * A file holding the attempt's kill deadline as an integer in centiseconds of system uptime
+   * (`/proc/uptime`, `os.uptime() * 100`). The watchdog kills the run's process group once that
+   * time has passed, even while the executor is frozen (SIGSTOP, a stuck event loop) and cannot
+   * kill it itself, so a run never outlives its lease. The executor moves the deadline on every
+   * lease renewal. A missing or unreadable file, or a system without `/proc/uptime`, disables the
+   * check (the pid check still applies). Needs `dieWithPid`.
+   */
+  deadlineFile?: string | null;
   /** Live output, for log streaming. */
   onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void;
 }
@@ -75,18 +84,28 @@ export class TailBuffer {
 
 /**
  * A watchdog shell in the run's process group polls the executor's pid and kills the group when
- * it is gone; then it `exec`s the program, so the program keeps the shell's pid and its exit
- * status is the run's. The watchdog writes nothing and holds no output pipe.
+ * it is gone, or when the lease deadline in `$KAIROS_DEADLINE_FILE` has passed; then it `exec`s
+ * the program, so the program keeps the shell's pid and its exit status is the run's. The
+ * watchdog writes nothing and holds no output pipe. It uses only shell builtins besides `sleep`
+ * (uptime comes from `/proc/uptime`, "12345.67" → 1234567 centiseconds), so checking the deadline
+ * costs no extra process.
  */
 const WATCHDOG =
-  '(while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null; do sleep 0.5; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
+  '(while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null; do ' +
+  'if [ -n "$KAIROS_DEADLINE_FILE" ] && read d < "$KAIROS_DEADLINE_FILE" && read up _ < /proc/uptime; then ' +
+  'up=${up%.*}${up#*.}; [ "$up" -ge "$d" ] 2>/dev/null && break; fi; ' +
+  'sleep 0.5; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
 
-export function commandLine(spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid">): [string, string[]] {
+/** Single-quotes a string for /bin/sh. */
+const shQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
+export function commandLine(spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid" | "deadlineFile">): [string, string[]] {
   const watch = spec.dieWithPid === undefined ? process.pid : spec.dieWithPid;
   if (watch === null) {
     return spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
   }
-  const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${WATCHDOG}`;
+  const deadline = spec.deadlineFile ? `KAIROS_DEADLINE_FILE=${shQuote(spec.deadlineFile)}; ` : "";
+  const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${deadline}${WATCHDOG}`;
   if (spec.argv && spec.argv.length > 0) {
     return ["/bin/sh", ["-c", `${pidGuard} exec "$@"`, "kairos-run", ...spec.argv]];
   }
