@@ -34,11 +34,13 @@ export function prepareForStorage(doc: Doc): Doc {
       if (k.startsWith("$")) throw commandError("DollarPrefixedFieldName", `_id fields may not contain '$'-prefixed fields: ${k} is not valid for storage.`);
     }
   }
-  for (const k of Object.keys(doc)) {
-    if (k.startsWith("$")) throw commandError("DollarPrefixedFieldName", `Document can't have $ prefixed field names: ${k}`);
+  let first: string | undefined;
+  for (const k in doc) {
+    first ??= k;
+    if (k.charCodeAt(0) === 36 /* $ */) throw commandError("DollarPrefixedFieldName", `Document can't have $ prefixed field names: ${k}`);
     if (k.length === 0) throw commandError("EmptyFieldName", "Document can't have an empty field name");
   }
-  if (Object.keys(doc)[0] === "_id") return doc;
+  if (first === "_id") return doc;
   const { _id, ...rest } = doc;
   return { _id, ...rest };
 }

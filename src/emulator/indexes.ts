@@ -132,6 +132,8 @@ type Ids = string | Set<string>;
 export class Index {
   readonly spec: IndexSpec;
   readonly fields: string[];
+  /** `fields` split at the dots, once. */
+  private readonly paths: string[][];
   readonly unique: boolean;
   readonly sparse: boolean;
   readonly ttlSeconds: number | null;
@@ -143,6 +145,7 @@ export class Index {
   constructor(spec: IndexSpec) {
     this.spec = spec;
     this.fields = Object.keys(spec.key);
+    this.paths = this.fields.map((f) => f.split("."));
     this.unique = spec.unique === true;
     this.sparse = spec.sparse === true;
     this.ttlSeconds = typeof spec.expireAfterSeconds === "number" ? spec.expireAfterSeconds : null;
@@ -161,6 +164,8 @@ export class Index {
   /** Keys the document would have in this index, or null if it is not indexed (sparse/partial). */
   entryFor(rec: Rec): Entry | null {
     if (this.partial && !this.partial.test(rec.view)) return null;
+    const fast = this.scalarEntry(rec.doc);
+    if (fast !== undefined) return fast;
     const tuples = keyTuples(rec.doc, this.fields, this.name);
     if (this.sparse && tuples.every((t) => t.every((v) => v === MISSING))) return null;
     if (tuples.length === 1) {
@@ -173,6 +178,44 @@ export class Index {
       for (let i = 0; i < keys.length; i++) if (!levels[i].includes(keys[i])) levels[i].push(keys[i]);
     }
     return levels;
+  }
+
+  /**
+   * The common case without arrays on the indexed paths: keys straight from the values, without
+   * building tuples. Returns undefined when an array is met (multikey: use the general path).
+   */
+  private scalarEntry(doc: Doc): Entry | null | undefined {
+    const n = this.paths.length;
+    let allMissing = true;
+    let inner = "";
+    let keys: string[] | null = null;
+    for (let i = 0; i < n; i++) {
+      const parts = this.paths[i];
+      let v: unknown = doc;
+      for (let j = 0; j < parts.length && v !== undefined; j++) {
+        if (Array.isArray(v)) return undefined; // fans out: multikey
+        if (!isPlainObject(v)) {
+          v = undefined;
+          break;
+        }
+        v = v[parts[j]];
+      }
+      if (Array.isArray(v)) return undefined;
+      if (v !== undefined) allMissing = false;
+      if (n === 1) {
+        if (this.sparse && allMissing) return null;
+        return canonKey(v);
+      }
+      if (i === 0) {
+        keys = [canonKey(v)];
+        inner = canonInner(v);
+      } else {
+        inner += "," + canonInner(v);
+        keys!.push(inner);
+      }
+    }
+    if (this.sparse && allMissing) return null;
+    return keys!;
   }
 
   /** Throws DuplicateKey if `entry` (the keys of `rec`) collides with another document. */
