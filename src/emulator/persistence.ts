@@ -25,7 +25,7 @@
  */
 import { BSON } from "bson";
 import { constants as fsc } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, stat, truncate, type FileHandle } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, truncate, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import type { Collection } from "./collection.js";
@@ -168,7 +168,7 @@ export class Persistence {
   private snapshotBytes = 0;
   private appended = 0;
   private synced = 0;
-  private waiters: { target: number; resolve: () => void }[] = [];
+  private waiters: { target: number; resolve: () => void; reject: (e: Error) => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
   /** Serializes flushes and journal switches: only one touches the journal file at a time. */
   private chain: Promise<void> = Promise.resolve();
@@ -296,7 +296,7 @@ export class Persistence {
   private fail(e: Error): void {
     this.failure = e;
     this.log("error", "journal write failed; later writes are not durable", { error: e.message });
-    for (const w of this.waiters.splice(0)) w.resolve();
+    for (const w of this.waiters.splice(0)) w.reject(e);
   }
 
   private async flushNow(): Promise<void> {
@@ -315,11 +315,15 @@ export class Persistence {
     }
   }
 
-  /** Resolves once every change committed before the call is on disk (writeConcern j:true). */
+  /**
+   * Resolves once every change committed before the call is on disk (writeConcern j:true);
+   * rejects if the journal cannot be written.
+   */
   durable(): Promise<void> {
-    if (this.synced >= this.appended || this.failure) return Promise.resolve();
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.synced >= this.appended) return Promise.resolve();
     const target = this.appended;
-    const p = new Promise<void>((resolve) => this.waiters.push({ target, resolve }));
+    const p = new Promise<void>((resolve, reject) => this.waiters.push({ target, resolve, reject }));
     this.scheduleFlush(0);
     return p;
   }
@@ -405,13 +409,6 @@ export class Persistence {
     await this.chain;
     await this.fh?.close();
     this.fh = null;
-  }
-
-  /** Size of the data directory's files, for serverStatus/debugging. */
-  async diskBytes(): Promise<number> {
-    let total = 0;
-    for (const f of await readdir(this.dir)) total += (await stat(join(this.dir, f))).size;
-    return total;
   }
 }
 

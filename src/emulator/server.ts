@@ -161,10 +161,21 @@ class Connection {
     }
     const result = runCommand({ engine: this.opts.engine, db, body, conn: this.conn, now: new Date(), server: this.info() });
     if (req.moreToCome) return;
-    const out = this.encode(req.requestId, result.reply, (id, doc) => encodeMsgReply(id, doc));
     const persistence = this.opts.persistence;
-    if (result.waitForJournal && persistence) this.sendAfter(persistence.durable(), out);
-    else this.send(out);
+    if (result.waitForJournal && persistence) {
+      // The write is applied in memory; only its acknowledgement waits for the disk. If the
+      // journal fails, say so the way MongoDB does for an unsatisfied write concern.
+      const ready = persistence.durable().then(
+        () => result.reply,
+        (e: Error) => ({
+          ...result.reply,
+          writeConcernError: { code: 100, codeName: "UnsatisfiableWriteConcern", errmsg: `journal write failed: ${e.message}` },
+        }),
+      );
+      this.sendAfter(ready.then((reply) => this.encode(req.requestId, reply, encodeMsgReply)));
+    } else {
+      this.send(this.encode(req.requestId, result.reply, encodeMsgReply));
+    }
   }
 
   private handleQuery(req: OpQueryRequest): void {
@@ -188,11 +199,11 @@ class Connection {
       const body = isPlainObject(req.query) ? req.query : {};
       reply = runCommand({ engine: this.opts.engine, db, body, conn: this.conn, now: new Date(), server: this.info() }).reply;
     }
-    this.send(this.encode(req.requestId, reply, (id, doc) => encodeOpReply(id, doc)));
+    this.send(this.encode(req.requestId, reply, encodeOpReply));
   }
 
   /** Encodes a reply; a reply too large for BSON becomes an error reply instead. */
-  private encode(requestId: number, reply: Doc, enc: (id: number, doc: Doc) => Buffer): Buffer {
+  private encode(requestId: number, reply: Doc, enc: (responseTo: number, doc: Doc) => Buffer): Buffer {
     try {
       return enc(requestId, reply);
     } catch (e) {
@@ -207,15 +218,16 @@ class Connection {
 
   private send(out: Buffer): void {
     if (this.replyChain) {
-      this.sendAfter(Promise.resolve(), out);
+      this.sendAfter(Promise.resolve(out));
       return;
     }
     if (!this.socket.destroyed) this.socket.write(out);
   }
 
-  private sendAfter(ready: Promise<void>, out: Buffer): void {
+  /** Queues a reply that is not ready yet; replies leave in request order. */
+  private sendAfter(ready: Promise<Buffer>): void {
     const prev = this.replyChain ?? Promise.resolve();
-    const next = Promise.all([prev, ready]).then(() => {
+    const next = Promise.all([prev, ready]).then(([, out]) => {
       if (!this.socket.destroyed) this.socket.write(out);
       if (this.replyChain === next) this.replyChain = null;
     });
