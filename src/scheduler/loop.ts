@@ -32,6 +32,15 @@ import {
 } from "./ports.js";
 import { dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
 
+/**
+ * Membership changes, on the event bus: `{from, reason}` when a scheduler joined or released
+ * shards. Every other scheduler rebalances at once instead of at its next heartbeat, so a shard
+ * handed over by a graceful release is acquired within milliseconds, not up to `heartbeatMs`
+ * later (a gap long enough to make every-second jobs late, and under FIRE_ONCE, to collapse a
+ * slot into MISSED). Best effort like every bus message: the periodic rebalance still runs.
+ */
+export const REBALANCE_CHANNEL = "kairos:scheduler:rebalance";
+
 export interface SchedulerOptions {
   memberId: string;
   /** Timers claimed per shard per pass. @default 500 */
@@ -77,6 +86,9 @@ export class Scheduler {
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: Unsubscribe | null = null;
   private rebalancing: Promise<void> = Promise.resolve();
+  private rebalanceRunning: Promise<void> | null = null;
+  private rebalanceAgain = false;
+  private unsubscribeRebalance: Unsubscribe | null = null;
   /** Overlap-lock holders seen missing at the previous reaper pass (a lock is taken just before its run is inserted). */
   private missingLockHolders = new Set<string>();
 
@@ -112,8 +124,10 @@ export class Scheduler {
   async start(): Promise<void> {
     this.stopped = false;
     this.unsubscribe = await this.deps.state.bus.subscribe(Channels.wheelWake, (msg) => this.onWake(msg));
-    await this.rebalance();
-    this.every(this.o.heartbeatMs, () => (this.rebalancing = this.rebalance()));
+    this.unsubscribeRebalance = await this.deps.state.bus.subscribe(REBALANCE_CHANNEL, (msg) => this.onRebalanceNotice(msg));
+    await this.requestRebalance();
+    await this.announce("joined");
+    this.every(this.o.heartbeatMs, () => (this.rebalancing = this.requestRebalance()));
     this.every(this.o.reaperMs, () => this.reap());
     this.every(this.o.reconcileMs, () => this.reconcile(this.ownedShards()));
     this.loopDone = this.loop();
@@ -127,11 +141,15 @@ export class Scheduler {
     this.wake();
     await this.loopDone;
     await this.rebalancing;
+    await this.rebalanceRunning;
     await this.unsubscribe?.();
+    await this.unsubscribeRebalance?.();
     const { coordinator } = this.deps.state;
     for (const [shard, epoch] of this.owned) await coordinator.release(shard, this.o.memberId, epoch).catch(() => undefined);
+    const had = this.owned.size;
     this.owned.clear();
     await coordinator.leave(this.o.memberId).catch(() => undefined);
+    if (had > 0) await this.announce("released");
   }
 
   private every(ms: number, fn: () => Promise<unknown>): void {
@@ -174,7 +192,46 @@ export class Scheduler {
     });
   }
 
-  /** Heartbeat, then take the shards rendezvous hashing gives us and let go of the others. */
+  /** Runs rebalance(), one at a time; a request during a pass runs one more pass after it. */
+  private requestRebalance(): Promise<void> {
+    if (this.rebalanceRunning) {
+      this.rebalanceAgain = true;
+      return this.rebalanceRunning;
+    }
+    const run = (async () => {
+      try {
+        do {
+          this.rebalanceAgain = false;
+          await this.rebalance();
+        } while (this.rebalanceAgain && !this.stopped);
+      } finally {
+        this.rebalanceRunning = null;
+      }
+    })();
+    this.rebalanceRunning = run;
+    return run;
+  }
+
+  private onRebalanceNotice(msg: string): void {
+    if (this.stopped) return;
+    try {
+      if ((JSON.parse(msg) as { from?: string }).from === this.o.memberId) return;
+    } catch {
+      // malformed: rebalancing once more is harmless
+    }
+    this.requestRebalance().catch((e) => this.deps.log.error({ err: coerceError(e) }, "rebalance after a membership notice failed"));
+  }
+
+  private async announce(reason: "joined" | "released"): Promise<void> {
+    await this.deps.state.bus
+      .publish(REBALANCE_CHANNEL, JSON.stringify({ from: this.o.memberId, reason }))
+      .catch((e) => this.deps.log.warn({ err: coerceError(e) }, "could not announce a membership change"));
+  }
+
+  /**
+   * Heartbeat, then take the shards rendezvous hashing gives us and let go of the others. Call it
+   * through requestRebalance(): two passes at once would race on `owned`.
+   */
   async rebalance(): Promise<void> {
     const { coordinator, wheel } = this.deps.state;
     const now = this.deps.clock();
@@ -183,6 +240,7 @@ export class Scheduler {
     const members = await coordinator.members(now);
     if (!members.includes(me)) members.push(me);
     const acquired: number[] = [];
+    let released = 0;
     for (let shard = 0; shard < wheel.shardCount; shard++) {
       const mine = rendezvousOwner(shard, members) === me;
       const epoch = this.owned.get(shard);
@@ -190,6 +248,7 @@ export class Scheduler {
         if (!mine) {
           this.owned.delete(shard);
           await coordinator.release(shard, me, epoch);
+          released++;
         } else if (!(await coordinator.renew(shard, me, epoch, now, this.o.shardLeaseMs))) {
           this.owned.delete(shard);
           this.deps.log.warn({ shard, epoch }, "lost shard lease");
@@ -203,6 +262,10 @@ export class Scheduler {
           acquired.push(shard);
         }
       }
+    }
+    if (released > 0) {
+      this.deps.log.info({ shards: released, owned: this.owned.size, members: members.length }, "released shards");
+      await this.announce("released");
     }
     if (acquired.length > 0) {
       this.deps.log.info({ shards: acquired.length, owned: this.owned.size, members: members.length }, "acquired shards");
