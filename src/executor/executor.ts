@@ -311,7 +311,8 @@ export class Executor {
   private enforceDeadlines(): void {
     const now = this.deps.clock();
     for (const a of this.attempts.values()) {
-      if (!a.abortKind && now >= a.killAt) {
+      // An attempt whose program has ended is only reporting its result: nothing left to kill.
+      if (!a.abortKind && !a.ended && now >= a.killAt) {
         this.deps.log.error({ runId: a.run._id }, "could not renew the lease in time; killing the attempt before the lease ends");
         this.abortAttempt(a, "LEASE_LOST", "lease could not be renewed");
       }

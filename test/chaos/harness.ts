@@ -132,7 +132,7 @@ export class ManagedProcess {
   }
 
   /** Spawns the process and waits until it is ready (bounded). */
-  async start(readyTimeoutMs = 30_000): Promise<void> {
+  async start(readyTimeoutMs = 60_000): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`);
     const fd = openSync(this.logPath, "a");
     writeSync(fd, `\n===== ${new Date().toISOString()} harness: starting ${this.name} =====\n`);
