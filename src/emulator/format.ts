@@ -3,7 +3,7 @@
  * `{ _id: ObjectId('65f0c0ffee0000000000cafe'), name: "x" }`, so errmsg strings read like a real
  * server's (`E11000 duplicate key error ... dup key: { f: "v" }`).
  */
-import { isPlainObject, type Doc } from "./values.js";
+import { isInt32Number, isPlainObject, type Doc } from "./values.js";
 
 const MAX_LEN = 512;
 
@@ -57,4 +57,46 @@ function render(v: unknown): string {
     default:
       return String(t ?? "object");
   }
+}
+
+/** BSON type name of a value, as MongoDB spells it in messages ("int", "objectId", ...). */
+export function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (v === undefined) return "missing";
+  switch (typeof v) {
+    case "string":
+      return "string";
+    case "boolean":
+      return "bool";
+    case "number":
+      return isInt32Number(v) ? "int" : "double";
+    default:
+      break;
+  }
+  if (Array.isArray(v)) return "array";
+  if (v instanceof Date) return "date";
+  if (v instanceof RegExp) return "regex";
+  switch ((v as { _bsontype?: string })._bsontype) {
+    case undefined:
+      return "object";
+    case "Long":
+      return "long";
+    case "Double":
+      return "double";
+    case "Decimal128":
+      return "decimal";
+    case "ObjectId":
+      return "objectId";
+    case "Binary":
+      return "binData";
+    case "Timestamp":
+      return "timestamp";
+    default:
+      return String((v as { _bsontype: string })._bsontype).toLowerCase();
+  }
+}
+
+/** `{_id: <value>}`, naming a document in error messages. */
+export function idOf(doc: Doc): string {
+  return `{_id: ${formatValue(doc._id)}}`;
 }

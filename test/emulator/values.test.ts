@@ -3,7 +3,7 @@
  */
 import { Decimal128, Double, Int32, Long, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
-import { applyUpdate, parseUpdate, upsertSeed } from "../../src/emulator/update.js";
+import { applyUpdate, parseUpdate, upsertSeed } from "../../src/emulator/update/index.js";
 import { canonKey, compareValues, normalizeInPlace, toView, valuesEqual, type Doc } from "../../src/emulator/values.js";
 import { CommandError } from "../../src/emulator/errors.js";
 

@@ -8,7 +8,7 @@ import type { Rec } from "../matcher.js";
 import { findMatching } from "../plan.js";
 import { compileProjection } from "../projection.js";
 import { parseSort, sortBy } from "../sort.js";
-import { applyUpdate, buildUpsertDoc, compileArrayFilters, parseUpdate } from "../update.js";
+import { applyUpdate, buildUpsertDoc, compileArrayFilters, parseUpdate } from "../update/index.js";
 import { cloneValue, type Doc } from "../values.js";
 import { collectionArg, optArray, optBool, optDoc, type CommandContext, type CommandSpec } from "./context.js";
 import { hintCheck } from "./write.js";

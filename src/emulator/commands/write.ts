@@ -8,7 +8,7 @@ import { ObjectId } from "bson";
 import type { Collection } from "../collection.js";
 import { CommandError, commandError, ErrorCode } from "../errors.js";
 import { findMatching } from "../plan.js";
-import { applyUpdate, buildUpsertDoc, compileArrayFilters, parseUpdate } from "../update.js";
+import { applyUpdate, buildUpsertDoc, compileArrayFilters, parseUpdate } from "../update/index.js";
 import { cloneValue, isNumeric, isPlainObject, toNumber, type Doc } from "../values.js";
 import { checkHint, collectionArg, optArray, optBool, type CommandContext, type CommandSpec } from "./context.js";
 
