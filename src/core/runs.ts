@@ -9,12 +9,14 @@ import { RunStatus, assertTransition, isTerminal, sourcesOf } from "../scheduler
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
 import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/index.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { JobDoc, RunDoc, RunTransition, RunTrigger } from "../store/types.js";
+import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc } from "../store/types.js";
 import { CANCEL_CHANNEL, RunEvents } from "./events.js";
 import { metrics } from "../metrics.js";
 
 /** Transitions kept per run document; older ones are dropped (the fire ledger and logs keep the rest). */
 const HISTORY_LIMIT = 50;
+/** How long a user's maxConcurrentRuns is cached per process for the claim path. */
+const LIMIT_CACHE_MS = 2_000;
 
 export const retryTimerId = (runId: string) => `r:${runId}`;
 export const jobTimerId = (jobId: string) => `j:${jobId}`;
@@ -40,6 +42,7 @@ export interface RunServiceDeps {
 export class RunService {
   readonly events: RunEvents;
   private readonly random: () => number;
+  private readonly limits = new Map<string, { limit: number | null; at: number }>();
 
   constructor(private readonly deps: RunServiceDeps) {
     this.events = new RunEvents(deps.state.bus);
@@ -229,6 +232,10 @@ export class RunService {
     if (opts.inc) update.$inc = opts.inc;
     const updated = await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
     if (updated) {
+      // An attempt left RUNNING: give its owner's run slot back (idempotent).
+      if (updated.userSlot && to !== RunStatus.RUNNING && allowed.includes(RunStatus.RUNNING)) {
+        await this.releaseUserSlot(updated.ownerId, updated.userSlot);
+      }
       await this.events.publish(updated);
       if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
       if (isTerminal(to) && updated.overlap !== "ALLOW") await this.releaseOverlapSlot(updated.jobId, updated._id);
@@ -236,18 +243,161 @@ export class RunService {
     return updated;
   }
 
-  /** Executor claim: QUEUED → RUNNING, bumping the fencing token. Exactly one claimer wins. */
+  /**
+   * Executor claim: QUEUED → RUNNING, bumping the fencing token. Exactly one claimer wins.
+   *
+   * Per-user concurrency: when the run's owner has `maxConcurrentRuns`, the claim first takes one
+   * of the owner's run slots (see {@link takeUserSlot}). At the limit, the run is parked
+   * (`heldByLimit`, still QUEUED, out of the ready queue) and null is returned, so the executor
+   * moves on to other users' work; a freed slot puts the oldest parked run back in the queue.
+   * Nothing polls: parking and waking are driven by claims and slot releases, and the reaper
+   * repairs what a crash left behind ({@link reconcileUserSlots}).
+   */
   async claim(runId: string, nodeId: string, leaseMs: number): Promise<RunDoc | null> {
+    const queued = await this.runs.findOne(
+      { _id: runId, status: RunStatus.QUEUED },
+      { projection: { ownerId: 1, fencingToken: 1, heldByLimit: 1 } },
+    );
+    if (!queued || queued.heldByLimit) return null;
+    const limit = await this.userLimit(queued.ownerId);
+    // The slot is named after the token this claim gives the attempt.
+    const key = `${runId}:${queued.fencingToken + 1}`;
+    let slot: string | null = null;
+    if (limit !== null) {
+      const taken = await this.takeUserSlot(queued.ownerId, key);
+      if (taken === "FULL") {
+        await this.holdForLimit(runId, queued.ownerId, queued.fencingToken);
+        return null;
+      }
+      if (taken === "TAKEN") slot = key;
+    }
     const now = this.deps.clock();
     const run = await this.transition(runId, RunStatus.RUNNING, {
       from: [RunStatus.QUEUED],
-      set: { nodeId, leaseUntil: new Date(now + leaseMs), startedAt: new Date(now), finishedAt: null, exitCode: null, signal: null, error: null },
+      token: queued.fencingToken,
+      set: {
+        nodeId,
+        leaseUntil: new Date(now + leaseMs),
+        startedAt: new Date(now),
+        finishedAt: null,
+        exitCode: null,
+        signal: null,
+        error: null,
+        userSlot: slot,
+      },
       inc: { fencingToken: 1 },
       nodeId,
       reason: "claimed",
     });
+    if (!run && slot) await this.releaseUserSlot(queued.ownerId, slot);
     if (run?.queuedAt) metrics.claimLatency.observe(Math.max(0, now - run.queuedAt.getTime()) / 1000);
     return run;
+  }
+
+  private async userLimit(ownerId: string): Promise<number | null> {
+    const now = this.deps.clock();
+    const hit = this.limits.get(ownerId);
+    if (hit && now - hit.at >= 0 && now - hit.at < LIMIT_CACHE_MS) return hit.limit;
+    const user = await this.deps.mongo.c.users.findOne({ _id: ownerId }, { projection: { maxConcurrentRuns: 1 } });
+    const limit = user?.maxConcurrentRuns ?? null;
+    this.limits.set(ownerId, { limit, at: now });
+    return limit;
+  }
+
+  /**
+   * Adds `key` to the owner's `runSlots` only while fewer than `maxConcurrentRuns` are taken: one
+   * conditional update (compare-and-set on the set's size), so concurrent claims on any number of
+   * executors never exceed the limit. UNLIMITED when the owner has no limit (any more) or is gone.
+   */
+  private async takeUserSlot(ownerId: string, key: string): Promise<"TAKEN" | "FULL" | "UNLIMITED"> {
+    const users = this.deps.mongo.c.users;
+    const res = await users.updateOne(
+      {
+        _id: ownerId,
+        maxConcurrentRuns: { $ne: null },
+        $expr: { $lt: [{ $size: { $ifNull: ["$runSlots", []] } }, "$maxConcurrentRuns"] },
+      } as Filter<UserDoc>,
+      { $addToSet: { runSlots: key } },
+    );
+    if (res.matchedCount === 1) return "TAKEN";
+    const user = await users.findOne({ _id: ownerId }, { projection: { maxConcurrentRuns: 1, runSlots: 1 } });
+    if (!user || user.maxConcurrentRuns === null || user.maxConcurrentRuns === undefined) return "UNLIMITED";
+    return user.runSlots?.includes(key) ? "TAKEN" : "FULL";
+  }
+
+  /** Gives a slot back (idempotent) and lets the owner's oldest parked run back into the queue. */
+  private async releaseUserSlot(ownerId: string, key: string): Promise<void> {
+    await this.deps.mongo.c.users.updateOne({ _id: ownerId }, { $pull: { runSlots: key } });
+    await this.wakeHeld(ownerId);
+  }
+
+  /** Parks a QUEUED run out of the ready queue, then re-checks: a slot may have freed meanwhile. */
+  private async holdForLimit(runId: string, ownerId: string, token: number): Promise<void> {
+    const held = await this.runs.updateOne(
+      { _id: runId, status: RunStatus.QUEUED, fencingToken: token },
+      { $set: { heldByLimit: true, updatedAt: new Date(this.deps.clock()) } },
+    );
+    if (held.modifiedCount === 1) {
+      this.deps.log.debug({ runId, ownerId }, "run held: its owner is at maxConcurrentRuns");
+      await this.wakeHeld(ownerId);
+    }
+  }
+
+  /**
+   * Puts back in the ready queue as many of the owner's parked runs, oldest first, as the owner
+   * has free slots (all of them when the owner has no limit any more). A run put back that finds
+   * the slots taken again is parked again.
+   */
+  async wakeHeld(ownerId: string): Promise<number> {
+    const user = await this.deps.mongo.c.users.findOne({ _id: ownerId }, { projection: { maxConcurrentRuns: 1, runSlots: 1 } });
+    const limit = user?.maxConcurrentRuns ?? null;
+    let free = limit === null ? Infinity : limit - (user?.runSlots?.length ?? 0);
+    let woken = 0;
+    while (free-- > 0) {
+      const run = await this.runs.findOneAndUpdate(
+        { ownerId, status: RunStatus.QUEUED, heldByLimit: true },
+        { $set: { heldByLimit: false } },
+        { sort: { queuedAt: 1 }, returnDocument: "after" },
+      );
+      if (!run) break;
+      await this.enqueue(run);
+      woken++;
+    }
+    return woken;
+  }
+
+  /**
+   * Reaper repair of the per-user slots. A slot whose attempt is no longer RUNNING under its
+   * token (the process died between the run's update and the slot's release, or between taking
+   * the slot and claiming) is released once it looked stale on two passes in a row, since a claim
+   * takes its slot just before it marks the run RUNNING. Parked runs whose owner has room are
+   * woken (a lost wake-up). `suspects` is what the previous pass returned.
+   */
+  async reconcileUserSlots(suspects: ReadonlySet<string>): Promise<{ released: number; woken: number; suspects: Set<string> }> {
+    const { c } = this.deps.mongo;
+    const next = new Set<string>();
+    let released = 0;
+    const users = await c.users.find({ "runSlots.0": { $exists: true } }, { projection: { runSlots: 1 } }).toArray();
+    for (const u of users) {
+      for (const key of u.runSlots ?? []) {
+        const cut = key.lastIndexOf(":");
+        const live = await c.runs.countDocuments(
+          { _id: key.slice(0, cut), status: RunStatus.RUNNING, fencingToken: Number(key.slice(cut + 1)) },
+          { limit: 1 },
+        );
+        if (live > 0) continue;
+        if (suspects.has(key)) {
+          await c.users.updateOne({ _id: u._id }, { $pull: { runSlots: key } });
+          released++;
+        } else {
+          next.add(key);
+        }
+      }
+    }
+    let woken = 0;
+    const owners = await c.runs.distinct("ownerId", { status: RunStatus.QUEUED, heldByLimit: true });
+    for (const ownerId of owners) woken += await this.wakeHeld(ownerId);
+    return { released, woken, suspects: next };
   }
 
   /**

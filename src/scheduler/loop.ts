@@ -91,6 +91,8 @@ export class Scheduler {
   private unsubscribeRebalance: Unsubscribe | null = null;
   /** Overlap-lock holders seen missing at the previous reaper pass (a lock is taken just before its run is inserted). */
   private missingLockHolders = new Set<string>();
+  /** Per-user run slots that looked stale at the previous reaper pass (see RunService.reconcileUserSlots). */
+  private staleUserSlots: ReadonlySet<string> = new Set<string>();
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -549,7 +551,8 @@ export class Scheduler {
       if (done) this.deps.log.warn({ runId: run._id, nodeId: run.nodeId, status: done.status }, "reclaimed run with expired lease");
     }
     const stale = await this.deps.mongo.c.runs
-      .find({ status: RunStatus.QUEUED, queuedAt: { $lt: new Date(now - 10_000) } }, { projection: { spec: 0, history: 0 } })
+      // Runs parked by their owner's maxConcurrentRuns are out of the queue on purpose.
+      .find({ status: RunStatus.QUEUED, queuedAt: { $lt: new Date(now - 10_000) }, heldByLimit: { $ne: true } }, { projection: { spec: 0, history: 0 } })
       .limit(1_000)
       .toArray();
     for (const run of stale) {
@@ -559,6 +562,10 @@ export class Scheduler {
     }
     await this.repairOverlapLocks(mine);
     if (this.owned.has(0)) {
+      // Cluster-wide chores run on the owner of shard 0 only.
+      const slots = await this.deps.runs.reconcileUserSlots(this.staleUserSlots);
+      this.staleUserSlots = slots.suspects;
+      if (slots.released > 0 || slots.woken > 0) this.deps.log.warn({ released: slots.released, woken: slots.woken }, "repaired per-user run slots");
       const res = await this.deps.mongo.c.nodes.updateMany(
         { status: { $in: ["ONLINE", "DRAINING"] }, lastHeartbeatAt: { $lt: new Date(now - this.o.nodeDeadMs) } },
         { $set: { status: "DEAD" } },

@@ -15,6 +15,12 @@ export interface UserDoc {
   role: UserRole;
   /** Most runs of this user that may be RUNNING at once (enforced at dispatch). */
   maxConcurrentRuns: number | null;
+  /**
+   * The run slots taken under `maxConcurrentRuns`: one `runId:fencingToken` per RUNNING attempt.
+   * A set rather than a counter, so taking and giving back a slot are idempotent; its size is
+   * compared-and-set at claim time (RunService.claim).
+   */
+  runSlots?: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -107,6 +113,13 @@ export interface RunDoc {
   spec: JobSpec;
   nodeId: string | null;
   leaseUntil: Date | null;
+  /** The owner's run slot this attempt holds (`runId:fencingToken`), when the owner has a limit. */
+  userSlot?: string | null;
+  /**
+   * QUEUED but parked out of the ready queue: its owner was at `maxConcurrentRuns` when an
+   * executor tried to claim it. Put back in the queue when one of the owner's slots frees up.
+   */
+  heldByLimit?: boolean;
   cancelRequested: boolean;
   queuedAt: Date | null;
   startedAt: Date | null;
