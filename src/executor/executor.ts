@@ -47,6 +47,8 @@ interface Attempt {
   abortKind: "CANCEL" | "LEASE_LOST" | "SHUTDOWN" | null;
   /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
   deadlineFile: string;
+  /** Writes of the deadline file, one after the other, so the newest killAt always lands last. */
+  deadlineWrite: Promise<void>;
   ended: boolean;
 }
 
@@ -61,6 +63,7 @@ export class Executor {
   private watchdog: NodeJS.Timeout | null = null;
   private unsubs: Unsubscribe[] = [];
   private poolCursor = 0;
+  private deadlineWrites = 0;
 
   constructor(
     private readonly deps: { mongo: Mongo; state: SharedState; runs: RunService; clock: Clock; log: Logger },
@@ -203,6 +206,7 @@ export class Executor {
       done: Promise.resolve(),
       abortKind: null,
       deadlineFile: join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}.deadline`),
+      deadlineWrite: Promise.resolve(),
       ended: false,
     };
     this.attempts.set(run._id, attempt);
@@ -282,14 +286,26 @@ export class Executor {
    * Hands `killAt` to the run's watchdog as uptime centiseconds (a monotonic clock the shell can
    * read without forking). Written to a temp file and renamed, so the watchdog never reads half.
    */
-  private async writeDeadline(a: Attempt): Promise<void> {
+  private writeDeadline(a: Attempt): Promise<void> {
+    a.deadlineWrite = a.deadlineWrite.then(() => this.writeDeadlineNow(a));
+    return a.deadlineWrite;
+  }
+
+  private async writeDeadlineNow(a: Attempt): Promise<void> {
     if (a.ended) return;
     const remainingMs = a.killAt - this.deps.clock();
     const deadline = Math.floor(uptime() * 100) + Math.floor(remainingMs / 10);
-    const tmp = `${a.deadlineFile}.tmp`;
-    await writeFile(tmp, `${deadline}\n`);
-    if (a.ended) return void (await rm(tmp, { force: true }));
-    await rename(tmp, a.deadlineFile);
+    const tmp = `${a.deadlineFile}.${++this.deadlineWrites}.tmp`;
+    try {
+      await writeFile(tmp, `${deadline}\n`);
+      if (a.ended) return;
+      await rename(tmp, a.deadlineFile);
+    } catch (e) {
+      // The watchdog then keeps the previous deadline (or, without a file, only the pid check).
+      this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "could not hand the lease deadline to the run's watchdog");
+    } finally {
+      await rm(tmp, { force: true }).catch(() => undefined);
+    }
   }
 
   private abortAttempt(a: Attempt, kind: NonNullable<Attempt["abortKind"]>, reason: string): void {
