@@ -16,10 +16,9 @@ describe("memory adapter", () => {
     await s.close();
   });
 
-  it("arms 20,000 timers and claims them in batches in well under a second", async () => {
+  it("arms 20,000 timers and claims them in due order in batches, then re-arms them all", async () => {
     const s = createMemorySharedState({ shardCount: 4 });
     const fence = { shard: 0, epoch: (await s.coordinator.acquire(0, "me", T0, 60_000))! };
-    const started = performance.now();
     // Descending due times: every arm is a new minimum, the worst case for the heap and the wake.
     for (const i of range(20_000)) await s.wheel.arm(0, `j:${i}`, T0 - i);
     let claimed = 0;
@@ -34,10 +33,8 @@ describe("memory adapter", () => {
       claimed += batch.length;
     }
     for (const i of range(20_000)) await s.wheel.complete(fence, `j:${i}`, T0 + 60_000 + i);
-    const elapsed = performance.now() - started;
     expect(claimed).toBe(20_000);
     expect(await s.wheel.size(0)).toEqual({ armed: 20_000, inflight: 0 });
-    expect(elapsed).toBeLessThan(1_500);
     await s.close();
   });
 });
