@@ -5,9 +5,11 @@
  * A *slot* is one (jobId, scheduledFor). An *attempt* is one fencing token of one run, as seen in
  * the ledger: it spans from its `start` line to its `end` line, or, when it has no `end` line and
  * its executor was SIGKILLed after it started, to the kill plus the process-group watchdog's
- * bound (runs die with their executor within ~0.5 s, src/executor/process.ts). An attempt that
- * has neither (its executor was frozen, or killed it for a lost lease) is open-ended: it overlaps
- * every later attempt of its slot, so the count errs on the side of reporting an overlap.
+ * bound (runs die with their executor within ~0.5 s, src/executor/process.ts); or, when its
+ * executor killed it (lost lease) or was refused its result, to the time the executor logged that
+ * it had seen the program end (`executorEnds`: an upper bound, the log line comes after the exit).
+ * An attempt with none of these is open-ended: it overlaps every later attempt of its slot, so
+ * the count errs on the side of reporting an overlap.
  */
 import { expectedSlots, type ChaosSchedule } from "./expected.js";
 import type { ProcessEvent } from "./harness.js";
@@ -32,6 +34,27 @@ export interface AnalysisInput {
   events: ProcessEvent[];
   /** Bound on how long a run outlives its SIGKILLed executor. @default 500 */
   watchdogMs?: number;
+  /** `runId:token` → when the executor logged the attempt's program as ended (see executorEnds()). */
+  executorEnds?: ReadonlyMap<string, number>;
+}
+
+/**
+ * From executor logs (pino JSON lines): when each attempt's program was seen to end, by the
+ * executor's own messages written after the process exited.
+ */
+export function executorEnds(logText: string): Map<string, number> {
+  const ends = new Map<string, number>();
+  const msgs = /"msg":"(attempt killed: lease lost; result not reported|result refused: fencing token is stale[^"]*|attempt finished|attempt handed back on shutdown)"/;
+  for (const line of logText.split("\n")) {
+    if (!msgs.test(line)) continue;
+    try {
+      const o = JSON.parse(line) as { runId?: string; token?: number; time?: string };
+      if (o.runId && o.token !== undefined && o.time) ends.set(`${o.runId}:${o.token}`, Date.parse(o.time));
+    } catch {
+      // a torn line at a kill -9: skip
+    }
+  }
+  return ends;
 }
 
 export interface Interval {
@@ -39,7 +62,7 @@ export interface Interval {
   token: number;
   start: number;
   end: number;
-  how: "end" | "killed" | "open";
+  how: "end" | "killed" | "executor-log" | "open";
 }
 
 export interface ChaosReport {
@@ -166,9 +189,12 @@ export function analyze(input: AnalysisInput): ChaosReport {
         how = "end";
       } else {
         const kill = killOf(a.start.pid, a.start.at);
-        if (kill !== null) {
-          end = kill + watchdogMs;
-          how = "killed";
+        const seen = input.executorEnds?.get(key);
+        const bounds: Array<[number, Interval["how"]]> = [];
+        if (kill !== null) bounds.push([kill + watchdogMs, "killed"]);
+        if (seen !== undefined && seen >= a.start.at) bounds.push([seen, "executor-log"]);
+        if (bounds.length > 0) {
+          [end, how] = bounds.reduce((m, b) => (b[0] < m[0] ? b : m));
         } else {
           end = Infinity;
           how = "open";

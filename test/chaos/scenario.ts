@@ -4,7 +4,7 @@
  * wait for the system to drain, then analyse the runs in MongoDB against the external ledger and
  * the independent slot evaluator. Used by `npm run chaos` and by test/chaos/cluster.test.ts.
  */
-import { analyze, type ChaosReport } from "./analyze.js";
+import { analyze, executorEnds, type ChaosReport } from "./analyze.js";
 import { isoSeconds, type ChaosSchedule } from "./expected.js";
 import { Cluster, sleep, waitUntil, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
@@ -142,7 +142,11 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       .toArray();
     const { lines, malformed } = readLedger(ledgerPath);
     if (malformed > 0) mark(`ledger: ${malformed} malformed lines`);
-    const report = analyze({ jobs, runs: runs as any, ledger: lines, events: cluster.events });
+    const ends = new Map<string, number>();
+    for (const p of cluster.procs.values()) {
+      if (p.role === "executor") for (const [k, v] of executorEnds(p.logSince(0))) ends.set(k, v);
+    }
+    const report = analyze({ jobs, runs: runs as any, ledger: lines, events: cluster.events, executorEnds: ends });
     // Attempts that had a start line from a killed executor and no end line: killed mid-run.
     const killedMidRun = countKilledMidRun(lines, cluster.events);
     const notableLogs: Record<string, string[]> = {};
