@@ -8,6 +8,7 @@
  * CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_KEEP=1 keeps the temp dir (logs, ledger),
  * CHAOS_VERBOSE=1 prints process events.
  */
+import { loadavg } from "node:os";
 import { chaosLine, detailLine, violations } from "./analyze.js";
 import type { Cluster } from "./harness.js";
 import { killExecutorMidRun, runScenario, type ChaosAction } from "./scenario.js";
@@ -37,6 +38,7 @@ const actions: ChaosAction[] = [
 
 async function main(): Promise<number> {
   const started = Date.now();
+  const loadBefore = loadavg()[0]!.toFixed(1);
   // A hard bound on the whole run: the harness's exit hook kills every process it started.
   const guard = setTimeout(() => {
     process.stderr.write("chaos: exceeded 8 minutes; aborting\n");
@@ -66,7 +68,10 @@ async function main(): Promise<number> {
   });
   const r = result.report;
   process.stdout.write(`${chaosLine(r)}\n`);
-  process.stdout.write(`${detailLine(r)} killed_mid_run=${result.killedMidRun} duration=${Math.round((Date.now() - started) / 1000)}s\n`);
+  process.stdout.write(
+    `${detailLine(r)} killed_mid_run=${result.killedMidRun} duration=${Math.round((Date.now() - started) / 1000)}s ` +
+      `load1 before/after=${loadBefore}/${loadavg()[0]!.toFixed(1)}\n`,
+  );
   for (const [name, lines] of Object.entries(result.notableLogs)) {
     process.stderr.write(`[chaos] ${name}: ${lines.join("\n    ")}\n`);
   }
