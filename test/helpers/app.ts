@@ -9,6 +9,7 @@ import "reflect-metadata";
 import { startKairos, type KairosApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger, silentLogger } from "../../src/log.js";
+import type { SchedulerOptions } from "../../src/scheduler/loop.js";
 
 export const ADMIN = { username: "admin", password: "admin-password-for-tests" };
 
@@ -18,7 +19,9 @@ export interface TestApp extends KairosApp {
   dispose(): Promise<void>;
 }
 
-export async function startTestApp(opts: { redisUrl?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
+export async function startTestApp(
+  opts: { redisUrl?: string; env?: Record<string, string>; scheduler?: Partial<SchedulerOptions> } = {},
+): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), "kairos-test-"));
   const config = loadConfig("dev", {
     KAIROS_PORT: "0",
@@ -34,7 +37,7 @@ export async function startTestApp(opts: { redisUrl?: string; env?: Record<strin
   const log = process.env.KAIROS_TEST_LOG ? createLogger("debug") : silentLogger();
   const app = await startKairos(config, {
     log,
-    scheduler: { heartbeatMs: 200, maxSleepMs: 200, reaperMs: 500 },
+    scheduler: { heartbeatMs: 200, maxSleepMs: 200, reaperMs: 500, ...opts.scheduler },
     executor: { pollMs: 100, drainGraceMs: 2_000 },
   });
   return {

@@ -11,7 +11,8 @@ let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // A short late tolerance, so a 3 s outage of an every-second job is a misfire (default: 60 s).
+  app = await startTestApp({ scheduler: { lateToleranceMs: 500 } });
   token = await login(app.url, ADMIN.username, ADMIN.password);
 });
 afterAll(async () => {

@@ -5,6 +5,8 @@
  * Definitions (all relative to one job):
  * - A slot's *latest due time* is `at + spreadMs + jitterMs` (see `jitter.ts`).
  * - A slot is *late* when `now` is more than `lateToleranceMs` past its latest due time.
+ * - There is a *misfire* only when the oldest pending slot is late. Otherwise the scheduler is
+ *   merely behind and every pending slot runs, under every policy (Quartz's misfireThreshold).
  * - A slot is *in the catch-up window* when `now` is at most `max(catchupWindowMs, lateToleranceMs)`
  *   past its latest due time. The window is never narrower than the tolerance, so a fire that
  *   is merely processed a little late is never dropped.
@@ -93,9 +95,19 @@ export function planMisfire(args: MisfireArgs): MisfirePlan {
   const latest = latestSlot(s, lastSlotAt, now);
   let fire: Slot[] = [];
   let error: string | undefined;
-  if (latest && policy === "FIRE_ONCE" && latest.at >= windowStart) fire = [latest];
-  if (latest && policy === "SKIP" && now - latest.at - grace <= tolerance) fire = [latest];
-  if (latest && policy === "FIRE_ALL") {
+  // Not a misfire at all: when even the oldest pending slot is within the late tolerance, the
+  // scheduler is merely behind (a busy pass, a shard handover), and every pending slot runs,
+  // whatever the policy. This is Quartz's misfireThreshold: a per-second job 1.2 s behind fires
+  // both of its pending slots instead of recording one as MISSED.
+  const oldest = latest ? firstPending(s, lastSlotAt) : null;
+  const behindOnly = oldest !== null && now - oldest.at - grace <= tolerance;
+  if (behindOnly) {
+    const pending = unbounded(s, lastSlotAt, now, maxCatchup + 1);
+    if (pending.length <= maxCatchup) fire = pending;
+  }
+  if (fire.length === 0 && latest && policy === "FIRE_ONCE" && latest.at >= windowStart) fire = [latest];
+  if (fire.length === 0 && latest && policy === "SKIP" && now - latest.at - grace <= tolerance) fire = [latest];
+  if (fire.length === 0 && latest && policy === "FIRE_ALL") {
     const from = Math.max(lastSlotAt, windowStart - 1);
     const inWindow = unbounded(s, from, now, maxCatchup + 1);
     if (inWindow.length <= maxCatchup) fire = inWindow;
@@ -113,6 +125,11 @@ export function planMisfire(args: MisfireArgs): MisfirePlan {
   const fired = firedCount + fire.length;
   const next = fired >= (s.maxFires ?? Infinity) ? null : nextSlot(s, now, fired);
   return { fire, missed, missedMore, dstSkipped: dstSkipsBetween(s, lastSlotAt, end), next, ...(error ? { error } : {}) };
+}
+
+/** The first slot after `after`, ignoring maxFires. */
+function firstPending(s: Schedule, after: Millis): Slot | null {
+  return nextSlot(withoutLimit(s), after, 0);
 }
 
 /** The schedule without its maxFires limit: misfire planning applies maxFires itself. */

@@ -36,6 +36,21 @@ describe("planMisfire: normal operation (slot just due)", () => {
   });
 });
 
+describe("planMisfire: behind, not misfired", () => {
+  const perSecond = normalizeSchedule({ kind: "INTERVAL", every: "PT1S" }, T0);
+  it.each<MisfirePolicy>(["FIRE_ONCE", "FIRE_ALL", "SKIP"])("%s runs every pending slot when the oldest is within the tolerance", (policy) => {
+    // 1.2 s behind on an every-second job: two slots pending, neither a misfire.
+    const p = planMisfire({ schedule: perSecond, policy, lastSlotAt: T0, now: T0 + 2_200, catchupWindowMs: MINUTE, firedCount: 1 });
+    expect(p.fire.map((s) => s.at)).toEqual([T0 + 1_000, T0 + 2_000]);
+    expect(p.missed).toEqual([]);
+  });
+  it("applies the policy once the oldest pending slot is past the tolerance", () => {
+    const p = planMisfire({ schedule: perSecond, policy: "FIRE_ONCE", lastSlotAt: T0, now: T0 + 2_200, catchupWindowMs: MINUTE, firedCount: 1, lateToleranceMs: 1_000 });
+    expect(p.fire.map((s) => s.at)).toEqual([T0 + 2_000]);
+    expect(p.missed.map((s) => s.at)).toEqual([T0 + 1_000]);
+  });
+});
+
 describe("planMisfire: after 25 minutes of downtime (window 10 min)", () => {
   const now = m(30) + 10 * SECOND;
   it("FIRE_ONCE: one run for the latest slot, the rest MISSED", () => {
