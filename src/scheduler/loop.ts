@@ -30,7 +30,7 @@ import {
   type ShardFence,
   type Unsubscribe,
 } from "./ports.js";
-import { dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
+import { DEFAULT_LATE_TOLERANCE_MS, dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
 
 /**
  * Membership changes, on the event bus: `{from, reason}` when a scheduler joined or released
@@ -61,6 +61,8 @@ export interface SchedulerOptions {
   nodeDeadMs?: number;
   /** Cap on slots fired in one catch-up under FIRE_ALL. @default 100 */
   maxCatchup?: number;
+  /** A slot later than this is a misfire (below it the scheduler is merely behind). @default 60 s */
+  lateToleranceMs?: number;
   /** Timers processed concurrently. @default 64 */
   concurrency?: number;
 }
@@ -93,6 +95,8 @@ export class Scheduler {
   private missingLockHolders = new Set<string>();
   /** Per-user run slots that looked stale at the previous reaper pass (see RunService.reconcileUserSlots). */
   private staleUserSlots: ReadonlySet<string> = new Set<string>();
+  /** QUEUED runs seen missing from their ready queue at the previous reaper pass. */
+  private missingFromQueue = new Set<string>();
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -110,6 +114,7 @@ export class Scheduler {
       reconcileMs: 60_000,
       nodeDeadMs: 30_000,
       maxCatchup: 100,
+      lateToleranceMs: DEFAULT_LATE_TOLERANCE_MS,
       concurrency: 64,
       ...opts,
     };
@@ -408,6 +413,7 @@ export class Scheduler {
         now,
         catchupWindowMs: job.catchupWindowMs,
         maxCatchup: this.o.maxCatchup,
+        lateToleranceMs: this.o.lateToleranceMs,
         firedCount: job.firedCount,
       });
       if (plan.error) this.deps.log.error({ jobId, error: plan.error }, "misfire catch-up refused");
@@ -555,11 +561,21 @@ export class Scheduler {
       .find({ status: RunStatus.QUEUED, queuedAt: { $lt: new Date(now - 10_000) }, heldByLimit: { $ne: true } }, { projection: { spec: 0, history: 0 } })
       .limit(1_000)
       .toArray();
+    // An executor pops a batch and then claims it: a popped run is QUEUED and out of the queue
+    // for a moment, which under a backlog (every queued run older than 10 s) looked like a lost
+    // entry, and the re-push made a second executor pop and fail to claim it. Only a run missing
+    // on two passes in a row is pushed again.
+    const missing = new Set<string>();
     for (const run of stale) {
       if (!mine(run.jobId) || (await ready.contains(run.pool, run._id))) continue;
+      if (!this.missingFromQueue.has(run._id)) {
+        missing.add(run._id);
+        continue;
+      }
       await this.deps.runs.enqueue(run);
       this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
     }
+    this.missingFromQueue = missing;
     await this.repairOverlapLocks(mine);
     if (this.owned.has(0)) {
       // Cluster-wide chores run on the owner of shard 0 only.
