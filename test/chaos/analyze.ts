@@ -80,6 +80,8 @@ export interface ChaosReport {
   completedTwice: number;
   /** Attempts with neither an end line nor a kill of their executor. */
   openAttempts: number;
+  /** Attempts whose start line came later than their executor's SIGKILL plus the watchdog bound. */
+  outlivedExecutor: number;
   /** SUCCEEDED runs without an `end` line for their final token. */
   succeededWithoutEnd: number;
   /** Where lateness comes from: run created − slot (scheduler side), first claim − run created (dispatch side). */
@@ -143,9 +145,12 @@ export function analyze(input: AnalysisInput): ChaosReport {
     byToken.set(key, a);
   }
 
+  // A pid belongs to one process life (no reuse within a run): an attempt whose executor was
+  // SIGKILLed was spawned before the kill, even when its start line (written by the program,
+  // which outlives its executor by up to the watchdog bound) is stamped a little after it.
   const kills = input.events.filter((e) => e.kind === "kill9");
-  const killOf = (pid: number, after: number) =>
-    kills.filter((k) => k.pid === pid && k.at >= after).reduce<number | null>((m, k) => (m === null || k.at < m ? k.at : m), null);
+  const killOf = (pid: number) => kills.filter((k) => k.pid === pid).reduce<number | null>((m, k) => (m === null || k.at < m ? k.at : m), null);
+  let outlived = 0;
 
   let committed = 0;
   let succeededWithoutEnd = 0;
@@ -188,10 +193,14 @@ export function analyze(input: AnalysisInput): ChaosReport {
         end = a.end.at;
         how = "end";
       } else {
-        const kill = killOf(a.start.pid, a.start.at);
+        const kill = killOf(a.start.pid);
         const seen = input.executorEnds?.get(key);
         const bounds: Array<[number, Interval["how"]]> = [];
-        if (kill !== null) bounds.push([kill + watchdogMs, "killed"]);
+        if (kill !== null) {
+          // A start line after the watchdog bound would mean the run outlived its executor.
+          if (a.start.at > kill + watchdogMs) outlived++;
+          bounds.push([Math.max(kill + watchdogMs, a.start.at), "killed"]);
+        }
         if (seen !== undefined && seen >= a.start.at) bounds.push([seen, "executor-log"]);
         if (bounds.length > 0) {
           [end, how] = bounds.reduce((m, b) => (b[0] < m[0] ? b : m));
@@ -243,6 +252,7 @@ export function analyze(input: AnalysisInput): ChaosReport {
     unexpected: unexpectedRuns.length,
     completedTwice,
     openAttempts,
+    outlivedExecutor: outlived,
     succeededWithoutEnd,
     fireLag: summary(fireLag),
     dispatchLag: summary(dispatchLag),
@@ -267,7 +277,7 @@ export function detailLine(r: ChaosReport): string {
     .map(([s, n]) => `${s}:${n}`)
     .join(",");
   return (
-    `unexpected_runs=${r.unexpected} completed_twice=${r.completedTwice} open_attempts=${r.openAttempts} ` +
+    `unexpected_runs=${r.unexpected} completed_twice=${r.completedTwice} open_attempts=${r.openAttempts} outlived_executor=${r.outlivedExecutor} ` +
     `succeeded_without_end=${r.succeededWithoutEnd} ` +
     `fire_lag p50/p99/max=${r.fireLag.p50}/${r.fireLag.p99}/${r.fireLag.max} ms ` +
     `dispatch_lag p50/p99/max=${r.dispatchLag.p50}/${r.dispatchLag.p99}/${r.dispatchLag.max} ms ` +

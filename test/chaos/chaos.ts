@@ -41,9 +41,9 @@ async function main(): Promise<number> {
   const loadBefore = loadavg()[0]!.toFixed(1);
   // A hard bound on the whole run: the harness's exit hook kills every process it started.
   const guard = setTimeout(() => {
-    process.stderr.write("chaos: exceeded 8 minutes; aborting\n");
+    process.stderr.write("chaos: exceeded 9 minutes; aborting\n");
     process.exit(2);
-  }, 8 * 60_000);
+  }, 9 * 60_000);
   guard.unref();
   const result = await runScenario({
     intervalJobs: num("CHAOS_INTERVAL_JOBS", 200),
@@ -63,7 +63,8 @@ async function main(): Promise<number> {
       verbose: process.env.CHAOS_VERBOSE === "1",
     },
     actions,
-    drainMaxMs: 90_000,
+    drainMaxMs: 180_000,
+    drainStallMs: 30_000,
     log: (m) => process.stderr.write(`[chaos] ${m}\n`),
   });
   const r = result.report;
