@@ -464,8 +464,11 @@ export class Scheduler {
         $inc: { firedCount: fired },
       },
     );
-    // The user changed the job meanwhile: their update re-armed the timer; do not overwrite it.
-    await wheel.complete(fence, timer.id, advanced.modifiedCount === 1 ? nextFireAt : null);
+    // The user changed the job meanwhile (the version moved): their update re-armed the timer; do
+    // not overwrite it. matchedCount, not modifiedCount: a pass with nothing new to record (a
+    // duplicate fire: a replayed or re-armed timer whose slot is handled already) changes nothing
+    // and must still re-arm, or the job stops firing until the next full reconcile.
+    await wheel.complete(fence, timer.id, advanced.matchedCount === 1 ? nextFireAt : null);
   }
 
   /**
