@@ -5,7 +5,8 @@
  * two attempts of one slot overlapped in time; exits 2 when the scenario itself failed.
  *
  * Knobs (environment): CHAOS_INTERVAL_JOBS (200), CHAOS_CRON_JOBS (100), CHAOS_WINDOW_S (60),
- * CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_KEEP=1 keeps the temp dir (logs, ledger),
+ * CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_MISFIRE (the default policy, FIRE_ONCE),
+ * CHAOS_KEEP=1 keeps the temp dir (logs, ledger),
  * CHAOS_VERBOSE=1 prints process events.
  */
 import { loadavg } from "node:os";
@@ -53,6 +54,7 @@ async function main(): Promise<number> {
     crons: ["*/3 * * * * *", "*/4 * * * * *", "*/5 * * * * *", "1-59/3 * * * * *", "*/2 * * * * *"],
     timezones: ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe"],
     sleepSeconds: [0.2, 1],
+    misfire: (process.env.CHAOS_MISFIRE || undefined) as "FIRE_ONCE" | "FIRE_ALL" | "SKIP" | undefined,
     cluster: {
       schedulers: 2,
       executors,

@@ -27,6 +27,8 @@ export interface ScenarioOptions {
   crons?: string[];
   /** Time zones the crons are evaluated in. @default ["UTC"] */
   timezones?: string[];
+  /** Misfire policy of every job; unset = the product default (FIRE_ONCE). */
+  misfire?: "FIRE_ONCE" | "FIRE_ALL" | "SKIP";
   /** Each job sleeps a fixed time in [min, max] seconds between its start and end lines. */
   sleepSeconds?: [number, number];
   cluster: ClusterOptions;
@@ -79,7 +81,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       const sleepS = Math.round((smin + ((smax - smin) * ((i * 7919) % 101)) / 100) * 10) / 10;
       const common = {
         name: `chaos-${i}`,
-        misfire: "FIRE_ALL",
+        ...(o.misfire ? { misfire: o.misfire } : {}),
         retry: { maxAttempts: 5, initial: "PT1S", max: "PT2S" },
         spec: { command: ledgerCommand(ledgerPath, sleepS), timeout: "PT30S" },
       };
