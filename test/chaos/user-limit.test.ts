@@ -106,7 +106,6 @@ describe("per-user concurrency limit", () => {
       expect(peak(lines, "burst"), summary).toBe(2);
       expect(lines.filter((l) => l.kind === "start").length, summary).toBe(20);
       // The burst alone needs 8 s at 2 at a time; the other user's 4 runs share the 2 free slots.
-      expect(Math.max(...otherStarts), summary).toBeLessThan(4_000);
       expect(Math.max(...otherStarts), summary).toBeLessThan(Math.max(...burstEnds) - otherSubmitted - 2_000);
       const burst = await c.users.findOne({ _id: ids.burst });
       expect(burst?.runSlots ?? []).toEqual([]);
