@@ -43,6 +43,6 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
       expect(r.leaseOverlaps, summary).toBe(0);
       expect(r.committed, summary).toBe(r.expected);
     },
-    120_000,
+    240_000,
   );
 });

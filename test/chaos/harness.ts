@@ -132,7 +132,7 @@ export class ManagedProcess {
   }
 
   /** Spawns the process and waits until it is ready (bounded). */
-  async start(readyTimeoutMs = 60_000): Promise<void> {
+  async start(readyTimeoutMs = 120_000): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running (pid ${this.pid})`);
     const fd = openSync(this.logPath, "a");
     writeSync(fd, `\n===== ${new Date().toISOString()} harness: starting ${this.name} =====\n`);
@@ -242,7 +242,7 @@ function tail(path: string, bytes: number): string {
   }
 }
 
-async function waitForLog(p: ManagedProcess, offset: number, pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+async function waitForLog(p: ManagedProcess, offset: number, pattern: RegExp, timeoutMs = 120_000): Promise<void> {
   await waitUntil(`${p.name} to log ${pattern}`, () => pattern.test(p.logSince(offset)), timeoutMs, 100);
 }
 
@@ -400,7 +400,7 @@ export class Cluster {
         const m = await waitUntil(
           "api to log its URL",
           () => /"url":"(http:\/\/[^"]+)"/.exec(proc.logSince(offset)),
-          30_000,
+          120_000,
         );
         this.apiUrl = m[1]!;
         await waitUntil("api /readyz", async () => (await fetch(this.apiUrl.replace(/\/graphql$/, "/readyz"))).ok, 10_000);
@@ -411,7 +411,7 @@ export class Cluster {
         await waitUntil(`${name} to join the scheduler membership`, async () => {
           const members = await redis.zrange(`${this.prefix}:members`, 0, -1);
           return members.some((m) => m.includes(`:${proc.pid}:`));
-        }, 30_000);
+        }, 120_000);
       });
     } else {
       p = this.kairosProcess(name, role, [], env, (proc, offset) => waitForLog(proc, offset, /executor online/));

@@ -53,7 +53,7 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
           });
 
       // Attempt 1 starts somewhere: freeze that executor at once.
-      const first = await waitUntil("attempt 1 to start", () => read().find((l) => l.kind === "start" && l.token === 1), 20_000, 20);
+      const first = await waitUntil("attempt 1 to start", () => read().find((l) => l.kind === "start" && l.token === 1), 60_000, 20);
       const zombie = [...c.procs.values()].find((p) => p.pid === first.pid);
       expect(zombie, `an executor with pid ${first.pid}`).toBeDefined();
       const frozenAt = c.freeze(zombie!.name);
@@ -67,7 +67,7 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
           const run = await db.collection("runs").findOne({ jobId, status: "SUCCEEDED" });
           return run ?? null;
         },
-        40_000,
+        90_000,
         200,
       );
       const runId = String(done._id);
@@ -109,6 +109,6 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
       // A tick every 0.25 s: a program still alive at secondStart would have left a line after it.
       expect(zombieLast + 250, `the zombie's program ran next to attempt 2\n${summary}`).toBeLessThan(secondStart.at);
     },
-    90_000,
+    240_000,
   );
 });
