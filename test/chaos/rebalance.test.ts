@@ -92,9 +92,10 @@ describe("shard rebalancing when a third scheduler joins", () => {
         `[rebalance.test] before ${before[0]!.length}+${before[1]!.length}, after ${after.map((s) => s.length).join("+")}: ` +
           `moved ${moved} (${fromA.length} from A, ${fromB.length} from B)\n`,
       );
-      // About S/3; with 64 shards rendezvous hashing gives 21 ± a few.
-      expect(moved).toBeGreaterThanOrEqual(12);
-      expect(moved).toBeLessThanOrEqual(32);
+      // About S/3: each shard goes to the newcomer with probability 1/3 (member ids are random),
+      // so 21.3 ± 3.8; the bounds are 3.5 standard deviations out.
+      expect(moved).toBeGreaterThanOrEqual(8);
+      expect(moved).toBeLessThanOrEqual(35);
       // Only shards the newcomer won moved: A and B kept the rest, and gained nothing.
       expect([...fromA, ...fromB].sort((a, b) => a - b)).toEqual([...after[2]!].sort((a, b) => a - b));
       expect(after[0]!.every((s) => before[0]!.includes(s))).toBe(true);
