@@ -1,0 +1,174 @@
+/**
+ * `npm run bench`: issue #5's benchmarks, Kairos and BullMQ on the same machine, the same private
+ * Redis, in the same run. For each shape Kairos runs first, then BullMQ; every figure is printed,
+ * with the ratios (bench/lib/report.ts).
+ *
+ *   npm run bench                      # full: about 10 minutes on 2 cores
+ *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
+ *
+ * Options: --shapes burst,schedules,throughput   --systems kairos,bullmq
+ *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
+ *          --modes process,noop (Kairos executor: real process per run / no process)
+ *          --profile DIR (V8 CPU profiles of every Kairos process)   --json FILE   --verbose
+ */
+import { writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import { Redis } from "ioredis";
+import { benchBullmqBurst, benchBullmqSchedulers, benchBullmqThroughput, machineLine } from "./bullmq.js";
+import {
+  benchKairosBurst,
+  benchKairosSchedules,
+  benchKairosThroughput,
+  kairosRevision,
+  type ExecutorMode,
+  type KairosOptions,
+} from "./kairos.js";
+import { burstRatios, extraRatioLines, formatStages, isKairos, scheduleRatios, type KairosResult } from "./lib/kairos-report.js";
+import { startRedis } from "./lib/redis.js";
+import { formatBurst, formatSchedules, formatThroughput } from "./lib/report.js";
+import type { BurstResult, ScheduleResult, ThroughputResult } from "./lib/shapes.js";
+import { diffCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING } from "./lib/opcounts.js";
+import { ratio } from "./lib/stats.js";
+
+const BULLMQ_VERSION = "5.47.3";
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const quick = process.argv.includes("--quick");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput").split(",");
+const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
+const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
+const kairosBase: KairosOptions = { cpuProfDir: argValue("--profile"), verbose: process.argv.includes("--verbose") };
+const jsonOut = argValue("--json");
+
+const num = (name: string, dflt: number) => (argValue(name) !== undefined ? Number(argValue(name)) : dflt);
+const plan = {
+  burstJobs: num("--burst-jobs", quick ? 5_000 : 20_000),
+  scheduleSeconds: num("--schedule-seconds", quick ? 10 : 60),
+  cronSeconds: num("--cron-seconds", quick ? 10 : 30),
+  throughputSeconds: num("--throughput-seconds", quick ? 5 : 15),
+};
+
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+
+function stageBlock(results: Array<{ system: string }>): string {
+  const ks = results.filter(isKairos) as KairosResult[];
+  return ks.length ? formatStages(ks) : "";
+}
+
+/** Runs a BullMQ bench and adds a note with the Redis commands executed per job (Lua-internal calls included). */
+async function countingRedis<T extends { notes?: string[] }>(redisUrl: string, perJob: (r: T) => number, run: () => Promise<T>): Promise<T> {
+  const redis = new Redis(redisUrl);
+  try {
+    const a = await redisCommandCounts(redis);
+    const r = await run();
+    const b = await redisCommandCounts(redis);
+    (r.notes ??= []).push(`work per job: ${perRun("Redis commands", diffCounts(a, b), perJob(r), REDIS_HOUSEKEEPING)} — whole run incl. adds, the producer's checks and the final obliterate`);
+    return r;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function section<T>(title: string, run: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  process.stderr.write(`… ${title} (load ${load()})\n`);
+  const r = await run();
+  process.stderr.write(`  ${title}: ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+  return r;
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const redis = await startRedis();
+  const probe = new Redis(redis.url);
+  const redisVersion = /redis_version:(\S+)/.exec(await probe.info("server"))?.[1] ?? "?";
+  probe.disconnect();
+  const all: Record<string, unknown[]> = {};
+  console.log(`Kairos vs BullMQ benchmarks (issue #5)${quick ? " --quick" : ""}`);
+  console.log(`machine: ${machineLine()}`);
+  console.log(`redis-server ${redisVersion} (private, loopback, no persistence) ${redis.url}; Kairos ${kairosRevision()}; BullMQ ${BULLMQ_VERSION}`);
+  if (loadavg()[0]! > availableParallelism() / 2) {
+    console.log(`warning: the machine is busy before the start (load ${load()} on ${availableParallelism()} cores); figures will be noisy`);
+  }
+  console.log();
+  try {
+    if (shapes.includes("burst")) {
+      const rs: BurstResult[] = [];
+      if (systems.includes("kairos")) {
+        for (const mode of modes) rs.push(await section(`burst kairos (${mode})`, () => benchKairosBurst(redis.url, { ...kairosBase, mode, jobs: plan.burstJobs })));
+      }
+      if (systems.includes("bullmq")) rs.push(await section("burst bullmq", () => countingRedis(redis.url, (r) => r.jobs, () => benchBullmqBurst(redis.url, { jobs: plan.burstJobs }))));
+      all.burst = rs;
+      console.log(
+        [formatBurst(rs, `(1) burst: ${plan.burstJobs.toLocaleString("en-US")} one-off no-op jobs due at the same instant`), stageBlock(rs), extraRatioLines(rs, burstRatios)]
+          .filter(Boolean)
+          .join("\n") + "\n",
+      );
+    }
+
+    if (shapes.includes("schedules")) {
+      const every: ScheduleResult[] = [];
+      if (systems.includes("kairos")) {
+        for (const mode of modes) {
+          every.push(await section(`schedules kairos (${mode}, interval)`, () => benchKairosSchedules(redis.url, { ...kairosBase, mode, seconds: plan.scheduleSeconds, form: "interval" })));
+        }
+      }
+      if (systems.includes("bullmq")) every.push(await section("schedules bullmq (every)", () => countingRedis(redis.url, (r) => r.fires, () => benchBullmqSchedulers(redis.url, { seconds: plan.scheduleSeconds, form: "every" }))));
+      console.log(
+        [formatSchedules(every, "(2) recurring: 1,000 every-second schedules — INTERVAL PT1S vs {every: 1000}"), stageBlock(every), extraRatioLines(every, scheduleRatios)]
+          .filter(Boolean)
+          .join("\n") + "\n",
+      );
+      // The cron form (all schedules on the same second boundary): Kairos without processes only,
+      // since a process per run cannot keep up with 1,000 runs/s here (see the line above).
+      const cron: ScheduleResult[] = [];
+      if (systems.includes("kairos") && modes.includes("noop")) {
+        cron.push(await section("schedules kairos (noop, cron)", () => benchKairosSchedules(redis.url, { ...kairosBase, mode: "noop", seconds: plan.cronSeconds, form: "cron" })));
+      }
+      if (systems.includes("bullmq")) cron.push(await section("schedules bullmq (pattern)", () => countingRedis(redis.url, (r) => r.fires, () => benchBullmqSchedulers(redis.url, { seconds: plan.cronSeconds, form: "pattern" }))));
+      if (cron.length) {
+        console.log(
+          [formatSchedules(cron, "(2b) recurring, all on the second: CRON '* * * * * *' vs {pattern: '* * * * * *'}"), stageBlock(cron), extraRatioLines(cron, scheduleRatios)]
+            .filter(Boolean)
+            .join("\n") + "\n",
+        );
+      }
+      all.schedules = [...every, ...cron];
+    }
+
+    if (shapes.includes("throughput")) {
+      const rs: ThroughputResult[] = [];
+      for (const workers of [1, 2] as const) {
+        if (systems.includes("kairos")) {
+          for (const mode of modes) {
+            rs.push(await section(`throughput kairos (${mode}, ${workers} scheduler(s))`, () => benchKairosThroughput(redis.url, { ...kairosBase, mode, schedulers: workers, seconds: plan.throughputSeconds })));
+          }
+        }
+        if (systems.includes("bullmq")) rs.push(await section(`throughput bullmq (${workers} worker(s))`, () => countingRedis(redis.url, (r) => r.runs, () => benchBullmqThroughput(redis.url, { workers, seconds: plan.throughputSeconds }))));
+      }
+      all.throughput = rs;
+      console.log(
+        [formatThroughput(rs, "(3) sustained throughput, fire → start (Kairos: 1 / 2 scheduler processes; BullMQ: 1 / 2 Worker processes)"), stageBlock(rs)]
+          .filter(Boolean)
+          .join("\n") + "\n",
+      );
+      const k1 = rs.find((r) => r.system === "kairos" && r.workers === 1 && r.variant === "no process");
+      const k2 = rs.find((r) => r.system === "kairos" && r.workers === 2 && r.variant === "no process");
+      if (k1 && k2) console.log(`  Kairos (no process) 2 schedulers ÷ 1 scheduler: runs/s ${ratio(k2.perSecond, k1.perSecond, 0)}\n`);
+    }
+  } finally {
+    await redis.stop();
+  }
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ machine: machineLine(), redisVersion, kairos: kairosRevision(), bullmq: BULLMQ_VERSION, quick, results: all }, null, 2));
+  console.log(`total ${((Date.now() - t0) / 1000).toFixed(0)} s; load at the end ${load()}`);
+}
+
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(130)); // 'exit' hooks kill every child
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,433 @@
+/**
+ * A throw-away multi-process Kairos deployment for the benchmarks, on one machine:
+ *
+ *   - the MongoDB emulator in its own process (`src/emulator/bin.ts --port 0`, in memory: no
+ *     journal, like the private Redis has no persistence);
+ *   - `scheduler` and `executor` roles as separate processes (`node --import tsx src/main.ts <role>`),
+ *     exactly as a deployment starts them, configured only through the environment;
+ *   - a client in the bench process (JobService / RunService over the same stores), which plays
+ *     the API: it creates jobs through `JobService.create`, the code the GraphQL mutation calls.
+ *
+ * Every child is killed if the bench process exits without stopping it. With `cpuProfDir`, every
+ * child runs with `--cpu-prof` and writes a V8 profile there when it exits (normal shutdown only).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { JobService } from "../../src/core/jobs.js";
+import { RunService } from "../../src/core/runs.js";
+import { silentLogger } from "../../src/log.js";
+import type { SharedState } from "../../src/scheduler/ports.js";
+import { createRedisSharedState, redisKeys } from "../../src/scheduler/redis/index.js";
+import { connectMongo, type Mongo } from "../../src/store/mongo.js";
+
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const MAIN = join(REPO_ROOT, "src", "main.ts");
+const EMULATOR_BIN = join(REPO_ROOT, "src", "emulator", "bin.ts");
+/** tsx's loader by absolute URL: the role processes run in their own temp cwd. */
+const TSX = import.meta.resolve("tsx");
+/** Replaces the executor's src/executor/process.ts with a no-op (bench/lib/noop-process.mjs). */
+const NOOP_HOOKS = new URL("./noop-process-hooks.mjs", import.meta.url).href;
+/** The line bench/lib/noop-process.mjs writes when it is loaded (as counted by Child.logCounts). */
+export const NOOP_LOADED = "info bench: runProcess is a no-op (bench/lib/noop-process.mjs)";
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** CPU time (ms, user + system) a process has used so far, from /proc; NaN when it is gone. */
+export function processCpuMs(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, 10 ms ticks
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU (ms) used by the reaped children of a process (cutime + cstime): the runs an executor spawned. */
+export function childrenCpuMs(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** One child process with a bounded stop and a record of the log lines it wrote. */
+export class Child {
+  /** Count of log lines by "level msg" (the roles log JSON at warn and above). */
+  readonly logCounts = new Map<string, number>();
+  /** The first few lines written, for diagnostics. */
+  readonly firstLines: string[] = [];
+  /** One full sample line per distinct log key. */
+  readonly samples = new Map<string, string>();
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly onExit: () => void;
+
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+    private readonly cpuProfDir?: string,
+  ) {
+    this.exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
+    this.onExit = () => this.kill();
+    process.once("exit", this.onExit);
+    const take = (line: string) => {
+      let key = line.slice(0, 160);
+      try {
+        const o = JSON.parse(line) as { level?: string; msg?: string };
+        if (o && typeof o === "object" && o.msg) key = `${o.level ?? "?"} ${o.msg}`;
+      } catch {
+        // not JSON: keep the raw line
+      }
+      this.logCounts.set(key, (this.logCounts.get(key) ?? 0) + 1);
+      if (!this.samples.has(key)) this.samples.set(key, line.slice(0, 600));
+      if (this.firstLines.length < 10) this.firstLines.push(line.slice(0, 400));
+    };
+    if (proc.stdout) createInterface({ input: proc.stdout }).on("line", take);
+    if (proc.stderr) createInterface({ input: proc.stderr }).on("line", take);
+  }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** SIGTERM, then SIGKILL after `timeoutMs`. Resolves when the process is gone. */
+  async stop(timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.alive) {
+      this.proc.kill("SIGTERM");
+      const t = setTimeout(() => this.kill(), timeoutMs);
+      t.unref();
+      const r = await this.exited;
+      clearTimeout(t);
+      process.off("exit", this.onExit);
+      nameProfiles(this.cpuProfDir, this.pid, this.name);
+      return r;
+    }
+    process.off("exit", this.onExit);
+    nameProfiles(this.cpuProfDir, this.pid, this.name);
+    return this.exited;
+  }
+
+  kill(): void {
+    if (this.alive) this.proc.kill("SIGKILL");
+  }
+
+  /** "warn lost shard lease ×3; error … (first: {…})" — the log lines this child wrote, for the notes. */
+  logSummary(): string | null {
+    if (this.logCounts.size === 0) return null;
+    return [...this.logCounts.entries()]
+      .map(([k, n]) => {
+        const sample = this.samples.get(k) ?? "";
+        const err = /"err":\{[^}]*?"message":"([^"]{0,160})/.exec(sample)?.[1];
+        return `${k}${n > 1 ? ` ×${n}` : ""}${err ? ` (e.g. ${err})` : ""}`;
+      })
+      .join("; ");
+  }
+}
+
+function nodeArgs(script: string, args: string[], cpuProfDir: string | undefined, imports: string[] = []): string[] {
+  // Default profile names (CPU.<date>.<time>.<pid>.<thread>.<seq>): with tsx the module loader runs
+  // on a thread of its own, which writes a profile too; a fixed name would let it overwrite the
+  // main thread's. Child.stop() renames them after the role.
+  const prof = cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfDir] : [];
+  return [...prof, "--import", TSX, ...imports.flatMap((i) => ["--import", i]), script, ...args];
+}
+
+/** Renames the profiles a process wrote to `<name>.<pid>.<thread>.cpuprofile`. */
+function nameProfiles(dir: string | undefined, pid: number | undefined, name: string): void {
+  if (!dir || !pid) return;
+  for (const f of readdirSync(dir)) {
+    const m = /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(f);
+    if (m && Number(m[1]) === pid) renameSync(join(dir, f), join(dir, `${name}.${pid}.${m[2] === "0" ? "main" : `thread${m[2]}`}.cpuprofile`));
+  }
+}
+
+/** Starts the emulator in its own process (in memory) and resolves with its URI once it listens. */
+export async function startEmulatorProcess(opts: { cpuProfDir?: string; timeoutMs?: number } = {}): Promise<{ uri: string; child: Child }> {
+  const proc = spawn(process.execPath, nodeArgs(EMULATOR_BIN, ["--port", "0"], opts.cpuProfDir), {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const child = new Child("emulator", proc, opts.cpuProfDir);
+  const uri = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("emulator did not start listening in time")), opts.timeoutMs ?? 30_000);
+    createInterface({ input: proc.stdout! }).on("line", (line) => {
+      try {
+        const o = JSON.parse(line) as { uri?: string };
+        if (o.uri) {
+          clearTimeout(t);
+          resolve(o.uri);
+        }
+      } catch {
+        // ignore
+      }
+    });
+    proc.once("exit", (code) => {
+      clearTimeout(t);
+      reject(new Error(`emulator exited with code ${code}: ${child.firstLines.join(" | ")}`));
+    });
+  }).catch((e) => {
+    child.kill();
+    throw e;
+  });
+  return { uri, child };
+}
+
+export interface ClusterOptions {
+  mongoUrl: string;
+  redisUrl: string;
+  /** Database name (fresh per bench shape). */
+  mongoDb: string;
+  /** KAIROS_REDIS_PREFIX (fresh per bench shape). */
+  prefix: string;
+  /** KAIROS_SHARDS. @default 64 */
+  shards?: number;
+  cpuProfDir?: string;
+}
+
+/** The Kairos processes of one bench shape, and a client over the same stores. */
+export class KairosCluster {
+  readonly schedulers: Child[] = [];
+  readonly executors: Child[] = [];
+  private readonly workDir: string;
+  private client?: { mongo: Mongo; state: SharedState; jobs: JobService; runs: RunService };
+  private readonly redis: Redis;
+
+  constructor(readonly o: ClusterOptions) {
+    this.workDir = mkdtempSync(join(tmpdir(), "kairos-bench-"));
+    this.redis = new Redis(o.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.redis.on("error", () => {});
+  }
+
+  /** A plain command connection to the deployment's Redis (for counters and inspection). */
+  get redisClient(): Redis {
+    return this.redis;
+  }
+
+  get shards(): number {
+    return this.o.shards ?? 64;
+  }
+
+  get keys() {
+    return redisKeys(this.o.prefix);
+  }
+
+  private env(role: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    // Inherit the basics, but no KAIROS_* / MONGO_* / REDIS_* setting from the caller's shell.
+    for (const [k, v] of Object.entries(process.env)) {
+      if (/^(KAIROS_|MONGO_|REDIS_)/.test(k)) continue;
+      env[k] = v;
+    }
+    return {
+      ...env,
+      MONGO_URL: this.o.mongoUrl,
+      MONGO_DB: this.o.mongoDb,
+      REDIS_URL: this.o.redisUrl,
+      KAIROS_REDIS_PREFIX: this.o.prefix,
+      KAIROS_SHARDS: String(this.shards),
+      KAIROS_LOG_LEVEL: "warn",
+      // tsx looks for tsconfig.json from the cwd, which is a temp dir here.
+      TSX_TSCONFIG_PATH: join(REPO_ROOT, "tsconfig.json"),
+      KAIROS_NODE_NAME: `${role}-${this.o.prefix}`,
+      ...extra,
+    };
+  }
+
+  private spawnRole(role: "scheduler" | "executor", name: string, extra: Record<string, string>, imports: string[] = []): Child {
+    const cwd = join(this.workDir, name);
+    mkdirSync(cwd, { recursive: true }); // the executor's run work dirs go to <cwd>/.kairos/work
+    const proc = spawn(process.execPath, nodeArgs(MAIN, [role], this.o.cpuProfDir, imports), {
+      cwd,
+      env: this.env(role, extra),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return new Child(name, proc, this.o.cpuProfDir);
+  }
+
+  /**
+   * Starts `count` executor processes with `slots` each and waits until they all pull. With
+   * `noop`, each runs the real executor with src/executor/process.ts replaced by a no-op (no OS
+   * process per run; bench/lib/noop-process-hooks.mjs), and the substitution is checked.
+   */
+  async startExecutors(count: number, slots: number, opts: { noop?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const started: Child[] = [];
+    for (let i = 0; i < count; i++) {
+      const c = this.spawnRole("executor", `executor-${this.executors.length + 1}`, { KAIROS_EXECUTOR_SLOTS: String(slots) }, opts.noop ? [NOOP_HOOKS] : []);
+      this.executors.push(c);
+      started.push(c);
+    }
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    // An executor subscribes to its pool's wake channel, then to the cancel channel, then pulls.
+    const cancel = this.keys.channel("kairos:cancel");
+    await this.waitFor(
+      async () => Number(((await this.redis.pubsub("NUMSUB", cancel)) as [string, number])[1]) >= this.executors.length,
+      timeoutMs,
+      "executors",
+    );
+    if (opts.noop) {
+      for (const c of started) {
+        if (!c.logCounts.has(NOOP_LOADED)) throw new Error(`${c.name}: the no-op process module was not loaded; the executor would spawn processes`);
+        c.logCounts.delete(NOOP_LOADED);
+      }
+    }
+  }
+
+  /** Starts `count` scheduler processes and waits until every shard is held and each one holds some. */
+  async startSchedulers(count: number, timeoutMs = 60_000): Promise<void> {
+    if (count === 0) return;
+    for (let i = 0; i < count; i++) this.schedulers.push(this.spawnRole("scheduler", `scheduler-${this.schedulers.length + 1}`, {}));
+    const want = this.schedulers.length;
+    await this.waitFor(
+      async () => {
+        const holders = await this.shardHolders();
+        return holders.every((h) => h !== null) && new Set(holders).size === want;
+      },
+      timeoutMs,
+      "schedulers",
+    );
+  }
+
+  /** The member holding each shard's lease (null when free). */
+  async shardHolders(): Promise<Array<string | null>> {
+    const p = this.redis.pipeline();
+    for (let s = 0; s < this.shards; s++) p.hmget(this.keys.shard(s).lease, "holder", "expiresAt");
+    const now = Date.now();
+    return (await p.exec())!.map(([err, r]) => {
+      if (err) throw err;
+      const [holder, expiresAt] = r as [string | null, string | null];
+      return holder && Number(expiresAt) > now ? holder : null;
+    });
+  }
+
+  private async waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      const dead = [...this.schedulers, ...this.executors].find((c) => !c.alive);
+      if (dead) throw new Error(`${dead.name} exited during start-up: ${dead.firstLines.join(" | ")}`);
+      if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms`);
+      await sleep(100);
+    }
+  }
+
+  /** The bench's own JobService/RunService over the cluster's stores (the API's code path). */
+  async connect(): Promise<{ mongo: Mongo; state: SharedState; jobs: JobService; runs: RunService }> {
+    if (this.client) return this.client;
+    const log = silentLogger();
+    const mongo = await connectMongo(this.o.mongoUrl, this.o.mongoDb, { appName: "kairos-bench" });
+    const state = await createRedisSharedState({ url: this.o.redisUrl, prefix: this.o.prefix, shardCount: this.shards });
+    const runs = new RunService({ mongo, state, clock: Date.now, log });
+    const jobs = new JobService({ mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 3_600_000 });
+    this.client = { mongo, state, jobs, runs };
+    return this.client;
+  }
+
+  /** Subscribes to the run events on the bus (what GraphQL subscriptions use) and counts statuses. */
+  async watchRuns(): Promise<{ counts: Map<string, number>; stop(): Promise<void> }> {
+    const sub = new Redis(this.o.redisUrl);
+    sub.on("error", () => {});
+    const channel = this.keys.channel("kairos:events:runs");
+    const counts = new Map<string, number>();
+    const marker = '"status":"';
+    sub.on("message", (_ch: string, msg: string) => {
+      // The first "status" of the serialized run is the run's own (history comes later).
+      const i = msg.indexOf(marker);
+      if (i < 0) return;
+      const status = msg.slice(i + marker.length, msg.indexOf('"', i + marker.length));
+      counts.set(status, (counts.get(status) ?? 0) + 1);
+    });
+    await sub.subscribe(channel);
+    return {
+      counts,
+      stop: async () => {
+        await sub.quit().catch(() => sub.disconnect());
+      },
+    };
+  }
+
+  /** Timers armed + in flight over all shards, and the default pool's ready queue length. */
+  async pipelineDepth(pool = "default"): Promise<{ armed: number; inflight: number; ready: number }> {
+    const p = this.redis.pipeline();
+    for (let s = 0; s < this.shards; s++) {
+      const k = this.keys.shard(s);
+      p.zcard(k.wheel);
+      p.zcard(k.inflight);
+    }
+    p.zcard(this.keys.ready(pool));
+    const r = (await p.exec())!.map(([err, n]) => {
+      if (err) throw err;
+      return n as number;
+    });
+    let armed = 0;
+    let inflight = 0;
+    for (let s = 0; s < this.shards; s++) {
+      armed += r[2 * s]!;
+      inflight += r[2 * s + 1]!;
+    }
+    return { armed, inflight, ready: r[r.length - 1]! };
+  }
+
+  /** The private redis-server's pid (from INFO), for CPU accounting. */
+  async redisPid(): Promise<number | undefined> {
+    const m = /process_id:(\d+)/.exec(await this.redis.info("server"));
+    return m ? Number(m[1]) : undefined;
+  }
+
+  /** CPU ms per process so far; "runs" = CPU of the processes the executors spawned and reaped. */
+  cpu(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const c of [...this.schedulers, ...this.executors]) out[c.name] = processCpuMs(c.pid);
+    let runs = 0;
+    for (const c of this.executors) runs += childrenCpuMs(c.pid);
+    out["run processes"] = runs;
+    return out;
+  }
+
+  /** Stops the role processes (executors drain first); returns a note per process that logged. */
+  stopRoles(): Promise<string[]> {
+    return (this.rolesStopped ??= this.stopRolesOnce());
+  }
+
+  private rolesStopped?: Promise<string[]>;
+
+  private async stopRolesOnce(): Promise<string[]> {
+    await Promise.all(this.executors.map((c) => c.stop()));
+    await Promise.all(this.schedulers.map((c) => c.stop()));
+    const notes: string[] = [];
+    for (const c of [...this.schedulers, ...this.executors]) {
+      const s = c.logSummary();
+      if (s) notes.push(`${c.name} logged: ${s}`);
+    }
+    return notes;
+  }
+
+  /** Stops every process, drops the database and deletes the prefix's Redis keys. */
+  async stop(): Promise<string[]> {
+    const notes = this.rolesStopped ? [] : await this.stopRoles();
+    if (this.client) {
+      await this.client.mongo.db.dropDatabase().catch(() => undefined);
+      await this.client.state.close().catch(() => undefined);
+      await this.client.mongo.close().catch(() => undefined);
+    }
+    let cursor = "0";
+    do {
+      const [next, keys] = await this.redis.scan(cursor, "MATCH", this.keys.pattern, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) await this.redis.del(...keys);
+    } while (cursor !== "0");
+    await this.redis.quit().catch(() => this.redis.disconnect());
+    rmSync(this.workDir, { recursive: true, force: true });
+    return notes;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Work per job, counted rather than timed (so it does not depend on how busy the machine is):
+ * Redis commands from `INFO commandstats`, MongoDB operations from `serverStatus().opcounters`
+ * (the emulator keeps the same counters). Deltas between two snapshots, divided by the runs.
+ */
+import type { Redis } from "ioredis";
+import type { Db } from "mongodb";
+
+export type Counts = Record<string, number>;
+
+/** `INFO commandstats` → { evalsha: 1234, publish: 99, … } (calls per command). */
+export async function redisCommandCounts(redis: Redis): Promise<Counts> {
+  const out: Counts = {};
+  for (const line of (await redis.info("commandstats")).split(/\r?\n/)) {
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+/** `serverStatus().opcounters` → { insert, query, update, delete, getmore, command }. */
+export async function mongoOpCounts(db: Db): Promise<Counts> {
+  const s = (await db.admin().serverStatus()) as { opcounters?: Counts };
+  return { ...(s.opcounters ?? {}) };
+}
+
+export function diffCounts(a: Counts, b: Counts): Counts {
+  const out: Counts = {};
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const d = (b[k] ?? 0) - (a[k] ?? 0);
+    if (d > 0) out[k] = d;
+  }
+  return out;
+}
+
+/** "12.0 Redis commands/run (evalsha 3.0, publish 3.0, …)", largest first; commands under 0.05/run dropped. */
+export function perRun(what: string, d: Counts, runs: number, skip: string[] = []): string {
+  const n = Math.max(1, runs);
+  const entries = Object.entries(d)
+    .filter(([k]) => !skip.includes(k))
+    .map(([k, v]) => [k, v / n] as const)
+    .filter(([, v]) => v >= 0.05)
+    .sort((x, y) => y[1] - x[1]);
+  const total = entries.reduce((s, [, v]) => s + v, 0);
+  return `${total.toFixed(1)} ${what}/run (${entries.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")})`;
+}
+
+/** Commands that are the counting itself, or connection housekeeping, not the system's work. */
+export const REDIS_HOUSEKEEPING = ["info", "client|setname", "client|setinfo", "select", "ping", "hello", "config|get", "command|docs", "quit"];
