@@ -9,6 +9,7 @@
  * Options: --shapes burst,schedules,throughput   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --modes process,noop (Kairos executor: real process per run / no process)
+ *          --runtime compiled|tsx (Kairos processes from a tsc build, the default, or from src/ under tsx)
  *          --profile DIR (V8 CPU profiles of every Kairos process)   --json FILE   --verbose
  */
 import { writeFileSync } from "node:fs";
@@ -23,6 +24,7 @@ import {
   type ExecutorMode,
   type KairosOptions,
 } from "./kairos.js";
+import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
 import { burstRatios, extraRatioLines, formatStages, isKairos, scheduleRatios, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
 import { formatBurst, formatSchedules, formatThroughput } from "./lib/report.js";
@@ -41,7 +43,11 @@ const quick = process.argv.includes("--quick");
 const shapes = (argValue("--shapes") ?? "burst,schedules,throughput").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
-const kairosBase: KairosOptions = { cpuProfDir: argValue("--profile"), verbose: process.argv.includes("--verbose") };
+const kairosBase: KairosOptions = {
+  cpuProfDir: argValue("--profile"),
+  verbose: process.argv.includes("--verbose"),
+  runtime: (argValue("--runtime") ?? "compiled") as Runtime,
+};
 const jsonOut = argValue("--json");
 
 const num = (name: string, dflt: number) => (argValue(name) !== undefined ? Number(argValue(name)) : dflt);
@@ -91,6 +97,11 @@ async function main(): Promise<void> {
   console.log(`Kairos vs BullMQ benchmarks (issue #5)${quick ? " --quick" : ""}`);
   console.log(`machine: ${machineLine()}`);
   console.log(`redis-server ${redisVersion} (private, loopback, no persistence) ${redis.url}; Kairos ${kairosRevision()}; BullMQ ${BULLMQ_VERSION}`);
+  if (systems.includes("kairos") && kairosBase.runtime === "compiled") {
+    const b0 = Date.now();
+    const warning = await buildKairos();
+    console.log(`Kairos processes run compiled: tsc src/ → .kairos/bench-dist in ${((Date.now() - b0) / 1000).toFixed(0)} s${warning ? ` (${warning})` : ""}`);
+  }
   if (loadavg()[0]! > availableParallelism() / 2) {
     console.log(`warning: the machine is busy before the start (load ${load()} on ${availableParallelism()} cores); figures will be noisy`);
   }

@@ -29,6 +29,8 @@ export interface ProfileSummary {
   byFunction: Array<{ name: string; ms: number }>;
   byArea: Array<{ area: string; ms: number }>;
   inclusive: Array<{ name: string; ms: number }>;
+  /** Self time charged to the nearest Kairos (src/) function on the stack, else to the area on top. */
+  bySrcCaller: Array<{ name: string; ms: number }>;
 }
 
 /** Groups a script URL into an area: "src/core/runs.ts", "mongodb", "node:internal", "(native)". */
@@ -62,6 +64,7 @@ export function summarizeProfile(path: string, focus: string[] = []): ProfileSum
   const fn = new Map<string, number>();
   const area = new Map<string, number>();
   const incl = new Map<string, number>();
+  const srcCaller = new Map<string, number>();
   for (const [id, us] of self) {
     const n = byId.get(id)!;
     const { functionName, url, lineNumber } = n.callFrame;
@@ -75,6 +78,16 @@ export function summarizeProfile(path: string, focus: string[] = []): ProfileSum
     fn.set(key, (fn.get(key) ?? 0) + us);
     const a = functionName.startsWith("(") ? functionName : areaOf(url);
     area.set(a, (area.get(a) ?? 0) + us);
+    let charged: string | null = null;
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const cf = byId.get(cur)!.callFrame;
+      if (cf.url.includes("/src/")) {
+        charged = `${cf.functionName || "(anonymous)"} ${areaOf(cf.url)}`;
+        break;
+      }
+    }
+    charged ??= `(no Kairos frame) ${a}`;
+    srcCaller.set(charged, (srcCaller.get(charged) ?? 0) + us);
     if (focus.length) {
       // Inclusive: charge each focused function once per sample on the stack.
       const seen = new Set<string>();
@@ -95,6 +108,7 @@ export function summarizeProfile(path: string, focus: string[] = []): ProfileSum
     byFunction: sorted(fn).map(([name, us]) => ({ name, ms: us / 1000 })),
     byArea: sorted(area).map(([a, us]) => ({ area: a, ms: us / 1000 })),
     inclusive: sorted(incl).map(([name, us]) => ({ name, ms: us / 1000 })),
+    bySrcCaller: sorted(srcCaller).map(([name, us]) => ({ name, ms: us / 1000 })),
   };
 }
 
@@ -112,6 +126,8 @@ function main(): void {
     for (const a of s.byArea.slice(0, top)) console.log(`     ${pct(a.ms).padStart(6)}  ${a.ms.toFixed(0).padStart(7)} ms  ${a.area}`);
     console.log("   by function (self):");
     for (const f of s.byFunction.slice(0, top)) console.log(`     ${pct(f.ms).padStart(6)}  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`);
+    console.log("   charged to the nearest Kairos function on the stack (else the area on top):");
+    for (const f of s.bySrcCaller.slice(0, top)) console.log(`     ${pct(f.ms).padStart(6)}  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`);
     if (s.inclusive.length) {
       console.log("   inclusive:");
       for (const f of s.inclusive) console.log(`     ${pct(f.ms).padStart(6)}  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`);

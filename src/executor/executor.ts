@@ -223,6 +223,15 @@ export class Executor {
     return Math.max(10, this.o.leaseMs - Math.max(this.o.heartbeatMs, Math.floor(this.o.leaseMs / 5)));
   }
 
+  /**
+   * How often a run's watchdog checks: at most 1 s (a run outlives a SIGKILLed executor by at most
+   * that), and at most half the lease safety margin, so a frozen executor's run dies before its
+   * lease ends even with short leases.
+   */
+  private watchdogIntervalMs(): number {
+    return Math.min(1_000, Math.max(100, Math.floor((this.o.leaseMs - this.leaseSafeMs()) / 2)));
+  }
+
   private async execute(a: Attempt): Promise<void> {
     const { run } = a;
     const log = this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken });
@@ -250,6 +259,7 @@ export class Executor {
           cwd,
           timeoutMs: run.spec.timeoutMs,
           deadlineFile: a.deadlineFile,
+          watchdogIntervalMs: this.watchdogIntervalMs(),
         },
         a.abort.signal,
       );

@@ -17,7 +17,7 @@ export interface ProcessSpec {
   /** Bytes of combined stdout/stderr kept (the tail). @default 16 KiB */
   tailBytes?: number;
   /**
-   * Kill the whole run (its process group) within ~0.5 s if this process dies, even by SIGKILL.
+   * Kill the whole run (its process group) within `watchdogIntervalMs` if this process dies, even by SIGKILL.
    * Without it, a `kill -9` of the executor would orphan the run, and it could still be running
    * when the reaper hands the run to another executor (two attempts at once).
    * @default the current process id
@@ -32,6 +32,11 @@ export interface ProcessSpec {
    * check (the pid check still applies). Needs `dieWithPid`.
    */
   deadlineFile?: string | null;
+  /**
+   * How often the watchdog checks the executor's pid, the program's pid and the deadline (rounded
+   * to 0.1 s, 0.1–60 s). Each check costs ~1 ms of CPU (one `sleep` process). @default 1000
+   */
+  watchdogIntervalMs?: number;
   /** Live output, for log streaming. */
   onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void;
 }
@@ -83,29 +88,42 @@ export class TailBuffer {
 }
 
 /**
- * A watchdog shell in the run's process group polls the executor's pid and kills the group when
- * it is gone, or when the lease deadline in `$KAIROS_DEADLINE_FILE` has passed; then it `exec`s
- * the program, so the program keeps the shell's pid and its exit status is the run's. The
- * watchdog writes nothing and holds no output pipe. It uses only shell builtins besides `sleep`
- * (uptime comes from `/proc/uptime`, "12345.67" → 1234567 centiseconds), so checking the deadline
- * costs no extra process.
+ * A watchdog shell in the run's process group kills the group (`kill -KILL 0`) when the executor's
+ * pid is gone, or when the lease deadline in `$KAIROS_DEADLINE_FILE` has passed; then it `exec`s
+ * the program, so the program keeps the shell's pid (`$$` in the watchdog) and its exit status is
+ * the run's. The watchdog also ends when the program itself is gone (its pid reaped) or when the
+ * deadline file it has seen is removed (the executor deletes it once the attempt is over), so it
+ * can never outlive its run, even where the executor's pid stays alive or is reused (an executor
+ * that is pid 1 in a container). It writes nothing and holds no output pipe, and uses only shell
+ * builtins besides one `sleep` per check (uptime comes from `/proc/uptime`, "12345.67" → 1234567
+ * centiseconds), so a check costs one short-lived process: about 1 ms of CPU.
  */
 const WATCHDOG =
-  '(while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null; do ' +
-  'if [ -n "$KAIROS_DEADLINE_FILE" ] && read d < "$KAIROS_DEADLINE_FILE" && read up _ < /proc/uptime; then ' +
-  'up=${up%.*}${up#*.}; [ "$up" -ge "$d" ] 2>/dev/null && break; fi; ' +
-  'sleep 0.5; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
+  '(seen=; while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null && kill -0 $$ 2>/dev/null; do ' +
+  'if [ -n "$KAIROS_DEADLINE_FILE" ]; then ' +
+  'if read d < "$KAIROS_DEADLINE_FILE"; then seen=1; ' +
+  'if read up _ < /proc/uptime; then up=${up%.*}${up#*.}; [ "$up" -ge "$d" ] 2>/dev/null && break; fi; ' +
+  'elif [ -n "$seen" ]; then exit 0; fi; fi; ' +
+  'sleep "$KAIROS_WATCHDOG_SLEEP"; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
+
+/** Seconds between watchdog checks, for /bin/sh's `sleep` (0.1 s granularity). */
+export function watchdogSleep(intervalMs: number): string {
+  return (Math.min(60_000, Math.max(100, Math.round(intervalMs / 100) * 100)) / 1000).toFixed(1);
+}
 
 /** Single-quotes a string for /bin/sh. */
 const shQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
-export function commandLine(spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid" | "deadlineFile">): [string, string[]] {
+export function commandLine(
+  spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid" | "deadlineFile" | "watchdogIntervalMs">,
+): [string, string[]] {
   const watch = spec.dieWithPid === undefined ? process.pid : spec.dieWithPid;
   if (watch === null) {
     return spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
   }
   const deadline = spec.deadlineFile ? `KAIROS_DEADLINE_FILE=${shQuote(spec.deadlineFile)}; ` : "";
-  const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${deadline}${WATCHDOG}`;
+  const every = `KAIROS_WATCHDOG_SLEEP=${watchdogSleep(spec.watchdogIntervalMs ?? 1_000)}; `;
+  const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${every}${deadline}${WATCHDOG}`;
   if (spec.argv && spec.argv.length > 0) {
     return ["/bin/sh", ["-c", `${pidGuard} exec "$@"`, "kairos-run", ...spec.argv]];
   }

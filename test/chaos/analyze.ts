@@ -5,7 +5,7 @@
  * A *slot* is one (jobId, scheduledFor). An *attempt* is one fencing token of one run, as seen in
  * the ledger: it spans from its `start` line to its `end` line, or, when it has no `end` line and
  * its executor was SIGKILLed after it started, to the kill plus the process-group watchdog's
- * bound (runs die with their executor within ~0.5 s, src/executor/process.ts); or, when its
+ * bound (runs die with their executor within ~1 s, src/executor/process.ts); or, when its
  * executor killed it (lost lease) or was refused its result, to the time the executor logged that
  * it had seen the program end (`executorEnds`: an upper bound, the log line comes after the exit).
  * An attempt with none of these is open-ended: it overlaps every later attempt of its slot, so
@@ -32,7 +32,7 @@ export interface AnalysisInput {
   runs: RunLike[];
   ledger: LedgerLine[];
   events: ProcessEvent[];
-  /** Bound on how long a run outlives its SIGKILLed executor. @default 500 */
+  /** Bound on how long a run outlives its SIGKILLed executor (the watchdog checks every ≤ 1 s). @default 1100 */
   watchdogMs?: number;
   /** `runId:token` → when the executor logged the attempt's program as ended (see executorEnds()). */
   executorEnds?: ReadonlyMap<string, number>;
@@ -107,7 +107,7 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 export function analyze(input: AnalysisInput): ChaosReport {
-  const watchdogMs = input.watchdogMs ?? 500;
+  const watchdogMs = input.watchdogMs ?? 1_100;
   const jobIds = new Set(input.jobs.map((j) => j.id));
   const expected = new Set<string>();
   for (const j of input.jobs) for (const at of expectedSlots(j.schedule)) expected.add(slotKey(j.id, at));

@@ -1,9 +1,11 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { uptime } from "node:os";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TailBuffer, runProcess, type ProcessSpec } from "../../src/executor/process.js";
+import { TailBuffer, commandLine, runProcess, watchdogSleep, type ProcessSpec } from "../../src/executor/process.js";
 
 let cwd: string;
 beforeAll(async () => {
@@ -111,6 +113,27 @@ describe("TailBuffer", () => {
   });
 });
 
+/** Pids of the live (non-zombie) processes in process group `pgid`. */
+const groupMembers = (pgid: number) =>
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return fields[0] !== "Z" && Number(fields[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+
+const waitUntil = async (cond: () => boolean, ms: number) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return cond();
+};
+
 describe("die with the executor", () => {
   it("kills the run within a second when the executor is SIGKILLed", async () => {
     const { spawn } = await import("node:child_process");
@@ -133,6 +156,38 @@ describe("die with the executor", () => {
     const deadline = Date.now() + 3_000;
     while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(alive(pid)).toBe(false);
+  });
+
+  it("ends its watchdog once the program is gone, though the executor's pid lives on", async () => {
+    // Spawned without runProcess, which would kill the group on exit: only the watchdog's own
+    // checks can end it here. The watched pid is this test process, which stays alive throughout
+    // (as an executor that is pid 1 in a container would).
+    const [file, args] = commandLine({ command: null, argv: ["sleep", "0.3"], dieWithPid: process.pid, watchdogIntervalMs: 200 });
+    const child = spawn(file, args, { detached: true, stdio: "ignore" });
+    const exited = new Promise((r) => child.once("exit", r));
+    expect(await waitUntil(() => groupMembers(child.pid!).length === 2, 2_000)).toBe(true);
+    await exited;
+    expect(await waitUntil(() => groupMembers(child.pid!).length === 0, 3_000)).toBe(true);
+  });
+
+  it("ends its watchdog when the deadline file it has seen is removed, leaving the program be", async () => {
+    const deadlineFile = join(cwd, "removed.deadline");
+    writeFileSync(deadlineFile, `${Math.floor(uptime() * 100) + 60_000}\n`);
+    const [file, args] = commandLine({ command: null, argv: ["sleep", "30"], dieWithPid: process.pid, deadlineFile, watchdogIntervalMs: 200 });
+    const child = spawn(file, args, { detached: true, stdio: "ignore" });
+    try {
+      expect(await waitUntil(() => groupMembers(child.pid!).filter((p) => p !== child.pid).length >= 1, 2_000)).toBe(true);
+      rmSync(deadlineFile);
+      // The watchdog (and its sleep) go; the program, the group's leader, stays.
+      expect(await waitUntil(() => groupMembers(child.pid!).join() === String(child.pid), 3_000)).toBe(true);
+      expect(alive(child.pid!)).toBe(true);
+    } finally {
+      process.kill(-child.pid!, "SIGKILL");
+    }
+  });
+
+  it("bounds the check interval to 0.1–60 s in 0.1 s steps", () => {
+    expect([watchdogSleep(0), watchdogSleep(149), watchdogSleep(1_000), watchdogSleep(1_260), watchdogSleep(10 ** 9)]).toEqual(["0.1", "0.1", "1.0", "1.3", "60.0"]);
   });
 
   it("keeps argv intact and the exit status of the program", async () => {
