@@ -4,7 +4,8 @@
  * slot (a replay after a crash) is absorbed and reported as a duplicate.
  */
 import { metrics } from "../metrics.js";
-import { isDuplicateKey, type Mongo } from "../store/mongo.js";
+import { InsertBatcher } from "../store/batch.js";
+import type { Mongo } from "../store/mongo.js";
 import type { FireDoc, FireOutcomeDoc, JobDoc } from "../store/types.js";
 
 export const fireKeyOf = (jobId: string, slotAt: number) => `${jobId}@${slotAt}`;
@@ -20,7 +21,12 @@ export interface FireRecord {
 }
 
 export class FireLedger {
-  constructor(private readonly mongo: Mongo) {}
+  /** The outcomes of many jobs' passes in one event-loop turn go to MongoDB as one insertMany. */
+  private readonly inserts: InsertBatcher<FireDoc>;
+
+  constructor(mongo: Mongo) {
+    this.inserts = new InsertBatcher(mongo.c.fires);
+  }
 
   /** Records outcomes; returns how many were new (the rest already had one). */
   async record(job: Pick<JobDoc, "_id" | "ownerId">, records: readonly FireRecord[], now: number): Promise<number> {
@@ -36,14 +42,7 @@ export class FireLedger {
       reason: r.reason ?? null,
       recordedAt: new Date(now),
     }));
-    let failed = new Set<number>();
-    try {
-      await this.mongo.c.fires.insertMany(docs, { ordered: false });
-    } catch (e) {
-      if (!isDuplicateKey(e)) throw e;
-      const errors = (e as { writeErrors?: Array<{ index: number }> | { index: number } }).writeErrors;
-      failed = new Set((Array.isArray(errors) ? errors : errors ? [errors] : []).map((w) => w.index));
-    }
+    const failed = await this.inserts.insertMany(docs);
     records.forEach((r, i) => {
       if (failed.has(i)) return;
       metrics.fires.inc({ outcome: r.outcome });

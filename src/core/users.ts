@@ -1,4 +1,4 @@
-import { ConflictError, UnauthenticatedError, ValidationError } from "../errors.js";
+import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/passwords.js";
 import type { Principal, TokenService } from "../auth/tokens.js";
@@ -8,6 +8,8 @@ import type { Clock } from "../scheduler/ports.js";
 
 const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;
 const MIN_PASSWORD = 8;
+/** Bounds of a user's `maxConcurrentRuns`. */
+export const MAX_CONCURRENT_RUNS_LIMIT = 100_000;
 const MAX_PASSWORD = 256;
 
 // Verifying against a dummy hash when the user does not exist keeps the response time the same,
@@ -32,20 +34,21 @@ export class UserService {
     return { token, expiresAt, user };
   }
 
-  async create(username: string, password: string, role: UserRole): Promise<UserDoc> {
+  async create(username: string, password: string, role: UserRole, maxConcurrentRuns: number | null = null): Promise<UserDoc> {
     if (!USERNAME_RE.test(username)) {
       throw new ValidationError("username", "3–64 characters of letters, digits, '_', '.', '@', '-'");
     }
     if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
       throw new ValidationError("password", `must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters long`);
     }
+    checkConcurrencyLimit(maxConcurrentRuns);
     const now = new Date(this.deps.clock());
     const doc: UserDoc = {
       _id: newId(),
       username,
       passwordHash: await hashPassword(password),
       role,
-      maxConcurrentRuns: null,
+      maxConcurrentRuns,
       createdAt: now,
       updatedAt: now,
     };
@@ -56,6 +59,26 @@ export class UserService {
       throw e;
     }
     return doc;
+  }
+
+  /**
+   * Sets (or, with null, removes) how many of the user's runs may be RUNNING at once across all
+   * executors. Runs already running are not stopped by a lower limit; new claims respect it within
+   * ~2 s (each executor caches a user's limit that long). The caller wakes parked runs.
+   */
+  async setConcurrencyLimit(userId: string, maxConcurrentRuns: number | null): Promise<UserDoc> {
+    checkConcurrencyLimit(maxConcurrentRuns);
+    const user = await this.users.findOneAndUpdate(
+      { _id: userId },
+      { $set: { maxConcurrentRuns, updatedAt: new Date(this.deps.clock()) } },
+      { returnDocument: "after" },
+    );
+    if (!user) throw new NotFoundError("user", userId);
+    return user;
+  }
+
+  async list(): Promise<UserDoc[]> {
+    return this.users.find({}, { sort: { username: 1 } }).toArray();
   }
 
   async byIds(ids: readonly string[]): Promise<UserDoc[]> {
@@ -88,6 +111,13 @@ export class UserService {
       return { created: false, generatedPassword: null, updated: true };
     }
     return { created: false, generatedPassword: null, updated: false };
+  }
+}
+
+function checkConcurrencyLimit(n: number | null): void {
+  if (n === null) return;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CONCURRENT_RUNS_LIMIT) {
+    throw new ValidationError("maxConcurrentRuns", `must be a whole number from 1 to ${MAX_CONCURRENT_RUNS_LIMIT}, or null for no limit (got ${n})`);
   }
 }
 

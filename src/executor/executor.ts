@@ -186,10 +186,9 @@ export class Executor {
     for (let i = 0; i < pools.length && started < free; i++) {
       const pool = pools[(this.poolCursor + i) % pools.length]!;
       const ids = await this.deps.state.ready.pop(pool, free - started);
-      for (const id of ids) {
-        const run = await this.deps.runs.claim(id, this.nodeId, this.o.leaseMs);
-        // Not QUEUED any more (cancelled, or claimed by a replayed entry elsewhere): skip it.
-        if (!run) continue;
+      // Runs that are not QUEUED any more (cancelled, or claimed through a replayed entry
+      // elsewhere) are simply not among those won.
+      for (const run of await this.deps.runs.claimMany(ids, this.nodeId, this.o.leaseMs)) {
         this.startAttempt(run);
         started++;
       }

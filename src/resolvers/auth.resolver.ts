@@ -1,4 +1,4 @@
-import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { Role } from "../schema/enums.js";
 import { LoginPayload, User } from "../schema/user.type.js";
 import { requireAdmin, requireUser, type Context } from "./context.js";
@@ -30,9 +30,33 @@ export class AuthResolver {
     @Arg("username", () => String) username: string,
     @Arg("password", () => String) password: string,
     @Arg("role", () => Role, { nullable: true, defaultValue: Role.USER }) role: Role,
+    @Arg("maxConcurrentRuns", () => Int, { nullable: true, description: "See User.maxConcurrentRuns; omitted or null = no limit." })
+    maxConcurrentRuns: number | null | undefined,
     @Ctx() ctx: Context,
   ): Promise<User> {
     requireAdmin(ctx);
-    return toUser(await ctx.services.users.create(username, password, role));
+    return toUser(await ctx.services.users.create(username, password, role, maxConcurrentRuns ?? null));
+  }
+
+  @Query(() => [User], { description: "Every user, by name. Administrators only." })
+  async users(@Ctx() ctx: Context): Promise<User[]> {
+    requireAdmin(ctx);
+    return (await ctx.services.users.list()).map(toUser);
+  }
+
+  @Mutation(() => User, {
+    description:
+      "Sets how many of a user's runs may be RUNNING at once (1–100000), or removes the limit with null. " +
+      "Running runs are not stopped by a lower limit; runs waiting for the old limit start at once when it is raised. Administrators only.",
+  })
+  async setUserConcurrencyLimit(
+    @Arg("userId", () => ID) userId: string,
+    @Arg("maxConcurrentRuns", () => Int, { nullable: true }) maxConcurrentRuns: number | null,
+    @Ctx() ctx: Context,
+  ): Promise<User> {
+    requireAdmin(ctx);
+    const user = await ctx.services.users.setConcurrencyLimit(userId, maxConcurrentRuns ?? null);
+    await ctx.services.runs.wakeHeld(userId);
+    return toUser(user);
   }
 }

@@ -26,7 +26,7 @@ const date = (ms: number | null | undefined): Date | null => (ms == null ? null 
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
 
 export function toUser(u: UserDoc): User {
-  return { id: u._id, username: u.username, role: u.role as Role, createdAt: u.createdAt };
+  return { id: u._id, username: u.username, role: u.role as Role, maxConcurrentRuns: u.maxConcurrentRuns ?? null, createdAt: u.createdAt };
 }
 
 export function toJob(j: JobDoc): Job {

@@ -32,6 +32,9 @@ import {
 } from "./ports.js";
 import { DEFAULT_LATE_TOLERANCE_MS, dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
 
+/** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
+const PREFETCH_CHUNK = 256;
+
 /**
  * Membership changes, on the event bus: `{from, reason}` when a scheduler joined or released
  * shards. Every other scheduler rebalances at once instead of at its next heartbeat, so a shard
@@ -325,8 +328,29 @@ export class Scheduler {
         }
       }),
     );
-    await forEachLimit(work, this.o.concurrency, ({ fence, timer }) => this.handle(fence, timer, now));
+    // In chunks: the chunk's job documents are read with one query, just before they are used.
+    for (let i = 0; i < work.length; i += PREFETCH_CHUNK) {
+      const chunk = work.slice(i, i + PREFETCH_CHUNK);
+      const jobs = await this.prefetchJobs(chunk.map((w) => w.timer.id));
+      await forEachLimit(chunk, this.o.concurrency, ({ fence, timer }) => this.handle(fence, timer, now, jobs));
+    }
     return full;
+  }
+
+  /** The job documents behind `j:` timers, by id (null: deleted); empty when the read fails. */
+  private async prefetchJobs(timerIds: readonly string[]): Promise<Map<string, JobDoc | null>> {
+    const ids = timerIds.filter((t) => t.startsWith("j:")).map((t) => t.slice(2));
+    const byId = new Map<string, JobDoc | null>();
+    if (ids.length < 2) return byId; // a lone timer reads its job itself
+    try {
+      for (const j of await this.deps.mongo.c.jobs.find({ _id: { $in: ids } }).toArray()) byId.set(j._id, j);
+      for (const id of ids) if (!byId.has(id)) byId.set(id, null);
+    } catch (e) {
+      // Each handler then reads its own job (and fails, or not, on its own).
+      this.deps.log.warn({ err: coerceError(e) }, "could not prefetch the jobs of a batch of timers");
+      byId.clear();
+    }
+    return byId;
   }
 
   private async replayExpired(now: number): Promise<void> {
@@ -350,9 +374,9 @@ export class Scheduler {
     this.deps.log.error({ err: coerceError(e), shard: fence.shard }, "shard pass failed");
   }
 
-  private async handle(fence: ShardFence, timer: DueTimer, now: number): Promise<void> {
+  private async handle(fence: ShardFence, timer: DueTimer, now: number, jobs?: ReadonlyMap<string, JobDoc | null>): Promise<void> {
     try {
-      if (timer.id.startsWith("j:")) await this.fireJob(fence, timer, now);
+      if (timer.id.startsWith("j:")) await this.fireJob(fence, timer, now, jobs);
       else if (timer.id.startsWith("r:")) await this.fireRetry(fence, timer);
       else {
         this.deps.log.error({ timer: timer.id }, "unknown timer kind; dropping it");
@@ -371,10 +395,10 @@ export class Scheduler {
     await this.deps.state.wheel.complete(fence, timer.id, null);
   }
 
-  private async fireJob(fence: ShardFence, timer: DueTimer, now: number): Promise<void> {
+  private async fireJob(fence: ShardFence, timer: DueTimer, now: number, prefetched?: ReadonlyMap<string, JobDoc | null>): Promise<void> {
     const { wheel } = this.deps.state;
     const jobId = timer.id.slice(2);
-    const job = await this.deps.mongo.c.jobs.findOne({ _id: jobId });
+    const job = prefetched?.has(jobId) ? prefetched.get(jobId)! : await this.deps.mongo.c.jobs.findOne({ _id: jobId });
     if (!job || job.paused || job.status !== "ACTIVE") {
       await wheel.complete(fence, timer.id, null);
       return;

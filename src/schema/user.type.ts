@@ -1,4 +1,4 @@
-import { Field, ID, ObjectType } from "type-graphql";
+import { Field, ID, Int, ObjectType } from "type-graphql";
 import { Role } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
@@ -12,6 +12,12 @@ export class User {
 
   @Field(() => Role)
   role!: Role;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: "How many of this user's runs may be RUNNING at once across all executors; null = no limit. Runs over the limit wait QUEUED without holding executor slots.",
+  })
+  maxConcurrentRuns!: number | null;
 
   @Field(() => DateTime)
   createdAt!: Date;

@@ -120,6 +120,8 @@ export interface RunDoc {
    * executor tried to claim it. Put back in the queue when one of the owner's slots frees up.
    */
   heldByLimit?: boolean;
+  /** Which batch claim made the current attempt RUNNING (see RunService.claimMany). */
+  claimId?: string | null;
   cancelRequested: boolean;
   queuedAt: Date | null;
   startedAt: Date | null;

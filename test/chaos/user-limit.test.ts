@@ -66,10 +66,14 @@ describe("per-user concurrency limit", () => {
     "keeps a bursting user at its limit and lets another user's runs through at once",
     async () => {
       const admin = await login(app.url, ADMIN.username, ADMIN.password);
-      for (const u of ["burst", "other"]) {
-        await gqlOk(app.url, `mutation($u: String!) { createUser(username: $u, password: "password-${u}") { id } }`, { u }, admin);
+      for (const [u, limit] of [["burst", 2], ["other", null]] as const) {
+        await gqlOk(
+          app.url,
+          `mutation($u: String!, $n: Int) { createUser(username: $u, password: "password-${u}", maxConcurrentRuns: $n) { id } }`,
+          { u, n: limit },
+          admin,
+        );
       }
-      await app.services.mongo.c.users.updateOne({ username: "burst" }, { $set: { maxConcurrentRuns: 2 } });
       const tokens = { burst: await login(app.url, "burst", "password-burst"), other: await login(app.url, "other", "password-other") };
       const command = (user: string) =>
         `echo "${user} $KAIROS_RUN_ID start $(date +%s%3N)" >> '${ledger}'; sleep 1; echo "${user} $KAIROS_RUN_ID end $(date +%s%3N)" >> '${ledger}'`;

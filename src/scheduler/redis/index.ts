@@ -43,7 +43,7 @@ export async function createRedisSharedState(opts: RedisSharedStateOptions): Pro
   if (!Number.isInteger(shardCount) || shardCount < 1) throw new RangeError(`shardCount must be a positive integer, got ${shardCount}`);
   const keys = redisKeys(opts.prefix ?? "kairos");
   const log = opts.log ?? (() => {});
-  const command = await openRedis(opts.url, "kairos-cmd", log);
+  const command = await openRedis(opts.url, "kairos-cmd", log, { autoPipeline: true });
   let subscriber;
   try {
     subscriber = await openRedis(opts.url, "kairos-sub", log);
