@@ -8,7 +8,7 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
 import { coerceError } from "../errors.js";
@@ -49,6 +49,8 @@ interface Attempt {
   deadlineFile: string;
   /** Writes of the deadline file, one after the other, so the newest killAt always lands last. */
   deadlineWrite: Promise<void>;
+  /** The deadline file exists (later writes replace it atomically). */
+  deadlineWritten: boolean;
   ended: boolean;
 }
 
@@ -206,6 +208,7 @@ export class Executor {
       abortKind: null,
       deadlineFile: join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}.deadline`),
       deadlineWrite: Promise.resolve(),
+      deadlineWritten: false,
       ended: false,
     };
     this.attempts.set(run._id, attempt);
@@ -264,8 +267,9 @@ export class Executor {
       );
     } finally {
       a.ended = true;
-      await rm(cwd, { recursive: true, force: true }).catch(() => undefined);
-      await rm(a.deadlineFile, { force: true }).catch(() => undefined);
+      // Most runs leave their directory empty: one rmdir, and the recursive walk only when not.
+      await rmdir(cwd).catch(() => rm(cwd, { recursive: true, force: true })).catch(() => undefined);
+      await unlink(a.deadlineFile).catch(() => undefined);
     }
     // The watchdog enforced the lease deadline (this process was too slow or frozen to do it).
     if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
@@ -304,15 +308,24 @@ export class Executor {
     if (a.ended) return;
     const remainingMs = a.killAt - this.deps.clock();
     const deadline = Math.floor(uptime() * 100) + Math.floor(remainingMs / 10);
+    if (!a.deadlineWritten) {
+      // The first write happens before the run's process exists: nobody can read half of it.
+      try {
+        await writeFile(a.deadlineFile, `${deadline}\n`);
+        a.deadlineWritten = true;
+      } catch (e) {
+        this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "could not hand the lease deadline to the run's watchdog");
+      }
+      return;
+    }
     const tmp = `${a.deadlineFile}.${++this.deadlineWrites}.tmp`;
     try {
       await writeFile(tmp, `${deadline}\n`);
-      if (a.ended) return;
+      if (a.ended) return void (await rm(tmp, { force: true }).catch(() => undefined));
       await rename(tmp, a.deadlineFile);
     } catch (e) {
       // The watchdog then keeps the previous deadline (or, without a file, only the pid check).
       this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "could not hand the lease deadline to the run's watchdog");
-    } finally {
       await rm(tmp, { force: true }).catch(() => undefined);
     }
   }

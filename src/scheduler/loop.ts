@@ -16,6 +16,7 @@ import type { Logger } from "../log.js";
 import { coerceError } from "../errors.js";
 import { FireLedger, type FireRecord } from "../core/fires.js";
 import { jobTimerId, retryTimerId, type RunService } from "../core/runs.js";
+import { UpdateBatcher } from "../store/batch.js";
 import type { Mongo } from "../store/mongo.js";
 import type { JobDoc } from "../store/types.js";
 import { RunStatus, isTerminal } from "./lifecycle.js";
@@ -82,6 +83,8 @@ export interface SchedulerDeps {
 export class Scheduler {
   private readonly owned = new Map<number, number>(); // shard → epoch
   private readonly ledger: FireLedger;
+  /** The job updates of a pass's fires, as bulkWrites (the `schedulerOp` field tells which applied). */
+  private readonly advances: UpdateBatcher<JobDoc>;
   private readonly o: Required<SchedulerOptions>;
   private readonly random: () => number;
   private stopped = true;
@@ -106,6 +109,7 @@ export class Scheduler {
     opts: SchedulerOptions,
   ) {
     this.ledger = new FireLedger(deps.mongo);
+    this.advances = new UpdateBatcher(deps.mongo.c.jobs, "schedulerOp");
     this.random = deps.random ?? Math.random;
     this.o = {
       batch: 500,
@@ -474,7 +478,7 @@ export class Scheduler {
     const next = nextSlot(job.schedule, Math.max(handled, now), firedCount);
     const nextFireAt = next ? dueAt(job.schedule, jobId, next, this.random) : null;
     const lastSlot = records.reduce<number | null>((m, r) => (m === null || r.slotAt > m ? r.slotAt : m), null);
-    const advanced = await this.deps.mongo.c.jobs.updateOne(
+    const advanced = await this.advances.updateOne(
       { _id: jobId, version: job.version },
       {
         $set: {
@@ -489,10 +493,10 @@ export class Scheduler {
       },
     );
     // The user changed the job meanwhile (the version moved): their update re-armed the timer; do
-    // not overwrite it. matchedCount, not modifiedCount: a pass with nothing new to record (a
-    // duplicate fire: a replayed or re-armed timer whose slot is handled already) changes nothing
-    // and must still re-arm, or the job stops firing until the next full reconcile.
-    await wheel.complete(fence, timer.id, advanced.matchedCount === 1 ? nextFireAt : null);
+    // not overwrite it. "Matched", not "modified": a pass with nothing new to record (a duplicate
+    // fire: a replayed or re-armed timer whose slot is handled already) must still re-arm, or the
+    // job stops firing until the next full reconcile (the batch marker changes either way).
+    await wheel.complete(fence, timer.id, advanced ? nextFireAt : null);
   }
 
   /**

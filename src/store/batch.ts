@@ -5,9 +5,10 @@
  * inserts issued in one turn of the event loop into one `insertMany({ordered: false})` and gives
  * each caller its own outcome, exactly as if it had inserted alone: a duplicate key (the
  * `fireKey` / ledger dedup the crash-replay logic depends on) rejects only the caller whose
- * document collided, with a MongoDB error of code 11000.
+ * document collided, with a MongoDB error of code 11000. {@link UpdateBatcher} does the same for
+ * conditional updates.
  */
-import { MongoServerError, type Collection, type Document, type OptionalUnlessRequiredId } from "mongodb";
+import { MongoServerError, type Collection, type Document, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from "mongodb";
 
 interface Pending<T> {
   docs: T[];
@@ -109,4 +110,89 @@ export class InsertBatcher<T extends Document> {
 function duplicateKeyError(collection: string): MongoServerError {
   const errmsg = `E11000 duplicate key error collection: ${collection}`;
   return new MongoServerError({ message: errmsg, errmsg, code: 11000 });
+}
+
+interface PendingUpdate<T> {
+  filter: Filter<T>;
+  update: UpdateFilter<T>;
+  id: unknown;
+  op: string;
+  resolve: (matched: boolean) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Conditional single-document updates of one event-loop turn as one `bulkWrite({ordered:
+ * false})`, each caller told whether its filter matched, as `updateOne().matchedCount === 1`
+ * would. Every update also sets `marker` to an id of its own; one find after the bulkWrite tells
+ * which applied. Filters must include `_id`; a document already in the batch waits for the next
+ * one. The marker field must not be written by anything else.
+ */
+export class UpdateBatcher<T extends Document & { _id: unknown }> {
+  private pending: PendingUpdate<T>[] = [];
+  private scheduled = false;
+  private seq = 0;
+  private readonly prefix = Math.random().toString(36).slice(2, 10);
+
+  constructor(
+    private readonly coll: Collection<T>,
+    private readonly marker: string,
+    private readonly maxOps = 500,
+  ) {}
+
+  updateOne(filter: Filter<T> & { _id: unknown }, update: UpdateFilter<T>): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      const op = `${this.prefix}.${++this.seq}`;
+      const set = { ...((update.$set as Record<string, unknown> | undefined) ?? {}), [this.marker]: op };
+      this.pending.push({ filter, update: { ...update, $set: set } as UpdateFilter<T>, id: filter._id, op, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    const batch: PendingUpdate<T>[] = [];
+    const later: PendingUpdate<T>[] = [];
+    const ids = new Set<unknown>();
+    for (const p of this.pending) {
+      if (ids.has(p.id) || batch.length >= this.maxOps) later.push(p);
+      else {
+        ids.add(p.id);
+        batch.push(p);
+      }
+    }
+    this.pending = later;
+    try {
+      let errors: WriteErrorLike[] = [];
+      try {
+        await this.coll.bulkWrite(
+          batch.map((p) => ({ updateOne: { filter: p.filter, update: p.update } })),
+          { ordered: false },
+        );
+      } catch (e) {
+        const w = writeErrorsOf(e);
+        if (!w) throw e;
+        errors = w;
+      }
+      const docs = await this.coll
+        .find({ _id: { $in: [...ids] } } as Filter<T>, { projection: { [this.marker]: 1 } })
+        .toArray();
+      const applied = new Set(docs.map((d) => (d as Record<string, unknown>)[this.marker]));
+      batch.forEach((p, i) => {
+        const failed = errors.find((x) => x.index === i);
+        if (failed) p.reject(new MongoServerError({ message: failed.errmsg ?? "write error", code: failed.code, errmsg: failed.errmsg }));
+        else p.resolve(applied.has(p.op));
+      });
+    } catch (e) {
+      for (const p of batch) p.reject(e);
+    } finally {
+      this.scheduled = false;
+      this.schedule();
+    }
+  }
 }

@@ -73,6 +73,8 @@ export interface JobDoc {
   /** Slots at or before this instant have an outcome (or predate the job): the planning cursor. */
   handledThrough: Date;
   firedCount: number;
+  /** Marker of the scheduler's last batched update (store/batch.ts UpdateBatcher); nothing else writes it. */
+  schedulerOp?: string;
   /** Bumped by every user edit; the scheduler's writes are conditional on it. */
   version: number;
   createdAt: Date;
@@ -87,6 +89,8 @@ export interface RunTransition {
   reason: string | null;
   nodeId: string | null;
   attempt: number | null;
+  /** Set by batched writes: tells the writer its conditional update applied (RunService). */
+  op?: string;
 }
 
 export interface RunDoc {

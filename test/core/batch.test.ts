@@ -71,3 +71,30 @@ describe("InsertBatcher", () => {
     expect(await coll.countDocuments()).toBe(21);
   });
 });
+
+describe("UpdateBatcher", () => {
+  it("tells each caller whether its own filter matched, in one bulkWrite", async () => {
+    const { UpdateBatcher } = await import("../../src/store/batch.js");
+    const coll = client.db("batch").collection<{ _id: string; v: number; n: number }>("u");
+    await coll.insertMany([
+      { _id: "a", v: 1, n: 0 },
+      { _id: "b", v: 1, n: 0 },
+      { _id: "c", v: 2, n: 0 },
+    ]);
+    let bulk = 0;
+    const counting = new Proxy(coll, {
+      get: (t, p, r) => (p === "bulkWrite" ? (...a: unknown[]) => (bulk++, (t.bulkWrite as (...x: unknown[]) => unknown).apply(t, a)) : Reflect.get(t, p, r)),
+    });
+    const batcher = new UpdateBatcher(counting, "op");
+    const out = await Promise.all([
+      batcher.updateOne({ _id: "a", v: 1 }, { $inc: { n: 1 } }),
+      batcher.updateOne({ _id: "b", v: 1 }, { $set: { n: 0 } }), // matches, changes nothing but the marker
+      batcher.updateOne({ _id: "c", v: 1 }, { $inc: { n: 1 } }), // version moved: no match
+      batcher.updateOne({ _id: "zz", v: 1 }, { $inc: { n: 1 } }), // no such document
+      batcher.updateOne({ _id: "a", v: 1 }, { $inc: { n: 1 } }), // same document again: next batch, matches
+    ]);
+    expect(out).toEqual([true, true, false, false, true]);
+    expect(bulk).toBe(2);
+    expect((await coll.find({}, { sort: { _id: 1 } }).toArray()).map((d) => d.n)).toEqual([2, 0, 0]);
+  });
+});

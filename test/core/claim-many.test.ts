@@ -133,4 +133,22 @@ describe("claimMany", () => {
     expect(await mongo.c.runs.countDocuments({ ownerId, status: "QUEUED", heldByLimit: true })).toBe(3);
     expect((await mongo.c.users.findOne({ _id: ownerId }))?.runSlots).toHaveLength(2);
   });
+
+  it("finishes many attempts in one batch, each exactly as a single write would", async () => {
+    const ids = await queuedRuns(30, "finisher");
+    const won = await runs.claimMany(ids, "node-f", 30_000);
+    expect(won).toHaveLength(30);
+    const ok = { kind: "SUCCEEDED" as const, exitCode: 0, signal: null, error: null, outputTail: "done\n", outputTruncated: false };
+    const stale = { ...won[0]!, fencingToken: won[0]!.fencingToken - 1 };
+    const results = await Promise.all([
+      runs.finishAttempt(stale, ok), // a zombie's late result: refused
+      ...won.map((r) => runs.finishAttempt(r, ok)),
+      runs.finishAttempt(won[1]!, { ...ok, kind: "FAILED", exitCode: 1 }), // same run twice in one turn: the second is refused
+    ]);
+    expect(results[0]).toBeNull();
+    expect(results.slice(1, 31).every((r) => r?.status === "SUCCEEDED" && r.outputTail === "done\n")).toBe(true);
+    expect(results[31]).toBeNull();
+    const stored = await mongo.c.runs.find({ _id: { $in: ids } }).toArray();
+    expect(stored.every((r) => r.status === "SUCCEEDED" && r.history.filter((h) => h.status === "SUCCEEDED").length === 1)).toBe(true);
+  });
 });
