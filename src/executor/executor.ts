@@ -49,7 +49,7 @@ interface Attempt {
   deadlineFile: string;
   /** Writes of the deadline file, one after the other, so the newest killAt always lands last. */
   deadlineWrite: Promise<void>;
-  /** The deadline file exists (later writes replace it atomically). */
+  /** The deadline file may exist (written at the first renewal; the run's start deadline is in its environment). */
   deadlineWritten: boolean;
   ended: boolean;
 }
@@ -241,7 +241,6 @@ export class Executor {
     await mkdir(cwd, { recursive: true });
     let result: ProcessResult;
     try {
-      await this.writeDeadline(a);
       result = await runProcess(
         {
           command: run.spec.command,
@@ -261,6 +260,7 @@ export class Executor {
           cwd,
           timeoutMs: run.spec.timeoutMs,
           deadlineFile: a.deadlineFile,
+          initialDeadline: this.uptimeDeadline(a.killAt),
           watchdogIntervalMs: this.watchdogIntervalMs(),
         },
         a.abort.signal,
@@ -269,7 +269,9 @@ export class Executor {
       a.ended = true;
       // Most runs leave their directory empty: one rmdir, and the recursive walk only when not.
       await rmdir(cwd).catch(() => rm(cwd, { recursive: true, force: true })).catch(() => undefined);
-      await unlink(a.deadlineFile).catch(() => undefined);
+      // A renewal's write may be in flight: after it, the file (if any) goes.
+      await a.deadlineWrite.catch(() => undefined);
+      if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
     }
     // The watchdog enforced the lease deadline (this process was too slow or frozen to do it).
     if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
@@ -304,20 +306,15 @@ export class Executor {
     return a.deadlineWrite;
   }
 
+  /** `killAt` (clock ms) as uptime centiseconds, the watchdog's clock. */
+  private uptimeDeadline(killAt: number): number {
+    return Math.floor(uptime() * 100) + Math.floor((killAt - this.deps.clock()) / 10);
+  }
+
   private async writeDeadlineNow(a: Attempt): Promise<void> {
     if (a.ended) return;
-    const remainingMs = a.killAt - this.deps.clock();
-    const deadline = Math.floor(uptime() * 100) + Math.floor(remainingMs / 10);
-    if (!a.deadlineWritten) {
-      // The first write happens before the run's process exists: nobody can read half of it.
-      try {
-        await writeFile(a.deadlineFile, `${deadline}\n`);
-        a.deadlineWritten = true;
-      } catch (e) {
-        this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "could not hand the lease deadline to the run's watchdog");
-      }
-      return;
-    }
+    const deadline = this.uptimeDeadline(a.killAt);
+    a.deadlineWritten = true; // from here on the file may exist: remove it at the end
     const tmp = `${a.deadlineFile}.${++this.deadlineWrites}.tmp`;
     try {
       await writeFile(tmp, `${deadline}\n`);

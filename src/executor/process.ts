@@ -33,6 +33,11 @@ export interface ProcessSpec {
    */
   deadlineFile?: string | null;
   /**
+   * The kill deadline to use while `deadlineFile` does not exist yet (uptime centiseconds, as in
+   * the file). The executor writes the file only when it first renews the lease.
+   */
+  initialDeadline?: number | null;
+  /**
    * How often the watchdog checks the executor's pid, the program's pid and the deadline (rounded
    * to 0.1 s, 0.1–60 s). Each check costs ~1 ms of CPU (one `sleep` process). @default 1000
    */
@@ -89,7 +94,9 @@ export class TailBuffer {
 
 /**
  * A watchdog shell in the run's process group kills the group (`kill -KILL 0`) when the executor's
- * pid is gone, or when the lease deadline in `$KAIROS_DEADLINE_FILE` has passed; then it `exec`s
+ * pid is gone, or when the lease deadline has passed: the one in `$KAIROS_DEADLINE_FILE` once that
+ * file exists, `$KAIROS_DEADLINE` (given at spawn) until then, so a run shorter than one lease
+ * renewal costs no file at all. Then it `exec`s
  * the program, so the program keeps the shell's pid (`$$` in the watchdog) and its exit status is
  * the run's. The watchdog also ends when the program itself is gone (its pid reaped) or when the
  * deadline file it has seen is removed (the executor deletes it once the attempt is over), so it
@@ -99,11 +106,10 @@ export class TailBuffer {
  * centiseconds), so a check costs one short-lived process: about 1 ms of CPU.
  */
 const WATCHDOG =
-  '(seen=; while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null && kill -0 $$ 2>/dev/null; do ' +
+  '(seen=; while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null && kill -0 $$ 2>/dev/null; do d=; ' +
   'if [ -n "$KAIROS_DEADLINE_FILE" ]; then ' +
-  'if read d < "$KAIROS_DEADLINE_FILE"; then seen=1; ' +
-  'if read up _ < /proc/uptime; then up=${up%.*}${up#*.}; [ "$up" -ge "$d" ] 2>/dev/null && break; fi; ' +
-  'elif [ -n "$seen" ]; then exit 0; fi; fi; ' +
+  'if read d < "$KAIROS_DEADLINE_FILE"; then seen=1; elif [ -n "$seen" ]; then exit 0; else d=$KAIROS_DEADLINE; fi; fi; ' +
+  'if [ -n "$d" ] && read up _ < /proc/uptime; then up=${up%.*}${up#*.}; [ "$up" -ge "$d" ] 2>/dev/null && break; fi; ' +
   'sleep "$KAIROS_WATCHDOG_SLEEP"; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
 
 /** Seconds between watchdog checks, for /bin/sh's `sleep` (0.1 s granularity). */
@@ -115,13 +121,14 @@ export function watchdogSleep(intervalMs: number): string {
 const shQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 export function commandLine(
-  spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid" | "deadlineFile" | "watchdogIntervalMs">,
+  spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid" | "deadlineFile" | "initialDeadline" | "watchdogIntervalMs">,
 ): [string, string[]] {
   const watch = spec.dieWithPid === undefined ? process.pid : spec.dieWithPid;
   if (watch === null) {
     return spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
   }
-  const deadline = spec.deadlineFile ? `KAIROS_DEADLINE_FILE=${shQuote(spec.deadlineFile)}; ` : "";
+  const initial = spec.initialDeadline != null ? `KAIROS_DEADLINE=${Math.trunc(spec.initialDeadline)}; ` : "";
+  const deadline = spec.deadlineFile ? `KAIROS_DEADLINE_FILE=${shQuote(spec.deadlineFile)}; ${initial}` : "";
   const every = `KAIROS_WATCHDOG_SLEEP=${watchdogSleep(spec.watchdogIntervalMs ?? 1_000)}; `;
   const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${every}${deadline}${WATCHDOG}`;
   if (spec.argv && spec.argv.length > 0) {

@@ -34,7 +34,7 @@ import {
 import { DEFAULT_LATE_TOLERANCE_MS, dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
 
 /** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
-const PREFETCH_CHUNK = 256;
+const PREFETCH_CHUNK = 1024;
 
 /**
  * Membership changes, on the event bus: `{from, reason}` when a scheduler joined or released
@@ -122,7 +122,7 @@ export class Scheduler {
       nodeDeadMs: 30_000,
       maxCatchup: 100,
       lateToleranceMs: DEFAULT_LATE_TOLERANCE_MS,
-      concurrency: 64,
+      concurrency: 512,
       ...opts,
     };
   }

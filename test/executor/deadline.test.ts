@@ -54,6 +54,27 @@ describe.runIf(process.platform === "linux")("lease deadline watchdog", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
   });
 
+  it("uses the deadline given at spawn until the file exists", async () => {
+    const started = Date.now();
+    const r = await runProcess(
+      spec({ deadlineFile: join(cwd, "not-yet.deadline"), initialDeadline: Number(deadlineIn(600).trim()), watchdogIntervalMs: 200 }),
+      new AbortController().signal,
+    );
+    expect(r.signal).toBe("SIGKILL");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    expect(Date.now() - started).toBeLessThan(2_500);
+  });
+
+  it("lets a file written later move the deadline given at spawn", async () => {
+    const file = join(cwd, "later.deadline");
+    setTimeout(() => writeFileSync(file, deadlineIn(5_000)), 100);
+    const r = await runProcess(
+      spec({ command: "sleep 1.5; exit 4", deadlineFile: file, initialDeadline: Number(deadlineIn(500).trim()), watchdogIntervalMs: 200 }),
+      new AbortController().signal,
+    );
+    expect(r.exitCode).toBe(4);
+  });
+
   it("ignores a missing or garbled file (the pid check still applies)", async () => {
     const garbled = join(cwd, "garbled.deadline");
     writeFileSync(garbled, "not a number\n");
