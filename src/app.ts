@@ -148,7 +148,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     if (dev || config.role === "scheduler") {
       scheduler = new Scheduler(
         { mongo, state, runs, clock, log: log.child({ component: "scheduler" }) },
-        { memberId: `${hostname()}:${process.pid}:${newId().slice(-6)}`, ...opts.scheduler },
+        { memberId: `${hostname()}:${process.pid}:${newId().slice(-6)}`, shardLeaseMs: config.shardLeaseMs, ...opts.scheduler },
       );
       await scheduler.start();
       const s = scheduler;

@@ -47,6 +47,11 @@ export interface KairosConfig {
   nodeName: string;
   /** Run lease: an executor that cannot renew kills its job before this ends. `KAIROS_LEASE`. @default PT30S */
   leaseMs: number;
+  /**
+   * Scheduler: how long a scheduler holds a time-wheel shard without renewing it (renewed every
+   * 2 s); after a crash, its shards wait this long for a new owner. `KAIROS_SHARD_LEASE`. @default PT15S
+   */
+  shardLeaseMs: number;
   /** scheduler/executor roles: port of `/healthz`, `/readyz`, `/metrics` (the API serves them itself). `KAIROS_METRICS_PORT`. @default off */
   metricsPort: number | null;
   /** How late a fire may be handled after downtime. `KAIROS_CATCHUP_WINDOW`. @default PT1H */
@@ -54,6 +59,15 @@ export interface KairosConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Shard lease bounds: at least three 2 s renewals fit in it; at most 10 minutes of takeover delay. */
+function shardLease(raw: string | undefined): number {
+  const ms = settingDuration("KAIROS_SHARD_LEASE", raw ?? "PT15S");
+  if (ms < 6_000 || ms > 600_000) {
+    throw new ConfigError(`KAIROS_SHARD_LEASE: must be from PT6S to PT10M (renewed every 2 s; a crashed scheduler's shards wait this long), got "${raw}"`);
+  }
+  return ms;
+}
 
 const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
 
@@ -176,6 +190,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     nodeName: env.KAIROS_NODE_NAME ?? hostname(),
     metricsPort: env.KAIROS_METRICS_PORT ? int("KAIROS_METRICS_PORT", env.KAIROS_METRICS_PORT, 0, 0, 65_535) : null,
     leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
+    shardLeaseMs: shardLease(env.KAIROS_SHARD_LEASE),
     catchupWindowMs: settingDuration("KAIROS_CATCHUP_WINDOW", env.KAIROS_CATCHUP_WINDOW ?? "PT1H"),
   };
 }

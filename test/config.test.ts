@@ -5,7 +5,7 @@ import { ConfigError } from "../src/errors.js";
 describe("configuration", () => {
   it("has embedded defaults in dev and flags override the environment", () => {
     const c = loadConfig("dev", applyFlags(["--port", "5001", "--slots=3"], { KAIROS_PORT: "4999" }));
-    expect(c).toMatchObject({ port: 5001, executorSlots: 3, host: "127.0.0.1", mongoUrl: null, redisUrl: null, shards: 64, leaseMs: 30_000, jwtTtlMs: 12 * 3600_000 });
+    expect(c).toMatchObject({ port: 5001, executorSlots: 3, host: "127.0.0.1", mongoUrl: null, redisUrl: null, shards: 64, leaseMs: 30_000, shardLeaseMs: 15_000, jwtTtlMs: 12 * 3600_000 });
   });
 
   it("names the bad setting and what is allowed", () => {
@@ -15,6 +15,8 @@ describe("configuration", () => {
       [{ MONGO_URL: "postgres://x" }, /MONGO_URL: scheme postgres: is not supported/],
       [{ KAIROS_JWT_SECRET: "short" }, /KAIROS_JWT_SECRET: must be at least 32 characters/],
       [{ KAIROS_LEASE: "30s" }, /KAIROS_LEASE: "30s" is not an ISO-8601 duration/],
+      [{ KAIROS_SHARD_LEASE: "PT2S" }, /KAIROS_SHARD_LEASE: must be from PT6S to PT10M .*got "PT2S"/],
+      [{ KAIROS_SHARD_LEASE: "PT1H" }, /KAIROS_SHARD_LEASE: must be from PT6S to PT10M/],
       [{ KAIROS_POOLS: "a b" }, /KAIROS_POOLS: pool name "a b"/],
       [{ KAIROS_ADMIN_PASSWORD: "123" }, /KAIROS_ADMIN_PASSWORD: at least 8 characters/],
     ];
@@ -22,6 +24,7 @@ describe("configuration", () => {
       expect(() => loadConfig("dev", env)).toThrow(ConfigError);
       expect(() => loadConfig("dev", env)).toThrow(message);
     }
+    expect(loadConfig("dev", { KAIROS_SHARD_LEASE: "PT45S" }).shardLeaseMs).toBe(45_000);
     expect(() => applyFlags(["--prot", "1"], {})).toThrow(/unknown option --prot; allowed: --port/);
     expect(() => applyFlags(["--port"], {})).toThrow(/option --port needs a value/);
   });
