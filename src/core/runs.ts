@@ -8,7 +8,7 @@ import type { Logger } from "../log.js";
 import { RunStatus, assertTransition, isTerminal, sourcesOf } from "../scheduler/lifecycle.js";
 import { shardOf, type Clock, type ReadyEntry, type SharedState } from "../scheduler/ports.js";
 import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/index.js";
-import { InsertBatcher } from "../store/batch.js";
+import { InsertBatcher, UpdateBatcher } from "../store/batch.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc } from "../store/types.js";
 import { CANCEL_CHANNEL, RunEvents } from "./events.js";
@@ -18,18 +18,6 @@ import { metrics } from "../metrics.js";
 const HISTORY_LIMIT = 50;
 /** How long a user's maxConcurrentRuns is cached per process for the claim path. */
 const LIMIT_CACHE_MS = 2_000;
-
-/** Most updates per bulkWrite of batched transitions. */
-const WRITE_BATCH_MAX = 500;
-
-interface PendingWrite {
-  runId: string;
-  filter: Filter<RunDoc>;
-  update: UpdateFilter<RunDoc>;
-  entry: RunTransition;
-  resolve: (doc: RunDoc | null) => void;
-  reject: (e: unknown) => void;
-}
 
 export const retryTimerId = (runId: string) => `r:${runId}`;
 export const jobTimerId = (jobId: string) => `j:${jobId}`;
@@ -56,9 +44,9 @@ export class RunService {
   readonly events: RunEvents;
   private readonly random: () => number;
   private readonly limits = new Map<string, { limit: number | null; at: number }>();
-  private pendingWrites: PendingWrite[] = [];
   private readonly pendingPushes = new Map<string, { entries: ReadyEntry[]; done: Promise<void> }>();
-  private writesScheduled = false;
+  /** Batched transitions (executors finishing attempts) as bulkWrites; `batchOp` tells which applied. */
+  private readonly writes: UpdateBatcher<RunDoc>;
   /** Run inserts of one event-loop turn go to MongoDB as one insertMany (a burst of fires). */
   private readonly inserts: InsertBatcher<RunDoc>;
 
@@ -66,6 +54,7 @@ export class RunService {
     this.events = new RunEvents(deps.state.bus);
     this.random = deps.random ?? Math.random;
     this.inserts = new InsertBatcher(deps.mongo.c.runs);
+    this.writes = new UpdateBatcher(deps.mongo.c.runs, "batchOp");
   }
 
   private get runs() {
@@ -271,7 +260,7 @@ export class RunService {
     } as unknown as UpdateFilter<RunDoc>;
     if (opts.inc) update.$inc = opts.inc;
     const updated = opts.batch
-      ? await this.writeBatched(runId, filter, update, entry)
+      ? await this.writes.findOneAndUpdate(filter as Filter<RunDoc> & { _id: string }, update)
       : await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
     if (updated) {
       // An attempt left RUNNING: give its owner's run slot back (idempotent).
@@ -283,67 +272,6 @@ export class RunService {
       if (isTerminal(to) && updated.overlap !== "ALLOW") await this.releaseOverlapSlot(updated.jobId, updated._id);
     }
     return updated;
-  }
-
-  /**
-   * Queues a conditional single-document update for the next bulkWrite (one per event-loop turn)
-   * and resolves with the document after it, or null when its filter did not match, like
-   * findOneAndUpdate. Each update tags its history entry with an id; after the bulkWrite one find
-   * reads the batch back and an update applied iff its entry is there. A run already in the batch
-   * waits for the next one, so two updates of one run never share a bulkWrite.
-   */
-  private writeBatched(runId: string, filter: Filter<RunDoc>, update: UpdateFilter<RunDoc>, entry: RunTransition): Promise<RunDoc | null> {
-    return new Promise((resolve, reject) => {
-      this.pendingWrites.push({ runId, filter, update, entry, resolve, reject });
-      this.scheduleWrites();
-    });
-  }
-
-  private scheduleWrites(): void {
-    if (this.writesScheduled || this.pendingWrites.length === 0) return;
-    this.writesScheduled = true;
-    setImmediate(() => void this.flushWrites());
-  }
-
-  private async flushWrites(): Promise<void> {
-    const batch: PendingWrite[] = [];
-    const later: PendingWrite[] = [];
-    const ids = new Set<string>();
-    for (const w of this.pendingWrites) {
-      if (ids.has(w.runId) || batch.length >= WRITE_BATCH_MAX) later.push(w);
-      else {
-        ids.add(w.runId);
-        batch.push(w);
-      }
-    }
-    this.pendingWrites = later;
-    try {
-      for (const w of batch) w.entry.op = newId();
-      let writeErrors: Array<{ index: number; errmsg?: string; code?: number }> = [];
-      try {
-        await this.runs.bulkWrite(
-          batch.map((w) => ({ updateOne: { filter: w.filter, update: w.update } })),
-          { ordered: false },
-        );
-      } catch (e) {
-        const raw = (e as { writeErrors?: typeof writeErrors | (typeof writeErrors)[number] }).writeErrors;
-        if (raw === undefined) throw e;
-        writeErrors = Array.isArray(raw) ? raw : [raw];
-      }
-      const docs = await this.runs.find({ _id: { $in: [...ids] } }).toArray();
-      const byId = new Map(docs.map((d) => [d._id, d]));
-      batch.forEach((w, i) => {
-        const failed = writeErrors.find((x) => x.index === i);
-        if (failed) return w.reject(new Error(`run ${w.runId}: ${failed.errmsg ?? "write failed"} (code ${failed.code})`));
-        const doc = byId.get(w.runId);
-        w.resolve(doc && doc.history.some((h) => h.op === w.entry.op) ? doc : null);
-      });
-    } catch (e) {
-      for (const w of batch) w.reject(e);
-    } finally {
-      this.writesScheduled = false;
-      this.scheduleWrites();
-    }
   }
 
   /**

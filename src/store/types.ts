@@ -89,8 +89,6 @@ export interface RunTransition {
   reason: string | null;
   nodeId: string | null;
   attempt: number | null;
-  /** Set by batched writes: tells the writer its conditional update applied (RunService). */
-  op?: string;
 }
 
 export interface RunDoc {
@@ -124,6 +122,8 @@ export interface RunDoc {
    * executor tried to claim it. Put back in the queue when one of the owner's slots frees up.
    */
   heldByLimit?: boolean;
+  /** Marker of the last batched transition (store/batch.ts UpdateBatcher); nothing else writes it. */
+  batchOp?: string;
   /** Which batch claim made the current attempt RUNNING (see RunService.claimMany). */
   claimId?: string | null;
   cancelRequested: boolean;
