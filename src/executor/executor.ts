@@ -8,6 +8,7 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
+import { Wakeup } from "../scheduler/wakeup.js";
 import { mkdir, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,7 @@ interface Attempt {
   deadlineWrite: Promise<void>;
   /** The deadline file may exist (written at the first renewal; the run's start deadline is in its environment). */
   deadlineWritten: boolean;
+  /** The run's process has ended (its slot is free; the result may still be being written). */
   ended: boolean;
 }
 
@@ -59,7 +61,7 @@ export class Executor {
   private readonly o: Required<ExecutorOptions>;
   private readonly attempts = new Map<string, Attempt>();
   private state: "idle" | "running" | "draining" | "stopped" = "idle";
-  private wakeResolve: (() => void) | null = null;
+  private readonly wakeup = new Wakeup();
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
@@ -145,27 +147,27 @@ export class Executor {
   }
 
   private wake(): void {
-    const r = this.wakeResolve;
-    this.wakeResolve = null;
-    r?.();
+    this.wakeup.wake();
   }
 
   private waitForWork(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.wakeResolve = null;
-        resolve();
-      }, ms);
-      this.wakeResolve = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+    return this.wakeup.sleep(ms);
+  }
+
+  /**
+   * A slot is a run's process: it frees when the process ends, while the result is still being
+   * written (in a batch with other results), so reporting latency does not idle the slot. Attempts
+   * still reporting are bounded by the slot count, so a slow MongoDB throttles pulling.
+   */
+  private freeSlots(): number {
+    let running = 0;
+    for (const a of this.attempts.values()) if (!a.ended) running++;
+    return Math.min(this.o.slots - running, 2 * this.o.slots - this.attempts.size);
   }
 
   private async pullLoop(): Promise<void> {
     while (this.state === "running") {
-      const free = this.o.slots - this.attempts.size;
+      const free = this.freeSlots();
       if (free <= 0) {
         await this.waitForWork(this.o.pollMs);
         continue;
@@ -267,6 +269,7 @@ export class Executor {
       );
     } finally {
       a.ended = true;
+      this.wake(); // the slot is free
       // Most runs leave their directory empty: one rmdir, and the recursive walk only when not.
       await rmdir(cwd).catch(() => rm(cwd, { recursive: true, force: true })).catch(() => undefined);
       // A renewal's write may be in flight: after it, the file (if any) goes.

@@ -12,6 +12,7 @@
  * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
  * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
  */
+import { Wakeup } from "./wakeup.js";
 import type { Logger } from "../log.js";
 import { coerceError } from "../errors.js";
 import { FireLedger, type FireRecord } from "../core/fires.js";
@@ -88,7 +89,7 @@ export class Scheduler {
   private readonly o: Required<SchedulerOptions>;
   private readonly random: () => number;
   private stopped = true;
-  private wakeResolve: (() => void) | null = null;
+  private readonly wakeup = new Wakeup();
   private plannedWakeAt = Infinity;
   private loopDone: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
@@ -188,22 +189,11 @@ export class Scheduler {
   }
 
   private wake(): void {
-    const r = this.wakeResolve;
-    this.wakeResolve = null;
-    r?.();
+    this.wakeup.wake();
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.wakeResolve = null;
-        resolve();
-      }, ms);
-      this.wakeResolve = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+    return this.wakeup.sleep(ms);
   }
 
   /** Runs rebalance(), one at a time; a request during a pass runs one more pass after it. */
@@ -516,7 +506,8 @@ export class Scheduler {
     for await (const j of jobs) {
       const shard = shardOf(j._id, wheel.shardCount);
       if (!wanted.has(shard) || !this.owned.has(shard)) continue;
-      if ((await wheel.dueAt(shard, jobTimerId(j._id))) === null) {
+      // A timer in flight is being handled (or will be replayed): re-arming it would fire it twice.
+      if ((await wheel.dueAt(shard, jobTimerId(j._id))) === null && !(await wheel.isInflight(shard, jobTimerId(j._id)))) {
         await wheel.arm(shard, jobTimerId(j._id), j.nextFireAt!.getTime());
         armed++;
       }
@@ -528,7 +519,7 @@ export class Scheduler {
     for await (const r of retries) {
       const shard = shardOf(r.jobId, wheel.shardCount);
       if (!wanted.has(shard) || !this.owned.has(shard)) continue;
-      if ((await wheel.dueAt(shard, retryTimerId(r._id))) === null) {
+      if ((await wheel.dueAt(shard, retryTimerId(r._id))) === null && !(await wheel.isInflight(shard, retryTimerId(r._id)))) {
         await wheel.arm(shard, retryTimerId(r._id), r.retryAt?.getTime() ?? this.deps.clock());
         armed++;
       }

@@ -88,6 +88,8 @@ export interface TimeWheel {
   earliest(shards: readonly number[]): Promise<Millis | null>;
   /** Due time of one timer, if it is in the wheel (not in flight). */
   dueAt(shard: number, id: TimerId): Promise<Millis | null>;
+  /** True while the timer is claimed and not completed (its handler runs, or it awaits replay). */
+  isInflight(shard: number, id: TimerId): Promise<boolean>;
   /** Number of timers in the wheel and in flight in a shard. */
   size(shard: number): Promise<{ armed: number; inflight: number }>;
   close(): Promise<void>;

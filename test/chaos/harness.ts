@@ -10,12 +10,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import { MongoClient, type Db } from "mongodb";
+import { freePort } from "../support/local-redis.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MAIN = join(REPO_ROOT, "src", "main.ts");
@@ -53,19 +53,6 @@ export interface ClusterOptions {
   keepDir?: boolean;
   /** Print process events to stderr. @default false */
   verbose?: boolean;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -109,6 +109,10 @@ export class MemoryTimeWheel implements TimeWheel {
     return this.shard(shard).armed.score(id) ?? null;
   }
 
+  async isInflight(shard: number, id: TimerId): Promise<boolean> {
+    return this.shard(shard).inflight.score(id) !== undefined;
+  }
+
   async size(shard: number): Promise<{ armed: number; inflight: number }> {
     const s = this.shard(shard);
     return { armed: s.armed.size, inflight: s.inflight.size };

@@ -96,6 +96,10 @@ export class RedisTimeWheel implements TimeWheel {
     return score === null ? null : Number(score);
   }
 
+  async isInflight(shard: number, id: TimerId): Promise<boolean> {
+    return (await this.conn.redis.zscore(this.shardKeys(shard).inflight, id)) !== null;
+  }
+
   async size(shard: number): Promise<{ armed: number; inflight: number }> {
     const k = this.shardKeys(shard);
     // MULTI: one snapshot, so a claim in between cannot count a timer twice or not at all.

@@ -60,6 +60,11 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         const got = await s.wheel.claimDue(f, T0, 10, 1_000);
         expect(got.map((t) => t.id)).toEqual(["j:early", "j:exact"]);
         expect(await s.wheel.dueAt(0, "j:late")).toBe(T0 + 1);
+        expect(await s.wheel.isInflight(0, "j:early")).toBe(true);
+        expect(await s.wheel.isInflight(0, "j:late")).toBe(false);
+        expect(await s.wheel.dueAt(0, "j:early")).toBeNull();
+        await s.wheel.complete(f, "j:early", null);
+        expect(await s.wheel.isInflight(0, "j:early")).toBe(false);
         expect(await s.wheel.claimDue(f, T0, 0, 1_000)).toEqual([]);
       });
 
