@@ -58,6 +58,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
       { key: { finishedAt: 1 }, name: "finished_ttl", expireAfterSeconds: DEFAULT_RUN_RETENTION_SECONDS },
+      // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).
+      { key: { ownerId: 1, queuedAt: 1 }, name: "held_by_limit", partialFilterExpression: { heldByLimit: true } },
     ]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
