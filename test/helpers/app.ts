@@ -6,10 +6,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import "reflect-metadata";
+import { afterAll, beforeAll } from "vitest";
 import { startKairos, type KairosApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger, silentLogger } from "../../src/log.js";
 import type { SchedulerOptions } from "../../src/scheduler/loop.js";
+import { login } from "./graphql.js";
 
 export const ADMIN = { username: "admin", password: "admin-password-for-tests" };
 
@@ -47,6 +49,34 @@ export async function startTestApp(
     dispose: async () => {
       await app.stop();
       await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One test app for the file: started (and the administrator logged in) before its tests,
+ * disposed after them. Read `.app` and `.admin` inside tests and hooks.
+ */
+export function useTestApp(opts: Parameters<typeof startTestApp>[0] = {}): { readonly app: TestApp; readonly admin: string } {
+  let app: TestApp | undefined;
+  let admin: string | undefined;
+  beforeAll(async () => {
+    app = await startTestApp(opts);
+    admin = await login(app.url, ADMIN.username, ADMIN.password);
+  });
+  afterAll(async () => {
+    await app?.dispose();
+  });
+  const started = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error("the test app is not started yet: use it inside tests and hooks");
+    return v;
+  };
+  return {
+    get app() {
+      return started(app);
+    },
+    get admin() {
+      return started(admin);
     },
   };
 }
