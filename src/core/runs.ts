@@ -19,6 +19,22 @@ const HISTORY_LIMIT = 50;
 /** How long a user's maxConcurrentRuns is cached per process for the claim path. */
 const LIMIT_CACHE_MS = 2_000;
 
+/**
+ * The document a transition's update produces, computed from a known copy of the run (the same
+ * `$set`, `$push` with `$slice` and `$inc` the update sends). The fields no one else writes while
+ * an attempt runs under its fencing token are exact; `leaseUntil` and `cancelRequested` are
+ * whatever the copy holds unless the update sets them.
+ */
+function applyTransition(
+  run: RunDoc,
+  u: { set?: Partial<RunDoc>; status: RunStatus; updatedAt: Date; entry: RunTransition; inc?: Partial<Record<"attempt" | "fencingToken", number>> },
+): RunDoc {
+  const next: RunDoc = { ...run, ...u.set, status: u.status, updatedAt: u.updatedAt, history: [...run.history, u.entry].slice(-HISTORY_LIMIT) };
+  if (u.inc?.attempt) next.attempt = run.attempt + u.inc.attempt;
+  if (u.inc?.fencingToken) next.fencingToken = run.fencingToken + u.inc.fencingToken;
+  return next;
+}
+
 export const retryTimerId = (runId: string) => `r:${runId}`;
 export const jobTimerId = (jobId: string) => `j:${jobId}`;
 
@@ -241,6 +257,12 @@ export class RunService {
        * (executors finishing many attempts at once). Same outcome as a single write.
        */
       batch?: boolean;
+      /**
+       * The run as the caller holds it, when nothing but this transition can have changed what the
+       * result reports (an executor finishing its own attempt, fenced by `token`): the document
+       * after the update is then built from it instead of being read back. Only with `batch`.
+       */
+      known?: RunDoc;
     } = {},
   ): Promise<RunDoc | null> {
     const now = new Date(this.deps.clock());
@@ -259,9 +281,15 @@ export class RunService {
       $push: { history: { $each: [entry], $slice: -HISTORY_LIMIT } },
     } as unknown as UpdateFilter<RunDoc>;
     if (opts.inc) update.$inc = opts.inc;
-    const updated = opts.batch
-      ? await this.writes.findOneAndUpdate(filter as Filter<RunDoc> & { _id: string }, update)
-      : await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
+    let updated: RunDoc | null;
+    if (opts.batch && opts.known) {
+      const applied = await this.writes.updateOne(filter as Filter<RunDoc> & { _id: string }, update);
+      updated = applied ? applyTransition(opts.known, { set: opts.set, status: to, updatedAt: now, entry, inc: opts.inc }) : null;
+    } else if (opts.batch) {
+      updated = await this.writes.findOneAndUpdate(filter as Filter<RunDoc> & { _id: string }, update);
+    } else {
+      updated = await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
+    }
     if (updated) {
       // An attempt left RUNNING: give its owner's run slot back (idempotent).
       if (updated.userSlot && to !== RunStatus.RUNNING && allowed.includes(RunStatus.RUNNING)) {
@@ -524,7 +552,7 @@ export class RunService {
       outputTruncated: outcome.outputTruncated,
       leaseUntil: null,
     };
-    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batch: true };
+    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batch: true, known: run };
     if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
       const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
       return this.transition(run._id, to, { ...opts, set: { ...base, finishedAt: new Date(now) }, reason: outcome.error ?? null });

@@ -295,7 +295,7 @@ export class Executor {
       return;
     }
     const outcome = toOutcome(result, a.abortKind === "CANCEL");
-    const done = await this.deps.runs.finishAttempt(run, outcome);
+    const done = await this.deps.runs.finishAttempt(a.run, outcome);
     if (!done) log.warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
     else log.info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
   }
@@ -333,6 +333,8 @@ export class Executor {
   private abortAttempt(a: Attempt, kind: NonNullable<Attempt["abortKind"]>, reason: string): void {
     if (a.abortKind) return;
     a.abortKind = kind;
+    // The copy the result is reported from says what the stored run says (see RunService.transition `known`).
+    if (kind === "CANCEL") a.run = { ...a.run, cancelRequested: true };
     a.abort.abort(new Error(reason));
   }
 
