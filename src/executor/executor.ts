@@ -8,7 +8,6 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
-import { Wakeup } from "../scheduler/wakeup.js";
 import { mkdir, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
@@ -18,6 +17,7 @@ import { CANCEL_CHANNEL } from "../core/events.js";
 import type { AttemptOutcome, RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
+import { Wakeup } from "../scheduler/wakeup.js";
 import { newId, type Mongo } from "../store/mongo.js";
 import type { NodeDoc, RunDoc } from "../store/types.js";
 import { runProcess, type ProcessResult } from "./process.js";

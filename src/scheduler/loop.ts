@@ -12,7 +12,6 @@
  * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
  * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
  */
-import { Wakeup } from "./wakeup.js";
 import type { Logger } from "../log.js";
 import { coerceError } from "../errors.js";
 import { FireLedger, type FireRecord } from "../core/fires.js";
@@ -33,6 +32,7 @@ import {
   type Unsubscribe,
 } from "./ports.js";
 import { DEFAULT_LATE_TOLERANCE_MS, dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
+import { Wakeup } from "./wakeup.js";
 
 /** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
 const PREFETCH_CHUNK = 1024;
@@ -68,7 +68,7 @@ export interface SchedulerOptions {
   maxCatchup?: number;
   /** A slot later than this is a misfire (below it the scheduler is merely behind). @default 60 s */
   lateToleranceMs?: number;
-  /** Timers processed concurrently. @default 64 */
+  /** Timers processed concurrently (their store writes are batched per event-loop turn). @default 512 */
   concurrency?: number;
 }
 
