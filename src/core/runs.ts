@@ -253,16 +253,12 @@ export class RunService {
       /** The attempt this transition belongs to, for the history entry, when the caller knows it. */
       attempt?: number | null;
       /**
-       * Coalesce with the other batched transitions of this event-loop turn into one bulkWrite
-       * (executors finishing many attempts at once). Same outcome as a single write.
+       * The run as the caller holds it, when nothing but this transition can change what the
+       * result reports (an executor finishing its own attempt, fenced by `token`). The write then
+       * joins the other batched transitions of this event-loop turn in one bulkWrite, and the
+       * document after it is built from this copy instead of being read back.
        */
-      batch?: boolean;
-      /**
-       * The run as the caller holds it, when nothing but this transition can have changed what the
-       * result reports (an executor finishing its own attempt, fenced by `token`): the document
-       * after the update is then built from it instead of being read back. Only with `batch`.
-       */
-      known?: RunDoc;
+      batchedFrom?: RunDoc;
     } = {},
   ): Promise<RunDoc | null> {
     const now = new Date(this.deps.clock());
@@ -282,11 +278,9 @@ export class RunService {
     } as unknown as UpdateFilter<RunDoc>;
     if (opts.inc) update.$inc = opts.inc;
     let updated: RunDoc | null;
-    if (opts.batch && opts.known) {
+    if (opts.batchedFrom) {
       const applied = await this.writes.updateOne(filter as Filter<RunDoc> & { _id: string }, update);
-      updated = applied ? applyTransition(opts.known, { set: opts.set, status: to, updatedAt: now, entry, inc: opts.inc }) : null;
-    } else if (opts.batch) {
-      updated = await this.writes.findOneAndUpdate(filter as Filter<RunDoc> & { _id: string }, update);
+      updated = applied ? applyTransition(opts.batchedFrom, { set: opts.set, status: to, updatedAt: now, entry, inc: opts.inc }) : null;
     } else {
       updated = await this.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
     }
@@ -552,7 +546,7 @@ export class RunService {
       outputTruncated: outcome.outputTruncated,
       leaseUntil: null,
     };
-    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batch: true, known: run };
+    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batchedFrom: run };
     if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
       const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
       return this.transition(run._id, to, { ...opts, set: { ...base, finishedAt: new Date(now) }, reason: outcome.error ?? null });

@@ -117,17 +117,14 @@ interface PendingUpdate<T> {
   update: UpdateFilter<T>;
   id: unknown;
   op: string;
-  /** Resolve with the document after the update (findOneAndUpdate), not just whether it applied. */
-  wantDoc: boolean;
-  resolve: (r: { applied: boolean; doc: T | null }) => void;
+  resolve: (applied: boolean) => void;
   reject: (e: unknown) => void;
 }
 
 /**
  * Conditional single-document updates of one event-loop turn as one `bulkWrite({ordered:
  * false})`, each caller told whether its own filter matched, as `updateOne().matchedCount === 1`
- * would (or given the document after it, as `findOneAndUpdate` would). Every update also sets
- * `marker` to an id of its own; one find after the bulkWrite tells which applied. Filters must
+ * would. Every update also sets `marker` to an id of its own; one find after the bulkWrite tells which applied. Filters must
  * include `_id`; a document already in the batch waits for the next one, and batches run one
  * after the other, so nothing else this batcher writes can move a marker between the bulkWrite
  * and the find. The marker field must not be written by anything else.
@@ -145,20 +142,11 @@ export class UpdateBatcher<T extends Document & { _id: unknown }> {
   ) {}
 
   /** True when the filter matched (the update applied). */
-  async updateOne(filter: Filter<T> & { _id: unknown }, update: UpdateFilter<T>): Promise<boolean> {
-    return (await this.queue(filter, update, false)).applied;
-  }
-
-  /** The document after the update, or null when the filter did not match. */
-  async findOneAndUpdate(filter: Filter<T> & { _id: unknown }, update: UpdateFilter<T>): Promise<T | null> {
-    return (await this.queue(filter, update, true)).doc;
-  }
-
-  private queue(filter: Filter<T> & { _id: unknown }, update: UpdateFilter<T>, wantDoc: boolean): Promise<{ applied: boolean; doc: T | null }> {
+  updateOne(filter: Filter<T> & { _id: unknown }, update: UpdateFilter<T>): Promise<boolean> {
     return new Promise((resolve, reject) => {
       const op = `${this.prefix}.${++this.seq}`;
       const set = { ...((update.$set as Record<string, unknown> | undefined) ?? {}), [this.marker]: op };
-      this.pending.push({ filter, update: { ...update, $set: set } as UpdateFilter<T>, id: filter._id, op, wantDoc, resolve, reject });
+      this.pending.push({ filter, update: { ...update, $set: set } as UpdateFilter<T>, id: filter._id, op, resolve, reject });
       this.schedule();
     });
   }
@@ -193,16 +181,12 @@ export class UpdateBatcher<T extends Document & { _id: unknown }> {
         if (!w) throw e;
         errors = w;
       }
-      const full = batch.some((p) => p.wantDoc);
-      const docs = await this.coll
-        .find({ _id: { $in: [...ids] } } as Filter<T>, full ? {} : { projection: { [this.marker]: 1 } })
-        .toArray();
-      const byOp = new Map(docs.map((d) => [(d as Record<string, unknown>)[this.marker], d as T]));
+      const docs = await this.coll.find({ _id: { $in: [...ids] } } as Filter<T>, { projection: { [this.marker]: 1 } }).toArray();
+      const applied = new Set(docs.map((d) => (d as Record<string, unknown>)[this.marker]));
       batch.forEach((p, i) => {
         const failed = errors.find((x) => x.index === i);
-        if (failed) return p.reject(new MongoServerError({ message: failed.errmsg ?? "write error", code: failed.code, errmsg: failed.errmsg }));
-        const doc = byOp.get(p.op) ?? null;
-        p.resolve({ applied: doc !== null, doc: p.wantDoc ? doc : null });
+        if (failed) p.reject(new MongoServerError({ message: failed.errmsg ?? "write error", code: failed.code, errmsg: failed.errmsg }));
+        else p.resolve(applied.has(p.op));
       });
     } catch (e) {
       for (const p of batch) p.reject(e);
