@@ -124,10 +124,10 @@ interface PendingUpdate<T> {
 /**
  * Conditional single-document updates of one event-loop turn as one `bulkWrite({ordered:
  * false})`, each caller told whether its own filter matched, as `updateOne().matchedCount === 1`
- * would. Every update also sets `marker` to an id of its own; one find after the bulkWrite tells which applied. Filters must
- * include `_id`; a document already in the batch waits for the next one, and batches run one
- * after the other, so nothing else this batcher writes can move a marker between the bulkWrite
- * and the find. The marker field must not be written by anything else.
+ * would. Every update also sets `marker` to an id of its own; one find after the bulkWrite tells
+ * which applied. Filters must include `_id`; a document already in the batch waits for the next
+ * one, and batches run one after the other, so nothing else this batcher writes can move a marker
+ * between the bulkWrite and the find. The marker field must not be written by anything else.
  */
 export class UpdateBatcher<T extends Document & { _id: unknown }> {
   private pending: PendingUpdate<T>[] = [];
