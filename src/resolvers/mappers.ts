@@ -1,4 +1,5 @@
 /** Document → GraphQL object mapping, in one place. */
+import type { RunEvent } from "../core/events.js";
 import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
 import type { FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../store/types.js";
 import type { Fire, Job } from "../schema/job.type.js";
@@ -84,7 +85,7 @@ export function toJob(j: JobDoc): Job {
   };
 }
 
-export function toRun(r: RunDoc): Run {
+export function toRun(r: RunDoc | RunEvent): Run {
   return {
     id: r._id,
     jobId: r.jobId,

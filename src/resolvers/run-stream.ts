@@ -4,16 +4,15 @@
  * closed) releases it. A slow consumer cannot grow memory without bound: past `maxBuffered`
  * pending events the oldest are dropped (a subscriber can always re-read state with `runs`).
  */
-import type { RunEvents } from "../core/events.js";
-import type { RunDoc } from "../store/types.js";
+import type { RunEvent, RunEvents } from "../core/events.js";
 
 export function runStream(
   events: RunEvents,
-  accept: (run: RunDoc) => boolean,
+  accept: (run: RunEvent) => boolean,
   maxBuffered = 1_000,
-): AsyncIterableIterator<RunDoc> {
-  const buffer: RunDoc[] = [];
-  let waiting: ((r: IteratorResult<RunDoc>) => void) | null = null;
+): AsyncIterableIterator<RunEvent> {
+  const buffer: RunEvent[] = [];
+  let waiting: ((r: IteratorResult<RunEvent>) => void) | null = null;
   let done = false;
   const unsubscribe = events.subscribe((run) => {
     if (done || !accept(run)) return;
@@ -27,7 +26,7 @@ export function runStream(
     if (buffer.length > maxBuffered) buffer.shift();
   });
 
-  const finish = async (): Promise<IteratorResult<RunDoc>> => {
+  const finish = async (): Promise<IteratorResult<RunEvent>> => {
     if (!done) {
       done = true;
       waiting?.({ value: undefined, done: true });
@@ -42,7 +41,7 @@ export function runStream(
       await unsubscribe; // subscribed before the first event can be missed
       if (buffer.length > 0) return { value: buffer.shift()!, done: false };
       if (done) return { value: undefined, done: true };
-      return new Promise<IteratorResult<RunDoc>>((resolve) => (waiting = resolve));
+      return new Promise<IteratorResult<RunEvent>>((resolve) => (waiting = resolve));
     },
     return: finish,
     throw: async (e?: unknown) => {

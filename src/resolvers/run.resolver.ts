@@ -3,6 +3,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import type { SubscribeResolverData } from "type-graphql";
 import { NotFoundError } from "../errors.js";
 import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
+import type { RunEvent } from "../core/events.js";
 import type { RunDoc } from "../store/types.js";
 import { RunStatus } from "../schema/enums.js";
 import { Job } from "../schema/job.type.js";
@@ -101,7 +102,7 @@ export class RunResolver {
     subscribe: subscribeRunUpdated,
   })
   runUpdated(
-    @Root() run: RunDoc,
+    @Root() run: RunEvent,
     @Arg("jobId", () => ID, { nullable: true }) _jobId?: string | null,
     @Arg("runId", () => ID, { nullable: true }) _runId?: string | null,
   ): Run {
