@@ -25,9 +25,9 @@ import {
   type KairosOptions,
 } from "./kairos.js";
 import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
-import { burstRatios, extraRatioLines, formatStages, isKairos, scheduleRatios, type KairosResult } from "./lib/kairos-report.js";
+import { extraRatioLines, formatStages, isKairos, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
-import { formatBurst, formatSchedules, formatThroughput } from "./lib/report.js";
+import { burstRatios, formatBurst, formatSchedules, formatThroughput, scheduleRatios } from "./lib/report.js";
 import type { BurstResult, ScheduleResult, ThroughputResult } from "./lib/shapes.js";
 import { diffCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING } from "./lib/opcounts.js";
 import { ratio } from "./lib/stats.js";

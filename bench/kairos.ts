@@ -40,10 +40,8 @@ import { newId, type Mongo } from "../src/store/mongo.js";
 import type { RunDoc } from "../src/store/types.js";
 import { buildKairos, Child, KairosCluster, processCpuMs, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
 import {
-  burstRatios,
   extraRatioLines,
   formatStages,
-  scheduleRatios,
   type KairosBurstResult,
   type KairosScheduleResult,
   type KairosStages,
@@ -51,7 +49,7 @@ import {
 } from "./lib/kairos-report.js";
 import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING, type Counts } from "./lib/opcounts.js";
 import { startRedis } from "./lib/redis.js";
-import { formatBurst, formatSchedules, formatThroughput } from "./lib/report.js";
+import { burstRatios, formatBurst, formatSchedules, formatThroughput, scheduleRatios } from "./lib/report.js";
 import { fmtMs, summarize } from "./lib/stats.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));

@@ -17,7 +17,7 @@
  */
 import { label, settingsLine } from "./report.js";
 import type { BurstResult, ScheduleResult, ThroughputResult } from "./shapes.js";
-import { fmtMs, fmtNum, ratio, summaryCells, table, type Cell, type Summary } from "./stats.js";
+import { fmtMs, fmtNum, summaryCells, table, type Cell, type Summary } from "./stats.js";
 
 export interface KairosStages {
   queued: Summary;
@@ -72,25 +72,6 @@ export function extraRatioLines<T extends { system: string; variant?: string }>(
     }
   }
   return lines.join("\n");
-}
-
-export function burstRatios(o: BurstResult, k: BurstResult): Array<[string, string]> {
-  return [
-    ["all started", ratio(o.allStartedMs, k.allStartedMs)],
-    ["p50", ratio(o.lateness.p50, k.lateness.p50)],
-    ["p95", ratio(o.lateness.p95, k.lateness.p95)],
-    ["p99", ratio(o.lateness.p99, k.lateness.p99)],
-    ["max", ratio(o.lateness.max, k.lateness.max)],
-  ];
-}
-
-export function scheduleRatios(o: ScheduleResult, k: ScheduleResult): Array<[string, string]> {
-  return [
-    ["p50", ratio(o.lateness.p50, k.lateness.p50)],
-    ["p95", ratio(o.lateness.p95, k.lateness.p95)],
-    ["p99", ratio(o.lateness.p99, k.lateness.p99)],
-    ["max", ratio(o.lateness.max, k.lateness.max)],
-  ];
 }
 
 /** A one-line description of a result's settings, for docs. */

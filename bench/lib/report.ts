@@ -3,7 +3,7 @@
  * line (other ÷ kairos, so "12×" means Kairos is twelve times lower/faster) when both are present.
  */
 import type { BurstResult, ScheduleResult, Settings, ThroughputResult } from "./shapes.js";
-import { fmtMs, fmtNum, ratio, summaryCells, table, type Cell } from "./stats.js";
+import { fmtMs, fmtNum, ratio, summaryCells, table, type Cell, type Summary } from "./stats.js";
 
 export function settingsLine(s: Settings): string {
   return Object.entries(s)
@@ -41,15 +41,24 @@ export function formatBurst(results: BurstResult[], title = "(1) burst: N one-of
     }),
     describe(results),
   ];
-  const ratios = ratioLines(results, (a, b) => [
-    ["all started", ratio(a.allStartedMs, b.allStartedMs)],
-    ["p50", ratio(a.lateness.p50, b.lateness.p50)],
-    ["p95", ratio(a.lateness.p95, b.lateness.p95)],
-    ["p99", ratio(a.lateness.p99, b.lateness.p99)],
-    ["max", ratio(a.lateness.max, b.lateness.max)],
-  ]);
+  const ratios = ratioLines(results, burstRatios);
   if (ratios) out.push(ratios);
   return out.join("\n");
+}
+
+/** Ratios of lateness percentiles, `o` over `k` (higher = `k` ahead). */
+export function scheduleRatios(o: { lateness: Summary }, k: { lateness: Summary }): Array<[string, string]> {
+  return [
+    ["p50", ratio(o.lateness.p50, k.lateness.p50)],
+    ["p95", ratio(o.lateness.p95, k.lateness.p95)],
+    ["p99", ratio(o.lateness.p99, k.lateness.p99)],
+    ["max", ratio(o.lateness.max, k.lateness.max)],
+  ];
+}
+
+/** The burst's ratios: time until all started, then the lateness percentiles. */
+export function burstRatios(o: BurstResult, k: BurstResult): Array<[string, string]> {
+  return [["all started", ratio(o.allStartedMs, k.allStartedMs)], ...scheduleRatios(o, k)];
 }
 
 export function formatSchedules(results: ScheduleResult[], title = "(2) recurring: S every-second schedules"): string {
@@ -69,12 +78,7 @@ export function formatSchedules(results: ScheduleResult[], title = "(2) recurrin
     }),
     describe(results),
   ];
-  const ratios = ratioLines(results, (a, b) => [
-    ["p50", ratio(a.lateness.p50, b.lateness.p50)],
-    ["p95", ratio(a.lateness.p95, b.lateness.p95)],
-    ["p99", ratio(a.lateness.p99, b.lateness.p99)],
-    ["max", ratio(a.lateness.max, b.lateness.max)],
-  ]);
+  const ratios = ratioLines(results, scheduleRatios);
   if (ratios) out.push(ratios);
   return out.join("\n");
 }

@@ -176,6 +176,20 @@ export interface SharedState {
   close(): Promise<void>;
 }
 
+/** The four ports of one adapter as a SharedState whose close() closes them all. */
+export function sharedState(ports: Omit<SharedState, "close">): SharedState {
+  const { wheel, ready, bus, coordinator } = ports;
+  return {
+    wheel,
+    ready,
+    bus,
+    coordinator,
+    async close() {
+      await Promise.all([wheel.close(), ready.close(), coordinator.close(), bus.close()]);
+    },
+  };
+}
+
 /** FNV-1a 32-bit: stable across processes and languages (the Redis adapter never needs it). */
 export function hash32(text: string): number {
   let h = 0x811c9dc5;

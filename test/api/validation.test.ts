@@ -2,26 +2,17 @@
  * Bad input is refused with BAD_USER_INPUT, a message that says what is wrong and what is
  * allowed, and nothing is written.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../helpers/app.js";
+import { gql, gqlOk } from "../helpers/graphql.js";
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  token = await login(app.url, ADMIN.username, ADMIN.password);
-});
-afterAll(async () => {
-  await app?.dispose();
-});
+const t = useTestApp();
 
 const CREATE = `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`;
 const base = { name: "v", schedule: { kind: "INTERVAL", every: "PT1M" }, spec: { kind: "COMMAND", command: "true" } };
 
 async function refused(input: Record<string, unknown>, field: string, message: RegExp) {
-  const r = await gql(app.url, CREATE, { input: { ...base, ...input } }, token);
+  const r = await gql(t.app.url, CREATE, { input: { ...base, ...input } }, t.admin);
   expect(r.errors?.[0]?.extensions?.code, JSON.stringify(r.errors)).toBe("BAD_USER_INPUT");
   expect(r.errors?.[0]?.extensions?.field).toBe(field);
   expect(r.errors?.[0]?.message).toMatch(message);
@@ -58,25 +49,25 @@ describe("input validation", () => {
   });
 
   it("writes nothing for refused input", async () => {
-    const jobs = await gqlOk<{ jobs: { edges: unknown[] } }>(app.url, `{ jobs { edges { node { id } } } }`, {}, token);
+    const jobs = await gqlOk<{ jobs: { edges: unknown[] } }>(t.app.url, `{ jobs { edges { node { id } } } }`, {}, t.admin);
     expect(jobs.jobs.edges).toEqual([]);
   });
 
   it("answers CONFLICT for a duplicate name and BAD_USER_INPUT for a bad cursor", async () => {
-    await gqlOk(app.url, CREATE, { input: { ...base, name: "unique" } }, token);
-    const dup = await gql(app.url, CREATE, { input: { ...base, name: "unique" } }, token);
+    await gqlOk(t.app.url, CREATE, { input: { ...base, name: "unique" } }, t.admin);
+    const dup = await gql(t.app.url, CREATE, { input: { ...base, name: "unique" } }, t.admin);
     expect(dup.errors?.[0]?.extensions?.code).toBe("CONFLICT");
     expect(dup.errors?.[0]?.message).toMatch(/already have a job named "unique"/);
-    const cur = await gql(app.url, `{ jobs(after: "garbage") { edges { node { id } } } }`, {}, token);
+    const cur = await gql(t.app.url, `{ jobs(after: "garbage") { edges { node { id } } } }`, {}, t.admin);
     expect(cur.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
-    const page = await gql(app.url, `{ jobs(first: 1000) { edges { node { id } } } }`, {}, token);
+    const page = await gql(t.app.url, `{ jobs(first: 1000) { edges { node { id } } } }`, {}, t.admin);
     expect(page.errors?.[0]?.message).toMatch(/1 to 100/);
   });
 
   it("masks unexpected errors and rejects malformed GraphQL clearly", async () => {
-    const parse = await gql(app.url, `{ jobs { `, {}, token);
+    const parse = await gql(t.app.url, `{ jobs { `, {}, t.admin);
     expect(parse.errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
-    const unknownEnum = await gql(app.url, CREATE, { input: { ...base, schedule: { kind: "HOURLY" } } }, token);
+    const unknownEnum = await gql(t.app.url, CREATE, { input: { ...base, schedule: { kind: "HOURLY" } } }, t.admin);
     expect(unknownEnum.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
   });
 });

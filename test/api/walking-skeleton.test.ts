@@ -2,9 +2,9 @@
  * Issue #3's promise, end to end over real HTTP and WebSocket: log in, create an every-second
  * job, watch its runs through `runUpdated`, read them back through `runs`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { collect, gql, gqlOk, login, waitFor, wsClient } from "../helpers/graphql.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../helpers/app.js";
+import { collect, gql, gqlOk, waitFor, wsClient } from "../helpers/graphql.js";
 
 const RUN_FIELDS = `id jobId status attempt scheduledFor startedAt finishedAt exitCode nodeId outputTail`;
 
@@ -12,22 +12,12 @@ interface RunEvent {
   runUpdated: { id: string; jobId: string; status: string; exitCode: number | null; outputTail: string | null; nodeId: string | null };
 }
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  token = await login(app.url, ADMIN.username, ADMIN.password);
-});
-
-afterAll(async () => {
-  await app?.dispose();
-});
+const t = useTestApp();
 
 describe("walking skeleton", () => {
   it("streams runUpdated events of an every-second job and pages its runs newest first", async () => {
     const created = await gqlOk<{ createJob: { id: string; status: string; nextFireAt: string } }>(
-      app.url,
+      t.app.url,
       `mutation($input: CreateJobInput!) { createJob(input: $input) { id status nextFireAt } }`,
       {
         input: {
@@ -36,12 +26,12 @@ describe("walking skeleton", () => {
           spec: { kind: "COMMAND", command: "echo tick $KAIROS_ATTEMPT" },
         },
       },
-      token,
+      t.admin,
     );
     const jobId = created.createJob.id;
     expect(created.createJob.status).toBe("ACTIVE");
 
-    const client = wsClient(app.wsUrl, token);
+    const client = wsClient(t.app.wsUrl, t.admin);
     try {
       const succeeded = (evs: RunEvent[]) => evs.filter((e) => e.runUpdated.status === "SUCCEEDED").length;
       const sub = collect<RunEvent>(
@@ -73,10 +63,10 @@ describe("walking skeleton", () => {
       // The same runs, read back through the paged history.
       type RunsPage = { runs: { edges: Array<{ node: { id: string; status: string; scheduledFor: string } }>; pageInfo: { hasNextPage: boolean; endCursor: string } } };
       const page1 = await gqlOk<RunsPage>(
-        app.url,
+        t.app.url,
         `query($jobId: ID!, $first: Int, $after: String) { runs(jobId: $jobId, first: $first, after: $after) { edges { node { ${RUN_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
         { jobId, first: 2 },
-        token,
+        t.admin,
       );
       expect(page1.runs.edges).toHaveLength(2);
       expect(page1.runs.pageInfo.hasNextPage).toBe(true);
@@ -84,10 +74,10 @@ describe("walking skeleton", () => {
       let after: string | null = page1.runs.pageInfo.endCursor;
       while (after) {
         const next: RunsPage = await gqlOk<RunsPage>(
-          app.url,
+          t.app.url,
           `query($jobId: ID!, $after: String) { runs(jobId: $jobId, first: 2, after: $after) { edges { node { ${RUN_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
           { jobId, after },
-          token,
+          t.admin,
         );
         all.push(...next.runs.edges.map((e) => e.node));
         after = next.runs.pageInfo.hasNextPage ? next.runs.pageInfo.endCursor : null;
@@ -103,17 +93,17 @@ describe("walking skeleton", () => {
       for (const t of sorted) expect(t % 1000).toBe(0);
     } finally {
       await client.dispose();
-      await gqlOk(app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id: jobId }, token);
+      await gqlOk(t.app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id: jobId }, t.admin);
     }
   });
 
   it("runs a job once now, once at a time, and once after a delay", async () => {
     const make = (name: string, schedule: Record<string, unknown>) =>
       gqlOk<{ createJob: { id: string } }>(
-        app.url,
+        t.app.url,
         `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
         { input: { name, schedule, spec: { kind: "COMMAND", argv: ["/bin/echo", name] } } },
-        token,
+        t.admin,
       ).then((d) => d.createJob.id);
     const at = new Date(Date.now() + 1_500).toISOString();
     const ids = await Promise.all([
@@ -124,10 +114,10 @@ describe("walking skeleton", () => {
     for (const [i, id] of ids.entries()) {
       const run = await waitFor(async () => {
         const d = await gqlOk<{ runs: { edges: Array<{ node: { status: string; outputTail: string; scheduledFor: string } }> } }>(
-          app.url,
+          t.app.url,
           `query($id: ID!) { runs(jobId: $id) { edges { node { status outputTail scheduledFor } } } }`,
           { id },
-          token,
+          t.admin,
         );
         const n = d.runs.edges[0]?.node;
         return n && n.status === "SUCCEEDED" ? { n, count: d.runs.edges.length } : null;
@@ -136,10 +126,10 @@ describe("walking skeleton", () => {
       expect(run.n.outputTail).toBe(`${["once-now", "once-at", "once-delay"][i]}\n`);
       if (i === 1) expect(run.n.scheduledFor).toBe(at);
       const job = await gqlOk<{ job: { status: string; nextFireAt: string | null } }>(
-        app.url,
+        t.app.url,
         `query($id: ID!) { job(id: $id) { status nextFireAt } }`,
         { id },
-        token,
+        t.admin,
       );
       expect(job.job.status).toBe("COMPLETED");
       expect(job.job.nextFireAt).toBeNull();
@@ -149,57 +139,57 @@ describe("walking skeleton", () => {
   it("pauses, resumes, updates, triggers, reschedules and deletes a job", async () => {
     const id = (
       await gqlOk<{ createJob: { id: string } }>(
-        app.url,
+        t.app.url,
         `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
         { input: { name: "controls", schedule: { kind: "INTERVAL", every: "PT1H" }, spec: { kind: "COMMAND", command: "echo one" } } },
-        token,
+        t.admin,
       )
     ).createJob.id;
 
     const paused = await gqlOk<{ pauseJob: { paused: boolean; status: string; nextFireAt: string | null } }>(
-      app.url, `mutation($id: ID!) { pauseJob(id: $id) { paused status nextFireAt } }`, { id }, token);
+      t.app.url, `mutation($id: ID!) { pauseJob(id: $id) { paused status nextFireAt } }`, { id }, t.admin);
     expect(paused.pauseJob).toEqual({ paused: true, status: "PAUSED", nextFireAt: null });
 
     const resumed = await gqlOk<{ resumeJob: { paused: boolean; status: string; nextFireAt: string } }>(
-      app.url, `mutation($id: ID!) { resumeJob(id: $id) { paused status nextFireAt } }`, { id }, token);
+      t.app.url, `mutation($id: ID!) { resumeJob(id: $id) { paused status nextFireAt } }`, { id }, t.admin);
     expect(resumed.resumeJob.paused).toBe(false);
     expect(Date.parse(resumed.resumeJob.nextFireAt)).toBeGreaterThan(Date.now() + 50 * 60_000);
 
     const updated = await gqlOk<{ updateJob: { spec: { command: string }; priority: number; version: number } }>(
-      app.url,
+      t.app.url,
       `mutation($id: ID!, $input: UpdateJobInput!) { updateJob(id: $id, input: $input) { spec { command } priority version } }`,
       { id, input: { spec: { kind: "COMMAND", command: "echo two" }, priority: 8 } },
-      token,
+      t.admin,
     );
     expect(updated.updateJob.spec.command).toBe("echo two");
     expect(updated.updateJob.priority).toBe(8);
 
     const trig = await gqlOk<{ triggerJob: { id: string; trigger: string } }>(
-      app.url, `mutation($id: ID!) { triggerJob(id: $id) { id trigger } }`, { id }, token);
+      t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id trigger } }`, { id }, t.admin);
     expect(trig.triggerJob.trigger).toBe("MANUAL");
     const ran = await waitFor(async () => {
       const d = await gqlOk<{ run: { status: string; outputTail: string } }>(
-        app.url, `query($id: ID!) { run(id: $id) { status outputTail } }`, { id: trig.triggerJob.id }, token);
+        t.app.url, `query($id: ID!) { run(id: $id) { status outputTail } }`, { id: trig.triggerJob.id }, t.admin);
       return d.run.status === "SUCCEEDED" ? d.run : null;
     }, 10_000);
     expect(ran.outputTail).toBe("two\n");
 
     const at = new Date(Math.ceil((Date.now() + 1_000) / 1000) * 1000).toISOString();
     const resched = await gqlOk<{ rescheduleJob: { nextFireAt: string } }>(
-      app.url, `mutation($id: ID!, $at: DateTime!) { rescheduleJob(id: $id, at: $at) { nextFireAt } }`, { id, at }, token);
+      t.app.url, `mutation($id: ID!, $at: DateTime!) { rescheduleJob(id: $id, at: $at) { nextFireAt } }`, { id, at }, t.admin);
     expect(resched.rescheduleJob.nextFireAt).toBe(at);
     const fired = await waitFor(async () => {
       const d = await gqlOk<{ runs: { edges: Array<{ node: { scheduledFor: string; status: string; trigger: string } }> } }>(
-        app.url, `query($id: ID!) { runs(jobId: $id) { edges { node { scheduledFor status trigger } } } }`, { id }, token);
+        t.app.url, `query($id: ID!) { runs(jobId: $id) { edges { node { scheduledFor status trigger } } } }`, { id }, t.admin);
       return d.runs.edges.find((e) => e.node.scheduledFor === at && e.node.status === "SUCCEEDED");
     }, 10_000);
     expect(fired.node.trigger).toBe("SCHEDULE");
-    const after = await gqlOk<{ job: { nextFireAt: string } }>(app.url, `query($id: ID!) { job(id: $id) { nextFireAt } }`, { id }, token);
+    const after = await gqlOk<{ job: { nextFireAt: string } }>(t.app.url, `query($id: ID!) { job(id: $id) { nextFireAt } }`, { id }, t.admin);
     expect(Date.parse(after.job.nextFireAt)).toBeGreaterThan(Date.parse(at));
 
-    const del = await gqlOk<{ deleteJob: string }>(app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id }, token);
+    const del = await gqlOk<{ deleteJob: string }>(t.app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id }, t.admin);
     expect(del.deleteJob).toBe(id);
-    const gone = await gql(app.url, `query($id: ID!) { job(id: $id) { id } }`, { id }, token);
+    const gone = await gql(t.app.url, `query($id: ID!) { job(id: $id) { id } }`, { id }, t.admin);
     expect(gone.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
   });
 });

@@ -6,7 +6,7 @@
  */
 import { analyze, executorEnds, type ChaosReport } from "./analyze.js";
 import { isoSeconds, type ChaosSchedule } from "./expected.js";
-import { Cluster, sleep, waitUntil, type ClusterOptions } from "./harness.js";
+import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
 
 export interface ChaosAction {

@@ -3,7 +3,7 @@
  * They follow the same contract as the Redis adapters (test/scheduler/ports/contract.ts),
  * including fencing: a scheduler loop written against them behaves the same in production.
  */
-import type { SharedState } from "../ports.js";
+import { sharedState, type SharedState } from "../ports.js";
 import type { LogFn } from "./checks.js";
 import { MemoryShardCoordinator } from "./coordinator.js";
 import { MemoryEventBus } from "./event-bus.js";
@@ -27,13 +27,5 @@ export function createMemorySharedState(opts: MemorySharedStateOptions = {}): Sh
   const coordinator = new MemoryShardCoordinator(shardCount);
   const wheel = new MemoryTimeWheel(shardCount, coordinator, bus);
   const ready = new MemoryReadyQueue(bus);
-  return {
-    wheel,
-    ready,
-    bus,
-    coordinator,
-    async close() {
-      await Promise.all([wheel.close(), ready.close(), coordinator.close(), bus.close()]);
-    },
-  };
+  return sharedState({ wheel, ready, bus, coordinator });
 }

@@ -2,7 +2,7 @@
  * Redis adapters for every shared-state port (distributed deployments). Key layout, script
  * contracts, fencing rules and crash windows: docs/redis-layout.md.
  */
-import type { SharedState } from "../ports.js";
+import { sharedState, type SharedState } from "../ports.js";
 import type { LogFn } from "./checks.js";
 import { openRedis, quitRedis, SharedConnection } from "./connection.js";
 import { RedisShardCoordinator } from "./coordinator.js";
@@ -57,13 +57,5 @@ export async function createRedisSharedState(opts: RedisSharedStateOptions): Pro
   const ready = new RedisReadyQueue(conn, run, keys);
   const coordinator = new RedisShardCoordinator(shardCount, conn, run, keys, opts.leaseGcMarginMs ?? 60_000);
   const bus = new RedisEventBus(conn, subscriber, keys, log);
-  return {
-    wheel,
-    ready,
-    bus,
-    coordinator,
-    async close() {
-      await Promise.all([wheel.close(), ready.close(), coordinator.close(), bus.close()]);
-    },
-  };
+  return sharedState({ wheel, ready, bus, coordinator });
 }
