@@ -130,8 +130,11 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
     const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
     const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
-    const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs });
-    const users = new UserService({ mongo, tokens, clock, log });
+    const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }),
+      defaultCatchupWindowMs: config.catchupWindowMs,
+      stageAheadMs: opts.scheduler?.stageAheadMs ?? config.stageAheadMs,
+    });
+    const users = new UserService({ mongo, tokens, clock, log, state });
     const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log };
 
     let generatedAdminPassword: string | null = null;
@@ -148,7 +151,13 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     if (dev || config.role === "scheduler") {
       scheduler = new Scheduler(
         { mongo, state, runs, clock, log: log.child({ component: "scheduler" }) },
-        { memberId: `${hostname()}:${process.pid}:${newId().slice(-6)}`, shardLeaseMs: config.shardLeaseMs, ...opts.scheduler },
+        {
+          memberId: `${hostname()}:${process.pid}:${newId().slice(-6)}`,
+          shardLeaseMs: config.shardLeaseMs,
+          stageAheadMs: config.stageAheadMs,
+          claimGraceMs: Math.max(config.leaseMs, opts.executor?.leaseMs ?? 0),
+          ...opts.scheduler,
+        },
       );
       await scheduler.start();
       const s = scheduler;

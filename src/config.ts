@@ -52,6 +52,11 @@ export interface KairosConfig {
    * 2 s); after a crash, its shards wait this long for a new owner. `KAIROS_SHARD_LEASE`. @default PT15S
    */
   shardLeaseMs: number;
+  /**
+   * Scheduler: runs of jobs with overlap ALLOW are created and queued up to this long before
+   * their due time, so executors start them on the instant. `KAIROS_STAGE_AHEAD`, PT0S (off) to PT5M. @default PT10S
+   */
+  stageAheadMs: number;
   /** scheduler/executor roles: port of `/healthz`, `/readyz`, `/metrics` (the API serves them itself). `KAIROS_METRICS_PORT`. @default off */
   metricsPort: number | null;
   /** How late a fire may be handled after downtime. `KAIROS_CATCHUP_WINDOW`. @default PT1H */
@@ -66,6 +71,14 @@ function shardLease(raw: string | undefined): number {
   if (ms < 6_000 || ms > 600_000) {
     throw new ConfigError(`KAIROS_SHARD_LEASE: must be from PT6S to PT10M (renewed every 2 s; a crashed scheduler's shards wait this long), got "${raw}"`);
   }
+  return ms;
+}
+
+/** Stage-ahead bounds: off, up to 5 minutes (a job changed within the window has its staged runs taken back). */
+function stageAhead(raw: string | undefined): number {
+  if (raw !== undefined && /^(PT0+(\.0+)?S|0)$/.test(raw.trim())) return 0;
+  const ms = settingDuration("KAIROS_STAGE_AHEAD", raw ?? "PT10S");
+  if (ms > 300_000) throw new ConfigError(`KAIROS_STAGE_AHEAD: must be from PT0S (off) to PT5M, got "${raw}"`);
   return ms;
 }
 
@@ -191,6 +204,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     metricsPort: env.KAIROS_METRICS_PORT ? int("KAIROS_METRICS_PORT", env.KAIROS_METRICS_PORT, 0, 0, 65_535) : null,
     leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
     shardLeaseMs: shardLease(env.KAIROS_SHARD_LEASE),
+    stageAheadMs: stageAhead(env.KAIROS_STAGE_AHEAD),
     catchupWindowMs: settingDuration("KAIROS_CATCHUP_WINDOW", env.KAIROS_CATCHUP_WINDOW ?? "PT1H"),
   };
 }

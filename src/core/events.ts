@@ -8,7 +8,7 @@
 import { Channels, type EventBus, type Unsubscribe } from "../scheduler/ports.js";
 import type { RunDoc } from "../store/types.js";
 
-const DATE_FIELDS = ["scheduledFor", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
+const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
 
 /** What a run event carries. */
 export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId">;
@@ -26,6 +26,23 @@ export function decodeRun(text: string): RunEvent {
   }
   raw.history = ((raw.history as Array<Record<string, unknown>>) ?? []).map((h) => ({ ...h, at: new Date(h.at as string) }));
   return raw as unknown as RunEvent;
+}
+
+/**
+ * A run as a ready-queue payload: an executor starts it from this copy and confirms the claim
+ * afterwards. Unlike an event it keeps the spec (the program to run); it stays in the shared
+ * store and never travels on the bus.
+ */
+export function encodeRunPayload(run: RunDoc): string {
+  const { batchOp: _op, claimId: _claim, ...rest } = run;
+  return JSON.stringify(rest);
+}
+
+/** Throws when `text` is not a run payload (a run without its spec cannot be started). */
+export function decodeRunPayload(text: string): RunDoc {
+  const run = decodeRun(text) as RunDoc;
+  if (!run || typeof run._id !== "string" || !run.spec || typeof run.fencingToken !== "number") throw new Error("not a run payload");
+  return run;
 }
 
 export class RunEvents {

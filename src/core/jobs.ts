@@ -6,7 +6,7 @@
  * between, the job has a `nextFireAt` and no timer; the scheduler's reconcile pass (which rebuilds
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
-import type { Filter } from "mongodb";
+import type { Filter, UpdateFilter } from "mongodb";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
@@ -32,6 +32,7 @@ import type { Principal } from "../auth/tokens.js";
 import { FireLedger } from "./fires.js";
 import { jobTimerId, RunService } from "./runs.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
+import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../scheduler/staging.js";
 
 export interface JobSpecInput {
   kind: "COMMAND";
@@ -74,6 +75,8 @@ export interface JobServiceDeps {
   clock: Clock;
   log: Logger;
   defaultCatchupWindowMs: number;
+  /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 10 s */
+  stageAheadMs?: number;
   random?: () => number;
 }
 
@@ -185,6 +188,11 @@ export class JobService {
     }
     const updated = await this.conditionalUpdate(current, set);
     if (rearm) await this.arm(updated);
+    // Runs staged for the coming fires were copied from the job as it was.
+    if (patch.schedule != null) await this.unstage(updated, "the job's schedule changed", "withdraw");
+    else if (patch.spec != null || patch.priority != null || patch.retry != null || patch.overlap != null) {
+      return this.unstage(updated, "the job changed", "rearm");
+    }
     return updated;
   }
 
@@ -217,7 +225,7 @@ export class JobService {
       updatedAt: new Date(now),
     });
     await this.disarm(job);
-    return updated;
+    return this.unstage(updated, "the job was paused", "rollback");
   }
 
   /**
@@ -297,7 +305,7 @@ export class JobService {
     }
     const updated = await this.conditionalUpdate(job, { ...set, updatedAt: new Date(now) });
     await this.arm(updated);
-    return updated;
+    return this.unstage(updated, "the job was rescheduled", job.schedule.kind === "ONCE" ? "withdraw" : "rollback");
   }
 
   /**
@@ -356,7 +364,31 @@ export class JobService {
 
   private async arm(job: JobDoc): Promise<void> {
     const { wheel } = this.deps.state;
-    await wheel.arm(shardOf(job._id, wheel.shardCount), jobTimerId(job._id), job.nextFireAt!.getTime());
+    const at = timerDueAt(job, job.nextFireAt!.getTime(), this.deps.stageAheadMs ?? DEFAULT_STAGE_AHEAD_MS);
+    await wheel.arm(shardOf(job._id, wheel.shardCount), jobTimerId(job._id), at);
+  }
+
+  /**
+   * Takes back the runs the scheduler staged for the job's coming fires (they were copied from the
+   * job as it was; see RunService.withdrawStaged). Then, unless the change reset the job's cursor
+   * itself (`withdraw`), the cursor moves back before the first of them so those slots are judged
+   * again: recorded as paused or rescheduled on resume (`rollback`), or fired under the job as it
+   * is now (`rearm`). Returns the job as stored afterwards.
+   */
+  private async unstage(job: JobDoc, why: string, mode: "withdraw" | "rollback" | "rearm"): Promise<JobDoc> {
+    const withdrawn = await this.deps.runs.withdrawStaged(job._id, why);
+    if (withdrawn.length === 0 || mode === "withdraw") return job;
+    const first = withdrawn.reduce((a, b) => (a.scheduledFor <= b.scheduledFor ? a : b));
+    const update: UpdateFilter<JobDoc> = {
+      $min: { handledThrough: new Date(first.scheduledFor.getTime() - 1) },
+      $inc: { firedCount: -withdrawn.length, version: 1 },
+    };
+    if (mode === "rearm") update.$set = { status: "ACTIVE", nextSlotAt: first.scheduledFor, nextFireAt: first.notBefore ?? first.scheduledFor };
+    const after = await this.jobs.findOneAndUpdate({ _id: job._id }, update, { returnDocument: "after" });
+    if (!after) return job;
+    if (mode === "rearm" && !after.paused) await this.arm(after);
+    this.deps.log.info({ jobId: job._id, runs: withdrawn.length, why }, "took back runs staged ahead of their fire time");
+    return after;
   }
 
   private async disarm(job: JobDoc): Promise<void> {

@@ -11,7 +11,7 @@ import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/inde
 import { InsertBatcher, UpdateBatcher } from "../store/batch.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc } from "../store/types.js";
-import { CANCEL_CHANNEL, RunEvents } from "./events.js";
+import { CANCEL_CHANNEL, RunEvents, encodeRunPayload } from "./events.js";
 import { metrics } from "../metrics.js";
 
 /** Transitions kept per run document; older ones are dropped (the fire ledger and logs keep the rest). */
@@ -89,7 +89,15 @@ export class RunService {
    */
   async materialize(
     job: JobDoc,
-    args: { scheduledFor: number; trigger: RunTrigger; fireKey?: string; reason?: string; ignoreOverlap?: boolean },
+    args: {
+      scheduledFor: number;
+      trigger: RunTrigger;
+      fireKey?: string;
+      reason?: string;
+      ignoreOverlap?: boolean;
+      /** Staged ahead: not taken by an executor before this instant (the slot's due time). */
+      notBefore?: number;
+    },
   ): Promise<{ run: RunDoc | null; created: boolean; skipped: string | null }> {
     const fireKey = args.fireKey ?? `${job._id}@${args.scheduledFor}`;
     const id = newId();
@@ -126,6 +134,7 @@ export class RunService {
       nodeId: null,
       leaseUntil: null,
       cancelRequested: false,
+      notBefore: args.notBefore !== undefined && args.notBefore > now ? new Date(args.notBefore) : null,
       queuedAt: status === RunStatus.QUEUED ? at : null,
       startedAt: null,
       finishedAt: null,
@@ -213,10 +222,18 @@ export class RunService {
     }
   }
 
-  /** Pushes a QUEUED run to its pool's ready queue (idempotent). */
+  /**
+   * Pushes a QUEUED run to its pool's ready queue (idempotent); a run staged ahead of its time
+   * (`notBefore` in the future) waits in the queue's staging until then. The entry carries the run
+   * itself, so an executor can start it and confirm the claim afterwards ({@link confirmClaim}),
+   * unless its owner has a concurrency limit: then the claim takes a slot in MongoDB first.
+   */
   async enqueue(run: RunDoc): Promise<void> {
-    const enqueuedAt = (run.queuedAt ?? run.createdAt).getTime();
-    const entry = { runId: run._id, priority: run.priority, enqueuedAt };
+    const now = this.deps.clock();
+    const notBefore = run.notBefore && run.notBefore.getTime() > now ? run.notBefore.getTime() : undefined;
+    const enqueuedAt = notBefore ?? (run.queuedAt ?? run.createdAt).getTime();
+    const payload = (await this.userLimit(run.ownerId)) === null ? encodeRunPayload(run) : null;
+    const entry: ReadyEntry = { runId: run._id, priority: run.priority, enqueuedAt, notBefore, payload };
     // The pushes of one event-loop turn go to each pool's queue in one call (one script, one wake-up).
     let pending = this.pendingPushes.get(run.pool);
     if (!pending) {
@@ -259,11 +276,13 @@ export class RunService {
        * document after it is built from this copy instead of being read back.
        */
       batchedFrom?: RunDoc;
+      /** More conditions the document must meet for the transition to apply. */
+      also?: Filter<RunDoc>;
     } = {},
   ): Promise<RunDoc | null> {
     const now = new Date(this.deps.clock());
     const allowed = sourcesOf(to).filter((s) => !opts.from || opts.from.includes(s));
-    const filter: Filter<RunDoc> = { _id: runId, status: { $in: allowed } };
+    const filter: Filter<RunDoc> = { ...opts.also, _id: runId, status: { $in: allowed } };
     if (opts.token !== undefined) filter.fencingToken = opts.token;
     const entry: RunTransition = {
       status: to,
@@ -403,6 +422,78 @@ export class RunService {
       if (run.queuedAt) metrics.claimLatency.observe(Math.max(0, now - run.queuedAt.getTime()) / 1000);
     }
     return [...claimed, ...won];
+  }
+
+  /**
+   * Confirms a claim an executor made by taking the run's entry (with its payload) from the ready
+   * queue, after it started the run: QUEUED → RUNNING under the token the payload was enqueued
+   * with, bumped by one, as {@link claim} does. It applies only if nothing moved the run since
+   * it was enqueued (not cancelled, not claimed elsewhere, not parked, same attempt); null means
+   * the claim is lost and the executor must kill what it started. Batched with the other
+   * transitions of the turn. Safe to repeat: a confirm that applied but whose reply was lost is
+   * recognised by the token, node and attempt.
+   */
+  async confirmClaim(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number): Promise<RunDoc | null> {
+    const now = this.deps.clock();
+    const run = await this.transition(queued._id, RunStatus.RUNNING, {
+      from: [RunStatus.QUEUED],
+      token: queued.fencingToken,
+      also: { attempt: queued.attempt, heldByLimit: { $ne: true } },
+      set: {
+        nodeId,
+        leaseUntil: new Date(now + leaseMs),
+        startedAt: new Date(startedAt),
+        finishedAt: null,
+        exitCode: null,
+        signal: null,
+        error: null,
+        userSlot: null,
+      },
+      inc: { fencingToken: 1 },
+      nodeId,
+      reason: "claimed",
+      batchedFrom: { ...queued, status: RunStatus.QUEUED },
+    });
+    if (run) {
+      if (queued.queuedAt) metrics.claimLatency.observe(Math.max(0, startedAt - Math.max(queued.queuedAt.getTime(), queued.notBefore?.getTime() ?? 0)) / 1000);
+      return run;
+    }
+    const applied = await this.runs.findOne({
+      _id: queued._id,
+      status: RunStatus.RUNNING,
+      fencingToken: queued.fencingToken + 1,
+      attempt: queued.attempt,
+      nodeId,
+    });
+    return applied;
+  }
+
+  /**
+   * Takes back a job's runs staged ahead of their fire time, before any executor could take them
+   * (the job was paused, changed or rescheduled within the stage-ahead window, or the scheduler
+   * lost the race with such a change): each leaves the queue, ends CANCELLED with `reason`, gives
+   * its fireKey up and loses its ledger entry, so the slot is judged again under the job as it is
+   * now. A run already taken (its time came) is left alone: it fired. `only` limits it to these
+   * runs. Returns the runs withdrawn.
+   */
+  async withdrawStaged(jobId: string, reason: string, only?: readonly string[]): Promise<RunDoc[]> {
+    const now = this.deps.clock();
+    const filter: Filter<RunDoc> = { jobId, status: RunStatus.QUEUED, notBefore: { $gt: new Date(now) } };
+    if (only) filter._id = { $in: [...only] };
+    const staged = await this.runs.find(filter, { projection: { _id: 1, pool: 1, fireKey: 1 } }).toArray();
+    const out: RunDoc[] = [];
+    for (const r of staged) {
+      if (!(await this.deps.state.ready.remove(r.pool, r._id))) continue;
+      const done = await this.transition(r._id, RunStatus.CANCELLED, {
+        from: [RunStatus.QUEUED],
+        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}#withdrawn:${r._id}` },
+        reason: `withdrawn before its fire time: ${reason}`,
+      });
+      if (!done) continue;
+      await this.deps.mongo.c.fires.deleteOne({ _id: r.fireKey, runId: r._id });
+      out.push(done);
+    }
+    return out;
   }
 
   private async userLimit(ownerId: string): Promise<number | null> {

@@ -4,7 +4,7 @@ import { generatePassword, hashPassword, verifyPassword } from "../auth/password
 import type { Principal, TokenService } from "../auth/tokens.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { UserDoc, UserRole } from "../store/types.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Clock, SharedState } from "../scheduler/ports.js";
 
 const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;
 const MIN_PASSWORD = 8;
@@ -18,7 +18,8 @@ let dummyHash: Promise<string> | null = null;
 
 export class UserService {
   constructor(
-    private readonly deps: { mongo: Mongo; tokens: TokenService; clock: Clock; log: Logger },
+    /** `state`: where dispatch looks up which owners have a limit (mirrored here on every change). */
+    private readonly deps: { mongo: Mongo; tokens: TokenService; clock: Clock; log: Logger; state?: SharedState },
   ) {}
 
   private get users() {
@@ -58,13 +59,15 @@ export class UserService {
       if (isDuplicateKey(e)) throw new ConflictError(`a user named ${username} already exists`);
       throw e;
     }
+    if (maxConcurrentRuns !== null) await this.deps.state?.ready.markLimited(doc._id, true);
     return doc;
   }
 
   /**
    * Sets (or, with null, removes) how many of the user's runs may be RUNNING at once across all
-   * executors. Runs already running are not stopped by a lower limit; new claims respect it within
-   * ~2 s (each executor caches a user's limit that long). The caller wakes parked runs.
+   * executors. Runs already running are not stopped by a lower limit; new claims respect it at once
+   * (the set of limited owners that executors check is updated here; the reaper re-syncs it from
+   * MongoDB). The caller wakes parked runs.
    */
   async setConcurrencyLimit(userId: string, maxConcurrentRuns: number | null): Promise<UserDoc> {
     checkConcurrencyLimit(maxConcurrentRuns);
@@ -74,6 +77,7 @@ export class UserService {
       { returnDocument: "after" },
     );
     if (!user) throw new NotFoundError("user", userId);
+    await this.deps.state?.ready.markLimited(userId, maxConcurrentRuns !== null);
     return user;
   }
 

@@ -3,6 +3,14 @@
  * slot (back-pressure), claims each with a conditional update that bumps the fencing token, runs
  * it, keeps its lease alive, and reports the result with the token.
  *
+ * Claims: an entry taken from the ready queue with its payload (the run as enqueued) is started
+ * at once and its claim confirmed in MongoDB right after, in a batch with other writes: the
+ * conditional update that bumps the fencing token, as for any claim. A confirm that is refused
+ * (the run was cancelled or changed meanwhile) kills what was started before its result could
+ * count; one that cannot be written by the attempt's kill deadline kills it too (the entry's claim
+ * marker keeps the reaper from handing the run to anyone else until then). Entries without a
+ * payload (owners with a concurrency limit) are claimed in MongoDB first.
+ *
  * Lease safety ("double billing"): every attempt has a local deadline a safety margin before its
  * lease ends. If renewals fail until then (partitioned from MongoDB, frozen, overloaded), the
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
@@ -13,7 +21,7 @@ import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { CANCEL_CHANNEL } from "../core/events.js";
+import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
 import type { AttemptOutcome, RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
@@ -45,7 +53,11 @@ interface Attempt {
   /** Local kill deadline: lease end minus a safety margin, moved on every successful renewal. */
   killAt: number;
   done: Promise<void>;
-  abortKind: "CANCEL" | "LEASE_LOST" | "SHUTDOWN" | null;
+  abortKind: "CANCEL" | "LEASE_LOST" | "CLAIM_LOST" | "SHUTDOWN" | null;
+  /** The claim is in MongoDB (at once for a claim made there; after the start for one taken with its payload). */
+  confirmed: boolean;
+  /** Settles true once confirmed, false when the claim was refused or could not be written in time. */
+  confirmation: Promise<boolean>;
   /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
   deadlineFile: string;
   /** Writes of the deadline file, one after the other, so the newest killAt always lands last. */
@@ -68,6 +80,8 @@ export class Executor {
   private unsubs: Unsubscribe[] = [];
   private poolCursor = 0;
   private deadlineWrites = 0;
+  /** Earliest staged entry over the pools, as the last take saw it: an idle loop sleeps until then. */
+  private nextStagedAt: number | null = null;
 
   constructor(
     private readonly deps: { mongo: Mongo; state: SharedState; runs: RunService; clock: Clock; log: Logger },
@@ -179,35 +193,111 @@ export class Executor {
         this.deps.log.error({ err: coerceError(e) }, "pull failed");
         await delay(Math.min(1_000, this.o.pollMs));
       }
-      if (got === 0 && this.state === "running") await this.waitForWork(this.o.pollMs);
+      if (got === 0 && this.state === "running") await this.waitForWork(this.idleSleepMs());
     }
   }
 
-  /** Pops up to `free` runs across the pools (round robin) and claims them; returns how many started. */
+  /** Until the next staged entry is due (never longer than the safety poll). */
+  private idleSleepMs(): number {
+    if (this.nextStagedAt === null) return this.o.pollMs;
+    return Math.min(this.o.pollMs, Math.max(1, this.nextStagedAt - this.deps.clock()));
+  }
+
+  /** Takes up to `free` runs across the pools (round robin) and starts them; returns how many started. */
   private async pullOnce(free: number): Promise<number> {
     let started = 0;
+    let nextAt: number | null = null;
     const pools = this.o.pools;
+    const { ready } = this.deps.state;
     for (let i = 0; i < pools.length && started < free; i++) {
       const pool = pools[(this.poolCursor + i) % pools.length]!;
-      const ids = await this.deps.state.ready.pop(pool, free - started);
+      const got = await ready.take(pool, free - started, this.deps.clock(), this.o.leaseMs);
+      if (got.nextAt !== null) nextAt = nextAt === null ? got.nextAt : Math.min(nextAt, got.nextAt);
+      const withPayload: RunDoc[] = [];
+      const inMongo: string[] = [];
+      for (const t of got.taken) {
+        if (t.payload === null) {
+          inMongo.push(t.runId);
+          continue;
+        }
+        try {
+          withPayload.push(decodeRunPayload(t.payload));
+        } catch (e) {
+          this.deps.log.warn({ err: coerceError(e), runId: t.runId }, "unreadable ready-queue payload; claiming the run in MongoDB");
+          inMongo.push(t.runId);
+        }
+      }
+      // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
+      const limited = withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((r) => r.ownerId))]) : new Set<string>();
+      for (const run of withPayload) {
+        if (limited.has(run.ownerId)) inMongo.push(run._id);
+        else {
+          this.startTaken(run);
+          started++;
+        }
+      }
       // Runs that are not QUEUED any more (cancelled, or claimed through a replayed entry
       // elsewhere) are simply not among those won.
-      for (const run of await this.deps.runs.claimMany(ids, this.nodeId, this.o.leaseMs)) {
-        this.startAttempt(run);
-        started++;
+      if (inMongo.length) {
+        for (const run of await this.deps.runs.claimMany(inMongo, this.nodeId, this.o.leaseMs)) {
+          this.startAttempt(run, true);
+          started++;
+        }
       }
     }
+    this.nextStagedAt = nextAt;
     this.poolCursor = (this.poolCursor + 1) % pools.length;
     return started;
   }
 
-  private startAttempt(run: RunDoc): void {
+  /**
+   * Starts a run taken with its payload at once, and confirms the claim in MongoDB meanwhile
+   * (retried on errors until the attempt's kill deadline). The run is reported, and its lease
+   * renewed, only once confirmed.
+   */
+  private startTaken(queued: RunDoc): void {
+    const startedAt = this.deps.clock();
+    const run: RunDoc = {
+      ...queued,
+      status: RunStatus.RUNNING,
+      fencingToken: queued.fencingToken + 1,
+      nodeId: this.nodeId,
+      leaseUntil: new Date(startedAt + this.o.leaseMs),
+      startedAt: new Date(startedAt),
+    };
+    const a = this.startAttempt(run, false);
+    let settle!: (ok: boolean) => void;
+    a.confirmation = new Promise<boolean>((r) => (settle = r));
+    void (async () => {
+      for (;;) {
+        try {
+          const confirmed = await this.deps.runs.confirmClaim(queued, this.nodeId, this.o.leaseMs, startedAt);
+          if (!confirmed) {
+            this.abortAttempt(a, "CLAIM_LOST", "the run was cancelled, changed or claimed elsewhere before this executor confirmed its claim");
+            return settle(false);
+          }
+          a.run = a.abortKind === "CANCEL" ? { ...confirmed, cancelRequested: true } : confirmed;
+          a.killAt = this.deps.clock() + this.leaseSafeMs();
+          a.confirmed = true;
+          return settle(true);
+        } catch (e) {
+          if (a.abortKind === "LEASE_LOST" || this.deps.clock() >= a.killAt) return settle(false);
+          this.deps.log.warn({ err: coerceError(e), runId: queued._id }, "could not confirm a claim; retrying");
+          await delay(200);
+        }
+      }
+    })();
+  }
+
+  private startAttempt(run: RunDoc, confirmed: boolean): Attempt {
     const attempt: Attempt = {
       run,
       abort: new AbortController(),
       killAt: this.deps.clock() + this.leaseSafeMs(),
       done: Promise.resolve(),
       abortKind: null,
+      confirmed,
+      confirmation: Promise.resolve(confirmed),
       deadlineFile: join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}.deadline`),
       deadlineWrite: Promise.resolve(),
       deadlineWritten: false,
@@ -220,6 +310,7 @@ export class Executor {
         this.attempts.delete(run._id);
         this.wake();
       });
+    return attempt;
   }
 
   /** Kill this long before the lease ends if renewals keep failing. */
@@ -275,6 +366,10 @@ export class Executor {
       // A renewal's write may be in flight: after it, the file (if any) goes.
       await a.deadlineWrite.catch(() => undefined);
       if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
+    }
+    if (!(await a.confirmation)) {
+      log.warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
+      return;
     }
     // The watchdog enforced the lease deadline (this process was too slow or frozen to do it).
     if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
@@ -363,7 +458,7 @@ export class Executor {
     const now = this.deps.clock();
     await Promise.all(
       [...this.attempts.values()].map(async (a) => {
-        if (a.abortKind) return;
+        if (a.abortKind || !a.confirmed) return;
         try {
           const renewed = await this.deps.runs.extendLease(a.run._id, a.run.fencingToken, this.o.leaseMs);
           if (!renewed) return this.abortAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");

@@ -32,6 +32,7 @@ import {
   type Unsubscribe,
 } from "./ports.js";
 import { DEFAULT_LATE_TOLERANCE_MS, dueAt, nextSlot, planMisfire, slotsBetween } from "./timing/index.js";
+import { DEFAULT_STAGE_AHEAD_MS, canStage, timerDueAt } from "./staging.js";
 import { Wakeup } from "./wakeup.js";
 
 /** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
@@ -70,6 +71,18 @@ export interface SchedulerOptions {
   lateToleranceMs?: number;
   /** Timers processed concurrently (their store writes are batched per event-loop turn). @default 512 */
   concurrency?: number;
+  /**
+   * Stage-ahead window: runs of jobs that can be prepared early (overlap ALLOW) are created and
+   * queued up to this long before their due time, so at the instant itself executors only take
+   * them. 0 turns staging off. @default 10 s
+   */
+  stageAheadMs?: number;
+  /**
+   * A QUEUED run missing from the ready queue is pushed again only after it has been missing this
+   * long: an executor that took it may still be confirming its claim (executors give up and kill
+   * an unconfirmed run within their lease). Must be at least the executors' lease. @default 30 s
+   */
+  claimGraceMs?: number;
 }
 
 export interface SchedulerDeps {
@@ -102,8 +115,8 @@ export class Scheduler {
   private missingLockHolders = new Set<string>();
   /** Per-user run slots that looked stale at the previous reaper pass (see RunService.reconcileUserSlots). */
   private staleUserSlots: ReadonlySet<string> = new Set<string>();
-  /** QUEUED runs seen missing from their ready queue at the previous reaper pass. */
-  private missingFromQueue = new Set<string>();
+  /** QUEUED runs seen missing from their ready queue, with when they were first seen missing. */
+  private missingFromQueue = new Map<string, number>();
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -124,6 +137,8 @@ export class Scheduler {
       maxCatchup: 100,
       lateToleranceMs: DEFAULT_LATE_TOLERANCE_MS,
       concurrency: 512,
+      stageAheadMs: DEFAULT_STAGE_AHEAD_MS,
+      claimGraceMs: 30_000,
       ...opts,
     };
   }
@@ -400,8 +415,11 @@ export class Scheduler {
     const records: FireRecord[] = [];
     let handled = job.handledThrough.getTime();
     let fired = 0;
-    const fire = async (slotAt: number) => {
-      const { run, skipped } = await this.deps.runs.materialize(job, { scheduledFor: slotAt, trigger: "SCHEDULE" });
+    /** Runs created ahead of their due time by this pass. */
+    const staged: string[] = [];
+    const fire = async (slotAt: number, notBefore?: number) => {
+      const { run, created, skipped } = await this.deps.runs.materialize(job, { scheduledFor: slotAt, trigger: "SCHEDULE", notBefore });
+      if (run && created && run.notBefore) staged.push(run._id);
       const latenessMs = Math.max(0, now - slotAt);
       if (!run) {
         records.push({ slotAt, outcome: "SKIPPED_OVERLAP", latenessMs, reason: skipped });
@@ -436,7 +454,7 @@ export class Scheduler {
       });
       if (plan.error) this.deps.log.error({ jobId, error: plan.error }, "misfire catch-up refused");
       for (const slot of plan.fire) {
-        await fire(slot.at);
+        await fire(slot.at, slot.at === job.nextSlotAt?.getTime() ? job.nextFireAt!.getTime() : undefined);
         handled = Math.max(handled, slot.at);
       }
       for (const slot of plan.missed) {
@@ -462,10 +480,22 @@ export class Scheduler {
         });
       }
     }
+    // Stage ahead: the slots due within the window get their runs now, queued until their due time.
+    let horizon = now;
+    if (rescheduled === null && canStage(job, this.o.stageAheadMs)) {
+      horizon = now + this.o.stageAheadMs;
+      const ahead = slotsBetween(job.schedule, Math.max(handled, now), horizon, this.o.maxCatchup, job.firedCount + fired);
+      for (const slot of ahead.slots) {
+        await fire(slot.at, slot.at === job.nextSlotAt?.getTime() ? job.nextFireAt!.getTime() : dueAt(job.schedule, jobId, slot, this.random));
+        handled = Math.max(handled, slot.at);
+      }
+      // Cut short (a very frequent schedule): the timer comes back at once for the rest.
+      if (ahead.truncated) horizon = handled;
+    }
     await this.ledger.record(job, records, now);
 
     const firedCount = job.firedCount + fired;
-    const next = nextSlot(job.schedule, Math.max(handled, now), firedCount);
+    const next = nextSlot(job.schedule, Math.max(handled, horizon), firedCount);
     const nextFireAt = next ? dueAt(job.schedule, jobId, next, this.random) : null;
     const lastSlot = records.reduce<number | null>((m, r) => (m === null || r.slotAt > m ? r.slotAt : m), null);
     const advanced = await this.advances.updateOne(
@@ -486,7 +516,10 @@ export class Scheduler {
     // not overwrite it. "Matched", not "modified": a pass with nothing new to record (a duplicate
     // fire: a replayed or re-armed timer whose slot is handled already) must still re-arm, or the
     // job stops firing until the next full reconcile (the batch marker changes either way).
-    await wheel.complete(fence, timer.id, advanced ? nextFireAt : null);
+    // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
+    // are judged again under the job as it is now.
+    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(jobId, "the job changed while its fire was being prepared", staged);
+    await wheel.complete(fence, timer.id, advanced && nextFireAt !== null ? timerDueAt(job, nextFireAt, this.o.stageAheadMs) : null);
   }
 
   /**
@@ -501,14 +534,14 @@ export class Scheduler {
     let armed = 0;
     const jobs = this.deps.mongo.c.jobs.find(
       { status: "ACTIVE", paused: false, nextFireAt: { $ne: null } },
-      { projection: { _id: 1, nextFireAt: 1 } },
+      { projection: { _id: 1, nextFireAt: 1, overlap: 1 } },
     );
     for await (const j of jobs) {
       const shard = shardOf(j._id, wheel.shardCount);
       if (!wanted.has(shard) || !this.owned.has(shard)) continue;
       // A timer in flight is being handled (or will be replayed): re-arming it would fire it twice.
       if ((await wheel.dueAt(shard, jobTimerId(j._id))) === null && !(await wheel.isInflight(shard, jobTimerId(j._id)))) {
-        await wheel.arm(shard, jobTimerId(j._id), j.nextFireAt!.getTime());
+        await wheel.arm(shard, jobTimerId(j._id), timerDueAt(j, j.nextFireAt!.getTime(), this.o.stageAheadMs));
         armed++;
       }
     }
@@ -587,20 +620,29 @@ export class Scheduler {
     // for a moment, which under a backlog (every queued run older than 10 s) looked like a lost
     // entry, and the re-push made a second executor pop and fail to claim it. Only a run missing
     // on two passes in a row is pushed again.
-    const missing = new Set<string>();
+    // A run taken with its payload is also out of the queue (with a claim marker) until its
+    // executor confirms the claim; after a Redis flush the marker is gone too, so a run is pushed
+    // again only once it has been missing for claimGraceMs, by when such an executor has either
+    // confirmed the claim or killed the run.
+    const missing = new Map<string, number>();
     for (const run of stale) {
-      if (!mine(run.jobId) || (await ready.contains(run.pool, run._id))) continue;
-      if (!this.missingFromQueue.has(run._id)) {
-        missing.add(run._id);
+      if (!mine(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
+      const since = this.missingFromQueue.get(run._id);
+      if (since === undefined || now - since < this.o.claimGraceMs) {
+        missing.set(run._id, since ?? now);
         continue;
       }
-      await this.deps.runs.enqueue(run);
+      const full = await this.deps.runs.get(run._id);
+      if (full?.status !== RunStatus.QUEUED) continue;
+      await this.deps.runs.enqueue(full);
       this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
     }
     this.missingFromQueue = missing;
     await this.repairOverlapLocks(mine);
     if (this.owned.has(0)) {
       // Cluster-wide chores run on the owner of shard 0 only.
+      const limited = await this.deps.mongo.c.users.distinct("_id", { maxConcurrentRuns: { $ne: null, $exists: true } });
+      await this.deps.state.ready.replaceLimited(limited);
       const slots = await this.deps.runs.reconcileUserSlots(this.staleUserSlots);
       this.staleUserSlots = slots.suspects;
       if (slots.released > 0 || slots.woken > 0) this.deps.log.warn({ released: slots.released, woken: slots.woken }, "repaired per-user run slots");

@@ -99,7 +99,25 @@ export interface ReadyEntry {
   runId: string;
   /** 0 (lowest) to 9 (highest). Higher is taken first; equal priority is FIFO by `enqueuedAt`. */
   priority: number;
+  /** When the run became (or becomes, if staged) ready: the FIFO key within a priority. */
   enqueuedAt: Millis;
+  /**
+   * A run staged ahead of its fire time: it is not taken before this instant, and then it competes
+   * like any entry with `enqueuedAt`. Absent or `<= now`: ready at once.
+   */
+  notBefore?: Millis;
+  /**
+   * The run as it was enqueued ({@link encodeRunPayload} in core/runs.ts): an executor that takes
+   * the entry may start the run at once and confirm the claim in MongoDB afterwards. Absent: the
+   * run must be claimed in MongoDB before it starts (its owner has a concurrency limit).
+   */
+  payload?: string | null;
+}
+
+/** An entry an executor took: the run id and the payload it was pushed with (null when none). */
+export interface TakenEntry {
+  runId: string;
+  payload: string | null;
 }
 
 const READY_TIME_SPAN = 1e13;
@@ -115,18 +133,43 @@ export function readyScore(entry: ReadyEntry): number {
     throw new RangeError(`run ${runId}: priority must be an integer 0..9, got ${priority}`);
   if (!Number.isInteger(enqueuedAt) || enqueuedAt < 0 || enqueuedAt >= READY_TIME_SPAN)
     throw new RangeError(`run ${runId}: enqueuedAt must be an integer epoch ms in [0, 1e13), got ${enqueuedAt}`);
+  if (entry.notBefore !== undefined && !Number.isInteger(entry.notBefore))
+    throw new RangeError(`run ${runId}: notBefore must be an integer epoch ms, got ${entry.notBefore}`);
   return (9 - priority) * READY_TIME_SPAN + enqueuedAt;
 }
 
-/** Ready queues, one per executor pool, ordered by priority then age. */
+/**
+ * Ready queues, one per executor pool, ordered by priority then age, with entries staged ahead
+ * of their time. Taking an entry that carries a payload also records a *claim marker* until
+ * `now + claimMs`: the run is out of the queue but spoken for, so the reaper does not push it
+ * again while its executor confirms the claim (see docs/decisions.md, "claims confirmed after
+ * the start").
+ */
 export interface ReadyQueue {
-  /** Adds runs (idempotent per runId: a re-push keeps the first position). */
+  /** Adds runs (idempotent per runId: a re-push while queued or staged keeps the first position and payload). */
   push(pool: string, entries: readonly ReadyEntry[]): Promise<void>;
-  /** Atomically removes and returns up to `max` run ids, best first. */
-  pop(pool: string, max: number): Promise<string[]>;
+  /**
+   * Atomically: moves staged entries whose `notBefore <= now` into the queue, removes and returns
+   * up to `max` entries best first, and marks those with a payload as claimed until
+   * `now + claimMs`. `nextAt` is the earliest `notBefore` still staged (null: none), so an idle
+   * executor can sleep exactly until then.
+   */
+  take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }>;
+  /** Removes a queued or staged run; false when it was not there (taken, or never pushed). */
   remove(pool: string, runId: string): Promise<boolean>;
-  contains(pool: string, runId: string): Promise<boolean>;
+  /** True while the run is queued, staged, or taken with a claim marker valid at `now`. */
+  contains(pool: string, runId: string, now: Millis): Promise<boolean>;
+  /** Entries queued or staged. */
   size(pool: string): Promise<number>;
+  /**
+   * Owners with a per-user concurrency limit, mirrored from MongoDB: their runs are claimed in
+   * MongoDB before they start, whatever their entry carries. `markLimited` follows one change;
+   * `replaceLimited` rewrites the whole set (the reaper, after a Redis flush).
+   */
+  markLimited(ownerId: string, limited: boolean): Promise<void>;
+  replaceLimited(ownerIds: readonly string[]): Promise<void>;
+  /** Which of `ownerIds` are limited. */
+  limitedAmong(ownerIds: readonly string[]): Promise<Set<string>>;
   close(): Promise<void>;
 }
 

@@ -127,6 +127,11 @@ export interface RunDoc {
   /** Which batch claim made the current attempt RUNNING (see RunService.claimMany). */
   claimId?: string | null;
   cancelRequested: boolean;
+  /**
+   * Set on a run staged ahead of its fire time (the scheduler's stage-ahead window): executors
+   * do not take it before this instant (the slot's due time, with spread and jitter).
+   */
+  notBefore?: Date | null;
   queuedAt: Date | null;
   startedAt: Date | null;
   finishedAt: Date | null;

@@ -15,7 +15,8 @@ import { sleep, waitUntil } from "./harness.js";
 describe("a job timer fired twice", () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp();
+    // Timers at the fire time itself (no stage-ahead), as when the bug was found.
+    app = await startTestApp({ scheduler: { stageAheadMs: 0 } });
   });
   afterAll(async () => {
     await app?.dispose();

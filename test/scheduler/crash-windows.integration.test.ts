@@ -42,7 +42,9 @@ beforeAll(async () => {
   state = await createRedisSharedState({ url: inject("redisUrl"), prefix, shardCount: SHARDS });
   const log = silentLogger();
   runs = new RunService({ mongo, state, clock, log });
-  jobs = new JobService({ mongo, state, runs, clock, log, defaultCatchupWindowMs: 3_600_000 });
+  // Timers at the fire time itself: these windows are those of a fire at its due instant (staged
+  // fires go through the same steps earlier; test/core/staging.test.ts covers what differs).
+  jobs = new JobService({ mongo, state, runs, clock, log, defaultCatchupWindowMs: 3_600_000, stageAheadMs: 0 });
   redis = new Redis(inject("redisUrl"));
 });
 afterAll(async () => {
@@ -53,7 +55,7 @@ afterAll(async () => {
 });
 
 function scheduler(name: string): Scheduler {
-  return new Scheduler({ mongo, state, runs, clock, log: silentLogger() }, { memberId: name, shardLeaseMs: LEASE_MS, inflightMs: 60_000 });
+  return new Scheduler({ mongo, state, runs, clock, log: silentLogger() }, { memberId: name, shardLeaseMs: LEASE_MS, inflightMs: 60_000, stageAheadMs: 0, claimGraceMs: LEASE_MS });
 }
 
 /** The epoch `s` holds on `shard` (what its own pass would fence its writes with). */
@@ -140,7 +142,7 @@ describe("crash windows", () => {
     await d.rebalance();
     const queued = await mongo.c.runs.find({ jobId: job._id, status: "QUEUED" }).toArray();
     expect(queued).toHaveLength(2);
-    for (const r of queued) expect(await state.ready.contains("nowhere", r._id)).toBe(true);
+    for (const r of queued) expect(await state.ready.contains("nowhere", r._id, now)).toBe(true);
 
     // Everything of this deployment in Redis is gone.
     const keys = await redis.keys(`${prefix}:*`);
@@ -155,15 +157,21 @@ describe("crash windows", () => {
     const expected = (await mongo.c.jobs.findOne({ _id: job._id }))!.nextFireAt!.getTime();
     expect(await state.wheel.dueAt(shard, timer)).toBe(expected);
 
-    // The reaper puts QUEUED runs that fell out of Redis back (missing on two passes in a row,
-    // queued more than 10 s ago).
+    // The reaper puts QUEUED runs that fell out of Redis back once they have been missing for the
+    // claim grace (an executor that took one may be confirming its claim until then).
     now = t0 + 5 * LEASE_MS + 10;
     await d.rebalance(); // the lease taken after the flush has lapsed meanwhile: taken again
     await d.rebalance();
     await d.reap();
-    for (const r of queued) expect(await state.ready.contains("nowhere", r._id)).toBe(false);
+    for (const r of queued) expect(await state.ready.contains("nowhere", r._id, now)).toBe(false);
+    now += LEASE_MS - 1;
     await d.reap();
-    for (const r of queued) expect(await state.ready.contains("nowhere", r._id)).toBe(true);
+    for (const r of queued) expect(await state.ready.contains("nowhere", r._id, now)).toBe(false);
+    now += 1;
+    await d.rebalance();
+    await d.rebalance();
+    await d.reap();
+    for (const r of queued) expect(await state.ready.contains("nowhere", r._id, now)).toBe(true);
 
     // And the job keeps firing: its next slot, due meanwhile, gets its one run.
     expect(now).toBeGreaterThan(expected);

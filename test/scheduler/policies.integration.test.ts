@@ -11,8 +11,9 @@ let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  // A short late tolerance, so a 3 s outage of an every-second job is a misfire (default: 60 s).
-  app = await startTestApp({ scheduler: { lateToleranceMs: 500 } });
+  // A short late tolerance, so a 3 s outage of an every-second job is a misfire (default: 60 s);
+  // no stage-ahead, or the slots of the outage would have had their runs before it.
+  app = await startTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
   token = await login(app.url, ADMIN.username, ADMIN.password);
 });
 afterAll(async () => {

@@ -1,53 +1,115 @@
-import { Channels, readyScore, type EventBus, type ReadyEntry, type ReadyQueue } from "../ports.js";
-import { checkCount } from "./checks.js";
+import { Channels, readyScore, type EventBus, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
+import { checkCount, checkTime } from "./checks.js";
 import { IndexedHeap } from "./indexed-heap.js";
 
+interface Pool {
+  /** Ready now: runId → readyScore. */
+  ready: IndexedHeap;
+  /** Staged: runId → notBefore. */
+  later: IndexedHeap;
+  /** runId → the entry's ready score and payload, while queued or staged. */
+  data: Map<string, { score: number; payload: string | null }>;
+  /** Taken with a payload: runId → claim marker expiry. */
+  claims: Map<string, Millis>;
+}
+
 /**
- * Ready queues for `kairos dev`: one heap per pool ordered by {@link readyScore} then runId, the
- * same total order as the Redis sorted set. Empty pools are dropped so pool names do not leak.
+ * Ready queues for `kairos dev`: per pool a heap ordered by {@link readyScore} then runId (the
+ * same total order as the Redis sorted set), a heap of staged entries by `notBefore`, and the
+ * claim markers. Empty pools are dropped so pool names do not leak.
  */
 export class MemoryReadyQueue implements ReadyQueue {
-  private readonly pools = new Map<string, IndexedHeap>();
+  private readonly pools = new Map<string, Pool>();
+  private readonly limited = new Set<string>();
 
   constructor(private readonly bus: EventBus) {}
 
-  async push(pool: string, entries: readonly ReadyEntry[]): Promise<void> {
-    const scored = entries.map((e) => ({ runId: e.runId, score: readyScore(e) })); // validate all first
-    let heap = this.pools.get(pool);
-    if (!heap) this.pools.set(pool, (heap = new IndexedHeap()));
-    let added = 0;
-    for (const { runId, score } of scored) {
-      if (heap.has(runId)) continue; // a re-push keeps the first position
-      heap.set(runId, score);
-      added++;
-    }
-    if (heap.size === 0) this.pools.delete(pool);
-    if (added > 0) await this.bus.publish(Channels.readyWake(pool), JSON.stringify({ pool, count: added }));
+  private pool(name: string): Pool {
+    let p = this.pools.get(name);
+    if (!p) this.pools.set(name, (p = { ready: new IndexedHeap(), later: new IndexedHeap(), data: new Map(), claims: new Map() }));
+    return p;
   }
 
-  async pop(pool: string, max: number): Promise<string[]> {
+  private gc(name: string, p: Pool): void {
+    if (p.ready.size === 0 && p.later.size === 0 && p.claims.size === 0) this.pools.delete(name);
+  }
+
+  async push(pool: string, entries: readonly ReadyEntry[]): Promise<void> {
+    const scored = entries.map((e) => ({ e, score: readyScore(e) })); // validate all first
+    const p = this.pool(pool);
+    let added = 0;
+    let earliest = Infinity;
+    for (const { e, score } of scored) {
+      if (p.ready.has(e.runId) || p.later.has(e.runId)) continue; // a re-push keeps the first position
+      p.data.set(e.runId, { score, payload: e.payload ?? null });
+      if (e.notBefore !== undefined) {
+        p.later.set(e.runId, e.notBefore);
+        earliest = Math.min(earliest, e.notBefore);
+      } else {
+        p.ready.set(e.runId, score);
+      }
+      added++;
+    }
+    this.gc(pool, p);
+    if (added > 0) await this.bus.publish(Channels.readyWake(pool), JSON.stringify({ pool, count: added, ...(earliest < Infinity ? { at: earliest } : {}) }));
+  }
+
+  async take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }> {
     checkCount("max", max);
-    const heap = this.pools.get(pool);
-    const out: string[] = [];
-    if (!heap) return out;
-    while (out.length < max && heap.size > 0) out.push(heap.pop()!.key);
-    if (heap.size === 0) this.pools.delete(pool);
-    return out;
+    checkTime("now", now);
+    checkCount("claimMs", claimMs);
+    const p = this.pools.get(pool);
+    if (!p) return { taken: [], nextAt: null };
+    for (const [id, until] of p.claims) if (until <= now) p.claims.delete(id);
+    for (let head = p.later.peek(); head && head.score <= now; head = p.later.peek()) {
+      p.later.pop();
+      p.ready.set(head.key, p.data.get(head.key)!.score);
+    }
+    const taken: TakenEntry[] = [];
+    while (taken.length < max && p.ready.size > 0) {
+      const runId = p.ready.pop()!.key;
+      const payload = p.data.get(runId)?.payload ?? null;
+      p.data.delete(runId);
+      if (payload !== null) p.claims.set(runId, now + claimMs);
+      taken.push({ runId, payload });
+    }
+    const nextAt = p.later.peek()?.score ?? null;
+    this.gc(pool, p);
+    return { taken, nextAt };
   }
 
   async remove(pool: string, runId: string): Promise<boolean> {
-    const heap = this.pools.get(pool);
-    if (!heap || !heap.delete(runId)) return false;
-    if (heap.size === 0) this.pools.delete(pool);
-    return true;
+    const p = this.pools.get(pool);
+    if (!p) return false;
+    const removed = p.ready.delete(runId) || p.later.delete(runId);
+    if (removed) p.data.delete(runId);
+    this.gc(pool, p);
+    return removed;
   }
 
-  async contains(pool: string, runId: string): Promise<boolean> {
-    return this.pools.get(pool)?.has(runId) ?? false;
+  async contains(pool: string, runId: string, now: Millis): Promise<boolean> {
+    const p = this.pools.get(pool);
+    if (!p) return false;
+    return p.ready.has(runId) || p.later.has(runId) || (p.claims.get(runId) ?? -Infinity) > now;
   }
 
   async size(pool: string): Promise<number> {
-    return this.pools.get(pool)?.size ?? 0;
+    const p = this.pools.get(pool);
+    return p ? p.ready.size + p.later.size : 0;
+  }
+
+  async markLimited(ownerId: string, limited: boolean): Promise<void> {
+    if (limited) this.limited.add(ownerId);
+    else this.limited.delete(ownerId);
+  }
+
+  async replaceLimited(ownerIds: readonly string[]): Promise<void> {
+    this.limited.clear();
+    for (const o of ownerIds) this.limited.add(o);
+  }
+
+  async limitedAmong(ownerIds: readonly string[]): Promise<Set<string>> {
+    return new Set(ownerIds.filter((o) => this.limited.has(o)));
   }
 
   async close(): Promise<void> {}

@@ -21,6 +21,14 @@ export interface RedisKeys {
   shard(s: number): ShardKeys;
   /** ZSET runId → readyScore(entry); one per executor pool. */
   ready(pool: string): string;
+  /** ZSET runId → notBefore (ms): runs staged ahead of their time, per pool. */
+  readyLater(pool: string): string;
+  /** HASH runId → "<readyScore>|<payload>" of queued or staged runs, per pool. */
+  readyData(pool: string): string;
+  /** ZSET runId → claim marker expiry (ms): taken runs whose claim is being confirmed, per pool. */
+  readyClaims(pool: string): string;
+  /** SET of owner ids with a per-user concurrency limit (mirror of MongoDB users). */
+  limitedOwners: string;
   /** ZSET member id → heartbeat expiry (ms). */
   members: string;
   /** The pub/sub channel carrying a logical EventBus channel for this deployment. */
@@ -40,6 +48,10 @@ export function redisKeys(prefix: string): RedisKeys {
       epoch: `${prefix}:epoch:{${s}}`,
     }),
     ready: (pool) => `${prefix}:ready:{${pool}}`,
+    readyLater: (pool) => `${prefix}:ready:{${pool}}:later`,
+    readyData: (pool) => `${prefix}:ready:{${pool}}:data`,
+    readyClaims: (pool) => `${prefix}:ready:{${pool}}:claims`,
+    limitedOwners: `${prefix}:limited-owners`,
     members: `${prefix}:members`,
     channel: (name) => `${prefix}:bus:${name}`,
     pattern: `${prefix}:*`,

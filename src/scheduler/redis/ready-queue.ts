@@ -1,14 +1,19 @@
-import { Channels, readyScore, type ReadyEntry, type ReadyQueue } from "../ports.js";
-import { checkCount } from "./checks.js";
+import { Channels, readyScore, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
+import { checkCount, ms } from "./checks.js";
 import type { SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { scripts } from "./lua/index.js";
 import type { ScriptRunner } from "./scripts.js";
 
+/** Staged runs promoted into the queue per take, at most (bounds one script's run time). */
+const PROMOTE_PER_TAKE = 10_000;
+
 /**
- * Ready queues on Redis: one ZSET per pool, score = readyScore(entry) (priority, then enqueue
- * time; exact in a double), ties by runId. ZPOPMIN is atomic, so concurrent executors never take
- * the same run; push is ZADD NX inside a script that also wakes the pool's executors.
+ * Ready queues on Redis, per pool (all keys carry the pool's hash tag): a ZSET scored by
+ * readyScore(entry) (priority, then enqueue time; exact in a double), ties by runId; a ZSET of
+ * staged runs by `notBefore`; a HASH of the entries' scores and payloads; a ZSET of claim markers.
+ * `take` is one script, so concurrent executors never take the same run, and a staged run becomes
+ * takeable exactly when its time comes, by whichever executor asks first.
  */
 export class RedisReadyQueue implements ReadyQueue {
   private readonly drop: () => Promise<void>;
@@ -22,29 +27,58 @@ export class RedisReadyQueue implements ReadyQueue {
   }
 
   async push(pool: string, entries: readonly ReadyEntry[]): Promise<void> {
-    const args: (string | number)[] = [];
-    for (const e of entries) args.push(String(readyScore(e)), e.runId); // validates every entry before any write
+    const args: string[] = [];
+    for (const e of entries) args.push(String(readyScore(e)), e.runId, e.notBefore === undefined ? "" : String(e.notBefore), e.payload ?? ""); // validates every entry before any write
     if (args.length === 0) return;
-    await this.run.run(scripts.pushReady, [this.keys.ready(pool)], [this.keys.channel(Channels.readyWake(pool)), pool, ...args]);
+    const k = this.keys;
+    await this.run.run(scripts.pushReady, [k.ready(pool), k.readyLater(pool), k.readyData(pool)], [k.channel(Channels.readyWake(pool)), pool, ...args]);
   }
 
-  async pop(pool: string, max: number): Promise<string[]> {
+  async take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }> {
     checkCount("max", max);
-    if (max === 0) return [];
-    const flat = await this.conn.redis.zpopmin(this.keys.ready(pool), max); // [id, score, id, score, ...]
-    return flat.filter((_, i) => i % 2 === 0);
+    checkCount("claimMs", claimMs);
+    const k = this.keys;
+    const out = (await this.run.run(
+      scripts.takeReady,
+      [k.ready(pool), k.readyLater(pool), k.readyData(pool), k.readyClaims(pool)],
+      [ms("now", now), max, claimMs, PROMOTE_PER_TAKE],
+    )) as [number, ...string[]];
+    const taken: TakenEntry[] = [];
+    for (let i = 1; i < out.length; i += 2) taken.push({ runId: out[i] as string, payload: (out[i + 1] as string) || null });
+    const nextAt = Number(out[0]);
+    return { taken, nextAt: nextAt < 0 ? null : nextAt };
   }
 
   async remove(pool: string, runId: string): Promise<boolean> {
-    return (await this.conn.redis.zrem(this.keys.ready(pool), runId)) === 1;
+    const k = this.keys;
+    return (await this.run.run(scripts.unready, [k.ready(pool), k.readyLater(pool), k.readyData(pool)], [runId])) === 1;
   }
 
-  async contains(pool: string, runId: string): Promise<boolean> {
-    return (await this.conn.redis.zscore(this.keys.ready(pool), runId)) !== null;
+  async contains(pool: string, runId: string, now: Millis): Promise<boolean> {
+    const k = this.keys;
+    return (await this.run.run(scripts.queued, [k.ready(pool), k.readyLater(pool), k.readyClaims(pool)], [runId, ms("now", now)])) === 1;
   }
 
-  size(pool: string): Promise<number> {
-    return this.conn.redis.zcard(this.keys.ready(pool));
+  async size(pool: string): Promise<number> {
+    const [a, b] = await Promise.all([this.conn.redis.zcard(this.keys.ready(pool)), this.conn.redis.zcard(this.keys.readyLater(pool))]);
+    return a + b;
+  }
+
+  async markLimited(ownerId: string, limited: boolean): Promise<void> {
+    if (limited) await this.conn.redis.sadd(this.keys.limitedOwners, ownerId);
+    else await this.conn.redis.srem(this.keys.limitedOwners, ownerId);
+  }
+
+  async replaceLimited(ownerIds: readonly string[]): Promise<void> {
+    const multi = this.conn.redis.multi().del(this.keys.limitedOwners);
+    if (ownerIds.length > 0) multi.sadd(this.keys.limitedOwners, ...ownerIds);
+    await multi.exec();
+  }
+
+  async limitedAmong(ownerIds: readonly string[]): Promise<Set<string>> {
+    if (ownerIds.length === 0) return new Set();
+    const flags = await this.conn.redis.smismember(this.keys.limitedOwners, ...ownerIds);
+    return new Set(ownerIds.filter((_, i) => flags[i] === 1));
   }
 
   close(): Promise<void> {

@@ -9,6 +9,11 @@ import { T0, range, record, type Deployment, type OpenDeployment } from "./helpe
 
 const SHARDS = 8;
 
+/** Takes up to `max` run ids at `now` (claim markers for 1 s). */
+async function pop(q: SharedState["ready"], pool: string, max: number, now: number): Promise<string[]> {
+  return (await q.take(pool, max, now, 1_000)).taken.map((t) => t.runId);
+}
+
 export function sharedStateContract(adapter: string, open: OpenDeployment): void {
   describe(`SharedState contract: ${adapter}`, () => {
     let d: Deployment;
@@ -387,10 +392,10 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
           { runId: "mid-tie-a", priority: 5, enqueuedAt: T0 + 15 },
           { runId: "zero", priority: 0, enqueuedAt: 0 },
         ]);
-        expect(await s.ready.pop("default", 3)).toEqual(["high-new", "mid-old", "mid-tie-a"]);
-        expect(await s.ready.pop("default", 10)).toEqual(["mid-tie-b", "mid-new", "low-old", "zero"]);
-        expect(await s.ready.pop("default", 10)).toEqual([]);
-        expect(await s.ready.pop("nobody", 10)).toEqual([]);
+        expect(await pop(s.ready, "default", 3, T0)).toEqual(["high-new", "mid-old", "mid-tie-a"]);
+        expect(await pop(s.ready, "default", 10, T0)).toEqual(["mid-tie-b", "mid-new", "low-old", "zero"]);
+        expect(await pop(s.ready, "default", 10, T0)).toEqual([]);
+        expect(await pop(s.ready, "nobody", 10, T0)).toEqual([]);
       });
 
       it("push is idempotent per runId: a re-push keeps the first position", async () => {
@@ -403,7 +408,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
           { runId: "r1", priority: 9, enqueuedAt: T0 + 3 },
         ]);
         expect(await s.ready.size("p")).toBe(2);
-        expect(await s.ready.pop("p", 10)).toEqual(["r2", "r1"]);
+        expect(await pop(s.ready, "p", 10, T0)).toEqual(["r2", "r1"]);
       });
 
       it("remove, contains and size; pools are independent", async () => {
@@ -412,16 +417,16 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
           { runId: "r1", priority: 3, enqueuedAt: T0 },
           { runId: "r2", priority: 3, enqueuedAt: T0 },
         ]);
-        expect(await s.ready.contains("gpu", "r1")).toBe(true);
-        expect(await s.ready.contains("gpu", "r2")).toBe(false);
+        expect(await s.ready.contains("gpu", "r1", T0)).toBe(true);
+        expect(await s.ready.contains("gpu", "r2", T0)).toBe(false);
         expect(await s.ready.size("cpu")).toBe(2);
         expect(await s.ready.remove("cpu", "r1")).toBe(true);
         expect(await s.ready.remove("cpu", "r1")).toBe(false);
-        expect(await s.ready.contains("cpu", "r1")).toBe(false);
+        expect(await s.ready.contains("cpu", "r1", T0)).toBe(false);
         expect(await s.ready.size("cpu")).toBe(1);
         expect(await s.ready.size("gpu")).toBe(1);
         expect(await s.ready.size("none")).toBe(0);
-        expect(await s.ready.pop("cpu", 0)).toEqual([]);
+        expect(await pop(s.ready, "cpu", 0, T0)).toEqual([]);
         expect(await s.ready.size("cpu")).toBe(1);
       });
 
@@ -436,7 +441,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
           await expect(s.ready.push("p", [{ runId: "ok", priority: 1, enqueuedAt: T0 }, bad])).rejects.toBeInstanceOf(RangeError);
         }
         expect(await s.ready.size("p")).toBe(0);
-        await expect(s.ready.pop("p", -1)).rejects.toBeInstanceOf(RangeError);
+        await expect(s.ready.take("p", -1, T0, 0)).rejects.toBeInstanceOf(RangeError);
       });
 
       it("push publishes a wake-up with the number of new entries", async () => {
@@ -459,6 +464,89 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         } finally {
           await wake.stop();
         }
+      });
+
+      it("staged entries are taken only from their notBefore, then by priority and enqueue time; nextAt names the earliest", async () => {
+        await s.ready.push("p", [
+          { runId: "now-low", priority: 1, enqueuedAt: T0 },
+          { runId: "later-high", priority: 9, enqueuedAt: T0 + 5_000, notBefore: T0 + 5_000 },
+          { runId: "later-low", priority: 1, enqueuedAt: T0 + 3_000, notBefore: T0 + 3_000 },
+        ]);
+        expect(await s.ready.size("p")).toBe(3);
+        expect(await s.ready.contains("p", "later-high", T0)).toBe(true);
+        expect(await s.ready.take("p", 10, T0, 1_000)).toEqual({ taken: [{ runId: "now-low", payload: null }], nextAt: T0 + 3_000 });
+        expect(await s.ready.take("p", 10, T0 + 2_999, 1_000)).toEqual({ taken: [], nextAt: T0 + 3_000 });
+        // Both due: the higher priority first, though staged for later.
+        await s.ready.push("p", [{ runId: "fresh-low", priority: 1, enqueuedAt: T0 + 1_000 }]);
+        expect(await pop(s.ready, "p", 1, T0 + 6_000)).toEqual(["later-high"]);
+        expect(await s.ready.take("p", 10, T0 + 6_000, 1_000)).toEqual({
+          taken: [
+            { runId: "fresh-low", payload: null },
+            { runId: "later-low", payload: null },
+          ],
+          nextAt: null,
+        });
+        expect(await s.ready.size("p")).toBe(0);
+      });
+
+      it("a staged entry can be removed before its time, and a re-push while staged keeps it staged", async () => {
+        await s.ready.push("p", [{ runId: "s1", priority: 5, enqueuedAt: T0 + 10_000, notBefore: T0 + 10_000, payload: "first" }]);
+        await s.ready.push("p", [{ runId: "s1", priority: 5, enqueuedAt: T0, payload: "second" }]);
+        expect(await pop(s.ready, "p", 10, T0 + 1)).toEqual([]);
+        expect((await s.ready.take("p", 10, T0 + 10_000, 1_000)).taken).toEqual([{ runId: "s1", payload: "first" }]);
+        await s.ready.push("p", [{ runId: "s2", priority: 5, enqueuedAt: T0 + 10_000, notBefore: T0 + 10_000, payload: "x" }]);
+        expect(await s.ready.remove("p", "s2")).toBe(true);
+        expect(await s.ready.remove("p", "s2")).toBe(false);
+        expect(await s.ready.contains("p", "s2", T0)).toBe(false);
+        expect(await s.ready.take("p", 10, T0 + 20_000, 1_000)).toEqual({ taken: [], nextAt: null });
+      });
+
+      it("taking an entry with a payload leaves a claim marker until now + claimMs; one without leaves none", async () => {
+        await s.ready.push("p", [
+          { runId: "fast", priority: 5, enqueuedAt: T0, payload: '{"run":"fast|with a bar"}' },
+          { runId: "slow", priority: 5, enqueuedAt: T0 + 1 },
+        ]);
+        expect(await s.ready.take("p", 10, T0, 5_000)).toEqual({
+          taken: [
+            { runId: "fast", payload: '{"run":"fast|with a bar"}' },
+            { runId: "slow", payload: null },
+          ],
+          nextAt: null,
+        });
+        expect(await s.ready.contains("p", "fast", T0 + 4_999)).toBe(true);
+        expect(await s.ready.contains("p", "fast", T0 + 5_000)).toBe(false);
+        expect(await s.ready.contains("p", "slow", T0)).toBe(false);
+        // The marker does not make the run takeable again, and a later push queues it anew.
+        expect(await pop(s.ready, "p", 10, T0 + 1)).toEqual([]);
+        await s.ready.push("p", [{ runId: "fast", priority: 5, enqueuedAt: T0 + 2 }]);
+        expect(await s.ready.take("p", 10, T0 + 2, 5_000)).toEqual({ taken: [{ runId: "fast", payload: null }], nextAt: null });
+        expect(await s.ready.remove("p", "fast")).toBe(false);
+      });
+
+      it("a push that stages entries says from when in its wake-up", async () => {
+        const wake = await record(s.bus, Channels.readyWake("gpu"));
+        try {
+          await s.ready.push("gpu", [
+            { runId: "a", priority: 1, enqueuedAt: T0 + 900, notBefore: T0 + 900 },
+            { runId: "b", priority: 1, enqueuedAt: T0 + 700, notBefore: T0 + 700 },
+          ]);
+          expect((await wake.next(1)).map((m) => JSON.parse(m))).toEqual([{ pool: "gpu", count: 2, at: T0 + 700 }]);
+        } finally {
+          await wake.stop();
+        }
+      });
+
+      it("keeps the set of owners with a concurrency limit", async () => {
+        expect(await s.ready.limitedAmong(["u1", "u2"])).toEqual(new Set());
+        await s.ready.markLimited("u1", true);
+        await s.ready.markLimited("u2", true);
+        await s.ready.markLimited("u2", false);
+        expect(await s.ready.limitedAmong(["u1", "u2", "u3"])).toEqual(new Set(["u1"]));
+        await s.ready.replaceLimited(["u3", "u4"]);
+        expect(await s.ready.limitedAmong(["u1", "u3", "u4"])).toEqual(new Set(["u3", "u4"]));
+        await s.ready.replaceLimited([]);
+        expect(await s.ready.limitedAmong(["u3"])).toEqual(new Set());
+        expect(await s.ready.limitedAmong([])).toEqual(new Set());
       });
     });
 
@@ -543,7 +631,13 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
       });
 
       it("8 concurrent poppers take each of 2,000 ready entries exactly once, each in queue order", async () => {
-        const entries = range(2_000).map((i) => ({ runId: `run-${String(i).padStart(4, "0")}`, priority: (i * 7) % 10, enqueuedAt: T0 + (i % 101) }));
+        // A third of them staged (due by the time the poppers start): promoted once, in the same order.
+        const entries = range(2_000).map((i) => ({
+          runId: `run-${String(i).padStart(4, "0")}`,
+          priority: (i * 7) % 10,
+          enqueuedAt: T0 + (i % 101),
+          ...(i % 3 === 0 ? { notBefore: T0 + (i % 101), payload: `p${i}` } : {}),
+        }));
         for (let i = 0; i < entries.length; i += 250) await s.ready.push("pool", entries.slice(i, i + 250));
         const rank = new Map(
           [...entries]
@@ -555,7 +649,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
           poppers.map(async (peer) => {
             const mine: string[] = [];
             for (;;) {
-              const batch = await peer.ready.pop("pool", 13);
+              const batch = await pop(peer.ready, "pool", 13, T0 + 1_000);
               if (batch.length === 0) return mine;
               mine.push(...batch);
             }

@@ -5,12 +5,15 @@ import { claimDue } from "./claimDue-5.js";
 import { complete } from "./complete-5.js";
 import { disarm } from "./disarm-3.js";
 import { heartbeat } from "./heartbeat-1.js";
-import { pushReady } from "./pushReady-1.js";
+import { pushReady } from "./pushReady-3.js";
+import { queued } from "./queued-3.js";
 import { release } from "./release-1.js";
 import { renew } from "./renew-2.js";
 import { replayInflight } from "./replayInflight-5.js";
+import { takeReady } from "./takeReady-4.js";
+import { unready } from "./unready-3.js";
 import type { LuaScript } from "./script.js";
 
 export type { LuaScript } from "./script.js";
-export const scripts = { acquire, arm, claimDue, complete, disarm, heartbeat, pushReady, release, renew, replayInflight } as const;
+export const scripts = { acquire, arm, claimDue, complete, disarm, heartbeat, pushReady, queued, release, renew, replayInflight, takeReady, unready } as const;
 export const allScripts: readonly LuaScript[] = Object.values(scripts);
