@@ -278,12 +278,23 @@ export class RunService {
       batchedFrom?: RunDoc;
       /** More conditions the document must meet for the transition to apply. */
       also?: Filter<RunDoc>;
+      /**
+       * The run is still QUEUED in the store: an executor took it with its payload and it ended
+       * before the claim was confirmed. The claim (QUEUED → RUNNING: these fields, this history
+       * entry, the token bumped) and this transition out of RUNNING are written as one update,
+       * and both status events are published. `batchedFrom` is the run as RUNNING.
+       */
+      claimedFrom?: { queued: RunDoc; set: Partial<RunDoc>; entry: RunTransition };
     } = {},
   ): Promise<RunDoc | null> {
     const now = new Date(this.deps.clock());
+    const claim = opts.claimedFrom;
     const allowed = sourcesOf(to).filter((s) => !opts.from || opts.from.includes(s));
-    const filter: Filter<RunDoc> = { ...opts.also, _id: runId, status: { $in: allowed } };
-    if (opts.token !== undefined) filter.fencingToken = opts.token;
+    const filter: Filter<RunDoc> = claim
+      ? { _id: runId, status: RunStatus.QUEUED, fencingToken: claim.queued.fencingToken, attempt: claim.queued.attempt, heldByLimit: { $ne: true } }
+      : { ...opts.also, _id: runId, status: { $in: allowed } };
+    if (claim && !allowed.includes(RunStatus.RUNNING)) throw new Error(`run ${runId}: a claim cannot end in ${to}`);
+    if (opts.token !== undefined && !claim) filter.fencingToken = opts.token;
     const entry: RunTransition = {
       status: to,
       at: now,
@@ -292,10 +303,11 @@ export class RunService {
       attempt: opts.attempt ?? null,
     };
     const update = {
-      $set: { ...opts.set, status: to, updatedAt: now },
-      $push: { history: { $each: [entry], $slice: -HISTORY_LIMIT } },
+      $set: { ...claim?.set, ...opts.set, status: to, updatedAt: now },
+      $push: { history: { $each: claim ? [claim.entry, entry] : [entry], $slice: -HISTORY_LIMIT } },
     } as unknown as UpdateFilter<RunDoc>;
-    if (opts.inc) update.$inc = opts.inc;
+    if (claim) update.$inc = { fencingToken: 1 };
+    else if (opts.inc) update.$inc = opts.inc;
     let updated: RunDoc | null;
     if (opts.batchedFrom) {
       const applied = await this.writes.updateOne(filter as Filter<RunDoc> & { _id: string }, update);
@@ -308,6 +320,7 @@ export class RunService {
       if (updated.userSlot && to !== RunStatus.RUNNING && allowed.includes(RunStatus.RUNNING)) {
         await this.releaseUserSlot(updated.ownerId, updated.userSlot);
       }
+      if (claim && opts.batchedFrom) await this.events.publish(opts.batchedFrom);
       await this.events.publish(updated);
       if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
       if (isTerminal(to) && updated.overlap !== "ALLOW") await this.releaseOverlapSlot(updated.jobId, updated._id);
@@ -621,13 +634,36 @@ export class RunService {
    * the token is stale: a zombie's late result never overwrites the attempt that replaced it.
    */
   async finishAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
-    const done = await this.decideAttempt(run, outcome);
+    return this.countFinish(await this.decideAttempt(run, outcome), outcome);
+  }
+
+  /**
+   * Records an attempt an executor started from a taken entry and that ended before its claim was
+   * confirmed: the claim and the result in one conditional write (see `claimedFrom` in
+   * {@link transition}), applied only if nothing moved the run since it was enqueued. Null: the
+   * claim was refused, and so is the result.
+   */
+  async finishTaken(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, outcome: AttemptOutcome): Promise<RunDoc | null> {
+    const at = new Date(startedAt);
+    const entry: RunTransition = { status: RunStatus.RUNNING, at, reason: "claimed", nodeId, attempt: null };
+    const set: Partial<RunDoc> = { nodeId, leaseUntil: new Date(startedAt + leaseMs), startedAt: at, finishedAt: null, exitCode: null, signal: null, error: null, userSlot: null };
+    const running = applyTransition(queued, { set, status: RunStatus.RUNNING, updatedAt: at, entry, inc: { fencingToken: 1 } });
+    const done = await this.decideAttempt(running, outcome, { queued, set, entry });
+    if (done && queued.queuedAt) metrics.claimLatency.observe(Math.max(0, startedAt - Math.max(queued.queuedAt.getTime(), queued.notBefore?.getTime() ?? 0)) / 1000);
+    return this.countFinish(done, outcome);
+  }
+
+  private countFinish(done: RunDoc | null, outcome: AttemptOutcome): RunDoc | null {
     if (done) metrics.attempts.inc({ outcome: outcome.kind });
     else metrics.staleResults.inc();
     return done;
   }
 
-  private async decideAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
+  private async decideAttempt(
+    run: RunDoc,
+    outcome: AttemptOutcome,
+    claimedFrom?: { queued: RunDoc; set: Partial<RunDoc>; entry: RunTransition },
+  ): Promise<RunDoc | null> {
     const now = this.deps.clock();
     const base: Partial<RunDoc> = {
       exitCode: outcome.exitCode,
@@ -637,7 +673,7 @@ export class RunService {
       outputTruncated: outcome.outputTruncated,
       leaseUntil: null,
     };
-    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batchedFrom: run };
+    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batchedFrom: run, claimedFrom };
     if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
       const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
       return this.transition(run._id, to, { ...opts, set: { ...base, finishedAt: new Date(now) }, reason: outcome.error ?? null });

@@ -38,6 +38,13 @@ export interface ExecutorOptions {
   workRoot: string;
   /** @default 30 s */
   leaseMs?: number;
+  /** Attempts whose process ended but whose claim or result is still being written, at most. @default 4096 */
+  reportBacklog?: number;
+  /**
+   * A run taken with its payload is confirmed this long after it started; one that ends sooner
+   * reports its claim and its result in one write. @default 1 s (at most a tenth of the lease)
+   */
+  confirmDelayMs?: number;
   /** Safety poll of the ready queues when no wake-up arrives. @default 1 s */
   pollMs?: number;
   /** Lease renewal and node heartbeat period. @default leaseMs / 3 */
@@ -58,6 +65,8 @@ interface Attempt {
   confirmed: boolean;
   /** Settles true once confirmed, false when the claim was refused or could not be written in time. */
   confirmation: Promise<boolean>;
+  /** Taken with its payload: the run as enqueued, when it started, and the pending confirm (null once sent). */
+  taken: { queued: RunDoc; startedAt: number; confirmTimer: NodeJS.Timeout | null } | null;
   /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
   deadlineFile: string;
   /** Writes of the deadline file, one after the other, so the newest killAt always lands last. */
@@ -67,6 +76,20 @@ interface Attempt {
   /** The run's process has ended (its slot is free; the result may still be being written). */
   ended: boolean;
 }
+
+let uptimeBase: { at: number; cs: number } | null = null;
+/**
+ * The host's uptime in centiseconds (the watchdog's clock): read from the OS every 10 s and carried
+ * forward with the process's monotonic clock in between (one syscall per start was measurable).
+ */
+function uptimeCentiseconds(): number {
+  const at = performance.now();
+  if (!uptimeBase || at - uptimeBase.at > 10_000) uptimeBase = { at, cs: Math.floor(uptime() * 100) };
+  return uptimeBase.cs + Math.floor((at - uptimeBase.at) / 10);
+}
+
+/** Longest a result waits for the pull loop to pause (see Executor.reportTurn). */
+const REPORT_HOLD_MS = 1_000;
 
 export class Executor {
   readonly nodeId = newId();
@@ -80,6 +103,13 @@ export class Executor {
   private unsubs: Unsubscribe[] = [];
   private poolCursor = 0;
   private deadlineWrites = 0;
+  /** Attempts whose process has not ended yet (the slots in use). */
+  private processes = 0;
+  /** The pull loop is starting runs as fast as slots free up (its last take filled every free slot). */
+  private dispatching = false;
+  /** Results waiting for the pull loop to pause (see reportTurn). */
+  private reportWaiters: Array<() => void> = [];
+  private reportTimer: NodeJS.Timeout | null = null;
   /** Earliest staged entry over the pools, as the last take saw it: an idle loop sleeps until then. */
   private nextStagedAt: number | null = null;
 
@@ -93,6 +123,8 @@ export class Executor {
       pollMs: 1_000,
       heartbeatMs: Math.max(50, Math.floor(leaseMs / 3)),
       drainGraceMs: 30_000,
+      reportBacklog: 4_096,
+      confirmDelayMs: Math.min(1_000, Math.floor(leaseMs / 10)),
       labels: {},
       ...opts,
     };
@@ -140,6 +172,8 @@ export class Executor {
     await this.deps.mongo.c.nodes.updateOne({ _id: this.nodeId }, { $set: { status: "DRAINING" } }).catch(() => undefined);
     this.wake();
     await this.loopDone;
+    this.dispatching = false;
+    this.releaseReports();
     const all = Promise.all([...this.attempts.values()].map((a) => a.done));
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<boolean>((r) => (graceTimer = setTimeout(() => r(true), graceMs)));
@@ -169,20 +203,21 @@ export class Executor {
   }
 
   /**
-   * A slot is a run's process: it frees when the process ends, while the result is still being
-   * written (in a batch with other results), so reporting latency does not idle the slot. Attempts
-   * still reporting are bounded by the slot count, so a slow MongoDB throttles pulling.
+   * A slot is a run's process: it frees when the process ends, while the claim and the result are
+   * still being written (in batches with other runs' writes), so store latency does not idle the
+   * slot and a burst of short runs starts at the pace of the processes, not of the writes. The
+   * attempts still reporting are bounded by `reportBacklog`, so a slow MongoDB throttles pulling.
    */
   private freeSlots(): number {
-    let running = 0;
-    for (const a of this.attempts.values()) if (!a.ended) running++;
-    return Math.min(this.o.slots - running, 2 * this.o.slots - this.attempts.size);
+    return Math.min(this.o.slots - this.processes, this.o.slots + this.o.reportBacklog - this.attempts.size);
   }
 
   private async pullLoop(): Promise<void> {
     while (this.state === "running") {
       const free = this.freeSlots();
       if (free <= 0) {
+        // Every slot busy: reports may wait for one to free; a full backlog must be written first.
+        if (this.attempts.size >= this.o.slots + this.o.reportBacklog / 2) this.releaseReports();
         await this.waitForWork(this.o.pollMs);
         continue;
       }
@@ -193,8 +228,33 @@ export class Executor {
         this.deps.log.error({ err: coerceError(e) }, "pull failed");
         await delay(Math.min(1_000, this.o.pollMs));
       }
+      this.dispatching = got === free;
+      if (!this.dispatching) this.releaseReports();
       if (got === 0 && this.state === "running") await this.waitForWork(this.idleSleepMs());
     }
+  }
+
+  /**
+   * Results of ended runs wait here while the pull loop keeps every slot busy with runs that are
+   * due: starting work on time comes before writing down work that is done. They go as soon as
+   * the loop pauses (queue drained) or after REPORT_HOLD_MS, and at once when half the backlog is
+   * used. Confirms of runs still going never wait.
+   */
+  private reportTurn(): Promise<void> | undefined {
+    if (!this.dispatching || this.state !== "running" || this.attempts.size >= this.o.slots + this.o.reportBacklog / 2) return undefined;
+    return new Promise<void>((resolve) => {
+      this.reportWaiters.push(resolve);
+      if (!this.reportTimer) this.reportTimer = setTimeout(() => this.releaseReports(), REPORT_HOLD_MS);
+    });
+  }
+
+  private releaseReports(): void {
+    if (this.reportTimer) clearTimeout(this.reportTimer);
+    this.reportTimer = null;
+    if (this.reportWaiters.length === 0) return;
+    const waiting = this.reportWaiters;
+    this.reportWaiters = [];
+    for (const resolve of waiting) resolve();
   }
 
   /** Until the next staged entry is due (never longer than the safety poll). */
@@ -268,25 +328,33 @@ export class Executor {
     const a = this.startAttempt(run, false);
     let settle!: (ok: boolean) => void;
     a.confirmation = new Promise<boolean>((r) => (settle = r));
-    void (async () => {
-      for (;;) {
-        try {
-          const confirmed = await this.deps.runs.confirmClaim(queued, this.nodeId, this.o.leaseMs, startedAt);
-          if (!confirmed) {
-            this.abortAttempt(a, "CLAIM_LOST", "the run was cancelled, changed or claimed elsewhere before this executor confirmed its claim");
-            return settle(false);
-          }
-          a.run = a.abortKind === "CANCEL" ? { ...confirmed, cancelRequested: true } : confirmed;
-          a.killAt = this.deps.clock() + this.leaseSafeMs();
-          a.confirmed = true;
-          return settle(true);
-        } catch (e) {
-          if (a.abortKind === "LEASE_LOST" || this.deps.clock() >= a.killAt) return settle(false);
-          this.deps.log.warn({ err: coerceError(e), runId: queued._id }, "could not confirm a claim; retrying");
-          await delay(200);
+    const taken = { queued, startedAt, confirmTimer: null as NodeJS.Timeout | null };
+    a.taken = taken;
+    taken.confirmTimer = setTimeout(() => {
+      taken.confirmTimer = null;
+      void this.confirmTaken(a, queued, startedAt, settle);
+    }, this.o.confirmDelayMs);
+  }
+
+  /** Confirms the claim of a taken run, retrying store errors until the attempt's kill deadline. */
+  private async confirmTaken(a: Attempt, queued: RunDoc, startedAt: number, settle: (ok: boolean) => void): Promise<void> {
+    for (;;) {
+      try {
+        const confirmed = await this.deps.runs.confirmClaim(queued, this.nodeId, this.o.leaseMs, startedAt);
+        if (!confirmed) {
+          this.abortAttempt(a, "CLAIM_LOST", "the run was cancelled, changed or claimed elsewhere before this executor confirmed its claim");
+          return settle(false);
         }
+        a.run = a.abortKind === "CANCEL" ? { ...confirmed, cancelRequested: true } : confirmed;
+        a.killAt = this.deps.clock() + this.leaseSafeMs();
+        a.confirmed = true;
+        return settle(true);
+      } catch (e) {
+        if (a.abortKind === "LEASE_LOST" || this.deps.clock() >= a.killAt) return settle(false);
+        this.deps.log.warn({ err: coerceError(e), runId: queued._id }, "could not confirm a claim; retrying");
+        await delay(200);
       }
-    })();
+    }
   }
 
   private startAttempt(run: RunDoc, confirmed: boolean): Attempt {
@@ -298,12 +366,14 @@ export class Executor {
       abortKind: null,
       confirmed,
       confirmation: Promise.resolve(confirmed),
+      taken: null,
       deadlineFile: join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}.deadline`),
       deadlineWrite: Promise.resolve(),
       deadlineWritten: false,
       ended: false,
     };
     this.attempts.set(run._id, attempt);
+    this.processes++;
     attempt.done = this.execute(attempt)
       .catch((e) => this.deps.log.error({ err: coerceError(e), runId: run._id }, "attempt failed to report"))
       .finally(() => {
@@ -331,9 +401,9 @@ export class Executor {
     const { run } = a;
     const log = this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken });
     const cwd = join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}`);
-    await mkdir(cwd, { recursive: true });
     let result: ProcessResult;
     try {
+      await mkdir(cwd, { recursive: true });
       result = await runProcess(
         {
           command: run.spec.command,
@@ -360,6 +430,7 @@ export class Executor {
       );
     } finally {
       a.ended = true;
+      this.processes--;
       this.wake(); // the slot is free
       // Most runs leave their directory empty: one rmdir, and the recursive walk only when not.
       await rmdir(cwd).catch(() => rm(cwd, { recursive: true, force: true })).catch(() => undefined);
@@ -367,7 +438,13 @@ export class Executor {
       await a.deadlineWrite.catch(() => undefined);
       if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
     }
-    if (!(await a.confirmation)) {
+    await this.reportTurn();
+    // Ended before its confirm was sent: the claim goes with the result, in one write.
+    const unsent = a.taken?.confirmTimer ? a.taken : null;
+    if (unsent) {
+      clearTimeout(unsent.confirmTimer!);
+      unsent.confirmTimer = null;
+    } else if (!(await a.confirmation)) {
       log.warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
       return;
     }
@@ -375,6 +452,12 @@ export class Executor {
     if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
     if (a.abortKind === "LEASE_LOST") {
       log.warn({ reason: result.abortReason }, "attempt killed: lease lost; result not reported");
+      return;
+    }
+    if (a.abortKind === "SHUTDOWN" && unsent) {
+      // Never claimed in the store: the run is QUEUED there; its entry goes back to the queue.
+      await this.deps.runs.enqueue(unsent.queued);
+      log.info("attempt handed back on shutdown");
       return;
     }
     if (a.abortKind === "SHUTDOWN") {
@@ -390,7 +473,9 @@ export class Executor {
       return;
     }
     const outcome = toOutcome(result, a.abortKind === "CANCEL");
-    const done = await this.deps.runs.finishAttempt(a.run, outcome);
+    const done = unsent
+      ? await this.deps.runs.finishTaken(unsent.queued, this.nodeId, this.o.leaseMs, unsent.startedAt, outcome)
+      : await this.deps.runs.finishAttempt(a.run, outcome);
     if (!done) log.warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
     else log.info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
   }
@@ -406,7 +491,7 @@ export class Executor {
 
   /** `killAt` (clock ms) as uptime centiseconds, the watchdog's clock. */
   private uptimeDeadline(killAt: number): number {
-    return Math.floor(uptime() * 100) + Math.floor((killAt - this.deps.clock()) / 10);
+    return uptimeCentiseconds() + Math.floor((killAt - this.deps.clock()) / 10);
   }
 
   private async writeDeadlineNow(a: Attempt): Promise<void> {
