@@ -73,6 +73,8 @@ export interface KairosOptions {
   mode?: ExecutorMode;
   /** KAIROS_SHARDS. @default 64 */
   shards?: number;
+  /** KAIROS_STAGE_AHEAD in ms. @default 10_000 (the bench sets it; the product default is off) */
+  stageAheadMs?: number;
   /** Jobs created concurrently by the bench (the API's callers). @default 32 */
   createConcurrency?: number;
   /** Write a V8 CPU profile of every process here. */
@@ -120,7 +122,7 @@ interface Deployment {
 }
 
 async function deploy(redisUrl: string, shape: string, opts: KairosOptions, schedulers: number): Promise<Deployment> {
-  const o = { executors: 2, slots: 64, mode: "process" as ExecutorMode, shards: 64, createConcurrency: 32, verbose: false, runtime: "compiled" as Runtime, ...opts };
+  const o = { executors: 2, slots: 64, mode: "process" as ExecutorMode, shards: 64, stageAheadMs: 10_000, createConcurrency: 32, verbose: false, runtime: "compiled" as Runtime, ...opts };
   const buildWarning = o.runtime === "compiled" ? await buildKairos() : "";
   const emu = o.mongoUrl ? null : await startEmulatorProcess({ cpuProfDir: o.cpuProfDir, runtime: o.runtime });
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
@@ -130,6 +132,7 @@ async function deploy(redisUrl: string, shape: string, opts: KairosOptions, sche
     mongoDb: `bench_${shape}_${tag}`,
     prefix: `bench-${shape}-${tag}`,
     shards: o.shards,
+    stageAheadMs: o.stageAheadMs,
     cpuProfDir: o.cpuProfDir,
     runtime: o.runtime,
   });
@@ -255,6 +258,7 @@ function settingsOf(d: Deployment, schedulers: number): Record<string, string | 
     "slots each": d.o.slots,
     run: d.o.mode === "process" ? "process argv [true]" : "no process (no-op runProcess)",
     shards: d.o.shards,
+    "stage ahead": `${d.o.stageAheadMs / 1000} s`,
     store: d.o.mongoUrl ? "MongoDB" : "emulator (own process, in memory)",
     processes: d.o.runtime === "compiled" ? "compiled (tsc → node main.js <role>)" : "tsx (node --import tsx src/main.ts <role>)",
   };

@@ -228,6 +228,8 @@ export interface ClusterOptions {
   prefix: string;
   /** KAIROS_SHARDS. @default 64 */
   shards?: number;
+  /** KAIROS_STAGE_AHEAD in ms (0: off, the product default). The bench's own JobService arms timers to match. @default 0 */
+  stageAheadMs?: number;
   cpuProfDir?: string;
   /** @default "compiled" */
   runtime?: Runtime;
@@ -274,6 +276,7 @@ export class KairosCluster {
       REDIS_URL: this.o.redisUrl,
       KAIROS_REDIS_PREFIX: this.o.prefix,
       KAIROS_SHARDS: String(this.shards),
+      KAIROS_STAGE_AHEAD: `PT${(this.o.stageAheadMs ?? 0) / 1000}S`,
       KAIROS_LOG_LEVEL: "warn",
       // tsx looks for tsconfig.json from the cwd, which is a temp dir here.
       TSX_TSCONFIG_PATH: join(REPO_ROOT, "tsconfig.json"),
@@ -368,7 +371,7 @@ export class KairosCluster {
     const mongo = await connectMongo(this.o.mongoUrl, this.o.mongoDb, { appName: "kairos-bench" });
     const state = await createRedisSharedState({ url: this.o.redisUrl, prefix: this.o.prefix, shardCount: this.shards });
     const runs = new RunService({ mongo, state, clock: Date.now, log });
-    const jobs = new JobService({ mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 3_600_000 });
+    const jobs = new JobService({ mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 3_600_000, stageAheadMs: this.o.stageAheadMs ?? 0 });
     this.client = { mongo, state, jobs, runs };
     return this.client;
   }

@@ -75,7 +75,7 @@ export interface JobServiceDeps {
   clock: Clock;
   log: Logger;
   defaultCatchupWindowMs: number;
-  /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 10 s */
+  /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 0 */
   stageAheadMs?: number;
   random?: () => number;
 }

@@ -74,7 +74,7 @@ export interface SchedulerOptions {
   /**
    * Stage-ahead window: runs of jobs that can be prepared early (overlap ALLOW) are created and
    * queued up to this long before their due time, so at the instant itself executors only take
-   * them. 0 turns staging off. @default 10 s
+   * them. 0 turns staging off. @default 0 (off; KAIROS_STAGE_AHEAD)
    */
   stageAheadMs?: number;
   /**

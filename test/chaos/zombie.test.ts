@@ -52,10 +52,13 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
             return { runId: runId!, token: Number(token), kind: kind!, at: Number(at), pid: Number(pid) };
           });
 
-      // Attempt 1 starts somewhere: freeze that executor at once.
+      // Attempt 1 starts somewhere and its executor confirms the claim (RUNNING in the store, a
+      // confirm goes within 200 ms of the start with a 2 s lease): freeze that executor then.
       const first = await waitUntil("attempt 1 to start", () => read().find((l) => l.kind === "start" && l.token === 1), 60_000, 20);
       const zombie = [...c.procs.values()].find((p) => p.pid === first.pid);
       expect(zombie, `an executor with pid ${first.pid}`).toBeDefined();
+      const db0 = await c.db();
+      await waitUntil("attempt 1's claim to be confirmed", async () => (await db0.collection("runs").findOne({ jobId, status: "RUNNING", fencingToken: 1 })) ?? null, 10_000, 10);
       const frozenAt = c.freeze(zombie!.name);
       const other = c.names("executor").find((n) => n !== zombie!.name)!;
 

@@ -1,0 +1,162 @@
+/**
+ * Runs staged ahead of their time, and claims confirmed after the start (docs/decisions.md), on the
+ * whole product in dev mode (KAIROS_STAGE_AHEAD 10 s, lease 5 s, so a confirm goes 500 ms after a start):
+ * - a fire's run exists, queued, before its due time, and starts at that time, not before;
+ * - a job paused or changed inside the window has its staged runs taken back, and the slots are
+ *   judged again under the job as it is now (paused: recorded as such; changed: the new spec runs);
+ * - a run taken from the queue whose claim the store refuses (cancelled meanwhile) is killed
+ *   before it could finish, and its result is not recorded;
+ * - a concurrency limit set after an owner's runs were staged still holds when they start.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Principal } from "../../src/auth/tokens.js";
+import { fireKeyOf } from "../../src/core/fires.js";
+import type { RunDoc } from "../../src/store/types.js";
+import { useTestApp } from "../helpers/app.js";
+import { waitFor } from "../helpers/graphql.js";
+
+const t = useTestApp({ scheduler: { stageAheadMs: 10_000 } });
+const caller: Principal = { userId: "000000000000000000000042", username: "stager", role: "ADMIN" };
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "kairos-staging-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const runsOf = (jobId: string) => t.app.services.mongo.c.runs.find({ jobId }, { sort: { scheduledFor: 1, createdAt: 1 } }).toArray();
+const firesOf = (jobId: string) => t.app.services.mongo.c.fires.find({ jobId }, { sort: { slotAt: 1 } }).toArray();
+
+async function staged(jobId: string, count = 1): Promise<RunDoc[]> {
+  return waitFor(async () => {
+    const rs = (await runsOf(jobId)).filter((r) => r.status === "QUEUED" && r.notBefore);
+    return rs.length >= count ? rs : null;
+  }, 5_000, 20);
+}
+
+describe("runs staged ahead of their time", () => {
+  it("a one-off's run is queued before its time and starts at it, not before", async () => {
+    const at = Date.now() + 3_000;
+    const job = await t.app.services.jobs.create(caller, { name: "stage-once", schedule: { kind: "ONCE", at }, spec: { kind: "COMMAND", command: "true" } });
+    const [run] = await staged(job._id);
+    expect(run!.scheduledFor.getTime()).toBe(at);
+    expect(run!.notBefore!.getTime()).toBe(at);
+    expect(run!.fireKey).toBe(fireKeyOf(job._id, at));
+    expect((await firesOf(job._id)).map((f) => [f.outcome, f.runId])).toEqual([["FIRED", run!._id]]);
+    // Still waiting shortly before its time.
+    await sleep(Math.max(0, at - 400 - Date.now()));
+    expect((await t.app.services.runs.get(run!._id))!.status).toBe("QUEUED");
+    const done = await waitFor(async () => {
+      const r = await t.app.services.runs.get(run!._id);
+      return r?.status === "SUCCEEDED" ? r : null;
+    }, 5_000, 20);
+    expect(done.startedAt!.getTime()).toBeGreaterThanOrEqual(at);
+    expect(done.startedAt!.getTime() - at).toBeLessThan(1_000);
+    expect(done.fencingToken).toBe(1);
+    expect(done.history.map((h) => h.status)).toEqual(["QUEUED", "RUNNING", "SUCCEEDED"]);
+    expect((await runsOf(job._id)).length).toBe(1);
+  });
+
+  it("pausing inside the window takes the staged runs back; on resume their slots are recorded as paused", async () => {
+    const startAt = Date.now() + 3_000;
+    const job = await t.app.services.jobs.create(caller, {
+      name: "stage-pause",
+      schedule: { kind: "INTERVAL", every: "PT2S", startAt },
+      spec: { kind: "COMMAND", command: "true" },
+    });
+    const before = await staged(job._id, 3);
+    expect(before[0]!.scheduledFor.getTime()).toBe(startAt);
+    await t.app.services.jobs.pause(caller, job._id);
+    const after = await runsOf(job._id);
+    expect(after.every((r) => r.status === "CANCELLED")).toBe(true);
+    for (const r of before) expect(after.map((a) => a._id)).toContain(r._id);
+    for (const r of after) {
+      expect(r.history.at(-1)!.reason).toBe("withdrawn before its fire time: the job was paused");
+      expect(r.fireKey).not.toBe(fireKeyOf(job._id, r.scheduledFor.getTime())); // the slot's key is free again
+    }
+    expect(await firesOf(job._id)).toEqual([]);
+    const paused = (await t.app.services.mongo.c.jobs.findOne({ _id: job._id }))!;
+    expect(paused.firedCount).toBe(0);
+    expect(paused.handledThrough.getTime()).toBeLessThan(startAt);
+
+    // The first two slots pass while paused.
+    await sleep(startAt + 2_300 - Date.now());
+    await t.app.services.jobs.resume(caller, job._id);
+    const fires = await firesOf(job._id);
+    expect(fires.slice(0, 2).map((f) => [f.slotAt.getTime(), f.outcome])).toEqual([
+      [startAt, "SKIPPED_PAUSED"],
+      [startAt + 2_000, "SKIPPED_PAUSED"],
+    ]);
+    // Later slots get runs again, under their own fireKeys.
+    const again = await staged(job._id, 1);
+    expect(again[0]!.scheduledFor.getTime()).toBe(startAt + 4_000);
+    expect(again[0]!.fireKey).toBe(fireKeyOf(job._id, startAt + 4_000));
+    await t.app.services.jobs.pause(caller, job._id);
+  });
+
+  it("changing the spec inside the window replaces the staged run: the slot runs once, with the new spec", async () => {
+    const at = Date.now() + 3_000;
+    const job = await t.app.services.jobs.create(caller, { name: "stage-edit", schedule: { kind: "ONCE", at }, spec: { kind: "COMMAND", command: "echo old" } });
+    const [old] = await staged(job._id);
+    await t.app.services.jobs.update(caller, job._id, { spec: { kind: "COMMAND", command: "echo new" } });
+    const done = await waitFor(async () => {
+      const rs = await runsOf(job._id);
+      return rs.some((r) => r.status === "SUCCEEDED") ? rs : null;
+    }, 8_000, 50);
+    const succeeded = done.filter((r) => r.status === "SUCCEEDED");
+    expect(succeeded).toHaveLength(1);
+    expect(succeeded[0]!.outputTail).toBe("new\n");
+    expect(succeeded[0]!.fireKey).toBe(fireKeyOf(job._id, at));
+    expect(succeeded[0]!.startedAt!.getTime()).toBeGreaterThanOrEqual(at);
+    const withdrawn = done.find((r) => r._id === old!._id)!;
+    expect(withdrawn.status).toBe("CANCELLED");
+    expect(withdrawn.history.at(-1)!.reason).toBe("withdrawn before its fire time: the job changed");
+    expect((await firesOf(job._id)).map((f) => [f.outcome, f.runId])).toEqual([["FIRED", succeeded[0]!._id]]);
+  });
+});
+
+describe("claims confirmed after the start", () => {
+  it("a run whose claim is refused (cancelled after it was queued) is killed and its result not recorded", async () => {
+    const file = join(dir, "refused.log");
+    const at = Date.now() + 2_500;
+    const job = await t.app.services.jobs.create(caller, {
+      name: "refused-claim",
+      schedule: { kind: "ONCE", at },
+      spec: { kind: "COMMAND", command: `echo started >> ${file}; sleep 2; echo finished >> ${file}` },
+    });
+    const [run] = await staged(job._id);
+    // The store says CANCELLED while the queue still holds the entry (a cancel racing a take).
+    await t.app.services.mongo.c.runs.updateOne({ _id: run!._id }, { $set: { status: "CANCELLED" } });
+    await waitFor(async () => (await readFile(file, "utf8").catch(() => "")) || null, 5_000, 20);
+    await sleep(3_000); // the confirm (500 ms after the start) is refused and the run killed
+    expect(await readFile(file, "utf8")).toBe("started\n");
+    const r = (await t.app.services.runs.get(run!._id))!;
+    expect(r.status).toBe("CANCELLED");
+    expect(r.fencingToken).toBe(0);
+    expect(r.startedAt).toBeNull();
+  });
+
+  it("a concurrency limit set after an owner's runs were staged still holds when they start", async () => {
+    const owner = await t.app.services.users.create(`limited-${Date.now()}`, "password-for-tests", "USER");
+    const who: Principal = { userId: owner._id, username: owner.username, role: "USER" };
+    const at = Date.now() + 3_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await t.app.services.jobs.create(who, { name: `lim-${i}`, schedule: { kind: "ONCE", at }, spec: { kind: "COMMAND", command: "sleep 0.6" } }))._id);
+    }
+    for (const id of ids) await staged(id);
+    await t.app.services.users.setConcurrencyLimit(owner._id, 1);
+    const done = await waitFor(async () => {
+      const rs = await t.app.services.mongo.c.runs.find({ jobId: { $in: ids } }).toArray();
+      return rs.length === 3 && rs.every((r) => r.status === "SUCCEEDED") ? rs : null;
+    }, 15_000, 50);
+    const spans = done.map((r) => [r.startedAt!.getTime(), r.finishedAt!.getTime()] as const).sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![0], "two of the owner's runs ran at once").toBeGreaterThanOrEqual(spans[i - 1]![1]);
+  });
+});
