@@ -54,7 +54,7 @@ export interface KairosConfig {
   shardLeaseMs: number;
   /**
    * Scheduler: runs of jobs with overlap ALLOW are created and queued up to this long before
-   * their due time, so executors start them on the instant. `KAIROS_STAGE_AHEAD`, PT0S (off) to PT5M. @default PT0S (off)
+   * their due time, so executors start them on the instant. `KAIROS_STAGE_AHEAD`, PT0S (off) to PT5M. @default PT10S
    */
   stageAheadMs: number;
   /** scheduler/executor roles: port of `/healthz`, `/readyz`, `/metrics` (the API serves them itself). `KAIROS_METRICS_PORT`. @default off */
@@ -77,8 +77,7 @@ function shardLease(raw: string | undefined): number {
 /** Stage-ahead bounds: off, up to 5 minutes (a job changed within the window has its staged runs taken back). */
 function stageAhead(raw: string | undefined): number {
   if (raw !== undefined && /^(PT0+(\.0+)?S|0)$/.test(raw.trim())) return 0;
-  if (raw === undefined || raw.trim() === "") return 0;
-  const ms = settingDuration("KAIROS_STAGE_AHEAD", raw);
+  const ms = settingDuration("KAIROS_STAGE_AHEAD", raw === undefined || raw.trim() === "" ? "PT10S" : raw);
   if (ms > 300_000) throw new ConfigError(`KAIROS_STAGE_AHEAD: must be from PT0S (off) to PT5M, got "${raw}"`);
   return ms;
 }

@@ -2,6 +2,12 @@
  * The fire ledger: every slot a schedule produces ends in exactly one recorded outcome. The
  * document id is the slot's fireKey, so an outcome is written once; a second write for the same
  * slot (a replay after a crash) is absorbed and reported as a duplicate.
+ *
+ * One exception: a FIRED outcome whose run was withdrawn before its fire time (a staged run taken
+ * back when its job changed; RunService.withdrawStaged) is no outcome, and the next record for that
+ * slot replaces it. Withdrawing deletes the entry, but a change can race the pass that staged the
+ * run (the entry written after the withdrawal looked for it), and the slot must still end with the
+ * outcome judged under the job as it is now.
  */
 import { metrics } from "../metrics.js";
 import { InsertBatcher } from "../store/batch.js";
@@ -9,6 +15,9 @@ import type { Mongo } from "../store/mongo.js";
 import type { FireDoc, FireOutcomeDoc, JobDoc } from "../store/types.js";
 
 export const fireKeyOf = (jobId: string, slotAt: number) => `${jobId}@${slotAt}`;
+
+/** What a withdrawn run's fireKey gets appended (it gives the slot's key up; see RunService.withdrawStaged). */
+export const WITHDRAWN_MARK = "#withdrawn:";
 
 export interface FireRecord {
   slotAt: number;
@@ -24,8 +33,25 @@ export class FireLedger {
   /** The outcomes of many jobs' passes in one event-loop turn go to MongoDB as one insertMany. */
   private readonly inserts: InsertBatcher<FireDoc>;
 
-  constructor(mongo: Mongo) {
+  constructor(private readonly mongo: Mongo) {
     this.inserts = new InsertBatcher(mongo.c.fires);
+  }
+
+  /** Writes over the duplicates among `failed` whose stored outcome is a withdrawn run's FIRED; drops them from `failed`. */
+  private async replaceWithdrawn(docs: readonly FireDoc[], failed: Set<number>): Promise<void> {
+    const ids = [...failed].map((i) => docs[i]!._id);
+    const existing = await this.mongo.c.fires.find({ _id: { $in: ids }, outcome: "FIRED", runId: { $ne: null } }).toArray();
+    if (existing.length === 0) return;
+    const runs = await this.mongo.c.runs
+      .find({ _id: { $in: existing.map((f) => f.runId!) } }, { projection: { _id: 1, fireKey: 1 } })
+      .toArray();
+    const withdrawn = new Set(runs.filter((r) => r.fireKey.includes(WITHDRAWN_MARK)).map((r) => r._id));
+    for (const f of existing) {
+      if (!withdrawn.has(f.runId!)) continue;
+      const i = [...failed].find((k) => docs[k]!._id === f._id)!;
+      const res = await this.mongo.c.fires.replaceOne({ _id: f._id, runId: f.runId }, docs[i]!);
+      if (res.modifiedCount === 1) failed.delete(i);
+    }
   }
 
   /** Records outcomes; returns how many were new (the rest already had one). */
@@ -43,6 +69,7 @@ export class FireLedger {
       recordedAt: new Date(now),
     }));
     const failed = await this.inserts.insertMany(docs);
+    if (failed.size > 0) await this.replaceWithdrawn(docs, failed);
     records.forEach((r, i) => {
       if (failed.has(i)) return;
       metrics.fires.inc({ outcome: r.outcome });

@@ -75,7 +75,7 @@ export interface JobServiceDeps {
   clock: Clock;
   log: Logger;
   defaultCatchupWindowMs: number;
-  /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 0 */
+  /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 10 s */
   stageAheadMs?: number;
   random?: () => number;
 }
@@ -233,8 +233,11 @@ export class JobService {
    * (never run late), and the schedule continues with the first slot after now.
    */
   async resume(caller: Principal, jobId: string): Promise<JobDoc> {
-    const job = await this.getFor(caller, jobId);
+    let job = await this.getFor(caller, jobId);
     if (!job.paused) return job;
+    // Runs a scheduler staged with the job as it was before the pause (a pass that raced it) and
+    // that no executor took: their slots are judged below like any other slot of the pause.
+    job = await this.unstage(job, "the job was paused", "rollback", true);
     const now = this.deps.clock();
     const from = job.handledThrough.getTime();
     const { slots, truncated } = slotsBetween(job.schedule, from, now, MAX_PAUSED_SLOTS_RECORDED, job.firedCount);
@@ -375,13 +378,16 @@ export class JobService {
    * again: recorded as paused or rescheduled on resume (`rollback`), or fired under the job as it
    * is now (`rearm`). Returns the job as stored afterwards.
    */
-  private async unstage(job: JobDoc, why: string, mode: "withdraw" | "rollback" | "rearm"): Promise<JobDoc> {
-    const withdrawn = await this.deps.runs.withdrawStaged(job._id, why);
+  private async unstage(job: JobDoc, why: string, mode: "withdraw" | "rollback" | "rearm", includeDue = false): Promise<JobDoc> {
+    const withdrawn = await this.deps.runs.withdrawStaged(job._id, why, { includeDue });
     if (withdrawn.length === 0 || mode === "withdraw") return job;
     const first = withdrawn.reduce((a, b) => (a.scheduledFor <= b.scheduledFor ? a : b));
+    // Only runs the cursor already counts give their count back: a pass that staged runs and then
+    // lost the race with this change never advanced the cursor over them.
+    const counted = withdrawn.filter((r) => r.scheduledFor.getTime() <= job.handledThrough.getTime()).length;
     const update: UpdateFilter<JobDoc> = {
       $min: { handledThrough: new Date(first.scheduledFor.getTime() - 1) },
-      $inc: { firedCount: -withdrawn.length, version: 1 },
+      $inc: { firedCount: -counted, version: 1 },
     };
     if (mode === "rearm") update.$set = { status: "ACTIVE", nextSlotAt: first.scheduledFor, nextFireAt: first.notBefore ?? first.scheduledFor };
     const after = await this.jobs.findOneAndUpdate({ _id: job._id }, update, { returnDocument: "after" });

@@ -12,6 +12,7 @@ import { InsertBatcher, UpdateBatcher } from "../store/batch.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc } from "../store/types.js";
 import { CANCEL_CHANNEL, RunEvents, encodeRunPayload } from "./events.js";
+import { WITHDRAWN_MARK } from "./fires.js";
 import { metrics } from "../metrics.js";
 
 /** Transitions kept per run document; older ones are dropped (the fire ledger and logs keep the rest). */
@@ -253,6 +254,22 @@ export class RunService {
   }
 
   /**
+   * Pushes a QUEUED run back to its queue after its entry was taken and the claim never reached
+   * the store (the taker died, gave up, or shut down): the fencing token is bumped first, so the
+   * token the lost taker started its run with is never handed to another attempt. Null when the
+   * run is not QUEUED (or parked) any more.
+   */
+  async requeueTaken(runId: string): Promise<RunDoc | null> {
+    const run = await this.runs.findOneAndUpdate(
+      { _id: runId, status: RunStatus.QUEUED, heldByLimit: { $ne: true } },
+      { $inc: { fencingToken: 1 }, $set: { updatedAt: new Date(this.deps.clock()) } },
+      { returnDocument: "after" },
+    );
+    if (run) await this.enqueue(run);
+    return run;
+  }
+
+  /**
    * One lifecycle transition as a conditional update: it applies only if the run is still in a
    * status the table allows (and, when given, still holds `token`). Returns the updated run, or
    * null when the condition no longer held (someone else moved it first, or the token is stale).
@@ -487,24 +504,34 @@ export class RunService {
    * lost the race with such a change): each leaves the queue, ends CANCELLED with `reason`, gives
    * its fireKey up and loses its ledger entry, so the slot is judged again under the job as it is
    * now. A run already taken (its time came) is left alone: it fired. `only` limits it to these
-   * runs. Returns the runs withdrawn.
+   * runs; with `only` or `includeDue`, staged runs whose time has come but that no executor took
+   * yet are withdrawn too (a change that raced the pass which staged them). Returns the runs withdrawn.
    */
-  async withdrawStaged(jobId: string, reason: string, only?: readonly string[]): Promise<RunDoc[]> {
+  async withdrawStaged(jobId: string, reason: string, opts: { only?: readonly string[]; includeDue?: boolean } = {}): Promise<RunDoc[]> {
     const now = this.deps.clock();
-    const filter: Filter<RunDoc> = { jobId, status: RunStatus.QUEUED, notBefore: { $gt: new Date(now) } };
-    if (only) filter._id = { $in: [...only] };
+    const due = opts.includeDue || opts.only;
+    const filter: Filter<RunDoc> = { jobId, status: RunStatus.QUEUED, notBefore: due ? { $ne: null } : { $gt: new Date(now) } };
+    if (opts.only) filter._id = { $in: [...opts.only] };
     const staged = await this.runs.find(filter, { projection: { _id: 1, pool: 1, fireKey: 1 } }).toArray();
     const out: RunDoc[] = [];
     for (const r of staged) {
       if (!(await this.deps.state.ready.remove(r.pool, r._id))) continue;
       const done = await this.transition(r._id, RunStatus.CANCELLED, {
         from: [RunStatus.QUEUED],
-        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}#withdrawn:${r._id}` },
+        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}${WITHDRAWN_MARK}${r._id}` },
         reason: `withdrawn before its fire time: ${reason}`,
       });
       if (!done) continue;
       await this.deps.mongo.c.fires.deleteOne({ _id: r.fireKey, runId: r._id });
       out.push(done);
+    }
+    if (opts.only) {
+      // The pass that staged these lost the race with a job change: runs the change withdrew
+      // before this pass wrote their ledger entries leave those entries behind; clear them too.
+      const gone = await this.runs
+        .find({ _id: { $in: [...opts.only] }, status: RunStatus.CANCELLED, fireKey: { $regex: WITHDRAWN_MARK } }, { projection: { _id: 1 } })
+        .toArray();
+      if (gone.length) await this.deps.mongo.c.fires.deleteMany({ jobId, runId: { $in: gone.map((r) => r._id) }, outcome: "FIRED" });
     }
     return out;
   }

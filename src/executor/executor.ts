@@ -455,8 +455,8 @@ export class Executor {
       return;
     }
     if (a.abortKind === "SHUTDOWN" && unsent) {
-      // Never claimed in the store: the run is QUEUED there; its entry goes back to the queue.
-      await this.deps.runs.enqueue(unsent.queued);
+      // Never claimed in the store: the run is QUEUED there; back to the queue, with a new token.
+      await this.deps.runs.requeueTaken(unsent.queued._id);
       log.info("attempt handed back on shutdown");
       return;
     }

@@ -74,7 +74,7 @@ export interface SchedulerOptions {
   /**
    * Stage-ahead window: runs of jobs that can be prepared early (overlap ALLOW) are created and
    * queued up to this long before their due time, so at the instant itself executors only take
-   * them. 0 turns staging off. @default 0 (off; KAIROS_STAGE_AHEAD)
+   * them. 0 turns staging off. @default 10 s (KAIROS_STAGE_AHEAD)
    */
   stageAheadMs?: number;
   /**
@@ -518,7 +518,7 @@ export class Scheduler {
     // job stops firing until the next full reconcile (the batch marker changes either way).
     // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
     // are judged again under the job as it is now.
-    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(jobId, "the job changed while its fire was being prepared", staged);
+    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(jobId, "the job changed while its fire was being prepared", { only: staged });
     await wheel.complete(fence, timer.id, advanced && nextFireAt !== null ? timerDueAt(job, nextFireAt, this.o.stageAheadMs) : null);
   }
 
@@ -632,9 +632,8 @@ export class Scheduler {
         missing.set(run._id, since ?? now);
         continue;
       }
-      const full = await this.deps.runs.get(run._id);
-      if (full?.status !== RunStatus.QUEUED) continue;
-      await this.deps.runs.enqueue(full);
+      // It may have been taken by an executor that died before confirming: a new token.
+      if (!(await this.deps.runs.requeueTaken(run._id))) continue;
       this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
     }
     this.missingFromQueue = missing;

@@ -8,7 +8,7 @@
 import type { JobDoc } from "../store/types.js";
 
 /** @see SchedulerOptions.stageAheadMs */
-export const DEFAULT_STAGE_AHEAD_MS = 0;
+export const DEFAULT_STAGE_AHEAD_MS = 10_000;
 
 /** True when the job's fires may be prepared ahead of their time. */
 export function canStage(job: Pick<JobDoc, "overlap">, stageAheadMs: number): boolean {

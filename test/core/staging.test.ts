@@ -48,7 +48,9 @@ describe("runs staged ahead of their time", () => {
     expect(run!.scheduledFor.getTime()).toBe(at);
     expect(run!.notBefore!.getTime()).toBe(at);
     expect(run!.fireKey).toBe(fireKeyOf(job._id, at));
-    expect((await firesOf(job._id)).map((f) => [f.outcome, f.runId])).toEqual([["FIRED", run!._id]]);
+    // The ledger entry is written after the run (in the same pass).
+    const fires = await waitFor(async () => ((await firesOf(job._id)).length ? firesOf(job._id) : null), 2_000, 10);
+    expect(fires.map((f) => [f.outcome, f.runId])).toEqual([["FIRED", run!._id]]);
     // Still waiting shortly before its time.
     await sleep(Math.max(0, at - 400 - Date.now()));
     expect((await t.app.services.runs.get(run!._id))!.status).toBe("QUEUED");
@@ -77,7 +79,8 @@ describe("runs staged ahead of their time", () => {
     expect(after.every((r) => r.status === "CANCELLED")).toBe(true);
     for (const r of before) expect(after.map((a) => a._id)).toContain(r._id);
     for (const r of after) {
-      expect(r.history.at(-1)!.reason).toBe("withdrawn before its fire time: the job was paused");
+      // By the pause, or by a scheduler pass that was staging the next slots as it happened.
+      expect(r.history.at(-1)!.reason).toMatch(/^withdrawn before its fire time: the job (was paused|changed while its fire was being prepared)$/);
       expect(r.fireKey).not.toBe(fireKeyOf(job._id, r.scheduledFor.getTime())); // the slot's key is free again
     }
     expect(await firesOf(job._id)).toEqual([]);
@@ -98,6 +101,41 @@ describe("runs staged ahead of their time", () => {
     expect(again[0]!.scheduledFor.getTime()).toBe(startAt + 4_000);
     expect(again[0]!.fireKey).toBe(fireKeyOf(job._id, startAt + 4_000));
     await t.app.services.jobs.pause(caller, job._id);
+  });
+
+  it("runs staged by a pass that lost the race with a pause are taken back on resume, and their slots recorded as paused", async () => {
+    const startAt = Math.ceil(Date.now() / 1000) * 1000 + 1_000;
+    // Created paused, so the real scheduler leaves it alone; the pass below plays the one that raced.
+    const job = await t.app.services.jobs.create(caller, {
+      name: "stage-race",
+      paused: true,
+      schedule: { kind: "INTERVAL", every: "PT1S", startAt },
+      spec: { kind: "COMMAND", command: "true", pool: "nowhere" }, // no executor takes them
+    });
+    // The stale pass: it read the job before the pause, staged two runs and wrote their ledger
+    // entries, and has not withdrawn them yet (its job update will fail on the version).
+    const now = Date.now();
+    const slots = [startAt, startAt + 1_000];
+    const made = [];
+    for (const s of slots) made.push((await t.app.services.runs.materialize(job, { scheduledFor: s, trigger: "SCHEDULE", notBefore: s })).run!);
+    const { FireLedger } = await import("../../src/core/fires.js");
+    await new FireLedger(t.app.services.mongo).record(job, made.map((r) => ({ slotAt: r.scheduledFor.getTime(), outcome: "FIRED" as const, runId: r._id })), now);
+    await sleep(slots[1]! + 200 - Date.now()); // both due, neither taken
+    // Resume judges the slots since the job's cursor: the two raced ones included.
+    const cursor = (await t.app.services.mongo.c.jobs.findOne({ _id: job._id }))!.handledThrough.getTime();
+    await t.app.services.jobs.resume(caller, job._id);
+    for (const r of made) {
+      const after = (await t.app.services.runs.get(r._id))!;
+      expect(after.status).toBe("CANCELLED");
+      expect(after.history.at(-1)!.reason).toBe("withdrawn before its fire time: the job was paused");
+    }
+    const fires = await firesOf(job._id);
+    for (const s of slots) {
+      if (s > cursor) expect(fires.filter((f) => f.slotAt.getTime() === s).map((f) => f.outcome), `slot ${s}`).toEqual(["SKIPPED_PAUSED"]);
+    }
+    expect(fires.some((f) => f.outcome === "FIRED")).toBe(false);
+    expect((await t.app.services.mongo.c.jobs.findOne({ _id: job._id }))!.firedCount).toBe(0);
+    await t.app.services.jobs.delete(caller, job._id);
   });
 
   it("changing the spec inside the window replaces the staged run: the slot runs once, with the new spec", async () => {
