@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
+import { decodeRunEvents } from "../../src/core/events.js";
 import { JobService } from "../../src/core/jobs.js";
 import { RunService } from "../../src/core/runs.js";
 import { silentLogger } from "../../src/log.js";
@@ -382,13 +383,8 @@ export class KairosCluster {
     sub.on("error", () => {});
     const channel = this.keys.channel("kairos:events:runs");
     const counts = new Map<string, number>();
-    const marker = '"status":"';
     sub.on("message", (_ch: string, msg: string) => {
-      // The first "status" of the serialized run is the run's own (history comes later).
-      const i = msg.indexOf(marker);
-      if (i < 0) return;
-      const status = msg.slice(i + marker.length, msg.indexOf('"', i + marker.length));
-      counts.set(status, (counts.get(status) ?? 0) + 1);
+      for (const run of decodeRunEvents(msg)) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
     });
     await sub.subscribe(channel);
     return {

@@ -13,13 +13,61 @@ const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "sta
 /** What a run event carries. */
 export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId">;
 
+/**
+ * The event of a run: every field but the spec and the batch markers, named one by one (one
+ * object shape for every event; copying with a rest pattern was a sixth of an executor's time).
+ */
 export function encodeRun(run: RunDoc | RunEvent): string {
-  const { spec: _spec, batchOp: _op, claimId: _claim, ...event } = run as RunDoc;
+  const r = run as RunDoc;
+  const event: RunEvent = {
+    _id: r._id,
+    ownerId: r.ownerId,
+    jobId: r.jobId,
+    jobName: r.jobName,
+    fireKey: r.fireKey,
+    trigger: r.trigger,
+    scheduledFor: r.scheduledFor,
+    status: r.status,
+    attempt: r.attempt,
+    retry: r.retry,
+    overlap: r.overlap,
+    fencingToken: r.fencingToken,
+    priority: r.priority,
+    pool: r.pool,
+    nodeId: r.nodeId,
+    leaseUntil: r.leaseUntil,
+    userSlot: r.userSlot,
+    heldByLimit: r.heldByLimit,
+    cancelRequested: r.cancelRequested,
+    notBefore: r.notBefore,
+    queuedAt: r.queuedAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    retryAt: r.retryAt,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    error: r.error,
+    outputTail: r.outputTail,
+    outputTruncated: r.outputTruncated,
+    history: r.history,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
   return JSON.stringify(event);
 }
 
+/** The events of one bus message (a JSON array of events; see RunEvents.publish). */
+export function decodeRunEvents(text: string): RunEvent[] {
+  const raw = JSON.parse(text) as unknown;
+  const list = Array.isArray(raw) ? raw : [raw];
+  return list.map((e) => reviveRun(e as Record<string, unknown>));
+}
+
 export function decodeRun(text: string): RunEvent {
-  const raw = JSON.parse(text) as Record<string, unknown>;
+  return reviveRun(JSON.parse(text) as Record<string, unknown>);
+}
+
+function reviveRun(raw: Record<string, unknown>): RunEvent {
   for (const f of DATE_FIELDS) {
     const v = raw[f];
     raw[f] = typeof v === "string" ? new Date(v) : null;
@@ -45,15 +93,41 @@ export function decodeRunPayload(text: string): RunDoc {
   return run;
 }
 
+/** Most events in one bus message. */
+const EVENTS_PER_MESSAGE = 256;
+
+/**
+ * Run events on the bus. The events of one event-loop turn travel in one message (a JSON array,
+ * in the order they were published), so a burst of status changes costs a few publishes, not one
+ * per change.
+ */
 export class RunEvents {
+  private pending: { parts: string[]; sent: Promise<void> } | null = null;
+
   constructor(private readonly bus: EventBus) {}
 
+  /** Encodes the run now (later changes to the object do not leak in); resolves once sent. */
   publish(run: RunDoc): Promise<void> {
-    return this.bus.publish(Channels.runEvents, encodeRun(run));
+    const part = encodeRun(run);
+    if (this.pending && this.pending.parts.length < EVENTS_PER_MESSAGE) {
+      this.pending.parts.push(part);
+      return this.pending.sent;
+    }
+    const parts = [part];
+    const sent = new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        if (this.pending?.parts === parts) this.pending = null;
+        this.bus.publish(Channels.runEvents, `[${parts.join(",")}]`).then(resolve, reject);
+      }),
+    );
+    this.pending = { parts, sent };
+    return sent;
   }
 
   subscribe(handler: (run: RunEvent) => void): Promise<Unsubscribe> {
-    return this.bus.subscribe(Channels.runEvents, (msg) => handler(decodeRun(msg)));
+    return this.bus.subscribe(Channels.runEvents, (msg) => {
+      for (const run of decodeRunEvents(msg)) handler(run);
+    });
   }
 }
 

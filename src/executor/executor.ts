@@ -399,7 +399,9 @@ export class Executor {
 
   private async execute(a: Attempt): Promise<void> {
     const { run } = a;
-    const log = this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken });
+    // Made only when something is logged (most attempts log nothing at the default levels' cost).
+    let child: Logger | undefined;
+    const log = () => (child ??= this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken }));
     const cwd = join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}`);
     let result: ProcessResult;
     try {
@@ -445,19 +447,19 @@ export class Executor {
       clearTimeout(unsent.confirmTimer!);
       unsent.confirmTimer = null;
     } else if (!(await a.confirmation)) {
-      log.warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
+      log().warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
       return;
     }
     // The watchdog enforced the lease deadline (this process was too slow or frozen to do it).
     if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
     if (a.abortKind === "LEASE_LOST") {
-      log.warn({ reason: result.abortReason }, "attempt killed: lease lost; result not reported");
+      log().warn({ reason: result.abortReason }, "attempt killed: lease lost; result not reported");
       return;
     }
     if (a.abortKind === "SHUTDOWN" && unsent) {
       // Never claimed in the store: the run is QUEUED there; back to the queue, with a new token.
       await this.deps.runs.requeueTaken(unsent.queued._id);
-      log.info("attempt handed back on shutdown");
+      log().info("attempt handed back on shutdown");
       return;
     }
     if (a.abortKind === "SHUTDOWN") {
@@ -469,15 +471,15 @@ export class Executor {
         attempt: run.attempt,
       });
       if (back) await this.deps.runs.enqueue(back);
-      log.info("attempt handed back on shutdown");
+      log().info("attempt handed back on shutdown");
       return;
     }
     const outcome = toOutcome(result, a.abortKind === "CANCEL");
     const done = unsent
       ? await this.deps.runs.finishTaken(unsent.queued, this.nodeId, this.o.leaseMs, unsent.startedAt, outcome)
       : await this.deps.runs.finishAttempt(a.run, outcome);
-    if (!done) log.warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
-    else log.info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
+    if (!done) log().warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
+    else if (this.deps.log.isLevelEnabled("info")) log().info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
   }
 
   /**
