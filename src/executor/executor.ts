@@ -16,7 +16,8 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
-import { mkdir, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs";
+import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
 import { coerceError } from "../errors.js";
@@ -102,6 +103,9 @@ export class Executor {
   private watchdog: NodeJS.Timeout | null = null;
   private unsubs: Unsubscribe[] = [];
   private poolCursor = 0;
+  /** Empty working directories ready for the next runs (see takeWorkDir). */
+  private readonly freeDirs: string[] = [];
+  private dirSeq = 0;
   private deadlineWrites = 0;
   /** Attempts whose process has not ended yet (the slots in use). */
   private processes = 0;
@@ -150,6 +154,7 @@ export class Executor {
       startedAt: now,
       lastHeartbeatAt: now,
     };
+    await mkdir(this.o.workRoot, { recursive: true });
     await this.deps.mongo.c.nodes.insertOne(node);
     for (const pool of this.o.pools) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wake()));
@@ -187,6 +192,7 @@ export class Executor {
     if (this.watchdog) clearInterval(this.watchdog);
     for (const u of this.unsubs) await u().catch(() => undefined);
     this.unsubs = [];
+    for (const dir of this.freeDirs.splice(0)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     await this.deps.mongo.c.nodes
       .updateOne({ _id: this.nodeId }, { $set: { status: "OFFLINE", running: 0, lastHeartbeatAt: new Date(this.deps.clock()) } })
       .catch(() => undefined);
@@ -383,6 +389,36 @@ export class Executor {
     return attempt;
   }
 
+  /**
+   * An empty working directory for one run, private to the executor's user (0700). Directories
+   * a run left exactly as it got them (empty, same mode and owner) are reused: creating and
+   * removing a directory costs ~0.2 ms of filesystem journal per run on a disk (ext4), a check
+   * that it is still empty ~0.01 ms. A run that leaves anything behind, or changes the directory,
+   * gets it removed, and the next run a new one.
+   */
+  private takeWorkDir(): string {
+    const reused = this.freeDirs.pop();
+    if (reused) return reused;
+    const dir = join(this.o.workRoot, `run-${this.nodeId.slice(-8)}-${++this.dirSeq}`);
+    mkdirSync(dir, { mode: 0o700 });
+    return dir;
+  }
+
+  private async giveBackWorkDir(dir: string): Promise<void> {
+    try {
+      const st = statSync(dir);
+      const uid = process.getuid?.() ?? st.uid;
+      if (st.isDirectory() && (st.mode & 0o7777) === 0o700 && st.uid === uid && readdirSync(dir).length === 0) {
+        if (this.state === "running" && this.freeDirs.length < this.o.slots) this.freeDirs.push(dir);
+        else rmdirSync(dir);
+        return;
+      }
+    } catch {
+      // unreadable or gone: remove whatever is left
+    }
+    await rm(dir, { recursive: true, force: true }).catch((e) => this.deps.log.warn({ err: coerceError(e), dir }, "could not remove a run's working directory"));
+  }
+
   /** Kill this long before the lease ends if renewals keep failing. */
   private leaseSafeMs(): number {
     return Math.max(10, this.o.leaseMs - Math.max(this.o.heartbeatMs, Math.floor(this.o.leaseMs / 5)));
@@ -402,10 +438,10 @@ export class Executor {
     // Made only when something is logged (most attempts log nothing at the default levels' cost).
     let child: Logger | undefined;
     const log = () => (child ??= this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken }));
-    const cwd = join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}`);
+    let cwd: string | null = null;
     let result: ProcessResult;
     try {
-      await mkdir(cwd, { recursive: true });
+      cwd = this.takeWorkDir();
       result = await runProcess(
         {
           command: run.spec.command,
@@ -434,8 +470,7 @@ export class Executor {
       a.ended = true;
       this.processes--;
       this.wake(); // the slot is free
-      // Most runs leave their directory empty: one rmdir, and the recursive walk only when not.
-      await rmdir(cwd).catch(() => rm(cwd, { recursive: true, force: true })).catch(() => undefined);
+      if (cwd) await this.giveBackWorkDir(cwd);
       // A renewal's write may be in flight: after it, the file (if any) goes.
       await a.deadlineWrite.catch(() => undefined);
       if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
