@@ -18,7 +18,6 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { decodeRunEvents } from "../../src/core/events.js";
 import { JobService } from "../../src/core/jobs.js";
 import { RunService } from "../../src/core/runs.js";
 import { silentLogger } from "../../src/log.js";
@@ -384,7 +383,9 @@ export class KairosCluster {
     const channel = this.keys.channel("kairos:events:runs");
     const counts = new Map<string, number>();
     sub.on("message", (_ch: string, msg: string) => {
-      for (const run of decodeRunEvents(msg)) counts.set(run.status, (counts.get(run.status) ?? 0) + 1);
+      // A message is a JSON array of run events (src/core/events.ts); only the status is needed here.
+      const events = JSON.parse(msg) as Array<{ status: string }>;
+      for (const e of Array.isArray(events) ? events : [events]) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
     });
     await sub.subscribe(channel);
     return {
