@@ -124,8 +124,8 @@ interface PendingUpdate<T> {
 /**
  * Conditional single-document updates of one event-loop turn as one `bulkWrite({ordered:
  * false})`, each caller told whether its own filter matched, as `updateOne().matchedCount === 1`
- * would. Every update also sets `marker` to an id of its own; one find after the bulkWrite tells
- * which applied. Filters must include `_id`; a document already in the batch waits for the next
+ * would. Every update also sets `marker` to an id of its own; when not every filter matched, one
+ * find after the bulkWrite tells which applied. Filters must include `_id`; a document already in the batch waits for the next
  * one, and batches run one after the other, so nothing else this batcher writes can move a marker
  * between the bulkWrite and the find. The marker field must not be written by anything else.
  */
@@ -171,22 +171,26 @@ export class UpdateBatcher<T extends Document & { _id: unknown }> {
     this.pending = later;
     try {
       let errors: WriteErrorLike[] = [];
+      let matched = -1;
       try {
-        await this.coll.bulkWrite(
+        const res = await this.coll.bulkWrite(
           batch.map((p) => ({ updateOne: { filter: p.filter, update: p.update } })),
           { ordered: false },
         );
+        matched = res.matchedCount;
       } catch (e) {
         const w = writeErrorsOf(e);
         if (!w) throw e;
         errors = w;
       }
-      const docs = await this.coll.find({ _id: { $in: [...ids] } } as Filter<T>, { projection: { [this.marker]: 1 } }).toArray();
+      // Every filter matched (one document per op, ids are distinct): all applied, nothing to read.
+      const all = matched === batch.length;
+      const docs = all ? [] : await this.coll.find({ _id: { $in: [...ids] } } as Filter<T>, { projection: { [this.marker]: 1 } }).toArray();
       const applied = new Set(docs.map((d) => (d as Record<string, unknown>)[this.marker]));
       batch.forEach((p, i) => {
         const failed = errors.find((x) => x.index === i);
         if (failed) p.reject(new MongoServerError({ message: failed.errmsg ?? "write error", code: failed.code, errmsg: failed.errmsg }));
-        else p.resolve(applied.has(p.op));
+        else p.resolve(all || applied.has(p.op));
       });
     } catch (e) {
       for (const p of batch) p.reject(e);
