@@ -8,7 +8,7 @@ import type { Rec } from "../matcher.js";
 import { findMatching } from "../plan.js";
 import { compileProjection } from "../projection.js";
 import { parseSort, sortBy } from "../sort.js";
-import { applyUpdate, buildUpsertDoc, compileArrayFilters, parseUpdate } from "../update/index.js";
+import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate } from "../update/index.js";
 import { cloneValue, type Doc } from "../values.js";
 import { collectionArg, optArray, optBool, optDoc, type CommandContext, type CommandSpec } from "./context.js";
 import { hintCheck } from "./write.js";
@@ -54,7 +54,7 @@ function run(ctx: CommandContext): Doc {
   const uctx = { filter: query, arrayFilters, inserting: false, now: ctx.now };
   const rec = selectOne(ctx, name, query, sort);
   if (rec) {
-    const { doc, modified } = applyUpdate(cloneValue(rec.doc), parsed, uctx);
+    const { doc, modified } = applyUpdate(copyForUpdate(rec.doc, parsed), parsed, uctx);
     const after = modified ? coll!.replace(rec, doc).doc : rec.doc;
     return { lastErrorObject: { n: 1, updatedExisting: true }, value: out(returnNew ? after : rec.doc), ok: 1 };
   }

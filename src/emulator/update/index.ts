@@ -132,3 +132,21 @@ export function buildUpsertDoc(filter: Doc | null, parsed: ParsedUpdate, ctx: Up
   return doc;
 }
 
+/**
+ * The copy of a stored document an update works on. Stored documents are never changed in place
+ * (a write swaps in a new document), so an operator update shares every top-level field it does
+ * not touch with the stored one and deep-copies only the fields its paths start with; a
+ * replacement, a pipeline or a `$rename` (two paths per entry) gets a full copy. For the
+ * typical update of a few fields of a large document this avoids copying the rest.
+ */
+export function copyForUpdate(doc: Doc, parsed: ParsedUpdate): Doc {
+  if (parsed.kind !== "ops" || parsed.entries.some((e) => e.op === "$rename")) return cloneValue(doc);
+  const out: Doc = { ...doc };
+  for (const e of parsed.entries) {
+    const top = e.parts[0]!;
+    const v = doc[top];
+    if (v !== null && typeof v === "object" && out[top] === v) out[top] = cloneValue(v);
+  }
+  return out;
+}
+
