@@ -347,7 +347,11 @@ describe("misfire planning and the ledger (property)", () => {
         expect(new Set(covered).size).toBe(covered.length);
         if (fired.length && missed.length) expect(Math.max(...missed)).toBeLessThan(Math.min(...fired));
         expect(fired.length).toBeLessThanOrEqual(left);
-        if (c.policy !== "FIRE_ALL") expect(fired.length).toBeLessThanOrEqual(1);
+        // A scheduler merely behind (even the oldest pending slot within the late tolerance) runs
+        // every pending slot up to maxCatchup, whatever the policy; only a real misfire applies it.
+        const grace = c.schedule.spreadMs + c.schedule.jitterMs;
+        const behind = universe.length > 0 && c.now - universe[0]! - grace <= (c.lateToleranceMs ?? 60_000);
+        if (c.policy !== "FIRE_ALL" && !behind) expect(fired.length).toBeLessThanOrEqual(1);
         else expect(fired.length).toBeLessThanOrEqual(c.maxCatchup);
         if (plan.next) expect(plan.next.at).toBeGreaterThan(c.now);
       }),
