@@ -114,13 +114,18 @@ export class Collection {
     return rec;
   }
 
-  /** Replaces a stored document by a new version with the same `_id`. */
-  replace(old: Rec, doc: Doc): Rec {
+  /**
+   * Replaces a stored document by a new version with the same `_id`. `touched`, when given, names
+   * every top-level field that may differ from the old version: indexes on other fields keep
+   * their entries without being recomputed.
+   */
+  replace(old: Rec, doc: Doc, touched?: ReadonlySet<string>): Rec {
     const stored = prepareForStorage(doc);
     const rec = makeRec(stored);
     if (rec.id !== old.id) throw commandError("ImmutableField", "Performing an update on the path '_id' would modify the immutable field '_id'");
     const changed: { ix: Index; entry: ReturnType<Index["entryFor"]> }[] = [];
     for (const ix of this.indexes) {
+      if (touched && !ix.touchedBy(touched)) continue;
       const entry = ix.entryFor(rec);
       if (ix.sameEntry(rec.id, entry)) continue;
       ix.checkUnique(entry, rec, this.ns);

@@ -141,11 +141,16 @@ export class Index {
   /** levels[i]: key of the first i+1 fields → ids of documents with that key. */
   private readonly levels: Map<string, Ids>[];
   private readonly entries = new Map<string, Entry>();
+  /** Top-level fields whose values decide this index's entry for a document (null: any field may). */
+  private readonly dependsOn: ReadonlySet<string> | null;
 
   constructor(spec: IndexSpec) {
     this.spec = spec;
     this.fields = Object.keys(spec.key);
     this.paths = this.fields.map((f) => f.split("."));
+    const pfe = spec.partialFilterExpression as Doc | undefined;
+    const pfeTop = pfe ? Object.keys(pfe) : [];
+    this.dependsOn = pfeTop.some((k) => k.startsWith("$")) ? null : new Set([...this.paths.map((p) => p[0]!), ...pfeTop.map((k) => k.split(".")[0]!)]);
     this.unique = spec.unique === true;
     this.sparse = spec.sparse === true;
     this.ttlSeconds = typeof spec.expireAfterSeconds === "number" ? spec.expireAfterSeconds : null;
@@ -273,6 +278,13 @@ export class Index {
   /** Whether the document is in this index (false for documents a sparse/partial index skips). */
   covers(id: string): boolean {
     return this.entries.has(id);
+  }
+
+  /** False when a change confined to these top-level fields cannot change any document's entry. */
+  touchedBy(fields: ReadonlySet<string>): boolean {
+    if (this.dependsOn === null) return true;
+    for (const f of fields) if (this.dependsOn.has(f)) return true;
+    return false;
   }
 
   /** True when the document's keys are unchanged, so an update needs no index maintenance. */

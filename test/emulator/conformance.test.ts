@@ -320,6 +320,37 @@ describe("updates", () => {
     });
   }
 
+  it("keeps indexes right when updates touch some indexed fields and share the untouched ones", async () => {
+    const c = coll();
+    await c.createIndexes([
+      { key: { a: 1 }, name: "a" },
+      { key: { "n.x": 1, b: 1 }, name: "nx_b" },
+      { key: { p: 1 }, name: "p_partial", partialFilterExpression: { q: true } },
+    ]);
+    await c.insertMany([
+      { _id: 1, a: 1, b: 1, n: { x: 1, y: [1] }, p: 1, q: true, big: { deep: [{ v: 1 }] } },
+      { _id: 2, a: 2, b: 2, n: { x: 2, y: [2] }, p: 1, q: false, big: { deep: [{ v: 2 }] } },
+    ]);
+    const ids = async (f: Document, hint?: string) => (await c.find(f, hint ? { hint } : {}).toArray()).map((d) => d._id).sort();
+    await c.updateOne({ _id: 1 }, { $set: { b: 10 }, $push: { "n.y": 5 } }); // b and n (one index), not a or p
+    expect(await ids({ a: 1 })).toEqual([1]);
+    expect(await ids({ "n.x": 1, b: 10 })).toEqual([1]);
+    expect(await ids({ "n.x": 1, b: 1 })).toEqual([]);
+    await c.updateOne({ _id: 1 }, { $set: { a: 7 } });
+    expect(await ids({ a: 1 })).toEqual([]);
+    expect(await ids({ a: 7 })).toEqual([1]);
+    // The partial index follows its filter's field too.
+    await c.updateOne({ _id: 2 }, { $set: { q: true } });
+    expect(await ids({ p: 1, q: true }, "p_partial")).toEqual([1, 2]);
+    await c.updateOne({ _id: 1 }, { $set: { q: false } });
+    expect(await ids({ p: 1, q: true }, "p_partial")).toEqual([2]);
+    // Untouched nested values were shared with the old version, never changed through it.
+    await c.updateOne({ _id: 1 }, { $set: { "big.deep.0.v": 9 } });
+    expect((await c.findOne({ _id: 1 }))!.big).toEqual({ deep: [{ v: 9 }] });
+    expect((await c.findOne({ _id: 2 }))!.big).toEqual({ deep: [{ v: 2 }] });
+    expect((await c.findOne({ _id: 1 }))!.n).toEqual({ x: 1, y: [1, 5] });
+  });
+
   it("sets $currentDate", async () => {
     const c = coll();
     await c.insertOne({ _id: 1 });

@@ -8,7 +8,7 @@ import type { Rec } from "../matcher.js";
 import { findMatching } from "../plan.js";
 import { compileProjection } from "../projection.js";
 import { parseSort, sortBy } from "../sort.js";
-import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate } from "../update/index.js";
+import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate, touchedFields } from "../update/index.js";
 import { cloneValue, type Doc } from "../values.js";
 import { collectionArg, optArray, optBool, optDoc, type CommandContext, type CommandSpec } from "./context.js";
 import { hintCheck } from "./write.js";
@@ -55,7 +55,7 @@ function run(ctx: CommandContext): Doc {
   const rec = selectOne(ctx, name, query, sort);
   if (rec) {
     const { doc, modified } = applyUpdate(copyForUpdate(rec.doc, parsed), parsed, uctx);
-    const after = modified ? coll!.replace(rec, doc).doc : rec.doc;
+    const after = modified ? coll!.replace(rec, doc, touchedFields(parsed)).doc : rec.doc;
     return { lastErrorObject: { n: 1, updatedExisting: true }, value: out(returnNew ? after : rec.doc), ok: 1 };
   }
   if (upsert) {

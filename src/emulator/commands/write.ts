@@ -8,7 +8,7 @@ import { ObjectId } from "bson";
 import type { Collection } from "../collection.js";
 import { CommandError, commandError, ErrorCode } from "../errors.js";
 import { findMatching } from "../plan.js";
-import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate } from "../update/index.js";
+import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate, touchedFields } from "../update/index.js";
 import { cloneValue, isNumeric, isPlainObject, toNumber, type Doc } from "../values.js";
 import { checkHint, collectionArg, optArray, optBool, type CommandContext, type CommandSpec } from "./context.js";
 
@@ -105,9 +105,10 @@ export function updateStatement(ctx: CommandContext, name: string, stmt: Doc, ou
   hintCheck(ctx, coll, stmt.hint);
   const uctx = { filter: q, arrayFilters, inserting: false, now: ctx.now };
   const matches = coll ? findMatching(coll, q, ctx.engine.stats, multi ? 0 : 1) : [];
+  const touched = touchedFields(parsed);
   for (const rec of matches) {
     const { doc, modified } = applyUpdate(copyForUpdate(rec.doc, parsed), parsed, uctx);
-    if (modified) coll!.replace(rec, doc);
+    if (modified) coll!.replace(rec, doc, touched);
     out.n++;
     if (modified) out.nModified++;
   }

@@ -150,3 +150,9 @@ export function copyForUpdate(doc: Doc, parsed: ParsedUpdate): Doc {
   return out;
 }
 
+/** The top-level fields an operator update may change (undefined: any, for other update kinds). */
+export function touchedFields(parsed: ParsedUpdate): ReadonlySet<string> | undefined {
+  if (parsed.kind !== "ops" || parsed.entries.some((e) => e.op === "$rename")) return undefined;
+  return new Set(parsed.entries.map((e) => e.parts[0]!));
+}
+
