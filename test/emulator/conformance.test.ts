@@ -332,7 +332,7 @@ describe("updates", () => {
       { _id: 2, a: 2, b: 2, n: { x: 2, y: [2] }, p: 1, q: false, big: { deep: [{ v: 2 }] } },
     ]);
     const ids = async (f: Document, hint?: string) => (await c.find(f, hint ? { hint } : {}).toArray()).map((d) => d._id).sort();
-    await c.updateOne({ _id: 1 }, { $set: { b: 10 }, $push: { "n.y": 5 } }); // b and n (one index), not a or p
+    await c.updateOne({ _id: 1 }, { $set: { b: 10 }, $push: { "n.y": 5 } } as Document); // b and n (one index), not a or p
     expect(await ids({ a: 1 })).toEqual([1]);
     expect(await ids({ "n.x": 1, b: 10 })).toEqual([1]);
     expect(await ids({ "n.x": 1, b: 1 })).toEqual([]);
