@@ -178,4 +178,42 @@ describe("crash windows", () => {
     await d.pass();
     expect((await slotState(job, expected)).runs).toHaveLength(1);
   });
+
+  it("4: an executor dies after taking a run, before confirming: the run goes back after the claim grace, with a new token", async () => {
+    const e = scheduler("E");
+    now += 10 * LEASE_MS; // everyone else's leases lapse
+    await e.rebalance();
+    const once = await jobs.create(caller, { name: "taken-then-lost", schedule: { kind: "ONCE", at: now }, spec: { kind: "COMMAND", command: "true", pool: "lost" } });
+    await e.pass();
+    const [queued] = await mongo.c.runs.find({ jobId: once._id }).toArray();
+    expect(queued).toMatchObject({ status: "QUEUED", fencingToken: 0 });
+
+    // An executor takes it (a claim marker until now + lease) and dies before confirming.
+    now += 10_500;
+    const { taken } = await state.ready.take("lost", 10, now, LEASE_MS);
+    expect(taken.map((t) => t.runId)).toEqual([queued!._id]);
+    const takenAt = now;
+
+    // While the marker holds, the reaper does not count the run as missing.
+    now = takenAt + LEASE_MS - 1;
+    await e.rebalance();
+    await e.reap();
+    now = takenAt + LEASE_MS + 1; // marker expired: first seen missing
+    await e.rebalance();
+    await e.reap();
+    expect(await state.ready.contains("lost", queued!._id, now)).toBe(false);
+    now += LEASE_MS - 2; // missing for less than the claim grace
+    await e.rebalance();
+    await e.reap();
+    expect(await state.ready.contains("lost", queued!._id, now)).toBe(false);
+    now += 2;
+    await e.rebalance();
+    await e.reap();
+    expect(await state.ready.contains("lost", queued!._id, now)).toBe(true);
+    // A new token: the lost executor started its run as token 1; the next claim gets 2.
+    const back = (await mongo.c.runs.findOne({ _id: queued!._id }))!;
+    expect(back).toMatchObject({ status: "QUEUED", fencingToken: 1 });
+    const again = await state.ready.take("lost", 10, now, LEASE_MS);
+    expect(JSON.parse(again.taken[0]!.payload!).fencingToken).toBe(1);
+  });
 });
