@@ -628,7 +628,9 @@ export class Scheduler {
     for (const run of stale) {
       if (!mine(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
       const since = this.missingFromQueue.get(run._id);
-      if (since === undefined || now - since < this.o.claimGraceMs) {
+      // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
+      const claimExpired = ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
+      if (!claimExpired && (since === undefined || now - since < this.o.claimGraceMs)) {
         missing.set(run._id, since ?? now);
         continue;
       }

@@ -159,6 +159,12 @@ export interface ReadyQueue {
   remove(pool: string, runId: string): Promise<boolean>;
   /** True while the run is queued, staged, or taken with a claim marker valid at `now`. */
   contains(pool: string, runId: string, now: Millis): Promise<boolean>;
+  /**
+   * When the claim marker of a taken run expires (or expired): markers are kept for `claimMs` after
+   * they expire, so the reaper can tell "its taker's deadline has passed" from "no marker at all"
+   * (Redis lost it). Null when there is none.
+   */
+  claimExpiry(pool: string, runId: string): Promise<Millis | null>;
   /** Entries queued or staged. */
   size(pool: string): Promise<number>;
   /**

@@ -60,7 +60,8 @@ export class MemoryReadyQueue implements ReadyQueue {
     checkCount("claimMs", claimMs);
     const p = this.pools.get(pool);
     if (!p) return { taken: [], nextAt: null };
-    for (const [id, until] of p.claims) if (until <= now) p.claims.delete(id);
+    // Markers stay for claimMs after they expire (see claimExpiry).
+    for (const [id, until] of p.claims) if (until <= now - claimMs) p.claims.delete(id);
     for (let head = p.later.peek(); head && head.score <= now; head = p.later.peek()) {
       p.later.pop();
       p.ready.set(head.key, p.data.get(head.key)!.score);
@@ -91,6 +92,10 @@ export class MemoryReadyQueue implements ReadyQueue {
     const p = this.pools.get(pool);
     if (!p) return false;
     return p.ready.has(runId) || p.later.has(runId) || (p.claims.get(runId) ?? -Infinity) > now;
+  }
+
+  async claimExpiry(pool: string, runId: string): Promise<Millis | null> {
+    return this.pools.get(pool)?.claims.get(runId) ?? null;
   }
 
   async size(pool: string): Promise<number> {

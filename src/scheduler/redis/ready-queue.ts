@@ -59,6 +59,11 @@ export class RedisReadyQueue implements ReadyQueue {
     return (await this.run.run(scripts.queued, [k.ready(pool), k.readyLater(pool), k.readyClaims(pool)], [runId, ms("now", now)])) === 1;
   }
 
+  async claimExpiry(pool: string, runId: string): Promise<Millis | null> {
+    const score = await this.conn.redis.zscore(this.keys.readyClaims(pool), runId);
+    return score === null ? null : Number(score);
+  }
+
   async size(pool: string): Promise<number> {
     const [a, b] = await Promise.all([this.conn.redis.zcard(this.keys.ready(pool)), this.conn.redis.zcard(this.keys.readyLater(pool))]);
     return a + b;

@@ -516,6 +516,13 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.contains("p", "fast", T0 + 4_999)).toBe(true);
         expect(await s.ready.contains("p", "fast", T0 + 5_000)).toBe(false);
         expect(await s.ready.contains("p", "slow", T0)).toBe(false);
+        expect(await s.ready.claimExpiry("p", "fast")).toBe(T0 + 5_000);
+        expect(await s.ready.claimExpiry("p", "slow")).toBeNull();
+        // An expired marker is kept for claimMs more (a take drops older ones).
+        await s.ready.take("p", 1, T0 + 9_999, 5_000);
+        expect(await s.ready.claimExpiry("p", "fast")).toBe(T0 + 5_000);
+        await s.ready.take("p", 1, T0 + 10_001, 5_000);
+        expect(await s.ready.claimExpiry("p", "fast")).toBeNull();
         // The marker does not make the run takeable again, and a later push queues it anew.
         expect(await pop(s.ready, "p", 10, T0 + 1)).toEqual([]);
         await s.ready.push("p", [{ runId: "fast", priority: 5, enqueuedAt: T0 + 2 }]);

@@ -10,11 +10,13 @@ export const takeReady: LuaScript = {
   KEYS[3] data    HASH runId -> "<readyScore>|<payload>"
   KEYS[4] claims  ZSET runId -> claim marker expiry (ms)
   ARGV[1] now (ms)   ARGV[2] max   ARGV[3] claimMs   ARGV[4] most staged runs promoted per call
+  Markers are dropped claimMs after they expire.
   Output: { nextAt or -1, runId1, payload1, runId2, payload2, ... } (payload "" = none);
   nextAt is the earliest notBefore still staged.
 ]]
 local now = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+-- markers stay claimMs past their expiry, so the reaper can tell an expired claim from none
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[3]))
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(due) do
   local v = redis.call('HGET', KEYS[3], id)
