@@ -475,13 +475,15 @@ export class Executor {
       await a.deadlineWrite.catch(() => undefined);
       if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
     }
-    await this.reportTurn();
-    // Ended before its confirm was sent: the claim goes with the result, in one write.
+    // Ended before its confirm was sent: the claim goes with the result, in one write (after the
+    // report turn below, still well inside the attempt's kill deadline).
     const unsent = a.taken?.confirmTimer ? a.taken : null;
     if (unsent) {
       clearTimeout(unsent.confirmTimer!);
       unsent.confirmTimer = null;
-    } else if (!(await a.confirmation)) {
+    }
+    await this.reportTurn();
+    if (!unsent && !(await a.confirmation)) {
       log().warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
       return;
     }
