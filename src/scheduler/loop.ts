@@ -106,6 +106,8 @@ export class Scheduler {
   private plannedWakeAt = Infinity;
   private loopDone: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
+  /** Background passes (reaper, reconcile, rebalance) in progress. */
+  private readonly background = new Set<Promise<void>>();
   private unsubscribe: Unsubscribe | null = null;
   private rebalancing: Promise<void> = Promise.resolve();
   private rebalanceRunning: Promise<void> | null = null;
@@ -170,6 +172,8 @@ export class Scheduler {
     this.timers = [];
     this.wake();
     await this.loopDone;
+    // A reaper or reconcile pass still writing would fail once the stores close under it.
+    await Promise.all([...this.background]);
     await this.rebalancing;
     await this.rebalanceRunning;
     await this.unsubscribe?.();
@@ -182,14 +186,20 @@ export class Scheduler {
     if (had > 0) await this.announce("released");
   }
 
+  /** Runs `fn` every `ms`, one at a time; stop() waits for a pass in progress. */
   private every(ms: number, fn: () => Promise<unknown>): void {
-    let running = false;
+    let running: Promise<void> | null = null;
     const t = setInterval(() => {
       if (running || this.stopped) return;
-      running = true;
-      fn()
+      const pass = fn()
+        .then(() => undefined)
         .catch((e) => this.deps.log.error({ err: coerceError(e) }, "scheduler background task failed"))
-        .finally(() => (running = false));
+        .finally(() => {
+          running = null;
+          this.background.delete(pass);
+        });
+      running = pass;
+      this.background.add(pass);
     }, ms);
     this.timers.push(t);
   }
@@ -540,10 +550,18 @@ export class Scheduler {
       const shard = shardOf(j._id, wheel.shardCount);
       if (!wanted.has(shard) || !this.owned.has(shard)) continue;
       // A timer in flight is being handled (or will be replayed): re-arming it would fire it twice.
-      if ((await wheel.dueAt(shard, jobTimerId(j._id))) === null && !(await wheel.isInflight(shard, jobTimerId(j._id)))) {
-        await wheel.arm(shard, jobTimerId(j._id), timerDueAt(j, j.nextFireAt!.getTime(), this.o.stageAheadMs));
-        armed++;
-      }
+      const missing = async () => (await wheel.dueAt(shard, jobTimerId(j._id))) === null && !(await wheel.isInflight(shard, jobTimerId(j._id)));
+      if (!(await missing())) continue;
+      // The cursor read `j` a while ago: the loop may have fired the job and re-armed (or, for a
+      // finished one-off, dropped) its timer since. Only a job still due at that time whose timer
+      // is still missing is re-armed.
+      const now = await this.deps.mongo.c.jobs.findOne(
+        { _id: j._id, status: "ACTIVE", paused: false, nextFireAt: j.nextFireAt },
+        { projection: { _id: 1, nextFireAt: 1, overlap: 1 } },
+      );
+      if (!now || !(await missing())) continue;
+      await wheel.arm(shard, jobTimerId(j._id), timerDueAt(now, now.nextFireAt!.getTime(), this.o.stageAheadMs));
+      armed++;
     }
     const retries = this.deps.mongo.c.runs.find(
       { status: RunStatus.RETRY_SCHEDULED },
