@@ -643,11 +643,15 @@ export class Scheduler {
     // again only once it has been missing for claimGraceMs, by when such an executor has either
     // confirmed the claim or killed the run.
     const missing = new Map<string, number>();
+    // With Redis intact for a lease, a run missing without a live claim marker was never pushed,
+    // or its taker's kill deadline has passed: push it now. After a loss, a marker may have gone
+    // with the data: wait the claim grace.
+    const intact = stale.length > 0 && now - (await ready.intactSince(now)) >= this.o.claimGraceMs;
     for (const run of stale) {
       if (!mine(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
       const since = this.missingFromQueue.get(run._id);
       // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
-      const claimExpired = ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
+      const claimExpired = intact || ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
       if (!claimExpired && (since === undefined || now - since < this.o.claimGraceMs)) {
         missing.set(run._id, since ?? now);
         continue;

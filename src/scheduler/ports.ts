@@ -165,6 +165,13 @@ export interface ReadyQueue {
    * (Redis lost it). Null when there is none.
    */
   claimExpiry(pool: string, runId: string): Promise<Millis | null>;
+  /**
+   * Since when the queues' store has held its data without a loss: the first caller's `now` after
+   * the store started empty (a Redis flush or a failover to an empty replica starts it again).
+   * While that is less than a lease ago, a missing claim marker may have been lost rather than
+   * never set.
+   */
+  intactSince(now: Millis): Promise<Millis>;
   /** Entries queued or staged. */
   size(pool: string): Promise<number>;
   /**

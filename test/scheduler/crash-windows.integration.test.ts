@@ -212,4 +212,21 @@ describe("crash windows", () => {
     const again = await state.ready.take("lost", 10, now, LEASE_MS);
     expect(JSON.parse(again.taken[0]!.payload!).fencingToken).toBe(1);
   });
+
+  it("5: a run created but never pushed (its scheduler died in between) is pushed at the reaper's first look while Redis is intact", async () => {
+    const e = scheduler("F");
+    now += 10 * LEASE_MS;
+    await e.rebalance();
+    const once = await jobs.create(caller, { name: "never-pushed", schedule: { kind: "ONCE", at: now }, spec: { kind: "COMMAND", command: "true", pool: "lost" } });
+    await e.pass();
+    const [run] = await mongo.c.runs.find({ jobId: once._id }).toArray();
+    expect(await state.ready.remove("lost", run!._id)).toBe(true); // as if the push never happened
+    now += 10_001; // the reaper looks at runs queued more than 10 s ago
+    await e.rebalance(); // the lease lapsed meanwhile: taken again
+    await e.rebalance();
+    expect(now - (await state.ready.intactSince(now))).toBeGreaterThanOrEqual(LEASE_MS);
+    await e.reap();
+    expect(await state.ready.contains("lost", run!._id, now)).toBe(true);
+    expect((await mongo.c.runs.findOne({ _id: run!._id }))!.fencingToken).toBe(1);
+  });
 });

@@ -21,6 +21,7 @@ interface Pool {
 export class MemoryReadyQueue implements ReadyQueue {
   private readonly pools = new Map<string, Pool>();
   private readonly limited = new Set<string>();
+  private since: Millis | null = null;
 
   constructor(private readonly bus: EventBus) {}
 
@@ -92,6 +93,12 @@ export class MemoryReadyQueue implements ReadyQueue {
     const p = this.pools.get(pool);
     if (!p) return false;
     return p.ready.has(runId) || p.later.has(runId) || (p.claims.get(runId) ?? -Infinity) > now;
+  }
+
+  async intactSince(now: Millis): Promise<Millis> {
+    checkTime("now", now);
+    this.since ??= now;
+    return this.since;
   }
 
   async claimExpiry(pool: string, runId: string): Promise<Millis | null> {

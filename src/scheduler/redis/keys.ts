@@ -29,6 +29,8 @@ export interface RedisKeys {
   readyClaims(pool: string): string;
   /** SET of owner ids with a per-user concurrency limit (mirror of MongoDB users). */
   limitedOwners: string;
+  /** STRING ms: since when this deployment's Redis data has been intact (set once, NX; gone after a flush). */
+  intactSince: string;
   /** ZSET member id → heartbeat expiry (ms). */
   members: string;
   /** The pub/sub channel carrying a logical EventBus channel for this deployment. */
@@ -52,6 +54,7 @@ export function redisKeys(prefix: string): RedisKeys {
     readyData: (pool) => `${prefix}:ready:{${pool}}:data`,
     readyClaims: (pool) => `${prefix}:ready:{${pool}}:claims`,
     limitedOwners: `${prefix}:limited-owners`,
+    intactSince: `${prefix}:intact-since`,
     members: `${prefix}:members`,
     channel: (name) => `${prefix}:bus:${name}`,
     pattern: `${prefix}:*`,

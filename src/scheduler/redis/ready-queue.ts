@@ -59,6 +59,12 @@ export class RedisReadyQueue implements ReadyQueue {
     return (await this.run.run(scripts.queued, [k.ready(pool), k.readyLater(pool), k.readyClaims(pool)], [runId, ms("now", now)])) === 1;
   }
 
+  async intactSince(now: Millis): Promise<Millis> {
+    const at = ms("now", now);
+    const [[, , ], [, got]] = (await this.conn.redis.multi().set(this.keys.intactSince, at, "NX").get(this.keys.intactSince).exec()) as [[unknown, unknown], [unknown, string | null]];
+    return Number(got ?? at);
+  }
+
   async claimExpiry(pool: string, runId: string): Promise<Millis | null> {
     const score = await this.conn.redis.zscore(this.keys.readyClaims(pool), runId);
     return score === null ? null : Number(score);

@@ -543,6 +543,11 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         }
       });
 
+      it("remembers since when its data is intact: the first caller's now", async () => {
+        expect(await s.ready.intactSince(T0 + 5)).toBe(T0 + 5);
+        expect(await s.ready.intactSince(T0 + 9_000)).toBe(T0 + 5);
+      });
+
       it("keeps the set of owners with a concurrency limit", async () => {
         expect(await s.ready.limitedAmong(["u1", "u2"])).toEqual(new Set());
         await s.ready.markLimited("u1", true);
