@@ -25,6 +25,11 @@ export interface Loaders {
   user: DataLoader<string, UserDoc | null>;
   job: DataLoader<string, JobDoc | null>;
   run: DataLoader<string, RunDoc | null>;
+  /**
+   * A job's runs staged ahead of their time (QUEUED, `notBefore` still to come), earliest first:
+   * fires that have their run already but have not happened (see KAIROS_STAGE_AHEAD).
+   */
+  stagedFires: DataLoader<string, Array<Pick<RunDoc, "scheduledFor" | "notBefore">>>;
 }
 
 export interface Context {
@@ -51,6 +56,15 @@ export function createLoaders(s: Services): Loaders {
     user: byId((ids) => c.users.find({ _id: { $in: ids } }).toArray()),
     job: byId((ids) => c.jobs.find({ _id: { $in: ids } }).toArray()),
     run: byId((ids) => c.runs.find({ _id: { $in: ids } }).toArray()),
+    stagedFires: new DataLoader(async (jobIds) => {
+      const staged = await c.runs
+        .find(
+          { jobId: { $in: [...jobIds] }, status: "QUEUED", notBefore: { $gt: new Date(s.clock()) } },
+          { projection: { jobId: 1, scheduledFor: 1, notBefore: 1 }, sort: { notBefore: 1 } },
+        )
+        .toArray();
+      return jobIds.map((id) => staged.filter((r) => r.jobId === id));
+    }),
   };
 }
 

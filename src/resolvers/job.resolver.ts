@@ -6,7 +6,7 @@ import { ownerScope } from "../core/jobs.js";
 import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
 import { nextFires, parsePositiveDuration, type ScheduleInput as DomainScheduleInput } from "../scheduler/timing/index.js";
 import type { FireDoc, JobDoc, RunDoc } from "../store/types.js";
-import { RunStatus } from "../schema/enums.js";
+import { JobStatus, RunStatus } from "../schema/enums.js";
 import { CreateJobInput, JobFilter, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
 import { BackfillResult, FireConnection, Job, JobConnection, NextFire, UpcomingFire } from "../schema/job.type.js";
 import { Run, RunConnection } from "../schema/run.type.js";
@@ -126,13 +126,32 @@ export class JobResolver {
     const windowMs = parsePositiveDuration(within, "within");
     if (windowMs > 31 * 24 * 3600 * 1000) throw new ValidationError("within", "at most P31D");
     const size = pageSize(first ?? 100);
-    const until = new Date(ctx.services.clock() + windowMs);
-    const docs = await ctx.services.mongo.c.jobs
+    const now = ctx.services.clock();
+    const until = new Date(now + windowMs);
+    const { c } = ctx.services.mongo;
+    const docs = await c.jobs
       .find(ownerScope<JobDoc>(p, { nextFireAt: { $ne: null, $lte: until }, paused: false }))
       .sort({ nextFireAt: 1 })
       .limit(size)
       .toArray();
-    return docs.map((d) => ({ job: toJob(d), at: d.nextFireAt! }));
+    // Fires whose runs are staged ahead of their time come before the job's nextFireAt.
+    const staged = await c.runs
+      .find(ownerScope<RunDoc>(p, { status: DomainRunStatus.QUEUED, notBefore: { $gt: new Date(now), $lte: until } }), {
+        projection: { jobId: 1, notBefore: 1 },
+        sort: { notBefore: 1 },
+      })
+      .toArray();
+    const at = new Map<string, Date>();
+    for (const d of docs) at.set(d._id, d.nextFireAt!);
+    for (const r of staged) if (!at.has(r.jobId) || r.notBefore! < at.get(r.jobId)!) at.set(r.jobId, r.notBefore!);
+    const known = new Map(docs.map((d) => [d._id, d]));
+    const missing = [...at.keys()].filter((id) => !known.has(id));
+    if (missing.length) for (const j of await c.jobs.find({ _id: { $in: missing }, paused: false }).toArray()) known.set(j._id, j);
+    return [...at.entries()]
+      .filter(([id]) => known.has(id))
+      .sort((a, b) => a[1].getTime() - b[1].getTime())
+      .slice(0, size)
+      .map(([id, when]) => ({ job: toJob(known.get(id)!), at: when }));
   }
 
   @Mutation(() => Job)
@@ -189,6 +208,19 @@ export class JobResolver {
     return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
   }
 
+  @FieldResolver(() => JobStatus, { description: "ACTIVE while a fire is still to come, its run staged ahead included." })
+  async status(@Root() job: Job, @Ctx() ctx: Context): Promise<JobStatus> {
+    if (job.status !== JobStatus.COMPLETED) return job.status;
+    return (await ctx.loaders.stagedFires.load(job.id)).length > 0 ? JobStatus.ACTIVE : job.status;
+  }
+
+  @FieldResolver(() => DateTime, { nullable: true, description: "When the next fire is due (including spread and jitter)." })
+  async nextFireAt(@Root() job: Job, @Ctx() ctx: Context): Promise<Date | null> {
+    const staged = (await ctx.loaders.stagedFires.load(job.id))[0]?.notBefore ?? null;
+    if (!staged) return job.nextFireAt;
+    return job.nextFireAt && job.nextFireAt < staged ? job.nextFireAt : staged;
+  }
+
   @FieldResolver(() => User, { nullable: true })
   async owner(@Root() job: Job, @Ctx() ctx: Context): Promise<User | null> {
     const u = await ctx.loaders.user.load(job.ownerId);
@@ -214,9 +246,11 @@ export class JobResolver {
   ): Promise<NextFire[]> {
     if (!Number.isInteger(count) || count < 1 || count > 100) throw new ValidationError("count", "must be from 1 to 100");
     const doc = await ctx.loaders.job.load(job.id);
-    if (!doc || doc.paused || doc.status === "COMPLETED") return [];
-    const after = Math.max(doc.handledThrough.getTime(), ctx.services.clock());
-    return nextFires(doc.schedule, after, count, doc.firedCount).map((f) => ({ at: new Date(f.at), local: f.local, dst: f.dst ?? null }));
+    if (!doc || doc.paused) return [];
+    // Fires whose runs are staged already come first; the schedule goes on after the cursor.
+    const staged = (await ctx.loaders.stagedFires.load(job.id)).flatMap((r) => nextFires(doc.schedule, r.scheduledFor.getTime() - 1, 1, 0));
+    const later = doc.status === "COMPLETED" ? [] : nextFires(doc.schedule, Math.max(doc.handledThrough.getTime(), ctx.services.clock()), count, doc.firedCount);
+    return [...staged, ...later].slice(0, count).map((f) => ({ at: new Date(f.at), local: f.local, dst: f.dst ?? null }));
   }
 
   @FieldResolver(() => FireConnection, { description: "The fire ledger: one outcome per schedule slot, newest first." })

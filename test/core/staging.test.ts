@@ -16,7 +16,7 @@ import type { Principal } from "../../src/auth/tokens.js";
 import { fireKeyOf } from "../../src/core/fires.js";
 import type { RunDoc } from "../../src/store/types.js";
 import { useTestApp } from "../helpers/app.js";
-import { waitFor } from "../helpers/graphql.js";
+import { gqlOk, waitFor } from "../helpers/graphql.js";
 
 const t = useTestApp({ scheduler: { stageAheadMs: 10_000 } });
 const caller: Principal = { userId: "000000000000000000000042", username: "stager", role: "ADMIN" };
@@ -51,6 +51,18 @@ describe("runs staged ahead of their time", () => {
     // The ledger entry is written after the run (in the same pass).
     const fires = await waitFor(async () => ((await firesOf(job._id)).length ? firesOf(job._id) : null), 2_000, 10);
     expect(fires.map((f) => [f.outcome, f.runId])).toEqual([["FIRED", run!._id]]);
+    // The API shows the fire as still to come: the job is ACTIVE, its next fire is T.
+    const view = await gqlOk<{ job: { status: string; nextFireAt: string | null; nextFires: Array<{ at: string }> }; upcomingFires: Array<{ at: string; job: { id: string } }> }>(
+      t.app.url,
+      `query($id: ID!) { job(id: $id) { status nextFireAt nextFires(count: 3) { at } } upcomingFires(within: "PT1M") { at job { id } } }`,
+      { id: job._id },
+      t.admin,
+    );
+    expect((await t.app.services.mongo.c.jobs.findOne({ _id: job._id }))!.status).toBe("COMPLETED"); // nothing left to plan
+    expect(view.job.status).toBe("ACTIVE");
+    expect(Date.parse(view.job.nextFireAt!)).toBe(at);
+    expect(view.job.nextFires.map((f) => Date.parse(f.at))).toEqual([at]);
+    expect(view.upcomingFires.filter((u) => u.job.id === job._id).map((u) => Date.parse(u.at))).toEqual([at]);
     // Still waiting shortly before its time.
     await sleep(Math.max(0, at - 400 - Date.now()));
     expect((await t.app.services.runs.get(run!._id))!.status).toBe("QUEUED");
@@ -63,6 +75,8 @@ describe("runs staged ahead of their time", () => {
     expect(done.fencingToken).toBe(1);
     expect(done.history.map((h) => h.status)).toEqual(["QUEUED", "RUNNING", "SUCCEEDED"]);
     expect((await runsOf(job._id)).length).toBe(1);
+    const after = await gqlOk<{ job: { status: string; nextFireAt: string | null } }>(t.app.url, `query($id: ID!) { job(id: $id) { status nextFireAt } }`, { id: job._id }, t.admin);
+    expect(after.job).toEqual({ status: "COMPLETED", nextFireAt: null });
   });
 
   it("pausing inside the window takes the staged runs back; on resume their slots are recorded as paused", async () => {
