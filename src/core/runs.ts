@@ -36,6 +36,36 @@ function applyTransition(
   return next;
 }
 
+/** What a claim (QUEUED → RUNNING) sets, wherever it is written; the token is bumped beside it. */
+function claimFields(nodeId: string, leaseUntil: Date, startedAt: Date, userSlot: string | null): Partial<RunDoc> {
+  return { nodeId, leaseUntil, startedAt, finishedAt: null, exitCode: null, signal: null, error: null, userSlot };
+}
+
+/**
+ * The claim of a run an executor took with its payload and started at `startedAt`: the fields and
+ * history entry the claim writes, and the run as it is once claimed (RUNNING, token + 1). The
+ * executor runs the attempt from `running` until the claim is confirmed.
+ */
+export function takenClaim(
+  queued: RunDoc,
+  nodeId: string,
+  leaseMs: number,
+  startedAt: number,
+): { running: RunDoc; set: Partial<RunDoc>; entry: RunTransition } {
+  const at = new Date(startedAt);
+  const entry: RunTransition = { status: RunStatus.RUNNING, at, reason: "claimed", nodeId, attempt: null };
+  const set = claimFields(nodeId, new Date(startedAt + leaseMs), at, null);
+  const running = applyTransition(queued, { set, status: RunStatus.RUNNING, updatedAt: at, entry, inc: { fencingToken: 1 } });
+  return { running, set, entry };
+}
+
+/** Claim latency of a taken run: from when it became ready (queued, or its staged time) to its start. */
+function observeTakenLatency(queued: RunDoc, startedAt: number): void {
+  if (!queued.queuedAt) return;
+  const ready = Math.max(queued.queuedAt.getTime(), queued.notBefore?.getTime() ?? 0);
+  metrics.claimLatency.observe(Math.max(0, startedAt - ready) / 1000);
+}
+
 export const retryTimerId = (runId: string) => `r:${runId}`;
 export const jobTimerId = (jobId: string) => `j:${jobId}`;
 
@@ -377,16 +407,7 @@ export class RunService {
     const run = await this.transition(runId, RunStatus.RUNNING, {
       from: [RunStatus.QUEUED],
       token: queued.fencingToken,
-      set: {
-        nodeId,
-        leaseUntil: new Date(now + leaseMs),
-        startedAt: new Date(now),
-        finishedAt: null,
-        exitCode: null,
-        signal: null,
-        error: null,
-        userSlot: slot,
-      },
+      set: claimFields(nodeId, new Date(now + leaseMs), new Date(now), slot),
       inc: { fencingToken: 1 },
       nodeId,
       reason: "claimed",
@@ -429,19 +450,7 @@ export class RunService {
     await this.runs.updateMany(
       { _id: { $in: open }, status: RunStatus.QUEUED, heldByLimit: { $ne: true } },
       {
-        $set: {
-          status: RunStatus.RUNNING,
-          nodeId,
-          leaseUntil: new Date(now + leaseMs),
-          startedAt: at,
-          finishedAt: null,
-          exitCode: null,
-          signal: null,
-          error: null,
-          userSlot: null,
-          claimId,
-          updatedAt: at,
-        },
+        $set: { ...claimFields(nodeId, new Date(now + leaseMs), at, null), status: RunStatus.RUNNING, claimId, updatedAt: at },
         $inc: { fencingToken: 1 },
         $push: { history: { $each: [entry], $slice: -HISTORY_LIMIT } },
       } as unknown as UpdateFilter<RunDoc>,
@@ -469,23 +478,14 @@ export class RunService {
       from: [RunStatus.QUEUED],
       token: queued.fencingToken,
       also: { attempt: queued.attempt, heldByLimit: { $ne: true } },
-      set: {
-        nodeId,
-        leaseUntil: new Date(now + leaseMs),
-        startedAt: new Date(startedAt),
-        finishedAt: null,
-        exitCode: null,
-        signal: null,
-        error: null,
-        userSlot: null,
-      },
+      set: claimFields(nodeId, new Date(now + leaseMs), new Date(startedAt), null),
       inc: { fencingToken: 1 },
       nodeId,
       reason: "claimed",
       batchedFrom: { ...queued, status: RunStatus.QUEUED },
     });
     if (run) {
-      if (queued.queuedAt) metrics.claimLatency.observe(Math.max(0, startedAt - Math.max(queued.queuedAt.getTime(), queued.notBefore?.getTime() ?? 0)) / 1000);
+      observeTakenLatency(queued, startedAt);
       return run;
     }
     const applied = await this.runs.findOne({
@@ -671,12 +671,9 @@ export class RunService {
    * claim was refused, and so is the result.
    */
   async finishTaken(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, outcome: AttemptOutcome): Promise<RunDoc | null> {
-    const at = new Date(startedAt);
-    const entry: RunTransition = { status: RunStatus.RUNNING, at, reason: "claimed", nodeId, attempt: null };
-    const set: Partial<RunDoc> = { nodeId, leaseUntil: new Date(startedAt + leaseMs), startedAt: at, finishedAt: null, exitCode: null, signal: null, error: null, userSlot: null };
-    const running = applyTransition(queued, { set, status: RunStatus.RUNNING, updatedAt: at, entry, inc: { fencingToken: 1 } });
+    const { running, set, entry } = takenClaim(queued, nodeId, leaseMs, startedAt);
     const done = await this.decideAttempt(running, outcome, { queued, set, entry });
-    if (done && queued.queuedAt) metrics.claimLatency.observe(Math.max(0, startedAt - Math.max(queued.queuedAt.getTime(), queued.notBefore?.getTime() ?? 0)) / 1000);
+    if (done) observeTakenLatency(queued, startedAt);
     return this.countFinish(done, outcome);
   }
 

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
-import type { AttemptOutcome, RunService } from "../core/runs.js";
+import { takenClaim, type AttemptOutcome, type RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
 import { Wakeup } from "../scheduler/wakeup.js";
@@ -323,15 +323,7 @@ export class Executor {
    */
   private startTaken(queued: RunDoc): void {
     const startedAt = this.deps.clock();
-    const run: RunDoc = {
-      ...queued,
-      status: RunStatus.RUNNING,
-      fencingToken: queued.fencingToken + 1,
-      nodeId: this.nodeId,
-      leaseUntil: new Date(startedAt + this.o.leaseMs),
-      startedAt: new Date(startedAt),
-    };
-    const a = this.startAttempt(run, false);
+    const a = this.startAttempt(takenClaim(queued, this.nodeId, this.o.leaseMs, startedAt).running, false);
     let settle!: (ok: boolean) => void;
     a.confirmation = new Promise<boolean>((r) => (settle = r));
     const taken = { queued, startedAt, confirmTimer: null as NodeJS.Timeout | null };
@@ -552,7 +544,7 @@ export class Executor {
   private abortAttempt(a: Attempt, kind: NonNullable<Attempt["abortKind"]>, reason: string): void {
     if (a.abortKind) return;
     a.abortKind = kind;
-    // The copy the result is reported from says what the stored run says (see RunService.transition `known`).
+    // The copy the result is reported from says what the stored run says (see RunService.transition `batchedFrom`).
     if (kind === "CANCEL") a.run = { ...a.run, cancelRequested: true };
     a.abort.abort(new Error(reason));
   }

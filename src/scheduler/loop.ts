@@ -427,6 +427,8 @@ export class Scheduler {
     let fired = 0;
     /** Runs created ahead of their due time by this pass. */
     const staged: string[] = [];
+    /** The due time planned for the job's next slot (spread and jitter drawn already); undefined for other slots. */
+    const plannedDue = (slot: { at: number }) => (slot.at === job.nextSlotAt?.getTime() ? job.nextFireAt!.getTime() : undefined);
     const fire = async (slotAt: number, notBefore?: number) => {
       const { run, created, skipped } = await this.deps.runs.materialize(job, { scheduledFor: slotAt, trigger: "SCHEDULE", notBefore });
       if (run && created && run.notBefore) staged.push(run._id);
@@ -464,7 +466,7 @@ export class Scheduler {
       });
       if (plan.error) this.deps.log.error({ jobId, error: plan.error }, "misfire catch-up refused");
       for (const slot of plan.fire) {
-        await fire(slot.at, slot.at === job.nextSlotAt?.getTime() ? job.nextFireAt!.getTime() : undefined);
+        await fire(slot.at, plannedDue(slot));
         handled = Math.max(handled, slot.at);
       }
       for (const slot of plan.missed) {
@@ -496,7 +498,7 @@ export class Scheduler {
       horizon = now + this.o.stageAheadMs;
       const ahead = slotsBetween(job.schedule, Math.max(handled, now), horizon, this.o.maxCatchup, job.firedCount + fired);
       for (const slot of ahead.slots) {
-        await fire(slot.at, slot.at === job.nextSlotAt?.getTime() ? job.nextFireAt!.getTime() : dueAt(job.schedule, jobId, slot, this.random));
+        await fire(slot.at, plannedDue(slot) ?? dueAt(job.schedule, jobId, slot, this.random));
         handled = Math.max(handled, slot.at);
       }
       // Cut short (a very frequent schedule): the timer comes back at once for the rest.
@@ -555,12 +557,12 @@ export class Scheduler {
       // The cursor read `j` a while ago: the loop may have fired the job and re-armed (or, for a
       // finished one-off, dropped) its timer since. Only a job still due at that time whose timer
       // is still missing is re-armed.
-      const now = await this.deps.mongo.c.jobs.findOne(
+      const current = await this.deps.mongo.c.jobs.findOne(
         { _id: j._id, status: "ACTIVE", paused: false, nextFireAt: j.nextFireAt },
         { projection: { _id: 1, nextFireAt: 1, overlap: 1 } },
       );
-      if (!now || !(await missing())) continue;
-      await wheel.arm(shard, jobTimerId(j._id), timerDueAt(now, now.nextFireAt!.getTime(), this.o.stageAheadMs));
+      if (!current || !(await missing())) continue;
+      await wheel.arm(shard, jobTimerId(j._id), timerDueAt(current, current.nextFireAt!.getTime(), this.o.stageAheadMs));
       armed++;
     }
     const retries = this.deps.mongo.c.runs.find(
@@ -651,8 +653,8 @@ export class Scheduler {
       if (!mine(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
       const since = this.missingFromQueue.get(run._id);
       // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
-      const claimExpired = intact || ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
-      if (!claimExpired && (since === undefined || now - since < this.o.claimGraceMs)) {
+      const noTakerLeft = intact || ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
+      if (!noTakerLeft && (since === undefined || now - since < this.o.claimGraceMs)) {
         missing.set(run._id, since ?? now);
         continue;
       }
