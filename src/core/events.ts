@@ -1,6 +1,8 @@
 /**
- * Run status events on the event bus. They cross processes as JSON, so instants travel as epoch
- * milliseconds (ISO strings in ready-queue payloads) and are revived here; subscribers (GraphQL, tests, metrics) all decode through this file.
+ * Run status events on the event bus, and runs as ready-queue payloads. They cross processes as
+ * JSON, so instants travel as epoch milliseconds (payloads written before this encoding carry ISO
+ * strings; both are read) and are revived here; subscribers (GraphQL, tests, metrics) and
+ * executors all decode through this file.
  * An event is the run without its `spec` (the job's command and environment, which may hold
  * secrets, never travel on the bus; no subscriber needs them) and without the batch markers:
  * a third less to serialise, send and parse on every status change.
@@ -18,9 +20,15 @@ export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId">;
  * object shape for every event; copying with a rest pattern was a sixth of an executor's time).
  */
 export function encodeRun(run: RunDoc | RunEvent): string {
-  const r = run as RunDoc;
-  // Instants as epoch milliseconds: Date#toJSON (an ISO string each) was most of the cost.
-  const event = {
+  return JSON.stringify(wireRun(run as RunDoc, undefined));
+}
+
+/**
+ * The run as it crosses processes, `spec` included only when given. Instants as epoch
+ * milliseconds: Date#toJSON (an ISO string each) was most of the cost of encoding.
+ */
+function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
+  return {
     _id: r._id,
     ownerId: r.ownerId,
     jobId: r.jobId,
@@ -53,8 +61,8 @@ export function encodeRun(run: RunDoc | RunEvent): string {
     history: r.history.map((h) => ({ status: h.status, at: ms(h.at), reason: h.reason, nodeId: h.nodeId, attempt: h.attempt })),
     createdAt: ms(r.createdAt),
     updatedAt: ms(r.updatedAt),
+    spec,
   };
-  return JSON.stringify(event);
 }
 
 const ms = (d: Date | null | undefined): number | null => (d ? d.getTime() : null);
@@ -73,7 +81,9 @@ export function decodeRun(text: string): RunEvent {
 
 function reviveRun(raw: Record<string, unknown>): RunEvent {
   for (const f of DATE_FIELDS) raw[f] = revive(raw[f]);
-  raw.history = ((raw.history as Array<Record<string, unknown>>) ?? []).map((h) => ({ ...h, at: revive(h.at) }));
+  const history = (raw.history as Array<Record<string, unknown>> | undefined) ?? [];
+  for (const h of history) h.at = revive(h.at);
+  raw.history = history;
   return raw as unknown as RunEvent;
 }
 
@@ -83,8 +93,7 @@ function reviveRun(raw: Record<string, unknown>): RunEvent {
  * store and never travels on the bus.
  */
 export function encodeRunPayload(run: RunDoc): string {
-  const { batchOp: _op, claimId: _claim, ...rest } = run;
-  return JSON.stringify(rest);
+  return JSON.stringify(wireRun(run, run.spec));
 }
 
 /** Throws when `text` is not a run payload (a run without its spec cannot be started). */
@@ -134,3 +143,8 @@ export class RunEvents {
 
 /** Cancel requests for running runs travel to whichever executor holds them. */
 export const CANCEL_CHANNEL = "kairos:cancel";
+
+// Every stored field of a run travels (a field added to RunDoc and forgotten in wireRun fails to compile).
+type UnsentField = Exclude<Exclude<keyof RunDoc, "batchOp" | "claimId">, keyof ReturnType<typeof wireRun>>;
+const everyFieldSent: [UnsentField] extends [never] ? true : UnsentField = true;
+void everyFieldSent;

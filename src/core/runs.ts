@@ -44,9 +44,9 @@ function claimFields(nodeId: string, leaseUntil: Date, startedAt: Date, userSlot
 /**
  * The claim of a run an executor took with its payload and started at `startedAt`: the fields and
  * history entry the claim writes, and the run as it is once claimed (RUNNING, token + 1). The
- * executor runs the attempt from `running` until the claim is confirmed.
+ * result is recorded from `running`.
  */
-export function takenClaim(
+function takenClaim(
   queued: RunDoc,
   nodeId: string,
   leaseMs: number,
@@ -76,6 +76,12 @@ export interface AttemptOutcome {
   error: string | null;
   outputTail: string | null;
   outputTruncated: boolean;
+  /**
+   * When the program ended (epoch ms), if the result is recorded later: the executor holds
+   * results while it is starting due runs (see Executor.reportTurn). The run's `finishedAt` and
+   * the history entry say when it ended, not when it was written down. Default: now.
+   */
+  endedAt?: number;
 }
 
 export interface RunServiceDeps {
@@ -325,6 +331,8 @@ export class RunService {
       batchedFrom?: RunDoc;
       /** More conditions the document must meet for the transition to apply. */
       also?: Filter<RunDoc>;
+      /** When the change happened, for the history entry, if before now (a result recorded late). */
+      at?: Date;
       /**
        * The run is still QUEUED in the store: an executor took it with its payload and it ended
        * before the claim was confirmed. The claim (QUEUED → RUNNING: these fields, this history
@@ -344,7 +352,7 @@ export class RunService {
     if (opts.token !== undefined && !claim) filter.fencingToken = opts.token;
     const entry: RunTransition = {
       status: to,
-      at: now,
+      at: opts.at && opts.at < now ? opts.at : now,
       reason: opts.reason ?? null,
       nodeId: opts.nodeId ?? null,
       attempt: opts.attempt ?? null,
@@ -689,6 +697,7 @@ export class RunService {
     claimedFrom?: { queued: RunDoc; set: Partial<RunDoc>; entry: RunTransition },
   ): Promise<RunDoc | null> {
     const now = this.deps.clock();
+    const ended = new Date(Math.min(now, outcome.endedAt ?? now));
     const base: Partial<RunDoc> = {
       exitCode: outcome.exitCode,
       signal: outcome.signal,
@@ -697,17 +706,18 @@ export class RunService {
       outputTruncated: outcome.outputTruncated,
       leaseUntil: null,
     };
-    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batchedFrom: run, claimedFrom };
+    const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batchedFrom: run, claimedFrom, at: ended };
     if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
       const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
-      return this.transition(run._id, to, { ...opts, set: { ...base, finishedAt: new Date(now) }, reason: outcome.error ?? null });
+      return this.transition(run._id, to, { ...opts, set: { ...base, finishedAt: ended }, reason: outcome.error ?? null });
     }
     const reason = outcome.kind === "LOST_EXECUTOR" ? "LOST_EXECUTOR" : outcome.kind;
     if (shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {
-      const retryAt = now + retryDelay(run.retry, run.attempt, this.random);
+      // Backoff counts from the attempt's end (armed at once if a held result made it pass already).
+      const retryAt = Math.max(now, ended.getTime() + retryDelay(run.retry, run.attempt, this.random));
       const updated = await this.transition(run._id, RunStatus.RETRY_SCHEDULED, {
         ...opts,
-        set: { ...base, retryAt: new Date(retryAt), finishedAt: new Date(now) },
+        set: { ...base, retryAt: new Date(retryAt), finishedAt: ended },
         reason: `${reason}; attempt ${run.attempt + 1} at ${new Date(retryAt).toISOString()}`,
       });
       if (updated) await this.armRetry(updated, retryAt);
@@ -719,7 +729,7 @@ export class RunService {
         : outcome.kind === "TIMED_OUT"
           ? RunStatus.TIMED_OUT
           : RunStatus.FAILED;
-    return this.transition(run._id, final, { ...opts, set: { ...base, finishedAt: new Date(now) }, reason });
+    return this.transition(run._id, final, { ...opts, set: { ...base, finishedAt: ended }, reason });
   }
 
   private async armRetry(run: RunDoc, retryAt: number): Promise<void> {

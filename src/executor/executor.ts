@@ -16,14 +16,14 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
-import { mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
 import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
 import { join } from "node:path";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
-import { takenClaim, type AttemptOutcome, type RunService } from "../core/runs.js";
+import type { AttemptOutcome, RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
 import { Wakeup } from "../scheduler/wakeup.js";
@@ -39,8 +39,18 @@ export interface ExecutorOptions {
   workRoot: string;
   /** @default 30 s */
   leaseMs?: number;
-  /** Attempts whose process ended but whose claim or result is still being written, at most. @default 4096 */
+  /**
+   * Attempts whose process ended but whose claim or result is still being written, at most; half
+   * of it held back while the executor is starting due runs (see reportHoldMs). @default 32,768
+   */
   reportBacklog?: number;
+  /**
+   * While every free slot keeps being filled with due runs, results of ended runs wait up to this
+   * long (or until half the backlog holds them) and are then written in large batches: during a
+   * burst, starting runs on time comes before writing down runs that ended. Their `finishedAt`
+   * is when they ended. @default 2 s (at most a tenth of the lease)
+   */
+  reportHoldMs?: number;
   /**
    * A run taken with its payload is confirmed this long after it started; one that ends sooner
    * reports its claim and its result in one write. @default 1 s (at most a tenth of the lease)
@@ -56,7 +66,14 @@ export interface ExecutorOptions {
 }
 
 interface Attempt {
+  /**
+   * The run as this executor knows it: the stored document once claimed in MongoDB; for a run
+   * taken with its payload, until its claim is confirmed, the run as it was enqueued (QUEUED,
+   * the previous token: the attempt's own token is `token`).
+   */
   run: RunDoc;
+  /** The attempt's fencing token (a taken run's claim bumps the enqueued one by one). */
+  token: number;
   abort: AbortController;
   /** Local kill deadline: lease end minus a safety margin, moved on every successful renewal. */
   killAt: number;
@@ -64,14 +81,17 @@ interface Attempt {
   abortKind: "CANCEL" | "LEASE_LOST" | "CLAIM_LOST" | "SHUTDOWN" | null;
   /** The claim is in MongoDB (at once for a claim made there; after the start for one taken with its payload). */
   confirmed: boolean;
-  /** Settles true once confirmed, false when the claim was refused or could not be written in time. */
-  confirmation: Promise<boolean>;
-  /** Taken with its payload: the run as enqueued, when it started, and the pending confirm (null once sent). */
-  taken: { queued: RunDoc; startedAt: number; confirmTimer: NodeJS.Timeout | null } | null;
+  /**
+   * Settles true once confirmed, false when the claim was refused or could not be written in
+   * time; null while a taken run's confirm is not sent yet.
+   */
+  confirmation: Promise<boolean> | null;
+  /** Taken with its payload: the run as enqueued, when it started, and whether its confirm is still to be sent. */
+  taken: { queued: RunDoc; startedAt: number; unsent: boolean } | null;
   /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
   deadlineFile: string;
-  /** Writes of the deadline file, one after the other, so the newest killAt always lands last. */
-  deadlineWrite: Promise<void>;
+  /** Writes of the deadline file, one after the other, so the newest killAt always lands last (null: none yet). */
+  deadlineWrite: Promise<void> | null;
   /** The deadline file may exist (written at the first renewal; the run's start deadline is in its environment). */
   deadlineWritten: boolean;
   /** The run's process has ended (its slot is free; the result may still be being written). */
@@ -88,9 +108,6 @@ function uptimeCentiseconds(): number {
   if (!uptimeBase || at - uptimeBase.at > 10_000) uptimeBase = { at, cs: Math.floor(uptime() * 100) };
   return uptimeBase.cs + Math.floor((at - uptimeBase.at) / 10);
 }
-
-/** Longest a result waits for the pull loop to pause (see Executor.reportTurn). */
-const REPORT_HOLD_MS = 1_000;
 
 export class Executor {
   readonly nodeId = newId();
@@ -109,11 +126,21 @@ export class Executor {
   private deadlineWrites = 0;
   /** Attempts whose process has not ended yet (the slots in use). */
   private processes = 0;
+  /** Takes in flight, and the slots they asked for. */
+  private readonly pulls = new Set<Promise<void>>();
+  private reserved = 0;
+  /** The last take found no due run; the loop sleeps before the next. */
+  private drained = false;
+  /** The last take failed: one at a time, after a pause, until one succeeds. */
+  private pullFailing = false;
   /** The pull loop is starting runs as fast as slots free up (its last take filled every free slot). */
   private dispatching = false;
-  /** Results waiting for the pull loop to pause (see reportTurn). */
-  private reportWaiters: Array<() => void> = [];
-  private reportTimer: NodeJS.Timeout | null = null;
+  /** Results waiting for the pull loop to pause (see reportTurn): one gate they all wait on. */
+  private reportGate: { opened: Promise<void>; open: () => void; timer: NodeJS.Timeout } | null = null;
+  /** Taken runs whose claim is to be confirmed, in start order (one timer for all; see startTaken). */
+  private toConfirm: Attempt[] = [];
+  private toConfirmHead = 0;
+  private confirmTimer: NodeJS.Timeout | null = null;
   /** Earliest staged entry over the pools, as the last take saw it: an idle loop sleeps until then. */
   private nextStagedAt: number | null = null;
 
@@ -127,7 +154,8 @@ export class Executor {
       pollMs: 1_000,
       heartbeatMs: Math.max(50, Math.floor(leaseMs / 3)),
       drainGraceMs: 30_000,
-      reportBacklog: 4_096,
+      reportBacklog: 32_768,
+      reportHoldMs: Math.min(2_000, Math.floor(leaseMs / 10)),
       confirmDelayMs: Math.min(1_000, Math.floor(leaseMs / 10)),
       labels: {},
       ...opts,
@@ -218,49 +246,82 @@ export class Executor {
     return Math.min(this.o.slots - this.processes, this.o.slots + this.o.reportBacklog - this.attempts.size);
   }
 
+  /**
+   * Pulls while slots are free. Two takes may be in flight, each for slots no other take asked
+   * for: while one waits for Redis, slots freed meanwhile are asked for by the next, so a burst of
+   * short runs does not leave the executor idle for a round trip per batch.
+   */
   private async pullLoop(): Promise<void> {
     while (this.state === "running") {
-      const free = this.freeSlots();
+      const free = this.freeSlots() - this.reserved;
       if (free <= 0) {
         // Every slot busy: reports may wait for one to free; a full backlog must be written first.
         if (this.attempts.size >= this.o.slots + this.o.reportBacklog / 2) this.releaseReports();
         await this.waitForWork(this.o.pollMs);
         continue;
       }
-      let got = 0;
-      try {
-        got = await this.pullOnce(free);
-      } catch (e) {
-        this.deps.log.error({ err: coerceError(e) }, "pull failed");
-        await delay(Math.min(1_000, this.o.pollMs));
+      if (this.pulls.size >= (this.pullFailing ? 1 : PULLS_IN_FLIGHT) || (this.drained && this.pulls.size > 0)) {
+        await this.waitForWork(this.o.pollMs); // a take ending wakes the loop
+        continue;
       }
-      this.dispatching = got === free;
-      if (!this.dispatching) this.releaseReports();
-      if (got === 0 && this.state === "running") await this.waitForWork(this.idleSleepMs());
+      if (this.drained) {
+        // The last take found nothing due: sleep until woken (new work, a freed slot) or the next staged entry is due.
+        this.drained = false;
+        await this.waitForWork(this.idleSleepMs());
+        continue;
+      }
+      this.startPull(free);
     }
+    await Promise.all(this.pulls);
+  }
+
+  private startPull(free: number): void {
+    this.reserved += free;
+    const pull: Promise<void> = this.pullOnce(free)
+      .then(
+        (got) => {
+          this.pullFailing = false;
+          this.dispatching = got === free;
+          if (!this.dispatching) this.releaseReports();
+          if (got === 0) this.drained = true;
+        },
+        async (e: unknown) => {
+          this.pullFailing = true;
+          this.deps.log.error({ err: coerceError(e) }, "pull failed");
+          await delay(Math.min(1_000, this.o.pollMs));
+        },
+      )
+      .finally(() => {
+        this.reserved -= free;
+        this.pulls.delete(pull);
+        this.wake();
+      });
+    this.pulls.add(pull);
   }
 
   /**
    * Results of ended runs wait here while the pull loop keeps every slot busy with runs that are
    * due: starting work on time comes before writing down work that is done. They go as soon as
-   * the loop pauses (queue drained) or after REPORT_HOLD_MS, and at once when half the backlog is
-   * used. Confirms of runs still going never wait.
+   * the loop pauses (queue drained) or after `reportHoldMs`, and at once when half the backlog is
+   * used. Confirms of runs still going never wait. A held run is safe: its claim marker in Redis
+   * keeps the reaper off it for a lease, and its claim-and-result write is fenced like any other.
    */
   private reportTurn(): Promise<void> | undefined {
     if (!this.dispatching || this.state !== "running" || this.attempts.size >= this.o.slots + this.o.reportBacklog / 2) return undefined;
-    return new Promise<void>((resolve) => {
-      this.reportWaiters.push(resolve);
-      if (!this.reportTimer) this.reportTimer = setTimeout(() => this.releaseReports(), REPORT_HOLD_MS);
-    });
+    if (!this.reportGate) {
+      let open!: () => void;
+      const opened = new Promise<void>((r) => (open = r));
+      this.reportGate = { opened, open, timer: setTimeout(() => this.releaseReports(), this.o.reportHoldMs) };
+    }
+    return this.reportGate.opened;
   }
 
   private releaseReports(): void {
-    if (this.reportTimer) clearTimeout(this.reportTimer);
-    this.reportTimer = null;
-    if (this.reportWaiters.length === 0) return;
-    const waiting = this.reportWaiters;
-    this.reportWaiters = [];
-    for (const resolve of waiting) resolve();
+    const gate = this.reportGate;
+    if (!gate) return;
+    this.reportGate = null;
+    clearTimeout(gate.timer);
+    gate.open();
   }
 
   /** Until the next staged entry is due (never longer than the safety poll). */
@@ -277,7 +338,8 @@ export class Executor {
     const { ready } = this.deps.state;
     for (let i = 0; i < pools.length && started < free; i++) {
       const pool = pools[(this.poolCursor + i) % pools.length]!;
-      const got = await ready.take(pool, free - started, this.deps.clock(), this.o.leaseMs);
+      // Both go in one write to Redis; owners are named only when some owner is limited (rare).
+      const [got, anyLimited] = await Promise.all([ready.take(pool, free - started, this.deps.clock(), this.o.leaseMs), ready.anyLimited()]);
       if (got.nextAt !== null) nextAt = nextAt === null ? got.nextAt : Math.min(nextAt, got.nextAt);
       const withPayload: RunDoc[] = [];
       const inMongo: string[] = [];
@@ -294,7 +356,7 @@ export class Executor {
         }
       }
       // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
-      const limited = withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((r) => r.ownerId))]) : new Set<string>();
+      const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((r) => r.ownerId))]) : NO_OWNERS;
       for (const run of withPayload) {
         if (limited.has(run.ownerId)) inMongo.push(run._id);
         else {
@@ -306,7 +368,7 @@ export class Executor {
       // elsewhere) are simply not among those won.
       if (inMongo.length) {
         for (const run of await this.deps.runs.claimMany(inMongo, this.nodeId, this.o.leaseMs)) {
-          this.startAttempt(run, true);
+          this.startAttempt(run, run.fencingToken, true, null);
           started++;
         }
       }
@@ -323,15 +385,40 @@ export class Executor {
    */
   private startTaken(queued: RunDoc): void {
     const startedAt = this.deps.clock();
-    const a = this.startAttempt(takenClaim(queued, this.nodeId, this.o.leaseMs, startedAt).running, false);
-    let settle!: (ok: boolean) => void;
-    a.confirmation = new Promise<boolean>((r) => (settle = r));
-    const taken = { queued, startedAt, confirmTimer: null as NodeJS.Timeout | null };
-    a.taken = taken;
-    taken.confirmTimer = setTimeout(() => {
-      taken.confirmTimer = null;
-      void this.confirmTaken(a, queued, startedAt, settle);
-    }, this.o.confirmDelayMs);
+    const a = this.startAttempt(queued, queued.fencingToken + 1, false, { queued, startedAt, unsent: true });
+    // Confirms are sent confirmDelayMs after each start, by one timer for all taken runs.
+    this.toConfirm.push(a);
+    if (!this.confirmTimer) this.confirmTimer = setTimeout(() => this.sendConfirms(), this.o.confirmDelayMs);
+  }
+
+  /** Sends the confirms that are due, and waits for the next one. */
+  private sendConfirms(): void {
+    this.confirmTimer = null;
+    const now = this.deps.clock();
+    const queue = this.toConfirm;
+    while (this.toConfirmHead < queue.length) {
+      const a = queue[this.toConfirmHead]!;
+      const taken = a.taken!;
+      const dueAt = taken.startedAt + this.o.confirmDelayMs;
+      if (dueAt > now) {
+        this.confirmTimer = setTimeout(() => this.sendConfirms(), dueAt - now);
+        break;
+      }
+      queue[this.toConfirmHead++] = undefined as unknown as Attempt;
+      // Ended before its confirm was due: the claim goes with the result (see execute).
+      if (!taken.unsent) continue;
+      taken.unsent = false;
+      let settle!: (ok: boolean) => void;
+      a.confirmation = new Promise<boolean>((r) => (settle = r));
+      void this.confirmTaken(a, taken.queued, taken.startedAt, settle);
+    }
+    if (this.toConfirmHead === queue.length) {
+      this.toConfirm = [];
+      this.toConfirmHead = 0;
+    } else if (this.toConfirmHead > 4_096 && this.toConfirmHead * 2 > queue.length) {
+      this.toConfirm = queue.slice(this.toConfirmHead);
+      this.toConfirmHead = 0;
+    }
   }
 
   /** Confirms the claim of a taken run, retrying store errors until the attempt's kill deadline. */
@@ -344,6 +431,7 @@ export class Executor {
           return settle(false);
         }
         a.run = a.abortKind === "CANCEL" ? { ...confirmed, cancelRequested: true } : confirmed;
+        a.token = confirmed.fencingToken;
         a.killAt = this.deps.clock() + this.leaseSafeMs();
         a.confirmed = true;
         return settle(true);
@@ -355,35 +443,42 @@ export class Executor {
     }
   }
 
-  private startAttempt(run: RunDoc, confirmed: boolean): Attempt {
+  private startAttempt(run: RunDoc, token: number, confirmed: boolean, taken: Attempt["taken"]): Attempt {
     const attempt: Attempt = {
       run,
+      token,
       abort: new AbortController(),
       killAt: this.deps.clock() + this.leaseSafeMs(),
-      done: Promise.resolve(),
+      done: DONE,
       abortKind: null,
       confirmed,
-      confirmation: Promise.resolve(confirmed),
-      taken: null,
-      deadlineFile: join(this.o.workRoot, `${run._id}-${run.attempt}-${run.fencingToken}.deadline`),
-      deadlineWrite: Promise.resolve(),
+      confirmation: confirmed ? CONFIRMED : null,
+      taken,
+      deadlineFile: `${this.o.workRoot}/${run._id}-${run.attempt}-${token}.deadline`,
+      deadlineWrite: null,
       deadlineWritten: false,
       ended: false,
     };
     this.attempts.set(run._id, attempt);
     this.processes++;
-    attempt.done = this.execute(attempt)
-      .catch((e) => this.deps.log.error({ err: coerceError(e), runId: run._id }, "attempt failed to report"))
-      .finally(() => {
-        this.attempts.delete(run._id);
-        this.wake();
-      });
+    attempt.done = this.runAttempt(attempt);
     return attempt;
+  }
+
+  private async runAttempt(a: Attempt): Promise<void> {
+    try {
+      await this.execute(a);
+    } catch (e) {
+      this.deps.log.error({ err: coerceError(e), runId: a.run._id }, "attempt failed to report");
+    } finally {
+      this.attempts.delete(a.run._id);
+      this.wake();
+    }
   }
 
   /**
    * An empty working directory for one run, private to the executor's user (0700). Directories
-   * a run left exactly as it got them (empty, same mode and owner) are reused: creating and
+   * a run left exactly as it got them (empty, same mode and owner, still a directory and not a link) are reused: creating and
    * removing a directory costs ~0.2 ms of filesystem journal per run on a disk (ext4), a check
    * that it is still empty ~0.01 ms. A run that leaves anything behind, or changes the directory,
    * gets it removed, and the next run a new one.
@@ -396,19 +491,19 @@ export class Executor {
     return dir;
   }
 
-  private async giveBackWorkDir(dir: string): Promise<void> {
+  /** Keeps or removes a run's working directory; a promise only when it must be removed with its contents. */
+  private giveBackWorkDir(dir: string): Promise<void> | undefined {
     try {
-      const st = statSync(dir);
-      const uid = process.getuid?.() ?? st.uid;
-      if (st.isDirectory() && (st.mode & 0o7777) === 0o700 && st.uid === uid && readdirSync(dir).length === 0) {
+      const st = lstatSync(dir);
+      if (st.isDirectory() && (st.mode & 0o7777) === 0o700 && st.uid === (MY_UID ?? st.uid) && readdirSync(dir).length === 0) {
         if (this.state === "running" && this.freeDirs.length < this.o.slots) this.freeDirs.push(dir);
         else rmdirSync(dir);
-        return;
+        return undefined;
       }
     } catch {
       // unreadable or gone: remove whatever is left
     }
-    await rm(dir, { recursive: true, force: true }).catch((e) => this.deps.log.warn({ err: coerceError(e), dir }, "could not remove a run's working directory"));
+    return rm(dir, { recursive: true, force: true }).catch((e) => this.deps.log.warn({ err: coerceError(e), dir }, "could not remove a run's working directory"));
   }
 
   /** Kill this long before the lease ends if renewals keep failing. */
@@ -426,12 +521,13 @@ export class Executor {
   }
 
   private async execute(a: Attempt): Promise<void> {
-    const { run } = a;
+    const { run, token } = a;
     // Made only when something is logged (most attempts log nothing at the default levels' cost).
     let child: Logger | undefined;
-    const log = () => (child ??= this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token: run.fencingToken }));
+    const log = () => (child ??= this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token }));
     let cwd: string | null = null;
     let result: ProcessResult;
+    let endedAt = 0;
     try {
       cwd = this.takeWorkDir();
       result = await runProcess(
@@ -447,7 +543,7 @@ export class Executor {
             KAIROS_RUN_ID: run._id,
             KAIROS_JOB_ID: run.jobId,
             KAIROS_ATTEMPT: String(run.attempt),
-            KAIROS_FENCING_TOKEN: String(run.fencingToken),
+            KAIROS_FENCING_TOKEN: String(token),
             KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
           },
           cwd,
@@ -460,22 +556,20 @@ export class Executor {
       );
     } finally {
       a.ended = true;
+      endedAt = this.deps.clock();
       this.processes--;
       this.wake(); // the slot is free
       if (cwd) await this.giveBackWorkDir(cwd);
       // A renewal's write may be in flight: after it, the file (if any) goes.
-      await a.deadlineWrite.catch(() => undefined);
+      if (a.deadlineWrite) await a.deadlineWrite.catch(() => undefined);
       if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
     }
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the
     // report turn below, still well inside the attempt's kill deadline).
-    const unsent = a.taken?.confirmTimer ? a.taken : null;
-    if (unsent) {
-      clearTimeout(unsent.confirmTimer!);
-      unsent.confirmTimer = null;
-    }
+    const unsent = a.taken?.unsent ? a.taken : null;
+    if (unsent) unsent.unsent = false;
     await this.reportTurn();
-    if (!unsent && !(await a.confirmation)) {
+    if (!unsent && !(await a.confirmation!)) {
       log().warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
       return;
     }
@@ -494,7 +588,7 @@ export class Executor {
     if (a.abortKind === "SHUTDOWN") {
       const back = await this.deps.runs.transition(run._id, RunStatus.QUEUED, {
         from: [RunStatus.RUNNING],
-        token: run.fencingToken,
+        token: a.token,
         set: { nodeId: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
         reason: "handed back: executor shut down",
         attempt: run.attempt,
@@ -503,7 +597,7 @@ export class Executor {
       log().info("attempt handed back on shutdown");
       return;
     }
-    const outcome = toOutcome(result, a.abortKind === "CANCEL");
+    const outcome = toOutcome(result, a.abortKind === "CANCEL", endedAt);
     const done = unsent
       ? await this.deps.runs.finishTaken(unsent.queued, this.nodeId, this.o.leaseMs, unsent.startedAt, outcome)
       : await this.deps.runs.finishAttempt(a.run, outcome);
@@ -516,7 +610,7 @@ export class Executor {
    * read without forking). Written to a temp file and renamed, so the watchdog never reads half.
    */
   private writeDeadline(a: Attempt): Promise<void> {
-    a.deadlineWrite = a.deadlineWrite.then(() => this.writeDeadlineNow(a));
+    a.deadlineWrite = (a.deadlineWrite ?? DONE).then(() => this.writeDeadlineNow(a));
     return a.deadlineWrite;
   }
 
@@ -576,7 +670,7 @@ export class Executor {
       [...this.attempts.values()].map(async (a) => {
         if (a.abortKind || !a.confirmed) return;
         try {
-          const renewed = await this.deps.runs.extendLease(a.run._id, a.run.fencingToken, this.o.leaseMs);
+          const renewed = await this.deps.runs.extendLease(a.run._id, a.token, this.o.leaseMs);
           if (!renewed) return this.abortAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
           a.killAt = now + this.leaseSafeMs();
           await this.writeDeadline(a);
@@ -595,8 +689,8 @@ export class Executor {
   }
 }
 
-function toOutcome(r: ProcessResult, cancelled: boolean): AttemptOutcome {
-  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated };
+function toOutcome(r: ProcessResult, cancelled: boolean, endedAt: number): AttemptOutcome {
+  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated, endedAt };
   if (cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
   if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
   if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: `timed out after ${r.durationMs} ms` };
@@ -623,3 +717,10 @@ function usage(): NodeDoc["usage"] {
 }
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const NO_OWNERS: ReadonlySet<string> = new Set();
+const DONE: Promise<void> = Promise.resolve();
+/** Takes from the ready queues in flight at once (see Executor.pullLoop). */
+const PULLS_IN_FLIGHT = 2;
+const CONFIRMED: Promise<boolean> = Promise.resolve(true);
+/** The executor's user: a reused working directory must still be its own. */
+const MY_UID: number | undefined = process.getuid?.();

@@ -183,6 +183,8 @@ export interface ReadyQueue {
   replaceLimited(ownerIds: readonly string[]): Promise<void>;
   /** Which of `ownerIds` are limited. */
   limitedAmong(ownerIds: readonly string[]): Promise<Set<string>>;
+  /** Whether any owner is limited (an executor asks with every take, and names owners only then). */
+  anyLimited(): Promise<boolean>;
   close(): Promise<void>;
 }
 

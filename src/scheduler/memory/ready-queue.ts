@@ -124,5 +124,9 @@ export class MemoryReadyQueue implements ReadyQueue {
     return new Set(ownerIds.filter((o) => this.limited.has(o)));
   }
 
+  async anyLimited(): Promise<boolean> {
+    return this.limited.size > 0;
+  }
+
   async close(): Promise<void> {}
 }

@@ -92,6 +92,11 @@ export class RedisReadyQueue implements ReadyQueue {
     return new Set(ownerIds.filter((_, i) => flags[i] === 1));
   }
 
+  async anyLimited(): Promise<boolean> {
+    // An empty set does not exist in Redis.
+    return (await this.conn.redis.exists(this.keys.limitedOwners)) === 1;
+  }
+
   close(): Promise<void> {
     return this.drop();
   }

@@ -550,13 +550,19 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
 
       it("keeps the set of owners with a concurrency limit", async () => {
         expect(await s.ready.limitedAmong(["u1", "u2"])).toEqual(new Set());
+        expect(await s.ready.anyLimited()).toBe(false);
         await s.ready.markLimited("u1", true);
         await s.ready.markLimited("u2", true);
         await s.ready.markLimited("u2", false);
+        expect(await s.ready.anyLimited()).toBe(true);
         expect(await s.ready.limitedAmong(["u1", "u2", "u3"])).toEqual(new Set(["u1"]));
+        await s.ready.markLimited("u1", false);
+        expect(await s.ready.anyLimited()).toBe(false);
         await s.ready.replaceLimited(["u3", "u4"]);
+        expect(await s.ready.anyLimited()).toBe(true);
         expect(await s.ready.limitedAmong(["u1", "u3", "u4"])).toEqual(new Set(["u3", "u4"]));
         await s.ready.replaceLimited([]);
+        expect(await s.ready.anyLimited()).toBe(false);
         expect(await s.ready.limitedAmong(["u3"])).toEqual(new Set());
         expect(await s.ready.limitedAmong([])).toEqual(new Set());
       });

@@ -10,7 +10,7 @@ export const unready: LuaScript = {
   Output: 1 when it was queued or staged, else 0 (taken, or never pushed).
 ]]
 local n = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1], ARGV[1] .. '|s')
 return n > 0 and 1 or 0
 `,
 };
