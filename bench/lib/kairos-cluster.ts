@@ -174,7 +174,7 @@ function nodeArgs(runtime: Runtime, script: string, args: string[], cpuProfDir: 
   // on a thread of its own, which writes a profile too; a fixed name would let it overwrite the
   // main thread's. Child.stop() renames them after the role.
   const prof = cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfDir] : [];
-  return [...prof, ...(process.env.BENCH_V8 ? process.env.BENCH_V8.split(" ") : []), ...(runtime === "tsx" ? ["--import", TSX] : []), ...imports.flatMap((i) => ["--import", i]), script, ...args];
+  return [...prof, ...(runtime === "tsx" ? ["--import", TSX] : []), ...imports.flatMap((i) => ["--import", i]), script, ...args];
 }
 
 /** Renames the profiles a process wrote to `<name>.<pid>.<thread>.cpuprofile`. */

@@ -133,6 +133,8 @@ export class Executor {
   private drained = false;
   /** The last take failed: one at a time, after a pause, until one succeeds. */
   private pullFailing = false;
+  /** The loop is waiting while takes are in flight (a take ending must wake it). */
+  private awaitingPulls = false;
   /** The pull loop is starting runs as fast as slots free up (its last take filled every free slot). */
   private dispatching = false;
   /** Results waiting for the pull loop to pause (see reportTurn): one gate they all wait on. */
@@ -254,14 +256,13 @@ export class Executor {
   private async pullLoop(): Promise<void> {
     while (this.state === "running") {
       const free = this.freeSlots() - this.reserved;
-      if (free <= 0) {
+      if (free <= 0 || this.pulls.size >= (this.pullFailing ? 1 : PULLS_IN_FLIGHT) || (this.drained && this.pulls.size > 0)) {
         // Every slot busy: reports may wait for one to free; a full backlog must be written first.
-        if (this.attempts.size >= this.o.slots + this.o.reportBacklog / 2) this.releaseReports();
+        if (free <= 0 && this.attempts.size >= this.o.slots + this.o.reportBacklog / 2) this.releaseReports();
+        // Woken by a freed slot, new work, or (while takes are in flight) a take ending.
+        this.awaitingPulls = this.pulls.size > 0;
         await this.waitForWork(this.o.pollMs);
-        continue;
-      }
-      if (this.pulls.size >= (this.pullFailing ? 1 : PULLS_IN_FLIGHT) || (this.drained && this.pulls.size > 0)) {
-        await this.waitForWork(this.o.pollMs); // a take ending wakes the loop
+        this.awaitingPulls = false;
         continue;
       }
       if (this.drained) {
@@ -277,13 +278,15 @@ export class Executor {
 
   private startPull(free: number): void {
     this.reserved += free;
+    let got = -1;
     const pull: Promise<void> = this.pullOnce(free)
       .then(
-        (got) => {
+        (n) => {
+          got = n;
           this.pullFailing = false;
-          this.dispatching = got === free;
+          this.dispatching = n === free;
           if (!this.dispatching) this.releaseReports();
-          if (got === 0) this.drained = true;
+          if (n === 0) this.drained = true;
         },
         async (e: unknown) => {
           this.pullFailing = true;
@@ -294,7 +297,13 @@ export class Executor {
       .finally(() => {
         this.reserved -= free;
         this.pulls.delete(pull);
-        this.wake();
+        // An empty take wakes only a loop waiting for it: a pending wake-up would cut the idle
+        // sleep that follows short, and the loop would poll an empty queue without pause.
+        // Two takes ending in one turn wake it once (a second wake-up would be left pending).
+        if (got !== 0 || this.awaitingPulls) {
+          this.awaitingPulls = false;
+          this.wake();
+        }
       });
     this.pulls.add(pull);
   }
