@@ -29,6 +29,7 @@ import { RunStatus } from "../scheduler/lifecycle.js";
 import { Wakeup } from "../scheduler/wakeup.js";
 import { newId, type Mongo } from "../store/mongo.js";
 import type { NodeDoc, RunDoc } from "../store/types.js";
+import { RunAbort } from "./abort.js";
 import { runProcess, type ProcessResult } from "./process.js";
 
 export interface ExecutorOptions {
@@ -74,7 +75,7 @@ interface Attempt {
   run: RunDoc;
   /** The attempt's fencing token (a taken run's claim bumps the enqueued one by one). */
   token: number;
-  abort: AbortController;
+  abort: RunAbort;
   /** Local kill deadline: lease end minus a safety margin, moved on every successful renewal. */
   killAt: number;
   done: Promise<void>;
@@ -456,7 +457,7 @@ export class Executor {
     const attempt: Attempt = {
       run,
       token,
-      abort: new AbortController(),
+      abort: new RunAbort(),
       killAt: this.deps.clock() + this.leaseSafeMs(),
       done: DONE,
       abortKind: null,
@@ -561,7 +562,7 @@ export class Executor {
           initialDeadline: this.uptimeDeadline(a.killAt),
           watchdogIntervalMs: this.watchdogIntervalMs(),
         },
-        a.abort.signal,
+        a.abort,
       );
     } finally {
       a.ended = true;

@@ -3,6 +3,7 @@
  * or a cancel kills everything it started, not just the shell.
  */
 import { spawn } from "node:child_process";
+import type { AbortLike } from "./abort.js";
 
 export interface ProcessSpec {
   /** Run by `/bin/sh -c`. Exactly one of command and argv. */
@@ -138,7 +139,7 @@ export function commandLine(
   return ["/bin/sh", ["-c", `${pidGuard} exec /bin/sh -c "$0"`, spec.command ?? ""]];
 }
 
-export function runProcess(spec: ProcessSpec, signal: AbortSignal): Promise<ProcessResult> {
+export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<ProcessResult> {
   const started = performance.now();
   const tail = new TailBuffer(spec.tailBytes ?? 16 * 1024);
   const killGraceMs = spec.killGraceMs ?? 5_000;

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunAbort } from "../../src/executor/abort.js";
 import { TailBuffer, commandLine, runProcess, watchdogSleep, type ProcessSpec } from "../../src/executor/process.js";
 
 let cwd: string;
@@ -78,6 +79,21 @@ describe("runProcess", () => {
     expect(r.durationMs).toBeLessThan(5_000);
   });
 
+  it("stops on the executor's RunAbort too, and one aborted before the start never runs the program", async () => {
+    const abort = new RunAbort();
+    setTimeout(() => abort.abort(new Error("lease lost")), 100);
+    const r = await runProcess(spec({ command: "sleep 10" }), abort);
+    expect(r).toMatchObject({ aborted: true, abortReason: "lease lost" });
+    expect(r.durationMs).toBeLessThan(5_000);
+
+    const early = new RunAbort();
+    early.abort(new Error("cancelled"));
+    const marker = join(cwd, "ran-anyway");
+    const e = await runProcess(spec({ command: `sleep 2; touch ${marker}` }), early);
+    expect(e).toMatchObject({ aborted: true, abortReason: "cancelled" });
+    expect(readdirSync(cwd)).not.toContain("ran-anyway");
+  });
+
   it("reports a program that cannot be started", async () => {
     const r = await runProcess(spec({ argv: ["/no/such/program"] }), new AbortController().signal);
     expect(r.exitCode).toBe(127);
@@ -99,6 +115,23 @@ describe("runProcess", () => {
     const r = await runProcess(spec({ command: "sleep 20 & echo started" }), new AbortController().signal);
     expect(r.exitCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("RunAbort", () => {
+  it("calls each listener once, with the first reason; a removed one never; none after the abort", () => {
+    const abort = new RunAbort();
+    const calls: string[] = [];
+    const a = () => calls.push("a");
+    const b = () => calls.push("b");
+    abort.addEventListener("abort", a);
+    abort.addEventListener("abort", b);
+    abort.removeEventListener("abort", b);
+    abort.abort("first");
+    abort.abort("second");
+    abort.addEventListener("abort", () => calls.push("late"));
+    expect(calls).toEqual(["a"]);
+    expect(abort).toMatchObject({ aborted: true, reason: "first" });
   });
 });
 
