@@ -186,6 +186,8 @@ export class Executor {
       lastHeartbeatAt: now,
     };
     await mkdir(this.o.workRoot, { recursive: true });
+    // A working directory per slot, made now rather than by the first runs of a burst.
+    for (let i = 0; i < this.o.slots; i++) this.freeDirs.push(this.makeWorkDir());
     await this.deps.mongo.c.nodes.insertOne(node);
     for (const pool of this.o.pools) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wake()));
@@ -494,8 +496,10 @@ export class Executor {
    * gets it removed, and the next run a new one.
    */
   private takeWorkDir(): string {
-    const reused = this.freeDirs.pop();
-    if (reused) return reused;
+    return this.freeDirs.pop() ?? this.makeWorkDir();
+  }
+
+  private makeWorkDir(): string {
     const dir = join(this.o.workRoot, `run-${this.nodeId.slice(-8)}-${++this.dirSeq}`);
     mkdirSync(dir, { mode: 0o700 });
     return dir;
