@@ -30,7 +30,7 @@ import { Wakeup } from "../scheduler/wakeup.js";
 import { newId, type Mongo } from "../store/mongo.js";
 import type { NodeDoc, RunDoc } from "../store/types.js";
 import { RunAbort } from "./abort.js";
-import { runProcess, type ProcessResult } from "./process.js";
+import { runProcess, type ProcessResult, type ProcessSpec } from "./process.js";
 
 export interface ExecutorOptions {
   nodeName: string;
@@ -70,9 +70,11 @@ interface Attempt {
   /**
    * The run as this executor knows it: the stored document once claimed in MongoDB; for a run
    * taken with its payload, until its claim is confirmed, the run as it was enqueued (QUEUED,
-   * the previous token: the attempt's own token is `token`).
+   * the previous token: the attempt's own token is `token`). Null while a taken run that ended
+   * waits to report: what it reports is decoded from its payload again then (see execute).
    */
-  run: RunDoc;
+  run: RunDoc | null;
+  readonly runId: string;
   /** The attempt's fencing token (a taken run's claim bumps the enqueued one by one). */
   token: number;
   abort: RunAbort;
@@ -87,8 +89,11 @@ interface Attempt {
    * time; null while a taken run's confirm is not sent yet.
    */
   confirmation: Promise<boolean> | null;
-  /** Taken with its payload: the run as enqueued, when it started, and whether its confirm is still to be sent. */
-  taken: { queued: RunDoc; startedAt: number; unsent: boolean } | null;
+  /**
+   * Taken with its payload: the run as enqueued (null while its result is held; `payload` has it),
+   * when it started, and whether its confirm is still to be sent.
+   */
+  taken: { queued: RunDoc | null; payload: string; startedAt: number; unsent: boolean } | null;
   /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
   deadlineFile: string;
   /** Writes of the deadline file, one after the other, so the newest killAt always lands last (null: none yet). */
@@ -353,7 +358,7 @@ export class Executor {
       // Both go in one write to Redis; owners are named only when some owner is limited (rare).
       const [got, anyLimited] = await Promise.all([ready.take(pool, free - started, this.deps.clock(), this.o.leaseMs), ready.anyLimited()]);
       if (got.nextAt !== null) nextAt = nextAt === null ? got.nextAt : Math.min(nextAt, got.nextAt);
-      const withPayload: RunDoc[] = [];
+      const withPayload: Array<{ run: RunDoc; payload: string }> = [];
       const inMongo: string[] = [];
       for (const t of got.taken) {
         if (t.payload === null) {
@@ -361,18 +366,18 @@ export class Executor {
           continue;
         }
         try {
-          withPayload.push(decodeRunPayload(t.payload));
+          withPayload.push({ run: decodeRunPayload(t.payload), payload: t.payload });
         } catch (e) {
           this.deps.log.warn({ err: coerceError(e), runId: t.runId }, "unreadable ready-queue payload; claiming the run in MongoDB");
           inMongo.push(t.runId);
         }
       }
       // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
-      const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((r) => r.ownerId))]) : NO_OWNERS;
-      for (const run of withPayload) {
+      const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((t) => t.run.ownerId))]) : NO_OWNERS;
+      for (const { run, payload } of withPayload) {
         if (limited.has(run.ownerId)) inMongo.push(run._id);
         else {
-          this.startTaken(run);
+          this.startTaken(run, payload);
           started++;
         }
       }
@@ -395,9 +400,9 @@ export class Executor {
    * (retried on errors until the attempt's kill deadline). The run is reported, and its lease
    * renewed, only once confirmed.
    */
-  private startTaken(queued: RunDoc): void {
+  private startTaken(queued: RunDoc, payload: string): void {
     const startedAt = this.deps.clock();
-    const a = this.startAttempt(queued, queued.fencingToken + 1, false, { queued, startedAt, unsent: true });
+    const a = this.startAttempt(queued, queued.fencingToken + 1, false, { queued, payload, startedAt, unsent: true });
     // Confirms are sent confirmDelayMs after each start, by one timer for all taken runs.
     this.toConfirm.push(a);
     if (!this.confirmTimer) this.confirmTimer = setTimeout(() => this.sendConfirms(), this.o.confirmDelayMs);
@@ -422,7 +427,7 @@ export class Executor {
       taken.unsent = false;
       let settle!: (ok: boolean) => void;
       a.confirmation = new Promise<boolean>((r) => (settle = r));
-      void this.confirmTaken(a, taken.queued, taken.startedAt, settle);
+      void this.confirmTaken(a, taken.queued!, taken.startedAt, settle);
     }
     if (this.toConfirmHead === queue.length) {
       this.toConfirm = [];
@@ -458,6 +463,7 @@ export class Executor {
   private startAttempt(run: RunDoc, token: number, confirmed: boolean, taken: Attempt["taken"]): Attempt {
     const attempt: Attempt = {
       run,
+      runId: run._id,
       token,
       abort: new RunAbort(),
       killAt: this.deps.clock() + this.leaseSafeMs(),
@@ -481,9 +487,9 @@ export class Executor {
     try {
       await this.execute(a);
     } catch (e) {
-      this.deps.log.error({ err: coerceError(e), runId: a.run._id }, "attempt failed to report");
+      this.deps.log.error({ err: coerceError(e), runId: a.runId }, "attempt failed to report");
     } finally {
-      this.attempts.delete(a.run._id);
+      this.attempts.delete(a.runId);
       this.wake();
     }
   }
@@ -535,39 +541,17 @@ export class Executor {
   }
 
   private async execute(a: Attempt): Promise<void> {
-    const { run, token } = a;
+    const { runId, token } = a;
+    const { jobId, attempt } = a.run!;
     // Made only when something is logged (most attempts log nothing at the default levels' cost).
     let child: Logger | undefined;
-    const log = () => (child ??= this.deps.log.child({ runId: run._id, jobId: run.jobId, attempt: run.attempt, token }));
+    const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
     let cwd: string | null = null;
     let result: ProcessResult;
     let endedAt = 0;
     try {
       cwd = this.takeWorkDir();
-      result = await runProcess(
-        {
-          command: run.spec.command,
-          argv: run.spec.argv,
-          env: {
-            PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-            HOME: cwd,
-            TMPDIR: cwd,
-            LANG: "C.UTF-8",
-            ...run.spec.env,
-            KAIROS_RUN_ID: run._id,
-            KAIROS_JOB_ID: run.jobId,
-            KAIROS_ATTEMPT: String(run.attempt),
-            KAIROS_FENCING_TOKEN: String(token),
-            KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
-          },
-          cwd,
-          timeoutMs: run.spec.timeoutMs,
-          deadlineFile: a.deadlineFile,
-          initialDeadline: this.uptimeDeadline(a.killAt),
-          watchdogIntervalMs: this.watchdogIntervalMs(),
-        },
-        a.abort,
-      );
+      result = await runProcess(this.processSpec(a, cwd), a.abort);
     } finally {
       a.ended = true;
       endedAt = this.deps.clock();
@@ -581,7 +565,13 @@ export class Executor {
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the
     // report turn below, still well inside the attempt's kill deadline).
     const unsent = a.taken?.unsent ? a.taken : null;
-    if (unsent) unsent.unsent = false;
+    if (unsent) {
+      unsent.unsent = false;
+      // While held, the result keeps the payload (one string) rather than the decoded run: a burst
+      // holds thousands, and every object they keep is copied by each young-generation GC.
+      unsent.queued = null;
+      a.run = null;
+    }
     await this.reportTurn();
     if (!unsent && !(await a.confirmation!)) {
       log().warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
@@ -595,17 +585,17 @@ export class Executor {
     }
     if (a.abortKind === "SHUTDOWN" && unsent) {
       // Never claimed in the store: the run is QUEUED there; back to the queue, with a new token.
-      await this.deps.runs.requeueTaken(unsent.queued._id);
+      await this.deps.runs.requeueTaken(runId);
       log().info("attempt handed back on shutdown");
       return;
     }
     if (a.abortKind === "SHUTDOWN") {
-      const back = await this.deps.runs.transition(run._id, RunStatus.QUEUED, {
+      const back = await this.deps.runs.transition(runId, RunStatus.QUEUED, {
         from: [RunStatus.RUNNING],
-        token: a.token,
+        token,
         set: { nodeId: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
         reason: "handed back: executor shut down",
-        attempt: run.attempt,
+        attempt,
       });
       if (back) await this.deps.runs.enqueue(back);
       log().info("attempt handed back on shutdown");
@@ -613,11 +603,38 @@ export class Executor {
     }
     const outcome = toOutcome(result, a.abortKind === "CANCEL", endedAt);
     const done = unsent
-      ? await this.deps.runs.finishTaken(unsent.queued, this.nodeId, this.o.leaseMs, unsent.startedAt, outcome)
-      : await this.deps.runs.finishAttempt(a.run, outcome);
+      ? await this.deps.runs.finishTaken(decodeRunPayload(unsent.payload), this.nodeId, this.o.leaseMs, unsent.startedAt, outcome)
+      : await this.deps.runs.finishAttempt(a.run!, outcome);
     if (!done) log().warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
     else if (this.deps.log.isLevelEnabled("info")) log().info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
   }
+
+  /** What the attempt's process runs, where, with which environment and deadlines. */
+  private processSpec(a: Attempt, cwd: string): ProcessSpec {
+    const run = a.run!;
+    return {
+      command: run.spec.command,
+      argv: run.spec.argv,
+      env: {
+        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+        HOME: cwd,
+        TMPDIR: cwd,
+        LANG: "C.UTF-8",
+        ...run.spec.env,
+        KAIROS_RUN_ID: run._id,
+        KAIROS_JOB_ID: run.jobId,
+        KAIROS_ATTEMPT: String(run.attempt),
+        KAIROS_FENCING_TOKEN: String(a.token),
+        KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
+      },
+      cwd,
+      timeoutMs: run.spec.timeoutMs,
+      deadlineFile: a.deadlineFile,
+      initialDeadline: this.uptimeDeadline(a.killAt),
+      watchdogIntervalMs: this.watchdogIntervalMs(),
+    };
+  }
+
 
   /**
    * Hands `killAt` to the run's watchdog as uptime centiseconds (a monotonic clock the shell can
@@ -644,7 +661,7 @@ export class Executor {
       await rename(tmp, a.deadlineFile);
     } catch (e) {
       // The watchdog then keeps the previous deadline (or, without a file, only the pid check).
-      this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "could not hand the lease deadline to the run's watchdog");
+      this.deps.log.warn({ err: coerceError(e), runId: a.runId }, "could not hand the lease deadline to the run's watchdog");
       await rm(tmp, { force: true }).catch(() => undefined);
     }
   }
@@ -653,7 +670,7 @@ export class Executor {
     if (a.abortKind) return;
     a.abortKind = kind;
     // The copy the result is reported from says what the stored run says (see RunService.transition `batchedFrom`).
-    if (kind === "CANCEL") a.run = { ...a.run, cancelRequested: true };
+    if (kind === "CANCEL" && a.run) a.run = { ...a.run, cancelRequested: true };
     a.abort.abort(new Error(reason));
   }
 
@@ -672,7 +689,7 @@ export class Executor {
     for (const a of this.attempts.values()) {
       // An attempt whose program has ended is only reporting its result: nothing left to kill.
       if (!a.abortKind && !a.ended && now >= a.killAt) {
-        this.deps.log.error({ runId: a.run._id }, "could not renew the lease in time; killing the attempt before the lease ends");
+        this.deps.log.error({ runId: a.runId }, "could not renew the lease in time; killing the attempt before the lease ends");
         this.abortAttempt(a, "LEASE_LOST", "lease could not be renewed");
       }
     }
@@ -684,13 +701,13 @@ export class Executor {
       [...this.attempts.values()].map(async (a) => {
         if (a.abortKind || !a.confirmed) return;
         try {
-          const renewed = await this.deps.runs.extendLease(a.run._id, a.token, this.o.leaseMs);
+          const renewed = await this.deps.runs.extendLease(a.runId, a.token, this.o.leaseMs);
           if (!renewed) return this.abortAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
           a.killAt = now + this.leaseSafeMs();
           await this.writeDeadline(a);
           if (renewed.cancelRequested) this.abortAttempt(a, "CANCEL", "cancelled");
         } catch (e) {
-          this.deps.log.warn({ err: coerceError(e), runId: a.run._id }, "lease renewal failed; will retry");
+          this.deps.log.warn({ err: coerceError(e), runId: a.runId }, "lease renewal failed; will retry");
         }
       }),
     );
