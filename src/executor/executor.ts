@@ -141,6 +141,9 @@ export class Executor {
   private pullFailing = false;
   /** The loop is waiting while takes are in flight (a take ending must wake it). */
   private awaitingPulls = false;
+  /** Results that could not be written in a row, and until when no run is taken because of them. */
+  private reportFailures = 0;
+  private pullPausedUntil = 0;
   /** The pull loop is starting runs as fast as slots free up (its last take filled every free slot). */
   private dispatching = false;
   /** Results waiting for the pull loop to pause (see reportTurn): one gate they all wait on. */
@@ -271,6 +274,11 @@ export class Executor {
         this.awaitingPulls = this.pulls.size > 0;
         await this.waitForWork(this.o.pollMs);
         this.awaitingPulls = false;
+        continue;
+      }
+      const pausedFor = this.pullPausedUntil - this.deps.clock();
+      if (pausedFor > 0) {
+        await this.waitForWork(pausedFor);
         continue;
       }
       if (this.drained) {
@@ -486,8 +494,14 @@ export class Executor {
   private async runAttempt(a: Attempt): Promise<void> {
     try {
       await this.execute(a);
+      this.reportFailures = 0;
     } catch (e) {
-      this.deps.log.error({ err: coerceError(e), runId: a.runId }, "attempt failed to report");
+      // The store (or Redis) refused the result: stop taking runs for a while, longer each time,
+      // rather than run queued work whose results cannot be written (it would run again later).
+      this.reportFailures++;
+      const pauseMs = Math.min(REPORT_FAILURE_PAUSE_MAX_MS, REPORT_FAILURE_PAUSE_MS * 2 ** Math.min(this.reportFailures - 1, 6));
+      this.pullPausedUntil = Math.max(this.pullPausedUntil, this.deps.clock() + pauseMs);
+      this.deps.log.error({ err: coerceError(e), runId: a.runId, pauseMs }, "attempt failed to report; not taking runs for a while");
     } finally {
       this.attempts.delete(a.runId);
       this.wake();
@@ -750,6 +764,9 @@ function usage(): NodeDoc["usage"] {
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const NO_OWNERS: ReadonlySet<string> = new Set();
 const DONE: Promise<void> = Promise.resolve();
+/** No runs are taken for this long after a result could not be written, doubling up to the max. */
+const REPORT_FAILURE_PAUSE_MS = 500;
+const REPORT_FAILURE_PAUSE_MAX_MS = 10_000;
 /** Takes from the ready queues in flight at once (see Executor.pullLoop). */
 const PULLS_IN_FLIGHT = 2;
 const CONFIRMED: Promise<boolean> = Promise.resolve(true);
