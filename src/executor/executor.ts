@@ -231,6 +231,11 @@ export class Executor {
     }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.watchdog) clearInterval(this.watchdog);
+    // Every attempt has ended: no confirm is left to send.
+    if (this.confirmTimer) clearTimeout(this.confirmTimer);
+    this.confirmTimer = null;
+    this.toConfirm = [];
+    this.toConfirmHead = 0;
     for (const u of this.unsubs) await u().catch(() => undefined);
     this.unsubs = [];
     for (const dir of this.freeDirs.splice(0)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
