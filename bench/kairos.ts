@@ -73,7 +73,7 @@ export interface KairosOptions {
   mode?: ExecutorMode;
   /** KAIROS_SHARDS. @default 64 */
   shards?: number;
-  /** KAIROS_STAGE_AHEAD in ms. @default 10_000 (the bench sets it; the product default is off) */
+  /** KAIROS_STAGE_AHEAD in ms, set explicitly. @default 10_000 (the product default) */
   stageAheadMs?: number;
   /** Jobs created concurrently by the bench (the API's callers). @default 32 */
   createConcurrency?: number;

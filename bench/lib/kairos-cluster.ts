@@ -228,7 +228,7 @@ export interface ClusterOptions {
   prefix: string;
   /** KAIROS_SHARDS. @default 64 */
   shards?: number;
-  /** KAIROS_STAGE_AHEAD in ms (0: off, the product default). The bench's own JobService arms timers to match. @default 0 */
+  /** KAIROS_STAGE_AHEAD in ms (0: off). The bench's own JobService arms timers to match. @default 0 (bench/kairos.ts passes 10 s, the product default) */
   stageAheadMs?: number;
   cpuProfDir?: string;
   /** @default "compiled" */

@@ -39,8 +39,8 @@ export class FireLedger {
 
   /** Writes over the duplicates among `failed` whose stored outcome is a withdrawn run's FIRED; drops them from `failed`. */
   private async replaceWithdrawn(docs: readonly FireDoc[], failed: Set<number>): Promise<void> {
-    const ids = [...failed].map((i) => docs[i]!._id);
-    const existing = await this.mongo.c.fires.find({ _id: { $in: ids }, outcome: "FIRED", runId: { $ne: null } }).toArray();
+    const indexOf = new Map([...failed].map((i) => [docs[i]!._id, i]));
+    const existing = await this.mongo.c.fires.find({ _id: { $in: [...indexOf.keys()] }, outcome: "FIRED", runId: { $ne: null } }).toArray();
     if (existing.length === 0) return;
     const runs = await this.mongo.c.runs
       .find({ _id: { $in: existing.map((f) => f.runId!) } }, { projection: { _id: 1, fireKey: 1 } })
@@ -48,7 +48,7 @@ export class FireLedger {
     const withdrawn = new Set(runs.filter((r) => r.fireKey.includes(WITHDRAWN_MARK)).map((r) => r._id));
     for (const f of existing) {
       if (!withdrawn.has(f.runId!)) continue;
-      const i = [...failed].find((k) => docs[k]!._id === f._id)!;
+      const i = indexOf.get(f._id)!;
       const res = await this.mongo.c.fires.replaceOne({ _id: f._id, runId: f.runId }, docs[i]!);
       if (res.modifiedCount === 1) failed.delete(i);
     }

@@ -3,31 +3,26 @@
  * claimer, with its fencing token bumped once, its history and a status event, even when
  * claimers race over the same ids; parked and limited runs keep their rules.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/core/events.js";
 import { RunService } from "../../src/core/runs.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
 import type { SharedState } from "../../src/scheduler/ports.js";
-import { connectMongo, newId, type Mongo } from "../../src/store/mongo.js";
+import { newId, type Mongo } from "../../src/store/mongo.js";
 import type { RunDoc } from "../../src/store/types.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
 import { insertQueuedRuns } from "../helpers/runs.js";
 
-let emulator: RunningEmulator;
+const store = useEmulatedMongo("claim-many");
 let mongo: Mongo;
 let state: SharedState;
 let runs: RunService;
 
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-  mongo = await connectMongo(emulator.uri, "claim-many");
+beforeAll(() => {
+  mongo = store.mongo;
   state = createMemorySharedState({ shardCount: 4 });
   runs = new RunService({ mongo, state, clock: Date.now, log: createLogger("silent") });
-});
-afterAll(async () => {
-  await mongo?.close();
-  await emulator?.stop();
 });
 
 const queuedRuns = (n: number, ownerId: string, extra: Partial<RunDoc> = {}) => insertQueuedRuns(mongo, n, ownerId, extra);

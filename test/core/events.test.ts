@@ -5,42 +5,25 @@
 import { describe, expect, it } from "vitest";
 import { decodeRun, decodeRunEvents, decodeRunPayload, encodeRun, encodeRunPayload } from "../../src/core/events.js";
 import type { RunDoc } from "../../src/store/types.js";
+import { queuedRunDoc } from "../helpers/runs.js";
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 6, 0, s));
 
-const queued: RunDoc = {
+// Every instant, every kind of value a stored run has (the nulls of a run not started yet included).
+const queued: RunDoc = queuedRunDoc("6740a1b2c3d4e5f601234500", {
   _id: "6740a1b2c3d4e5f601234567",
-  ownerId: "6740a1b2c3d4e5f601234500",
-  jobId: "6740a1b2c3d4e5f601234511",
   jobName: "nightly",
-  fireKey: "6740a1b2c3d4e5f601234511@1795327200000",
   trigger: "SCHEDULE",
   scheduledFor: at(0),
-  status: "QUEUED",
-  attempt: 1,
   retry: { maxAttempts: 3, backoff: "EXPONENTIAL", initialMs: 1_000, factor: 2, maxMs: 60_000, jitter: "FULL", nonRetryableExitCodes: [2] },
-  overlap: "ALLOW",
   fencingToken: 4,
-  priority: 5,
-  pool: "default",
   spec: { kind: "COMMAND", command: null, argv: ["true"], env: { A: "1" }, timeoutMs: 60_000, pool: "default" },
-  nodeId: null,
-  leaseUntil: null,
-  cancelRequested: false,
   notBefore: at(0),
   queuedAt: at(-5),
-  startedAt: null,
-  finishedAt: null,
-  retryAt: null,
-  exitCode: null,
-  signal: null,
-  error: null,
-  outputTail: null,
-  outputTruncated: false,
   history: [{ status: "QUEUED", at: at(-5), reason: null, nodeId: null, attempt: 1 }],
   createdAt: at(-5),
   updatedAt: at(-5),
-};
+});
 
 const finished: RunDoc = {
   ...queued,

@@ -3,28 +3,23 @@
  * starting due ones (Executor reportHoldMs). The run must still say when it ended, and a retry's
  * backoff counts from then.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { RunService, type AttemptOutcome } from "../../src/core/runs.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
-import { connectMongo, type Mongo } from "../../src/store/mongo.js";
+import type { Mongo } from "../../src/store/mongo.js";
 import type { RunDoc } from "../../src/store/types.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
 import { insertQueuedRuns } from "../helpers/runs.js";
 
-let emulator: RunningEmulator;
+const store = useEmulatedMongo("late-results");
 let mongo: Mongo;
 let runs: RunService;
 let now = Date.parse("2026-11-22T06:00:00Z");
 
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-  mongo = await connectMongo(emulator.uri, "late-results");
+beforeAll(() => {
+  mongo = store.mongo;
   runs = new RunService({ mongo, state: createMemorySharedState({ shardCount: 2 }), clock: () => now, log: createLogger("silent") });
-});
-afterAll(async () => {
-  await mongo?.close();
-  await emulator?.stop();
 });
 
 const outcome = (kind: AttemptOutcome["kind"], endedAt?: number): AttemptOutcome => ({

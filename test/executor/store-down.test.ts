@@ -9,14 +9,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeRunPayload } from "../../src/core/events.js";
 import { RunService, type AttemptOutcome } from "../../src/core/runs.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { Executor } from "../../src/executor/executor.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
 import { readyScore, type SharedState } from "../../src/scheduler/ports.js";
-import { connectMongo, type Mongo } from "../../src/store/mongo.js";
+import type { Mongo } from "../../src/store/mongo.js";
 import type { RunDoc } from "../../src/store/types.js";
 import { waitFor } from "../helpers/graphql.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
 import { insertQueuedRuns } from "../helpers/runs.js";
 
 /** A RunService whose result writes fail while `failing` is set. */
@@ -30,20 +30,17 @@ class FlakyRuns extends RunService {
   }
 }
 
-let emulator: RunningEmulator;
+const store = useEmulatedMongo("store-down");
 let mongo: Mongo;
 let state: SharedState;
 let workRoot: string;
 
 beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-  mongo = await connectMongo(emulator.uri, "store-down");
+  mongo = store.mongo;
   state = createMemorySharedState({ shardCount: 2 });
   workRoot = await mkdtemp(join(tmpdir(), "kairos-store-down-"));
 });
 afterAll(async () => {
-  await mongo?.close();
-  await emulator?.stop();
   await rm(workRoot, { recursive: true, force: true });
 });
 

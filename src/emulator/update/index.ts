@@ -140,7 +140,7 @@ export function buildUpsertDoc(filter: Doc | null, parsed: ParsedUpdate, ctx: Up
  * typical update of a few fields of a large document this avoids copying the rest.
  */
 export function copyForUpdate(doc: Doc, parsed: ParsedUpdate): Doc {
-  if (parsed.kind !== "ops" || parsed.entries.some((e) => e.op === "$rename")) return cloneValue(doc);
+  if (!fieldByField(parsed)) return cloneValue(doc);
   const out: Doc = { ...doc };
   for (const e of parsed.entries) {
     const top = e.parts[0]!;
@@ -152,7 +152,12 @@ export function copyForUpdate(doc: Doc, parsed: ParsedUpdate): Doc {
 
 /** The top-level fields an operator update may change (undefined: any, for other update kinds). */
 export function touchedFields(parsed: ParsedUpdate): ReadonlySet<string> | undefined {
-  if (parsed.kind !== "ops" || parsed.entries.some((e) => e.op === "$rename")) return undefined;
+  if (!fieldByField(parsed)) return undefined;
   return new Set(parsed.entries.map((e) => e.parts[0]!));
+}
+
+/** An operator update whose every entry changes only the path it names (a `$rename` changes two). */
+function fieldByField(parsed: ParsedUpdate): parsed is Extract<ParsedUpdate, { kind: "ops" }> {
+  return parsed.kind === "ops" && !parsed.entries.some((e) => e.op === "$rename");
 }
 
