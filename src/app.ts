@@ -174,6 +174,12 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
           slots: config.executorSlots,
           leaseMs: config.leaseMs,
           workRoot: join(dev ? config.dataDir : join(process.cwd(), ".kairos"), "work"),
+          sandbox: config.sandbox,
+          sandboxUidBase: config.sandboxUidBase,
+          sandboxRoPaths: config.sandboxRoPaths,
+          runDefaults: config.runDefaults,
+          ...(config.executorCapacity ? { capacity: config.executorCapacity } : {}),
+          ...(config.runMax ? { runMax: config.runMax } : {}),
           ...opts.executor,
         },
       );

@@ -5,7 +5,9 @@
  */
 import { cpus, hostname } from "node:os";
 import { resolve } from "node:path";
+import { DEFAULT_RESOURCES, parseResourceSetting } from "./core/resources.js";
 import { ConfigError } from "./errors.js";
+import type { ResourceRequest } from "./store/types.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
@@ -61,6 +63,22 @@ export interface KairosConfig {
   metricsPort: number | null;
   /** How late a fire may be handled after downtime. `KAIROS_CATCHUP_WINDOW`. @default PT1H */
   catchupWindowMs: number;
+  /**
+   * Executor: how runs are isolated. `KAIROS_SANDBOX`: `bubblewrap` (the default for the executor
+   * role, which refuses to start without it) or `none` (plain processes; never for untrusted
+   * users). Unset in `dev`: bubblewrap where it works, else none with a loud warning.
+   */
+  sandbox: "bubblewrap" | "none" | "auto";
+  /** Executor: slot i runs as uid/gid base + i. `KAIROS_SANDBOX_UID_BASE`. @default 61000 */
+  sandboxUidBase: number;
+  /** Executor: extra host paths bound read-only into sandboxes, comma separated. `KAIROS_SANDBOX_RO_PATHS`. */
+  sandboxRoPaths: string[];
+  /** Executor: CPU cores and memory its runs may reserve in total. `KAIROS_EXECUTOR_CAPACITY` (`cpu=8,memoryMb=16384`). @default 2 × cores, all memory */
+  executorCapacity: { cpu: number; memoryMb: number } | null;
+  /** Executor: a run's resources when its job leaves them out. `KAIROS_RUN_DEFAULTS`. @default cpu=1,memoryMb=512,pids=256,diskMb=1024 */
+  runDefaults: ResourceRequest;
+  /** Executor: the most one run may ask for. `KAIROS_RUN_MAX`. @default cpu=cores,memoryMb=all,pids=4096,diskMb=10240 */
+  runMax: ResourceRequest | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -80,6 +98,34 @@ function stageAhead(raw: string | undefined): number {
   const ms = settingDuration("KAIROS_STAGE_AHEAD", raw === undefined || raw.trim() === "" ? "PT10S" : raw);
   if (ms > 300_000) throw new ConfigError(`KAIROS_STAGE_AHEAD: must be from PT0S (off) to PT5M, got "${raw}"`);
   return ms;
+}
+
+function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" | "sandboxUidBase" | "sandboxRoPaths" | "executorCapacity" | "runDefaults" | "runMax"> {
+  const raw = env.KAIROS_SANDBOX?.trim();
+  if (raw !== undefined && raw !== "" && raw !== "bubblewrap" && raw !== "none") {
+    throw new ConfigError(`KAIROS_SANDBOX: "${raw}" is not one of bubblewrap, none`);
+  }
+  const sandbox = raw === "bubblewrap" || raw === "none" ? raw : dev ? "auto" : "bubblewrap";
+  const roPaths = (env.KAIROS_SANDBOX_RO_PATHS ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+  for (const p of roPaths) if (!p.startsWith("/")) throw new ConfigError(`KAIROS_SANDBOX_RO_PATHS: "${p}" is not an absolute path`);
+  const capacity = env.KAIROS_EXECUTOR_CAPACITY
+    ? parseResourceSetting("KAIROS_EXECUTOR_CAPACITY", env.KAIROS_EXECUTOR_CAPACITY, { ...DEFAULT_RESOURCES, cpu: cpus().length * 2, memoryMb: 1 << 20 })
+    : null;
+  const runDefaults = parseResourceSetting("KAIROS_RUN_DEFAULTS", env.KAIROS_RUN_DEFAULTS, DEFAULT_RESOURCES);
+  const runMax = env.KAIROS_RUN_MAX ? parseResourceSetting("KAIROS_RUN_MAX", env.KAIROS_RUN_MAX, { cpu: cpus().length, memoryMb: 1 << 20, pids: 4096, diskMb: 10_240 }) : null;
+  if (runMax) {
+    for (const k of ["cpu", "memoryMb", "pids", "diskMb"] as const) {
+      if (runDefaults[k] > runMax[k]) throw new ConfigError(`KAIROS_RUN_DEFAULTS: ${k} ${runDefaults[k]} is above KAIROS_RUN_MAX's ${runMax[k]}`);
+    }
+  }
+  return {
+    sandbox,
+    sandboxUidBase: int("KAIROS_SANDBOX_UID_BASE", env.KAIROS_SANDBOX_UID_BASE, 61_000, 1_000, 4_000_000_000),
+    sandboxRoPaths: roPaths,
+    executorCapacity: capacity ? { cpu: capacity.cpu, memoryMb: capacity.memoryMb } : null,
+    runDefaults,
+    runMax,
+  };
 }
 
 const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
@@ -206,5 +252,6 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     shardLeaseMs: shardLease(env.KAIROS_SHARD_LEASE),
     stageAheadMs: stageAhead(env.KAIROS_STAGE_AHEAD),
     catchupWindowMs: settingDuration("KAIROS_CATCHUP_WINDOW", env.KAIROS_CATCHUP_WINDOW ?? "PT1H"),
+    ...sandboxSettings(dev, env),
   };
 }

@@ -60,6 +60,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     error: r.error ?? undefined,
     outputTail: r.outputTail ?? undefined,
     outputTruncated: r.outputTruncated,
+    usage: r.usage ?? undefined,
     history: r.history.map((h) => ({ status: h.status, at: ms(h.at), reason: h.reason ?? undefined, nodeId: h.nodeId ?? undefined, attempt: h.attempt ?? undefined })),
     createdAt: ms(r.createdAt),
     updatedAt: ms(r.updatedAt),

@@ -10,7 +10,7 @@ import { shardOf, type Clock, type ReadyEntry, type SharedState } from "../sched
 import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/index.js";
 import { InsertBatcher, UpdateBatcher } from "../store/batch.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc } from "../store/types.js";
+import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc, RunUsage } from "../store/types.js";
 import { CANCEL_CHANNEL, RunEvents, encodeRunPayload } from "./events.js";
 import { WITHDRAWN_MARK } from "./fires.js";
 import { metrics } from "../metrics.js";
@@ -70,12 +70,15 @@ export const retryTimerId = (runId: string) => `r:${runId}`;
 export const jobTimerId = (jobId: string) => `j:${jobId}`;
 
 export interface AttemptOutcome {
-  kind: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "CANCELLED" | "LOST_EXECUTOR";
+  /** OOM_KILLED: the kernel killed the run for exceeding its memory limit (recorded as FAILED, retried per `retry.retryOnOomKill`). */
+  kind: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "CANCELLED" | "LOST_EXECUTOR" | "OOM_KILLED";
   exitCode: number | null;
   signal: string | null;
   error: string | null;
   outputTail: string | null;
   outputTruncated: boolean;
+  /** What the attempt used (peak memory, CPU seconds), where the node measures it. */
+  usage?: RunUsage | null;
   /**
    * When the program ended (epoch ms), if the result is recorded later: the executor holds
    * results while it is starting due runs (see Executor.reportTurn). The run's `finishedAt` and
@@ -705,6 +708,7 @@ export class RunService {
       outputTail: outcome.outputTail,
       outputTruncated: outcome.outputTruncated,
       leaseUntil: null,
+      ...(outcome.usage ? { usage: outcome.usage } : {}),
     };
     const opts = { token: run.fencingToken, nodeId: run.nodeId, from: [RunStatus.RUNNING] as const, attempt: run.attempt, batchedFrom: run, claimedFrom, at: ended };
     if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {

@@ -16,21 +16,21 @@
  * executor kills the attempt itself, so by the time the reaper reclaims the run nothing of the
  * old attempt is still running.
  */
-import { lstatSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
-import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
-import { cpus, freemem, hostname, loadavg, totalmem, uptime } from "node:os";
-import { join } from "node:path";
+import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
+import { DEFAULT_RESOURCES, describe, fitsWithin, resourcesOf } from "../core/resources.js";
 import type { AttemptOutcome, RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
 import { Wakeup } from "../scheduler/wakeup.js";
 import { newId, type Mongo } from "../store/mongo.js";
-import type { NodeDoc, RunDoc } from "../store/types.js";
+import type { NodeDoc, ResourceRequest, RunDoc, RunUsage } from "../store/types.js";
 import { RunAbort } from "./abort.js";
-import { runProcess, type ProcessResult, type ProcessSpec } from "./process.js";
+import { runProcess, type ProcessResult } from "./process.js";
+import { Sandbox, type SandboxMode } from "./sandbox/sandbox.js";
+import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";
 
 export interface ExecutorOptions {
   nodeName: string;
@@ -64,6 +64,21 @@ export interface ExecutorOptions {
   /** On stop: how long running attempts may finish before they are handed back. @default 30 s */
   drainGraceMs?: number;
   labels?: Record<string, string>;
+  /**
+   * How runs are isolated (see sandbox/sandbox.ts). `auto` (dev): bubblewrap where it works, else
+   * plain processes with a loud warning. @default bubblewrap
+   */
+  sandbox?: SandboxMode | "auto";
+  /** Slot i runs as uid/gid sandboxUidBase + i. @default 61000 */
+  sandboxUidBase?: number;
+  /** Extra host paths bound read-only into every sandbox. @default none */
+  sandboxRoPaths?: string[];
+  /** CPU and memory the runs of this node may reserve in total. @default cpu 2 × cores, memory all of it */
+  capacity?: { cpu: number; memoryMb: number };
+  /** What a run of this node's pools gets when its job leaves a resource out. @default core/resources DEFAULT_RESOURCES */
+  runDefaults?: ResourceRequest;
+  /** The most one run may ask for on this node. @default cpu: cores, memory: all, pids 4096, disk 10 GiB */
+  runMax?: ResourceRequest;
 }
 
 interface Attempt {
@@ -94,30 +109,25 @@ interface Attempt {
    * the payload, when it started, and whether its confirm is still to be sent.
    */
   taken: { payload: string; startedAt: number; unsent: boolean } | null;
-  /** Holds `killAt` for the run's process-group watchdog (see ProcessSpec.deadlineFile). */
-  deadlineFile: string;
-  /** Writes of the deadline file, one after the other, so the newest killAt always lands last (null: none yet). */
-  deadlineWrite: Promise<void> | null;
-  /** The deadline file may exist (written at the first renewal; the run's start deadline is in its environment). */
-  deadlineWritten: boolean;
+  /** What the run reserved of the node's capacity. */
+  resources: ResourceRequest;
+  /** Why the supervisor killed it, if it did. */
+  killedBy: SupervisorKill | null;
   /** The run's process has ended (its slot is free; the result may still be being written). */
   ended: boolean;
-}
-
-let uptimeBase: { at: number; cs: number } | null = null;
-/**
- * The host's uptime in centiseconds (the watchdog's clock): read from the OS every 10 s and carried
- * forward with the process's monotonic clock in between (one syscall per start was measurable).
- */
-function uptimeCentiseconds(): number {
-  const at = performance.now();
-  if (!uptimeBase || at - uptimeBase.at > 10_000) uptimeBase = { at, cs: Math.floor(uptime() * 100) };
-  return uptimeBase.cs + Math.floor((at - uptimeBase.at) / 10);
 }
 
 export class Executor {
   readonly nodeId = newId();
   private readonly o: Required<ExecutorOptions>;
+  private sandbox: Sandbox | null = null;
+  private supervisor: Supervisor | null = null;
+  /** Slot numbers not running a process (each has its own directories and uid). */
+  private readonly freeSlotIds: number[] = [];
+  /** CPU and memory reserved by running processes. */
+  private readonly allocated = { cpu: 0, memoryMb: 0 };
+  /** A taken run did not fit the free capacity: no take until a run ends. */
+  private capacityFull = false;
   private readonly attempts = new Map<string, Attempt>();
   private state: "idle" | "running" | "draining" | "stopped" = "idle";
   private readonly wakeup = new Wakeup();
@@ -126,10 +136,6 @@ export class Executor {
   private watchdog: NodeJS.Timeout | null = null;
   private unsubs: Unsubscribe[] = [];
   private poolCursor = 0;
-  /** Empty working directories ready for the next runs (see takeWorkDir). */
-  private readonly freeDirs: string[] = [];
-  private dirSeq = 0;
-  private deadlineWrites = 0;
   /** Attempts whose process has not ended yet (the slots in use). */
   private processes = 0;
   /** Takes in flight, and the slots they asked for. */
@@ -169,6 +175,12 @@ export class Executor {
       reportHoldMs: Math.min(2_000, Math.floor(leaseMs / 10)),
       confirmDelayMs: Math.min(1_000, Math.floor(leaseMs / 10)),
       labels: {},
+      sandbox: "bubblewrap",
+      sandboxUidBase: 61_000,
+      sandboxRoPaths: [],
+      capacity: { cpu: cpus().length * 2, memoryMb: Math.floor(totalmem() / 1048576) },
+      runDefaults: DEFAULT_RESOURCES,
+      runMax: { cpu: cpus().length, memoryMb: Math.floor(totalmem() / 1048576), pids: 4096, diskMb: 10_240 },
       ...opts,
     };
   }
@@ -178,6 +190,22 @@ export class Executor {
   }
 
   async start(): Promise<void> {
+    const sandbox = Sandbox.open({
+      mode: this.o.sandbox,
+      workRoot: this.o.workRoot,
+      slots: this.o.slots,
+      uidBase: this.o.sandboxUidBase,
+      roPaths: this.o.sandboxRoPaths,
+      nodeTag: this.nodeId.slice(-8),
+      log: this.deps.log,
+    });
+    this.sandbox = sandbox;
+    for (let i = this.o.slots - 1; i >= 0; i--) this.freeSlotIds.push(i);
+    this.supervisor = new Supervisor(
+      (id, why) => this.onSupervisorKill(id, why),
+      (message) => this.deps.log.error(message),
+    );
+    this.supervisor.start();
     const now = new Date(this.deps.clock());
     const node: NodeDoc = {
       _id: this.nodeId,
@@ -186,16 +214,16 @@ export class Executor {
       pid: process.pid,
       pools: this.o.pools,
       labels: this.o.labels,
-      capacity: { slots: this.o.slots, cpus: cpus().length, memoryMb: Math.round(totalmem() / 1048576) },
+      capacity: { slots: this.o.slots, cpus: this.o.capacity.cpu, memoryMb: this.o.capacity.memoryMb },
+      maxRun: this.o.runMax,
+      defaultRun: this.o.runDefaults,
+      isolation: sandbox.isolation,
       status: "ONLINE",
       running: 0,
       usage: usage(),
       startedAt: now,
       lastHeartbeatAt: now,
     };
-    await mkdir(this.o.workRoot, { recursive: true });
-    // A working directory per slot, made now rather than by the first runs of a burst.
-    for (let i = 0; i < this.o.slots; i++) this.freeDirs.push(this.makeWorkDir());
     await this.deps.mongo.c.nodes.insertOne(node);
     for (const pool of this.o.pools) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wake()));
@@ -205,7 +233,10 @@ export class Executor {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs);
     this.watchdog = setInterval(() => this.enforceDeadlines(), Math.max(20, Math.floor(this.o.heartbeatMs / 4)));
     this.loopDone = this.pullLoop();
-    this.deps.log.info({ nodeId: this.nodeId, name: this.o.nodeName, pools: this.o.pools, slots: this.o.slots }, "executor online");
+    this.deps.log.info(
+      { nodeId: this.nodeId, name: this.o.nodeName, pools: this.o.pools, slots: this.o.slots, isolation: sandbox.isolation },
+      `executor online; isolation ${sandbox.isolation.mode}: ${sandbox.isolation.enforced.join(", ")}`,
+    );
   }
 
   /**
@@ -238,7 +269,8 @@ export class Executor {
     this.toConfirmHead = 0;
     for (const u of this.unsubs) await u().catch(() => undefined);
     this.unsubs = [];
-    for (const dir of this.freeDirs.splice(0)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    await this.supervisor?.stop();
+    await this.sandbox?.close();
     await this.deps.mongo.c.nodes
       .updateOne({ _id: this.nodeId }, { $set: { status: "OFFLINE", running: 0, lastHeartbeatAt: new Date(this.deps.clock()) } })
       .catch(() => undefined);
@@ -261,6 +293,7 @@ export class Executor {
    * attempts still reporting are bounded by `reportBacklog`, so a slow MongoDB throttles pulling.
    */
   private freeSlots(): number {
+    if (this.capacityFull) return 0;
     return Math.min(this.o.slots - this.processes, this.o.slots + this.o.reportBacklog - this.attempts.size);
   }
 
@@ -486,13 +519,14 @@ export class Executor {
       confirmed,
       confirmation: confirmed ? CONFIRMED : null,
       taken,
-      deadlineFile: `${this.o.workRoot}/${run._id}-${run.attempt}-${token}.deadline`,
-      deadlineWrite: null,
-      deadlineWritten: false,
+      resources: resourcesOf(run.spec),
+      killedBy: null,
       ended: false,
     };
     this.attempts.set(run._id, attempt);
     this.processes++;
+    this.allocated.cpu += attempt.resources.cpu;
+    this.allocated.memoryMb += attempt.resources.memoryMb;
     attempt.done = this.runAttempt(attempt);
     return attempt;
   }
@@ -514,50 +548,9 @@ export class Executor {
     }
   }
 
-  /**
-   * An empty working directory for one run, private to the executor's user (0700). Directories a
-   * run left exactly as it got them (empty, same mode and owner, still a directory and not a link)
-   * are reused: creating and removing one costs ~0.2 ms of filesystem journal per run on a disk
-   * (ext4), checking it 10–25 µs. A run that leaves anything behind, or changes the directory,
-   * gets it removed, and the next run a new one.
-   */
-  private takeWorkDir(): string {
-    return this.freeDirs.pop() ?? this.makeWorkDir();
-  }
-
-  private makeWorkDir(): string {
-    const dir = join(this.o.workRoot, `run-${this.nodeId.slice(-8)}-${++this.dirSeq}`);
-    mkdirSync(dir, { mode: 0o700 });
-    return dir;
-  }
-
-  /** Keeps or removes a run's working directory; a promise only when it must be removed with its contents. */
-  private giveBackWorkDir(dir: string): Promise<void> | undefined {
-    try {
-      const st = lstatSync(dir);
-      if (st.isDirectory() && (st.mode & 0o7777) === 0o700 && st.uid === (MY_UID ?? st.uid) && readdirSync(dir).length === 0) {
-        if (this.state === "running" && this.freeDirs.length < this.o.slots) this.freeDirs.push(dir);
-        else rmdirSync(dir);
-        return undefined;
-      }
-    } catch {
-      // unreadable or gone: remove whatever is left
-    }
-    return rm(dir, { recursive: true, force: true }).catch((e) => this.deps.log.warn({ err: coerceError(e), dir }, "could not remove a run's working directory"));
-  }
-
   /** Kill this long before the lease ends if renewals keep failing. */
   private leaseSafeMs(): number {
     return Math.max(10, this.o.leaseMs - Math.max(this.o.heartbeatMs, Math.floor(this.o.leaseMs / 5)));
-  }
-
-  /**
-   * How often a run's watchdog checks: at most 1 s (a run outlives a SIGKILLed executor by at most
-   * that), and at most half the lease safety margin, so a frozen executor's run dies before its
-   * lease ends even with short leases.
-   */
-  private watchdogIntervalMs(): number {
-    return Math.min(1_000, Math.max(100, Math.floor((this.o.leaseMs - this.leaseSafeMs()) / 2)));
   }
 
   private async execute(a: Attempt): Promise<void> {
@@ -566,21 +559,46 @@ export class Executor {
     // Made only when something is logged (most attempts log nothing at the default levels' cost).
     let child: Logger | undefined;
     const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
-    let cwd: string | null = null;
     let result: ProcessResult;
+    let usage: RunUsage | null = null;
+    let oomKilled = false;
     let endedAt = 0;
+    const slot = this.freeSlotIds.pop()!;
+    const supervisor = this.supervisor!;
+    const watchId = `${runId}:${token}`;
+    let prepared: ReturnType<Sandbox["prepare"]> | null = null;
     try {
-      cwd = this.takeWorkDir();
-      result = await runProcess(this.processSpec(a, cwd), a.abort);
+      prepared = this.prepareRun(a, slot);
+      const p = prepared;
+      result = await runProcess(
+        {
+          ...p.process,
+          timeoutMs: a.run!.spec.timeoutMs,
+          onSpawn: (pid) => supervisor.watch(watchId, pid, p.process.stop === "group", this.monotonicDeadline(a.killAt), p.diskBytes, p.diskDir),
+        },
+        a.abort,
+      );
+    } catch (e) {
+      // Setting the attempt up failed (a cgroup could not be made ...): this run fails, not the node.
+      result = notStarted(`could not set up the run's sandbox: ${coerceError(e).message}`);
     } finally {
       a.ended = true;
       endedAt = this.deps.clock();
+      supervisor.forget(watchId);
+      if (prepared?.cgroup) {
+        const u = prepared.cgroup.usage();
+        usage = { peakMemoryMb: u.peakMemoryMb, cpuSeconds: u.cpuSeconds };
+        oomKilled = u.oomKilled;
+        prepared.cgroup.killAll();
+        prepared.cgroup.remove();
+      }
+      await this.sandbox!.releaseSlot(slot)?.catch((e) => this.deps.log.error({ err: coerceError(e), slot }, "could not reset a slot's directories"));
+      this.freeSlotIds.push(slot);
       this.processes--;
+      this.allocated.cpu -= a.resources.cpu;
+      this.allocated.memoryMb -= a.resources.memoryMb;
+      this.capacityFull = false;
       this.wake(); // the slot is free
-      if (cwd) await this.giveBackWorkDir(cwd);
-      // A renewal's write may be in flight: after it, the file (if any) goes.
-      if (a.deadlineWrite) await a.deadlineWrite.catch(() => undefined);
-      if (a.deadlineWritten) await unlink(a.deadlineFile).catch(() => undefined);
     }
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the
     // report turn below, still well inside the attempt's kill deadline).
@@ -596,8 +614,8 @@ export class Executor {
       log().warn({ reason: a.abortKind === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");
       return;
     }
-    // The watchdog enforced the lease deadline (this process was too slow or frozen to do it).
-    if (!a.abortKind && result.signal === "SIGKILL" && this.deps.clock() >= a.killAt) a.abortKind = "LEASE_LOST";
+    // The supervisor enforced the lease deadline (this process was too slow or frozen to do it).
+    if (!a.abortKind && a.killedBy === "deadline") a.abortKind = "LEASE_LOST";
     if (a.abortKind === "LEASE_LOST") {
       log().warn({ reason: result.abortReason }, "attempt killed: lease lost; result not reported");
       return;
@@ -620,7 +638,7 @@ export class Executor {
       log().info("attempt handed back on shutdown");
       return;
     }
-    const outcome = toOutcome(result, a.abortKind === "CANCEL", endedAt);
+    const outcome = toOutcome(result, { cancelled: a.abortKind === "CANCEL", oomKilled, diskFull: a.killedBy === "disk", resources: a.resources }, endedAt, usage);
     const done = unsent
       ? await this.deps.runs.finishTaken(decodeRunPayload(unsent.payload), this.nodeId, this.o.leaseMs, unsent.startedAt, outcome)
       : await this.deps.runs.finishAttempt(a.run!, outcome);
@@ -628,61 +646,29 @@ export class Executor {
     else if (this.deps.log.isLevelEnabled("info")) log().info({ status: done.status, exitCode: result.exitCode, ms: result.durationMs }, "attempt finished");
   }
 
-  /** What the attempt's process runs, where, with which environment and deadlines. */
-  private processSpec(a: Attempt, cwd: string): ProcessSpec {
+  /** The attempt's sandbox in `slot`: its program, environment, limits and directories. */
+  private prepareRun(a: Attempt, slot: number): ReturnType<Sandbox["prepare"]> {
     const run = a.run!;
-    return {
-      command: run.spec.command,
-      argv: run.spec.argv,
-      env: {
-        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-        HOME: cwd,
-        TMPDIR: cwd,
-        LANG: "C.UTF-8",
-        ...run.spec.env,
-        KAIROS_RUN_ID: run._id,
-        KAIROS_JOB_ID: run.jobId,
-        KAIROS_ATTEMPT: String(run.attempt),
-        KAIROS_FENCING_TOKEN: String(a.token),
-        KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
-      },
-      cwd,
-      timeoutMs: run.spec.timeoutMs,
-      deadlineFile: a.deadlineFile,
-      initialDeadline: this.uptimeDeadline(a.killAt),
-      watchdogIntervalMs: this.watchdogIntervalMs(),
+    const kairosEnv = {
+      KAIROS_RUN_ID: run._id,
+      KAIROS_JOB_ID: run.jobId,
+      KAIROS_ATTEMPT: String(run.attempt),
+      KAIROS_FENCING_TOKEN: String(a.token),
+      KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
     };
+    return this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
   }
 
-
-  /**
-   * Hands `killAt` to the run's watchdog as uptime centiseconds (a monotonic clock the shell can
-   * read without forking). Written to a temp file and renamed, so the watchdog never reads half.
-   */
-  private writeDeadline(a: Attempt): Promise<void> {
-    a.deadlineWrite = (a.deadlineWrite ?? DONE).then(() => this.writeDeadlineNow(a));
-    return a.deadlineWrite;
+  /** `killAt` (clock ms) on the supervisor's clock (CLOCK_MONOTONIC ms). */
+  private monotonicDeadline(killAt: number): number {
+    return monotonicMs() + (killAt - this.deps.clock());
   }
 
-  /** `killAt` (clock ms) as uptime centiseconds, the watchdog's clock. */
-  private uptimeDeadline(killAt: number): number {
-    return uptimeCentiseconds() + Math.floor((killAt - this.deps.clock()) / 10);
-  }
-
-  private async writeDeadlineNow(a: Attempt): Promise<void> {
-    if (a.ended) return;
-    const deadline = this.uptimeDeadline(a.killAt);
-    a.deadlineWritten = true; // from here on the file may exist: remove it at the end
-    const tmp = `${a.deadlineFile}.${++this.deadlineWrites}.tmp`;
-    try {
-      await writeFile(tmp, `${deadline}\n`);
-      if (a.ended) return void (await rm(tmp, { force: true }).catch(() => undefined));
-      await rename(tmp, a.deadlineFile);
-    } catch (e) {
-      // The watchdog then keeps the previous deadline (or, without a file, only the pid check).
-      this.deps.log.warn({ err: coerceError(e), runId: a.runId }, "could not hand the lease deadline to the run's watchdog");
-      await rm(tmp, { force: true }).catch(() => undefined);
-    }
+  private onSupervisorKill(watchId: string, why: SupervisorKill): void {
+    const a = this.attempts.get(watchId.slice(0, watchId.lastIndexOf(":")));
+    if (!a || `${a.runId}:${a.token}` !== watchId || a.killedBy) return;
+    a.killedBy = why;
+    if (why === "deadline") this.deps.log.error({ runId: a.runId }, "the supervisor killed an attempt at its lease deadline (the executor did not renew or kill it in time)");
   }
 
   private abortAttempt(a: Attempt, kind: NonNullable<Attempt["abortKind"]>, reason: string): void {
@@ -723,7 +709,7 @@ export class Executor {
           const renewed = await this.deps.runs.extendLease(a.runId, a.token, this.o.leaseMs);
           if (!renewed) return this.abortAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
           a.killAt = now + this.leaseSafeMs();
-          await this.writeDeadline(a);
+          this.supervisor?.extend(`${a.runId}:${a.token}`, this.monotonicDeadline(a.killAt));
           if (renewed.cancelRequested) this.abortAttempt(a, "CANCEL", "cancelled");
         } catch (e) {
           this.deps.log.warn({ err: coerceError(e), runId: a.runId }, "lease renewal failed; will retry");
@@ -739,22 +725,39 @@ export class Executor {
   }
 }
 
-function toOutcome(r: ProcessResult, cancelled: boolean, endedAt: number): AttemptOutcome {
-  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated, endedAt };
-  if (cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
+interface EndCause {
+  cancelled: boolean;
+  /** The kernel's OOM killer ended a process of the run (its cgroup says so). */
+  oomKilled: boolean;
+  /** The supervisor killed it for writing more than its disk cap. */
+  diskFull: boolean;
+  resources: ResourceRequest;
+}
+
+function toOutcome(r: ProcessResult, cause: EndCause, endedAt: number, usage: RunUsage | null): AttemptOutcome {
+  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated, endedAt, usage };
+  if (cause.cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
   if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
   if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: `timed out after ${r.durationMs} ms` };
+  if (cause.diskFull) return { ...common, kind: "FAILED", error: `DISK_LIMIT: the run wrote more than its disk cap (diskMb ${cause.resources.diskMb}) in its working directory and /tmp, and was killed` };
   if (r.exitCode === 0) return { ...common, kind: "SUCCEEDED", error: null };
-  // 126/127 are the shell's "cannot execute" / "not found" (the program is started through a shell guard).
+  if (cause.oomKilled) return { ...common, kind: "OOM_KILLED", error: `OOM_KILLED: the run went over its memory limit (memoryMb ${cause.resources.memoryMb}) and the kernel killed it` };
+  // 125 is the sandbox wrapper's own failure; 126/127 the shell's "cannot execute" / "not found".
   const why =
     r.exitCode === 127
       ? "exit code 127: program or command not found"
       : r.exitCode === 126
         ? "exit code 126: program is not executable"
-        : r.exitCode !== null
-          ? `exit code ${r.exitCode}`
-          : `killed by ${r.signal}`;
+        : r.exitCode === 125
+          ? "exit code 125: the run's sandbox could not be set up (or the program itself exited 125)"
+          : r.exitCode !== null
+            ? `exit code ${r.exitCode}`
+            : `killed by ${r.signal}`;
   return { ...common, kind: "FAILED", error: why };
+}
+
+function notStarted(message: string): ProcessResult {
+  return { exitCode: null, signal: null, timedOut: false, aborted: false, abortReason: null, spawnError: message, outputTail: "", truncated: false, outputBytes: 0, durationMs: 0 };
 }
 
 function usage(): NodeDoc["usage"] {
@@ -775,5 +778,4 @@ const REPORT_FAILURE_PAUSE_MAX_MS = 10_000;
 /** Takes from the ready queues in flight at once (see Executor.pullLoop). */
 const PULLS_IN_FLIGHT = 2;
 const CONFIRMED: Promise<boolean> = Promise.resolve(true);
-/** The executor's user: a reused working directory must still be its own. */
-const MY_UID: number | undefined = process.getuid?.();
+

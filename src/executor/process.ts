@@ -1,15 +1,18 @@
 /**
- * Runs one attempt of a user's program as a child process in its own process group, so a timeout
- * or a cancel kills everything it started, not just the shell.
+ * Runs one attempt's process (the sandbox wrapper, or an unsandboxed program in its own process
+ * group), collects its output tail, and stops it on timeout or abort: SIGTERM to the program, then
+ * SIGKILL to everything it started. Deadlines that must hold while the executor is frozen are the
+ * supervisor's (sandbox/supervisor.ts), not this module's.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type { AbortLike } from "./abort.js";
 
 export interface ProcessSpec {
-  /** Run by `/bin/sh -c`. Exactly one of command and argv. */
-  command: string | null;
-  /** Executed directly, no shell. */
-  argv: string[] | null;
+  /** What to spawn: the sandbox's wrapper (see sandbox/bwrap.ts), or the program itself. */
+  file: string;
+  args: string[];
+  /** The spawned process's environment (the program's own, for an unsandboxed run). */
   env: Record<string, string>;
   cwd: string;
   timeoutMs: number;
@@ -18,31 +21,14 @@ export interface ProcessSpec {
   /** Bytes of combined stdout/stderr kept (the tail). @default 16 KiB */
   tailBytes?: number;
   /**
-   * Kill the whole run (its process group) within `watchdogIntervalMs` if this process dies, even by SIGKILL.
-   * Without it, a `kill -9` of the executor would orphan the run, and it could still be running
-   * when the reaper hands the run to another executor (two attempts at once).
-   * @default the current process id
+   * How the run is stopped. `group` (an unsandboxed program): SIGTERM then SIGKILL to its process
+   * group. `sandbox`: SIGTERM to the program inside (the main process, as a container runtime
+   * does), then SIGKILL to the sandbox, whose PID namespace takes every process of the run with it.
+   * @default group
    */
-  dieWithPid?: number | null;
-  /**
-   * A file holding the attempt's kill deadline as an integer in centiseconds of system uptime
-   * (`/proc/uptime`, `os.uptime() * 100`). The watchdog kills the run's process group once that
-   * time has passed, even while the executor is frozen (SIGSTOP, a stuck event loop) and cannot
-   * kill it itself, so a run never outlives its lease. The executor moves the deadline on every
-   * lease renewal. A missing or unreadable file, or a system without `/proc/uptime`, disables the
-   * check (the pid check still applies). Needs `dieWithPid`.
-   */
-  deadlineFile?: string | null;
-  /**
-   * The kill deadline to use while `deadlineFile` does not exist yet (uptime centiseconds, as in
-   * the file). The executor writes the file only when it first renews the lease.
-   */
-  initialDeadline?: number | null;
-  /**
-   * How often the watchdog checks the executor's pid, the program's pid and the deadline (rounded
-   * to 0.1 s, 0.1–60 s). Each check costs ~1 ms of CPU (one `sleep` process). @default 1000
-   */
-  watchdogIntervalMs?: number;
+  stop?: "group" | "sandbox";
+  /** Called with the spawned process's pid, before any output (the executor's supervisor watches it). */
+  onSpawn?: (pid: number) => void;
   /** Live output, for log streaming. */
   onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void;
 }
@@ -94,56 +80,27 @@ export class TailBuffer {
 }
 
 /**
- * A watchdog shell in the run's process group kills the group (`kill -KILL 0`) when the executor's
- * pid is gone, or when the lease deadline has passed: the one in `$KAIROS_DEADLINE_FILE` once that
- * file exists, `$KAIROS_DEADLINE` (given at spawn) until then, so a run shorter than one lease
- * renewal costs no file at all. Then it `exec`s
- * the program, so the program keeps the shell's pid (`$$` in the watchdog) and its exit status is
- * the run's. The watchdog also ends when the program itself is gone (its pid reaped) or when the
- * deadline file it has seen is removed (the executor deletes it once the attempt is over), so it
- * can never outlive its run, even where the executor's pid stays alive or is reused (an executor
- * that is pid 1 in a container). It writes nothing and holds no output pipe, and uses only shell
- * builtins besides one `sleep` per check (uptime comes from `/proc/uptime`, "12345.67" → 1234567
- * centiseconds), so a check costs one short-lived process: about 1 ms of CPU.
+ * The program's pid inside a sandbox: bubblewrap (the spawned pid) forks the namespace's init, which
+ * forks the program. Null when it is not (or no longer) there.
  */
-const WATCHDOG =
-  '(seen=; while kill -0 "$KAIROS_EXECUTOR_PID" 2>/dev/null && kill -0 $$ 2>/dev/null; do d=; ' +
-  'if [ -n "$KAIROS_DEADLINE_FILE" ]; then ' +
-  'if read d < "$KAIROS_DEADLINE_FILE"; then seen=1; elif [ -n "$seen" ]; then exit 0; else d=$KAIROS_DEADLINE; fi; fi; ' +
-  'if [ -n "$d" ] && read up _ < /proc/uptime; then up=${up%.*}${up#*.}; [ "$up" -ge "$d" ] 2>/dev/null && break; fi; ' +
-  'sleep "$KAIROS_WATCHDOG_SLEEP"; done; kill -KILL 0) </dev/null >/dev/null 2>&1 &';
-
-/** Seconds between watchdog checks, for /bin/sh's `sleep` (0.1 s granularity). */
-export function watchdogSleep(intervalMs: number): string {
-  return (Math.min(60_000, Math.max(100, Math.round(intervalMs / 100) * 100)) / 1000).toFixed(1);
-}
-
-/** Single-quotes a string for /bin/sh. */
-const shQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
-
-export function commandLine(
-  spec: Pick<ProcessSpec, "command" | "argv" | "dieWithPid" | "deadlineFile" | "initialDeadline" | "watchdogIntervalMs">,
-): [string, string[]] {
-  const watch = spec.dieWithPid === undefined ? process.pid : spec.dieWithPid;
-  if (watch === null) {
-    return spec.argv && spec.argv.length > 0 ? [spec.argv[0]!, spec.argv.slice(1)] : ["/bin/sh", ["-c", spec.command ?? ""]];
-  }
-  const initial = spec.initialDeadline != null ? `KAIROS_DEADLINE=${Math.trunc(spec.initialDeadline)}; ` : "";
-  const deadline = spec.deadlineFile ? `KAIROS_DEADLINE_FILE=${shQuote(spec.deadlineFile)}; ${initial}` : "";
-  const every = `KAIROS_WATCHDOG_SLEEP=${watchdogSleep(spec.watchdogIntervalMs ?? 1_000)}; `;
-  const pidGuard = `KAIROS_EXECUTOR_PID=${Math.trunc(watch)}; ${every}${deadline}${WATCHDOG}`;
-  if (spec.argv && spec.argv.length > 0) {
-    return ["/bin/sh", ["-c", `${pidGuard} exec "$@"`, "kairos-run", ...spec.argv]];
-  }
-  // The user's command runs in a shell of its own so its syntax cannot interact with the guard.
-  return ["/bin/sh", ["-c", `${pidGuard} exec /bin/sh -c "$0"`, spec.command ?? ""]];
+function sandboxedProgram(outer: number): number | null {
+  const childOf = (pid: number): number | null => {
+    try {
+      const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ")[0];
+      return first ? Number(first) : null;
+    } catch {
+      return null;
+    }
+  };
+  const init = childOf(outer);
+  return init === null ? null : childOf(init);
 }
 
 export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<ProcessResult> {
   const started = performance.now();
   const tail = new TailBuffer(spec.tailBytes ?? 16 * 1024);
   const killGraceMs = spec.killGraceMs ?? 5_000;
-  const [file, args] = commandLine(spec);
+  const stopMode = spec.stop ?? "group";
 
   return new Promise((resolve) => {
     let timedOut = false;
@@ -152,24 +109,39 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
     let spawnError: string | null = null;
     let killTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn(file, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // own process group: kill(-pid) reaches grandchildren
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(spec.file, spec.args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true, // own process group: kill(-pid) reaches grandchildren
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    } catch (e) {
+      // Refused before any process existed (a NUL byte in an argument, a bad cwd ...): this run fails, nothing else.
+      return resolve(notStarted((e as Error).message, started));
+    }
+    if (child.pid !== undefined) spec.onSpawn?.(child.pid);
 
-    const killGroup = (sig: NodeJS.Signals) => {
+    const killAll = () => {
       if (child.pid === undefined) return;
       try {
-        process.kill(-child.pid, sig);
+        // The group, or the sandbox (its PID namespace ends with it).
+        process.kill(stopMode === "group" ? -child.pid : child.pid, "SIGKILL");
       } catch {
         // already gone
       }
     };
     const terminate = () => {
-      killGroup("SIGTERM");
-      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
+      if (child.pid !== undefined) {
+        const target = stopMode === "group" ? -child.pid : sandboxedProgram(child.pid);
+        try {
+          if (target !== null) process.kill(target, "SIGTERM");
+        } catch {
+          // already gone
+        }
+      }
+      killTimer ??= setTimeout(killAll, killGraceMs);
     };
 
     const timeout = setTimeout(() => {
@@ -197,16 +169,19 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
     });
     // The run ends when its main process ends. Anything it left running in its group and still
     // holding the output pipes is killed shortly after, so 'close' cannot hang on a daemonised child.
-    child.once("exit", () => {
-      setTimeout(() => killGroup("SIGKILL"), 250).unref();
-    });
+    // (A sandbox needs none of this: its PID namespace ends with its main process.)
+    if (stopMode === "group") {
+      child.once("exit", () => {
+        setTimeout(killAll, 250).unref();
+      });
+    }
     // 'close' fires after the stdio streams end, so the tail is complete.
     child.once("close", (code, sig) => {
       clearTimeout(timeout);
       if (killTimer) clearTimeout(killTimer);
       signal.removeEventListener("abort", onAbort);
       // The shell may be gone while a background child still runs in the group: make sure it dies.
-      killGroup("SIGKILL");
+      if (stopMode === "group") killAll();
       resolve({
         exitCode: code,
         signal: sig,
@@ -221,4 +196,19 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
       });
     });
   });
+}
+
+function notStarted(message: string, started: number): ProcessResult {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    abortReason: null,
+    spawnError: message,
+    outputTail: "",
+    truncated: false,
+    outputBytes: 0,
+    durationMs: Math.round(performance.now() - started),
+  };
 }

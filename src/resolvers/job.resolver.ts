@@ -50,6 +50,7 @@ function retryIn(r: RetryInput | null | undefined) {
     max: r.max ?? undefined,
     jitter: r.jitter ?? undefined,
     nonRetryableExitCodes: r.nonRetryableExitCodes ?? undefined,
+    retryOnOomKill: r.retryOnOomKill ?? undefined,
   };
 }
 

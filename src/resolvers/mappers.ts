@@ -70,6 +70,7 @@ export function toJob(j: JobDoc): Job {
       max: formatDuration(j.retry.maxMs),
       jitter: j.retry.jitter as RetryJitter,
       nonRetryableExitCodes: j.retry.nonRetryableExitCodes,
+      retryOnOomKill: j.retry.retryOnOomKill ?? true,
     },
     overlap: j.overlap as OverlapPolicy,
     misfire: j.misfire as MisfirePolicy,

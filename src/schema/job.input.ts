@@ -100,6 +100,9 @@ export class RetryInput {
 
   @Field(() => [Int], { nullable: true })
   nonRetryableExitCodes?: number[] | null;
+
+  @Field(() => Boolean, { nullable: true, description: "Retry an attempt killed for exceeding its memory limit (OOM_KILLED). Default true." })
+  retryOnOomKill?: boolean | null;
 }
 
 @InputType()

@@ -100,6 +100,9 @@ export class RetryPolicy {
 
   @Field(() => [Int], { description: "Exit codes that fail the run at once, without retries." })
   nonRetryableExitCodes!: number[];
+
+  @Field(() => Boolean, { description: "Whether an attempt killed for exceeding its memory limit (OOM_KILLED) is retried." })
+  retryOnOomKill!: boolean;
 }
 
 @ObjectType()

@@ -27,6 +27,20 @@ export interface UserDoc {
 
 export type SpecKind = "COMMAND";
 
+/** What an attempt may use; enforced by the executor's sandbox (cgroup, rlimits, disk cap). */
+export interface ResourceRequest {
+  /** CPU cores, fractions allowed (a CFS quota). */
+  cpu: number;
+  memoryMb: number;
+  /** Most processes and threads at once. */
+  pids: number;
+  /** Most bytes (MiB) in the run's working directory and /tmp together. */
+  diskMb: number;
+}
+
+/** NONE: no network at all (a namespace with only loopback). EGRESS: a route out, never to the node itself. */
+export type NetworkAccess = "NONE" | "EGRESS";
+
 /** What a job runs. `command` goes to `/bin/sh -c`; `argv` is executed directly (no shell). */
 export interface JobSpec {
   kind: SpecKind;
@@ -35,6 +49,10 @@ export interface JobSpec {
   env: Record<string, string>;
   timeoutMs: number;
   pool: string;
+  /** Absent on specs stored before resources existed: the defaults apply (core/resources.ts). */
+  resources?: ResourceRequest;
+  /** Absent means NONE. */
+  network?: NetworkAccess;
 }
 
 export type JobStatus = "ACTIVE" | "PAUSED" | "COMPLETED";
@@ -142,9 +160,16 @@ export interface RunDoc {
   error: string | null;
   outputTail: string | null;
   outputTruncated: boolean;
+  /** What the last attempt used, where the node measures it (a cgroup). */
+  usage?: RunUsage | null;
   history: RunTransition[];
   createdAt: Date;
   updatedAt: Date;
+}
+
+export interface RunUsage {
+  peakMemoryMb: number | null;
+  cpuSeconds: number | null;
 }
 
 export type FireOutcomeDoc =
@@ -169,6 +194,18 @@ export interface FireDoc {
   recordedAt: Date;
 }
 
+/** How a node runs jobs: what it enforces, said at start and shown in `nodes { isolation }`. */
+export interface NodeIsolation {
+  /** BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user; NONE: plain processes. */
+  mode: "BUBBLEWRAP" | "NONE";
+  /** The limits and protections this node enforces, e.g. "namespaces", "cgroup:memory", "rlimit:fsize". */
+  enforced: string[];
+  /** Network modes a job may ask for on this node. */
+  network: NetworkAccess[];
+  /** Why something is not enforced, when it is not. */
+  notes: string[];
+}
+
 export type NodeStatus = "ONLINE" | "DRAINING" | "OFFLINE" | "DEAD";
 
 export interface NodeDoc {
@@ -179,6 +216,11 @@ export interface NodeDoc {
   pools: string[];
   labels: Record<string, string>;
   capacity: { slots: number; cpus: number; memoryMb: number };
+  /** The largest resources one run may ask for on this node, and its isolation. */
+  maxRun?: ResourceRequest;
+  /** What a run of this node's pools gets when its job leaves a resource out. */
+  defaultRun?: ResourceRequest;
+  isolation?: NodeIsolation;
   status: NodeStatus;
   running: number;
   usage: { cpuPercent: number; memoryMb: number; load1: number };

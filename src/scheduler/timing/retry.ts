@@ -17,7 +17,7 @@ export type Backoff = "FIXED" | "EXPONENTIAL";
  * - `EQUAL`: uniform in `[delay/2, delay)`. @default
  */
 export type RetryJitter = "NONE" | "FULL" | "EQUAL";
-export type FailureReason = "FAILED" | "TIMED_OUT" | "LOST_EXECUTOR";
+export type FailureReason = "FAILED" | "TIMED_OUT" | "LOST_EXECUTOR" | "OOM_KILLED";
 
 export interface RetryPolicy {
   /** Attempts in total, the first included; 1 = no retry. 1–100. @default 1 */
@@ -34,6 +34,8 @@ export interface RetryPolicy {
   jitter: RetryJitter;
   /** Exit codes that mean "do not retry" (e.g. a usage error). 0–255. @default [] */
   nonRetryableExitCodes: number[];
+  /** Whether an attempt the kernel killed for exceeding its memory limit is retried. Absent (older jobs) = true. @default true */
+  retryOnOomKill?: boolean;
 }
 
 /** What users submit; durations as ISO-8601 strings. `null` = absent. */
@@ -47,6 +49,7 @@ export interface RetryInput {
   max?: string | null;
   jitter?: RetryJitter | null;
   nonRetryableExitCodes?: number[] | null;
+  retryOnOomKill?: boolean | null;
 }
 
 export const MAX_ATTEMPTS = 100;
@@ -91,7 +94,7 @@ export function normalizeRetry(input?: RetryInput | null): RetryPolicy {
       throw new ScheduleError("retry.nonRetryableExitCodes", `exit codes are whole numbers 0–255 (got ${c})`);
     }
   }
-  return { maxAttempts, backoff, initialMs, factor, maxMs, jitter, nonRetryableExitCodes: [...new Set(codes)].sort((a, b) => a - b) };
+  return { maxAttempts, backoff, initialMs, factor, maxMs, jitter, nonRetryableExitCodes: [...new Set(codes)].sort((a, b) => a - b), retryOnOomKill: i.retryOnOomKill ?? true };
 }
 
 /**
@@ -127,6 +130,7 @@ export function retryDelay(p: RetryPolicy, attempt: number, random: () => number
  */
 export function shouldRetry(p: RetryPolicy, attempt: number, exitCode: number | null, reason: FailureReason): boolean {
   if (reason === "FAILED" && exitCode !== null && p.nonRetryableExitCodes.includes(exitCode)) return false;
+  if (reason === "OOM_KILLED" && p.retryOnOomKill === false) return false;
   const limit = reason === "LOST_EXECUTOR" ? Math.max(p.maxAttempts, LOST_EXECUTOR_MIN_ATTEMPTS) : p.maxAttempts;
   return attempt < limit;
 }

@@ -1,0 +1,225 @@
+/**
+ * A control group per attempt, for memory, CPU and process-count limits and for accounting (peak
+ * memory, CPU seconds, whether the kernel's OOM killer ended it). cgroup v1 (one hierarchy per
+ * controller, as on these machines) and v2 (one unified hierarchy) behind one interface.
+ *
+ * Groups are made under the executor's own group of each hierarchy (read from /proc/self/cgroup),
+ * so a run stays inside whatever limits the executor itself was given (a container's, a systemd
+ * slice's). The attempt's wrapper shell writes its own pid into `procsFiles` before it becomes the
+ * sandbox, so every process of the run starts inside the group.
+ */
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface CgroupLimits {
+  /** CPU cores (fractions allowed): a CFS quota of cpu × period. */
+  cpu: number;
+  memoryMb: number;
+  pids: number;
+}
+
+export interface CgroupUsage {
+  peakMemoryMb: number | null;
+  cpuSeconds: number | null;
+  oomKilled: boolean;
+}
+
+export interface AttemptCgroup {
+  /** The files the wrapper writes its pid to (one per v1 hierarchy, one for v2). */
+  readonly procsFiles: string[];
+  usage(): CgroupUsage;
+  /** SIGKILLs every process left in the group (v2 `cgroup.kill`, else one by one). */
+  killAll(): void;
+  remove(): void;
+}
+
+export interface Cgroups {
+  readonly version: 1 | 2;
+  /** The limits this node enforces through cgroups. */
+  readonly enforces: readonly ("memory" | "cpu" | "pids")[];
+  create(name: string, limits: CgroupLimits): AttemptCgroup;
+  /** Removes this node's parent groups (once every attempt's group is gone). */
+  close(): void;
+}
+
+const ROOT = "/sys/fs/cgroup";
+const CFS_PERIOD_US = 100_000;
+
+/** The executor's own group per controller (v1 `N:ctrl,ctrl:/path`, v2 `0::/path`). */
+function ownGroups(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    for (const ctrl of m[1]!.split(",")) out.set(ctrl, m[2]!);
+  }
+  return out;
+}
+
+const write = (file: string, value: string) => writeFileSync(file, value);
+const readNum = (file: string): number | null => {
+  try {
+    const n = Number(readFileSync(file, "utf8").trim());
+    return Number.isFinite(n) ? n : null;
+  } catch {
+    return null;
+  }
+};
+const readKey = (file: string, key: string): number | null => {
+  try {
+    const m = new RegExp(`^${key} (\\d+)$`, "m").exec(readFileSync(file, "utf8"));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+};
+
+function killPids(procsFile: string): void {
+  let pids: string[] = [];
+  try {
+    pids = readFileSync(procsFile, "utf8").split("\n").filter(Boolean);
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+}
+
+function rmdirQuiet(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // still has a process for a moment, or already gone: a later start sweeps it (sweepStale)
+  }
+}
+
+/** cgroup v1: a directory per attempt in each of the memory, pids, cpu and cpuacct hierarchies. */
+class CgroupsV1 implements Cgroups {
+  readonly version = 1 as const;
+  readonly enforces = ["memory", "cpu", "pids"] as const;
+  constructor(private readonly bases: { memory: string; pids: string; cpu: string; cpuacct: string }) {}
+
+  close(): void {
+    for (const d of new Set(Object.values(this.bases))) rmdirQuiet(d);
+  }
+
+  create(name: string, limits: CgroupLimits): AttemptCgroup {
+    const b = this.bases;
+    const dirs = { memory: join(b.memory, name), pids: join(b.pids, name), cpu: join(b.cpu, name), cpuacct: join(b.cpuacct, name) };
+    const unique = [...new Set(Object.values(dirs))];
+    for (const d of unique) mkdirSync(d, { recursive: true });
+    try {
+      const bytes = String(Math.round(limits.memoryMb * 1048576));
+      write(join(dirs.memory, "memory.limit_in_bytes"), bytes);
+      write(join(dirs.pids, "pids.max"), String(limits.pids));
+      write(join(dirs.cpu, "cpu.cfs_period_us"), String(CFS_PERIOD_US));
+      write(join(dirs.cpu, "cpu.cfs_quota_us"), String(Math.max(1_000, Math.round(limits.cpu * CFS_PERIOD_US))));
+    } catch (e) {
+      for (const d of unique) rmdirQuiet(d);
+      throw e;
+    }
+    return {
+      procsFiles: unique.map((d) => join(d, "cgroup.procs")),
+      usage: () => {
+        const peak = readNum(join(dirs.memory, "memory.max_usage_in_bytes"));
+        const cpuNs = readNum(join(dirs.cpuacct, "cpuacct.usage"));
+        return {
+          peakMemoryMb: peak === null ? null : Math.round((peak / 1048576) * 10) / 10,
+          cpuSeconds: cpuNs === null ? null : Math.round(cpuNs / 1e6) / 1e3,
+          oomKilled: (readKey(join(dirs.memory, "memory.oom_control"), "oom_kill") ?? 0) > 0,
+        };
+      },
+      killAll: () => killPids(join(dirs.pids, "cgroup.procs")),
+      remove: () => {
+        for (const d of unique) rmdirQuiet(d);
+      },
+    };
+  }
+}
+
+/** cgroup v2: one directory per attempt, with the controllers enabled in its parent. */
+class CgroupsV2 implements Cgroups {
+  readonly version = 2 as const;
+  readonly enforces = ["memory", "cpu", "pids"] as const;
+  constructor(private readonly base: string) {}
+
+  close(): void {
+    rmdirQuiet(this.base);
+  }
+
+  create(name: string, limits: CgroupLimits): AttemptCgroup {
+    const dir = join(this.base, name);
+    mkdirSync(dir);
+    try {
+      write(join(dir, "memory.max"), String(Math.round(limits.memoryMb * 1048576)));
+      write(join(dir, "memory.swap.max"), "0");
+      write(join(dir, "pids.max"), String(limits.pids));
+      write(join(dir, "cpu.max"), `${Math.max(1_000, Math.round(limits.cpu * CFS_PERIOD_US))} ${CFS_PERIOD_US}`);
+    } catch (e) {
+      rmdirQuiet(dir);
+      throw e;
+    }
+    return {
+      procsFiles: [join(dir, "cgroup.procs")],
+      usage: () => {
+        const peak = readNum(join(dir, "memory.peak"));
+        const cpuUs = readKey(join(dir, "cpu.stat"), "usage_usec");
+        return {
+          peakMemoryMb: peak === null ? null : Math.round((peak / 1048576) * 10) / 10,
+          cpuSeconds: cpuUs === null ? null : Math.round(cpuUs / 1e3) / 1e3,
+          oomKilled: (readKey(join(dir, "memory.events"), "oom_kill") ?? 0) > 0,
+        };
+      },
+      killAll: () => {
+        try {
+          write(join(dir, "cgroup.kill"), "1");
+        } catch {
+          killPids(join(dir, "cgroup.procs"));
+        }
+      },
+      remove: () => rmdirQuiet(dir),
+    };
+  }
+}
+
+/**
+ * The cgroups this process may manage, under `<own group>/<parent>` in each hierarchy, or the
+ * reason there are none (not Linux, read-only /sys/fs/cgroup in an unprivileged container, a
+ * controller missing). Probes by making and removing a test group.
+ */
+export function openCgroups(parent: string): { cgroups: Cgroups } | { cgroups: null; reason: string } {
+  try {
+    const own = ownGroups();
+    const v2Only = own.size === 1 && own.has("");
+    if (v2Only) {
+      const base = join(ROOT, own.get("")!, parent);
+      mkdirSync(base, { recursive: true });
+      // Controllers must be enabled for the children of `base`.
+      const available = readFileSync(join(base, "cgroup.controllers"), "utf8").split(/\s+/);
+      for (const c of ["memory", "pids", "cpu"]) {
+        if (!available.includes(c)) return { cgroups: null, reason: `cgroup v2 controller "${c}" is not available under ${base}` };
+      }
+      write(join(base, "cgroup.subtree_control"), "+memory +pids +cpu");
+      const cg = new CgroupsV2(base);
+      cg.create(`probe-${process.pid}`, { cpu: 1, memoryMb: 64, pids: 8 }).remove();
+      return { cgroups: cg };
+    }
+    const bases = {} as { memory: string; pids: string; cpu: string; cpuacct: string };
+    for (const ctrl of ["memory", "pids", "cpu", "cpuacct"] as const) {
+      const path = own.get(ctrl);
+      if (path === undefined) return { cgroups: null, reason: `cgroup v1 controller "${ctrl}" is not mounted` };
+      bases[ctrl] = join(ROOT, ctrl, path, parent);
+      mkdirSync(bases[ctrl], { recursive: true });
+    }
+    const cg = new CgroupsV1(bases);
+    cg.create(`probe-${process.pid}`, { cpu: 1, memoryMb: 64, pids: 8 }).remove();
+    return { cgroups: cg };
+  } catch (e) {
+    return { cgroups: null, reason: `cannot create cgroups (${(e as Error).message})` };
+  }
+}

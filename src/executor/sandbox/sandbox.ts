@@ -1,0 +1,234 @@
+/**
+ * How this node runs a user's program: in a bubblewrap sandbox as the slot's own unprivileged
+ * user (the default), or as a plain process (KAIROS_SANDBOX=none, or `dev` on a machine without
+ * bubblewrap). Either way the run gets its cgroup limits where the node can make cgroups, its
+ * rlimits, a fixed PATH and only its declared environment, and a private working directory and
+ * /tmp under a disk cap that the supervisor enforces.
+ *
+ * Slots: slot i has its own uid (uidBase + i, when the executor runs as root) and its own
+ * directories, `<workRoot>/<node>-<i>/{work,tmp}`, emptied after every run. A run therefore never
+ * shares a uid, a directory or a process namespace with a run going at the same time.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { ConfigError } from "../../errors.js";
+import type { Logger } from "../../log.js";
+import type { JobSpec, NodeIsolation, ResourceRequest } from "../../store/types.js";
+import type { ProcessSpec } from "../process.js";
+import { bwrapArgs, GROUP, PASSWD, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
+import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
+
+export type SandboxMode = "bubblewrap" | "none";
+
+export interface SandboxOptions {
+  /** `auto`: bubblewrap when this machine can run it, else plain processes with a loud warning (dev only). */
+  mode: SandboxMode | "auto";
+  workRoot: string;
+  slots: number;
+  /** Slot i runs as uid/gid uidBase + i (when the executor is root). */
+  uidBase: number;
+  /** Extra host paths bound read-only into every sandbox. */
+  roPaths: readonly string[];
+  /** Open files per run (RLIMIT_NOFILE). @default 4096 */
+  nofile?: number;
+  /** Distinguishes this executor's directories and cgroups from another's on the same host. */
+  nodeTag: string;
+  log: Logger;
+}
+
+/** One attempt, ready to spawn. */
+export interface PreparedAttempt {
+  process: Pick<ProcessSpec, "file" | "args" | "env" | "cwd" | "stop">;
+  /** The directory the disk cap applies to (work and tmp), and the cap in bytes. */
+  diskDir: string;
+  diskBytes: number;
+  cgroup: AttemptCgroup | null;
+}
+
+const BWRAP_PATHS = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
+const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
+const isRoot = () => process.getuid?.() === 0;
+
+export class Sandbox {
+  private constructor(
+    private readonly o: SandboxOptions,
+    readonly mode: SandboxMode,
+    private readonly bwrap: string | null,
+    private readonly cgroups: Cgroups | null,
+    readonly isolation: NodeIsolation,
+    private readonly etcDir: string,
+  ) {}
+
+  /**
+   * Sets the node up (slot directories, cgroups) and proves it works by running one program in a
+   * sandbox. Throws ConfigError when bubblewrap is asked for (or is the default, outside dev) and
+   * cannot run here, naming what is missing.
+   */
+  static open(o: SandboxOptions): Sandbox {
+    mkdirSync(o.workRoot, { recursive: true });
+    // Others may pass through (the slot users must reach their own directories) but not list.
+    chmodSync(o.workRoot, 0o711);
+    const etcDir = join(o.workRoot, `${o.nodeTag}-etc`);
+    mkdirSync(etcDir, { recursive: true, mode: 0o755 });
+    writeFileSync(join(etcDir, "passwd"), PASSWD, { mode: 0o644 });
+    writeFileSync(join(etcDir, "group"), GROUP, { mode: 0o644 });
+
+    const notes: string[] = [];
+    const cg = openCgroups(`kairos-${o.nodeTag}`);
+    if (!cg.cgroups) notes.push(`no cgroup limits: ${cg.reason}; memory falls back to RLIMIT_AS and processes to RLIMIT_NPROC`);
+    const bwrap = BWRAP_PATHS.find((p) => existsSync(p)) ?? null;
+    const setpriv = SETPRIV_PATHS.find((p) => existsSync(p)) ?? null;
+
+    let mode: SandboxMode = o.mode === "auto" ? "bubblewrap" : o.mode;
+    let failure: string | null = null;
+    if (mode === "bubblewrap") {
+      if (!bwrap) failure = "bubblewrap is not installed (apt-get install bubblewrap)";
+      else if (isRoot() && !setpriv) failure = "setpriv (util-linux) is not installed; it drops a run to its unprivileged user";
+    }
+    const probe = new Sandbox(o, mode, bwrap, cg.cgroups, { mode: "NONE", enforced: [], network: ["NONE"], notes }, etcDir);
+    for (let i = 0; i < o.slots; i++) probe.resetSlotSync(i);
+    if (mode === "bubblewrap" && !failure) failure = probe.selfTest();
+    if (failure) {
+      if (o.mode !== "auto") throw new ConfigError(`KAIROS_SANDBOX=bubblewrap: the sandbox cannot be set up on this machine: ${failure}. Fix that, or set KAIROS_SANDBOX=none to run jobs unisolated (never with untrusted users).`);
+      o.log.warn(
+        { reason: failure },
+        "!!! NO SANDBOX: jobs run as plain processes with this server's user, network and filesystem. Fine for a developer laptop; never for untrusted users. Install bubblewrap to isolate them. !!!",
+      );
+      notes.push(`no sandbox: ${failure}`);
+      mode = "none";
+    }
+    const isolation = describeIsolation(mode, cg.cgroups, notes);
+    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir);
+  }
+
+  /** Runs `true` in a sandbox of slot 0; the reason it failed, or null. */
+  private selfTest(): string | null {
+    const prepared = this.prepare(0, `selftest-${process.pid}`, { kind: "COMMAND", command: null, argv: ["true"], env: {}, timeoutMs: 10_000, pool: "" }, {}, {
+      cpu: 1,
+      memoryMb: 64,
+      pids: 16,
+      diskMb: 1,
+    });
+    try {
+      const r = spawnSync(prepared.process.file, prepared.process.args, { cwd: prepared.process.cwd, env: prepared.process.env, timeout: 10_000, encoding: "utf8" });
+      if (r.error) return r.error.message;
+      if (r.status !== 0) return `a test sandbox exited with ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim().slice(0, 500)}`;
+      return null;
+    } finally {
+      prepared.cgroup?.remove();
+    }
+  }
+
+  private slotDirs(slot: number): { root: string; work: string; tmp: string } {
+    const root = join(this.o.workRoot, `${this.o.nodeTag}-${slot}`);
+    return { root, work: join(root, "work"), tmp: join(root, "tmp") };
+  }
+
+  /** The slot's uid, when runs get one of their own (bubblewrap as root). */
+  private slotUid(slot: number): number | null {
+    return this.mode === "bubblewrap" && isRoot() ? this.o.uidBase + slot : null;
+  }
+
+  /** Makes the slot's directories afresh: empty, owned by the slot's user, 0700. */
+  private resetSlotSync(slot: number): void {
+    const d = this.slotDirs(slot);
+    rmSync(d.root, { recursive: true, force: true });
+    mkdirSync(d.root, { mode: 0o711 });
+    chmodSync(d.root, 0o711);
+    const uid = this.slotUid(slot);
+    for (const dir of [d.work, d.tmp]) {
+      mkdirSync(dir, { mode: 0o700 });
+      if (uid !== null) chownSync(dir, uid, uid);
+    }
+  }
+
+  /**
+   * After a run: the slot's directories as they were before it. Left exactly as they were given
+   * (empty, same owner and mode: the common case) they are kept, which costs two reads; otherwise
+   * they are removed and made again.
+   */
+  releaseSlot(slot: number): Promise<void> | undefined {
+    const d = this.slotDirs(slot);
+    const uid = this.slotUid(slot) ?? process.getuid?.();
+    try {
+      const clean = [d.work, d.tmp].every((dir) => {
+        const st = lstatSync(dir);
+        return st.isDirectory() && (st.mode & 0o7777) === 0o700 && (uid === undefined || st.uid === uid) && readdirSync(dir).length === 0;
+      });
+      if (clean) return undefined;
+    } catch {
+      // changed or gone: made again below
+    }
+    return rm(d.root, { recursive: true, force: true }).then(() => this.resetSlotSync(slot));
+  }
+
+  /**
+   * What to spawn for one attempt in `slot`. `kairosEnv` are the documented KAIROS_* variables;
+   * the rest of the environment is the job's own plus a fixed PATH, HOME, TMPDIR and LANG.
+   */
+  prepare(slot: number, name: string, spec: JobSpec, kairosEnv: Record<string, string>, res: ResourceRequest): PreparedAttempt {
+    const d = this.slotDirs(slot);
+    const sandboxed = this.mode === "bubblewrap";
+    const env: Record<string, string> = {
+      PATH: SANDBOX_PATH,
+      HOME: sandboxed ? SANDBOX_HOME : d.work,
+      TMPDIR: sandboxed ? SANDBOX_TMP : d.tmp,
+      LANG: "C.UTF-8",
+      ...spec.env,
+      ...kairosEnv,
+    };
+    const program = spec.argv && spec.argv.length > 0 ? spec.argv : ["/bin/sh", "-c", spec.command ?? ""];
+    const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
+    const argv = sandboxed
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, env, argv: program })]
+      : cgroupFallbackArgv(program, cgroup, res);
+    const uid = this.slotUid(slot);
+    const [file, args] = wrapperArgs({
+      procsFiles: cgroup?.procsFiles ?? [],
+      nofile: this.o.nofile ?? 4096,
+      fileSizeBytes: res.diskMb * 1048576,
+      // Without a pids cgroup, RLIMIT_NPROC: per uid, so only where each slot has its own.
+      nproc: cgroup || uid === null ? null : res.pids,
+      uid,
+      argv,
+    });
+    return {
+      // bubblewrap gets no environment of ours (its /proc/1/environ is visible inside); a plain program gets its own.
+      process: { file, args, env: sandboxed ? {} : env, cwd: d.work, stop: sandboxed ? "sandbox" : "group" },
+      diskDir: d.root,
+      diskBytes: res.diskMb * 1048576,
+      cgroup,
+    };
+  }
+
+  /** Removes the slots' directories and this node's cgroups. */
+  async close(): Promise<void> {
+    for (let i = 0; i < this.o.slots; i++) await rm(this.slotDirs(i).root, { recursive: true, force: true }).catch(() => undefined);
+    await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
+    this.cgroups?.close();
+  }
+}
+
+/** Without cgroups, memory is bounded by RLIMIT_AS (address space: coarse, but a bound). */
+function cgroupFallbackArgv(program: readonly string[], cgroup: AttemptCgroup | null, res: ResourceRequest): string[] {
+  if (cgroup) return [...program];
+  return ["/bin/sh", "-c", 'ulimit -v "$0" || exit 125; exec "$@"', String(res.memoryMb * 1024), ...program];
+}
+
+function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[]): NodeIsolation {
+  const enforced: string[] = [];
+  if (mode === "bubblewrap") {
+    enforced.push("namespaces:user,pid,mount,ipc,uts,net,cgroup", "no-capabilities", "read-only-system", "private-work-dir", "private-tmp");
+    if (isRoot()) enforced.push("unprivileged-uid-per-slot");
+    else notes.push("the executor is not root: runs keep its uid outside their namespaces");
+  } else {
+    enforced.push("process-group");
+  }
+  if (cgroups) enforced.push(...cgroups.enforces.map((c) => `cgroup-v${cgroups.version}:${c}`));
+  else enforced.push("rlimit:as", ...(mode === "bubblewrap" && isRoot() ? ["rlimit:nproc"] : []));
+  enforced.push("rlimit:nofile", "rlimit:fsize", "disk-cap", "lease-deadline-supervisor", "fixed-path-and-env");
+  notes.push("EGRESS network access is not offered by this version: jobs that ask for it are refused at submission");
+  return { mode: mode === "bubblewrap" ? "BUBBLEWRAP" : "NONE", enforced, network: ["NONE"], notes };
+}

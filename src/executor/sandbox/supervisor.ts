@@ -1,0 +1,164 @@
+/**
+ * The node's supervisor: one small process per executor (not one per run) that enforces what the
+ * executor must enforce even when it cannot act itself.
+ *
+ * - Lease deadlines: an attempt whose kill deadline passes is SIGKILLed, also while the executor
+ *   is frozen (SIGSTOP, a stuck event loop), so a run never outlives its lease and the reaper can
+ *   hand it to another executor without two attempts of one slot running at once.
+ * - Disk caps: every second it measures each attempt's directory (blocks in use) and kills an
+ *   attempt over its cap (the Kubernetes ephemeral-storage model; a single file is also held to
+ *   the cap by RLIMIT_FSIZE at once).
+ * - Executor death: when its stdin closes (the executor exited, even by SIGKILL) it kills every
+ *   attempt it knows of and exits. Sandboxed attempts die with the executor anyway (bubblewrap's
+ *   --die-with-parent and the PID namespace); unsandboxed ones (KAIROS_SANDBOX=none) rely on this.
+ *
+ * Protocol: lines on its stdin, `S id pid group deadline diskBytes dir` (start; `group` 1 kills the
+ * process group -pid, 0 the pid: the sandbox's outer process, whose death takes its PID namespace
+ * with it), `U id deadline` (moved), `E id` (ended). Deadlines are CLOCK_MONOTONIC milliseconds
+ * (`process.hrtime`), the same clock in both processes. It answers `K id deadline|disk` on stdout
+ * for each attempt it killed. The code runs as `node -e`, so it is one self-contained function.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+
+export type SupervisorKill = "deadline" | "disk";
+
+/** Runs inside the supervisor process (`node -e`): no imports, no closures over this module. */
+function supervisorMain(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fs = require("node:fs") as typeof import("node:fs");
+  interface Entry { pid: number; group: boolean; deadline: number; disk: number; dir: string; killed: boolean }
+  const entries = new Map<string, Entry>();
+  const mono = () => Number(process.hrtime.bigint() / 1000000n);
+  const kill = (id: string, e: Entry, why: string) => {
+    if (e.killed) return;
+    e.killed = true;
+    try {
+      process.kill(e.group ? -e.pid : e.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+    process.stdout.write(`K ${id} ${why}\n`);
+  };
+  const MAX_ENTRIES = 200_000;
+  const usedBytes = (dir: string, cap: number): number => {
+    let total = 0;
+    let seen = 0;
+    const stack = [dir];
+    while (stack.length) {
+      const d = stack.pop()!;
+      let names: string[];
+      try {
+        names = fs.readdirSync(d);
+      } catch {
+        continue;
+      }
+      for (const n of names) {
+        if (++seen > MAX_ENTRIES) return Infinity;
+        try {
+          const st = fs.lstatSync(`${d}/${n}`);
+          total += st.blocks * 512;
+          if (st.isDirectory()) stack.push(`${d}/${n}`);
+        } catch {
+          // removed meanwhile
+        }
+        if (total > cap) return total;
+      }
+    }
+    return total;
+  };
+  let buf = "";
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (chunk: string) => {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const [op, id, a, b, c, d, ...rest] = line.split(" ");
+      if (op === "S" && id) entries.set(id, { pid: Number(a), group: b === "1", deadline: Number(c), disk: Number(d), dir: rest.join(" "), killed: false });
+      else if (op === "U" && id) {
+        const e = entries.get(id);
+        if (e) e.deadline = Number(a);
+      } else if (op === "E" && id) entries.delete(id);
+    }
+  });
+  process.stdin.on("end", () => {
+    for (const [id, e] of entries) kill(id, e, "executor-gone");
+    process.exit(0);
+  });
+  setInterval(() => {
+    const now = mono();
+    for (const [id, e] of entries) if (now >= e.deadline) kill(id, e, "deadline");
+  }, 100);
+  setInterval(() => {
+    for (const [id, e] of entries) if (!e.killed && e.disk > 0 && usedBytes(e.dir, e.disk) > e.disk) kill(id, e, "disk");
+  }, 1_000);
+}
+
+/** CLOCK_MONOTONIC milliseconds, the supervisor's clock. */
+export const monotonicMs = (): number => Number(process.hrtime.bigint() / 1000000n);
+
+export class Supervisor {
+  private child: ChildProcess | null = null;
+  private stopped = false;
+  /** Attempts it knows of, to re-announce after a restart. */
+  private readonly live = new Map<string, string>();
+
+  constructor(
+    private readonly onKill: (id: string, why: SupervisorKill) => void,
+    private readonly onError: (message: string) => void,
+  ) {}
+
+  start(): void {
+    const child = spawn(process.execPath, ["-e", `(${supervisorMain.toString()})()`], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: {},
+    });
+    this.child = child;
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      const [k, id, why] = line.split(" ");
+      if (k === "K" && id && (why === "deadline" || why === "disk")) this.onKill(id, why);
+    });
+    child.stdin!.on("error", () => undefined);
+    child.once("exit", (code, signal) => {
+      if (this.stopped) return;
+      this.onError(`the run supervisor exited (${signal ?? `code ${code}`}); restarting it`);
+      this.start();
+      for (const line of this.live.values()) this.send(line);
+    });
+  }
+
+  private send(line: string): void {
+    this.child?.stdin?.write(`${line}\n`);
+  }
+
+  /** `killGroup`: kill the process group `-pid` (unsandboxed runs) rather than the process. */
+  watch(id: string, pid: number, killGroup: boolean, deadline: number, diskBytes: number, dir: string): void {
+    const line = `S ${id} ${pid} ${killGroup ? 1 : 0} ${Math.floor(deadline)} ${Math.floor(diskBytes)} ${dir}`;
+    this.live.set(id, line);
+    this.send(line);
+  }
+
+  extend(id: string, deadline: number): void {
+    const line = this.live.get(id);
+    if (!line) return;
+    const parts = line.split(" ");
+    parts[4] = String(Math.floor(deadline));
+    this.live.set(id, parts.join(" "));
+    this.send(`U ${id} ${Math.floor(deadline)}`);
+  }
+
+  forget(id: string): void {
+    if (this.live.delete(id)) this.send(`E ${id}`);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    child.stdin!.end();
+    await exited;
+  }
+}

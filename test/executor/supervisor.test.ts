@@ -1,0 +1,92 @@
+/**
+ * The node supervisor enforces what the executor cannot while frozen or dead: lease deadlines,
+ * disk caps, and the end of every run when the executor goes away. It is a separate process, so
+ * these hold while this (test) process does nothing at all. test/chaos/zombie.test.ts checks the
+ * deadline end to end with a SIGSTOPped executor.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { monotonicMs, Supervisor, type SupervisorKill } from "../../src/executor/sandbox/supervisor.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "kairos-supervisor-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+};
+const waitUntil = async (cond: () => boolean, ms: number) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+  return cond();
+};
+/** A process group: a shell and a grandchild, as a run's would be. */
+const group = (cmd = "sleep 30 & sleep 30"): ChildProcess => spawn("/bin/sh", ["-c", cmd], { detached: true, stdio: "ignore" });
+
+function supervisor() {
+  const kills: Array<[string, SupervisorKill]> = [];
+  const s = new Supervisor((id, why) => kills.push([id, why]), () => undefined);
+  s.start();
+  return { s, kills };
+}
+
+describe.runIf(process.platform === "linux")("run supervisor", () => {
+  it("kills a run's whole process group at its deadline, and says so", async () => {
+    const { s, kills } = supervisor();
+    const g = group();
+    s.watch("r1:1", g.pid!, true, monotonicMs() + 400, 0, dir);
+    const started = Date.now();
+    expect(await waitUntil(() => !alive(g.pid!), 3_000)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(kills).toEqual([["r1:1", "deadline"]]);
+    await s.stop();
+  });
+
+  it("follows a deadline moved by renewals, and forgets a run that ended", async () => {
+    const { s, kills } = supervisor();
+    const g = group();
+    s.watch("r2:1", g.pid!, true, monotonicMs() + 300, 0, dir);
+    const mover = setInterval(() => s.extend("r2:1", monotonicMs() + 300), 100);
+    await new Promise((r) => setTimeout(r, 900));
+    clearInterval(mover);
+    expect(alive(g.pid!)).toBe(true);
+    s.forget("r2:1");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(alive(g.pid!)).toBe(true);
+    expect(kills).toEqual([]);
+    process.kill(-g.pid!, "SIGKILL");
+    await s.stop();
+  });
+
+  it("kills a run whose directory grows past its disk cap", async () => {
+    const { s, kills } = supervisor();
+    const runDir = await mkdtemp(join(dir, "disk-"));
+    // 20 files of 1 MiB each, one every 50 ms, against a cap of 4 MiB.
+    const g = group(`cd ${runDir} && for i in $(seq 20); do head -c 1048576 /dev/zero > f$i; sleep 0.05; done; sleep 30`);
+    s.watch("r3:1", g.pid!, true, monotonicMs() + 60_000, 4 * 1048576, runDir);
+    expect(await waitUntil(() => !alive(g.pid!), 5_000)).toBe(true);
+    expect(kills).toEqual([["r3:1", "disk"]]);
+    await s.stop();
+  });
+
+  it("kills every run it watches when the executor goes away (its stdin closes)", async () => {
+    const { s } = supervisor();
+    const g = group();
+    s.watch("r4:1", g.pid!, true, monotonicMs() + 60_000, 0, dir);
+    await new Promise((r) => setTimeout(r, 100));
+    await s.stop(); // closes its stdin, as the executor's death would
+    expect(await waitUntil(() => !alive(g.pid!), 3_000)).toBe(true);
+  });
+});
