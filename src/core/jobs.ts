@@ -27,7 +27,8 @@ import {
   type ScheduleInput,
 } from "../scheduler/timing/index.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { JobDoc, JobSpec, RunDoc } from "../store/types.js";
+import type { JobDoc, JobSpec, NetworkAccess, NodeDoc, RunDoc } from "../store/types.js";
+import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 import type { Principal } from "../auth/tokens.js";
 import { FireLedger } from "./fires.js";
 import { jobTimerId, RunService } from "./runs.js";
@@ -41,6 +42,8 @@ export interface JobSpecInput {
   env?: Record<string, string> | null;
   timeout?: string | null;
   pool?: string | null;
+  resources?: ResourcesInput | null;
+  network?: NetworkAccess | null;
 }
 
 export interface JobInput {
@@ -100,6 +103,13 @@ export class JobService {
     return job;
   }
 
+  /** The online nodes of a pool, for its run defaults, maximums and network modes (core/resources.ts). */
+  private poolNodes(pool: string | null | undefined): Promise<PoolNode[]> {
+    return this.deps.mongo.c.nodes
+      .find({ pools: pool ?? "default", status: "ONLINE" }, { projection: { name: 1, maxRun: 1, defaultRun: 1, isolation: 1 }, limit: 1_000 })
+      .toArray();
+  }
+
   async create(caller: Principal, input: JobInput): Promise<JobDoc> {
     const now = this.deps.clock();
     const schedule = wrapSchedule(() => normalizeSchedule(input.schedule, now));
@@ -112,7 +122,7 @@ export class JobService {
       name: validateName(input.name),
       description: validateDescription(input.description),
       tags: validateTags(input.tags),
-      spec: validateSpec(input.spec),
+      spec: validateSpec(input.spec, await this.poolNodes(input.spec.pool)),
       schedule,
       priority: validatePriority(input.priority),
       retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), "retry"),
@@ -160,7 +170,7 @@ export class JobService {
     if (patch.name != null) set.name = validateName(patch.name);
     if (patch.description !== undefined) set.description = validateDescription(patch.description);
     if (patch.tags != null) set.tags = validateTags(patch.tags);
-    if (patch.spec != null) set.spec = validateSpec(patch.spec);
+    if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.poolNodes(patch.spec.pool));
     if (patch.priority != null) set.priority = validatePriority(patch.priority);
     if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), "retry");
     if (patch.overlap != null) set.overlap = patch.overlap;
@@ -464,7 +474,21 @@ function validateCatchup(raw: string | null | undefined, dflt: number): number {
   return ms;
 }
 
-export function validateSpec(spec: JobSpecInput): JobSpec {
+type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation">;
+
+/** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
+function refuseNul(field: string, value: string): void {
+  if (value.includes("\u0000")) throw new ValidationError(field, "must not contain a NUL byte (\\u0000)");
+}
+
+/** Variables that would change how every program of the run is loaded or linked. */
+const FORBIDDEN_ENV = new Set(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"]);
+
+/**
+ * Checks a job's spec and fills in its defaults. `poolNodes`: the online nodes of its pool, whose
+ * run defaults and maximums apply (none online: the built-in defaults and bounds only).
+ */
+export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = []): JobSpec {
   if (spec.kind !== "COMMAND") throw new ValidationError("spec.kind", `"${spec.kind}" is not supported; allowed: COMMAND`);
   const hasCommand = spec.command != null;
   const hasArgv = spec.argv != null;
@@ -473,11 +497,13 @@ export function validateSpec(spec: JobSpecInput): JobSpec {
   }
   if (hasCommand && spec.command!.trim() === "") throw new ValidationError("spec.command", "must not be empty");
   if (hasCommand && spec.command!.length > 65_536) throw new ValidationError("spec.command", "at most 64 KiB");
+  if (hasCommand) refuseNul("spec.command", spec.command!);
   if (hasArgv) {
     if (spec.argv!.length === 0 || spec.argv![0]!.trim() === "") {
       throw new ValidationError("spec.argv", "must name the program to run as its first element");
     }
     if (spec.argv!.length > 1_024) throw new ValidationError("spec.argv", "at most 1024 arguments");
+    spec.argv!.forEach((a, i) => refuseNul(`spec.argv[${i}]`, a));
   }
   const env = spec.env ?? {};
   const keys = Object.keys(env);
@@ -485,10 +511,14 @@ export function validateSpec(spec: JobSpecInput): JobSpec {
   for (const k of keys) {
     if (!ENV_KEY_RE.test(k)) throw new ValidationError("spec.env", `"${k}" is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)`);
     if (k.startsWith("KAIROS_")) throw new ValidationError("spec.env", `"${k}": names starting with KAIROS_ are reserved`);
+    if (FORBIDDEN_ENV.has(k)) throw new ValidationError("spec.env", `"${k}" may not be set (it changes how every program of the run is loaded)`);
     if (typeof env[k] !== "string") throw new ValidationError("spec.env", `value of "${k}" must be a string`);
+    refuseNul(`spec.env.${k}`, env[k]);
   }
   const pool = spec.pool ?? "default";
   if (!POOL_RE.test(pool)) throw new ValidationError("spec.pool", "1–64 characters of letters, digits, '_', '.', '-'");
+  const network = spec.network ?? "NONE";
+  if (!NETWORK_ACCESS.includes(network)) throw new ValidationError("spec.network", `"${network}" is not one of ${NETWORK_ACCESS.join(", ")}`);
   return {
     kind: "COMMAND",
     command: hasCommand ? spec.command! : null,
@@ -496,5 +526,7 @@ export function validateSpec(spec: JobSpecInput): JobSpec {
     env: { ...env },
     timeoutMs: wrapSchedule(() => normalizeTimeout(spec.timeout ?? undefined), "spec"),
     pool,
+    resources: resolveResources(spec.resources, network, pool, poolNodes),
+    network,
   };
 }

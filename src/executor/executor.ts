@@ -20,7 +20,7 @@ import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
-import { DEFAULT_RESOURCES, describe, fitsWithin, resourcesOf } from "../core/resources.js";
+import { DEFAULT_RESOURCES, fitsWithin, resourcesOf } from "../core/resources.js";
 import type { AttemptOutcome, RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
@@ -126,8 +126,9 @@ export class Executor {
   private readonly freeSlotIds: number[] = [];
   /** CPU and memory reserved by running processes. */
   private readonly allocated = { cpu: 0, memoryMb: 0 };
-  /** A taken run did not fit the free capacity: no take until a run ends. */
+  /** A taken run did not fit the free capacity: no take until a run ends (or a poll interval passes). */
   private capacityFull = false;
+  private capacityPausedUntil = 0;
   private readonly attempts = new Map<string, Attempt>();
   private state: "idle" | "running" | "draining" | "stopped" = "idle";
   private readonly wakeup = new Wakeup();
@@ -293,7 +294,7 @@ export class Executor {
    * attempts still reporting are bounded by `reportBacklog`, so a slow MongoDB throttles pulling.
    */
   private freeSlots(): number {
-    if (this.capacityFull) return 0;
+    if (this.capacityFull && this.deps.clock() < this.capacityPausedUntil) return 0;
     return Math.min(this.o.slots - this.processes, this.o.slots + this.o.reportBacklog - this.attempts.size);
   }
 
@@ -420,12 +421,21 @@ export class Executor {
       }
       // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
       const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((t) => t.run.ownerId))]) : NO_OWNERS;
+      const handBack: string[] = [];
       for (const { run, payload } of withPayload) {
         if (limited.has(run.ownerId)) inMongo.push(run._id);
+        else if (!this.fitsFree(run)) handBack.push(run._id);
         else {
           this.startTaken(run, payload);
           started++;
         }
+      }
+      if (handBack.length) {
+        // Back to the queue for a node with room (or for this one once a run ends). Runs claimed
+        // in MongoDB first (below) are already RUNNING here and start regardless.
+        this.capacityFull = true;
+        this.capacityPausedUntil = this.deps.clock() + this.o.pollMs;
+        for (const runId of handBack) await this.deps.runs.requeueTaken(runId);
       }
       // Runs that are not QUEUED any more (cancelled, or claimed through a replayed entry
       // elsewhere) are simply not among those won.
@@ -439,6 +449,13 @@ export class Executor {
     this.nextStagedAt = nextAt;
     this.poolCursor = (this.poolCursor + 1) % pools.length;
     return started;
+  }
+
+  /** Whether a run fits this node: within its per-run maximum and the capacity not yet reserved. */
+  private fitsFree(run: RunDoc): boolean {
+    const r = resourcesOf(run.spec);
+    const cap = this.o.capacity;
+    return fitsWithin(r, this.o.runMax) && this.allocated.cpu + r.cpu <= cap.cpu + 1e-9 && this.allocated.memoryMb + r.memoryMb <= cap.memoryMb;
   }
 
   /**

@@ -1,4 +1,5 @@
 import DataLoader from "dataloader";
+import { allocatedOn } from "../core/allocations.js";
 import type { Principal, TokenService } from "../auth/tokens.js";
 import type { JobService } from "../core/jobs.js";
 import type { RunService } from "../core/runs.js";
@@ -30,6 +31,8 @@ export interface Loaders {
    * fires that have their run already but have not happened (see KAIROS_STAGE_AHEAD).
    */
   stagedFires: DataLoader<string, Array<Pick<RunDoc, "scheduledFor" | "notBefore">>>;
+  /** CPU and memory reserved on a node by its running attempts (core/allocations.ts). */
+  allocated: DataLoader<string, { cpu: number; memoryMb: number } | null>;
 }
 
 export interface Context {
@@ -64,6 +67,10 @@ export function createLoaders(s: Services): Loaders {
         )
         .toArray();
       return jobIds.map((id) => staged.filter((r) => r.jobId === id));
+    }),
+    allocated: new DataLoader(async (nodeIds) => {
+      const totals = await allocatedOn(s.mongo, nodeIds);
+      return nodeIds.map((id) => totals.get(id) ?? null);
     }),
   };
 }

@@ -37,7 +37,7 @@ function scheduleIn(s: ScheduleInput): DomainScheduleInput {
 }
 
 function specIn(s: JobSpecInput): DomainSpecInput {
-  return { kind: s.kind, command: s.command, argv: s.argv, env: s.env, timeout: s.timeout, pool: s.pool };
+  return { kind: s.kind, command: s.command, argv: s.argv, env: s.env, timeout: s.timeout, pool: s.pool, resources: s.resources, network: s.network };
 }
 
 function retryIn(r: RetryInput | null | undefined) {

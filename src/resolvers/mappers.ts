@@ -1,4 +1,5 @@
 /** Document → GraphQL object mapping, in one place. */
+import { resourcesOf } from "../core/resources.js";
 import type { RunEvent } from "../core/events.js";
 import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
 import type { FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../store/types.js";
@@ -21,6 +22,8 @@ import type {
   RunTrigger,
   ScheduleKind,
   SpecKind,
+  NetworkAccess,
+  IsolationMode,
 } from "../schema/enums.js";
 
 const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
@@ -60,6 +63,8 @@ export function toJob(j: JobDoc): Job {
       env: j.spec.env,
       timeout: formatDuration(j.spec.timeoutMs),
       pool: j.spec.pool,
+      resources: resourcesOf(j.spec),
+      network: (j.spec.network ?? "NONE") as NetworkAccess,
     },
     priority: j.priority,
     retry: {
@@ -111,6 +116,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     nodeId: r.nodeId,
     outputTail: r.outputTail,
     outputTruncated: r.outputTruncated,
+    usage: r.usage ?? null,
     cancelRequested: r.cancelRequested,
     history: r.history.map((h) => ({ ...h, status: h.status as RunStatus, attempt: h.attempt ?? null })),
     createdAt: r.createdAt,
@@ -131,5 +137,8 @@ export function toFire(f: FireDoc): Fire {
 }
 
 export function toNode(n: NodeDoc): ExecutorNode {
-  return { ...n, id: n._id, status: n.status as NodeStatus };
+  const isolation = n.isolation
+    ? { ...n.isolation, mode: n.isolation.mode as IsolationMode, network: n.isolation.network as NetworkAccess[] }
+    : null;
+  return { ...n, id: n._id, status: n.status as NodeStatus, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation };
 }

@@ -79,3 +79,20 @@ registerEnumType(RunStatus, { name: "RunStatus" });
 registerEnumType(RunTrigger, { name: "RunTrigger" });
 registerEnumType(FireOutcome, { name: "FireOutcome", description: "The one recorded outcome of a schedule slot." });
 registerEnumType(NodeStatus, { name: "NodeStatus" });
+
+export enum NetworkAccess {
+  NONE = "NONE",
+  EGRESS = "EGRESS",
+}
+export enum IsolationMode {
+  BUBBLEWRAP = "BUBBLEWRAP",
+  NONE = "NONE",
+}
+registerEnumType(NetworkAccess, {
+  name: "NetworkAccess",
+  description: "NONE: no network (only the run's own loopback). EGRESS: a route out that never reaches the node itself.",
+});
+registerEnumType(IsolationMode, {
+  name: "IsolationMode",
+  description: "BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user. NONE: plain processes (KAIROS_SANDBOX=none, or dev without bubblewrap).",
+});

@@ -1,3 +1,4 @@
+import { ResourcesInput } from "./resources.type.js";
 import { Field, Float, ID, InputType, Int } from "type-graphql";
 import {
   BackoffKind,
@@ -9,6 +10,7 @@ import {
   RetryJitter,
   ScheduleKind,
   SpecKind,
+  NetworkAccess,
 } from "./enums.js";
 import { DateTime, JSONObject } from "./scalars.js";
 
@@ -76,6 +78,12 @@ export class JobSpecInput {
 
   @Field(() => String, { nullable: true })
   pool?: string | null;
+
+  @Field(() => ResourcesInput, { nullable: true, description: "CPU, memory, processes and disk one attempt may use; left out: the pool's defaults." })
+  resources?: ResourcesInput | null;
+
+  @Field(() => NetworkAccess, { nullable: true, description: "NONE (default): no network. EGRESS: outbound access, where the pool's nodes offer it." })
+  network?: NetworkAccess | null;
 }
 
 @InputType()

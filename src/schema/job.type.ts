@@ -1,3 +1,4 @@
+import { Resources } from "./resources.type.js";
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
 import { PageInfo } from "./common.type.js";
 import { Run } from "./run.type.js";
@@ -11,8 +12,7 @@ import {
   OverlapPolicy,
   RetryJitter,
   ScheduleKind,
-  SpecKind,
-} from "./enums.js";
+  SpecKind, NetworkAccess } from "./enums.js";
 import { DateTime, JSONObject } from "./scalars.js";
 
 @ObjectType({ description: "When a job runs. Durations are ISO-8601 (PT30S, PT1H, P1D)." })
@@ -76,6 +76,12 @@ export class JobSpec {
 
   @Field(() => String)
   pool!: string;
+
+  @Field(() => Resources, { description: "What one attempt may use (the pool's defaults filled in)." })
+  resources!: Resources;
+
+  @Field(() => NetworkAccess)
+  network!: NetworkAccess;
 }
 
 @ObjectType()

@@ -1,5 +1,6 @@
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
 import { NodeStatus } from "./enums.js";
+import { NodeIsolation, Resources } from "./resources.type.js";
 import { DateTime, JSONObject } from "./scalars.js";
 
 @ObjectType()
@@ -7,7 +8,7 @@ export class NodeCapacity {
   @Field(() => Int)
   slots!: number;
 
-  @Field(() => Int)
+  @Field(() => Float, { description: "CPU cores the node's runs may reserve in total." })
   cpus!: number;
 
   @Field(() => Int)
@@ -48,6 +49,15 @@ export class ExecutorNode {
 
   @Field(() => NodeCapacity)
   capacity!: NodeCapacity;
+
+  @Field(() => Resources, { nullable: true, description: "The most one run may ask for on this node (KAIROS_RUN_MAX)." })
+  maxRun!: Resources | null;
+
+  @Field(() => Resources, { nullable: true, description: "What a run gets when its job leaves a resource out (KAIROS_RUN_DEFAULTS)." })
+  defaultRun!: Resources | null;
+
+  @Field(() => NodeIsolation, { nullable: true, description: "How this node isolates runs; null for nodes of an older version." })
+  isolation!: NodeIsolation | null;
 
   @Field(() => Int)
   running!: number;

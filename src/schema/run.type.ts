@@ -1,3 +1,4 @@
+import { RunUsage } from "./resources.type.js";
 import { Field, ID, Int, ObjectType } from "type-graphql";
 import { PageInfo } from "./common.type.js";
 import { RunStatus, RunTrigger } from "./enums.js";
@@ -91,6 +92,9 @@ export class Run {
 
   @Field(() => Boolean, { description: "True when output before the tail was dropped." })
   outputTruncated!: boolean;
+
+  @Field(() => RunUsage, { nullable: true, description: "What the last attempt used (peak memory, CPU seconds), where its node measures it." })
+  usage!: RunUsage | null;
 
   @Field(() => Boolean)
   cancelRequested!: boolean;

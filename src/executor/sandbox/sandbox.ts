@@ -10,9 +10,10 @@
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { JobSpec, NodeIsolation, ResourceRequest } from "../../store/types.js";
@@ -66,7 +67,8 @@ export class Sandbox {
    * sandbox. Throws ConfigError when bubblewrap is asked for (or is the default, outside dev) and
    * cannot run here, naming what is missing.
    */
-  static open(o: SandboxOptions): Sandbox {
+  static open(opts: SandboxOptions): Sandbox {
+    const o = { ...opts, workRoot: reachableWorkRoot(opts) };
     mkdirSync(o.workRoot, { recursive: true });
     // Others may pass through (the slot users must reach their own directories) but not list.
     chmodSync(o.workRoot, 0o711);
@@ -207,7 +209,32 @@ export class Sandbox {
   async close(): Promise<void> {
     for (let i = 0; i < this.o.slots; i++) await rm(this.slotDirs(i).root, { recursive: true, force: true }).catch(() => undefined);
     await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
+    if (this.o.workRoot.startsWith(tmpdir())) await rm(this.o.workRoot, { recursive: true, force: true }).catch(() => undefined);
     this.cgroups?.close();
+  }
+}
+
+/**
+ * bubblewrap resolves a run's directories as the slot's user, so every directory above them must
+ * let others pass (o+x). A work root under a private directory (a 0700 data dir) moves to a
+ * root-owned directory under the system's temporary directory instead, and the log says so.
+ */
+function reachableWorkRoot(o: SandboxOptions): string {
+  if (o.mode === "none" || !isRoot()) return o.workRoot;
+  let dir = dirname(resolve(o.workRoot));
+  for (;;) {
+    try {
+      if ((statSync(dir).mode & 0o001) === 0) {
+        const moved = join(tmpdir(), `kairos-runs-${o.nodeTag}`);
+        o.log.info({ workRoot: o.workRoot, movedTo: moved, because: dir }, "run directories moved: the slot users cannot pass through a private directory above the work root");
+        return moved;
+      }
+    } catch {
+      // not made yet: its parent decides
+    }
+    const up = dirname(dir);
+    if (up === dir) return o.workRoot;
+    dir = up;
   }
 }
 
