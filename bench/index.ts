@@ -6,7 +6,7 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
  *            median round of each is tabled, every round listed; default 3, 1 with --quick)
@@ -29,6 +29,7 @@ import {
 import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
 import { extraRatioLines, formatStages, isKairos, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
+import { benchSandbox, formatSandbox } from "./sandbox.js";
 import { burstRatios, formatBurst, formatSchedules, formatThroughput, label, scheduleRatios } from "./lib/report.js";
 import type { BurstResult, ScheduleResult, ThroughputResult } from "./lib/shapes.js";
 import { diffCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING } from "./lib/opcounts.js";
@@ -42,7 +43,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -198,6 +199,13 @@ async function main(): Promise<void> {
       const k1 = rs.find((r) => r.system === "kairos" && r.workers === 1 && r.variant === "no process");
       const k2 = rs.find((r) => r.system === "kairos" && r.workers === 2 && r.variant === "no process");
       if (k1 && k2) console.log(`  Kairos (no process) 2 schedulers ÷ 1 scheduler: runs/s ${ratio(k2.perSecond, k1.perSecond, 0)}\n`);
+    }
+    if (shapes.includes("sandbox") && systems.includes("kairos")) {
+      // Not a BullMQ shape: BullMQ runs no user program, so there is nothing of its to set beside these.
+      const runs = quick ? 100 : 300;
+      const rs = [await benchSandbox("none", { runs, slots: 4 }), await benchSandbox("bubblewrap", { runs, slots: 4 })];
+      all.sandbox = rs;
+      console.log(formatSandbox(rs, runs, 4) + "\n");
     }
   } finally {
     await redis.stop();
