@@ -73,7 +73,7 @@ export interface ExecutorOptions {
   sandboxUidBase?: number;
   /** Extra host paths bound read-only into every sandbox. @default none */
   sandboxRoPaths?: string[];
-  /** CPU and memory the runs of this node may reserve in total. @default cpu 2 × cores, memory all of it */
+  /** CPU and memory the runs of this node may reserve in total. @default cpu: the larger of 2 × cores and slots × the default cpu; memory: all of it */
   capacity?: { cpu: number; memoryMb: number };
   /** What a run of this node's pools gets when its job leaves a resource out. @default core/resources DEFAULT_RESOURCES */
   runDefaults?: ResourceRequest;
@@ -179,7 +179,9 @@ export class Executor {
       sandbox: "bubblewrap",
       sandboxUidBase: 61_000,
       sandboxRoPaths: [],
-      capacity: { cpu: cpus().length * 2, memoryMb: Math.floor(totalmem() / 1048576) },
+      // CPU is a ceiling per run (a CFS quota), not a reservation that could run out: by default
+      // every slot may hold a run of the default size, so slots are what limits a node.
+      capacity: { cpu: Math.max(cpus().length * 2, opts.slots * (opts.runDefaults ?? DEFAULT_RESOURCES).cpu), memoryMb: Math.floor(totalmem() / 1048576) },
       runDefaults: DEFAULT_RESOURCES,
       runMax: { cpu: cpus().length, memoryMb: Math.floor(totalmem() / 1048576), pids: 4096, diskMb: 10_240 },
       ...opts,

@@ -373,6 +373,10 @@ export class Cluster {
       KAIROS_NODE_NAME: name,
       KAIROS_LOG_LEVEL: this.opts.logLevel,
       KAIROS_HOST: "127.0.0.1",
+      // The chaos jobs append to a ledger file on this host, which a sandboxed job cannot reach:
+      // these clusters run jobs as plain processes until the ledger travels another way
+      // (test/security covers the sandbox).
+      KAIROS_SANDBOX: "none",
       ...(role === "api" ? { KAIROS_PORT: "0" } : {}),
       ...this.opts.env,
     };

@@ -28,7 +28,8 @@ describe("per-user concurrency limit", () => {
   let app: TestApp;
   let ledger: string;
   beforeAll(async () => {
-    app = await startTestApp({ redisUrl: inject("redisUrl") });
+    // The jobs here write a ledger on this host, which a sandboxed job cannot reach.
+    app = await startTestApp({ redisUrl: inject("redisUrl"), env: { KAIROS_SANDBOX: "none" } });
     ledger = join(app.config.dataDir, "user-limit-ledger.txt");
   });
   afterAll(async () => {

@@ -50,6 +50,7 @@ describe.runIf(process.platform === "linux")("run supervisor", () => {
     const started = Date.now();
     expect(await waitUntil(() => !alive(g.pid!), 3_000)).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    await waitUntil(() => kills.length > 0, 2_000); // its report may trail the kill
     expect(kills).toEqual([["r1:1", "deadline"]]);
     await s.stop();
   });
@@ -77,6 +78,7 @@ describe.runIf(process.platform === "linux")("run supervisor", () => {
     const g = group(`cd ${runDir} && for i in $(seq 20); do head -c 1048576 /dev/zero > f$i; sleep 0.05; done; sleep 30`);
     s.watch("r3:1", g.pid!, true, monotonicMs() + 60_000, 4 * 1048576, runDir);
     expect(await waitUntil(() => !alive(g.pid!), 5_000)).toBe(true);
+    await waitUntil(() => kills.length > 0, 2_000); // its report may trail the kill
     expect(kills).toEqual([["r3:1", "disk"]]);
     await s.stop();
   });

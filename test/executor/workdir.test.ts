@@ -1,17 +1,16 @@
 /**
- * Every run starts in an empty working directory of its own (mode 0700). The executor reuses a
- * directory a run left exactly as it got it, and replaces one a run left files in or changed.
+ * Every run starts in an empty, private working directory (/work, mode 0700, also HOME) and /tmp
+ * of its own. What a run leaves there never reaches the next run in its slot; a run that changes
+ * its directory gets it made again.
  */
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
 import type { RunDoc } from "../../src/store/types.js";
 import { useTestApp } from "../helpers/app.js";
 import { waitFor } from "../helpers/graphql.js";
 
-// One slot: runs go one after the other, through the same directories.
-const t = useTestApp({ env: { KAIROS_EXECUTOR_SLOTS: "1" } });
+// One slot: runs go one after the other, through the same slot.
+const t = useTestApp({ env: { KAIROS_EXECUTOR_SLOTS: "1", KAIROS_SANDBOX: "bubblewrap" } });
 const caller: Principal = { userId: "000000000000000000000077", username: "dirs", role: "ADMIN" };
 
 async function runOnce(name: string, command: string): Promise<RunDoc> {
@@ -23,35 +22,27 @@ async function runOnce(name: string, command: string): Promise<RunDoc> {
   }, 10_000, 20);
 }
 
-/** `pwd`, then what the directory held and its mode, as the run saw them on arrival. */
-const PROBE = 'echo "$PWD|$HOME|$(ls -A | tr "\\n" " ")|$(stat -c %a .)"';
+/** `pwd`, HOME, what /work and /tmp held and /work's mode, as the run saw them on arrival. */
+const PROBE = 'echo "$PWD|$HOME|$(ls -A | tr "\\n" " ")|$(ls -A /tmp | tr "\\n" " ")|$(stat -c %a .)"';
 const probe = (r: RunDoc) => {
-  const [pwd, home, entries, mode] = r.outputTail!.trim().split("\n")[0]!.split("|");
-  return { pwd: pwd!, home: home!, entries: entries!.trim(), mode: mode! };
+  const [pwd, home, entries, tmp, mode] = r.outputTail!.trim().split("\n")[0]!.split("|");
+  return { pwd: pwd!, home: home!, entries: entries!.trim(), tmp: tmp!.trim(), mode: mode! };
 };
 
 describe("run working directories", () => {
-  it("are empty and private on arrival, reused when left untouched, replaced when not", async () => {
+  it("are empty and private on arrival, whatever the run before left or changed", async () => {
     const a = probe(await runOnce("wd-a", PROBE));
-    expect(a).toMatchObject({ entries: "", mode: "700" });
-    expect(a.home).toBe(a.pwd);
+    expect(a).toEqual({ pwd: "/work", home: "/work", entries: "", tmp: "", mode: "700" });
 
-    // Left as it was: the next run gets the same directory, still empty.
-    const b = probe(await runOnce("wd-b", `${PROBE}; touch junk .hidden; mkdir sub`));
-    expect(b).toMatchObject({ pwd: a.pwd, entries: "", mode: "700" });
+    const b = probe(await runOnce("wd-b", `${PROBE}; touch junk .hidden /tmp/junk; mkdir sub`));
+    expect(b).toMatchObject({ entries: "", tmp: "", mode: "700" });
 
-    // The previous run left files: this one gets a new, empty directory, and the old one is gone.
+    // The previous run left files in /work and /tmp: this one sees none of them.
     const c = probe(await runOnce("wd-c", `${PROBE}; chmod 755 .`));
-    expect(c.pwd).not.toBe(b.pwd);
-    expect(c).toMatchObject({ entries: "", mode: "700" });
+    expect(c).toMatchObject({ entries: "", tmp: "", mode: "700" });
 
-    // The previous run changed its directory's mode: replaced too.
+    // The previous run changed its directory's mode: made again, private.
     const d = probe(await runOnce("wd-d", PROBE));
-    expect(d.pwd).not.toBe(c.pwd);
-    expect(d).toMatchObject({ entries: "", mode: "700" });
-
-    const root = join(d.pwd, "..");
-    const left = (await readdir(root)).filter((n) => n.startsWith("run-"));
-    expect(left, "directories left behind besides the one kept for reuse").toEqual([d.pwd.slice(root.length + 1)]);
+    expect(d).toMatchObject({ entries: "", tmp: "", mode: "700" });
   });
 });

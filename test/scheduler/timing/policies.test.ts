@@ -45,6 +45,7 @@ describe("normalizeRetry", () => {
       maxMs: HOUR,
       jitter: "EQUAL",
       nonRetryableExitCodes: [],
+      retryOnOomKill: true,
     });
     expect(normalizeRetry(null)).toEqual(normalizeRetry({}));
   });
@@ -57,6 +58,7 @@ describe("normalizeRetry", () => {
       maxMs: 2 * 60 * SECOND,
       jitter: "NONE",
       nonRetryableExitCodes: [1, 2],
+      retryOnOomKill: true,
     });
   });
   it("a long initial delay raises the default cap instead of failing", () => {
