@@ -16,85 +16,73 @@
  * process group -pid, 0 the pid: the sandbox's outer process, whose death takes its PID namespace
  * with it), `U id deadline` (moved), `E id` (ended). Deadlines are CLOCK_MONOTONIC milliseconds
  * (`process.hrtime`), the same clock in both processes. It answers `K id deadline|disk` on stdout
- * for each attempt it killed. The code runs as `node -e`, so it is one self-contained function.
+ * for each attempt it killed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 
 export type SupervisorKill = "deadline" | "disk";
 
-/** Runs inside the supervisor process (`node -e`): no imports, no closures over this module. */
-function supervisorMain(): void {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const fs = require("node:fs") as typeof import("node:fs");
-  interface Entry { pid: number; group: boolean; deadline: number; disk: number; dir: string; killed: boolean }
-  const entries = new Map<string, Entry>();
-  const mono = () => Number(process.hrtime.bigint() / 1000000n);
-  const kill = (id: string, e: Entry, why: string) => {
-    if (e.killed) return;
-    e.killed = true;
-    try {
-      process.kill(e.group ? -e.pid : e.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    process.stdout.write(`K ${id} ${why}\n`);
-  };
-  const MAX_ENTRIES = 200_000;
-  const usedBytes = (dir: string, cap: number): number => {
-    let total = 0;
-    let seen = 0;
-    const stack = [dir];
-    while (stack.length) {
-      const d = stack.pop()!;
-      let names: string[];
-      try {
-        names = fs.readdirSync(d);
-      } catch {
-        continue;
-      }
-      for (const n of names) {
-        if (++seen > MAX_ENTRIES) return Infinity;
-        try {
-          const st = fs.lstatSync(`${d}/${n}`);
-          total += st.blocks * 512;
-          if (st.isDirectory()) stack.push(`${d}/${n}`);
-        } catch {
-          // removed meanwhile
-        }
-        if (total > cap) return total;
-      }
-    }
-    return total;
-  };
-  let buf = "";
-  process.stdin.setEncoding("utf8");
-  process.stdin.on("data", (chunk: string) => {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      const [op, id, a, b, c, d, ...rest] = line.split(" ");
-      if (op === "S" && id) entries.set(id, { pid: Number(a), group: b === "1", deadline: Number(c), disk: Number(d), dir: rest.join(" "), killed: false });
-      else if (op === "U" && id) {
-        const e = entries.get(id);
-        if (e) e.deadline = Number(a);
-      } else if (op === "E" && id) entries.delete(id);
-    }
-  });
-  process.stdin.on("end", () => {
-    for (const [id, e] of entries) kill(id, e, "executor-gone");
-    process.exit(0);
-  });
-  setInterval(() => {
-    const now = mono();
-    for (const [id, e] of entries) if (now >= e.deadline) kill(id, e, "deadline");
-  }, 100);
-  setInterval(() => {
-    for (const [id, e] of entries) if (!e.killed && e.disk > 0 && usedBytes(e.dir, e.disk) > e.disk) kill(id, e, "disk");
-  }, 1_000);
+/**
+ * The supervisor's program, run as `node -e`. Plain JavaScript in a string rather than a function's
+ * source: a transpiler (tsx's esbuild adds `__name(...)` helpers) must not be able to change it.
+ */
+const SUPERVISOR_SOURCE = String.raw`
+"use strict";
+const fs = require("node:fs");
+const entries = new Map();
+const mono = () => Number(process.hrtime.bigint() / 1000000n);
+const MAX_ENTRIES = 200000;
+function kill(id, e, why) {
+  if (e.killed) return;
+  e.killed = true;
+  try { process.kill(e.group ? -e.pid : e.pid, "SIGKILL"); } catch {}
+  process.stdout.write("K " + id + " " + why + "\n");
 }
+function usedBytes(dir, cap) {
+  let total = 0, seen = 0;
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop();
+    let names;
+    try { names = fs.readdirSync(d); } catch { continue; }
+    for (const n of names) {
+      if (++seen > MAX_ENTRIES) return Infinity;
+      try {
+        const st = fs.lstatSync(d + "/" + n);
+        total += st.blocks * 512;
+        if (st.isDirectory()) stack.push(d + "/" + n);
+      } catch {}
+      if (total > cap) return total;
+    }
+  }
+  return total;
+}
+let buf = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  buf += chunk;
+  let nl;
+  while ((nl = buf.indexOf("\n")) >= 0) {
+    const [op, id, a, b, c, d, ...rest] = buf.slice(0, nl).split(" ");
+    buf = buf.slice(nl + 1);
+    if (op === "S" && id) entries.set(id, { pid: Number(a), group: b === "1", deadline: Number(c), disk: Number(d), dir: rest.join(" "), killed: false });
+    else if (op === "U" && id) { const e = entries.get(id); if (e) e.deadline = Number(a); }
+    else if (op === "E" && id) entries.delete(id);
+  }
+});
+process.stdin.on("end", () => {
+  for (const [id, e] of entries) kill(id, e, "executor-gone");
+  process.exit(0);
+});
+setInterval(() => {
+  const now = mono();
+  for (const [id, e] of entries) if (now >= e.deadline) kill(id, e, "deadline");
+}, 100);
+setInterval(() => {
+  for (const [id, e] of entries) if (!e.killed && e.disk > 0 && usedBytes(e.dir, e.disk) > e.disk) kill(id, e, "disk");
+}, 1000);
+`;
 
 /** CLOCK_MONOTONIC milliseconds, the supervisor's clock. */
 export const monotonicMs = (): number => Number(process.hrtime.bigint() / 1000000n);
@@ -111,7 +99,7 @@ export class Supervisor {
   ) {}
 
   start(): void {
-    const child = spawn(process.execPath, ["-e", `(${supervisorMain.toString()})()`], {
+    const child = spawn(process.execPath, ["-e", SUPERVISOR_SOURCE], {
       stdio: ["pipe", "pipe", "inherit"],
       env: {},
     });
