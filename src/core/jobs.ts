@@ -6,7 +6,7 @@
  * between, the job has a `nextFireAt` and no timer; the scheduler's reconcile pass (which rebuilds
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
-import type { Filter, UpdateFilter } from "mongodb";
+import type { UpdateFilter } from "mongodb";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
@@ -29,7 +29,7 @@ import {
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, JobSpec, RunDoc } from "../store/types.js";
 import type { Principal } from "../auth/tokens.js";
-import { ownerScope, visible } from "../auth/access.js";
+import { visible } from "../auth/access.js";
 import { FireLedger } from "./fires.js";
 import { IdempotencyService, type IdempotencyOptions } from "./idempotency.js";
 import { jobTimerId, RunService } from "./runs.js";

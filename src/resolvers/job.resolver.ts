@@ -1,6 +1,6 @@
 import type { Filter } from "mongodb";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { ForbiddenError, NotFoundError, ValidationError } from "../errors.js";
+import { ForbiddenError, ValidationError } from "../errors.js";
 import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs.js";
 import { ownerScope, visible } from "../auth/access.js";
 import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
