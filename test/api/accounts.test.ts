@@ -199,7 +199,8 @@ describe("deleteUser", () => {
     const u = await makeUser(t.app, t.admin, "leaver");
     const every = (
       await gqlOk(t.app.url, `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`, {
-        input: { name: "hourly", schedule: { kind: "INTERVAL", every: "PT1H" }, spec: { kind: "COMMAND", command: "true" } },
+        // Starting in an hour: no run of it exists yet, so exactly one open run (the stuck one) is cancelled.
+        input: { name: "hourly", schedule: { kind: "INTERVAL", every: "PT1H", startAt: new Date(Date.now() + 3_600_000).toISOString() }, spec: { kind: "COMMAND", command: "true" } },
       }, u.token)
     ).createJob.id;
     const stuck = await makeJob(t.app, u.token, "stuck", "nowhere"); // no executor: its run waits QUEUED
