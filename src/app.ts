@@ -13,8 +13,10 @@ import { startOpsServer } from "./api/ops.js";
 import { SampledGauge, registry } from "./metrics.js";
 import { OPEN_STATUSES } from "./scheduler/lifecycle.js";
 import { TokenService } from "./auth/tokens.js";
+import { createAuth } from "./auth/index.js";
 import type { KairosConfig } from "./config.js";
 import { JobService } from "./core/jobs.js";
+import { PoolCoverage } from "./core/pools.js";
 import { RunService } from "./core/runs.js";
 import { UserService } from "./core/users.js";
 import { startEmulator } from "./emulator/index.js";
@@ -77,6 +79,9 @@ function registerSampledMetrics(s: Services, pools: readonly string[]): () => Pr
     new SampledGauge("kairos_open_runs", "Runs not yet final, by status.", async () =>
       Promise.all(OPEN_STATUSES.map(async (status) => [{ status }, await s.mongo.c.runs.countDocuments({ status })] as [Record<string, string>, number])),
     ),
+    new SampledGauge("kairos_unserved_queued_runs", "QUEUED runs in pools that no online executor serves (they wait until one does).", async () =>
+      (await s.pools.unservedQueued()).map(([pool, n]) => [{ pool }, n] as [Record<string, string>, number]),
+    ),
   ];
   for (const g of gauges) {
     registry.unregister(g.name);
@@ -134,8 +139,10 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
       defaultCatchupWindowMs: config.catchupWindowMs,
       stageAheadMs: opts.scheduler?.stageAheadMs ?? config.stageAheadMs,
     });
-    const users = new UserService({ mongo, tokens, clock, log, state });
-    const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log };
+    const auth = createAuth({ mongo, tokens, clock, log });
+    const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
+    const pools = new PoolCoverage({ mongo, clock });
+    const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log, pools, ...auth };
 
     let generatedAdminPassword: string | null = null;
     if (dev || config.role === "api") {

@@ -28,9 +28,25 @@ export class NotFoundError extends KairosError {
   }
 }
 
+/**
+ * Another user's object, refused. Answered exactly like a missing one (same code, same message),
+ * so ids of other users' objects cannot be probed; unlike a missing one it is logged as a refused
+ * cross-tenant attempt.
+ */
+export class NotYoursError extends NotFoundError {}
+
 export class UnauthenticatedError extends KairosError {}
 
-export class ForbiddenError extends KairosError {}
+/** The caller may not do this at all (an admin-only operation, a read-only API key). Logged as a refused attempt. */
+export class ForbiddenError extends KairosError {
+  constructor(
+    message: string,
+    /** The object the refused operation was aimed at, for the log. */
+    readonly targetId: string | null = null,
+  ) {
+    super(message);
+  }
+}
 
 /** The operation conflicts with the current state (duplicate name, wrong run status, ...). */
 export class ConflictError extends KairosError {}

@@ -11,7 +11,7 @@ import express from "express";
 import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
-import type { Principal } from "../auth/tokens.js";
+import type { Caller } from "../auth/index.js";
 import { UnauthenticatedError } from "../errors.js";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
 import { mountOps } from "./ops.js";
@@ -48,15 +48,35 @@ function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
   return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
 }
 
-function authenticate(services: Services, header: unknown): { principal: Principal | null; authError: string | null } {
+interface Authenticated {
+  principal: Caller | null;
+  authError: string | null;
+}
+
+/** A JWT or an API key, checked against the user's current state (Authenticator). */
+async function authenticate(services: Services, header: unknown): Promise<Authenticated> {
   if (typeof header !== "string" || header.trim() === "") return { principal: null, authError: null };
   try {
-    return { principal: services.tokens.fromHeader(header), authError: null };
+    return { principal: await services.auth.fromHeader(header), authError: null };
   } catch (e) {
     if (e instanceof UnauthenticatedError) return { principal: null, authError: e.message };
     throw e;
   }
 }
+
+function wsAuthorization(params: Record<string, unknown> | undefined): unknown {
+  const p = params ?? {};
+  return p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${String(p.token)}` : undefined);
+}
+
+/** graphql-ws's code for "credentials no longer valid"; its client does not reconnect on it. */
+const WS_UNAUTHORIZED = 4401;
+
+/** What a WebSocket connection keeps between its messages. */
+type WsExtra = {
+  /** Stops watching the connection's credentials (SessionWatch). */
+  unwatch?: () => void;
+};
 
 export async function startApiServer(
   services: Services,
@@ -66,15 +86,24 @@ export async function startApiServer(
   const app = express();
   const httpServer: Server = createServer(app);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
-  const wsCleanup = useServer<Record<string, unknown>, { ctx?: Context }>(
+  const wsCleanup = useServer<Record<string, unknown>, WsExtra>(
     {
       schema,
-      // Credentials are checked once per connection; a bad token is reported on the first
-      // subscription as UNAUTHENTICATED (a clear error instead of an unexplained close).
-      context: (ctx) => {
-        const params = ctx.connectionParams ?? {};
-        const header = params.authorization ?? params.Authorization ?? (params.token ? `Bearer ${String(params.token)}` : undefined);
-        const { principal, authError } = authenticate(services, header);
+      // A bad credential does not refuse the connection: it is reported on the first subscription
+      // as UNAUTHENTICATED (a clear error instead of an unexplained close). A good one is watched
+      // while the connection is open: when it expires or is revoked, or its user is disabled or
+      // deleted, the connection is closed with 4401 and the reason.
+      onConnect: async (ctx) => {
+        const { principal } = await authenticate(services, wsAuthorization(ctx.connectionParams));
+        if (principal) {
+          ctx.extra.unwatch = services.sessions.watch(principal, (reason) => ctx.extra.socket.close(WS_UNAUTHORIZED, closeReason(reason)));
+        }
+        return true;
+      },
+      onClose: (ctx) => ctx.extra.unwatch?.(),
+      // Checked again for every subscription, so one started after a revocation is refused at once.
+      context: async (ctx) => {
+        const { principal, authError } = await authenticate(services, wsAuthorization(ctx.connectionParams));
         return createContext(services, principal, authError);
       },
     },
@@ -100,7 +129,7 @@ export async function startApiServer(
     express.json({ limit: "1mb" }),
     expressMiddleware(apollo, {
       context: async ({ req }) => {
-        const { principal, authError } = authenticate(services, req.headers.authorization);
+        const { principal, authError } = await authenticate(services, req.headers.authorization);
         return createContext(services, principal, authError);
       },
     }),
@@ -117,7 +146,14 @@ export async function startApiServer(
     wsUrl: `ws://${shownHost}:${port}/graphql`,
     port,
     stop: async () => {
+      services.sessions.stop();
       await apollo.stop();
     },
   };
+}
+
+/** A WebSocket close reason is at most 123 bytes. */
+function closeReason(reason: string): string {
+  const b = Buffer.from(reason);
+  return b.length <= 123 ? reason : b.subarray(0, 120).toString().replace(/\uFFFD$/, "") + "…";
 }

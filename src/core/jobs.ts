@@ -6,7 +6,7 @@
  * between, the job has a `nextFireAt` and no timer; the scheduler's reconcile pass (which rebuilds
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
-import type { Filter, UpdateFilter } from "mongodb";
+import type { UpdateFilter } from "mongodb";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
@@ -30,7 +30,9 @@ import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { JobDoc, JobSpec, NetworkAccess, NodeDoc, RunDoc } from "../store/types.js";
 import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 import type { Principal } from "../auth/tokens.js";
+import { visible } from "../auth/access.js";
 import { FireLedger } from "./fires.js";
+import { IdempotencyService, type IdempotencyOptions } from "./idempotency.js";
 import { jobTimerId, RunService } from "./runs.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
 import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../scheduler/staging.js";
@@ -62,6 +64,20 @@ export interface JobInput {
 
 export type JobPatch = Partial<JobInput>;
 
+/** What happens to a deleted user's jobs: kept paused (owner marked deleted) or removed. */
+export type OwnerJobs = "KEEP" | "DELETE";
+
+/** Options of a submission: the same idempotency key within 24 h returns the first result. */
+export interface Submit {
+  idempotencyKey?: string | null;
+}
+
+export interface BackfillOutcome {
+  requested: number;
+  created: RunDoc[];
+  existing: number;
+}
+
 /** Most slots recorded one by one as SKIPPED_PAUSED when a long-paused job resumes. */
 const MAX_PAUSED_SLOTS_RECORDED = 1_000;
 /** Most slots one backfillJob call may create. */
@@ -81,15 +97,18 @@ export interface JobServiceDeps {
   /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 10 s */
   stageAheadMs?: number;
   random?: () => number;
+  idempotency?: IdempotencyOptions;
 }
 
 export class JobService {
   private readonly ledger: FireLedger;
   private readonly random: () => number;
+  private readonly idempotency: IdempotencyService;
 
   constructor(private readonly deps: JobServiceDeps) {
     this.ledger = new FireLedger(deps.mongo);
     this.random = deps.random ?? Math.random;
+    this.idempotency = new IdempotencyService(deps, deps.idempotency);
   }
 
   private get jobs() {
@@ -98,9 +117,7 @@ export class JobService {
 
   /** Loads a job the caller may see; a foreign job is reported as not found (no existence leak). */
   async getFor(caller: Principal, jobId: string): Promise<JobDoc> {
-    const job = await this.jobs.findOne(ownerScope(caller, { _id: jobId }));
-    if (!job) throw new NotFoundError("job", jobId);
-    return job;
+    return visible(caller, "job", jobId, await this.jobs.findOne({ _id: jobId }));
   }
 
   /** The online nodes of a pool, for its run defaults, maximums and network modes (core/resources.ts). */
@@ -110,10 +127,25 @@ export class JobService {
       .toArray();
   }
 
-  async create(caller: Principal, input: JobInput): Promise<JobDoc> {
+  async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
+    if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
+    return this.idempotency.once(caller.userId, opts.idempotencyKey, {
+      operation: "createJob",
+      input,
+      run: (opId) => this.createOnce(caller, input, opId),
+      save: (job) => ({ jobId: job._id }),
+      load: async ({ jobId }) => {
+        const job = await this.jobs.findOne({ _id: String(jobId) });
+        if (!job) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" created job ${String(jobId)}, which was deleted since`);
+        return job;
+      },
+    });
+  }
+
+  /** Creates the job with id `id`; creating the same id again (a takeover after a crash) returns the stored job. */
+  private async createOnce(caller: Principal, input: JobInput, id: string): Promise<JobDoc> {
     const now = this.deps.clock();
     const schedule = wrapSchedule(() => normalizeSchedule(input.schedule, now));
-    const id = newId();
     const at = new Date(now);
     const paused = input.paused ?? false;
     const job: JobDoc = {
@@ -125,7 +157,7 @@ export class JobService {
       spec: validateSpec(input.spec, await this.poolNodes(input.spec.pool)),
       schedule,
       priority: validatePriority(input.priority),
-      retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), "retry"),
+      retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), null),
       overlap: input.overlap ?? "ALLOW",
       misfire: input.misfire ?? "FIRE_ONCE",
       catchupWindowMs: validateCatchup(input.catchupWindow, this.deps.defaultCatchupWindowMs),
@@ -155,8 +187,10 @@ export class JobService {
     try {
       await this.jobs.insertOne(job);
     } catch (e) {
-      if (isDuplicateKey(e)) throw new ConflictError(`you already have a job named "${job.name}"; names are unique per owner`);
-      throw e;
+      if (!isDuplicateKey(e)) throw e;
+      const same = await this.jobs.findOne({ _id: id, ownerId: caller.userId });
+      if (same) return same;
+      throw new ConflictError(`you already have a job named "${job.name}"; names are unique per owner`);
     }
     if (job.nextFireAt) await this.arm(job);
     this.deps.log.info({ jobId: id, ownerId: caller.userId, name: job.name }, "job created");
@@ -172,7 +206,7 @@ export class JobService {
     if (patch.tags != null) set.tags = validateTags(patch.tags);
     if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.poolNodes(patch.spec.pool));
     if (patch.priority != null) set.priority = validatePriority(patch.priority);
-    if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), "retry");
+    if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), null);
     if (patch.overlap != null) set.overlap = patch.overlap;
     if (patch.misfire != null) set.misfire = patch.misfire;
     if (patch.catchupWindow != null) set.catchupWindowMs = validateCatchup(patch.catchupWindow, current.catchupWindowMs);
@@ -243,7 +277,7 @@ export class JobService {
    * (never run late), and the schedule continues with the first slot after now.
    */
   async resume(caller: Principal, jobId: string): Promise<JobDoc> {
-    let job = await this.getFor(caller, jobId);
+    let job = assertOwned(await this.getFor(caller, jobId));
     if (!job.paused) return job;
     // Runs a scheduler staged with the job as it was before the pause (a pass that raced it) and
     // that no executor took: their slots are judged below like any other slot of the pause.
@@ -276,13 +310,29 @@ export class JobService {
   }
 
   /** Runs the job now, outside its schedule (a paused job can be triggered too). */
-  async trigger(caller: Principal, jobId: string): Promise<RunDoc> {
-    const job = await this.getFor(caller, jobId);
+  async trigger(caller: Principal, jobId: string, opts: Submit = {}): Promise<RunDoc> {
+    if (!opts.idempotencyKey) return this.triggerOnce(caller, jobId, newId());
+    return this.idempotency.once(caller.userId, opts.idempotencyKey, {
+      operation: "triggerJob",
+      input: { jobId },
+      run: (opId) => this.triggerOnce(caller, jobId, opId),
+      save: (run) => ({ runId: run._id }),
+      load: async ({ runId }) => {
+        const run = await this.deps.runs.get(String(runId));
+        if (!run) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" made run ${String(runId)}, which no longer exists`);
+        return run;
+      },
+    });
+  }
+
+  /** The manual fire `opId` of the job: its fireKey makes a repeat of the same operation a no-op. */
+  private async triggerOnce(caller: Principal, jobId: string, opId: string): Promise<RunDoc> {
+    const job = assertOwned(await this.getFor(caller, jobId));
     const now = this.deps.clock();
     const { run, skipped } = await this.deps.runs.materialize(job, {
       scheduledFor: now,
       trigger: "MANUAL",
-      fireKey: `${jobId}@manual:${newId()}`,
+      fireKey: `${jobId}@manual:${opId}`,
       reason: `triggered by ${caller.username}`,
     });
     if (!run) throw new ConflictError(`not triggered: ${skipped}`);
@@ -327,8 +377,25 @@ export class JobService {
    * with more than {@link MAX_BACKFILL} slots is refused. Backfill runs ignore the overlap policy
    * (they are an explicit request for exactly these runs); slots without a ledger outcome get FIRED.
    */
-  async backfill(caller: Principal, jobId: string, from: number, to: number): Promise<{ requested: number; created: RunDoc[]; existing: number }> {
-    const job = await this.getFor(caller, jobId);
+  async backfill(caller: Principal, jobId: string, from: number, to: number, opts: Submit = {}): Promise<BackfillOutcome> {
+    if (!opts.idempotencyKey) return this.backfillOnce(caller, jobId, from, to);
+    return this.idempotency.once(caller.userId, opts.idempotencyKey, {
+      operation: "backfillJob",
+      input: { jobId, from, to },
+      // Backfill runs are keyed by slot (fireKey), so running it again makes nothing new.
+      run: () => this.backfillOnce(caller, jobId, from, to),
+      save: (r) => ({ requested: r.requested, existing: r.existing, runIds: r.created.map((x) => x._id) }),
+      load: async (saved) => {
+        const ids = (saved.runIds as string[]) ?? [];
+        const runs = await this.deps.mongo.c.runs.find({ _id: { $in: ids } }).toArray();
+        const byId = new Map(runs.map((r) => [r._id, r]));
+        return { requested: Number(saved.requested), existing: Number(saved.existing), created: ids.flatMap((id) => byId.get(id) ?? []) };
+      },
+    });
+  }
+
+  private async backfillOnce(caller: Principal, jobId: string, from: number, to: number): Promise<BackfillOutcome> {
+    const job = assertOwned(await this.getFor(caller, jobId));
     const now = this.deps.clock();
     if (!(from <= to)) throw new ValidationError("to", "must not be before from");
     if (to > now) throw new ValidationError("to", `${new Date(to).toISOString()} is in the future; backfill covers past slots only`);
@@ -361,6 +428,46 @@ export class JobService {
     );
     this.deps.log.info({ jobId, slots: slots.length, created: created.length }, "backfill");
     return { requested: slots.length, created, existing };
+  }
+
+  /**
+   * Stops a deleted user's jobs: KEEP pauses each (its staged runs taken back) and marks it as
+   * ownerless, DELETE removes it; then every open run of the user is cancelled (a RUNNING one is
+   * killed by its executor). Idempotent, so a deletion interrupted midway can be run again.
+   */
+  async retireOwner(ownerId: string, mode: OwnerJobs): Promise<{ kept: number; deleted: number; runsCancelled: number }> {
+    const owner: Principal = { userId: ownerId, username: "(deleted user)", role: "USER" };
+    const ids = (await this.jobs.find({ ownerId }, { projection: { _id: 1 } }).toArray()).map((j) => j._id);
+    let kept = 0;
+    let deleted = 0;
+    for (const jobId of ids) {
+      // A concurrent edit (version conflict) is retried; the job may also vanish meanwhile.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          if (mode === "DELETE") {
+            await this.delete(owner, jobId);
+            deleted++;
+          } else {
+            await this.pause(owner, jobId);
+            await this.jobs.updateOne({ _id: jobId }, { $set: { ownerDeleted: true, updatedAt: new Date(this.deps.clock()) }, $inc: { version: 1 } });
+            kept++;
+          }
+          break;
+        } catch (e) {
+          if (e instanceof NotFoundError) break;
+          if (!(e instanceof ConflictError) || attempt >= 5) throw e;
+        }
+      }
+    }
+    const open = await this.deps.mongo.c.runs
+      .find({ ownerId, status: { $in: [RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RETRY_SCHEDULED, RunStatus.RUNNING] } }, { projection: { _id: 1 } })
+      .toArray();
+    let runsCancelled = 0;
+    for (const r of open) {
+      const done = await this.deps.runs.cancel(r._id, "owner deleted").catch(() => null);
+      if (done) runsCancelled++;
+    }
+    return { kept, deleted, runsCancelled };
   }
 
   private async conditionalUpdate(current: JobDoc, set: Partial<JobDoc>): Promise<JobDoc> {
@@ -413,9 +520,10 @@ export class JobService {
   }
 }
 
-/** Restricts a filter to the caller's own documents unless the caller is an admin. */
-export function ownerScope<T extends { ownerId: string }>(caller: Principal, filter: Filter<T>): Filter<T> {
-  return caller.role === "ADMIN" ? filter : ({ ...filter, ownerId: caller.userId } as Filter<T>);
+/** A job whose owner was deleted is kept for reference only: it cannot fire again. */
+function assertOwned(job: JobDoc): JobDoc {
+  if (job.ownerDeleted) throw new ConflictError(`job ${job._id} belonged to a deleted user and is kept for reference only; it cannot run again`);
+  return job;
 }
 
 /**
@@ -429,11 +537,12 @@ function firstCursor(schedule: Schedule, now: number): number {
   return now - 1;
 }
 
-function wrapSchedule<T>(fn: () => T, prefix = "schedule"): T {
+/** Turns a timing error into a ValidationError on the input path; `prefix: null` when its field is the full path already. */
+function wrapSchedule<T>(fn: () => T, prefix: string | null = "schedule"): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof ScheduleError) throw new ValidationError(`${prefix}.${e.field}`, e.detail);
+    if (e instanceof ScheduleError) throw new ValidationError(prefix === null ? e.field : `${prefix}.${e.field}`, e.detail);
     throw e;
   }
 }

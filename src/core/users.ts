@@ -1,47 +1,155 @@
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { AccountCache } from "../auth/accounts.js";
+import type { ApiKeyService } from "../auth/api-keys.js";
+import { checkPassword } from "../auth/password-policy.js";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/passwords.js";
 import type { Principal, TokenService } from "../auth/tokens.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
 import type { UserDoc, UserRole } from "../store/types.js";
 import type { Clock, SharedState } from "../scheduler/ports.js";
+import type { JobService, OwnerJobs } from "./jobs.js";
 
 const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;
-const MIN_PASSWORD = 8;
 /** Bounds of a user's `maxConcurrentRuns`. */
 export const MAX_CONCURRENT_RUNS_LIMIT = 100_000;
-const MAX_PASSWORD = 256;
+
+export interface UserServiceDeps {
+  mongo: Mongo;
+  tokens: TokenService;
+  clock: Clock;
+  log: Logger;
+  /** Where dispatch looks up which owners have a limit (mirrored here on every change). */
+  state?: SharedState;
+  /** Told of every change to what authentication depends on, so this instance sees it at once. */
+  accounts?: AccountCache;
+  apiKeys?: ApiKeyService;
+  /** Stops or removes a deleted user's jobs. */
+  jobs?: JobService;
+}
+
+export interface DeletedUser {
+  userId: string;
+  jobsKept: number;
+  jobsDeleted: number;
+  runsCancelled: number;
+  apiKeysDeleted: number;
+}
 
 // Verifying against a dummy hash when the user does not exist keeps the response time the same,
 // so login timing does not reveal which user names exist.
 let dummyHash: Promise<string> | null = null;
 
 export class UserService {
-  constructor(
-    /** `state`: where dispatch looks up which owners have a limit (mirrored here on every change). */
-    private readonly deps: { mongo: Mongo; tokens: TokenService; clock: Clock; log: Logger; state?: SharedState },
-  ) {}
+  constructor(private readonly deps: UserServiceDeps) {}
 
   private get users() {
     return this.deps.mongo.c.users;
   }
 
   async login(username: string, password: string): Promise<{ token: string; expiresAt: Date; user: UserDoc }> {
-    const user = await this.users.findOne({ username });
+    const found = await this.users.findOne({ username });
+    const user = found?.deletedAt ? null : found;
     dummyHash ??= hashPassword(generatePassword());
     const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
     if (!user || !ok) throw new UnauthenticatedError("invalid username or password");
-    const { token, expiresAt } = this.deps.tokens.issue(toPrincipal(user));
-    return { token, expiresAt, user };
+    // Said only after the password was right, so it tells a guesser nothing.
+    if (user.disabled) throw new UnauthenticatedError("this account is disabled; ask an administrator");
+    return { ...this.issue(user), user };
+  }
+
+  private issue(user: UserDoc): { token: string; expiresAt: Date } {
+    return this.deps.tokens.issue({ ...toPrincipal(user), tokenVersion: user.tokenVersion ?? 0 });
+  }
+
+  /**
+   * Changes the caller's own password, after checking the current one. Every token issued before
+   * is revoked (the token version is bumped); the answer carries a fresh token for this session.
+   */
+  async changePassword(caller: Principal, current: string, next: string): Promise<{ token: string; expiresAt: Date; user: UserDoc }> {
+    const user = await this.live(caller.userId);
+    if (!(await verifyPassword(current, user.passwordHash))) throw new ValidationError("currentPassword", "is not your current password");
+    checkPassword(next, user.username, "newPassword");
+    if (next === current) throw new ValidationError("newPassword", "must differ from the current password");
+    const updated = await this.users.findOneAndUpdate(
+      { _id: user._id, passwordHash: user.passwordHash },
+      { $set: { passwordHash: await hashPassword(next), updatedAt: new Date(this.deps.clock()) }, $inc: { tokenVersion: 1 } },
+      { returnDocument: "after" },
+    );
+    if (!updated) throw new ConflictError("the password was changed meanwhile; log in again");
+    this.changed(user._id, "password changed; earlier tokens revoked");
+    return { ...this.issue(updated), user: updated };
+  }
+
+  /** Revokes every token of the user issued so far (API keys are revoked one by one with revokeApiKey). */
+  async revokeTokens(userId: string): Promise<UserDoc> {
+    const user = await this.users.findOneAndUpdate(
+      { _id: userId, deletedAt: null },
+      { $inc: { tokenVersion: 1 }, $set: { updatedAt: new Date(this.deps.clock()) } },
+      { returnDocument: "after" },
+    );
+    if (!user) throw new NotFoundError("user", userId);
+    this.changed(userId, "tokens revoked");
+    return user;
+  }
+
+  /**
+   * A disabled user cannot log in, and their tokens and API keys are refused (open subscriptions
+   * are closed). Their jobs keep their schedules: disabling locks a person out, it does not stop
+   * production work (pause the jobs, or delete the user, for that).
+   */
+  async setDisabled(caller: Principal, userId: string, disabled: boolean): Promise<UserDoc> {
+    if (disabled && userId === caller.userId) throw new ConflictError("you cannot disable yourself; ask another administrator");
+    const user = await this.users.findOneAndUpdate(
+      { _id: userId, deletedAt: null },
+      { $set: { disabled, updatedAt: new Date(this.deps.clock()) } },
+      { returnDocument: "after" },
+    );
+    if (!user) throw new NotFoundError("user", userId);
+    this.changed(userId, disabled ? "user disabled" : "user enabled");
+    return user;
+  }
+
+  /**
+   * Deletes a user. The user is marked deleted first, so from that moment their tokens and keys
+   * are refused everywhere; then their jobs are stopped (KEEP: paused and marked as ownerless,
+   * DELETE: removed), their open runs cancelled, their API keys and idempotency records removed,
+   * and last the user document. Every step is idempotent: after a crash midway, deleting again
+   * finishes the job.
+   */
+  async delete(caller: Principal, userId: string, jobs: OwnerJobs): Promise<DeletedUser> {
+    if (userId === caller.userId) throw new ConflictError("you cannot delete yourself; ask another administrator");
+    const now = new Date(this.deps.clock());
+    const marked = await this.users.findOneAndUpdate({ _id: userId }, { $set: { deletedAt: now, updatedAt: now } }, { returnDocument: "before" });
+    if (!marked) throw new NotFoundError("user", userId);
+    if (marked.deletedAt) this.deps.log.info({ userId }, "resuming an unfinished user deletion");
+    this.changed(userId, "user deleted");
+    const stopped = this.deps.jobs ? await this.deps.jobs.retireOwner(userId, jobs) : { kept: 0, deleted: 0, runsCancelled: 0 };
+    const apiKeysDeleted = (await this.deps.apiKeys?.deleteOwner(userId)) ?? 0;
+    await this.deps.mongo.c.idempotency.deleteMany({ ownerId: userId });
+    await this.deps.state?.ready.markLimited(userId, false);
+    await this.users.deleteOne({ _id: userId });
+    this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted }, "user deleted");
+    return { userId, jobsKept: stopped.kept, jobsDeleted: stopped.deleted, runsCancelled: stopped.runsCancelled, apiKeysDeleted };
+  }
+
+  /** A user that exists and is not being deleted. */
+  async live(userId: string): Promise<UserDoc> {
+    const user = await this.users.findOne({ _id: userId });
+    if (!user || user.deletedAt) throw new NotFoundError("user", userId);
+    return user;
+  }
+
+  private changed(userId: string, what: string): void {
+    this.deps.accounts?.invalidate(userId);
+    this.deps.log.info({ userId }, what);
   }
 
   async create(username: string, password: string, role: UserRole, maxConcurrentRuns: number | null = null): Promise<UserDoc> {
     if (!USERNAME_RE.test(username)) {
       throw new ValidationError("username", "3–64 characters of letters, digits, '_', '.', '@', '-'");
     }
-    if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
-      throw new ValidationError("password", `must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters long`);
-    }
+    checkPassword(password, username);
     checkConcurrencyLimit(maxConcurrentRuns);
     const now = new Date(this.deps.clock());
     const doc: UserDoc = {
@@ -50,6 +158,8 @@ export class UserService {
       passwordHash: await hashPassword(password),
       role,
       maxConcurrentRuns,
+      tokenVersion: 0,
+      disabled: false,
       createdAt: now,
       updatedAt: now,
     };
@@ -82,7 +192,7 @@ export class UserService {
   }
 
   async list(): Promise<UserDoc[]> {
-    return this.users.find({}, { sort: { username: 1 } }).toArray();
+    return this.users.find({ deletedAt: null }, { sort: { username: 1 } }).toArray();
   }
 
   async byIds(ids: readonly string[]): Promise<UserDoc[]> {
@@ -110,7 +220,8 @@ export class UserService {
     if (password !== null && !(await verifyPassword(password, existing.passwordHash))) {
       await this.users.updateOne(
         { _id: existing._id },
-        { $set: { passwordHash: await hashPassword(password), role: "ADMIN", updatedAt: new Date(this.deps.clock()) } },
+        // A changed password revokes the tokens issued under the old one, as changePassword does.
+        { $set: { passwordHash: await hashPassword(password), role: "ADMIN", updatedAt: new Date(this.deps.clock()) }, $inc: { tokenVersion: 1 } },
       );
       return { created: false, generatedPassword: null, updated: true };
     }

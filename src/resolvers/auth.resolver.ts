@@ -1,7 +1,8 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { Role } from "../schema/enums.js";
-import { LoginPayload, User } from "../schema/user.type.js";
-import { requireAdmin, requireUser, type Context } from "./context.js";
+import { actOnUser } from "../auth/access.js";
+import { DeletedUserJobs, Role } from "../schema/enums.js";
+import { DeleteUserResult, LoginPayload, User } from "../schema/user.type.js";
+import { requireAdmin, requireSession, requireUser, type Context } from "./context.js";
 import { toUser } from "./mappers.js";
 import { NotFoundError } from "../errors.js";
 
@@ -58,5 +59,59 @@ export class AuthResolver {
     const user = await ctx.services.users.setConcurrencyLimit(userId, maxConcurrentRuns ?? null);
     await ctx.services.runs.wakeHeld(userId);
     return toUser(user);
+  }
+
+  @Mutation(() => LoginPayload, {
+    description:
+      "Changes your password (8–256 characters, not your user name, not a very common password). Every token issued before " +
+      "is revoked, open subscriptions included; the answer carries a fresh token for this session. Needs a login token, not an API key.",
+  })
+  async changePassword(
+    @Arg("currentPassword", () => String) currentPassword: string,
+    @Arg("newPassword", () => String) newPassword: string,
+    @Ctx() ctx: Context,
+  ): Promise<LoginPayload> {
+    const { token, expiresAt, user } = await ctx.services.users.changePassword(requireSession(ctx), currentPassword, newPassword);
+    return { token, expiresAt, user: toUser(user) };
+  }
+
+  @Mutation(() => User, {
+    description:
+      "Revokes every token of the user issued so far (open subscriptions are closed). Yours, or anyone's for administrators. " +
+      "API keys are not affected: revoke those with revokeApiKey.",
+  })
+  async revokeTokens(@Arg("userId", () => ID) userId: string, @Ctx() ctx: Context): Promise<User> {
+    const p = requireUser(ctx);
+    return toUser(await ctx.services.users.revokeTokens(actOnUser(p, userId)));
+  }
+
+  @Mutation(() => User, {
+    description:
+      "The user can no longer log in; their tokens and API keys are refused and open subscriptions closed. Their jobs keep running " +
+      "(pause them or delete the user to stop them). Administrators only; not yourself.",
+  })
+  async disableUser(@Arg("userId", () => ID) userId: string, @Ctx() ctx: Context): Promise<User> {
+    const p = requireAdmin(ctx, userId);
+    return toUser(await ctx.services.users.setDisabled(p, userId, true));
+  }
+
+  @Mutation(() => User, { description: "Undoes disableUser: earlier tokens and keys that have not expired work again. Administrators only." })
+  async enableUser(@Arg("userId", () => ID) userId: string, @Ctx() ctx: Context): Promise<User> {
+    const p = requireAdmin(ctx, userId);
+    return toUser(await ctx.services.users.setDisabled(p, userId, false));
+  }
+
+  @Mutation(() => DeleteUserResult, {
+    description:
+      "Deletes a user: their tokens and keys stop working at once, their jobs stop firing and are kept (paused, ownerDeleted) or " +
+      "deleted as `jobs` says, their open runs are cancelled, their API keys deleted. Administrators only; not yourself.",
+  })
+  async deleteUser(
+    @Arg("userId", () => ID) userId: string,
+    @Arg("jobs", () => DeletedUserJobs) jobs: DeletedUserJobs,
+    @Ctx() ctx: Context,
+  ): Promise<DeleteUserResult> {
+    const p = requireAdmin(ctx, userId);
+    return ctx.services.users.delete(p, userId, jobs);
   }
 }

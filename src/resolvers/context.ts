@@ -1,9 +1,12 @@
 import DataLoader from "dataloader";
 import { allocatedOn } from "../core/allocations.js";
-import type { Principal, TokenService } from "../auth/tokens.js";
+import type { AuthParts, Caller } from "../auth/index.js";
+import type { TokenService } from "../auth/tokens.js";
 import type { JobService } from "../core/jobs.js";
+import type { PoolCoverage } from "../core/pools.js";
 import type { RunService } from "../core/runs.js";
 import type { UserService } from "../core/users.js";
+import { assertAdmin } from "../auth/access.js";
 import { ForbiddenError, UnauthenticatedError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { Clock, SharedState } from "../scheduler/ports.js";
@@ -11,13 +14,14 @@ import type { Mongo } from "../store/mongo.js";
 import type { JobDoc, RunDoc, UserDoc } from "../store/types.js";
 
 /** Process-wide services the resolvers call; built once by the API role. */
-export interface Services {
+export interface Services extends AuthParts {
   mongo: Mongo;
   state: SharedState;
   users: UserService;
   jobs: JobService;
   runs: RunService;
   tokens: TokenService;
+  pools: PoolCoverage;
   clock: Clock;
   log: Logger;
 }
@@ -36,7 +40,7 @@ export interface Loaders {
 }
 
 export interface Context {
-  principal: Principal | null;
+  principal: Caller | null;
   /** Why the credentials were refused, when they were (reported on first use, not at connect). */
   authError: string | null;
   services: Services;
@@ -75,22 +79,29 @@ export function createLoaders(s: Services): Loaders {
   };
 }
 
-export function createContext(services: Services, principal: Principal | null, authError: string | null): Context {
+export function createContext(services: Services, principal: Caller | null, authError: string | null): Context {
   return { principal, authError, services, loaders: createLoaders(services), log: services.log };
 }
 
-export function requireUser(ctx: Context): Principal {
-  if (!ctx.principal) throw new UnauthenticatedError(ctx.authError ?? "log in first: send `Authorization: Bearer <token>` (mutation login)");
+export function requireUser(ctx: Context): Caller {
+  if (!ctx.principal) throw new UnauthenticatedError(ctx.authError ?? "log in first: send `Authorization: Bearer <token or API key>` (mutation login)");
   return ctx.principal;
 }
 
-export function requireAdmin(ctx: Context): Principal {
+export function requireAdmin(ctx: Context, targetId: string | null = null): Caller {
   const p = requireUser(ctx);
-  if (p.role !== "ADMIN") throw new ForbiddenError("only administrators may do this");
+  assertAdmin(p, targetId);
   return p;
 }
 
-/** Whether the caller may see a document owned by `ownerId`. */
-export function canSee(p: Principal, ownerId: string): boolean {
-  return p.role === "ADMIN" || p.userId === ownerId;
+/**
+ * A caller signed in with a password (a login token), not an API key: for managing credentials,
+ * so a leaked key cannot mint more keys or outlive its revocation.
+ */
+export function requireSession(ctx: Context): Caller {
+  const p = requireUser(ctx);
+  if (p.credential.kind !== "token") throw new ForbiddenError("API keys cannot manage credentials; log in with a password for this");
+  return p;
 }
+
+export { canSee } from "../auth/access.js";

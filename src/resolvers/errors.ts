@@ -9,6 +9,7 @@ import {
   ConflictError,
   ForbiddenError,
   NotFoundError,
+  NotYoursError,
   UnauthenticatedError,
   ValidationError,
 } from "../errors.js";
@@ -26,14 +27,46 @@ export function toGraphQLError(e: unknown): GraphQLError | null {
   return null;
 }
 
+const ID_ARGS = ["id", "userId", "jobId", "runId"] as const;
+
+/**
+ * Logs a refused cross-tenant or privileged attempt at `warn`: who, which operation, which object.
+ * Only ids are logged, never other arguments (passwords, keys, job specs).
+ */
+export function logRefusal(context: Context, operation: string, e: unknown, args: Record<string, unknown> = {}): void {
+  if (!(e instanceof NotYoursError) && !(e instanceof ForbiddenError)) return;
+  const argId = ID_ARGS.map((k) => args[k]).find((v): v is string => typeof v === "string") ?? null;
+  const p = context.principal;
+  context.log.warn(
+    {
+      userId: p?.userId ?? null,
+      username: p?.username ?? null,
+      via: p ? (p.credential.kind === "apiKey" ? `apiKey:${p.credential.keyId}` : "token") : null,
+      operation,
+      targetId: e instanceof NotYoursError ? e.id : (e.targetId ?? argId),
+      ...(e instanceof NotYoursError ? { entity: e.entity } : {}),
+    },
+    e instanceof NotYoursError ? "refused: another user's object" : `refused: ${e.message}`,
+  );
+}
+
 /** Global resolver middleware: translate domain errors at the boundary. */
-export const ErrorTranslator: MiddlewareFn<Context> = async ({ context, info }, next) => {
+export const ErrorTranslator: MiddlewareFn<Context> = async ({ context, info, args }, next) => {
   try {
     return await next();
   } catch (e) {
+    logRefusal(context, `${info.parentType.name}.${info.fieldName}`, e, args);
     const mapped = toGraphQLError(e);
     if (mapped) throw mapped;
     context.log.error({ err: e, field: `${info.parentType.name}.${info.fieldName}` }, "resolver failed");
     throw new GraphQLError("Internal server error", { extensions: { code: "INTERNAL_SERVER_ERROR" } });
   }
+};
+
+/** Read-only API keys may read and subscribe; every mutation is refused, in this one place. */
+export const ReadOnlyGuard: MiddlewareFn<Context> = async ({ context, info }, next) => {
+  if (info.parentType.name === "Mutation" && context.principal?.scope === "READ_ONLY") {
+    throw new ForbiddenError(`this API key is read-only (scope READ_ONLY): ${info.fieldName} needs a READ_WRITE key`);
+  }
+  return next();
 };

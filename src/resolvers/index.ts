@@ -2,8 +2,9 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
+import { ApiKeyResolver } from "./api-key.resolver.js";
 import { AuthResolver } from "./auth.resolver.js";
-import { ErrorTranslator } from "./errors.js";
+import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
 import { JobResolver } from "./job.resolver.js";
 import { NodeResolver } from "./node.resolver.js";
 import { RunResolver } from "./run.resolver.js";
@@ -16,9 +17,10 @@ export { createContext, type Context, type Services } from "./context.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, JobResolver, RunResolver, NodeResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver],
     pubSub: createPubSub(),
-    globalMiddlewares: [ErrorTranslator],
+    // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
+    globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],
     validate: false,
     emitSchemaFile: opts.emitSchemaFile ? { path: opts.emitSchemaFile, sortedSchema: true } : false,
   });

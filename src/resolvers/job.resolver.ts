@@ -1,22 +1,26 @@
 import type { Filter } from "mongodb";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { ForbiddenError, NotFoundError, ValidationError } from "../errors.js";
+import { ForbiddenError, ValidationError } from "../errors.js";
 import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs.js";
-import { ownerScope } from "../core/jobs.js";
+import { ownerScope, visible } from "../auth/access.js";
 import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
 import { nextFires, parsePositiveDuration, type ScheduleInput as DomainScheduleInput } from "../scheduler/timing/index.js";
 import type { FireDoc, JobDoc, RunDoc } from "../store/types.js";
 import { JobStatus, RunStatus } from "../schema/enums.js";
 import { CreateJobInput, JobFilter, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
-import { BackfillResult, FireConnection, Job, JobConnection, NextFire, UpcomingFire } from "../schema/job.type.js";
+import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, UpcomingFire } from "../schema/job.type.js";
 import { Run, RunConnection } from "../schema/run.type.js";
 import { User } from "../schema/user.type.js";
 import { DateTime } from "../schema/scalars.js";
-import { canSee, requireUser, type Context } from "./context.js";
-import { toFire, toJob, toRun, toUser } from "./mappers.js";
+import { requireUser, type Context } from "./context.js";
+import { statusFilter, toFire, toJob, toRun, toUser } from "./mappers.js";
 import { afterDesc, connection, pageSize } from "./pagination.js";
 
 const ms = (d: Date | null | undefined) => (d == null ? undefined : d.getTime());
+
+const IDEMPOTENCY_KEY =
+  "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
+  "the same key with different input answers CONFLICT. Use a fresh random key (e.g. a UUID) per intended request.";
 
 function scheduleIn(s: ScheduleInput): DomainScheduleInput {
   return {
@@ -90,9 +94,7 @@ export class JobResolver {
   @Query(() => Job, { description: "A job you own (admins: any job)." })
   async job(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Job> {
     const p = requireUser(ctx);
-    const doc = await ctx.loaders.job.load(id);
-    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("job", id);
-    return toJob(doc);
+    return toJob(visible(p, "job", id, await ctx.loaders.job.load(id)));
   }
 
   @Query(() => JobConnection, { description: "Your jobs, newest first. Admins see everyone's and may filter by owner." })
@@ -155,9 +157,13 @@ export class JobResolver {
       .map(([id, when]) => ({ job: toJob(known.get(id)!), at: when }));
   }
 
-  @Mutation(() => Job)
-  async createJob(@Arg("input", () => CreateJobInput) input: CreateJobInput, @Ctx() ctx: Context): Promise<Job> {
-    return toJob(await ctx.services.jobs.create(requireUser(ctx), jobInput(input)));
+  @Mutation(() => Job, { description: "Read `warnings` in the answer: e.g. a pool no executor serves." })
+  async createJob(
+    @Arg("input", () => CreateJobInput) input: CreateJobInput,
+    @Ctx() ctx: Context,
+    @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
+  ): Promise<Job> {
+    return toJob(await ctx.services.jobs.create(requireUser(ctx), jobInput(input), { idempotencyKey }));
   }
 
   @Mutation(() => Job)
@@ -185,8 +191,12 @@ export class JobResolver {
   }
 
   @Mutation(() => Run, { description: "Runs the job now, outside its schedule." })
-  async triggerJob(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    return toRun(await ctx.services.jobs.trigger(requireUser(ctx), id));
+  async triggerJob(
+    @Arg("id", () => ID) id: string,
+    @Ctx() ctx: Context,
+    @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
+  ): Promise<Run> {
+    return toRun(await ctx.services.jobs.trigger(requireUser(ctx), id, { idempotencyKey }));
   }
 
   @Mutation(() => Job, { description: "Sets the next fire time." })
@@ -204,8 +214,9 @@ export class JobResolver {
     @Arg("from", () => DateTime) from: Date,
     @Arg("to", () => DateTime) to: Date,
     @Ctx() ctx: Context,
+    @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
   ): Promise<BackfillResult> {
-    const r = await ctx.services.jobs.backfill(requireUser(ctx), id, from.getTime(), to.getTime());
+    const r = await ctx.services.jobs.backfill(requireUser(ctx), id, from.getTime(), to.getTime(), { idempotencyKey });
     return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
   }
 
@@ -222,7 +233,26 @@ export class JobResolver {
     return job.nextFireAt && job.nextFireAt < staged ? job.nextFireAt : staged;
   }
 
-  @FieldResolver(() => User, { nullable: true })
+  @FieldResolver(() => [String], { description: "Problems that keep the job's runs from running, as of now (e.g. a pool no executor serves). Empty when all is well." })
+  async warnings(@Root() job: Job, @Ctx() ctx: Context): Promise<string[]> {
+    return ctx.services.pools.warnings(job);
+  }
+
+  @FieldResolver(() => JobHealth)
+  async health(@Root() job: Job, @Ctx() ctx: Context): Promise<JobHealth> {
+    const runs = ctx.services.mongo.c.runs;
+    const queued = { jobId: job.id, status: DomainRunStatus.QUEUED };
+    const [served, warnings, queuedRuns, oldest] = await Promise.all([
+      ctx.services.pools.served(),
+      ctx.services.pools.warnings(job),
+      runs.countDocuments(queued),
+      runs.findOne(queued, { sort: { queuedAt: 1 }, projection: { queuedAt: 1 } }),
+    ]);
+    const servingNodes = served.get(job.spec.pool) ?? 0;
+    return { poolServed: servingNodes > 0, servingNodes, queuedRuns, oldestQueuedAt: oldest?.queuedAt ?? null, warnings };
+  }
+
+  @FieldResolver(() => User, { nullable: true, description: "Null when the owner was deleted (see ownerDeleted)." })
   async owner(@Root() job: Job, @Ctx() ctx: Context): Promise<User | null> {
     const u = await ctx.loaders.user.load(job.ownerId);
     return u ? toUser(u) : null;
@@ -281,17 +311,17 @@ export async function listRuns(
 ): Promise<RunConnection> {
   const p = requireUser(ctx);
   const size = pageSize(first);
+  const runs = ctx.services.mongo.c.runs;
   const job = await ctx.loaders.job.load(jobId);
-  // Runs outlive a deleted job; then ownership is checked on the runs themselves.
-  if (job && !canSee(p, job.ownerId)) throw new NotFoundError("job", jobId);
-  const q: Filter<RunDoc> = { jobId, ...afterDesc("scheduledFor", after) };
-  if (status) q.status = status as unknown as DomainRunStatus;
-  if (p.role !== "ADMIN") q.ownerId = p.userId;
-  const docs = await ctx.services.mongo.c.runs
+  if (job) visible(p, "job", jobId, job);
+  // Runs outlive a deleted job: its id still names a history if the caller can see some run of
+  // it. Otherwise the id is unknown (or someone else's): NOT_FOUND, whatever the page asked.
+  else visible(p, "job", jobId, await runs.findOne({ jobId }, { projection: { ownerId: 1 } }));
+  const q: Filter<RunDoc> = ownerScope<RunDoc>(p, { jobId, ...afterDesc("scheduledFor", after), ...(status ? statusFilter(status) : {}) });
+  const docs = await runs
     .find(q, { projection: { spec: 0 } })
     .sort({ scheduledFor: -1, _id: -1 })
     .limit(size + 1)
     .toArray();
-  if (!job && docs.length === 0 && !after) throw new NotFoundError("job", jobId);
   return connection(docs, size, (d) => d.scheduledFor, toRun);
 }

@@ -1,13 +1,16 @@
 /** Document → GraphQL object mapping, in one place. */
 import { resourcesOf } from "../core/resources.js";
+import type { Filter } from "mongodb";
+import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
 import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
-import type { FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../store/types.js";
+import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../store/types.js";
 import type { Fire, Job } from "../schema/job.type.js";
 import type { Run } from "../schema/run.type.js";
-import type { User } from "../schema/user.type.js";
+import type { ApiKey, User } from "../schema/user.type.js";
 import type { ExecutorNode } from "../schema/node.type.js";
 import type {
+  ApiKeyScope,
   BackoffKind,
   DstGapPolicy,
   DstRepeatPolicy,
@@ -30,7 +33,43 @@ const date = (ms: number | null | undefined): Date | null => (ms == null ? null 
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
 
 export function toUser(u: UserDoc): User {
-  return { id: u._id, username: u.username, role: u.role as Role, maxConcurrentRuns: u.maxConcurrentRuns ?? null, createdAt: u.createdAt };
+  return {
+    id: u._id,
+    username: u.username,
+    role: u.role as Role,
+    maxConcurrentRuns: u.maxConcurrentRuns ?? null,
+    disabled: u.disabled === true,
+    createdAt: u.createdAt,
+  };
+}
+
+export function toApiKey(k: ApiKeyDoc): ApiKey {
+  return {
+    id: k._id,
+    ownerId: k.ownerId,
+    name: k.name,
+    prefix: k.prefix,
+    scope: k.scope as ApiKeyScope,
+    expiresAt: k.expiresAt,
+    lastUsedAt: k.lastUsedAt,
+    revokedAt: k.revokedAt,
+    createdAt: k.createdAt,
+  };
+}
+
+/**
+ * The status clients see. A RUNNING run whose cancellation was asked for is reported CANCELLING
+ * until its executor records the end: cancelRun's answer says the cancellation is under way.
+ */
+/** The store filter for runs reported with `status` (the inverse of reportedStatus). */
+export function statusFilter(status: RunStatus): Pick<Filter<RunDoc>, "status" | "cancelRequested"> {
+  if (status === "CANCELLING") return { status: DomainRunStatus.RUNNING, cancelRequested: true };
+  if (status === "RUNNING") return { status: DomainRunStatus.RUNNING, cancelRequested: { $ne: true } };
+  return { status: status as unknown as DomainRunStatus };
+}
+
+export function reportedStatus(r: Pick<RunDoc, "status" | "cancelRequested">): RunStatus {
+  return (r.status === "RUNNING" && r.cancelRequested ? "CANCELLING" : r.status) as RunStatus;
 }
 
 export function toJob(j: JobDoc): Job {
@@ -85,6 +124,7 @@ export function toJob(j: JobDoc): Job {
     nextFireAt: j.nextFireAt,
     lastSlotAt: j.lastSlotAt,
     firedCount: j.firedCount,
+    ownerDeleted: j.ownerDeleted === true,
     version: j.version,
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
@@ -96,7 +136,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     id: r._id,
     jobId: r.jobId,
     jobName: r.jobName,
-    status: r.status as RunStatus,
+    status: reportedStatus(r),
     trigger: r.trigger as RunTrigger,
     fireKey: r.fireKey,
     attempt: r.attempt,

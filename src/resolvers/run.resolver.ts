@@ -1,15 +1,15 @@
 import type { Filter } from "mongodb";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { SubscribeResolverData } from "type-graphql";
-import { NotFoundError } from "../errors.js";
 import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
 import type { RunDoc } from "../store/types.js";
 import { RunStatus } from "../schema/enums.js";
 import { Job } from "../schema/job.type.js";
 import { Run, RunConnection } from "../schema/run.type.js";
-import { canSee, requireUser, type Context } from "./context.js";
-import { toGraphQLError } from "./errors.js";
+import { canSee, visible } from "../auth/access.js";
+import { requireUser, type Context } from "./context.js";
+import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";
 import { toJob, toRun } from "./mappers.js";
 import { afterDesc, connection, pageSize } from "./pagination.js";
@@ -28,20 +28,15 @@ async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unkn
   try {
     const p = requireUser(context);
     const { jobId, runId } = args;
-    if (jobId) {
-      const job = await context.loaders.job.load(jobId);
-      if (!job || !canSee(p, job.ownerId)) throw new NotFoundError("job", jobId);
-    }
-    if (runId) {
-      const run = await context.loaders.run.load(runId);
-      if (!run || !canSee(p, run.ownerId)) throw new NotFoundError("run", runId);
-    }
+    if (jobId) visible(p, "job", jobId, await context.loaders.job.load(jobId));
+    if (runId) visible(p, "run", runId, await context.loaders.run.load(runId));
     return runStream(
       context.services.runs.events,
       (run) =>
         canSee(p, run.ownerId) && (!jobId || run.jobId === jobId) && (!runId || run._id === runId),
     );
   } catch (e) {
+    logRefusal(context, "Subscription.runUpdated", e, args as Record<string, unknown>);
     throw toGraphQLError(e) ?? e;
   }
 }
@@ -51,9 +46,7 @@ export class RunResolver {
   @Query(() => Run)
   async run(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     const p = requireUser(ctx);
-    const doc = await ctx.loaders.run.load(id);
-    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("run", id);
-    return toRun(doc);
+    return toRun(visible(p, "run", id, await ctx.loaders.run.load(id)));
   }
 
   @Query(() => RunConnection, { description: "A job's execution history, newest first." })
@@ -81,19 +74,21 @@ export class RunResolver {
     return connection(docs, size, (d) => d.finishedAt ?? d.updatedAt, toRun);
   }
 
-  @Mutation(() => Run, { description: "Cancels a waiting run at once; a RUNNING one is killed by its executor, then CANCELLED." })
+  @Mutation(() => Run, {
+    description:
+      "Cancels a run. A waiting run (PENDING, QUEUED, RETRY_SCHEDULED) is answered CANCELLED at once. A RUNNING one is answered " +
+      "CANCELLING (cancelRequested: true): its executor kills the process group and records CANCELLED moments later; follow it with runUpdated.",
+  })
   async cancelRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     const p = requireUser(ctx);
-    const doc = await ctx.loaders.run.load(id);
-    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("run", id);
+    visible(p, "run", id, await ctx.loaders.run.load(id));
     return toRun(await ctx.services.runs.cancel(id, `cancelled by ${p.username}`));
   }
 
   @Mutation(() => Run, { description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt." })
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     const p = requireUser(ctx);
-    const doc = await ctx.loaders.run.load(id);
-    if (!doc || !canSee(p, doc.ownerId)) throw new NotFoundError("run", id);
+    visible(p, "run", id, await ctx.loaders.run.load(id));
     return toRun(await ctx.services.runs.retryRun(id));
   }
 

@@ -21,7 +21,11 @@ export enum RunStatus {
   CANCELLED = "CANCELLED",
   RETRY_SCHEDULED = "RETRY_SCHEDULED",
   DEAD = "DEAD",
+  /** Reported only (stored as RUNNING with cancelRequested): see the enum's description. */
+  CANCELLING = "CANCELLING",
 }
+export enum ApiKeyScope { READ_ONLY = "READ_ONLY", READ_WRITE = "READ_WRITE" }
+export enum DeletedUserJobs { KEEP = "KEEP", DELETE = "DELETE" }
 export enum RunTrigger { SCHEDULE = "SCHEDULE", MANUAL = "MANUAL", RETRY = "RETRY", BACKFILL = "BACKFILL" }
 export enum FireOutcome {
   FIRED = "FIRED",
@@ -75,7 +79,31 @@ registerEnumType(BackoffKind, { name: "BackoffKind" });
 registerEnumType(RetryJitter, { name: "RetryJitter" });
 registerEnumType(SpecKind, { name: "SpecKind", description: "What a job runs. Scripts, binaries and HTTP calls come later." });
 registerEnumType(JobStatus, { name: "JobStatus" });
-registerEnumType(RunStatus, { name: "RunStatus" });
+registerEnumType(RunStatus, {
+  name: "RunStatus",
+  valuesConfig: {
+    CANCELLING: {
+      description:
+        "cancelRun was asked for a RUNNING run: its executor is killing the process group; the run then ends CANCELLED " +
+        "(or, if it finished first, with its own result). Stored as RUNNING with cancelRequested: true; filter runs by CANCELLING to find them.",
+    },
+  },
+});
+registerEnumType(ApiKeyScope, {
+  name: "ApiKeyScope",
+  valuesConfig: {
+    READ_ONLY: { description: "Queries and subscriptions only; every mutation answers FORBIDDEN." },
+    READ_WRITE: { description: "Everything the key's owner may do, except managing credentials (API keys, password)." },
+  },
+});
+registerEnumType(DeletedUserJobs, {
+  name: "DeletedUserJobs",
+  description: "What deleteUser does with the user's jobs. Either way they stop firing and their open runs are cancelled.",
+  valuesConfig: {
+    KEEP: { description: "Keep them, paused and marked ownerDeleted, for reference (they cannot run again)." },
+    DELETE: { description: "Delete them." },
+  },
+});
 registerEnumType(RunTrigger, { name: "RunTrigger" });
 registerEnumType(FireOutcome, { name: "FireOutcome", description: "The one recorded outcome of a schedule slot." });
 registerEnumType(NodeStatus, { name: "NodeStatus" });

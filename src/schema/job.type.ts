@@ -164,6 +164,9 @@ export class Job {
   @Field(() => Int)
   firedCount!: number;
 
+  @Field(() => Boolean, { description: "The owner was deleted and an admin kept the job: paused, for reference only; it cannot run again." })
+  ownerDeleted!: boolean;
+
   @Field(() => Int)
   version!: number;
 
@@ -172,6 +175,24 @@ export class Job {
 
   @Field(() => DateTime)
   updatedAt!: Date;
+}
+
+@ObjectType({ description: "Whether the job's runs can run, as of now." })
+export class JobHealth {
+  @Field(() => Boolean, { description: "Some online executor serves the job's pool." })
+  poolServed!: boolean;
+
+  @Field(() => Int, { description: "Online executor nodes serving the job's pool." })
+  servingNodes!: number;
+
+  @Field(() => Int, { description: "The job's runs waiting QUEUED." })
+  queuedRuns!: number;
+
+  @Field(() => DateTime, { nullable: true, description: "When the oldest of them was queued." })
+  oldestQueuedAt!: Date | null;
+
+  @Field(() => [String], { description: "The same as Job.warnings." })
+  warnings!: string[];
 }
 
 @ObjectType()

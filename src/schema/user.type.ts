@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from "type-graphql";
-import { Role } from "./enums.js";
+import { ApiKeyScope, Role } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
 @ObjectType()
@@ -19,8 +19,70 @@ export class User {
   })
   maxConcurrentRuns!: number | null;
 
+  @Field(() => Boolean, { description: "A disabled user cannot log in; their tokens and API keys are refused." })
+  disabled!: boolean;
+
   @Field(() => DateTime)
   createdAt!: Date;
+}
+
+@ObjectType()
+export class DeleteUserResult {
+  @Field(() => ID)
+  userId!: string;
+
+  @Field(() => Int, { description: "Jobs kept, paused and marked ownerDeleted (jobs: KEEP)." })
+  jobsKept!: number;
+
+  @Field(() => Int, { description: "Jobs deleted (jobs: DELETE)." })
+  jobsDeleted!: number;
+
+  @Field(() => Int, { description: "Open runs cancelled (a RUNNING one is killed by its executor)." })
+  runsCancelled!: number;
+
+  @Field(() => Int)
+  apiKeysDeleted!: number;
+}
+
+@ObjectType({ description: "An API key of a service account. The key itself is shown once, by createApiKey." })
+export class ApiKey {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => ID)
+  ownerId!: string;
+
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => String, { description: "The key's first characters (`kairos_` and 6 more), to tell keys apart." })
+  prefix!: string;
+
+  @Field(() => ApiKeyScope)
+  scope!: ApiKeyScope;
+
+  @Field(() => DateTime, { nullable: true, description: "Null: does not expire." })
+  expiresAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true, description: "When it was last used (recorded at most once a minute)." })
+  lastUsedAt!: Date | null;
+
+  @Field(() => DateTime, { nullable: true })
+  revokedAt!: Date | null;
+
+  @Field(() => DateTime)
+  createdAt!: Date;
+}
+
+@ObjectType()
+export class CreatedApiKey {
+  @Field(() => String, {
+    description: "The key: send it as `Authorization: Bearer <key>` (or in the WebSocket connectionParams). Shown this once; only its hash is stored.",
+  })
+  key!: string;
+
+  @Field(() => ApiKey)
+  apiKey!: ApiKey;
 }
 
 @ObjectType()

@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "./types.js";
+import type { ApiKeyDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "./types.js";
 
 export interface Collections {
   users: Collection<UserDoc>;
@@ -7,6 +7,8 @@ export interface Collections {
   runs: Collection<RunDoc>;
   fires: Collection<FireDoc>;
   nodes: Collection<NodeDoc>;
+  apiKeys: Collection<ApiKeyDoc>;
+  idempotency: Collection<IdempotencyDoc>;
 }
 
 export interface Mongo {
@@ -43,6 +45,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     runs: db.collection<RunDoc>("runs"),
     fires: db.collection<FireDoc>("fires"),
     nodes: db.collection<NodeDoc>("nodes"),
+    apiKeys: db.collection<ApiKeyDoc>("apiKeys"),
+    idempotency: db.collection<IdempotencyDoc>("idempotency"),
   };
   await Promise.all([
     c.users.createIndexes([{ key: { username: 1 }, name: "username_unique", unique: true }]),
@@ -63,6 +67,15 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     ]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
+    c.apiKeys.createIndexes([
+      { key: { hash: 1 }, name: "hash_unique", unique: true },
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+    ]),
+    c.idempotency.createIndexes([
+      // Two racing requests with one key: exactly one insert wins.
+      { key: { ownerId: 1, key: 1 }, name: "owner_key_unique", unique: true },
+      { key: { expiresAt: 1 }, name: "expires_ttl", expireAfterSeconds: 0 },
+    ]),
   ]);
   return { client, db, c, close: () => client.close() };
 }

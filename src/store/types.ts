@@ -21,8 +21,59 @@ export interface UserDoc {
    * compared-and-set at claim time (RunService.claim).
    */
   runSlots?: string[];
+  /**
+   * Bumped to revoke every token issued before (revokeTokens, changePassword); tokens carry the
+   * version they were issued with. Missing on older documents: 0.
+   */
+  tokenVersion?: number;
+  /** A disabled user cannot log in, and their tokens and API keys are refused. */
+  disabled?: boolean;
+  /** Set when deletion starts: from then on the user is treated as gone; the document is removed when deletion ends. */
+  deletedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+export type ApiKeyScope = "READ_ONLY" | "READ_WRITE";
+
+/** A service account's credential. Only the SHA-256 of the key is stored; the key is shown once. */
+export interface ApiKeyDoc {
+  _id: string;
+  ownerId: string;
+  name: string;
+  /** The key's first characters (`kairos_` and 6 more), so people can tell their keys apart. */
+  prefix: string;
+  /** Hex SHA-256 of the whole key. Unique. */
+  hash: string;
+  scope: ApiKeyScope;
+  expiresAt: Date | null;
+  /** Updated at most once a minute per key. */
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  createdBy: string;
+  createdAt: Date;
+}
+
+/**
+ * One idempotent submission: the first request with `{ownerId, key}` inserts it (unique index),
+ * runs, and stores what it made; a repeat within 24 h gets that instead of a second run.
+ */
+export interface IdempotencyDoc {
+  _id: string;
+  ownerId: string;
+  key: string;
+  /** The mutation, e.g. `createJob`. */
+  operation: string;
+  /** SHA-256 of the operation's input: the same key with other input is a conflict. */
+  fingerprint: string;
+  state: "PENDING" | "DONE";
+  /** While PENDING: after this instant a repeat may take the operation over (its first request died). */
+  leaseUntil: Date;
+  /** What the first request made: ids and counts, read back on a repeat. */
+  result: Record<string, unknown> | null;
+  createdAt: Date;
+  /** TTL index; also checked on read (a TTL monitor deletes late). */
+  expiresAt: Date;
 }
 
 export type SpecKind = "COMMAND";
@@ -93,6 +144,8 @@ export interface JobDoc {
   firedCount: number;
   /** Marker of the scheduler's last batched update (store/batch.ts UpdateBatcher); nothing else writes it. */
   schedulerOp?: string;
+  /** Set when the owner was deleted and the admin kept the job (paused; it cannot be resumed or triggered). */
+  ownerDeleted?: boolean;
   /** Bumped by every user edit; the scheduler's writes are conditional on it. */
   version: number;
   createdAt: Date;

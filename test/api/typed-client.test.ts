@@ -6,7 +6,9 @@ import { print, type DocumentNode } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  CreateApiKeyDocument,
   CreateJobDocument,
+  JobsDocument,
   LoginDocument,
   RunUpdatedDocument,
   RunsDocument,
@@ -77,5 +79,25 @@ describe("generated typed client", () => {
 
     const { runs } = await request(RunsDocument, { jobId: createJob.id, first: 10 }, token);
     expect(runs.edges.map((e) => e.node.id)).toEqual([triggerJob.id]);
+  });
+
+  it("works with an API key as the bearer credential, as the README shows", async () => {
+    const { login } = await request(LoginDocument, { username: ADMIN.username, password: ADMIN.password });
+    const { createApiKey } = await request(CreateApiKeyDocument, { name: "partner-ci", scope: "READ_WRITE" }, login.token);
+    expect(createApiKey.key).toMatch(/^kairos_/);
+    const key = createApiKey.key;
+    const { createJob } = await request(
+      CreateJobDocument,
+      { input: { name: "via-key", schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" }, spec: { kind: "COMMAND", command: "true" } }, idempotencyKey: "via-key-1" },
+      key,
+    );
+    const again = await request(
+      CreateJobDocument,
+      { input: { name: "via-key", schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" }, spec: { kind: "COMMAND", command: "true" } }, idempotencyKey: "via-key-1" },
+      key,
+    );
+    expect(again.createJob.id).toBe(createJob.id);
+    const { jobs } = await request(JobsDocument, { filter: { name: "via-key" } }, key);
+    expect(jobs.edges.map((e) => e.node.id)).toEqual([createJob.id]);
   });
 });

@@ -9,7 +9,7 @@ import "reflect-metadata";
 import { afterAll, beforeAll } from "vitest";
 import { startKairos, type KairosApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { createLogger, silentLogger } from "../../src/log.js";
+import { createLogger, silentLogger, type Logger } from "../../src/log.js";
 import type { SchedulerOptions } from "../../src/scheduler/loop.js";
 import { login } from "./graphql.js";
 
@@ -22,7 +22,7 @@ export interface TestApp extends KairosApp {
 }
 
 export async function startTestApp(
-  opts: { redisUrl?: string; env?: Record<string, string>; scheduler?: Partial<SchedulerOptions> } = {},
+  opts: { redisUrl?: string; env?: Record<string, string>; scheduler?: Partial<SchedulerOptions>; log?: Logger } = {},
 ): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), "kairos-test-"));
   const config = loadConfig("dev", {
@@ -36,7 +36,7 @@ export async function startTestApp(
     ...(opts.redisUrl ? { REDIS_URL: opts.redisUrl, KAIROS_REDIS_PREFIX: `t-${Math.random().toString(36).slice(2)}` } : {}),
     ...opts.env,
   });
-  const log = process.env.KAIROS_TEST_LOG ? createLogger("debug") : silentLogger();
+  const log = opts.log ?? (process.env.KAIROS_TEST_LOG ? createLogger("debug") : silentLogger());
   const app = await startKairos(config, {
     log,
     scheduler: { heartbeatMs: 200, maxSleepMs: 200, reaperMs: 500, ...opts.scheduler },

@@ -114,8 +114,16 @@ const MAX_CACHED = 1_000;
  * @param field the input field named in errors.
  * @throws ScheduleError naming the field of the expression, the bad value and the allowed range.
  */
+/** Longest cron expression accepted. */
+export const MAX_CRON_LENGTH = 256;
+
 export function parseCron(expression: string, field = "cron"): CronSpec {
   if (typeof expression !== "string") throw new ScheduleError(field, `expected a cron expression string, got ${typeof expression}`);
+  // Bounded before any parsing: the longest useful expression (every list spelled out) is far
+  // shorter, and a 10,000-character one would only cost parse time and document size.
+  if (expression.length > MAX_CRON_LENGTH) {
+    throw new ScheduleError(field, `at most ${MAX_CRON_LENGTH} characters (got ${expression.length}); use ranges and steps (1-5, */15) instead of long lists`);
+  }
   const hit = cache.get(expression);
   if (hit) return hit;
   const spec = parseUncached(expression, field);

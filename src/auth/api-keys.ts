@@ -1,0 +1,125 @@
+/**
+ * API keys for service accounts: `kairos_` + 43 characters of base64url (256 random bits). Only the
+ * key's SHA-256 is stored. A fast hash is right here, unlike for passwords: a password is short and
+ * chosen by a person, so its hash must be slow to resist guessing; a key is 256 random bits, so no
+ * guessing can succeed however fast the hash, and a fast hash lets the key be found by an indexed
+ * lookup on every request. The recognisable prefix lets secret scanners spot leaked keys and lets
+ * the server tell a key from a JWT without trying both.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { ConflictError, ValidationError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { Clock } from "../scheduler/ports.js";
+import { newId, type Mongo } from "../store/mongo.js";
+import type { ApiKeyDoc, ApiKeyScope } from "../store/types.js";
+
+export const API_KEY_PREFIX = "kairos_";
+/** Keys a user may have that are neither revoked nor expired. */
+export const MAX_ACTIVE_KEYS = 100;
+/** lastUsedAt is written at most this often per key. @default 60 s */
+export const LAST_USED_EVERY_MS = 60_000;
+const NAME_RE = /^[^\u0000-\u001f]{1,64}$/;
+
+export const isApiKey = (credential: string): boolean => credential.startsWith(API_KEY_PREFIX);
+export const hashApiKey = (key: string): string => createHash("sha256").update(key).digest("hex");
+
+export interface NewApiKey {
+  name: string;
+  scope: ApiKeyScope;
+  expiresAt: Date | null;
+}
+
+export class ApiKeyService {
+  private readonly cache = new Map<string, { at: number; doc: Promise<ApiKeyDoc | null> }>();
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock; log: Logger; cacheMs: number }) {}
+
+  private get keys() {
+    return this.deps.mongo.c.apiKeys;
+  }
+
+  /** Makes a key for `ownerId`. The returned `key` is the only time the secret exists outside the caller. */
+  async create(ownerId: string, createdBy: string, input: NewApiKey): Promise<{ key: string; doc: ApiKeyDoc }> {
+    const name = input.name.trim();
+    if (!NAME_RE.test(name)) throw new ValidationError("name", "must be 1–64 characters with no control characters");
+    const now = this.deps.clock();
+    if (input.expiresAt && input.expiresAt.getTime() <= now) {
+      throw new ValidationError("expiresAt", `${input.expiresAt.toISOString()} is not in the future`);
+    }
+    const active = await this.keys.countDocuments({ ownerId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date(now) } }] });
+    if (active >= MAX_ACTIVE_KEYS) throw new ConflictError(`at most ${MAX_ACTIVE_KEYS} active API keys per user; revoke one first (revokeApiKey)`);
+    const key = API_KEY_PREFIX + randomBytes(32).toString("base64url");
+    const doc: ApiKeyDoc = {
+      _id: newId(),
+      ownerId,
+      name,
+      prefix: key.slice(0, API_KEY_PREFIX.length + 6),
+      hash: hashApiKey(key),
+      scope: input.scope,
+      expiresAt: input.expiresAt,
+      lastUsedAt: null,
+      revokedAt: null,
+      createdBy,
+      createdAt: new Date(now),
+    };
+    await this.keys.insertOne(doc);
+    this.deps.log.info({ keyId: doc._id, ownerId, createdBy, scope: doc.scope }, "API key created");
+    return { key, doc };
+  }
+
+  /** Keys of one owner (or of everyone with null), newest first; revoked ones included. */
+  async list(ownerId: string | null): Promise<ApiKeyDoc[]> {
+    return this.keys
+      .find(ownerId === null ? {} : { ownerId }, { projection: { hash: 0 } })
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(1_000)
+      .toArray();
+  }
+
+  async get(id: string): Promise<ApiKeyDoc | null> {
+    return this.keys.findOne({ _id: id }, { projection: { hash: 0 } });
+  }
+
+  /** Revokes a key (idempotent: a revoked key keeps its first revocation time). */
+  async revoke(id: string): Promise<ApiKeyDoc | null> {
+    await this.keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: new Date(this.deps.clock()) } });
+    const doc = await this.keys.findOne({ _id: id });
+    if (doc) this.cache.delete(doc.hash);
+    return doc;
+  }
+
+  async deleteOwner(ownerId: string): Promise<number> {
+    const docs = await this.keys.find({ ownerId }, { projection: { hash: 1 } }).toArray();
+    for (const d of docs) this.cache.delete(d.hash);
+    return (await this.keys.deleteMany({ ownerId })).deletedCount;
+  }
+
+  /** The stored key with this hash (of a presented key), or null; cached `cacheMs` per key. */
+  lookup(hash: string): Promise<ApiKeyDoc | null> {
+    const now = this.deps.clock();
+    const hit = this.cache.get(hash);
+    if (hit && now - hit.at < this.deps.cacheMs) return hit.doc;
+    const doc = this.keys.findOne({ hash });
+    doc.catch(() => this.cache.delete(hash));
+    if (this.cache.size > 100_000) this.cache.clear();
+    this.cache.set(hash, { at: now, doc });
+    return doc;
+  }
+
+  /** Records that a key was used, at most once per LAST_USED_EVERY_MS per key; never waits, never fails the request. */
+  touch(doc: ApiKeyDoc): void {
+    const now = this.deps.clock();
+    const last = Math.max(this.touched.get(doc._id) ?? 0, doc.lastUsedAt?.getTime() ?? 0);
+    if (now - last < LAST_USED_EVERY_MS) return;
+    this.touched.set(doc._id, now);
+    if (this.touched.size > 100_000) this.touched.clear();
+    // Conditional, so N API instances write it at most N times a minute, usually once.
+    this.keys
+      .updateOne(
+        { _id: doc._id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now - LAST_USED_EVERY_MS) } }] },
+        { $set: { lastUsedAt: new Date(now) } },
+      )
+      .catch((e: unknown) => this.deps.log.warn({ err: e, keyId: doc._id }, "could not record API key use"));
+  }
+}
