@@ -185,6 +185,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
           sandboxUidBase: config.sandboxUidBase,
           sandboxRoPaths: config.sandboxRoPaths,
           runDefaults: config.runDefaults,
+          sandboxEgress: config.egress,
           ...(config.executorCapacity ? { capacity: config.executorCapacity } : {}),
           ...(config.runMax ? { runMax: config.runMax } : {}),
           ...opts.executor,

@@ -7,6 +7,7 @@ import { cpus, hostname } from "node:os";
 import { resolve } from "node:path";
 import { DEFAULT_RESOURCES, parseResourceSetting } from "./core/resources.js";
 import { ConfigError } from "./errors.js";
+import { DEFAULT_EGRESS_DENY } from "./executor/sandbox/egress.js";
 import type { ResourceRequest } from "./store/types.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 
@@ -79,6 +80,12 @@ export interface KairosConfig {
   runDefaults: ResourceRequest;
   /** Executor: the most one run may ask for. `KAIROS_RUN_MAX`. @default cpu=cores,memoryMb=all,pids=4096,diskMb=10240 */
   runMax: ResourceRequest | null;
+  /**
+   * Executor: offer EGRESS network access to runs, from this IPv4 /16 (one per executor per host),
+   * never to the denied ranges. `KAIROS_EGRESS_SUBNET`, `KAIROS_EGRESS_DENY` (comma separated CIDRs).
+   * @default not offered; deny: every private, link-local, shared and loopback range
+   */
+  egress: { subnet: string; deny: string[] } | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -100,7 +107,21 @@ function stageAhead(raw: string | undefined): number {
   return ms;
 }
 
-function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" | "sandboxUidBase" | "sandboxRoPaths" | "executorCapacity" | "runDefaults" | "runMax"> {
+function egressSettings(env: Env): KairosConfig["egress"] {
+  const subnet = env.KAIROS_EGRESS_SUBNET?.trim();
+  if (!subnet) {
+    if (env.KAIROS_EGRESS_DENY) throw new ConfigError("KAIROS_EGRESS_DENY: set KAIROS_EGRESS_SUBNET too (EGRESS is offered only with a subnet)");
+    return null;
+  }
+  if (!/^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.test(subnet)) throw new ConfigError(`KAIROS_EGRESS_SUBNET: "${subnet}" is not an IPv4 /16 like 10.231.0.0/16`);
+  const deny = env.KAIROS_EGRESS_DENY === undefined ? [...DEFAULT_EGRESS_DENY] : env.KAIROS_EGRESS_DENY.split(",").map((c) => c.trim()).filter(Boolean);
+  for (const c of deny) {
+    if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(c)) throw new ConfigError(`KAIROS_EGRESS_DENY: "${c}" is not an IPv4 CIDR like 10.0.0.0/8`);
+  }
+  return { subnet, deny };
+}
+
+function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" | "sandboxUidBase" | "sandboxRoPaths" | "executorCapacity" | "runDefaults" | "runMax" | "egress"> {
   const raw = env.KAIROS_SANDBOX?.trim();
   if (raw !== undefined && raw !== "" && raw !== "bubblewrap" && raw !== "none") {
     throw new ConfigError(`KAIROS_SANDBOX: "${raw}" is not one of bubblewrap, none`);
@@ -125,6 +146,7 @@ function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" |
     executorCapacity: capacity ? { cpu: capacity.cpu, memoryMb: capacity.memoryMb } : null,
     runDefaults,
     runMax,
+    egress: egressSettings(env),
   };
 }
 

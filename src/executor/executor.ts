@@ -73,6 +73,8 @@ export interface ExecutorOptions {
   sandboxUidBase?: number;
   /** Extra host paths bound read-only into every sandbox. @default none */
   sandboxRoPaths?: string[];
+  /** Offer EGRESS network access (sandbox/egress.ts). @default null: not offered */
+  sandboxEgress?: { subnet: string; deny: readonly string[] } | null;
   /** CPU and memory the runs of this node may reserve in total. @default cpu: the larger of 2 × cores and slots × the default cpu; memory: all of it */
   capacity?: { cpu: number; memoryMb: number };
   /** What a run of this node's pools gets when its job leaves a resource out. @default core/resources DEFAULT_RESOURCES */
@@ -179,6 +181,7 @@ export class Executor {
       sandbox: "bubblewrap",
       sandboxUidBase: 61_000,
       sandboxRoPaths: [],
+      sandboxEgress: null,
       // CPU is a ceiling per run (a CFS quota), not a reservation that could run out: by default
       // every slot may hold a run of the default size, so slots are what limits a node.
       capacity: { cpu: Math.max(cpus().length * 2, opts.slots * (opts.runDefaults ?? DEFAULT_RESOURCES).cpu), memoryMb: Math.floor(totalmem() / 1048576) },
@@ -199,6 +202,7 @@ export class Executor {
       slots: this.o.slots,
       uidBase: this.o.sandboxUidBase,
       roPaths: this.o.sandboxRoPaths,
+      egress: this.o.sandboxEgress,
       nodeTag: this.nodeId.slice(-8),
       log: this.deps.log,
     });

@@ -46,6 +46,8 @@ export interface BwrapPlan {
   env: Record<string, string>;
   /** The program and its arguments. */
   argv: readonly string[];
+  /** EGRESS: keep the network namespace the wrapper joined (the slot's), and give it DNS settings. */
+  egress: boolean;
 }
 
 let systemBinds: string[] | null = null;
@@ -73,8 +75,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
-    "--unshare-net",
     "--unshare-cgroup-try",
+    ...(plan.egress ? [] : ["--unshare-net"]),
     "--uid", String(SANDBOX_UID),
     "--gid", String(SANDBOX_UID),
     "--hostname", "kairos-run",
@@ -85,6 +87,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--ro-bind", plan.passwdFile, "/etc/passwd",
     "--ro-bind", plan.groupFile, "/etc/group",
   ];
+  if (plan.egress) for (const f of ["/etc/resolv.conf", "/etc/hosts"]) args.push("--ro-bind-try", f, f);
   for (const p of plan.roPaths) args.push("--ro-bind-try", p, p);
   args.push("--proc", "/proc", "--dev", "/dev", "--bind", plan.workDir, SANDBOX_HOME, "--bind", plan.tmpDir, SANDBOX_TMP, "--chdir", SANDBOX_HOME);
   args.push("--clearenv");
@@ -100,15 +103,17 @@ export const GROUP = `root:x:0:\nkairos:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
  * The wrapper the executor spawns (as itself, usually root): joins the attempt's cgroups, sets the
  * rlimits, drops to the slot's uid with no capabilities and no way to gain any, and execs the
  * rest of its arguments (bubblewrap). Positional: cgroup.procs files (colon separated, may be
- * empty), open files, file size in 512-byte blocks, processes (`-`: unset), uid and gid (`-`: stay).
+ * empty), open files, file size in 512-byte blocks, processes (`-`: unset), uid and gid (`-`: stay),
+ * and a network namespace to join first (`-`: none; bubblewrap then makes one with only loopback).
  * Exit 125: the wrapper could not set the attempt up.
  */
 export const WRAPPER =
-  'p=$1 n=$2 f=$3 u=$4 uid=$5 gid=$6; shift 6; ' +
+  'p=$1 n=$2 f=$3 u=$4 uid=$5 gid=$6 net=$7; shift 7; ' +
   'if [ -n "$p" ]; then IFS=:; for c in $p; do echo $$ > "$c" || exit 125; done; unset IFS; fi; ' +
   'ulimit -n "$n" && ulimit -f "$f" || exit 125; ' +
   'if [ "$u" != - ]; then ulimit -p "$u" || exit 125; fi; ' +
   'if [ "$uid" = - ]; then exec "$@"; fi; ' +
+  'if [ "$net" != - ]; then set -- nsenter --net="$net" -- setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"; exec "$@"; fi; ' +
   'exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"';
 
 export interface WrapperPlan {
@@ -119,6 +124,8 @@ export interface WrapperPlan {
   nproc: number | null;
   /** The slot's uid/gid, or null to stay the executor's user. */
   uid: number | null;
+  /** A network namespace to join before dropping privileges (EGRESS), or null. */
+  netns: string | null;
   argv: readonly string[];
 }
 
@@ -135,6 +142,7 @@ export function wrapperArgs(w: WrapperPlan): [string, string[]] {
       w.nproc === null ? "-" : String(w.nproc),
       w.uid === null ? "-" : String(w.uid),
       w.uid === null ? "-" : String(w.uid),
+      w.netns ?? "-",
       ...w.argv,
     ],
   ];

@@ -20,6 +20,7 @@ import type { JobSpec, NodeIsolation, ResourceRequest } from "../../store/types.
 import type { ProcessSpec } from "../process.js";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
+import { EgressNetworks } from "./egress.js";
 
 export type SandboxMode = "bubblewrap" | "none";
 
@@ -36,6 +37,8 @@ export interface SandboxOptions {
   nofile?: number;
   /** Distinguishes this executor's directories and cgroups from another's on the same host. */
   nodeTag: string;
+  /** Offer EGRESS network access from this subnet (an IPv4 /16), denying these ranges; null: not offered. */
+  egress?: { subnet: string; deny: readonly string[] } | null;
   log: Logger;
 }
 
@@ -60,6 +63,7 @@ export class Sandbox {
     private readonly cgroups: Cgroups | null,
     readonly isolation: NodeIsolation,
     private readonly etcDir: string,
+    private readonly egress: EgressNetworks | null = null,
   ) {}
 
   /**
@@ -101,8 +105,16 @@ export class Sandbox {
       notes.push(`no sandbox: ${failure}`);
       mode = "none";
     }
-    const isolation = describeIsolation(mode, cg.cgroups, notes);
-    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir);
+    let egress: EgressNetworks | null = null;
+    if (mode === "bubblewrap" && o.egress) {
+      const opened = EgressNetworks.open({ subnet: o.egress.subnet, deny: o.egress.deny, slots: o.slots });
+      if (opened.egress) egress = opened.egress;
+      else notes.push(opened.reason);
+    } else if (mode === "bubblewrap") {
+      notes.push("EGRESS network access is not offered by this node (set KAIROS_EGRESS_SUBNET to offer it)");
+    }
+    const isolation = describeIsolation(mode, cg.cgroups, notes, egress !== null);
+    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir, egress);
   }
 
   /** Runs `true` in a sandbox of slot 0; the reason it failed, or null. */
@@ -182,9 +194,12 @@ export class Sandbox {
       ...kairosEnv,
     };
     const program = spec.argv && spec.argv.length > 0 ? spec.argv : ["/bin/sh", "-c", spec.command ?? ""];
+    const egress = sandboxed && spec.network === "EGRESS";
+    // Submission refuses EGRESS where no node offers it; a run queued before this node stopped offering it fails here.
+    if (egress && !this.egress) throw new Error("this node does not offer EGRESS network access");
     const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
     const argv = sandboxed
-      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, env, argv: program })]
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, env, argv: program, egress })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
     const [file, args] = wrapperArgs({
@@ -194,6 +209,7 @@ export class Sandbox {
       // Without a pids cgroup, RLIMIT_NPROC: per uid, so only where each slot has its own.
       nproc: cgroup || uid === null ? null : res.pids,
       uid,
+      netns: egress ? this.egress!.nsPath(slot) : null,
       argv,
     });
     return {
@@ -211,6 +227,7 @@ export class Sandbox {
     await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.o.workRoot.startsWith(tmpdir())) await rm(this.o.workRoot, { recursive: true, force: true }).catch(() => undefined);
     this.cgroups?.close();
+    this.egress?.teardown();
   }
 }
 
@@ -244,7 +261,7 @@ function cgroupFallbackArgv(program: readonly string[], cgroup: AttemptCgroup | 
   return ["/bin/sh", "-c", 'ulimit -v "$0" || exit 125; exec "$@"', String(res.memoryMb * 1024), ...program];
 }
 
-function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[]): NodeIsolation {
+function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[], egress: boolean): NodeIsolation {
   const enforced: string[] = [];
   if (mode === "bubblewrap") {
     enforced.push("namespaces:user,pid,mount,ipc,uts,net,cgroup", "no-capabilities", "read-only-system", "private-work-dir", "private-tmp");
@@ -256,6 +273,7 @@ function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: st
   if (cgroups) enforced.push(...cgroups.enforces.map((c) => `cgroup-v${cgroups.version}:${c}`));
   else enforced.push("rlimit:as", ...(mode === "bubblewrap" && isRoot() ? ["rlimit:nproc"] : []));
   enforced.push("rlimit:nofile", "rlimit:fsize", "disk-cap", "lease-deadline-supervisor", "fixed-path-and-env");
-  notes.push("EGRESS network access is not offered by this version: jobs that ask for it are refused at submission");
-  return { mode: mode === "bubblewrap" ? "BUBBLEWRAP" : "NONE", enforced, network: ["NONE"], notes };
+  if (mode === "none") notes.push("no sandbox: runs use this node's network and filesystem as its user");
+  if (egress) enforced.push("egress:own-netns,host-unreachable,denied-ranges");
+  return { mode: mode === "bubblewrap" ? "BUBBLEWRAP" : "NONE", enforced, network: egress ? ["NONE", "EGRESS"] : ["NONE"], notes };
 }
