@@ -184,6 +184,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
           sandbox: config.sandbox,
           sandboxUidBase: config.sandboxUidBase,
           sandboxRoPaths: config.sandboxRoPaths,
+          sandboxRwPaths: config.sandboxRwPaths,
           runDefaults: config.runDefaults,
           sandboxEgress: config.egress,
           ...(config.executorCapacity ? { capacity: config.executorCapacity } : {}),

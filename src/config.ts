@@ -74,6 +74,11 @@ export interface KairosConfig {
   sandboxUidBase: number;
   /** Executor: extra host paths bound read-only into sandboxes, comma separated. `KAIROS_SANDBOX_RO_PATHS`. */
   sandboxRoPaths: string[];
+  /**
+   * Executor: host paths bound writable into every sandbox, comma separated: shared by every job
+   * of every user on the node (a scratch volume, a test ledger). `KAIROS_SANDBOX_RW_PATHS`.
+   */
+  sandboxRwPaths: string[];
   /** Executor: CPU cores and memory its runs may reserve in total. `KAIROS_EXECUTOR_CAPACITY` (`cpu=8,memoryMb=16384`). @default 2 × cores, all memory */
   executorCapacity: { cpu: number; memoryMb: number } | null;
   /** Executor: a run's resources when its job leaves them out. `KAIROS_RUN_DEFAULTS`. @default cpu=1,memoryMb=512,pids=256,diskMb=1024 */
@@ -121,14 +126,18 @@ function egressSettings(env: Env): KairosConfig["egress"] {
   return { subnet, deny };
 }
 
-function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" | "sandboxUidBase" | "sandboxRoPaths" | "executorCapacity" | "runDefaults" | "runMax" | "egress"> {
+function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" | "sandboxUidBase" | "sandboxRoPaths" | "sandboxRwPaths" | "executorCapacity" | "runDefaults" | "runMax" | "egress"> {
   const raw = env.KAIROS_SANDBOX?.trim();
   if (raw !== undefined && raw !== "" && raw !== "bubblewrap" && raw !== "none") {
     throw new ConfigError(`KAIROS_SANDBOX: "${raw}" is not one of bubblewrap, none`);
   }
   const sandbox = raw === "bubblewrap" || raw === "none" ? raw : dev ? "auto" : "bubblewrap";
-  const roPaths = (env.KAIROS_SANDBOX_RO_PATHS ?? "").split(",").map((p) => p.trim()).filter(Boolean);
-  for (const p of roPaths) if (!p.startsWith("/")) throw new ConfigError(`KAIROS_SANDBOX_RO_PATHS: "${p}" is not an absolute path`);
+  const paths = (name: string) => {
+    const list = (env[name] ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+    for (const p of list) if (!p.startsWith("/")) throw new ConfigError(`${name}: "${p}" is not an absolute path`);
+    return list;
+  };
+  const roPaths = paths("KAIROS_SANDBOX_RO_PATHS");
   const capacity = env.KAIROS_EXECUTOR_CAPACITY
     ? parseResourceSetting("KAIROS_EXECUTOR_CAPACITY", env.KAIROS_EXECUTOR_CAPACITY, { ...DEFAULT_RESOURCES, cpu: cpus().length * 2, memoryMb: 1 << 20 })
     : null;
@@ -143,6 +152,7 @@ function sandboxSettings(dev: boolean, env: Env): Pick<KairosConfig, "sandbox" |
     sandbox,
     sandboxUidBase: int("KAIROS_SANDBOX_UID_BASE", env.KAIROS_SANDBOX_UID_BASE, 61_000, 1_000, 4_000_000_000),
     sandboxRoPaths: roPaths,
+    sandboxRwPaths: paths("KAIROS_SANDBOX_RW_PATHS"),
     executorCapacity: capacity ? { cpu: capacity.cpu, memoryMb: capacity.memoryMb } : null,
     runDefaults,
     runMax,

@@ -73,6 +73,8 @@ export interface ExecutorOptions {
   sandboxUidBase?: number;
   /** Extra host paths bound read-only into every sandbox. @default none */
   sandboxRoPaths?: string[];
+  /** Host paths bound writable into every sandbox (shared by all jobs on the node). @default none */
+  sandboxRwPaths?: string[];
   /** Offer EGRESS network access (sandbox/egress.ts). @default null: not offered */
   sandboxEgress?: { subnet: string; deny: readonly string[] } | null;
   /** CPU and memory the runs of this node may reserve in total. @default cpu: the larger of 2 × cores and slots × the default cpu; memory: all of it */
@@ -181,6 +183,7 @@ export class Executor {
       sandbox: "bubblewrap",
       sandboxUidBase: 61_000,
       sandboxRoPaths: [],
+      sandboxRwPaths: [],
       sandboxEgress: null,
       // CPU is a ceiling per run (a CFS quota), not a reservation that could run out: by default
       // every slot may hold a run of the default size, so slots are what limits a node.
@@ -202,6 +205,7 @@ export class Executor {
       slots: this.o.slots,
       uidBase: this.o.sandboxUidBase,
       roPaths: this.o.sandboxRoPaths,
+      rwPaths: this.o.sandboxRwPaths,
       egress: this.o.sandboxEgress,
       nodeTag: this.nodeId.slice(-8),
       log: this.deps.log,
@@ -678,6 +682,7 @@ export class Executor {
       KAIROS_ATTEMPT: String(run.attempt),
       KAIROS_FENCING_TOKEN: String(a.token),
       KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
+      KAIROS_NODE_ID: this.nodeId,
     };
     return this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
   }

@@ -9,7 +9,7 @@
  * and a process-exit hook kills whatever is left if the caller crashes first.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -249,9 +249,22 @@ export class Cluster {
   private mongoClient: MongoClient | null = null;
   private redisClient: Redis | null = null;
   readonly prefix = "kairos";
+  /** A directory every sandboxed job may write to (KAIROS_SANDBOX_RW_PATHS): the ledgers live here. */
+  get sharedDir(): string {
+    return join(this.dir, "shared");
+  }
+
   /** Where chaos jobs append their start/end lines (see ledger.ts). */
   get ledgerPath(): string {
-    return join(this.dir, "ledger.txt");
+    return join(this.sharedDir, "ledger.txt");
+  }
+
+  /** Executor node ids (one per process life) and their pids. */
+  private readonly nodePids = new Map<string, number>();
+
+  /** The pid of the executor process that ran as node `nodeId` (-1 if unknown). */
+  pidOfNode(nodeId: string): number {
+    return this.nodePids.get(nodeId) ?? -1;
   }
 
   private constructor(
@@ -261,6 +274,10 @@ export class Cluster {
 
   static async start(options: ClusterOptions): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), "kairos-chaos-"));
+    // The slots' users pass through to the shared directory, and may write in it.
+    chmodSync(dir, 0o711);
+    mkdirSync(join(dir, "shared"));
+    chmodSync(join(dir, "shared"), 0o777);
     const opts = {
       shards: 64,
       lease: "PT3S",
@@ -373,10 +390,8 @@ export class Cluster {
       KAIROS_NODE_NAME: name,
       KAIROS_LOG_LEVEL: this.opts.logLevel,
       KAIROS_HOST: "127.0.0.1",
-      // The chaos jobs append to a ledger file on this host, which a sandboxed job cannot reach:
-      // these clusters run jobs as plain processes until the ledger travels another way
-      // (test/security covers the sandbox).
-      KAIROS_SANDBOX: "none",
+      // Jobs run sandboxed; the ledgers' directory is the one path they share with the host.
+      KAIROS_SANDBOX_RW_PATHS: this.sharedDir,
       ...(role === "api" ? { KAIROS_PORT: "0" } : {}),
       ...this.opts.env,
     };
@@ -405,7 +420,12 @@ export class Cluster {
         }, 120_000);
       });
     } else {
-      p = this.kairosProcess(name, role, [], env, (proc, offset) => waitForLog(proc, offset, /executor online/));
+      p = this.kairosProcess(name, role, [], env, async (proc, offset) => {
+        await waitForLog(proc, offset, /executor online/);
+        const online = proc.logSince(offset).split("\n").find((l) => l.includes("executor online"));
+        const nodeId = online && /"nodeId":"([0-9a-f]+)"/.exec(online)?.[1];
+        if (nodeId && proc.pid !== null) this.nodePids.set(nodeId, proc.pid);
+      });
     }
     await p.start();
     return p;

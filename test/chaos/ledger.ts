@@ -3,10 +3,11 @@
  * an `end` line when its work is done, to a file outside Kairos. A single `echo … >> file` is one
  * O_APPEND write, so concurrent attempts never interleave within a line.
  *
- * Line: `runId attempt fencingToken jobId scheduledFor start|end <epoch ms> <executor pid>`. The
- * last field is `$PPID` of the job's shell, i.e. the executor process that spawned it (the guard
- * shell `exec`s the user's command, so the parent is the executor): it tells the analysis which
- * attempt died with which killed executor.
+ * Line: `runId attempt fencingToken jobId scheduledFor start|end <epoch ms> <executor node id>`.
+ * The last field is `$KAIROS_NODE_ID`, the executor process that runs the job (a sandboxed job
+ * cannot see the executor's pid); the harness maps it to that process's pid, which tells the
+ * analysis which attempt died with which killed executor. The ledger lives in a directory bound
+ * writable into every sandbox (KAIROS_SANDBOX_RW_PATHS); `umask 0` lets every slot's user append.
  */
 import { readFileSync } from "node:fs";
 
@@ -26,13 +27,14 @@ export function ledgerCommand(ledgerPath: string, sleepSeconds: number): string 
   const fields = '"$KAIROS_RUN_ID $KAIROS_ATTEMPT $KAIROS_FENCING_TOKEN $KAIROS_JOB_ID $KAIROS_SCHEDULED_FOR';
   const q = `'${ledgerPath.replace(/'/g, "'\\''")}'`;
   return (
-    `echo ${fields} start $(date +%s%3N) $PPID" >> ${q}; ` +
+    `umask 0; echo ${fields} start $(date +%s%3N) $KAIROS_NODE_ID" >> ${q}; ` +
     `sleep ${sleepSeconds}; ` +
-    `echo ${fields} end $(date +%s%3N) $PPID" >> ${q}`
+    `echo ${fields} end $(date +%s%3N) $KAIROS_NODE_ID" >> ${q}`
   );
 }
 
-export function parseLedger(text: string): { lines: LedgerLine[]; malformed: number } {
+/** `pidOf`: the executor pid of a line's last field (a node id; a bare number is taken as the pid). */
+export function parseLedger(text: string, pidOf: (node: string) => number = Number): { lines: LedgerLine[]; malformed: number } {
   const lines: LedgerLine[] = [];
   let malformed = 0;
   for (const raw of text.split("\n")) {
@@ -51,15 +53,15 @@ export function parseLedger(text: string): { lines: LedgerLine[]; malformed: num
       scheduledFor,
       kind: f[5],
       at: Number(f[6]),
-      pid: Number(f[7]),
+      pid: pidOf(f[7]!),
     });
   }
   return { lines, malformed };
 }
 
-export function readLedger(path: string): { lines: LedgerLine[]; malformed: number } {
+export function readLedger(path: string, pidOf?: (node: string) => number): { lines: LedgerLine[]; malformed: number } {
   try {
-    return parseLedger(readFileSync(path, "utf8"));
+    return parseLedger(readFileSync(path, "utf8"), pidOf);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { lines: [], malformed: 0 };
     throw e;

@@ -160,7 +160,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       .collection("runs")
       .find({ jobId: { $in: ids } }, { projection: { spec: 0, outputTail: 0 } })
       .toArray();
-    const { lines, malformed } = readLedger(ledgerPath);
+    const { lines, malformed } = readLedger(ledgerPath, (n) => cluster.pidOfNode(n));
     if (malformed > 0) mark(`ledger: ${malformed} malformed lines`);
     const ends = new Map<string, number>();
     for (const p of cluster.procs.values()) {
@@ -193,7 +193,7 @@ export async function killExecutorMidRun(c: Cluster, name: string, maxWaitMs = 5
   const p = c.get(name);
   const deadline = Date.now() + maxWaitMs;
   while (Date.now() < deadline) {
-    const { lines } = readLedger(c.ledgerPath);
+    const { lines } = readLedger(c.ledgerPath, (n) => c.pidOfNode(n));
     const ended = new Set(lines.filter((l) => l.kind === "end").map((l) => `${l.runId}:${l.token}`));
     if (lines.some((l) => l.kind === "start" && l.pid === p.pid && !ended.has(`${l.runId}:${l.token}`))) break;
     await sleep(50);

@@ -24,12 +24,12 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
     async () => {
       cluster = await Cluster.start({ schedulers: 1, executors: 2, slots: 2, lease: "PT2S", shards: 8 });
       const c = cluster;
-      const ticks = join(c.dir, "ticks.txt");
+      const ticks = join(c.sharedDir, "ticks.txt");
       // start line, then a tick every 0.25 s for ~6 s, then the end line.
       const command =
-        `echo "$KAIROS_RUN_ID $KAIROS_FENCING_TOKEN start $(date +%s%3N) $PPID" >> '${ticks}'; ` +
-        `i=0; while [ $i -lt 24 ]; do sleep 0.25; echo "$KAIROS_RUN_ID $KAIROS_FENCING_TOKEN tick $(date +%s%3N) $PPID" >> '${ticks}'; i=$((i+1)); done; ` +
-        `echo "$KAIROS_RUN_ID $KAIROS_FENCING_TOKEN end $(date +%s%3N) $PPID" >> '${ticks}'`;
+        `umask 0; echo "$KAIROS_RUN_ID $KAIROS_FENCING_TOKEN start $(date +%s%3N) $KAIROS_NODE_ID" >> '${ticks}'; ` +
+        `i=0; while [ $i -lt 24 ]; do sleep 0.25; echo "$KAIROS_RUN_ID $KAIROS_FENCING_TOKEN tick $(date +%s%3N) $KAIROS_NODE_ID" >> '${ticks}'; i=$((i+1)); done; ` +
+        `echo "$KAIROS_RUN_ID $KAIROS_FENCING_TOKEN end $(date +%s%3N) $KAIROS_NODE_ID" >> '${ticks}'`;
       const jobId = await c.createJob({
         name: "zombie",
         schedule: { kind: "ONCE" },
@@ -49,7 +49,7 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
           .filter(Boolean)
           .map((l) => {
             const [runId, token, kind, at, pid] = l.split(" ");
-            return { runId: runId!, token: Number(token), kind: kind!, at: Number(at), pid: Number(pid) };
+            return { runId: runId!, token: Number(token), kind: kind!, at: Number(at), pid: c.pidOfNode(pid!) };
           });
 
       // Attempt 1 starts somewhere and its executor confirms the claim (RUNNING in the store, a

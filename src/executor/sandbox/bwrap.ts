@@ -43,6 +43,8 @@ export interface BwrapPlan {
   groupFile: string;
   /** Extra host paths bound read-only (KAIROS_SANDBOX_RO_PATHS). */
   roPaths: readonly string[];
+  /** Host paths bound writable (KAIROS_SANDBOX_RW_PATHS). */
+  rwPaths: readonly string[];
   env: Record<string, string>;
   /** The program and its arguments. */
   argv: readonly string[];
@@ -88,8 +90,11 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--ro-bind", plan.groupFile, "/etc/group",
   ];
   if (plan.egress) for (const f of ["/etc/resolv.conf", "/etc/hosts"]) args.push("--ro-bind-try", f, f);
+  args.push("--proc", "/proc", "--dev", "/dev", "--bind", plan.workDir, SANDBOX_HOME, "--bind", plan.tmpDir, SANDBOX_TMP);
+  // After /work and /tmp, so a configured path below either is not hidden by them.
   for (const p of plan.roPaths) args.push("--ro-bind-try", p, p);
-  args.push("--proc", "/proc", "--dev", "/dev", "--bind", plan.workDir, SANDBOX_HOME, "--bind", plan.tmpDir, SANDBOX_TMP, "--chdir", SANDBOX_HOME);
+  for (const p of plan.rwPaths) args.push("--bind-try", p, p);
+  args.push("--chdir", SANDBOX_HOME);
   args.push("--clearenv");
   for (const [k, v] of Object.entries(plan.env)) args.push("--setenv", k, v);
   args.push("--", ...plan.argv);

@@ -33,6 +33,8 @@ export interface SandboxOptions {
   uidBase: number;
   /** Extra host paths bound read-only into every sandbox. */
   roPaths: readonly string[];
+  /** Host paths bound writable into every sandbox (shared by every job on the node). */
+  rwPaths?: readonly string[];
   /** Open files per run (RLIMIT_NOFILE). @default 4096 */
   nofile?: number;
   /** Distinguishes this executor's directories and cgroups from another's on the same host. */
@@ -199,7 +201,7 @@ export class Sandbox {
     if (egress && !this.egress) throw new Error("this node does not offer EGRESS network access");
     const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
     const argv = sandboxed
-      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, env, argv: program, egress })]
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
     const [file, args] = wrapperArgs({
