@@ -143,7 +143,7 @@ describe.runIf(process.platform === "linux")("a USER's job cannot reach beyond i
     // The job's own environment is what it declared plus the documented variables.
     const env = await sh("env | cut -d= -f1 | sort | tr '\\n' ' '", { env: { MINE: "1" } });
     expect(env.outputTail!.trim().split(" ").sort()).toEqual(
-      ["HOME", "KAIROS_ATTEMPT", "KAIROS_FENCING_TOKEN", "KAIROS_JOB_ID", "KAIROS_RUN_ID", "KAIROS_SCHEDULED_FOR", "LANG", "MINE", "PATH", "PWD", "TMPDIR"].sort(),
+      ["HOME", "KAIROS_ATTEMPT", "KAIROS_FENCING_TOKEN", "KAIROS_JOB_ID", "KAIROS_NODE_ID", "KAIROS_RUN_ID", "KAIROS_SCHEDULED_FOR", "LANG", "MINE", "PATH", "PWD", "TMPDIR"].sort(),
     );
   });
 
