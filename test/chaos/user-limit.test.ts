@@ -9,7 +9,8 @@
  * And the reaper repair: a slot left by a crash is released after two passes, a parked run whose
  * owner has room is woken.
  */
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { newId } from "../../src/store/mongo.js";
@@ -27,13 +28,17 @@ interface Line {
 describe("per-user concurrency limit", () => {
   let app: TestApp;
   let ledger: string;
+  let shared: string;
   beforeAll(async () => {
-    // The jobs here write a ledger on this host, which a sandboxed job cannot reach.
-    app = await startTestApp({ redisUrl: inject("redisUrl"), env: { KAIROS_SANDBOX: "none" } });
-    ledger = join(app.config.dataDir, "user-limit-ledger.txt");
+    // The jobs write a ledger in a directory bound writable into their sandboxes.
+    shared = mkdtempSync(join(tmpdir(), "kairos-user-limit-"));
+    chmodSync(shared, 0o777);
+    app = await startTestApp({ redisUrl: inject("redisUrl"), env: { KAIROS_SANDBOX_RW_PATHS: shared } });
+    ledger = join(shared, "user-limit-ledger.txt");
   });
   afterAll(async () => {
     await app?.dispose();
+    rmSync(shared, { recursive: true, force: true });
   });
 
   const read = (): Line[] => {
@@ -77,7 +82,7 @@ describe("per-user concurrency limit", () => {
       }
       const tokens = { burst: await login(app.url, "burst", "password-burst"), other: await login(app.url, "other", "password-other") };
       const command = (user: string) =>
-        `echo "${user} $KAIROS_RUN_ID start $(date +%s%3N)" >> '${ledger}'; sleep 1; echo "${user} $KAIROS_RUN_ID end $(date +%s%3N)" >> '${ledger}'`;
+        `umask 0; echo "${user} $KAIROS_RUN_ID start $(date +%s%3N)" >> '${ledger}'; sleep 1; echo "${user} $KAIROS_RUN_ID end $(date +%s%3N)" >> '${ledger}'`;
       const create = (user: "burst" | "other", i: number) =>
         gqlOk(
           app.url,

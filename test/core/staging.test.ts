@@ -8,7 +8,8 @@
  *   before it could finish, and its result is not recorded;
  * - a concurrency limit set after an owner's runs were staged still holds when they start.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmodSync, mkdtempSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,14 +19,12 @@ import type { RunDoc } from "../../src/store/types.js";
 import { useTestApp } from "../helpers/app.js";
 import { gqlOk, waitFor } from "../helpers/graphql.js";
 
-// The jobs here report through a file on this host, which a sandboxed job cannot reach.
-const t = useTestApp({ scheduler: { stageAheadMs: 10_000 }, env: { KAIROS_SANDBOX: "none" } });
+// A job reports through a file in this directory, bound writable into the sandboxes.
+const dir = mkdtempSync(join(tmpdir(), "kairos-staging-"));
+chmodSync(dir, 0o777);
+const t = useTestApp({ scheduler: { stageAheadMs: 10_000 }, env: { KAIROS_SANDBOX_RW_PATHS: dir } });
 const caller: Principal = { userId: "000000000000000000000042", username: "stager", role: "ADMIN" };
-let dir: string;
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "kairos-staging-"));
-});
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
