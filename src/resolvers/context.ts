@@ -1,4 +1,5 @@
 import DataLoader from "dataloader";
+import { budgetKey, type RateLimits } from "../api/rate-limit.js";
 import type { Principal, TokenService } from "../auth/tokens.js";
 import type { JobService } from "../core/jobs.js";
 import type { RunService } from "../core/runs.js";
@@ -19,6 +20,8 @@ export interface Services {
   tokens: TokenService;
   clock: Clock;
   log: Logger;
+  /** Request, submission and login limits (src/api/rate-limit.ts). */
+  limits: RateLimits;
 }
 
 export interface Loaders {
@@ -39,6 +42,8 @@ export interface Context {
   services: Services;
   loaders: Loaders;
   log: Logger;
+  /** The caller's address, for per-address login protection (src/api/client-address.ts). */
+  clientAddress: string;
 }
 
 function byId<T extends { _id: string }>(load: (ids: string[]) => Promise<T[]>): DataLoader<string, T | null> {
@@ -68,8 +73,8 @@ export function createLoaders(s: Services): Loaders {
   };
 }
 
-export function createContext(services: Services, principal: Principal | null, authError: string | null): Context {
-  return { principal, authError, services, loaders: createLoaders(services), log: services.log };
+export function createContext(services: Services, principal: Principal | null, authError: string | null, clientAddress = "unknown"): Context {
+  return { principal, authError, services, loaders: createLoaders(services), log: services.log, clientAddress };
 }
 
 export function requireUser(ctx: Context): Principal {
@@ -80,6 +85,14 @@ export function requireUser(ctx: Context): Principal {
 export function requireAdmin(ctx: Context): Principal {
   const p = requireUser(ctx);
   if (p.role !== "ADMIN") throw new ForbiddenError("only administrators may do this");
+  return p;
+}
+
+/** requireUser, then one call from the user's submission budget (createJob, triggerJob, backfillJob). */
+export async function requireSubmitter(ctx: Context): Promise<Principal> {
+  const p = requireUser(ctx);
+  const { key, who } = budgetKey(p, ctx.clientAddress);
+  await ctx.services.limits.submissions.take(key, who);
   return p;
 }
 

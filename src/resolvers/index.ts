@@ -5,6 +5,7 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import { AuthResolver } from "./auth.resolver.js";
 import { ErrorTranslator } from "./errors.js";
 import { JobResolver } from "./job.resolver.js";
+import { LimitsResolver } from "./limits.resolver.js";
 import { NodeResolver } from "./node.resolver.js";
 import { RunResolver } from "./run.resolver.js";
 
@@ -16,7 +17,7 @@ export { createContext, type Context, type Services } from "./context.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, JobResolver, RunResolver, NodeResolver],
+    resolvers: [AuthResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver],
     pubSub: createPubSub(),
     globalMiddlewares: [ErrorTranslator],
     validate: false,

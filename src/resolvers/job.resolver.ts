@@ -12,7 +12,7 @@ import { BackfillResult, FireConnection, Job, JobConnection, NextFire, UpcomingF
 import { Run, RunConnection } from "../schema/run.type.js";
 import { User } from "../schema/user.type.js";
 import { DateTime } from "../schema/scalars.js";
-import { canSee, requireUser, type Context } from "./context.js";
+import { canSee, requireSubmitter, requireUser, type Context } from "./context.js";
 import { toFire, toJob, toRun, toUser } from "./mappers.js";
 import { afterDesc, connection, pageSize } from "./pagination.js";
 
@@ -120,7 +120,7 @@ export class JobResolver {
   async upcomingFires(
     @Arg("within", () => String) within: string,
     @Ctx() ctx: Context,
-    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("first", () => Int, { nullable: true, defaultValue: 100 }) first?: number | null,
   ): Promise<UpcomingFire[]> {
     const p = requireUser(ctx);
     const windowMs = parsePositiveDuration(within, "within");
@@ -156,7 +156,7 @@ export class JobResolver {
 
   @Mutation(() => Job)
   async createJob(@Arg("input", () => CreateJobInput) input: CreateJobInput, @Ctx() ctx: Context): Promise<Job> {
-    return toJob(await ctx.services.jobs.create(requireUser(ctx), jobInput(input)));
+    return toJob(await ctx.services.jobs.create(await requireSubmitter(ctx), jobInput(input)));
   }
 
   @Mutation(() => Job)
@@ -185,7 +185,7 @@ export class JobResolver {
 
   @Mutation(() => Run, { description: "Runs the job now, outside its schedule." })
   async triggerJob(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    return toRun(await ctx.services.jobs.trigger(requireUser(ctx), id));
+    return toRun(await ctx.services.jobs.trigger(await requireSubmitter(ctx), id));
   }
 
   @Mutation(() => Job, { description: "Sets the next fire time." })
@@ -204,7 +204,7 @@ export class JobResolver {
     @Arg("to", () => DateTime) to: Date,
     @Ctx() ctx: Context,
   ): Promise<BackfillResult> {
-    const r = await ctx.services.jobs.backfill(requireUser(ctx), id, from.getTime(), to.getTime());
+    const r = await ctx.services.jobs.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime());
     return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
   }
 
