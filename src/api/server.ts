@@ -161,7 +161,7 @@ export async function startApiServer(
   };
 
   mountOps(app, opts.ready);
-  app.use(
+  app.all(
     "/graphql",
     graphqlRequestShape(),
     requestBudget,
