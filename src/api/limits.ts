@@ -5,7 +5,11 @@
  * 1. tokens — graphql-js stops parsing past `maxTokens` (GRAPHQL_PARSE_FAILED), so nothing
  *    later ever sees a huge document;
  * 2. depth, aliases, directives — graphql-armor validation rules; introspection refused by
- *    graphql-js's NoSchemaIntrospectionCustomRule when it is off (GRAPHQL_VALIDATION_FAILED);
+ *    graphql-js's NoSchemaIntrospectionCustomRule when it is off (GRAPHQL_VALIDATION_FAILED).
+ *    They run first, as one gate rule: at the document's root it runs them (each one linear
+ *    walk) and, when one refuses, reports the refusals and ends the validation walk there, so
+ *    graphql-js's specified rules — several milliseconds on a deeply nested document, the
+ *    overlapping-fields check above all — never spend anything on a refused document;
  * 3. cost — graphql-query-complexity with the model in ./cost.ts, with the request's variables,
  *    against `maxCost` (queries, mutations) or `maxSubscriptionCost` (GRAPHQL_VALIDATION_FAILED).
  *
@@ -62,8 +66,9 @@ function withoutSuggestions(e: GraphQLError): GraphQLError {
 export class QueryLimits {
   /** For graphql-js `parse` (Apollo's `parseOptions`). */
   readonly parseOptions: ParseOptions;
-  /** Added to graphql-js's specified rules on both transports. */
+  /** To add to graphql-js's specified rules on both transports: the gate (see {@link gate}). */
   readonly validationRules: ValidationRule[];
+  private readonly limitRules: ValidationRule[];
 
   constructor(
     private readonly schema: GraphQLSchema,
@@ -72,12 +77,35 @@ export class QueryLimits {
     const s = settings;
     this.parseOptions = { maxTokens: s.maxTokens };
     const common = { exposeLimits: true, propagateOnRejection: false };
-    this.validationRules = [
+    this.limitRules = [
       maxDepthRule({ ...common, n: s.maxDepth, onReject: [reportAs("maxDepth", "KAIROS_MAX_DEPTH", s.maxDepth)] }),
       maxAliasesRule({ ...common, n: s.maxAliases, onReject: [reportAs("maxAliases", "KAIROS_MAX_ALIASES", s.maxAliases)] }),
       maxDirectivesRule({ ...common, n: s.maxDirectives, onReject: [reportAs("maxDirectives", "KAIROS_MAX_DIRECTIVES", s.maxDirectives)] }),
       ...(s.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
     ];
+    this.validationRules = [this.gate];
+  }
+
+  /**
+   * A validation rule that, on entering the document, runs the limit rules over it alone; when
+   * they refuse it, it reports their errors and returns null, which graphql-js's visitor takes
+   * as "replace the root and do not descend": every other rule in the same validation (the
+   * specified rules, in parallel) stops there too.
+   */
+  private readonly gate: ValidationRule = (context) => ({
+    Document: {
+      enter: (document) => {
+        const refused = this.refusals(document);
+        if (refused.length === 0) return undefined;
+        for (const e of refused) context.reportError(e);
+        return null;
+      },
+    },
+  });
+
+  /** What the limit rules refuse in a parsed document; empty when it is within them. */
+  refusals(document: DocumentNode): readonly GraphQLError[] {
+    return validate(this.schema, document, this.limitRules);
   }
 
   /**
@@ -100,7 +128,10 @@ export class QueryLimits {
     return limitError("cost", setting, max, `${what} cost limit of ${max} exceeded, found ${cost}`, { cost });
   }
 
-  /** Apollo: the cost check once the operation is known, before execution (HTTP 400). */
+  /**
+   * Apollo: the cost check once the operation is known (after validation, with the request's
+   * variables), before execution; a refusal is HTTP 400 like a validation error.
+   */
   apolloPlugin<T extends object>(): ApolloServerPlugin<T> {
     return {
       requestDidStart: async () => ({

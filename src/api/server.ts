@@ -139,6 +139,8 @@ export async function startApiServer(
     validationRules: limits.validationRules,
     // Whether introspection is allowed is decided once, in QueryLimits' rules (both transports).
     introspection: true,
+    // Documents are only taken as text, so every one passes the limits (no hash-only requests).
+    persistedQueries: false,
     hideSchemaDetailsFromClientErrors: !guard.query.fieldSuggestions,
     // Shutdown is ours (src/main.ts stops every component in order); Apollo would re-send the signal.
     stopOnTerminationSignals: false,

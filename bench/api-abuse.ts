@@ -1,0 +1,208 @@
+/**
+ * API under abuse (issue #12): N well-behaved clients query the API as fast as it answers them
+ * while one abusive client sends the documents that used to exhaust it (15 levels of
+ * jobs → runs → job with first: 100, 1,000 aliases of nextFires(count: 100), 201 levels), over
+ * and over with several requests in flight. The figure that matters is the well-behaved clients'
+ * latency with and without the abuser; the query limits must keep the p99 within 2×.
+ *
+ *   npm run bench:api                      # 4 clients, 2 rounds of 8 s per phase: about 45 s
+ *   npm run bench:api -- --clients 8 --seconds 5 --rounds 3 --abuser-inflight 8
+ *
+ * The server is a real `kairos dev` in its own process (compiled, as `kairos` runs in
+ * production), on loopback, with the default limits except the per-user request budget, which is
+ * off: the abuser has to be stopped by the query limits alone, and the valid clients may go as
+ * fast as they can. Phases alternate (baseline, abuse, baseline, abuse …) so drift on a shared
+ * machine hits both alike; every phase is bounded in time and in requests. Exits 1 when the p99
+ * ratio is over 2.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { deepQuery, manyAliases, nestedJobsRuns } from "../test/helpers/abuse.js";
+import { buildKairos, Child } from "./lib/kairos-cluster.js";
+import { fmtMs, fmtNum, ratio, summarize, table, type Summary } from "./lib/stats.js";
+
+const { values: args } = parseArgs({
+  options: {
+    clients: { type: "string", default: "4" },
+    seconds: { type: "string", default: "8" },
+    rounds: { type: "string", default: "2" },
+    "abuser-inflight": { type: "string", default: "4" },
+  },
+});
+const CLIENTS = Number(args.clients);
+const PHASE_MS = Number(args.seconds) * 1000;
+const ROUNDS = Number(args.rounds);
+const ABUSER_INFLIGHT = Number(args["abuser-inflight"]);
+/** Upper bound of requests per client per phase, whatever the speed. */
+const MAX_REQUESTS_PER_CLIENT = 200_000;
+const ADMIN_PASSWORD = "bench-admin-password";
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function gql(url: string, query: string, variables: Record<string, unknown> = {}, token?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function startServer(): Promise<{ url: string; child: Child; dataDir: string }> {
+  const warning = await buildKairos();
+  if (warning) console.error(warning);
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "kairos-bench-api-"));
+  const proc = spawn(process.execPath, [join(process.cwd(), ".kairos", "bench-dist", "main.js"), "dev"], {
+    env: {
+      ...process.env,
+      KAIROS_PORT: String(port),
+      KAIROS_DATA_DIR: dataDir,
+      KAIROS_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      KAIROS_LOG_LEVEL: "warn",
+      KAIROS_RATE_REQUESTS: "off",
+      KAIROS_EXECUTOR_SLOTS: "2",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const child = new Child("api", proc);
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (!child.alive) throw new Error(`kairos dev exited: ${child.firstLines.join(" | ")}`);
+    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error("kairos dev did not answer /healthz within 60 s");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url: `${base}/graphql`, child, dataDir };
+}
+
+/** A closed loop: send, wait for the answer, send again, until the phase ends. */
+async function loop(until: number, send: (i: number) => Promise<unknown>, latencies: number[] | null): Promise<number> {
+  let i = 0;
+  for (; i < MAX_REQUESTS_PER_CLIENT && performance.now() < until; i++) {
+    const t0 = performance.now();
+    await send(i);
+    latencies?.push(performance.now() - t0);
+  }
+  return i;
+}
+
+interface Phase {
+  valid: Summary;
+  validPerSecond: number;
+  abuserRequests: number;
+  abuserRefused: number;
+  health: Summary;
+}
+
+async function phase(url: string, token: string, jobId: string, withAbuser: boolean): Promise<Phase> {
+  const valid = [
+    `{ jobs(first: 10) { edges { node { id name status nextFireAt } } pageInfo { hasNextPage } } }`,
+    `query($id: ID!) { job(id: $id) { id name nextFires(count: 5) { at local } runs(first: 5) { edges { node { id status } } } } }`,
+    `{ me { id username role } }`,
+  ];
+  const abusive = [nestedJobsRuns(15), manyAliases(1000, jobId), deepQuery(201, jobId)];
+  const until = performance.now() + PHASE_MS;
+  const latencies: number[] = [];
+  const healthLatencies: number[] = [];
+  let failures = 0;
+  let abuserRefused = 0;
+  const clients = Array.from({ length: CLIENTS }, (_, c) =>
+    loop(
+      until,
+      async (i) => {
+        const r = await gql(url, valid[(i + c) % valid.length]!, { id: jobId }, token);
+        if (r.status !== 200 || r.body.errors) failures++;
+      },
+      latencies,
+    ),
+  );
+  const abusers = withAbuser
+    ? Array.from({ length: ABUSER_INFLIGHT }, (_, c) =>
+        loop(
+          until,
+          async (i) => {
+            const r = await gql(url, abusive[(i + c) % abusive.length]!, {}, token);
+            if (r.status === 400 && r.body.errors?.[0]?.extensions?.code?.startsWith("GRAPHQL_")) abuserRefused++;
+          },
+          null,
+        ),
+      )
+    : [];
+  const health = (async () => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      await fetch(url.replace("/graphql", "/healthz")).then((r) => r.text());
+      healthLatencies.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const sent = await Promise.all(clients);
+  const abuserRequests = (await Promise.all(abusers)).reduce((a, b) => a + b, 0);
+  await health;
+  if (failures > 0) throw new Error(`${failures} valid requests failed`);
+  const total = sent.reduce((a, b) => a + b, 0);
+  return { valid: summarize(latencies), validPerSecond: total / (PHASE_MS / 1000), abuserRequests, abuserRefused, health: summarize(healthLatencies) };
+}
+
+async function main(): Promise<void> {
+  console.log(`API abuse bench: ${CLIENTS} valid clients, 1 abuser with ${ABUSER_INFLIGHT} requests in flight, ${ROUNDS} rounds × 2 phases × ${PHASE_MS / 1000} s`);
+  const { url, child, dataDir } = await startServer();
+  try {
+    const admin = (await gql(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: ADMIN_PASSWORD })).body.data.login.token as string;
+    const job = await gql(
+      url,
+      `mutation { createJob(input: {name: "bench", schedule: {kind: CRON, cron: "*/5 * * * *"}, spec: {kind: COMMAND, command: "true"}}) { id } }`,
+      {},
+      admin,
+    );
+    const jobId = job.body.data.createJob.id as string;
+    // Warm-up: the first requests pay for JIT and caches.
+    await phase(url, admin, jobId, false).catch(() => undefined);
+
+    const rows: Array<[string, Phase]> = [];
+    for (let r = 1; r <= ROUNDS; r++) {
+      rows.push([`baseline #${r}`, await phase(url, admin, jobId, false)]);
+      rows.push([`with abuser #${r}`, await phase(url, admin, jobId, true)]);
+    }
+    console.log(
+      table(
+        ["phase", "valid p50", "valid p99", "valid max", "valid req/s", "/healthz p99", "abuser requests", "refused"],
+        rows.map(([name, p]) => [name, fmtMs(p.valid.p50), fmtMs(p.valid.p99), fmtMs(p.valid.max), fmtNum(p.validPerSecond), fmtMs(p.health.p99), p.abuserRequests || "—", p.abuserRefused || "—"]),
+      ),
+    );
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+    const base = rows.filter(([n]) => n.startsWith("baseline")).map(([, p]) => p);
+    const abused = rows.filter(([n]) => n.startsWith("with")).map(([, p]) => p);
+    const p99Base = median(base.map((p) => p.valid.p99));
+    const p99Abused = median(abused.map((p) => p.valid.p99));
+    const p50Base = median(base.map((p) => p.valid.p50));
+    const p50Abused = median(abused.map((p) => p.valid.p50));
+    console.log(`\nvalid clients, median over rounds: p50 ${fmtMs(p50Base)} → ${fmtMs(p50Abused)} (${ratio(p50Abused, p50Base, 0)}), p99 ${fmtMs(p99Base)} → ${fmtMs(p99Abused)} (${ratio(p99Abused, p99Base, 0)})`);
+    const refusedAll = abused.every((p) => p.abuserRefused === p.abuserRequests);
+    console.log(`every abusive request refused with a GRAPHQL_* code: ${refusedAll ? "yes" : "NO"}`);
+    const pass = p99Abused <= 2 * p99Base && refusedAll;
+    console.log(pass ? "PASS: the abuser moves the valid clients' p99 by at most 2×" : "FAIL: the abuser moved the valid clients' p99 by more than 2× (or was not refused)");
+    process.exitCode = pass ? 0 : 1;
+  } finally {
+    await child.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
