@@ -21,8 +21,10 @@ import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import {
+  getEnterLeaveForKind,
   getOperationAST,
   GraphQLError,
+  Kind,
   NoSchemaIntrospectionCustomRule,
   parse,
   specifiedRules,
@@ -31,7 +33,8 @@ import {
   type GraphQLSchema,
   type OperationTypeNode,
   type ParseOptions,
-  type ValidationContext,
+  TypeInfo,
+  ValidationContext,
   type ValidationRule,
 } from "graphql";
 import type { QueryLimitSettings } from "../config.js";
@@ -68,7 +71,8 @@ export class QueryLimits {
   readonly parseOptions: ParseOptions;
   /** To add to graphql-js's specified rules on both transports: the gate (see {@link gate}). */
   readonly validationRules: ValidationRule[];
-  private readonly limitRules: ValidationRule[];
+  /** graphql-armor's rules: each acts once per operation, following fragments itself. */
+  private readonly operationRules: ValidationRule[];
 
   constructor(
     private readonly schema: GraphQLSchema,
@@ -77,11 +81,10 @@ export class QueryLimits {
     const s = settings;
     this.parseOptions = { maxTokens: s.maxTokens };
     const common = { exposeLimits: true, propagateOnRejection: false };
-    this.limitRules = [
+    this.operationRules = [
       maxDepthRule({ ...common, n: s.maxDepth, onReject: [reportAs("maxDepth", "KAIROS_MAX_DEPTH", s.maxDepth)] }),
       maxAliasesRule({ ...common, n: s.maxAliases, onReject: [reportAs("maxAliases", "KAIROS_MAX_ALIASES", s.maxAliases)] }),
       maxDirectivesRule({ ...common, n: s.maxDirectives, onReject: [reportAs("maxDirectives", "KAIROS_MAX_DIRECTIVES", s.maxDirectives)] }),
-      ...(s.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
     ];
     this.validationRules = [this.gate];
   }
@@ -105,7 +108,17 @@ export class QueryLimits {
 
   /** What the limit rules refuse in a parsed document; empty when it is within them. */
   refusals(document: DocumentNode): readonly GraphQLError[] {
-    return validate(this.schema, document, this.limitRules);
+    const errors: GraphQLError[] = [];
+    const context = new ValidationContext(this.schema, document, new TypeInfo(this.schema), (e) => errors.push(e));
+    // The armor rules do all their work on entering an operation: call them there rather than
+    // walk every node of the document for them (the walk was most of a refusal's cost).
+    const visitors = this.operationRules.map((rule) => rule(context));
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      for (const visitor of visitors) getEnterLeaveForKind(visitor, Kind.OPERATION_DEFINITION).enter?.call(visitor, definition, undefined, undefined, [], []);
+    }
+    if (errors.length > 0 || this.settings.introspection) return errors;
+    return validate(this.schema, document, [NoSchemaIntrospectionCustomRule]);
   }
 
   /**
