@@ -16,7 +16,9 @@
  * - `defaults`: every default, the request budget (1200/PT1M per user) included.
  *
  * Each valid client is a user of its own, new in every phase, so its budget never runs out; the
- * abuser is one user for the whole scenario. Phases alternate (baseline, abuse, baseline, abuse …)
+ * abuser is one user for the whole scenario, and a process of its own (as it would be another
+ * machine): sharing the valid clients' event loop, its 52 KB bodies would slow their measurement
+ * in the bench process itself, not in the server. Phases alternate (baseline, abuse, baseline, abuse …)
  * so drift on a shared machine hits both alike, and the figures compared are the medians over the
  * rounds. Every phase is bounded in time and in requests. Exits 1 when a scenario's p99 ratio is
  * over 2 or an abusive request was not refused.
@@ -31,7 +33,8 @@ import { deepQuery, manyAliases, nestedJobsRuns } from "../test/helpers/abuse.js
 import { buildKairos, Child } from "./lib/kairos-cluster.js";
 import { fmtMs, fmtNum, ratio, summarize, table, type Summary } from "./lib/stats.js";
 
-const { values: args } = parseArgs({
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
   args: process.argv.slice(2).filter((a) => a !== "--"),
   options: {
     clients: { type: "string", default: "4" },
@@ -39,6 +42,9 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "3" },
     "abuser-inflight": { type: "string", default: "1" },
     scenario: { type: "string", default: "both" },
+    /** Internal: run as the abuser process (`--abuser URL TOKEN JOB_ID`). */
+    abuser: { type: "boolean", default: false },
+    "start-at": { type: "string", default: "0" },
   },
 });
 const CLIENTS = Number(args.clients);
@@ -141,13 +147,14 @@ async function phase(url: string, admin: string, abuser: { token: string; jobId:
     `{ me { id username role } }`,
   ];
   const valids = await Promise.all(Array.from({ length: CLIENTS }, () => freshUser(url, admin)));
-  const abusive = abuser ? [nestedJobsRuns(15), manyAliases(1000, abuser.jobId), deepQuery(201, abuser.jobId)] : [];
+  // Everyone starts together, once the abuser process (if any) has had time to load.
+  const startAt = Date.now() + (abuser ? 3_000 : 0);
+  const abuserRun = abuser ? runAbuserProcess(url, abuser, startAt) : null;
+  await new Promise((r) => setTimeout(r, startAt - Date.now()));
   const until = performance.now() + PHASE_MS;
   const latencies: number[] = [];
   const healthLatencies: number[] = [];
   let failures = 0;
-  let abuserRefused = 0;
-  let rateLimited = 0;
   const clients = Array.from({ length: CLIENTS }, (_, c) =>
     loop(
       until,
@@ -159,20 +166,6 @@ async function phase(url: string, admin: string, abuser: { token: string; jobId:
       latencies,
     ),
   );
-  const abusers = abuser
-    ? Array.from({ length: ABUSER_INFLIGHT }, (_, c) =>
-        loop(
-          until,
-          async (i) => {
-            const r = await gql(url, abusive[(i + c) % abusive.length]!, {}, abuser.token);
-            const code = r.body.errors?.[0]?.extensions?.code as string | undefined;
-            if ((r.status === 400 && code?.startsWith("GRAPHQL_")) || (r.status === 429 && code === "RATE_LIMITED")) abuserRefused++;
-            if (r.status === 429) rateLimited++;
-          },
-          null,
-        ),
-      )
-    : [];
   const health = (async () => {
     while (performance.now() < until) {
       const t0 = performance.now();
@@ -182,11 +175,55 @@ async function phase(url: string, admin: string, abuser: { token: string; jobId:
     }
   })();
   const sent = await Promise.all(clients);
-  const abuserRequests = (await Promise.all(abusers)).reduce((a, b) => a + b, 0);
+  const { requests: abuserRequests, refused: abuserRefused, rateLimited } = (await abuserRun) ?? { requests: 0, refused: 0, rateLimited: 0 };
   await health;
   if (failures > 0) throw new Error(`${failures} valid requests failed`);
   const total = sent.reduce((a, b) => a + b, 0);
   return { valid: summarize(latencies), validPerSecond: total / (PHASE_MS / 1000), abuserRequests, abuserRefused, health: summarize(healthLatencies), rateLimited };
+}
+
+interface AbuserCounts {
+  requests: number;
+  refused: number;
+  rateLimited: number;
+}
+
+/** The abuser, in a process of its own from `startAt` (epoch ms) for a phase; resolves with what it sent and what was refused. */
+function runAbuserProcess(url: string, abuser: { token: string; jobId: string }, startAt: number): Promise<AbuserCounts> {
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "--abuser", "--start-at", String(startAt), "--seconds", String(PHASE_MS / 1000), "--abuser-inflight", String(ABUSER_INFLIGHT), url, abuser.token, abuser.jobId], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as AbuserCounts) : reject(new Error(`abuser exited ${code}: ${out}`))));
+  });
+}
+
+/** Abuser process: sends the abusive documents with ABUSER_INFLIGHT requests in flight until the phase ends. */
+async function abuserMain(url: string, token: string, jobId: string): Promise<void> {
+  const abusive = [nestedJobsRuns(15), manyAliases(1000, jobId), deepQuery(201, jobId)].map((query) => JSON.stringify({ query }));
+  await new Promise((r) => setTimeout(r, Math.max(0, Number(args["start-at"]) - Date.now())));
+  const until = performance.now() + PHASE_MS;
+  const counts: AbuserCounts = { requests: 0, refused: 0, rateLimited: 0 };
+  await Promise.all(
+    Array.from({ length: ABUSER_INFLIGHT }, (_, c) =>
+      loop(
+        until,
+        async (i) => {
+          const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: abusive[(i + c) % abusive.length]! });
+          const body = (await res.json()) as { errors?: Array<{ extensions?: { code?: string } }> };
+          const code = body.errors?.[0]?.extensions?.code;
+          counts.requests++;
+          if ((res.status === 400 && code?.startsWith("GRAPHQL_")) || (res.status === 429 && code === "RATE_LIMITED")) counts.refused++;
+          if (res.status === 429) counts.rateLimited++;
+        },
+        null,
+      ),
+    ),
+  );
+  process.stdout.write(JSON.stringify(counts));
 }
 
 const median = (xs: number[]) => {
@@ -262,4 +299,9 @@ async function main(): Promise<void> {
   process.exitCode = results.every(Boolean) ? 0 : 1;
 }
 
-await main();
+if (args.abuser) {
+  const [url, token, jobId] = positionals;
+  await abuserMain(url!, token!, jobId!);
+} else {
+  await main();
+}
