@@ -73,8 +73,11 @@ interface BodyParserError {
   message?: string;
 }
 
-/** Last: whatever went wrong in Express, answered in the envelope; unexpected errors are logged. */
-export function errorHandler(log: Logger, maxBodyBytes: number): ErrorRequestHandler {
+/**
+ * Last: whatever went wrong in Express, answered in the envelope; unexpected errors are logged.
+ * `maxBodyBytes` is the limit {@link jsonBody} was given, when there is a body parser.
+ */
+export function errorHandler(log: Logger, maxBodyBytes?: number): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     if (err instanceof RateLimitedError) return sendRateLimited(res, err);
     const e = (err ?? {}) as BodyParserError;
@@ -82,7 +85,9 @@ export function errorHandler(log: Logger, maxBodyBytes: number): ErrorRequestHan
       case "entity.parse.failed":
         return sendError(res, 400, "BAD_REQUEST", `request body is not valid JSON: ${e.message ?? "parse error"}`);
       case "entity.too.large":
-        return sendError(res, 413, "BAD_REQUEST", `request body is larger than ${maxBodyBytes} bytes (KAIROS_MAX_BODY_BYTES)`, { maxBytes: maxBodyBytes });
+        return sendError(res, 413, "BAD_REQUEST", `request body is larger than ${maxBodyBytes ?? e.limit} bytes (KAIROS_MAX_BODY_BYTES)`, {
+          maxBytes: maxBodyBytes ?? e.limit,
+        });
       case "charset.unsupported":
       case "encoding.unsupported":
         return sendError(res, 415, "BAD_REQUEST", `${e.message ?? "unsupported body encoding"}; send UTF-8 JSON`);

@@ -27,7 +27,7 @@ export async function startOpsServer(port: number, host: string, log: Logger, re
   hardenApp(app);
   mountOps(app, ready);
   app.use(notFound());
-  app.use(errorHandler(log, 0));
+  app.use(errorHandler(log));
   const server: Server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -4,6 +4,7 @@
  * code, never Express's HTML page or a stack trace, and no response says X-Powered-By.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { raw, sibling, type RawResponse } from "../helpers/http.js";
 
@@ -78,5 +79,13 @@ describe("the HTTP error envelope", () => {
     const ok = await post(JSON.stringify({ query: "{ __typename }" }));
     expect(ok.json).toEqual({ data: { __typename: "Query" } });
     expect(ok.headers.get("x-powered-by")).toBeNull();
+  });
+
+  it("closes a WebSocket whose message is over the body limit (1009, message too big)", async () => {
+    const ws = new WebSocket(app.wsUrl, "graphql-transport-ws");
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+    ws.send(JSON.stringify({ type: "connection_init", payload: { pad: "x".repeat(1_100_000) } }));
+    expect(await closed).toBe(1009);
   });
 });
