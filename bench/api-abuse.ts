@@ -30,7 +30,7 @@ import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { deepQuery, manyAliases, nestedJobsRuns } from "../test/helpers/abuse.js";
-import { buildKairos, Child } from "./lib/kairos-cluster.js";
+import { buildKairos, Child, processCpuMs } from "./lib/kairos-cluster.js";
 import { fmtMs, fmtNum, ratio, summarize, table, type Summary } from "./lib/stats.js";
 
 const { values: args, positionals } = parseArgs({
@@ -232,13 +232,39 @@ const median = (xs: number[]) => {
   return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/**
+ * The server's CPU time per request, by kind, one request at a time (utime + stime of the server
+ * process from /proc, 10 ms ticks, over `n` requests): what a refusal costs next to the cheapest
+ * and ordinary valid requests.
+ */
+async function cpuPerRequest(url: string, pid: number | undefined, token: string, jobId: string, n = 300): Promise<void> {
+  const kinds: Array<[string, string]> = [
+    ["valid: { __typename }", `{ __typename }`],
+    ["valid: { me { … } }", `{ me { id username role } }`],
+    ["valid: jobs(first: 10)", `{ jobs(first: 10) { edges { node { id name status nextFireAt } } pageInfo { hasNextPage } } }`],
+    ["refused: 15 levels (depth)", nestedJobsRuns(15)],
+    ["refused: 201 levels (depth)", deepQuery(201, jobId)],
+    ["refused: 1,000 aliases (tokens)", manyAliases(1000, jobId)],
+    ["refused: 21 aliases (aliases)", manyAliases(21, jobId)],
+  ];
+  const rows: string[][] = [];
+  for (const [name, query] of kinds) {
+    for (let i = 0; i < 30; i++) await gql(url, query, {}, token);
+    const before = processCpuMs(pid);
+    for (let i = 0; i < n; i++) await gql(url, query, {}, token);
+    rows.push([name, `${((processCpuMs(pid) - before) / n).toFixed(2)} ms`]);
+  }
+  console.log(table(["request (one at a time)", "server CPU per request"], rows));
+}
+
 /** One scenario on a server of its own; true when the abuser kept the valid p99 within 2×. */
-async function scenario(name: string, env: Record<string, string>): Promise<boolean> {
+async function scenario(name: string, env: Record<string, string>, measureCpu = false): Promise<boolean> {
   console.log(`\n## ${name}`);
   const { url, child, dataDir } = await startServer(env);
   try {
     const admin = (await gql(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: ADMIN_PASSWORD })).body.data.login.token as string;
     const abuser = await freshUser(url, admin);
+    if (measureCpu) await cpuPerRequest(url, child.pid, abuser.token, abuser.jobId);
     // Warm-up: the first requests pay for JIT and caches.
     await phase(url, admin, null).catch(() => undefined);
 
@@ -291,7 +317,7 @@ async function main(): Promise<void> {
   );
   const results: boolean[] = [];
   if (args.scenario === "both" || args.scenario === "limits") {
-    results.push(await scenario("limits: query limits alone (KAIROS_RATE_REQUESTS=off)", { KAIROS_RATE_REQUESTS: "off" }));
+    results.push(await scenario("limits: query limits alone (KAIROS_RATE_REQUESTS=off)", { KAIROS_RATE_REQUESTS: "off" }, true));
   }
   if (args.scenario === "both" || args.scenario === "defaults") {
     results.push(await scenario("defaults: query limits and the request budget (1200/PT1M per user)", {}));
