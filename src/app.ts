@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, type ApiServer } from "./api/server.js";
 import { startOpsServer } from "./api/ops.js";
+import { createRateLimits } from "./api/rate-limit.js";
 import { SampledGauge, registry } from "./metrics.js";
 import { OPEN_STATUSES } from "./scheduler/lifecycle.js";
 import { TokenService } from "./auth/tokens.js";
@@ -30,7 +31,7 @@ import { buildKairosSchema, type Services } from "./resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "./scheduler/loop.js";
 import { createMemorySharedState } from "./scheduler/memory/index.js";
 import type { Clock, SharedState } from "./scheduler/ports.js";
-import { createRedisSharedState } from "./scheduler/redis/index.js";
+import { createRedisSharedState, openRedis, quitRedis } from "./scheduler/redis/index.js";
 import { connectMongo, newId, type Mongo } from "./store/mongo.js";
 
 export interface KairosApp {
@@ -142,7 +143,13 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const auth = createAuth({ mongo, tokens, clock, log });
     const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
     const pools = new PoolCoverage({ mongo, clock });
-    const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log, pools, ...auth };
+    // Rate-limit counters are shared through Redis when the deployment has it, so every API
+    // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
+    const serving = dev || config.role === "api";
+    const limitsRedis = serving && config.redisUrl ? await openRedis(config.redisUrl, "kairos-limits", bridge(log, "redis")) : null;
+    if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
+    const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
+    const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log, pools, limits, ...auth };
 
     let generatedAdminPassword: string | null = null;
     if (dev || config.role === "api") {
@@ -205,6 +212,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
         port: config.port,
         host: config.host,
         ready,
+        guard: config.api,
       });
       const a = api;
       // The API stops first (stops run in reverse), so no request sees a half-stopped backend.
@@ -213,7 +221,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     }
 
     if (!api && config.metricsPort !== null) {
-      const ops = await startOpsServer(config.metricsPort, config.host, ready);
+      const ops = await startOpsServer(config.metricsPort, config.host, log, ready);
       stops.push(() => ops.stop());
       log.info({ port: ops.port }, "health and metrics listening");
     }

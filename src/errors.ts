@@ -62,6 +62,30 @@ export class InvalidTransitionError extends ConflictError {
   }
 }
 
+/**
+ * A rate limit or login protection refused the call. `limit` names it (`requests`,
+ * `submissions`, `login`); `retryAfterMs` says when the same call can succeed.
+ */
+export class RateLimitedError extends KairosError {
+  constructor(
+    readonly limit: string,
+    readonly retryAfterMs: number,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  /** What `Retry-After` and `extensions.retryAfterSeconds` carry. */
+  get retryAfterSeconds(): number {
+    return retryAfterSeconds(this.retryAfterMs);
+  }
+}
+
+/** A wait in whole seconds, at least 1 (a client told "0" would retry at once and be refused again). */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
 /** Configuration is invalid; the message names the setting. Fatal at start-up. */
 export class ConfigError extends KairosError {}
 

@@ -36,3 +36,38 @@ describe("configuration", () => {
     expect(loadConfig("executor", { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2" }).host).toBe("0.0.0.0");
   });
 });
+
+describe("API guard settings", () => {
+  const distributed = { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2", KAIROS_JWT_SECRET: "x".repeat(32) };
+
+  it("has sane defaults; introspection and suggestions are on only in dev", () => {
+    const dev = loadConfig("dev", {}).api;
+    expect(dev).toMatchObject({
+      query: { maxDepth: 10, maxAliases: 20, maxTokens: 1_000, maxDirectives: 20, maxCost: 10_000, maxSubscriptionCost: 1_000, introspection: true, fieldSuggestions: true },
+      requestRate: { points: 1_200, durationMs: 60_000 },
+      submissionRate: { points: 120, durationMs: 60_000 },
+      login: { freeFailures: 3, lockoutAfter: 10, addressFreeFailures: 10, addressLockoutAfter: 100, delayMs: 1_000, lockoutMs: 900_000, windowMs: 3_600_000 },
+      maxBodyBytes: 1_048_576,
+      trustProxyHops: 0,
+    });
+    const api = loadConfig("api", distributed).api.query;
+    expect(api).toMatchObject({ introspection: false, fieldSuggestions: false });
+    expect(loadConfig("api", { ...distributed, KAIROS_INTROSPECTION: "true" }).api.query.introspection).toBe(true);
+  });
+
+  it("reads rates as N/duration or off, and names bad values", () => {
+    expect(loadConfig("dev", { KAIROS_RATE_REQUESTS: "10/PT1S", KAIROS_RATE_SUBMISSIONS: "off" }).api).toMatchObject({
+      requestRate: { points: 10, durationMs: 1_000 },
+      submissionRate: null,
+    });
+    const bad: Array<[Record<string, string>, RegExp]> = [
+      [{ KAIROS_RATE_REQUESTS: "lots" }, /KAIROS_RATE_REQUESTS: "lots" must be N\/duration/],
+      [{ KAIROS_RATE_SUBMISSIONS: "0/PT1M" }, /KAIROS_RATE_SUBMISSIONS: "0\/PT1M" must be N\/duration with N ≥ 1/],
+      [{ KAIROS_MAX_DEPTH: "1" }, /KAIROS_MAX_DEPTH: "1" must be a whole number from 2 to 100/],
+      [{ KAIROS_INTROSPECTION: "maybe" }, /KAIROS_INTROSPECTION: "maybe" must be true or false/],
+      [{ KAIROS_LOGIN_FREE_FAILURES: "10", KAIROS_LOGIN_LOCKOUT_AFTER: "5" }, /KAIROS_LOGIN_FREE_FAILURES \(10\) must be below KAIROS_LOGIN_LOCKOUT_AFTER \(5\)/],
+      [{ KAIROS_LOGIN_LOCKOUT: "15m" }, /KAIROS_LOGIN_LOCKOUT: "15m" is not an ISO-8601 duration/],
+    ];
+    for (const [env, message] of bad) expect(() => loadConfig("dev", env)).toThrow(message);
+  });
+});

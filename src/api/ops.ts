@@ -2,7 +2,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express } from "express";
+import type { Logger } from "../log.js";
 import { registry } from "../metrics.js";
+import { errorHandler, hardenApp, notFound } from "./errors-http.js";
 
 export type ReadyCheck = () => Promise<boolean>;
 
@@ -20,9 +22,12 @@ export function mountOps(app: Express, ready?: ReadyCheck): void {
 }
 
 /** `/healthz`, `/readyz` and `/metrics` alone, for the scheduler and executor roles. */
-export async function startOpsServer(port: number, host: string, ready?: ReadyCheck): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startOpsServer(port: number, host: string, log: Logger, ready?: ReadyCheck): Promise<{ port: number; stop(): Promise<void> }> {
   const app = express();
+  hardenApp(app);
   mountOps(app, ready);
+  app.use(notFound());
+  app.use(errorHandler(log));
   const server: Server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

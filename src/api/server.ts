@@ -1,20 +1,31 @@
 /**
  * The API role's transport: GraphQL over HTTP (Apollo Server 5 on Express 5) and over WebSocket
  * (graphql-ws) on the same port and path, plus health endpoints. Resolvers know nothing of it.
+ *
+ * Both transports apply the same guards in the same order before any resolver runs: the caller's
+ * request budget (./rate-limit.ts), then the query limits (./limits.ts). HTTP answers that are not
+ * GraphQL results keep the GraphQL error envelope (./errors-http.ts).
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { expressMiddleware } from "@as-integrations/express5";
-import express from "express";
-import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
+import express, { type RequestHandler } from "express";
+import type { ExecutionArgs, GraphQLError, GraphQLFormattedError, GraphQLSchema } from "graphql";
+import type { ConnectionInitMessage, SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Caller } from "../auth/index.js";
-import { UnauthenticatedError } from "../errors.js";
+import type { ApiGuardSettings } from "../config.js";
+import { RateLimitedError, UnauthenticatedError } from "../errors.js";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
+import { toGraphQLError } from "../resolvers/errors.js";
+import { clientAddress } from "./client-address.js";
+import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin } from "./errors-http.js";
+import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
+import { budgetKey } from "./rate-limit.js";
 
 export interface ApiServer {
   url: string;
@@ -29,6 +40,7 @@ const PASS_THROUGH_CODES = new Set([
   "BAD_USER_INPUT",
   "NOT_FOUND",
   "CONFLICT",
+  "RATE_LIMITED",
   "GRAPHQL_PARSE_FAILED",
   "GRAPHQL_VALIDATION_FAILED",
   "BAD_REQUEST",
@@ -64,7 +76,7 @@ async function authenticate(services: Services, header: unknown): Promise<Authen
   }
 }
 
-function wsAuthorization(params: Record<string, unknown> | undefined): unknown {
+function wsAuthorization(params: ConnectionInitMessage["payload"]): unknown {
   const p = params ?? {};
   return p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${String(p.token)}` : undefined);
 }
@@ -78,17 +90,53 @@ type WsExtra = {
   unwatch?: () => void;
 };
 
+/** Spends one request from the caller's budget; RateLimitedError when it is spent. */
+async function takeRequest(services: Services, principal: Caller | null, address: string): Promise<void> {
+  const { key, who } = budgetKey(principal, address);
+  await services.limits.requests.take(key, who);
+}
+
+/**
+ * graphql-ws: every operation message (subscription, or query/mutation over the socket) spends the
+ * caller's request budget and passes the query limits before it is executed.
+ */
+function guardWsOperation(services: Services, schema: GraphQLSchema, limits: QueryLimits, addressOf: (req: IncomingMessage) => string) {
+  return async (
+    ctx: { connectionParams?: ConnectionInitMessage["payload"]; extra: { request: IncomingMessage } },
+    _id: string,
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | GraphQLError[]> => {
+    const { principal } = await authenticate(services, wsAuthorization(ctx.connectionParams));
+    try {
+      await takeRequest(services, principal, addressOf(ctx.extra.request));
+    } catch (e) {
+      if (e instanceof RateLimitedError) return [toGraphQLError(e)!];
+      throw e;
+    }
+    const checked = limits.check(payload.query, payload.variables ?? undefined, payload.operationName);
+    if (Array.isArray(checked)) return checked;
+    return { schema, document: checked.document, variableValues: payload.variables, operationName: payload.operationName };
+  };
+}
+
 export async function startApiServer(
   services: Services,
   schema: GraphQLSchema,
-  opts: { port: number; host: string; ready?: () => Promise<boolean> },
+  opts: { port: number; host: string; ready?: () => Promise<boolean>; guard: ApiGuardSettings },
 ): Promise<ApiServer> {
+  const { guard } = opts;
+  const limits = new QueryLimits(schema, guard.query);
+  const addressOf = (req: IncomingMessage) => clientAddress(req, guard.trustProxyHops);
   const app = express();
+  hardenApp(app);
   const httpServer: Server = createServer(app);
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // A WebSocket message is held to the same size as an HTTP body (ws closes with 1009 past it).
+  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: guard.maxBodyBytes });
   const wsCleanup = useServer<Record<string, unknown>, WsExtra>(
     {
       schema,
+      // Every operation spends the caller's request budget and passes the query limits first.
+      onSubscribe: guardWsOperation(services, schema, limits, addressOf),
       // A bad credential does not refuse the connection: it is reported on the first subscription
       // as UNAUTHENTICATED (a clear error instead of an unexplained close). A good one is watched
       // while the connection is open: when it expires or is revoked, or its user is disabled or
@@ -104,7 +152,7 @@ export async function startApiServer(
       // Checked again for every subscription, so one started after a revocation is refused at once.
       context: async (ctx) => {
         const { principal, authError } = await authenticate(services, wsAuthorization(ctx.connectionParams));
-        return createContext(services, principal, authError);
+        return createContext(services, principal, authError, addressOf(ctx.extra.request));
       },
     },
     wsServer,
@@ -114,26 +162,48 @@ export async function startApiServer(
     schema,
     formatError,
     includeStacktraceInErrorResponses: false,
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
+    // Whether introspection is allowed is decided once, in QueryLimits' rules (both transports).
+    introspection: true,
+    // Documents are only taken as text, so every one passes the limits (no hash-only requests).
+    persistedQueries: false,
+    hideSchemaDetailsFromClientErrors: !guard.query.fieldSuggestions,
     // Shutdown is ours (src/main.ts stops every component in order); Apollo would re-send the signal.
     stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
+      limits.apolloPlugin<Context>(),
+      rateLimitStatusPlugin<Context>(),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
   });
   await apollo.start();
 
+  // Authenticated once per request, before the body is read: the budget is spent (or the request
+  // refused) without parsing anything, and the context reuses the result.
+  const requestBudget: RequestHandler = async (req, res, next) => {
+    const auth = await authenticate(services, req.headers.authorization);
+    res.locals.auth = auth;
+    await takeRequest(services, auth.principal, addressOf(req));
+    next();
+  };
+
   mountOps(app, opts.ready);
-  app.use(
+  app.all(
     "/graphql",
-    express.json({ limit: "1mb" }),
+    graphqlRequestShape(),
+    requestBudget,
+    jsonBody(guard.maxBodyBytes),
     expressMiddleware(apollo, {
-      context: async ({ req }) => {
-        const { principal, authError } = await authenticate(services, req.headers.authorization);
-        return createContext(services, principal, authError);
+      context: async ({ req, res }) => {
+        const { principal, authError } = ((res.locals.auth as Authenticated | undefined) ?? (await authenticate(services, req.headers.authorization)));
+        return createContext(services, principal, authError, addressOf(req));
       },
     }),
   );
+  app.use(notFound());
+  app.use(errorHandler(services.log, guard.maxBodyBytes));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);

@@ -8,13 +8,19 @@ import { NotFoundError } from "../errors.js";
 
 @Resolver()
 export class AuthResolver {
-  @Mutation(() => LoginPayload, { description: "Exchange a user name and password for a JWT." })
+  @Mutation(() => LoginPayload, {
+    description:
+      "Exchange a user name and password for a JWT. Failed attempts are limited per user name and per client address " +
+      "(growing wait, then a lockout an administrator can lift with unlockLogin): RATE_LIMITED with retryAfterSeconds.",
+  })
   async login(
     @Arg("username", () => String) username: string,
     @Arg("password", () => String) password: string,
     @Ctx() ctx: Context,
   ): Promise<LoginPayload> {
-    const { token, expiresAt, user } = await ctx.services.users.login(username, password);
+    const { token, expiresAt, user } = await ctx.services.limits.login.attempt(username, ctx.clientAddress, () =>
+      ctx.services.users.login(username, password),
+    );
     return { token, expiresAt, user: toUser(user) };
   }
 

@@ -1,5 +1,6 @@
 import DataLoader from "dataloader";
 import { allocatedOn } from "../core/allocations.js";
+import { budgetKey, type RateLimits } from "../api/rate-limit.js";
 import type { AuthParts, Caller } from "../auth/index.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { JobService } from "../core/jobs.js";
@@ -24,6 +25,8 @@ export interface Services extends AuthParts {
   pools: PoolCoverage;
   clock: Clock;
   log: Logger;
+  /** Request, submission and login limits (src/api/rate-limit.ts). */
+  limits: RateLimits;
 }
 
 export interface Loaders {
@@ -46,6 +49,8 @@ export interface Context {
   services: Services;
   loaders: Loaders;
   log: Logger;
+  /** The caller's address, for per-address login protection (src/api/client-address.ts). */
+  clientAddress: string;
 }
 
 function byId<T extends { _id: string }>(load: (ids: string[]) => Promise<T[]>): DataLoader<string, T | null> {
@@ -79,8 +84,8 @@ export function createLoaders(s: Services): Loaders {
   };
 }
 
-export function createContext(services: Services, principal: Caller | null, authError: string | null): Context {
-  return { principal, authError, services, loaders: createLoaders(services), log: services.log };
+export function createContext(services: Services, principal: Caller | null, authError: string | null, clientAddress = "unknown"): Context {
+  return { principal, authError, services, loaders: createLoaders(services), log: services.log, clientAddress };
 }
 
 export function requireUser(ctx: Context): Caller {
@@ -101,6 +106,14 @@ export function requireAdmin(ctx: Context, targetId: string | null = null): Call
 export function requireSession(ctx: Context): Caller {
   const p = requireUser(ctx);
   if (p.credential.kind !== "token") throw new ForbiddenError("API keys cannot manage credentials; log in with a password for this");
+  return p;
+}
+
+/** requireUser, then one call from the user's submission budget (createJob, triggerJob, backfillJob). */
+export async function requireSubmitter(ctx: Context): Promise<Caller> {
+  const p = requireUser(ctx);
+  const { key, who } = budgetKey(p, ctx.clientAddress);
+  await ctx.services.limits.submissions.take(key, who);
   return p;
 }
 

@@ -10,6 +10,7 @@ import {
   ForbiddenError,
   NotFoundError,
   NotYoursError,
+  RateLimitedError,
   UnauthenticatedError,
   ValidationError,
 } from "../errors.js";
@@ -24,6 +25,9 @@ export function toGraphQLError(e: unknown): GraphQLError | null {
   if (e instanceof UnauthenticatedError) return new GraphQLError(e.message, { extensions: { code: "UNAUTHENTICATED" } });
   if (e instanceof ForbiddenError) return new GraphQLError(e.message, { extensions: { code: "FORBIDDEN" } });
   if (e instanceof ConflictError) return new GraphQLError(e.message, { extensions: { code: "CONFLICT" } });
+  if (e instanceof RateLimitedError) {
+    return new GraphQLError(e.message, { extensions: { code: "RATE_LIMITED", limit: e.limit, retryAfterSeconds: e.retryAfterSeconds } });
+  }
   return null;
 }
 

@@ -6,6 +6,7 @@ import { ApiKeyResolver } from "./api-key.resolver.js";
 import { AuthResolver } from "./auth.resolver.js";
 import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
 import { JobResolver } from "./job.resolver.js";
+import { LimitsResolver } from "./limits.resolver.js";
 import { NodeResolver } from "./node.resolver.js";
 import { RunResolver } from "./run.resolver.js";
 
@@ -17,7 +18,7 @@ export { createContext, type Context, type Services } from "./context.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver],
     pubSub: createPubSub(),
     // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
     globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],

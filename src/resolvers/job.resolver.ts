@@ -12,7 +12,7 @@ import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire
 import { Run, RunConnection } from "../schema/run.type.js";
 import { User } from "../schema/user.type.js";
 import { DateTime } from "../schema/scalars.js";
-import { requireUser, type Context } from "./context.js";
+import { requireSubmitter, requireUser, type Context } from "./context.js";
 import { statusFilter, toFire, toJob, toRun, toUser } from "./mappers.js";
 import { afterDesc, connection, pageSize } from "./pagination.js";
 
@@ -123,7 +123,7 @@ export class JobResolver {
   async upcomingFires(
     @Arg("within", () => String) within: string,
     @Ctx() ctx: Context,
-    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("first", () => Int, { nullable: true, defaultValue: 100 }) first?: number | null,
   ): Promise<UpcomingFire[]> {
     const p = requireUser(ctx);
     const windowMs = parsePositiveDuration(within, "within");
@@ -163,7 +163,7 @@ export class JobResolver {
     @Ctx() ctx: Context,
     @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
   ): Promise<Job> {
-    return toJob(await ctx.services.jobs.create(requireUser(ctx), jobInput(input), { idempotencyKey }));
+    return toJob(await ctx.services.jobs.create(await requireSubmitter(ctx), jobInput(input), { idempotencyKey }));
   }
 
   @Mutation(() => Job)
@@ -196,7 +196,7 @@ export class JobResolver {
     @Ctx() ctx: Context,
     @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
   ): Promise<Run> {
-    return toRun(await ctx.services.jobs.trigger(requireUser(ctx), id, { idempotencyKey }));
+    return toRun(await ctx.services.jobs.trigger(await requireSubmitter(ctx), id, { idempotencyKey }));
   }
 
   @Mutation(() => Job, { description: "Sets the next fire time." })
@@ -216,7 +216,7 @@ export class JobResolver {
     @Ctx() ctx: Context,
     @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
   ): Promise<BackfillResult> {
-    const r = await ctx.services.jobs.backfill(requireUser(ctx), id, from.getTime(), to.getTime(), { idempotencyKey });
+    const r = await ctx.services.jobs.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime(), { idempotencyKey });
     return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
   }
 

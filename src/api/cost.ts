@@ -1,0 +1,58 @@
+/**
+ * The cost model of an operation, for graphql-query-complexity: roughly how many values the
+ * server has to produce for it.
+ *
+ * - Every field costs 1 plus what is selected below it.
+ * - A field with a `first` or `count` argument (connections, `nextFires`) returns that many
+ *   items: what is below it is paid that many times, `1 + n × below`. Without the argument, the
+ *   resolver's default page (`first`: 20) or the argument's schema default (`count: 5`) counts.
+ * - A list of objects without such an argument (`users`, `nodes`, a backfill's `runs`) is
+ *   charged as {@link ASSUMED_LIST_SIZE} items — except a connection's `edges`, which the
+ *   connection's own `first` has paid for already.
+ * - Introspection fields cost nothing: the schema is fixed and small, and introspection is off
+ *   outside dev.
+ *
+ * So `jobs(first: 100) { edges { node { runs(first: 100) { edges { node { id } } } } } }` costs
+ * 1 + 100 × (2 + (1 + 100 × 3)) = 30,301, and `nextFires(count: 100) { at }` 101.
+ */
+import { getNullableType, isListType, type GraphQLSchema, type DocumentNode } from "graphql";
+import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
+import { DEFAULT_PAGE } from "../resolvers/pagination.js";
+
+/** What a list of objects without a size argument is charged as. */
+export const ASSUMED_LIST_SIZE = 20;
+
+/** Past this many fields and fragments the analysis itself stops (the document is refused). */
+const MAX_QUERY_NODES = 10_000;
+
+function listSize(args: Record<string, unknown>, hasSizeArg: boolean): number | null {
+  if (!hasSizeArg) return null;
+  const n = args.first ?? args.count;
+  return typeof n === "number" && Number.isFinite(n) ? Math.max(0, n) : DEFAULT_PAGE;
+}
+
+export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  if (type.name.startsWith("__") || field.name.startsWith("__")) return 0;
+  const hasSizeArg = field.args.some((a) => a.name === "first" || a.name === "count");
+  const sized = listSize(args, hasSizeArg);
+  if (sized !== null) return 1 + sized * Math.max(1, childComplexity);
+  const unsizedList = childComplexity > 0 && isListType(getNullableType(field.type)) && !type.name.endsWith("Connection");
+  if (unsizedList) return 1 + ASSUMED_LIST_SIZE * childComplexity;
+  return 1 + childComplexity;
+};
+
+/**
+ * The cost of the operation `operationName` of a document that passed validation. Throws when
+ * the variables cannot be coerced (execution would refuse them anyway) or the document has more
+ * than MAX_QUERY_NODES nodes.
+ */
+export function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName?: string | null): number {
+  return getComplexity({
+    schema,
+    query: document,
+    variables: variables ?? {},
+    operationName: operationName ?? undefined,
+    estimators: [kairosCostEstimator],
+    maxQueryNodes: MAX_QUERY_NODES,
+  });
+}

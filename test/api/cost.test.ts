@@ -1,0 +1,57 @@
+/**
+ * The cost model (src/api/cost.ts) on the real schema: list fields cost by their first/count,
+ * connections' edges are not charged twice, introspection is free; and the client address that
+ * per-address limits key on (src/api/client-address.ts).
+ */
+import "reflect-metadata";
+import type { IncomingMessage } from "node:http";
+import { parse, type GraphQLSchema } from "graphql";
+import { beforeAll, describe, expect, it } from "vitest";
+import { clientAddress } from "../../src/api/client-address.js";
+import { ASSUMED_LIST_SIZE, operationCost } from "../../src/api/cost.js";
+import { buildKairosSchema } from "../../src/resolvers/index.js";
+
+let schema: GraphQLSchema;
+beforeAll(async () => {
+  schema = await buildKairosSchema();
+});
+
+const cost = (q: string, variables?: Record<string, unknown>) => operationCost(schema, parse(q), variables);
+
+describe("cost model", () => {
+  it("charges nextFires(count: N) about N, and its default count 5", () => {
+    expect(cost(`{ job(id: "x") { nextFires(count: 100) { at } } }`)).toBe(1 + (1 + 100 * 1));
+    expect(cost(`{ job(id: "x") { nextFires { at local } } }`)).toBe(1 + (1 + 5 * 2));
+  });
+
+  it("multiplies what is below a connection by its first (20 when omitted), without charging edges again", () => {
+    expect(cost(`{ runs(jobId: "x", first: 10) { edges { node { id status } } } }`)).toBe(1 + 10 * (1 + (1 + 2)));
+    expect(cost(`{ runs(jobId: "x") { edges { node { id } } } }`)).toBe(1 + 20 * (1 + (1 + 1)));
+    expect(cost(`query($n: Int) { runs(jobId: "x", first: $n) { edges { node { id } } } }`, { n: 3 })).toBe(1 + 3 * 3);
+    const nested = cost(`{ jobs(first: 100) { edges { node { runs(first: 100) { edges { node { id } } } } } } }`);
+    expect(nested).toBe(1 + 100 * (1 + (1 + (1 + 100 * 3))));
+  });
+
+  it("charges an unsized list of objects as ASSUMED_LIST_SIZE items, scalar lists as one field", () => {
+    expect(cost(`{ users { id username } }`)).toBe(1 + ASSUMED_LIST_SIZE * 2);
+    expect(cost(`{ job(id: "x") { tags } }`)).toBe(2);
+  });
+
+  it("leaves introspection free", () => {
+    expect(cost(`{ __schema { types { name fields { name } } } }`)).toBe(0);
+    expect(cost(`{ me { __typename id } }`)).toBe(2);
+  });
+});
+
+describe("client address", () => {
+  const req = (peer: string, xff?: string) => ({ socket: { remoteAddress: peer }, headers: xff ? { "x-forwarded-for": xff } : {} }) as unknown as IncomingMessage;
+
+  it("is the TCP peer unless proxies are trusted, then the address the nearest trusted proxy saw", () => {
+    expect(clientAddress(req("10.0.0.1", "1.2.3.4"), 0)).toBe("10.0.0.1");
+    expect(clientAddress(req("10.0.0.1", "6.6.6.6, 1.2.3.4"), 1)).toBe("1.2.3.4");
+    expect(clientAddress(req("10.0.0.1", "6.6.6.6, 1.2.3.4, 10.0.0.2"), 2)).toBe("1.2.3.4");
+    // More trusted hops than the chain has: the farthest address there is.
+    expect(clientAddress(req("10.0.0.1", "1.2.3.4"), 5)).toBe("1.2.3.4");
+    expect(clientAddress(req("10.0.0.1"), 1)).toBe("10.0.0.1");
+  });
+});
