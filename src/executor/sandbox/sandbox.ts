@@ -9,7 +9,7 @@
  * directories, `<workRoot>/<node>-<i>/{work,tmp}`, emptied after every run. A run therefore never
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -60,6 +60,7 @@ export class Sandbox {
     private readonly cgroups: Cgroups | null,
     readonly isolation: NodeIsolation,
     private readonly etcDir: string,
+    private readonly disableUserns: boolean,
   ) {}
 
   /**
@@ -89,7 +90,8 @@ export class Sandbox {
       if (!bwrap) failure = "bubblewrap is not installed (apt-get install bubblewrap)";
       else if (isRoot() && !setpriv) failure = "setpriv (util-linux) is not installed; it drops a run to its unprivileged user";
     }
-    const probe = new Sandbox(o, mode, bwrap, cg.cgroups, { mode: "NONE", enforced: [], network: ["NONE"], notes }, etcDir);
+    const disableUserns = mode === "bubblewrap" && bwrap !== null && supportsDisableUserns(bwrap);
+    const probe = new Sandbox(o, mode, bwrap, cg.cgroups, { mode: "NONE", enforced: [], network: ["NONE"], notes }, etcDir, disableUserns);
     for (let i = 0; i < o.slots; i++) probe.resetSlotSync(i);
     if (mode === "bubblewrap" && !failure) failure = probe.selfTest();
     if (failure) {
@@ -101,8 +103,9 @@ export class Sandbox {
       notes.push(`no sandbox: ${failure}`);
       mode = "none";
     }
-    const isolation = describeIsolation(mode, cg.cgroups, notes);
-    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir);
+    if (mode === "bubblewrap" && !disableUserns) notes.push("bubblewrap is older than 0.8 (no --disable-userns): runs can make nested user namespaces");
+    const isolation = describeIsolation(mode, cg.cgroups, notes, disableUserns);
+    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir, disableUserns);
   }
 
   /** Runs `true` in a sandbox of slot 0; the reason it failed, or null. */
@@ -136,7 +139,7 @@ export class Sandbox {
   /** Makes the slot's directories afresh: empty, owned by the slot's user, 0700. */
   private resetSlotSync(slot: number): void {
     const d = this.slotDirs(slot);
-    rmSync(d.root, { recursive: true, force: true });
+    removeTreeSync(d.root);
     mkdirSync(d.root, { mode: 0o711 });
     chmodSync(d.root, 0o711);
     const uid = this.slotUid(slot);
@@ -163,7 +166,7 @@ export class Sandbox {
     } catch {
       // changed or gone: made again below
     }
-    return rm(d.root, { recursive: true, force: true }).then(() => this.resetSlotSync(slot));
+    return removeTree(d.root).then(() => this.resetSlotSync(slot));
   }
 
   /**
@@ -184,7 +187,7 @@ export class Sandbox {
     const program = spec.argv && spec.argv.length > 0 ? spec.argv : ["/bin/sh", "-c", spec.command ?? ""];
     const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
     const argv = sandboxed
-      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, env, argv: program })]
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, env, argv: program, disableUserns: this.disableUserns })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
     const [file, args] = wrapperArgs({
@@ -207,9 +210,9 @@ export class Sandbox {
 
   /** Removes the slots' directories and this node's cgroups. */
   async close(): Promise<void> {
-    for (let i = 0; i < this.o.slots; i++) await rm(this.slotDirs(i).root, { recursive: true, force: true }).catch(() => undefined);
+    for (let i = 0; i < this.o.slots; i++) await removeTree(this.slotDirs(i).root).catch(() => undefined);
     await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
-    if (this.o.workRoot.startsWith(tmpdir())) await rm(this.o.workRoot, { recursive: true, force: true }).catch(() => undefined);
+    if (this.o.workRoot.startsWith(tmpdir())) await removeTree(this.o.workRoot).catch(() => undefined);
     this.cgroups?.close();
   }
 }
@@ -238,16 +241,48 @@ function reachableWorkRoot(o: SandboxOptions): string {
   }
 }
 
+/** bubblewrap 0.8+ can forbid user namespaces inside the sandbox. */
+function supportsDisableUserns(bwrap: string): boolean {
+  const r = spawnSync(bwrap, ["--help"], { encoding: "utf8", timeout: 10_000 });
+  return `${r.stdout ?? ""}${r.stderr ?? ""}`.includes("--disable-userns");
+}
+
+/**
+ * Removes a run's directory tree, whatever the run made in it. Node's fs.rm works on full paths,
+ * so a run that nests directories past PATH_MAX (4096 bytes of host path) makes it fail with
+ * ENAMETOOLONG, leaving the tree (and its disk) behind and the slot unusable; GNU rm walks by
+ * directory descriptors (openat), at any depth, and never follows a link or leaves the filesystem.
+ */
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+  } catch {
+    await new Promise<void>((resolve, reject) =>
+      execFile("rm", ["-rf", "--one-file-system", "--", dir], (e) => (e ? reject(new Error(`rm -rf ${dir}: ${e.message}`)) : resolve())),
+    );
+  }
+}
+
+function removeTreeSync(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    const r = spawnSync("rm", ["-rf", "--one-file-system", "--", dir], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`rm -rf ${dir}: ${(r.error?.message ?? r.stderr).trim()}`);
+  }
+}
+
 /** Without cgroups, memory is bounded by RLIMIT_AS (address space: coarse, but a bound). */
 function cgroupFallbackArgv(program: readonly string[], cgroup: AttemptCgroup | null, res: ResourceRequest): string[] {
   if (cgroup) return [...program];
   return ["/bin/sh", "-c", 'ulimit -v "$0" || exit 125; exec "$@"', String(res.memoryMb * 1024), ...program];
 }
 
-function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[]): NodeIsolation {
+function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[], disableUserns: boolean): NodeIsolation {
   const enforced: string[] = [];
   if (mode === "bubblewrap") {
     enforced.push("namespaces:user,pid,mount,ipc,uts,net,cgroup", "no-capabilities", "read-only-system", "private-work-dir", "private-tmp");
+    if (disableUserns) enforced.push("no-nested-user-namespaces");
     if (isRoot()) enforced.push("unprivileged-uid-per-slot");
     else notes.push("the executor is not root: runs keep its uid outside their namespaces");
   } else {
