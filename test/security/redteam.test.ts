@@ -6,11 +6,15 @@
  * Runs with KAIROS_SANDBOX=bubblewrap (the app refuses to start without bubblewrap).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { ConfigError } from "../../src/errors.js";
+import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
+import { silentLogger } from "../../src/log.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
 
@@ -269,5 +273,52 @@ describe.runIf(process.platform === "linux")("red team: a USER's job cannot abus
     expect(r.outputTail).toContain("victim-fine");
     expect(statSync(app.config.dataDir).isDirectory()).toBe(true);
     expect(readdirSync(workRoot).length).toBeGreaterThan(0);
+  });
+});
+
+describe.runIf(process.platform === "linux")("no silent downgrade to unsandboxed runs", () => {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const r of roots) rmSync(r, { recursive: true, force: true });
+  });
+  const open = (mode: "bubblewrap" | "auto", nofile?: number) => {
+    const warnings: string[] = [];
+    const log = silentLogger();
+    log.warn = ((_: unknown, msg: string) => void warnings.push(msg)) as typeof log.warn;
+    const tag = `rt${Math.random().toString(36).slice(2, 8)}`;
+    roots.push(join(tmpdir(), `kairos-redteam-${tag}`));
+    const sandbox = Sandbox.open({ mode, workRoot: roots.at(-1)!, slots: 1, uidBase: 61_000, roPaths: [], nodeTag: tag, log, nofile });
+    return { sandbox, warnings };
+  };
+
+  it("the executor role defaults to bubblewrap; only dev may fall back", () => {
+    expect(loadConfig("executor", { MONGO_URL: "mongodb://127.0.0.1:1/x", REDIS_URL: "redis://127.0.0.1:1" }).sandbox).toBe("bubblewrap");
+    expect(loadConfig("dev", {}).sandbox).toBe("auto");
+    expect(loadConfig("executor", { MONGO_URL: "mongodb://127.0.0.1:1/x", REDIS_URL: "redis://127.0.0.1:1", KAIROS_SANDBOX: "none" }).sandbox).toBe("none");
+    expect(() => loadConfig("executor", { MONGO_URL: "mongodb://127.0.0.1:1/x", REDIS_URL: "redis://127.0.0.1:1", KAIROS_SANDBOX: "bwrap" })).toThrow(ConfigError);
+  });
+
+  it("KAIROS_SANDBOX=bubblewrap refuses to start when a sandbox cannot be made, naming KAIROS_SANDBOX=none; dev falls back loudly", async () => {
+    // An open-files limit above the hard limit makes the sandbox's wrapper fail (exit 125) in the self-test.
+    expect(() => open("bubblewrap", 2 ** 40)).toThrow(/KAIROS_SANDBOX=bubblewrap: the sandbox cannot be set up.*KAIROS_SANDBOX=none/);
+    const { sandbox, warnings } = open("auto", 2 ** 40);
+    try {
+      expect(sandbox.mode).toBe("none");
+      expect(sandbox.isolation.mode).toBe("NONE");
+      expect(sandbox.isolation.notes.join(" ")).toMatch(/no sandbox/);
+      expect(warnings.join(" ")).toMatch(/NO SANDBOX/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("a working node says it forbids nested user namespaces", async () => {
+    const { sandbox } = open("bubblewrap");
+    try {
+      expect(sandbox.isolation.mode).toBe("BUBBLEWRAP");
+      expect(sandbox.isolation.enforced).toContain("no-nested-user-namespaces");
+    } finally {
+      await sandbox.close();
+    }
   });
 });
