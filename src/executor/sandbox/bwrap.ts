@@ -5,8 +5,8 @@
  * Inside: new user, PID, mount, IPC, UTS, cgroup and network namespaces; uid/gid 1000 ("kairos");
  * no capabilities; a new session (no terminal to inject input into); it dies with the executor
  * (--die-with-parent; its PID namespace takes every descendant along, setsid and double forks
- * included). The filesystem is /usr (and the /bin, /lib, /sbin links or directories) read-only, a
- * few files of /etc, a fresh /proc showing only the run's own processes, a minimal /dev, and two
+ * included); no user namespaces of its own (--disable-userns, where bubblewrap has it). The
+ * filesystem is /usr (and the /bin, /lib, /sbin links or directories) read-only, a few files of /etc, a fresh /proc showing only the run's own processes, a minimal /dev, and two
  * writable directories of its own: /work (the working directory, also HOME) and /tmp.
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
@@ -50,6 +50,12 @@ export interface BwrapPlan {
   argv: readonly string[];
   /** EGRESS: keep the network namespace the wrapper joined (the slot's), and give it DNS settings. */
   egress: boolean;
+  /**
+   * No user namespaces inside the sandbox (`--disable-userns`, bubblewrap 0.8+): a run cannot
+   * `unshare -r` or nest bubblewrap to get a full set of capabilities in a namespace of its own
+   * (and the kernel attack surface that comes with them).
+   */
+  disableUserns?: boolean;
 }
 
 let systemBinds: string[] | null = null;
@@ -79,6 +85,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(plan.egress ? [] : ["--unshare-net"]),
+    ...(plan.disableUserns ? ["--disable-userns"] : []),
     "--uid", String(SANDBOX_UID),
     "--gid", String(SANDBOX_UID),
     "--hostname", "kairos-run",

@@ -9,7 +9,7 @@
  * directories, `<workRoot>/<node>-<i>/{work,tmp}`, emptied after every run. A run therefore never
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -65,6 +65,7 @@ export class Sandbox {
     private readonly cgroups: Cgroups | null,
     readonly isolation: NodeIsolation,
     private readonly etcDir: string,
+    private readonly disableUserns: boolean,
     private readonly egress: EgressNetworks | null = null,
   ) {}
 
@@ -95,7 +96,8 @@ export class Sandbox {
       if (!bwrap) failure = "bubblewrap is not installed (apt-get install bubblewrap)";
       else if (isRoot() && !setpriv) failure = "setpriv (util-linux) is not installed; it drops a run to its unprivileged user";
     }
-    const probe = new Sandbox(o, mode, bwrap, cg.cgroups, { mode: "NONE", enforced: [], network: ["NONE"], notes }, etcDir);
+    const disableUserns = mode === "bubblewrap" && bwrap !== null && supportsDisableUserns(bwrap);
+    const probe = new Sandbox(o, mode, bwrap, cg.cgroups, { mode: "NONE", enforced: [], network: ["NONE"], notes }, etcDir, disableUserns);
     for (let i = 0; i < o.slots; i++) probe.resetSlotSync(i);
     if (mode === "bubblewrap" && !failure) failure = probe.selfTest();
     if (failure) {
@@ -107,6 +109,7 @@ export class Sandbox {
       notes.push(`no sandbox: ${failure}`);
       mode = "none";
     }
+    if (mode === "bubblewrap" && !disableUserns) notes.push("bubblewrap is older than 0.8 (no --disable-userns): runs can make nested user namespaces");
     let egress: EgressNetworks | null = null;
     if (mode === "bubblewrap" && o.egress) {
       const opened = EgressNetworks.open({ subnet: o.egress.subnet, deny: o.egress.deny, slots: o.slots });
@@ -115,8 +118,8 @@ export class Sandbox {
     } else if (mode === "bubblewrap") {
       notes.push("EGRESS network access is not offered by this node (set KAIROS_EGRESS_SUBNET to offer it)");
     }
-    const isolation = describeIsolation(mode, cg.cgroups, notes, egress !== null);
-    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir, egress);
+    const isolation = describeIsolation(mode, cg.cgroups, notes, disableUserns, egress !== null);
+    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir, disableUserns, egress);
   }
 
   /** Runs `true` in a sandbox of slot 0; the reason it failed, or null. */
@@ -150,7 +153,7 @@ export class Sandbox {
   /** Makes the slot's directories afresh: empty, owned by the slot's user, 0700. */
   private resetSlotSync(slot: number): void {
     const d = this.slotDirs(slot);
-    rmSync(d.root, { recursive: true, force: true });
+    removeTreeSync(d.root);
     mkdirSync(d.root, { mode: 0o711 });
     chmodSync(d.root, 0o711);
     const uid = this.slotUid(slot);
@@ -177,7 +180,7 @@ export class Sandbox {
     } catch {
       // changed or gone: made again below
     }
-    return rm(d.root, { recursive: true, force: true }).then(() => this.resetSlotSync(slot));
+    return removeTree(d.root).then(() => this.resetSlotSync(slot));
   }
 
   /**
@@ -201,7 +204,7 @@ export class Sandbox {
     if (egress && !this.egress) throw new Error("this node does not offer EGRESS network access");
     const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
     const argv = sandboxed
-      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress })]
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress, disableUserns: this.disableUserns })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
     const [file, args] = wrapperArgs({
@@ -225,9 +228,9 @@ export class Sandbox {
 
   /** Removes the slots' directories and this node's cgroups. */
   async close(): Promise<void> {
-    for (let i = 0; i < this.o.slots; i++) await rm(this.slotDirs(i).root, { recursive: true, force: true }).catch(() => undefined);
+    for (let i = 0; i < this.o.slots; i++) await removeTree(this.slotDirs(i).root).catch(() => undefined);
     await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
-    if (this.o.workRoot.startsWith(tmpdir())) await rm(this.o.workRoot, { recursive: true, force: true }).catch(() => undefined);
+    if (this.o.workRoot.startsWith(tmpdir())) await removeTree(this.o.workRoot).catch(() => undefined);
     this.cgroups?.close();
     this.egress?.teardown();
   }
@@ -257,16 +260,48 @@ function reachableWorkRoot(o: SandboxOptions): string {
   }
 }
 
+/** bubblewrap 0.8+ can forbid user namespaces inside the sandbox. */
+function supportsDisableUserns(bwrap: string): boolean {
+  const r = spawnSync(bwrap, ["--help"], { encoding: "utf8", timeout: 10_000 });
+  return `${r.stdout ?? ""}${r.stderr ?? ""}`.includes("--disable-userns");
+}
+
+/**
+ * Removes a run's directory tree, whatever the run made in it. Node's fs.rm works on full paths,
+ * so a run that nests directories past PATH_MAX (4096 bytes of host path) makes it fail with
+ * ENAMETOOLONG, leaving the tree (and its disk) behind and the slot unusable; GNU rm walks by
+ * directory descriptors (openat), at any depth, and never follows a link or leaves the filesystem.
+ */
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+  } catch {
+    await new Promise<void>((resolve, reject) =>
+      execFile("rm", ["-rf", "--one-file-system", "--", dir], (e) => (e ? reject(new Error(`rm -rf ${dir}: ${e.message}`)) : resolve())),
+    );
+  }
+}
+
+function removeTreeSync(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    const r = spawnSync("rm", ["-rf", "--one-file-system", "--", dir], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`rm -rf ${dir}: ${(r.error?.message ?? r.stderr).trim()}`);
+  }
+}
+
 /** Without cgroups, memory is bounded by RLIMIT_AS (address space: coarse, but a bound). */
 function cgroupFallbackArgv(program: readonly string[], cgroup: AttemptCgroup | null, res: ResourceRequest): string[] {
   if (cgroup) return [...program];
   return ["/bin/sh", "-c", 'ulimit -v "$0" || exit 125; exec "$@"', String(res.memoryMb * 1024), ...program];
 }
 
-function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[], egress: boolean): NodeIsolation {
+function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[], disableUserns: boolean, egress: boolean): NodeIsolation {
   const enforced: string[] = [];
   if (mode === "bubblewrap") {
     enforced.push("namespaces:user,pid,mount,ipc,uts,net,cgroup", "no-capabilities", "read-only-system", "private-work-dir", "private-tmp");
+    if (disableUserns) enforced.push("no-nested-user-namespaces");
     if (isRoot()) enforced.push("unprivileged-uid-per-slot");
     else notes.push("the executor is not root: runs keep its uid outside their namespaces");
   } else {

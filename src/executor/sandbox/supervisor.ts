@@ -45,14 +45,16 @@ function usedBytes(dir, cap) {
   while (stack.length) {
     const d = stack.pop();
     let names;
-    try { names = fs.readdirSync(d); } catch { continue; }
+    // A path too long to measure (a run nesting directories past PATH_MAX on the host) hides what
+    // is under it: counted as over the cap, never as empty.
+    try { names = fs.readdirSync(d); } catch (e) { if (e.code === "ENAMETOOLONG") return Infinity; continue; }
     for (const n of names) {
       if (++seen > MAX_ENTRIES) return Infinity;
       try {
         const st = fs.lstatSync(d + "/" + n);
         total += st.blocks * 512;
         if (st.isDirectory()) stack.push(d + "/" + n);
-      } catch {}
+      } catch (e) { if (e.code === "ENAMETOOLONG") return Infinity; }
       if (total > cap) return total;
     }
   }
