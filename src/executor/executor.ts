@@ -601,7 +601,7 @@ export class Executor {
         {
           ...p.process,
           timeoutMs: a.run!.spec.timeoutMs,
-          onSpawn: (pid) => supervisor.watch(watchId, pid, p.process.stop === "group", this.monotonicDeadline(a.killAt), p.diskBytes, p.diskDir),
+          onSpawn: (pid) => supervisor.watch(watchId, pid, p.process.stop === "group", this.monotonicDeadline(a.killAt), p.diskBytes, p.diskDir, p.cgroup?.procsFiles[0] ?? null),
         },
         a.abort,
       );

@@ -12,9 +12,9 @@
  *   attempt it knows of and exits. Sandboxed attempts die with the executor anyway (bubblewrap's
  *   --die-with-parent and the PID namespace); unsandboxed ones (KAIROS_SANDBOX=none) rely on this.
  *
- * Protocol: lines on its stdin, `S id pid group deadline diskBytes dir` (start; `group` 1 kills the
+ * Protocol: lines on its stdin, `S id pid group deadline diskBytes procs dir` (start; `group` 1 kills the
  * process group -pid, 0 the pid: the sandbox's outer process, whose death takes its PID namespace
- * with it), `U id deadline` (moved), `E id` (ended). Deadlines are CLOCK_MONOTONIC milliseconds
+ * with it; `procs` the run's cgroup.procs or `-`), `U id deadline` (moved), `E id` (ended). Deadlines are CLOCK_MONOTONIC milliseconds
  * (`process.hrtime`), the same clock in both processes. It answers `K id deadline|disk` on stdout
  * for each attempt it killed.
  */
@@ -39,8 +39,32 @@ function kill(id, e, why) {
   try { process.kill(e.group ? -e.pid : e.pid, "SIGKILL"); } catch {}
   process.stdout.write("K " + id + " " + why + "\n");
 }
-function usedBytes(dir, cap) {
-  let total = 0, seen = 0;
+// Files the run's processes hold open after unlinking them: no directory shows them, the disk
+// holds them until closed. Read from /proc/<pid>/fd of every process in the run's cgroup.
+function unlinkedBytes(procs) {
+  let pids;
+  try { pids = fs.readFileSync(procs, "utf8").split("\n").filter(Boolean); } catch { return 0; }
+  const seen = new Set();
+  let total = 0;
+  for (const pid of pids) {
+    let fds;
+    try { fds = fs.readdirSync("/proc/" + pid + "/fd"); } catch { continue; }
+    for (const fd of fds) {
+      try {
+        const st = fs.statSync("/proc/" + pid + "/fd/" + fd);
+        if (!st.isFile() || st.nlink !== 0) continue;
+        const key = st.dev + ":" + st.ino;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        total += st.blocks * 512;
+      } catch {}
+    }
+  }
+  return total;
+}
+function usedBytes(dir, cap, procs) {
+  let total = procs ? unlinkedBytes(procs) : 0, seen = 0;
+  if (total > cap) return total;
   const stack = [dir];
   while (stack.length) {
     const d = stack.pop();
@@ -68,7 +92,7 @@ process.stdin.on("data", (chunk) => {
   while ((nl = buf.indexOf("\n")) >= 0) {
     const [op, id, a, b, c, d, ...rest] = buf.slice(0, nl).split(" ");
     buf = buf.slice(nl + 1);
-    if (op === "S" && id) entries.set(id, { pid: Number(a), group: b === "1", deadline: Number(c), disk: Number(d), dir: rest.join(" "), killed: false });
+    if (op === "S" && id) entries.set(id, { pid: Number(a), group: b === "1", deadline: Number(c), disk: Number(d), procs: rest[0] === "-" ? null : rest[0], dir: rest.slice(1).join(" "), killed: false });
     else if (op === "U" && id) { const e = entries.get(id); if (e) e.deadline = Number(a); }
     else if (op === "E" && id) entries.delete(id);
   }
@@ -82,7 +106,7 @@ setInterval(() => {
   for (const [id, e] of entries) if (now >= e.deadline) kill(id, e, "deadline");
 }, 100);
 setInterval(() => {
-  for (const [id, e] of entries) if (!e.killed && e.disk > 0 && usedBytes(e.dir, e.disk) > e.disk) kill(id, e, "disk");
+  for (const [id, e] of entries) if (!e.killed && e.disk > 0 && usedBytes(e.dir, e.disk, e.procs) > e.disk) kill(id, e, "disk");
 }, 1000);
 `;
 
@@ -123,9 +147,13 @@ export class Supervisor {
     this.child?.stdin?.write(`${line}\n`);
   }
 
-  /** `killGroup`: kill the process group `-pid` (unsandboxed runs) rather than the process. */
-  watch(id: string, pid: number, killGroup: boolean, deadline: number, diskBytes: number, dir: string): void {
-    const line = `S ${id} ${pid} ${killGroup ? 1 : 0} ${Math.floor(deadline)} ${Math.floor(diskBytes)} ${dir}`;
+  /**
+   * `killGroup`: kill the process group `-pid` (unsandboxed runs) rather than the process.
+   * `procsFile`: the run's cgroup.procs, whose processes' unlinked open files count toward the cap.
+   */
+  watch(id: string, pid: number, killGroup: boolean, deadline: number, diskBytes: number, dir: string, procsFile: string | null = null): void {
+    if (procsFile?.includes(" ")) procsFile = null;
+    const line = `S ${id} ${pid} ${killGroup ? 1 : 0} ${Math.floor(deadline)} ${Math.floor(diskBytes)} ${procsFile ?? "-"} ${dir}`;
     this.live.set(id, line);
     this.send(line);
   }
