@@ -392,6 +392,9 @@ export class Cluster {
       KAIROS_HOST: "127.0.0.1",
       // Jobs run sandboxed; the ledgers' directory is the one path they share with the host.
       KAIROS_SANDBOX_RW_PATHS: this.sharedDir,
+      // The harness submits hundreds of jobs as one user in seconds: no API budget applies to it.
+      KAIROS_RATE_SUBMISSIONS: "off",
+      KAIROS_RATE_REQUESTS: "off",
       ...(role === "api" ? { KAIROS_PORT: "0" } : {}),
       ...this.opts.env,
     };
