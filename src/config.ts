@@ -143,6 +143,12 @@ export interface ApiGuardSettings {
   query: QueryLimitSettings;
   /** Requests (HTTP) or operations (WebSocket) per user, or per address when anonymous. `KAIROS_RATE_REQUESTS`. @default 1200/PT1M */
   requestRate: Rate | null;
+  /**
+   * What a document refused by the query limits (or unparsable, or invalid) costs of the caller's
+   * request budget, in requests: an abusive client is soon answered with cheap 429s.
+   * `KAIROS_RATE_REFUSED_COST`. @default 20
+   */
+  refusedCost: number;
   /** createJob, triggerJob and backfillJob calls per user. `KAIROS_RATE_SUBMISSIONS`. @default 120/PT1M */
   submissionRate: Rate | null;
   login: LoginLimitSettings;
@@ -293,6 +299,7 @@ function apiGuard(env: Env, dev: boolean): ApiGuardSettings {
       fieldSuggestions: bool("KAIROS_FIELD_SUGGESTIONS", env.KAIROS_FIELD_SUGGESTIONS, dev),
     },
     requestRate: rate("KAIROS_RATE_REQUESTS", env.KAIROS_RATE_REQUESTS, "1200/PT1M"),
+    refusedCost: int("KAIROS_RATE_REFUSED_COST", env.KAIROS_RATE_REFUSED_COST, 20, 1, 10_000),
     submissionRate: rate("KAIROS_RATE_SUBMISSIONS", env.KAIROS_RATE_SUBMISSIONS, "120/PT1M"),
     login,
     maxBodyBytes: int("KAIROS_MAX_BODY_BYTES", env.KAIROS_MAX_BODY_BYTES, 1_048_576, 1_024, 100 * 1_048_576),

@@ -63,6 +63,19 @@ export class RateBudget {
     this.limiter = rate ? limiter(store, name, rate.points, rate.durationMs) : null;
   }
 
+  /**
+   * Charges `points` more to `key` without refusing anything now (a refused document's penalty):
+   * the caller's next requests meet the spent budget.
+   */
+  async charge(key: string, points: number): Promise<void> {
+    if (!this.limiter || points <= 0) return;
+    try {
+      await this.limiter.penalty(key, points);
+    } catch {
+      // a store error must not turn a refusal into a 500
+    }
+  }
+
   /** Takes one point for `key`; throws RateLimitedError when the window's budget is spent. */
   async take(key: string, who: string): Promise<void> {
     if (!this.limiter || !this.rate) return;
@@ -189,10 +202,13 @@ export interface RateLimits {
   /** createJob, triggerJob and backfillJob, per user. */
   submissions: RateBudget;
   login: LoginGuard;
+  /** What a refused document costs of the request budget (KAIROS_RATE_REFUSED_COST). */
+  refusedCost: number;
 }
 
-export function createRateLimits(settings: Pick<ApiGuardSettings, "requestRate" | "submissionRate" | "login">, store: LimiterStore): RateLimits {
+export function createRateLimits(settings: Pick<ApiGuardSettings, "requestRate" | "submissionRate" | "login" | "refusedCost">, store: LimiterStore): RateLimits {
   return {
+    refusedCost: settings.refusedCost,
     requests: new RateBudget(store, "requests", settings.requestRate),
     submissions: new RateBudget(store, "submissions", settings.submissionRate),
     login: new LoginGuard(store, settings.login),

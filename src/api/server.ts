@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApolloServer } from "@apollo/server";
+import { ApolloServer, type ApolloServerPlugin } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type RequestHandler } from "express";
@@ -90,6 +90,26 @@ type WsExtra = {
   unwatch?: () => void;
 };
 
+/** Codes of a document the API refused before running anything: unparsable, invalid, or over a query limit. */
+const REFUSED_CODES = new Set(["GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED"]);
+
+/** A refused document costs its sender `refusedCost` requests of its budget in all (one already taken). */
+async function chargeRefusal(services: Services, principal: Caller | null, address: string): Promise<void> {
+  const { key } = budgetKey(principal, address);
+  await services.limits.requests.charge(key, services.limits.refusedCost - 1);
+}
+
+/** Apollo: charges the refusal penalty for a refused document (see KAIROS_RATE_REFUSED_COST). */
+function refusalPenaltyPlugin(services: Services): ApolloServerPlugin<Context> {
+  return {
+    requestDidStart: async () => ({
+      didEncounterErrors: async ({ errors, contextValue }) => {
+        if (errors.some((e) => REFUSED_CODES.has(String(e.extensions?.code)))) await chargeRefusal(services, contextValue.principal, contextValue.clientAddress);
+      },
+    }),
+  };
+}
+
 /** Spends one request from the caller's budget; RateLimitedError when it is spent. */
 async function takeRequest(services: Services, principal: Caller | null, address: string): Promise<void> {
   const { key, who } = budgetKey(principal, address);
@@ -114,7 +134,10 @@ function guardWsOperation(services: Services, schema: GraphQLSchema, limits: Que
       throw e;
     }
     const checked = limits.check(payload.query, payload.variables ?? undefined, payload.operationName);
-    if (Array.isArray(checked)) return checked;
+    if (Array.isArray(checked)) {
+      await chargeRefusal(services, principal, addressOf(ctx.extra.request));
+      return checked;
+    }
     return { schema, document: checked.document, variableValues: payload.variables, operationName: payload.operationName };
   };
 }
@@ -175,6 +198,7 @@ export async function startApiServer(
       ApolloServerPluginDrainHttpServer({ httpServer }),
       limits.apolloPlugin<Context>(),
       rateLimitStatusPlugin<Context>(),
+      refusalPenaltyPlugin(services),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
   });
