@@ -56,8 +56,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 
 /** The owner of every bench job (JobService takes the caller's principal; no user document needed). */
 const BENCH_USER: Principal = { userId: newId(), username: "bench", role: "ADMIN" };
-/** The lightest honest Kairos job: a real program that does nothing. */
-const NOOP_SPEC = { kind: "COMMAND" as const, argv: ["true"] };
+/**
+ * The lightest honest Kairos job: a real program that does nothing, asking for what `true` needs
+ * (the default reservation, 1 core and 512 MiB per run, would let only ~47 runs at once fit a
+ * 24 GiB node's memory, and the rest wait for room).
+ */
+const NOOP_SPEC = { kind: "COMMAND" as const, argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
 const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
 
 export type ExecutorMode = "process" | "noop";

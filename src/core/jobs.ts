@@ -120,11 +120,26 @@ export class JobService {
     return visible(caller, "job", jobId, await this.jobs.findOne({ _id: jobId }));
   }
 
-  /** The online nodes of a pool, for its run defaults, maximums and network modes (core/resources.ts). */
+  /** Each pool's online nodes as last read, and when (see poolNodes). */
+  private readonly poolNodeCache = new Map<string, { at: number; nodes: Promise<PoolNode[]> }>();
+
+  /**
+   * The online nodes of a pool, for its run defaults, maximums and network modes
+   * (core/resources.ts). Read at most once per POOL_NODES_TTL_MS per pool: a burst of submissions
+   * costs no query each, and a node that just came online is seen within a second or two.
+   */
   private poolNodes(pool: string | null | undefined): Promise<PoolNode[]> {
-    return this.deps.mongo.c.nodes
-      .find({ pools: pool ?? "default", status: "ONLINE" }, { projection: { name: 1, maxRun: 1, defaultRun: 1, isolation: 1 }, limit: 1_000 })
+    const name = pool ?? "default";
+    const now = this.deps.clock();
+    const hit = this.poolNodeCache.get(name);
+    if (hit && now - hit.at < POOL_NODES_TTL_MS) return hit.nodes;
+    const nodes = this.deps.mongo.c.nodes
+      .find({ pools: name, status: "ONLINE" }, { projection: { name: 1, maxRun: 1, defaultRun: 1, isolation: 1 }, limit: 1_000 })
       .toArray();
+    if (this.poolNodeCache.size > 1_000) this.poolNodeCache.clear();
+    this.poolNodeCache.set(name, { at: now, nodes });
+    nodes.catch(() => this.poolNodeCache.delete(name));
+    return nodes;
   }
 
   async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
@@ -584,6 +599,8 @@ function validateCatchup(raw: string | null | undefined, dflt: number): number {
 }
 
 type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation">;
+/** How long JobService reuses a pool's list of online nodes. */
+const POOL_NODES_TTL_MS = 2_000;
 
 /** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
 function refuseNul(field: string, value: string): void {
