@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { FINAL_STATUSES, finishedRun, submitJob } from "../helpers/job-runs.js";
 
 const CANARY_ENV = `canary-${Math.random().toString(36).slice(2)}`;
 let app: TestApp;
@@ -47,41 +48,9 @@ afterAll(async () => {
   await app?.dispose();
 });
 
-interface RunView {
-  id: string;
-  status: string;
-  exitCode: number | null;
-  error: string | null;
-  outputTail: string | null;
-  usage: { peakMemoryMb: number | null; cpuSeconds: number | null } | null;
-}
-const FINAL = new Set(["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"]);
-
-async function submit(token: string, spec: Record<string, unknown>): Promise<string> {
-  const r = await gqlOk<{ createJob: { id: string } }>(
-    app.url,
-    `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
-    { input: { name: `j-${Math.random().toString(36).slice(2)}`, schedule: { kind: "ONCE" }, spec: { kind: "COMMAND", timeout: "PT20S", ...spec } } },
-    token,
-  );
-  return r.createJob.id;
-}
-
-async function finished(token: string, jobId: string, timeoutMs = 40_000): Promise<RunView> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const d = await gqlOk<{ runs: { edges: Array<{ node: RunView }> } }>(
-      app.url,
-      `query($id: ID!) { runs(jobId: $id, first: 1) { edges { node { id status exitCode error outputTail usage { peakMemoryMb cpuSeconds } } } } }`,
-      { id: jobId },
-      token,
-    );
-    const run = d.runs.edges[0]?.node;
-    if (run && FINAL.has(run.status)) return run;
-    if (Date.now() > end) throw new Error(`run of job ${jobId} did not finish: ${JSON.stringify(run)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const FINAL = FINAL_STATUSES;
+const submit = (token: string, spec: Record<string, unknown>) => submitJob(app.url, token, spec);
+const finished = (token: string, jobId: string) => finishedRun(app.url, token, jobId);
 
 const run = async (spec: Record<string, unknown>, token = mallory) => finished(token, await submit(token, spec));
 const sh = (command: string, extra: Record<string, unknown> = {}) => run({ command, ...extra });

@@ -17,6 +17,7 @@ import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
 import { silentLogger } from "../../src/log.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { finishedRun, submitJob } from "../helpers/job-runs.js";
 
 let app: TestApp;
 let mallory: string;
@@ -52,40 +53,8 @@ afterAll(async () => {
   await app?.dispose();
 });
 
-interface RunView {
-  id: string;
-  status: string;
-  exitCode: number | null;
-  error: string | null;
-  outputTail: string | null;
-}
-const FINAL = new Set(["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"]);
-
-async function submit(token: string, spec: Record<string, unknown>): Promise<string> {
-  const r = await gqlOk<{ createJob: { id: string } }>(
-    app.url,
-    `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
-    { input: { name: `j-${Math.random().toString(36).slice(2)}`, schedule: { kind: "ONCE" }, retry: { maxAttempts: 1 }, spec: { kind: "COMMAND", timeout: "PT20S", ...spec } } },
-    token,
-  );
-  return r.createJob.id;
-}
-
-async function finished(token: string, jobId: string, timeoutMs = 60_000): Promise<RunView> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const d = await gqlOk<{ runs: { edges: Array<{ node: RunView }> } }>(
-      app.url,
-      `query($id: ID!) { runs(jobId: $id, first: 1) { edges { node { id status exitCode error outputTail } } } }`,
-      { id: jobId },
-      token,
-    );
-    const run = d.runs.edges[0]?.node;
-    if (run && FINAL.has(run.status)) return run;
-    if (Date.now() > end) throw new Error(`run of job ${jobId} did not finish: ${JSON.stringify(run)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const submit = (token: string, spec: Record<string, unknown>) => submitJob(app.url, token, spec);
+const finished = (token: string, jobId: string) => finishedRun(app.url, token, jobId);
 
 const run = async (spec: Record<string, unknown>, token = mallory) => finished(token, await submit(token, spec));
 const sh = (command: string, extra: Record<string, unknown> = {}, token = mallory) => run({ command, ...extra }, token);
