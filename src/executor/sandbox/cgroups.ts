@@ -8,7 +8,7 @@
  * slice's). The attempt's wrapper shell writes its own pid into `procsFiles` before it becomes the
  * sandbox, so every process of the run starts inside the group.
  */
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface CgroupLimits {
@@ -38,8 +38,8 @@ export interface Cgroups {
   /** The limits this node enforces through cgroups. */
   readonly enforces: readonly ("memory" | "cpu" | "pids")[];
   create(name: string, limits: CgroupLimits): AttemptCgroup;
-  /** Removes this node's parent groups (once every attempt's group is gone). */
-  close(): void;
+  /** Removes this node's groups: attempts' groups not removable yet are retried for up to 2 s, then the parents. */
+  close(): Promise<void>;
 }
 
 const ROOT = "/sys/fs/cgroup";
@@ -90,11 +90,77 @@ function killPids(procsFile: string): void {
   }
 }
 
-function rmdirQuiet(dir: string): void {
+/**
+ * Groups whose removal failed: the kernel refuses to remove a group while a process of it is still
+ * exiting (EBUSY), which happens right after a run's sandbox ends. Retried at every create and at
+ * close, so none is left behind.
+ */
+const leftovers = new Set<string>();
+
+function rmdirQuiet(dir: string): boolean {
   try {
     rmdirSync(dir);
+    leftovers.delete(dir);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+      leftovers.delete(dir);
+      return true;
+    }
+    leftovers.add(dir);
+    return false;
+  }
+}
+
+/** Retries the removal of groups that were busy when their run ended. */
+function retryLeftovers(): void {
+  for (const dir of [...leftovers]) rmdirQuiet(dir);
+}
+
+/** Retries the leftovers under `bases` for up to `ms`, then removes the bases. */
+async function closeBases(bases: readonly string[], ms = 2_000): Promise<void> {
+  const under = () => [...leftovers].filter((d) => bases.some((b) => d.startsWith(`${b}/`)));
+  for (const end = Date.now() + ms; under().length > 0 && Date.now() < end; ) {
+    retryLeftovers();
+    if (under().length > 0) await new Promise((r) => setTimeout(r, 50));
+  }
+  for (const b of bases) {
+    if (rmdirQuiet(b)) leftovers.delete(b);
+  }
+}
+
+/**
+ * Parents of executors that died without closing (`kairos-<tag>-<pid>` whose pid is gone): their
+ * empty attempt groups and themselves. Groups of live executors are never touched.
+ */
+function sweepDeadParents(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
   } catch {
-    // still has a process for a moment, or already gone: a later start sweeps it (sweepStale)
+    return;
+  }
+  for (const name of names) {
+    const m = /^kairos-[0-9a-z]+-(\d+)$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    const parent = join(root, name);
+    try {
+      for (const child of readdirSync(parent, { withFileTypes: true })) if (child.isDirectory()) rmdirQuiet(join(parent, child.name));
+    } catch {
+      // gone meanwhile
+    }
+    rmdirQuiet(parent);
+    leftovers.delete(parent);
+  }
+  for (const d of [...leftovers]) if (d.startsWith(root)) leftovers.delete(d);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -104,14 +170,15 @@ class CgroupsV1 implements Cgroups {
   readonly enforces = ["memory", "cpu", "pids"] as const;
   constructor(private readonly bases: { memory: string; pids: string; cpu: string; cpuacct: string }) {}
 
-  close(): void {
-    for (const d of new Set(Object.values(this.bases))) rmdirQuiet(d);
+  close(): Promise<void> {
+    return closeBases([...new Set(Object.values(this.bases))]);
   }
 
   create(name: string, limits: CgroupLimits): AttemptCgroup {
     const b = this.bases;
     const dirs = { memory: join(b.memory, name), pids: join(b.pids, name), cpu: join(b.cpu, name), cpuacct: join(b.cpuacct, name) };
     const unique = [...new Set(Object.values(dirs))];
+    retryLeftovers();
     for (const d of unique) mkdirSync(d, { recursive: true });
     try {
       const bytes = String(Math.round(limits.memoryMb * 1048576));
@@ -148,12 +215,13 @@ class CgroupsV2 implements Cgroups {
   readonly enforces = ["memory", "cpu", "pids"] as const;
   constructor(private readonly base: string) {}
 
-  close(): void {
-    rmdirQuiet(this.base);
+  close(): Promise<void> {
+    return closeBases([this.base]);
   }
 
   create(name: string, limits: CgroupLimits): AttemptCgroup {
     const dir = join(this.base, name);
+    retryLeftovers();
     mkdirSync(dir);
     try {
       write(join(dir, "memory.max"), String(Math.round(limits.memoryMb * 1048576)));
@@ -197,6 +265,7 @@ export function openCgroups(parent: string): { cgroups: Cgroups } | { cgroups: n
     const own = ownGroups();
     const v2Only = own.size === 1 && own.has("");
     if (v2Only) {
+      sweepDeadParents(join(ROOT, own.get("")!));
       const base = join(ROOT, own.get("")!, parent);
       mkdirSync(base, { recursive: true });
       // Controllers must be enabled for the children of `base`.
@@ -213,6 +282,7 @@ export function openCgroups(parent: string): { cgroups: Cgroups } | { cgroups: n
     for (const ctrl of ["memory", "pids", "cpu", "cpuacct"] as const) {
       const path = own.get(ctrl);
       if (path === undefined) return { cgroups: null, reason: `cgroup v1 controller "${ctrl}" is not mounted` };
+      sweepDeadParents(join(ROOT, ctrl, path));
       bases[ctrl] = join(ROOT, ctrl, path, parent);
       mkdirSync(bases[ctrl], { recursive: true });
     }

@@ -85,7 +85,8 @@ export class Sandbox {
     writeFileSync(join(etcDir, "group"), GROUP, { mode: 0o644 });
 
     const notes: string[] = [];
-    const cg = openCgroups(`kairos-${o.nodeTag}`);
+    // The pid in the name lets a later executor remove what one that died without closing left.
+    const cg = openCgroups(`kairos-${o.nodeTag.replace(/[^0-9a-z]/gi, "").toLowerCase()}-${process.pid}`);
     if (!cg.cgroups) notes.push(`no cgroup limits: ${cg.reason}; memory falls back to RLIMIT_AS and processes to RLIMIT_NPROC`);
     const bwrap = BWRAP_PATHS.find((p) => existsSync(p)) ?? null;
     const setpriv = SETPRIV_PATHS.find((p) => existsSync(p)) ?? null;
@@ -231,7 +232,7 @@ export class Sandbox {
     for (let i = 0; i < this.o.slots; i++) await removeTree(this.slotDirs(i).root).catch(() => undefined);
     await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.o.workRoot.startsWith(tmpdir())) await removeTree(this.o.workRoot).catch(() => undefined);
-    this.cgroups?.close();
+    await this.cgroups?.close();
     this.egress?.teardown();
   }
 }
