@@ -11,13 +11,11 @@ import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
 import {
-  ScheduleError,
   describeSchedule,
   dueAt,
   nextSlot,
   normalizeRetry,
   normalizeSchedule,
-  normalizeTimeout,
   parsePositiveDuration,
   slotsBetween,
   type MisfirePolicy,
@@ -27,8 +25,8 @@ import {
   type ScheduleInput,
 } from "../scheduler/timing/index.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { JobDoc, JobSpec, NetworkAccess, NodeDoc, RunDoc } from "../store/types.js";
-import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
+import type { JobDoc, RunDoc } from "../store/types.js";
+import { validateSpec, wrapSchedule, type JobSpecInput, type PoolNode } from "./spec.js";
 import type { Principal } from "../auth/tokens.js";
 import { visible } from "../auth/access.js";
 import { FireLedger } from "./fires.js";
@@ -37,16 +35,6 @@ import { jobTimerId, RunService } from "./runs.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
 import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../scheduler/staging.js";
 
-export interface JobSpecInput {
-  kind: "COMMAND";
-  command?: string | null;
-  argv?: string[] | null;
-  env?: Record<string, string> | null;
-  timeout?: string | null;
-  pool?: string | null;
-  resources?: ResourcesInput | null;
-  network?: NetworkAccess | null;
-}
 
 export interface JobInput {
   name: string;
@@ -61,6 +49,8 @@ export interface JobInput {
   catchupWindow?: string | null;
   paused?: boolean | null;
 }
+
+export type { JobSpecInput };
 
 export type JobPatch = Partial<JobInput>;
 
@@ -84,8 +74,6 @@ const MAX_PAUSED_SLOTS_RECORDED = 1_000;
 export const MAX_BACKFILL = 1_000;
 const MAX_CATCHUP_WINDOW_MS = 7 * 24 * 3600 * 1000;
 const NAME_RE = /^[^\u0000-\u001f]{1,128}$/;
-const POOL_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-const ENV_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 export interface JobServiceDeps {
   mongo: Mongo;
@@ -552,15 +540,6 @@ function firstCursor(schedule: Schedule, now: number): number {
   return now - 1;
 }
 
-/** Turns a timing error into a ValidationError on the input path; `prefix: null` when its field is the full path already. */
-function wrapSchedule<T>(fn: () => T, prefix: string | null = "schedule"): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof ScheduleError) throw new ValidationError(prefix === null ? e.field : `${prefix}.${e.field}`, e.detail);
-    throw e;
-  }
-}
 
 function validateName(name: string): string {
   const trimmed = name.trim();
@@ -598,61 +577,5 @@ function validateCatchup(raw: string | null | undefined, dflt: number): number {
   return ms;
 }
 
-type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation">;
 /** How long JobService reuses a pool's list of online nodes. */
 const POOL_NODES_TTL_MS = 2_000;
-
-/** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
-function refuseNul(field: string, value: string): void {
-  if (value.includes("\u0000")) throw new ValidationError(field, "must not contain a NUL byte (\\u0000)");
-}
-
-/** Variables that would change how every program of the run is loaded or linked. */
-const FORBIDDEN_ENV = new Set(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"]);
-
-/**
- * Checks a job's spec and fills in its defaults. `poolNodes`: the online nodes of its pool, whose
- * run defaults and maximums apply (none online: the built-in defaults and bounds only).
- */
-export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = []): JobSpec {
-  if (spec.kind !== "COMMAND") throw new ValidationError("spec.kind", `"${spec.kind}" is not supported; allowed: COMMAND`);
-  const hasCommand = spec.command != null;
-  const hasArgv = spec.argv != null;
-  if (hasCommand === hasArgv) {
-    throw new ValidationError("spec", "give exactly one of command (run by /bin/sh -c) or argv (executed directly)");
-  }
-  if (hasCommand && spec.command!.trim() === "") throw new ValidationError("spec.command", "must not be empty");
-  if (hasCommand && spec.command!.length > 65_536) throw new ValidationError("spec.command", "at most 64 KiB");
-  if (hasCommand) refuseNul("spec.command", spec.command!);
-  if (hasArgv) {
-    if (spec.argv!.length === 0 || spec.argv![0]!.trim() === "") {
-      throw new ValidationError("spec.argv", "must name the program to run as its first element");
-    }
-    if (spec.argv!.length > 1_024) throw new ValidationError("spec.argv", "at most 1024 arguments");
-    spec.argv!.forEach((a, i) => refuseNul(`spec.argv[${i}]`, a));
-  }
-  const env = spec.env ?? {};
-  const keys = Object.keys(env);
-  if (keys.length > 128) throw new ValidationError("spec.env", "at most 128 variables");
-  for (const k of keys) {
-    if (!ENV_KEY_RE.test(k)) throw new ValidationError("spec.env", `"${k}" is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)`);
-    if (k.startsWith("KAIROS_")) throw new ValidationError("spec.env", `"${k}": names starting with KAIROS_ are reserved`);
-    if (FORBIDDEN_ENV.has(k)) throw new ValidationError("spec.env", `"${k}" may not be set (it changes how every program of the run is loaded)`);
-    if (typeof env[k] !== "string") throw new ValidationError("spec.env", `value of "${k}" must be a string`);
-    refuseNul(`spec.env.${k}`, env[k]);
-  }
-  const pool = spec.pool ?? "default";
-  if (!POOL_RE.test(pool)) throw new ValidationError("spec.pool", "1–64 characters of letters, digits, '_', '.', '-'");
-  const network = spec.network ?? "NONE";
-  if (!NETWORK_ACCESS.includes(network)) throw new ValidationError("spec.network", `"${network}" is not one of ${NETWORK_ACCESS.join(", ")}`);
-  return {
-    kind: "COMMAND",
-    command: hasCommand ? spec.command! : null,
-    argv: hasArgv ? [...spec.argv!] : null,
-    env: { ...env },
-    timeoutMs: wrapSchedule(() => normalizeTimeout(spec.timeout ?? undefined), "spec"),
-    pool,
-    resources: resolveResources(spec.resources, network, pool, poolNodes),
-    network,
-  };
-}

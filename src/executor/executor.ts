@@ -21,13 +21,14 @@ import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
 import { DEFAULT_RESOURCES, fitsWithin, resourcesOf } from "../core/resources.js";
-import type { AttemptOutcome, RunService } from "../core/runs.js";
+import type { RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
 import { RunStatus } from "../scheduler/lifecycle.js";
 import { Wakeup } from "../scheduler/wakeup.js";
 import { newId, type Mongo } from "../store/mongo.js";
 import type { NodeDoc, ResourceRequest, RunDoc, RunUsage } from "../store/types.js";
 import { RunAbort } from "./abort.js";
+import { notStarted, toOutcome } from "./outcome.js";
 import { runProcess, type ProcessResult } from "./process.js";
 import { Sandbox, type SandboxMode } from "./sandbox/sandbox.js";
 import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";
@@ -751,41 +752,6 @@ export class Executor {
       )
       .catch((e) => this.deps.log.warn({ err: coerceError(e) }, "node heartbeat failed"));
   }
-}
-
-interface EndCause {
-  cancelled: boolean;
-  /** The kernel's OOM killer ended a process of the run (its cgroup says so). */
-  oomKilled: boolean;
-  /** The supervisor killed it for writing more than its disk cap. */
-  diskFull: boolean;
-  resources: ResourceRequest;
-}
-
-function toOutcome(r: ProcessResult, cause: EndCause, endedAt: number, usage: RunUsage | null): AttemptOutcome {
-  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated, endedAt, usage };
-  if (cause.cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
-  if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
-  if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: `timed out after ${r.durationMs} ms` };
-  if (cause.diskFull) return { ...common, kind: "FAILED", error: `DISK_LIMIT: the run wrote more than its disk cap (diskMb ${cause.resources.diskMb}) in its working directory and /tmp, and was killed` };
-  if (r.exitCode === 0) return { ...common, kind: "SUCCEEDED", error: null };
-  if (cause.oomKilled) return { ...common, kind: "OOM_KILLED", error: `OOM_KILLED: the run went over its memory limit (memoryMb ${cause.resources.memoryMb}) and the kernel killed it` };
-  // 125 is the sandbox wrapper's own failure; 126/127 the shell's "cannot execute" / "not found".
-  const why =
-    r.exitCode === 127
-      ? "exit code 127: program or command not found"
-      : r.exitCode === 126
-        ? "exit code 126: program is not executable"
-        : r.exitCode === 125
-          ? "exit code 125: the run's sandbox could not be set up (or the program itself exited 125)"
-          : r.exitCode !== null
-            ? `exit code ${r.exitCode}`
-            : `killed by ${r.signal}`;
-  return { ...common, kind: "FAILED", error: why };
-}
-
-function notStarted(message: string): ProcessResult {
-  return { exitCode: null, signal: null, timedOut: false, aborted: false, abortReason: null, spawnError: message, outputTail: "", truncated: false, outputBytes: 0, durationMs: 0 };
 }
 
 function usage(): NodeDoc["usage"] {

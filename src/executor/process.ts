@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { AbortLike } from "./abort.js";
+import { notStarted } from "./outcome.js";
 
 export interface ProcessSpec {
   /** What to spawn: the sandbox's wrapper (see sandbox/bwrap.ts), or the program itself. */
@@ -119,7 +120,7 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
       });
     } catch (e) {
       // Refused before any process existed (a NUL byte in an argument, a bad cwd ...): this run fails, nothing else.
-      return resolve(notStarted((e as Error).message, started));
+      return resolve(notStarted((e as Error).message, Math.round(performance.now() - started)));
     }
     if (child.pid !== undefined) spec.onSpawn?.(child.pid);
 
@@ -196,19 +197,4 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
       });
     });
   });
-}
-
-function notStarted(message: string, started: number): ProcessResult {
-  return {
-    exitCode: null,
-    signal: null,
-    timedOut: false,
-    aborted: false,
-    abortReason: null,
-    spawnError: message,
-    outputTail: "",
-    truncated: false,
-    outputBytes: 0,
-    durationMs: Math.round(performance.now() - started),
-  };
 }

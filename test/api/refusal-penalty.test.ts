@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gqlOk, login } from "../helpers/graphql.js";
+import { makeUser } from "../helpers/accounts.js";
 import { nestedJobsRuns } from "../helpers/abuse.js";
 
 let app: TestApp;
@@ -15,9 +16,8 @@ let other: string;
 beforeAll(async () => {
   app = await startTestApp({ env: { KAIROS_RATE_REQUESTS: "100/PT1M", KAIROS_RATE_REFUSED_COST: "20" } });
   const admin = await login(app.url, ADMIN.username, ADMIN.password);
-  for (const u of ["abuser", "other"]) await gqlOk(app.url, `mutation($u: String!) { createUser(username: $u, password: "password-for-${u}", role: USER) { id } }`, { u }, admin);
-  abuser = await login(app.url, "abuser", "password-for-abuser");
-  other = await login(app.url, "other", "password-for-other");
+  abuser = (await makeUser(app, admin, "abuser")).token;
+  other = (await makeUser(app, admin, "other")).token;
 });
 afterAll(async () => {
   await app?.dispose();

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { makeUser } from "../helpers/accounts.js";
 import { FINAL_STATUSES, finishedRun, submitJob } from "../helpers/job-runs.js";
 
 const CANARY_ENV = `canary-${Math.random().toString(36).slice(2)}`;
@@ -28,11 +29,8 @@ beforeAll(async () => {
   process.env.KAIROS_TEST_CANARY_SECRET = CANARY_ENV;
   app = await startTestApp({ env: { KAIROS_SANDBOX: "bubblewrap", KAIROS_EXECUTOR_SLOTS: "4" } });
   const admin = await login(app.url, ADMIN.username, ADMIN.password);
-  for (const u of ["mallory", "victim"]) {
-    await gqlOk(app.url, `mutation($u: String!) { createUser(username: $u, password: "password-for-${u}", role: USER) { id } }`, { u }, admin);
-  }
-  mallory = await login(app.url, "mallory", "password-for-mallory");
-  victim = await login(app.url, "victim", "password-for-victim");
+  mallory = (await makeUser(app, admin, "mallory")).token;
+  victim = (await makeUser(app, admin, "victim")).token;
   jwtSecret = readFileSync(join(app.config.dataDir, "jwt-secret"), "utf8").trim();
   canary = createServer((s) => {
     canaryHits++;

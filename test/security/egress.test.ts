@@ -11,6 +11,7 @@ import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { makeUser } from "../helpers/accounts.js";
 
 const r = 100 + Math.floor(Math.random() * 100);
 const WORLD_NS = `kairos-test-world-${r}`;
@@ -50,8 +51,7 @@ beforeAll(async () => {
     env: { KAIROS_SANDBOX: "bubblewrap", KAIROS_EGRESS_SUBNET: SUBNET, KAIROS_EGRESS_DENY: "127.0.0.0/8,169.254.0.0/16" },
   });
   const admin = await login(app.url, ADMIN.username, ADMIN.password);
-  await gqlOk(app.url, `mutation { createUser(username: "netuser", password: "password-for-net", role: USER) { id } }`, {}, admin);
-  user = await login(app.url, "netuser", "password-for-net");
+  user = (await makeUser(app, admin, "netuser")).token;
 }, 60_000);
 
 afterAll(async () => {

@@ -17,6 +17,7 @@ import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
 import { silentLogger } from "../../src/log.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { makeUser } from "../helpers/accounts.js";
 import { finishedRun, submitJob } from "../helpers/job-runs.js";
 
 let app: TestApp;
@@ -32,11 +33,8 @@ beforeAll(async () => {
   // One slot: every run goes to the same slot, so what one run leaves behind the next one meets.
   app = await startTestApp({ env: { KAIROS_SANDBOX: "bubblewrap", KAIROS_EXECUTOR_SLOTS: "1" } });
   const admin = await login(app.url, ADMIN.username, ADMIN.password);
-  for (const u of ["mallory", "victim"]) {
-    await gqlOk(app.url, `mutation($u: String!) { createUser(username: $u, password: "password-for-${u}", role: USER) { id } }`, { u }, admin);
-  }
-  mallory = await login(app.url, "mallory", "password-for-mallory");
-  victim = await login(app.url, "victim", "password-for-victim");
+  mallory = (await makeUser(app, admin, "mallory")).token;
+  victim = (await makeUser(app, admin, "victim")).token;
   jwtSecret = readFileSync(join(app.config.dataDir, "jwt-secret"), "utf8").trim();
   const nodes = await gqlOk<{ nodes: Array<{ id: string }> }>(app.url, `{ nodes { id } }`, {}, admin);
   // The data dir is private (mkdtemp, 0700), so the executor puts run directories under the system's tmp.

@@ -1,0 +1,89 @@
+/**
+ * What a job runs, as submitted and as stored: checking a spec and filling in its defaults (the
+ * pool's resource defaults included). Pure: the caller supplies the pool's online nodes.
+ */
+import { ValidationError } from "../errors.js";
+import { normalizeTimeout, ScheduleError } from "../scheduler/timing/index.js";
+import type { JobSpec, NetworkAccess, NodeDoc } from "../store/types.js";
+import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
+
+export interface JobSpecInput {
+  kind: "COMMAND";
+  command?: string | null;
+  argv?: string[] | null;
+  env?: Record<string, string> | null;
+  timeout?: string | null;
+  pool?: string | null;
+  resources?: ResourcesInput | null;
+  network?: NetworkAccess | null;
+}
+
+const POOL_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const ENV_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/** Turns a timing error into a ValidationError on the input path; `prefix: null` when its field is the full path already. */
+export function wrapSchedule<T>(fn: () => T, prefix: string | null = "schedule"): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof ScheduleError) throw new ValidationError(prefix === null ? e.field : `${prefix}.${e.field}`, e.detail);
+    throw e;
+  }
+}
+
+export type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation">;
+
+/** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
+function refuseNul(field: string, value: string): void {
+  if (value.includes("\u0000")) throw new ValidationError(field, "must not contain a NUL byte (\\u0000)");
+}
+
+/** Variables that would change how every program of the run is loaded or linked. */
+const FORBIDDEN_ENV = new Set(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"]);
+
+/**
+ * Checks a job's spec and fills in its defaults. `poolNodes`: the online nodes of its pool, whose
+ * run defaults and maximums apply (none online: the built-in defaults and bounds only).
+ */
+export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = []): JobSpec {
+  if (spec.kind !== "COMMAND") throw new ValidationError("spec.kind", `"${spec.kind}" is not supported; allowed: COMMAND`);
+  const hasCommand = spec.command != null;
+  const hasArgv = spec.argv != null;
+  if (hasCommand === hasArgv) {
+    throw new ValidationError("spec", "give exactly one of command (run by /bin/sh -c) or argv (executed directly)");
+  }
+  if (hasCommand && spec.command!.trim() === "") throw new ValidationError("spec.command", "must not be empty");
+  if (hasCommand && spec.command!.length > 65_536) throw new ValidationError("spec.command", "at most 64 KiB");
+  if (hasCommand) refuseNul("spec.command", spec.command!);
+  if (hasArgv) {
+    if (spec.argv!.length === 0 || spec.argv![0]!.trim() === "") {
+      throw new ValidationError("spec.argv", "must name the program to run as its first element");
+    }
+    if (spec.argv!.length > 1_024) throw new ValidationError("spec.argv", "at most 1024 arguments");
+    spec.argv!.forEach((a, i) => refuseNul(`spec.argv[${i}]`, a));
+  }
+  const env = spec.env ?? {};
+  const keys = Object.keys(env);
+  if (keys.length > 128) throw new ValidationError("spec.env", "at most 128 variables");
+  for (const k of keys) {
+    if (!ENV_KEY_RE.test(k)) throw new ValidationError("spec.env", `"${k}" is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)`);
+    if (k.startsWith("KAIROS_")) throw new ValidationError("spec.env", `"${k}": names starting with KAIROS_ are reserved`);
+    if (FORBIDDEN_ENV.has(k)) throw new ValidationError("spec.env", `"${k}" may not be set (it changes how every program of the run is loaded)`);
+    if (typeof env[k] !== "string") throw new ValidationError("spec.env", `value of "${k}" must be a string`);
+    refuseNul(`spec.env.${k}`, env[k]);
+  }
+  const pool = spec.pool ?? "default";
+  if (!POOL_RE.test(pool)) throw new ValidationError("spec.pool", "1–64 characters of letters, digits, '_', '.', '-'");
+  const network = spec.network ?? "NONE";
+  if (!NETWORK_ACCESS.includes(network)) throw new ValidationError("spec.network", `"${network}" is not one of ${NETWORK_ACCESS.join(", ")}`);
+  return {
+    kind: "COMMAND",
+    command: hasCommand ? spec.command! : null,
+    argv: hasArgv ? [...spec.argv!] : null,
+    env: { ...env },
+    timeoutMs: wrapSchedule(() => normalizeTimeout(spec.timeout ?? undefined), "spec"),
+    pool,
+    resources: resolveResources(spec.resources, network, pool, poolNodes),
+    network,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * What an attempt's end means for its run: the outcome RunService records (status, error text),
+ * from the process's result and what the node saw (cancel, OOM kill, disk cap). One place for the
+ * error texts users read in `run { error }`.
+ */
+import type { AttemptOutcome } from "../core/runs.js";
+import type { ResourceRequest, RunUsage } from "../store/types.js";
+import type { ProcessResult } from "./process.js";
+
+export interface EndCause {
+  cancelled: boolean;
+  /** The kernel's OOM killer ended a process of the run (its cgroup says so). */
+  oomKilled: boolean;
+  /** The supervisor killed it for writing more than its disk cap. */
+  diskFull: boolean;
+  resources: ResourceRequest;
+}
+
+export function toOutcome(r: ProcessResult, cause: EndCause, endedAt: number, usage: RunUsage | null): AttemptOutcome {
+  const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated, endedAt, usage };
+  if (cause.cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
+  if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
+  if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: `timed out after ${r.durationMs} ms` };
+  if (cause.diskFull) return { ...common, kind: "FAILED", error: `DISK_LIMIT: the run wrote more than its disk cap (diskMb ${cause.resources.diskMb}) in its working directory and /tmp, and was killed` };
+  if (r.exitCode === 0) return { ...common, kind: "SUCCEEDED", error: null };
+  if (cause.oomKilled) return { ...common, kind: "OOM_KILLED", error: `OOM_KILLED: the run went over its memory limit (memoryMb ${cause.resources.memoryMb}) and the kernel killed it` };
+  // 125 is the sandbox wrapper's own failure; 126/127 the shell's "cannot execute" / "not found".
+  const why =
+    r.exitCode === 127
+      ? "exit code 127: program or command not found"
+      : r.exitCode === 126
+        ? "exit code 126: program is not executable"
+        : r.exitCode === 125
+          ? "exit code 125: the run's sandbox could not be set up (or the program itself exited 125)"
+          : r.exitCode !== null
+            ? `exit code ${r.exitCode}`
+            : `killed by ${r.signal}`;
+  return { ...common, kind: "FAILED", error: why };
+}
+
+/** The result of an attempt whose program never started (spawn refused it, or its sandbox could not be set up). */
+export function notStarted(message: string, durationMs = 0): ProcessResult {
+  return { exitCode: null, signal: null, timedOut: false, aborted: false, abortReason: null, spawnError: message, outputTail: "", truncated: false, outputBytes: 0, durationMs };
+}
