@@ -34,10 +34,10 @@ import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Principal } from "../src/auth/tokens.js";
 import type { JobInput, JobService } from "../src/core/jobs.js";
-import { jobTimerId } from "../src/core/runs.js";
+import { jobTimerId } from "../src/domain/timers.js";
 import { shardOf } from "../src/scheduler/ports.js";
 import { newId, type Mongo } from "../src/store/mongo.js";
-import type { RunDoc } from "../src/store/types.js";
+import type { RunDoc } from "../src/domain/documents.js";
 import { buildKairos, Child, KairosCluster, processCpuMs, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
 import {
   extraRatioLines,

@@ -17,7 +17,7 @@ import { RunAbort } from "../src/executor/abort.js";
 import { runProcess } from "../src/executor/process.js";
 import { Sandbox, type SandboxMode } from "../src/executor/sandbox/sandbox.js";
 import { silentLogger } from "../src/log.js";
-import type { JobSpec } from "../src/store/types.js";
+import type { JobSpec } from "../src/domain/documents.js";
 import { fmtMs, ratio, summarize, type Summary } from "./lib/stats.js";
 
 export interface SandboxBenchResult {

@@ -12,7 +12,7 @@ import { startApiServer, type ApiServer } from "./api/server.js";
 import { startOpsServer } from "./api/ops.js";
 import { createRateLimits } from "./api/rate-limit.js";
 import { SampledGauge, registry } from "./metrics.js";
-import { OPEN_STATUSES } from "./scheduler/lifecycle.js";
+import { OPEN_STATUSES } from "./domain/lifecycle.js";
 import { TokenService } from "./auth/tokens.js";
 import { createAuth } from "./auth/index.js";
 import type { KairosConfig } from "./config.js";

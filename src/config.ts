@@ -6,9 +6,9 @@
 import { cpus, hostname } from "node:os";
 import { resolve } from "node:path";
 import { DEFAULT_RESOURCES, parseResourceSetting } from "./core/resources.js";
-import { ConfigError } from "./errors.js";
+import { ConfigError } from "./domain/errors.js";
 import { DEFAULT_EGRESS_DENY } from "./executor/sandbox/egress.js";
-import type { ResourceRequest } from "./store/types.js";
+import type { ResourceRequest } from "./domain/documents.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;

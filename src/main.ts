@@ -4,7 +4,7 @@
 import "reflect-metadata";
 import { startKairos } from "./app.js";
 import { ROLES, applyFlags, loadConfig, type Role } from "./config.js";
-import { ConfigError } from "./errors.js";
+import { ConfigError } from "./domain/errors.js";
 import { createLogger } from "./log.js";
 
 const USAGE = `Usage: kairos <command> [options]

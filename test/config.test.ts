@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { applyFlags, loadConfig } from "../src/config.js";
-import { ConfigError } from "../src/errors.js";
+import { ConfigError } from "../src/domain/errors.js";
 
 describe("configuration", () => {
   it("has embedded defaults in dev and flags override the environment", () => {

@@ -7,7 +7,7 @@
  */
 import type { ApolloServerPlugin } from "@apollo/server";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Response } from "express";
-import { RateLimitedError } from "../errors.js";
+import { RateLimitedError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 
 /** Extension fields of an error beyond its code. */

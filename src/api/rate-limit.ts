@@ -16,7 +16,7 @@
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { ApiGuardSettings, LoginLimitSettings, Rate } from "../config.js";
-import { RateLimitedError, retryAfterSeconds, UnauthenticatedError } from "../errors.js";
+import { RateLimitedError, retryAfterSeconds, UnauthenticatedError } from "../domain/errors.js";
 
 /** Where the counters live: Redis (shared by every instance) or, with `redis: null`, this process. */
 export interface LimiterStore {

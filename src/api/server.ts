@@ -18,7 +18,7 @@ import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Caller } from "../auth/index.js";
 import type { ApiGuardSettings } from "../config.js";
-import { RateLimitedError, UnauthenticatedError } from "../errors.js";
+import { RateLimitedError, UnauthenticatedError } from "../domain/errors.js";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
 import { toGraphQLError } from "../resolvers/errors.js";
 import { clientAddress } from "./client-address.js";

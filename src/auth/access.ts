@@ -4,7 +4,7 @@
  * one (NOT_FOUND, same message), so object ids of other tenants cannot be probed.
  */
 import type { Filter } from "mongodb";
-import { ForbiddenError, NotFoundError, NotYoursError } from "../errors.js";
+import { ForbiddenError, NotFoundError, NotYoursError } from "../domain/errors.js";
 import type { Principal } from "./tokens.js";
 
 /** Whether the caller may see a document owned by `ownerId`. */

@@ -6,7 +6,7 @@
  */
 import type { Clock } from "../scheduler/ports.js";
 import type { Mongo } from "../store/mongo.js";
-import type { UserDoc, UserRole } from "../store/types.js";
+import type { UserDoc, UserRole } from "../domain/documents.js";
 
 export interface Account {
   userId: string;

@@ -7,11 +7,11 @@
  * the server tell a key from a JWT without trying both.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { ConflictError, ValidationError } from "../errors.js";
+import { ConflictError, ValidationError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import type { Clock } from "../scheduler/ports.js";
 import { newId, type Mongo } from "../store/mongo.js";
-import type { ApiKeyDoc, ApiKeyScope } from "../store/types.js";
+import type { ApiKeyDoc, ApiKeyScope } from "../domain/documents.js";
 
 export const API_KEY_PREFIX = "kairos_";
 /** Keys a user may have that are neither revoked nor expired. */

@@ -5,7 +5,7 @@
  */
 import type { Filter } from "mongodb";
 import type { Mongo } from "../store/mongo.js";
-import type { ResourceRequest, RunDoc } from "../store/types.js";
+import type { ResourceRequest, RunDoc } from "../domain/documents.js";
 import { resourcesOf } from "./resources.js";
 
 export interface Allocation extends ResourceRequest {

@@ -8,7 +8,7 @@
  * a third less to serialise, send and parse on every status change.
  */
 import { Channels, type EventBus, type Unsubscribe } from "../scheduler/ports.js";
-import type { RunDoc } from "../store/types.js";
+import type { RunDoc } from "../domain/documents.js";
 
 const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
 

@@ -9,19 +9,17 @@
  * run (the entry written after the withdrawal looked for it), and the slot must still end with the
  * outcome judged under the job as it is now.
  */
+import { fireKey, WITHDRAWN_MARK } from "../domain/fire-keys.js";
 import { metrics } from "../metrics.js";
 import { InsertBatcher } from "../store/batch.js";
 import type { Mongo } from "../store/mongo.js";
-import type { FireDoc, FireOutcomeDoc, JobDoc } from "../store/types.js";
+import type { FireDoc, JobDoc } from "../domain/documents.js";
+import type { FireOutcome } from "../domain/statuses.js";
 
-export const fireKeyOf = (jobId: string, slotAt: number) => `${jobId}@${slotAt}`;
-
-/** What a withdrawn run's fireKey gets appended (it gives the slot's key up; see RunService.withdrawStaged). */
-export const WITHDRAWN_MARK = "#withdrawn:";
 
 export interface FireRecord {
   slotAt: number;
-  outcome: FireOutcomeDoc;
+  outcome: FireOutcome;
   runId?: string | null;
   latenessMs?: number | null;
   reason?: string | null;
@@ -58,7 +56,7 @@ export class FireLedger {
   async record(job: Pick<JobDoc, "_id" | "ownerId">, records: readonly FireRecord[], now: number): Promise<number> {
     if (records.length === 0) return 0;
     const docs: FireDoc[] = records.map((r) => ({
-      _id: fireKeyOf(job._id, r.slotAt) + (r.keySuffix ?? ""),
+      _id: fireKey(job._id, r.slotAt) + (r.keySuffix ?? ""),
       jobId: job._id,
       ownerId: job.ownerId,
       slotAt: new Date(r.slotAt),

@@ -13,11 +13,11 @@
  * deletes late (real MongoDB: once a minute).
  */
 import { createHash } from "node:crypto";
-import { ConflictError, ValidationError } from "../errors.js";
+import { ConflictError, ValidationError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import type { Clock } from "../scheduler/ports.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { IdempotencyDoc } from "../store/types.js";
+import type { IdempotencyDoc } from "../domain/documents.js";
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;

@@ -7,7 +7,7 @@
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
 import type { UpdateFilter } from "mongodb";
-import { ConflictError, NotFoundError, ValidationError } from "../errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import { shardOf, type Clock, type SharedState } from "../scheduler/ports.js";
 import {
@@ -25,14 +25,16 @@ import {
   type ScheduleInput,
 } from "../scheduler/timing/index.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { JobDoc, RunDoc } from "../store/types.js";
+import type { JobDoc, RunDoc } from "../domain/documents.js";
 import { validateSpec, wrapSchedule, type JobSpecInput, type PoolNode } from "./spec.js";
 import type { Principal } from "../auth/tokens.js";
 import { visible } from "../auth/access.js";
 import { FireLedger } from "./fires.js";
 import { IdempotencyService, type IdempotencyOptions } from "./idempotency.js";
-import { jobTimerId, RunService } from "./runs.js";
-import { RunStatus } from "../scheduler/lifecycle.js";
+import { RunService } from "./runs.js";
+import { jobTimerId } from "../domain/timers.js";
+import { manualFireKey } from "../domain/fire-keys.js";
+import { RunStatus } from "../domain/lifecycle.js";
 import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../scheduler/staging.js";
 
 
@@ -335,7 +337,7 @@ export class JobService {
     const { run, skipped } = await this.deps.runs.materialize(job, {
       scheduledFor: now,
       trigger: "MANUAL",
-      fireKey: `${jobId}@manual:${opId}`,
+      fireKey: manualFireKey(jobId, opId),
       reason: `triggered by ${caller.username}`,
     });
     if (!run) throw new ConflictError(`not triggered: ${skipped}`);

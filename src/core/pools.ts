@@ -3,10 +3,10 @@
  * QUEUED until one does; the API says so on the job (`warnings`, `health`) and `/metrics` counts
  * such runs (kairos_unserved_queued_runs). Node facts are read at most once per `cacheMs`.
  */
-import { RunStatus } from "../scheduler/lifecycle.js";
+import { RunStatus } from "../domain/lifecycle.js";
 import type { Clock } from "../scheduler/ports.js";
 import type { Mongo } from "../store/mongo.js";
-import type { JobDoc } from "../store/types.js";
+import type { JobDoc } from "../domain/documents.js";
 
 export class PoolCoverage {
   private cached: { at: number; served: Promise<Map<string, number>> } | null = null;

@@ -3,16 +3,17 @@
  * transition, checked against the lifecycle table, followed by a status event on the bus.
  */
 import type { Filter, UpdateFilter } from "mongodb";
-import { ConflictError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
-import { RunStatus, assertTransition, isTerminal, sourcesOf } from "../scheduler/lifecycle.js";
+import { RunStatus, assertTransition, isTerminal, sourcesOf } from "../domain/lifecycle.js";
 import { shardOf, type Clock, type ReadyEntry, type SharedState } from "../scheduler/ports.js";
 import { decideOverlap, retryDelay, shouldRetry } from "../scheduler/timing/index.js";
 import { InsertBatcher, UpdateBatcher } from "../store/batch.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc, RunUsage } from "../store/types.js";
+import type { JobDoc, RunDoc, RunTransition, RunTrigger, UserDoc, RunUsage } from "../domain/documents.js";
 import { CANCEL_CHANNEL, RunEvents, encodeRunPayload } from "./events.js";
-import { WITHDRAWN_MARK } from "./fires.js";
+import { fireKey, WITHDRAWN_MARK } from "../domain/fire-keys.js";
+import { jobTimerId, retryTimerId } from "../domain/timers.js";
 import { metrics } from "../metrics.js";
 
 /** Transitions kept per run document; older ones are dropped (the fire ledger and logs keep the rest). */
@@ -66,8 +67,6 @@ function observeTakenLatency(queued: RunDoc, startedAt: number): void {
   metrics.claimLatency.observe(Math.max(0, startedAt - ready) / 1000);
 }
 
-export const retryTimerId = (runId: string) => `r:${runId}`;
-export const jobTimerId = (jobId: string) => `j:${jobId}`;
 
 export interface AttemptOutcome {
   /** OOM_KILLED: the kernel killed the run for exceeding its memory limit (recorded as FAILED, retried per `retry.retryOnOomKill`). */
@@ -139,14 +138,14 @@ export class RunService {
       notBefore?: number;
     },
   ): Promise<{ run: RunDoc | null; created: boolean; skipped: string | null }> {
-    const fireKey = args.fireKey ?? `${job._id}@${args.scheduledFor}`;
+    const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
     const id = newId();
     let status: RunStatus = RunStatus.QUEUED;
     let replaced: string | null = null;
     const overlap = args.ignoreOverlap ? "ALLOW" : job.overlap;
     if (overlap !== "ALLOW") {
       // A replay of a fire that already has its run must not be judged against its own run.
-      const existing = await this.runs.findOne({ fireKey });
+      const existing = await this.runs.findOne({ fireKey: key });
       if (existing) return { run: existing, created: false, skipped: null };
       const slot = await this.takeOverlapSlot(job, id);
       if (slot.decision === "SKIP") return { run: null, created: false, skipped: slot.reason };
@@ -160,7 +159,7 @@ export class RunService {
       ownerId: job.ownerId,
       jobId: job._id,
       jobName: job.name,
-      fireKey,
+      fireKey: key,
       trigger: args.trigger,
       scheduledFor: new Date(args.scheduledFor),
       status,
@@ -193,7 +192,7 @@ export class RunService {
     } catch (e) {
       if (overlap !== "ALLOW") await this.releaseOverlapSlot(job._id, id);
       if (!isDuplicateKey(e)) throw e;
-      const existing = await this.runs.findOne({ fireKey });
+      const existing = await this.runs.findOne({ fireKey: key });
       if (!existing) throw e;
       return { run: existing, created: false, skipped: null };
     }

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors.js";
+import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import type { AccountCache } from "../auth/accounts.js";
 import type { ApiKeyService } from "../auth/api-keys.js";
@@ -6,7 +6,7 @@ import { checkPassword } from "../auth/password-policy.js";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/passwords.js";
 import type { Principal, TokenService } from "../auth/tokens.js";
 import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
-import type { UserDoc, UserRole } from "../store/types.js";
+import type { UserDoc, UserRole } from "../domain/documents.js";
 import type { Clock, SharedState } from "../scheduler/ports.js";
 import type { JobService, OwnerJobs } from "./jobs.js";
 

@@ -17,16 +17,16 @@
  * old attempt is still running.
  */
 import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
-import { coerceError } from "../errors.js";
+import { coerceError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import { CANCEL_CHANNEL, decodeRunPayload } from "../core/events.js";
 import { DEFAULT_RESOURCES, fitsWithin, resourcesOf } from "../core/resources.js";
 import type { RunService } from "../core/runs.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../scheduler/ports.js";
-import { RunStatus } from "../scheduler/lifecycle.js";
+import { RunStatus } from "../domain/lifecycle.js";
 import { Wakeup } from "../scheduler/wakeup.js";
 import { newId, type Mongo } from "../store/mongo.js";
-import type { NodeDoc, ResourceRequest, RunDoc, RunUsage } from "../store/types.js";
+import type { NodeDoc, ResourceRequest, RunDoc, RunUsage } from "../domain/documents.js";
 import { RunAbort } from "./abort.js";
 import { notStarted, toOutcome } from "./outcome.js";
 import { runProcess, type ProcessResult } from "./process.js";

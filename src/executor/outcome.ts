@@ -4,7 +4,7 @@
  * error texts users read in `run { error }`.
  */
 import type { AttemptOutcome } from "../core/runs.js";
-import type { ResourceRequest, RunUsage } from "../store/types.js";
+import type { ResourceRequest, RunUsage } from "../domain/documents.js";
 import type { ProcessResult } from "./process.js";
 
 export interface EndCause {

@@ -4,7 +4,7 @@ import { DeletedUserJobs, Role } from "../schema/enums.js";
 import { DeleteUserResult, LoginPayload, User } from "../schema/user.type.js";
 import { requireAdmin, requireSession, requireUser, type Context } from "./context.js";
 import { toUser } from "./mappers.js";
-import { NotFoundError } from "../errors.js";
+import { NotFoundError } from "../domain/errors.js";
 
 @Resolver()
 export class AuthResolver {

@@ -8,11 +8,11 @@ import type { PoolCoverage } from "../core/pools.js";
 import type { RunService } from "../core/runs.js";
 import type { UserService } from "../core/users.js";
 import { assertAdmin } from "../auth/access.js";
-import { ForbiddenError, UnauthenticatedError } from "../errors.js";
+import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import type { Clock, SharedState } from "../scheduler/ports.js";
 import type { Mongo } from "../store/mongo.js";
-import type { JobDoc, RunDoc, UserDoc } from "../store/types.js";
+import type { JobDoc, RunDoc, UserDoc } from "../domain/documents.js";
 
 /** Process-wide services the resolvers call; built once by the API role. */
 export interface Services extends AuthParts {

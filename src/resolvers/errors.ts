@@ -13,7 +13,7 @@ import {
   RateLimitedError,
   UnauthenticatedError,
   ValidationError,
-} from "../errors.js";
+} from "../domain/errors.js";
 import { ScheduleError } from "../scheduler/timing/index.js";
 import type { Context } from "./context.js";
 

@@ -1,11 +1,11 @@
 import type { Filter } from "mongodb";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { ForbiddenError, ValidationError } from "../errors.js";
+import { ForbiddenError, ValidationError } from "../domain/errors.js";
 import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs.js";
 import { ownerScope, visible } from "../auth/access.js";
-import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
+import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
 import { nextFires, parsePositiveDuration, type ScheduleInput as DomainScheduleInput } from "../scheduler/timing/index.js";
-import type { FireDoc, JobDoc, RunDoc } from "../store/types.js";
+import type { FireDoc, JobDoc, RunDoc } from "../domain/documents.js";
 import { JobStatus, RunStatus } from "../schema/enums.js";
 import { CreateJobInput, JobFilter, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
 import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, UpcomingFire } from "../schema/job.type.js";

@@ -1,10 +1,10 @@
 /** Document → GraphQL object mapping, in one place. */
 import { resourcesOf } from "../core/resources.js";
 import type { Filter } from "mongodb";
-import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
+import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
 import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
-import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../store/types.js";
+import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/documents.js";
 import type { Fire, Job } from "../schema/job.type.js";
 import type { Run } from "../schema/run.type.js";
 import type { ApiKey, User } from "../schema/user.type.js";

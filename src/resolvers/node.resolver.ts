@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from "type-graphql";
 import { allocatedOn, findAllocations } from "../core/allocations.js";
-import { NotFoundError } from "../errors.js";
+import { NotFoundError } from "../domain/errors.js";
 import { ExecutorNode } from "../schema/node.type.js";
 import { ResourceAllocationConnection, Resources } from "../schema/resources.type.js";
 import { canSee, requireUser, type Context } from "./context.js";

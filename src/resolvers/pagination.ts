@@ -1,4 +1,4 @@
-import { ValidationError } from "../errors.js";
+import { ValidationError } from "../domain/errors.js";
 
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;

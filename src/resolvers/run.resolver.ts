@@ -1,9 +1,9 @@
 import type { Filter } from "mongodb";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { SubscribeResolverData } from "type-graphql";
-import { RunStatus as DomainRunStatus } from "../scheduler/lifecycle.js";
+import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
-import type { RunDoc } from "../store/types.js";
+import type { RunDoc } from "../domain/documents.js";
 import { RunStatus } from "../schema/enums.js";
 import { Job } from "../schema/job.type.js";
 import { Run, RunConnection } from "../schema/run.type.js";

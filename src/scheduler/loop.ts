@@ -13,13 +13,14 @@
  * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
  */
 import type { Logger } from "../log.js";
-import { coerceError } from "../errors.js";
+import { coerceError } from "../domain/errors.js";
 import { FireLedger, type FireRecord } from "../core/fires.js";
-import { jobTimerId, retryTimerId, type RunService } from "../core/runs.js";
+import type { RunService } from "../core/runs.js";
+import { jobTimerId, retryTimerId } from "../domain/timers.js";
 import { UpdateBatcher } from "../store/batch.js";
 import type { Mongo } from "../store/mongo.js";
-import type { JobDoc } from "../store/types.js";
-import { RunStatus, isTerminal } from "./lifecycle.js";
+import type { JobDoc } from "../domain/documents.js";
+import { RunStatus, isTerminal } from "../domain/lifecycle.js";
 import {
   Channels,
   StaleEpochError,

@@ -10,18 +10,10 @@
  * - Mongo is the source of truth: everything behind these ports can be rebuilt from it.
  */
 
-/** Epoch milliseconds. */
-export type Millis = number;
+import type { Clock, Millis } from "../domain/time.js";
+import type { TimerId } from "../domain/timers.js";
 
-/** Reads the wall clock once; injected everywhere a component needs "now". */
-export type Clock = () => Millis;
-
-/**
- * Timer ids: `j:<jobId>` is a schedule's next fire, `r:<runId>` a retry or a delayed one-off run.
- * The shard of a timer is derived from the job id (see {@link shardOf}), so all timers of one job
- * live in one shard.
- */
-export type TimerId = string;
+export type { Clock, Millis, TimerId };
 
 export interface DueTimer {
   id: TimerId;

@@ -5,7 +5,7 @@
  * therefore armed that much before its next fire. Jobs with another overlap policy are decided at
  * the due instant, against the runs active then.
  */
-import type { JobDoc } from "../store/types.js";
+import type { JobDoc } from "../domain/documents.js";
 
 /** @see SchedulerOptions.stageAheadMs */
 export const DEFAULT_STAGE_AHEAD_MS = 10_000;

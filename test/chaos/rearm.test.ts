@@ -7,7 +7,7 @@
  * full reconcile (60 s later; slots up to 46 s late in the run).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobTimerId } from "../../src/core/runs.js";
+import { jobTimerId } from "../../src/domain/timers.js";
 import { shardOf } from "../../src/scheduler/ports.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { sleep, waitUntil } from "./harness.js";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodeRun, decodeRunEvents, decodeRunPayload, encodeRun, encodeRunPayload } from "../../src/core/events.js";
-import type { RunDoc } from "../../src/store/types.js";
+import type { RunDoc } from "../../src/domain/documents.js";
 import { queuedRunDoc } from "../helpers/runs.js";
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 6, 0, s));

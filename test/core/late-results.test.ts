@@ -8,7 +8,7 @@ import { RunService, type AttemptOutcome } from "../../src/core/runs.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
 import type { Mongo } from "../../src/store/mongo.js";
-import type { RunDoc } from "../../src/store/types.js";
+import type { RunDoc } from "../../src/domain/documents.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
 import { insertQueuedRuns } from "../helpers/runs.js";
 

@@ -14,8 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
-import { fireKeyOf } from "../../src/core/fires.js";
-import type { RunDoc } from "../../src/store/types.js";
+import { fireKey as fireKeyOf } from "../../src/domain/fire-keys.js";
+import type { RunDoc } from "../../src/domain/documents.js";
 import { useTestApp } from "../helpers/app.js";
 import { gqlOk, waitFor } from "../helpers/graphql.js";
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
-import type { RunDoc } from "../../src/store/types.js";
+import type { RunDoc } from "../../src/domain/documents.js";
 import { useTestApp } from "../helpers/app.js";
 import { waitFor } from "../helpers/graphql.js";
 

@@ -14,7 +14,7 @@ import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
 import { readyScore, type SharedState } from "../../src/scheduler/ports.js";
 import type { Mongo } from "../../src/store/mongo.js";
-import type { RunDoc } from "../../src/store/types.js";
+import type { RunDoc } from "../../src/domain/documents.js";
 import { waitFor } from "../helpers/graphql.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
 import { insertQueuedRuns } from "../helpers/runs.js";

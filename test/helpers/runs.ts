@@ -1,6 +1,6 @@
 /** Run documents for tests of RunService: QUEUED runs as the scheduler would leave them. */
 import { newId, type Mongo } from "../../src/store/mongo.js";
-import type { RunDoc } from "../../src/store/types.js";
+import type { RunDoc } from "../../src/domain/documents.js";
 
 /** A QUEUED run of `ownerId` (fencing token 3, no retries, `true` as its command) with `extra` over it. */
 export function queuedRunDoc(ownerId: string, extra: Partial<RunDoc> = {}): RunDoc {

@@ -11,14 +11,15 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { JobService } from "../../src/core/jobs.js";
-import { jobTimerId, RunService } from "../../src/core/runs.js";
+import { RunService } from "../../src/core/runs.js";
+import { jobTimerId } from "../../src/domain/timers.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { silentLogger } from "../../src/log.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
 import { shardOf, StaleEpochError, type SharedState } from "../../src/scheduler/ports.js";
 import { createRedisSharedState } from "../../src/scheduler/redis/index.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
-import type { JobDoc } from "../../src/store/types.js";
+import type { JobDoc } from "../../src/domain/documents.js";
 
 const SHARDS = 4;
 const LEASE_MS = 5_000;

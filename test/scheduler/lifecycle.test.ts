@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InvalidTransitionError } from "../../src/errors.js";
-import { RunStatus, TERMINAL_STATUSES, assertTransition, canTransition, sourcesOf } from "../../src/scheduler/lifecycle.js";
+import { InvalidTransitionError } from "../../src/domain/errors.js";
+import { RunStatus, TERMINAL_STATUSES, assertTransition, canTransition, sourcesOf } from "../../src/domain/lifecycle.js";
 
 describe("run lifecycle table", () => {
   it("allows the documented path and refuses the rest with both states named", () => {

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { ConfigError } from "../../src/errors.js";
+import { ConfigError } from "../../src/domain/errors.js";
 import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
 import { silentLogger } from "../../src/log.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";

@@ -21,10 +21,8 @@ import { nextLocalMatch, type CronSpec } from "./cron.js";
 import { DAY, HOUR, SECOND, type Millis } from "./duration.js";
 import { localWallText, MAX_INSTANT, segmentAt } from "./zones.js";
 
-/** What to do with a wall time that does not exist (spring forward). @default 'SHIFT' */
-export type DstGapPolicy = "SHIFT" | "SKIP";
-/** What to do with a wall time that happens twice (fall back). @default 'FIRST' */
-export type DstRepeatPolicy = "FIRST" | "LAST" | "BOTH";
+import type { DstGapPolicy, DstRepeatPolicy } from "../../domain/policies.js";
+export type { DstGapPolicy, DstRepeatPolicy };
 
 /**
  * Why a slot's instant is special:

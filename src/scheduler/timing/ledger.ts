@@ -9,16 +9,8 @@ import type { Millis } from "./duration.js";
 import type { MisfirePlan } from "./misfire.js";
 import { applyOverlap, decideOverlap, type OverlapDecision, type OverlapPolicy, type OverlapState } from "./overlap.js";
 
-/**
- * - `FIRED`: a run was created for the slot.
- * - `SKIPPED_OVERLAP`: the overlap policy (FORBID, or QUEUE_ONE with its place taken) refused it.
- * - `SKIPPED_PAUSED`: the slot came due while the job was paused.
- * - `MISSED`: the misfire policy did not run it (outside the catch-up window, collapsed by
- *   FIRE_ONCE, late under SKIP, over the FIRE_ALL cap).
- * - `DEDUPLICATED`: a run with this fireKey already exists (a replayed tick); nothing new was created.
- * - `SKIPPED_DST`: its wall time did not exist (spring forward) and the job says `dstGap: 'SKIP'`.
- */
-export type FireOutcome = "FIRED" | "SKIPPED_OVERLAP" | "SKIPPED_PAUSED" | "MISSED" | "DEDUPLICATED" | "SKIPPED_DST";
+import type { FireOutcome } from "../../domain/statuses.js";
+export type { FireOutcome };
 
 export interface LedgerEntry {
   /** Unique per job and slot: the fireKey for slots, a derived key for DST skips and summaries. */

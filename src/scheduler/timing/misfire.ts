@@ -21,13 +21,9 @@ import type { DstSkip, Slot } from "./dst.js";
 import { MINUTE, type Millis } from "./duration.js";
 import { dstSkipsBetween, nextSlot, slotsBetween, type Schedule } from "./schedule.js";
 
-/**
- * - `FIRE_ONCE`: one run, for the latest slot in the catch-up window; the others are MISSED. @default
- * - `FIRE_ALL`: a run for every slot in the window, oldest first, up to `maxCatchup`.
- * - `SKIP`: only a slot that is not late runs (the latest one); everything late is MISSED.
- */
-export type MisfirePolicy = "FIRE_ONCE" | "FIRE_ALL" | "SKIP";
-export const MISFIRE_POLICIES: readonly MisfirePolicy[] = ["FIRE_ONCE", "FIRE_ALL", "SKIP"];
+import { MisfirePolicy, valuesOf } from "../../domain/policies.js";
+export { MisfirePolicy };
+export const MISFIRE_POLICIES: readonly MisfirePolicy[] = valuesOf(MisfirePolicy);
 /** @default 'FIRE_ONCE' */
 export const DEFAULT_MISFIRE_POLICY: MisfirePolicy = "FIRE_ONCE";
 

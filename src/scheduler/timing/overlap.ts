@@ -4,15 +4,9 @@
  * active and pending counts).
  */
 
-/**
- * - `ALLOW`: start regardless; runs may overlap.
- * - `FORBID`: skip this fire while a run is active (recorded as SKIPPED_OVERLAP).
- * - `QUEUE_ONE`: keep at most one run waiting (PENDING) behind the active one; further fires
- *   while one waits are skipped.
- * - `REPLACE`: cancel the active (and any waiting) run and start this one.
- */
-export type OverlapPolicy = "ALLOW" | "FORBID" | "QUEUE_ONE" | "REPLACE";
-export const OVERLAP_POLICIES: readonly OverlapPolicy[] = ["ALLOW", "FORBID", "QUEUE_ONE", "REPLACE"];
+import { OverlapPolicy, valuesOf } from "../../domain/policies.js";
+export { OverlapPolicy };
+export const OVERLAP_POLICIES: readonly OverlapPolicy[] = valuesOf(OverlapPolicy);
 
 /**
  * - `START`: create the run QUEUED.

@@ -10,33 +10,8 @@
 import { DAY, HOUR, parsePositiveDuration, SECOND, type Millis } from "./duration.js";
 import { ScheduleError } from "./errors.js";
 
-export type Backoff = "FIXED" | "EXPONENTIAL";
-/**
- * - `NONE`: exactly the backoff delay.
- * - `FULL`: uniform in `[0, delay)`.
- * - `EQUAL`: uniform in `[delay/2, delay)`. @default
- */
-export type RetryJitter = "NONE" | "FULL" | "EQUAL";
-export type FailureReason = "FAILED" | "TIMED_OUT" | "LOST_EXECUTOR" | "OOM_KILLED";
-
-export interface RetryPolicy {
-  /** Attempts in total, the first included; 1 = no retry. 1–100. @default 1 */
-  maxAttempts: number;
-  /** @default 'EXPONENTIAL' */
-  backoff: Backoff;
-  /** Delay after the first failed attempt. @default 10 s */
-  initialMs: Millis;
-  /** EXPONENTIAL: each delay is the previous one times this. 1–10. @default 2 */
-  factor: number;
-  /** Cap on any delay, ≤ 24 h. @default max(1 h, initial) */
-  maxMs: Millis;
-  /** @default 'EQUAL' */
-  jitter: RetryJitter;
-  /** Exit codes that mean "do not retry" (e.g. a usage error). 0–255. @default [] */
-  nonRetryableExitCodes: number[];
-  /** Whether an attempt the kernel killed for exceeding its memory limit is retried. Absent (older jobs) = true. @default true */
-  retryOnOomKill?: boolean;
-}
+import type { Backoff, FailureReason, RetryJitter, RetryPolicy } from "../../domain/policies.js";
+export type { Backoff, FailureReason, RetryJitter, RetryPolicy };
 
 /** What users submit; durations as ISO-8601 strings. `null` = absent. */
 export interface RetryInput {

@@ -14,7 +14,8 @@ import { formatDuration, HOUR, humanDuration, parseDuration, parsePositiveDurati
 import { ScheduleError } from "./errors.js";
 import { canonicalTimeZone, formatLocal, MAX_INSTANT, MIN_INSTANT } from "./zones.js";
 
-export type ScheduleKind = "ONCE" | "INTERVAL" | "CRON";
+import type { Schedule, ScheduleKind } from "../../domain/policies.js";
+export type { Schedule, ScheduleKind };
 
 /** What a user submits. `null` means the same as absent (GraphQL sends nulls for unset fields). */
 export interface ScheduleInput {
@@ -43,38 +44,6 @@ export interface ScheduleInput {
   jitter?: string | null;
   /** Deterministic extra delay in `[0, spread)` derived from the job id (ISO-8601). @default 'PT0S' */
   spread?: string | null;
-}
-
-/**
- * The normalized schedule as stored in MongoDB: numbers for instants and lengths, strings for
- * the user's text. Produced only by {@link normalizeSchedule}; every other function trusts it.
- */
-export interface Schedule {
-  kind: ScheduleKind;
-  /** ONCE: the single slot. Otherwise null. */
-  atMs: Millis | null;
-  /** INTERVAL: the period in ms. Otherwise null. */
-  everyMs: Millis | null;
-  /** INTERVAL: the period as the user wrote it. Otherwise null. */
-  every: string | null;
-  /** CRON: the normalized expression (single spaces, upper-case names, lower-case macros). */
-  cron: string | null;
-  /** Canonical IANA zone name. @default 'UTC' */
-  timezone: string;
-  /** First instant a slot may have. INTERVAL: the anchor (slot k = startAt + k·everyMs). ONCE: atMs. */
-  startAt: Millis;
-  /** Last instant a slot may have (inclusive), or null. */
-  endAt: Millis | null;
-  /** Number of runs after which the schedule ends, or null. ONCE: always 1. */
-  maxFires: number | null;
-  /** @default 'SHIFT' */
-  dstGap: DstGapPolicy;
-  /** @default 'FIRST' */
-  dstRepeat: DstRepeatPolicy;
-  /** @default 0 */
-  jitterMs: Millis;
-  /** @default 0 */
-  spreadMs: Millis;
 }
 
 /** Jitter and spread are each capped at 1 h: longer delays are a different schedule, not noise. */

@@ -6,7 +6,7 @@
  *   PENDING → QUEUED → RUNNING → SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
  *                         ↘ RETRY_SCHEDULED → QUEUED …     ↘ DEAD (after the last attempt)
  */
-import { InvalidTransitionError } from "../errors.js";
+import { InvalidTransitionError } from "./errors.js";
 
 export const RunStatus = {
   /** Waiting: a DAG task on its parents, or a run held behind an active one (overlap QUEUE_ONE). */
@@ -47,8 +47,6 @@ const TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
 export const TERMINAL_STATUSES: readonly RunStatus[] = [S.SUCCEEDED, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.DEAD];
 /** Statuses of a run that is still going to do something. */
 export const OPEN_STATUSES: readonly RunStatus[] = [S.PENDING, S.QUEUED, S.RUNNING, S.RETRY_SCHEDULED];
-/** Statuses that occupy the job for the overlap policy. */
-export const ACTIVE_STATUSES: readonly RunStatus[] = [S.QUEUED, S.RUNNING, S.RETRY_SCHEDULED];
 
 export function canTransition(from: RunStatus, to: RunStatus): boolean {
   return TRANSITIONS[from].includes(to);

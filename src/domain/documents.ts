@@ -2,10 +2,12 @@
  * MongoDB document shapes (DESIGN.md §2). Ids are 24-hex-digit strings (ObjectId text) so they pass
  * through GraphQL, logs and Redis unchanged. Instants are BSON dates; durations are milliseconds.
  */
-import type { MisfirePolicy, OverlapPolicy, RetryPolicy, Schedule } from "../scheduler/timing/index.js";
-import type { RunStatus } from "../scheduler/lifecycle.js";
+import type { RunStatus } from "./lifecycle.js";
+import type { MisfirePolicy, OverlapPolicy, RetryPolicy, Schedule } from "./policies.js";
+import type { ApiKeyScope, FireOutcome, IsolationMode, JobStatus, NetworkAccess, NodeStatus, RunTrigger, SpecKind, UserRole } from "./statuses.js";
 
-export type UserRole = "ADMIN" | "USER";
+export type { ApiKeyScope, JobStatus, NetworkAccess, NodeStatus, RunTrigger, SpecKind, UserRole };
+
 
 export interface UserDoc {
   _id: string;
@@ -34,7 +36,6 @@ export interface UserDoc {
   updatedAt: Date;
 }
 
-export type ApiKeyScope = "READ_ONLY" | "READ_WRITE";
 
 /** A service account's credential. Only the SHA-256 of the key is stored; the key is shown once. */
 export interface ApiKeyDoc {
@@ -76,7 +77,6 @@ export interface IdempotencyDoc {
   expiresAt: Date;
 }
 
-export type SpecKind = "COMMAND";
 
 /** What an attempt may use; enforced by the executor's sandbox (cgroup, rlimits, disk cap). */
 export interface ResourceRequest {
@@ -89,8 +89,6 @@ export interface ResourceRequest {
   diskMb: number;
 }
 
-/** NONE: no network at all (a namespace with only loopback). EGRESS: a route out, never to the node itself. */
-export type NetworkAccess = "NONE" | "EGRESS";
 
 /** What a job runs. `command` goes to `/bin/sh -c`; `argv` is executed directly (no shell). */
 export interface JobSpec {
@@ -106,7 +104,6 @@ export interface JobSpec {
   network?: NetworkAccess;
 }
 
-export type JobStatus = "ACTIVE" | "PAUSED" | "COMPLETED";
 
 export interface JobDoc {
   _id: string;
@@ -152,7 +149,6 @@ export interface JobDoc {
   updatedAt: Date;
 }
 
-export type RunTrigger = "SCHEDULE" | "MANUAL" | "RETRY" | "BACKFILL";
 
 export interface RunTransition {
   status: RunStatus;
@@ -225,13 +221,6 @@ export interface RunUsage {
   cpuSeconds: number | null;
 }
 
-export type FireOutcomeDoc =
-  | "FIRED"
-  | "SKIPPED_OVERLAP"
-  | "SKIPPED_PAUSED"
-  | "MISSED"
-  | "DEDUPLICATED"
-  | "SKIPPED_DST";
 
 /** The fire ledger: exactly one outcome per slot of a schedule (`_id` = fireKey). */
 export interface FireDoc {
@@ -239,7 +228,7 @@ export interface FireDoc {
   jobId: string;
   ownerId: string;
   slotAt: Date;
-  outcome: FireOutcomeDoc;
+  outcome: FireOutcome;
   runId: string | null;
   /** How late the slot was handled (ms after its nominal instant). */
   latenessMs: number | null;
@@ -250,7 +239,7 @@ export interface FireDoc {
 /** How a node runs jobs: what it enforces, said at start and shown in `nodes { isolation }`. */
 export interface NodeIsolation {
   /** BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user; NONE: plain processes. */
-  mode: "BUBBLEWRAP" | "NONE";
+  mode: IsolationMode;
   /** The limits and protections this node enforces, e.g. "namespaces", "cgroup:memory", "rlimit:fsize". */
   enforced: string[];
   /** Network modes a job may ask for on this node. */
@@ -259,7 +248,6 @@ export interface NodeIsolation {
   notes: string[];
 }
 
-export type NodeStatus = "ONLINE" | "DRAINING" | "OFFLINE" | "DEAD";
 
 export interface NodeDoc {
   _id: string;

@@ -1,0 +1,13 @@
+/**
+ * The domain: the shapes of the stored documents, the states and policies as `as const` objects,
+ * the run lifecycle table, timer ids, fire keys and the domain errors. It imports nothing of the
+ * product; every other folder may import it.
+ */
+export * from "./documents.js";
+export * from "./errors.js";
+export * from "./fire-keys.js";
+export * from "./lifecycle.js";
+export * from "./policies.js";
+export * from "./statuses.js";
+export * from "./time.js";
+export * from "./timers.js";
