@@ -1,43 +1,66 @@
+/**
+ * The GraphQL enums ARE the domain's `as const` objects (src/domain/statuses.ts, policies.ts,
+ * lifecycle.ts): each is registered here with its GraphQL name and descriptions, and re-exported
+ * under that name for the schema classes. No value list is written here, except the one value
+ * only the API reports (RunStatus.CANCELLING).
+ *
+ * type-graphql reads such an object with `Object.keys` (keys that are not numbers) and keys its
+ * enum registry by the object's identity, so each domain object is registered exactly once.
+ */
 import { registerEnumType } from "type-graphql";
+import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
+import {
+  Backoff,
+  DstGapPolicy,
+  DstRepeatPolicy,
+  MisfirePolicy,
+  OverlapPolicy,
+  RetryJitter,
+  ScheduleKind,
+} from "../domain/policies.js";
+import {
+  ApiKeyScope,
+  DeletedUserJobs,
+  FireOutcome,
+  IsolationMode,
+  JobStatus,
+  NetworkAccess,
+  NodeStatus,
+  RunTrigger,
+  SpecKind,
+  UserRole,
+} from "../domain/statuses.js";
 
-// GraphQL enums mirror the domain's string unions; the values are the same strings.
-export enum Role { ADMIN = "ADMIN", USER = "USER" }
-export enum ScheduleKind { ONCE = "ONCE", INTERVAL = "INTERVAL", CRON = "CRON" }
-export enum DstGapPolicy { SHIFT = "SHIFT", SKIP = "SKIP" }
-export enum DstRepeatPolicy { FIRST = "FIRST", LAST = "LAST", BOTH = "BOTH" }
-export enum OverlapPolicy { ALLOW = "ALLOW", FORBID = "FORBID", QUEUE_ONE = "QUEUE_ONE", REPLACE = "REPLACE" }
-export enum MisfirePolicy { FIRE_ONCE = "FIRE_ONCE", FIRE_ALL = "FIRE_ALL", SKIP = "SKIP" }
-export enum BackoffKind { FIXED = "FIXED", EXPONENTIAL = "EXPONENTIAL" }
-export enum RetryJitter { NONE = "NONE", FULL = "FULL", EQUAL = "EQUAL" }
-export enum SpecKind { COMMAND = "COMMAND" }
-export enum JobStatus { ACTIVE = "ACTIVE", PAUSED = "PAUSED", COMPLETED = "COMPLETED" }
-export enum RunStatus {
-  PENDING = "PENDING",
-  QUEUED = "QUEUED",
-  RUNNING = "RUNNING",
-  SUCCEEDED = "SUCCEEDED",
-  FAILED = "FAILED",
-  TIMED_OUT = "TIMED_OUT",
-  CANCELLED = "CANCELLED",
-  RETRY_SCHEDULED = "RETRY_SCHEDULED",
-  DEAD = "DEAD",
-  /** Reported only (stored as RUNNING with cancelRequested): see the enum's description. */
-  CANCELLING = "CANCELLING",
-}
-export enum ApiKeyScope { READ_ONLY = "READ_ONLY", READ_WRITE = "READ_WRITE" }
-export enum DeletedUserJobs { KEEP = "KEEP", DELETE = "DELETE" }
-export enum RunTrigger { SCHEDULE = "SCHEDULE", MANUAL = "MANUAL", RETRY = "RETRY", BACKFILL = "BACKFILL" }
-export enum FireOutcome {
-  FIRED = "FIRED",
-  SKIPPED_OVERLAP = "SKIPPED_OVERLAP",
-  SKIPPED_PAUSED = "SKIPPED_PAUSED",
-  MISSED = "MISSED",
-  DEDUPLICATED = "DEDUPLICATED",
-  SKIPPED_DST = "SKIPPED_DST",
-}
-export enum NodeStatus { ONLINE = "ONLINE", DRAINING = "DRAINING", OFFLINE = "OFFLINE", DEAD = "DEAD" }
+/**
+ * The run statuses clients see: the stored ones plus CANCELLING, which is reported for a RUNNING
+ * run whose cancellation was asked for (stored as RUNNING with cancelRequested: true).
+ */
+export const ReportedRunStatus = { ...DomainRunStatus, CANCELLING: "CANCELLING" } as const;
+export type ReportedRunStatus = (typeof ReportedRunStatus)[keyof typeof ReportedRunStatus];
 
-registerEnumType(Role, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
+// The schema's names for them (the GraphQL names where they differ from the domain's).
+export {
+  UserRole as Role,
+  ScheduleKind,
+  DstGapPolicy,
+  DstRepeatPolicy,
+  OverlapPolicy,
+  MisfirePolicy,
+  Backoff as BackoffKind,
+  RetryJitter,
+  SpecKind,
+  JobStatus,
+  ReportedRunStatus as RunStatus,
+  ApiKeyScope,
+  DeletedUserJobs,
+  RunTrigger,
+  FireOutcome,
+  NodeStatus,
+  NetworkAccess,
+  IsolationMode,
+};
+
+registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
 registerEnumType(ScheduleKind, { name: "ScheduleKind" });
 registerEnumType(DstGapPolicy, {
   name: "DstGapPolicy",
@@ -75,11 +98,11 @@ registerEnumType(MisfirePolicy, {
     SKIP: { description: "Run none of them; continue with the next fire." },
   },
 });
-registerEnumType(BackoffKind, { name: "BackoffKind" });
+registerEnumType(Backoff, { name: "BackoffKind" });
 registerEnumType(RetryJitter, { name: "RetryJitter" });
 registerEnumType(SpecKind, { name: "SpecKind", description: "What a job runs. Scripts, binaries and HTTP calls come later." });
 registerEnumType(JobStatus, { name: "JobStatus" });
-registerEnumType(RunStatus, {
+registerEnumType(ReportedRunStatus, {
   name: "RunStatus",
   valuesConfig: {
     CANCELLING: {
@@ -107,15 +130,6 @@ registerEnumType(DeletedUserJobs, {
 registerEnumType(RunTrigger, { name: "RunTrigger" });
 registerEnumType(FireOutcome, { name: "FireOutcome", description: "The one recorded outcome of a schedule slot." });
 registerEnumType(NodeStatus, { name: "NodeStatus" });
-
-export enum NetworkAccess {
-  NONE = "NONE",
-  EGRESS = "EGRESS",
-}
-export enum IsolationMode {
-  BUBBLEWRAP = "BUBBLEWRAP",
-  NONE = "NONE",
-}
 registerEnumType(NetworkAccess, {
   name: "NetworkAccess",
   description: "NONE: no network (only the run's own loopback). EGRESS: a route out that never reaches the node itself.",
