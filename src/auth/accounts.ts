@@ -6,6 +6,7 @@
  */
 import type { Clock } from "../scheduler/ports.js";
 import type { Mongo } from "../store/mongo.js";
+import { findAccountFacts } from "../store/users/accounts.js";
 import type { UserDoc, UserRole } from "../domain/documents.js";
 
 export interface Account {
@@ -35,9 +36,7 @@ export class AccountCache {
     const now = this.deps.clock();
     const hit = this.entries.get(userId);
     if (hit && now - hit.at < (this.deps.ttlMs ?? DEFAULT_ACCOUNT_CACHE_MS)) return hit.account;
-    const account = this.deps.mongo.c.users
-      .findOne({ _id: userId }, { projection: { passwordHash: 0, runSlots: 0 } })
-      .then((u) => (u ? toAccount(u as UserDoc) : null));
+    const account = findAccountFacts(this.deps.mongo, userId).then((u) => (u ? toAccount(u) : null));
     // A failed read is not cached: the next request asks again.
     account.catch(() => this.entries.delete(userId));
     if (this.entries.size > 100_000) this.entries.clear();

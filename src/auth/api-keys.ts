@@ -11,6 +11,18 @@ import { ConflictError, ValidationError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import type { Clock } from "../scheduler/ports.js";
 import { newId, type Mongo } from "../store/mongo.js";
+import {
+  countActiveKeys,
+  deleteOwnerKeys,
+  findKey,
+  findKeyByHash,
+  findKeyWithoutHash,
+  findOwnerKeyHashes,
+  insertKey,
+  listKeys,
+  recordKeyUse,
+  revokeKey,
+} from "../store/api-keys/keys.js";
 import type { ApiKeyDoc, ApiKeyScope } from "../domain/documents.js";
 
 export const API_KEY_PREFIX = "kairos_";
@@ -35,10 +47,6 @@ export class ApiKeyService {
 
   constructor(private readonly deps: { mongo: Mongo; clock: Clock; log: Logger; cacheMs: number }) {}
 
-  private get keys() {
-    return this.deps.mongo.c.apiKeys;
-  }
-
   /** Makes a key for `ownerId`. The returned `key` is the only time the secret exists outside the caller. */
   async create(ownerId: string, createdBy: string, input: NewApiKey): Promise<{ key: string; doc: ApiKeyDoc }> {
     const name = input.name.trim();
@@ -47,7 +55,7 @@ export class ApiKeyService {
     if (input.expiresAt && input.expiresAt.getTime() <= now) {
       throw new ValidationError("expiresAt", `${input.expiresAt.toISOString()} is not in the future`);
     }
-    const active = await this.keys.countDocuments({ ownerId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date(now) } }] });
+    const active = await countActiveKeys(this.deps.mongo, ownerId, new Date(now));
     if (active >= MAX_ACTIVE_KEYS) throw new ConflictError(`at most ${MAX_ACTIVE_KEYS} active API keys per user; revoke one first (revokeApiKey)`);
     const key = API_KEY_PREFIX + randomBytes(32).toString("base64url");
     const doc: ApiKeyDoc = {
@@ -63,36 +71,32 @@ export class ApiKeyService {
       createdBy,
       createdAt: new Date(now),
     };
-    await this.keys.insertOne(doc);
+    await insertKey(this.deps.mongo, doc);
     this.deps.log.info({ keyId: doc._id, ownerId, createdBy, scope: doc.scope }, "API key created");
     return { key, doc };
   }
 
   /** Keys of one owner (or of everyone with null), newest first; revoked ones included. */
   async list(ownerId: string | null): Promise<ApiKeyDoc[]> {
-    return this.keys
-      .find(ownerId === null ? {} : { ownerId }, { projection: { hash: 0 } })
-      .sort({ createdAt: -1, _id: -1 })
-      .limit(1_000)
-      .toArray();
+    return listKeys(this.deps.mongo, ownerId);
   }
 
   async get(id: string): Promise<ApiKeyDoc | null> {
-    return this.keys.findOne({ _id: id }, { projection: { hash: 0 } });
+    return findKeyWithoutHash(this.deps.mongo, id);
   }
 
   /** Revokes a key (idempotent: a revoked key keeps its first revocation time). */
   async revoke(id: string): Promise<ApiKeyDoc | null> {
-    await this.keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: new Date(this.deps.clock()) } });
-    const doc = await this.keys.findOne({ _id: id });
+    await revokeKey(this.deps.mongo, id, new Date(this.deps.clock()));
+    const doc = await findKey(this.deps.mongo, id);
     if (doc) this.cache.delete(doc.hash);
     return doc;
   }
 
   async deleteOwner(ownerId: string): Promise<number> {
-    const docs = await this.keys.find({ ownerId }, { projection: { hash: 1 } }).toArray();
+    const docs = await findOwnerKeyHashes(this.deps.mongo, ownerId);
     for (const d of docs) this.cache.delete(d.hash);
-    return (await this.keys.deleteMany({ ownerId })).deletedCount;
+    return deleteOwnerKeys(this.deps.mongo, ownerId);
   }
 
   /** The stored key with this hash (of a presented key), or null; cached `cacheMs` per key. */
@@ -100,7 +104,7 @@ export class ApiKeyService {
     const now = this.deps.clock();
     const hit = this.cache.get(hash);
     if (hit && now - hit.at < this.deps.cacheMs) return hit.doc;
-    const doc = this.keys.findOne({ hash });
+    const doc = findKeyByHash(this.deps.mongo, hash);
     doc.catch(() => this.cache.delete(hash));
     if (this.cache.size > 100_000) this.cache.clear();
     this.cache.set(hash, { at: now, doc });
@@ -115,11 +119,7 @@ export class ApiKeyService {
     this.touched.set(doc._id, now);
     if (this.touched.size > 100_000) this.touched.clear();
     // Conditional, so N API instances write it at most N times a minute, usually once.
-    this.keys
-      .updateOne(
-        { _id: doc._id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: new Date(now - LAST_USED_EVERY_MS) } }] },
-        { $set: { lastUsedAt: new Date(now) } },
-      )
+    recordKeyUse(this.deps.mongo, doc._id, new Date(now), new Date(now - LAST_USED_EVERY_MS))
       .catch((e: unknown) => this.deps.log.warn({ err: e, keyId: doc._id }, "could not record API key use"));
   }
 }

@@ -16,7 +16,15 @@ import { createHash } from "node:crypto";
 import { ConflictError, ValidationError } from "../domain/errors.js";
 import type { Logger } from "../log.js";
 import type { Clock } from "../scheduler/ports.js";
-import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
+import { newId, type Mongo } from "../store/mongo.js";
+import {
+  completeRecord,
+  deleteExpiredRecord,
+  deletePendingRecord,
+  findRecord,
+  insertRecord,
+  takeOverRecord,
+} from "../store/idempotency/records.js";
 import type { IdempotencyDoc } from "../domain/documents.js";
 
 /** How long a key is remembered. */
@@ -51,10 +59,6 @@ export class IdempotencyService {
     private readonly opts: IdempotencyOptions = {},
   ) {}
 
-  private get records() {
-    return this.deps.mongo.c.idempotency;
-  }
-
   async once<R>(ownerId: string, key: string, op: IdempotentOperation<R>): Promise<R> {
     if (!KEY_RE.test(key)) throw new ValidationError("idempotencyKey", "must be 1–255 printable ASCII characters without spaces (a UUID works well)");
     const fingerprint = fingerprintOf(op.operation, op.input);
@@ -74,11 +78,11 @@ export class IdempotencyService {
         createdAt: new Date(now),
         expiresAt: new Date(now + IDEMPOTENCY_WINDOW_MS),
       };
-      if (await this.insert(record)) return this.execute(record, op);
-      const first = await this.records.findOne({ ownerId, key });
+      if (await insertRecord(this.deps.mongo, record)) return this.execute(record, op);
+      const first = await findRecord(this.deps.mongo, ownerId, key);
       if (!first) continue; // the first request failed (or its record expired) meanwhile: try again
       if (first.expiresAt.getTime() <= now) {
-        await this.records.deleteOne({ _id: first._id, expiresAt: { $lte: new Date(now) } });
+        await deleteExpiredRecord(this.deps.mongo, first._id, new Date(now));
         continue;
       }
       if (first.operation !== op.operation || first.fingerprint !== fingerprint) {
@@ -90,11 +94,7 @@ export class IdempotencyService {
       if (first.state === "DONE") return op.load(first.result ?? {});
       if (first.leaseUntil.getTime() <= now) {
         // The first request's process died before it finished: take the operation over, with its id.
-        const taken = await this.records.findOneAndUpdate(
-          { _id: first._id, state: "PENDING", leaseUntil: first.leaseUntil },
-          { $set: { leaseUntil: new Date(now + leaseMs) } },
-          { returnDocument: "after" },
-        );
+        const taken = await takeOverRecord(this.deps.mongo, first._id, first.leaseUntil, new Date(now + leaseMs));
         if (taken) {
           this.deps.log.info({ ownerId, operation: op.operation, opId: taken._id }, "taking over an idempotent request whose first attempt did not finish");
           return this.execute(taken, op);
@@ -108,27 +108,16 @@ export class IdempotencyService {
     }
   }
 
-  /** True when this request is the first with its key; false when a record for the key exists. */
-  private async insert(record: IdempotencyDoc): Promise<boolean> {
-    try {
-      await this.records.insertOne(record);
-      return true;
-    } catch (e) {
-      if (isDuplicateKey(e)) return false;
-      throw e;
-    }
-  }
-
   private async execute<R>(record: IdempotencyDoc, op: IdempotentOperation<R>): Promise<R> {
     let result: R;
     try {
       result = await op.run(record._id);
     } catch (e) {
       // Nothing was made (or what was made is refused as a duplicate next time): free the key.
-      await this.records.deleteOne({ _id: record._id, state: "PENDING" }).catch(() => undefined);
+      await deletePendingRecord(this.deps.mongo, record._id).catch(() => undefined);
       throw e;
     }
-    await this.records.updateOne({ _id: record._id }, { $set: { state: "DONE", result: op.save(result) } });
+    await completeRecord(this.deps.mongo, record._id, op.save(result));
     return result;
   }
 }

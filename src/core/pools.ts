@@ -3,9 +3,10 @@
  * QUEUED until one does; the API says so on the job (`warnings`, `health`) and `/metrics` counts
  * such runs (kairos_unserved_queued_runs). Node facts are read at most once per `cacheMs`.
  */
-import { RunStatus } from "../domain/lifecycle.js";
 import type { Clock } from "../scheduler/ports.js";
 import type { Mongo } from "../store/mongo.js";
+import { findOnlineNodePools } from "../store/nodes/pools.js";
+import { countQueuedInPool, findQueuedPools } from "../store/runs/pools.js";
 import type { JobDoc } from "../domain/documents.js";
 
 export class PoolCoverage {
@@ -17,14 +18,11 @@ export class PoolCoverage {
   served(): Promise<Map<string, number>> {
     const now = this.deps.clock();
     if (this.cached && now - this.cached.at < (this.deps.cacheMs ?? 2_000)) return this.cached.served;
-    const served = this.deps.mongo.c.nodes
-      .find({ status: "ONLINE" }, { projection: { pools: 1 } })
-      .toArray()
-      .then((nodes) => {
-        const m = new Map<string, number>();
-        for (const n of nodes) for (const p of n.pools) m.set(p, (m.get(p) ?? 0) + 1);
-        return m;
-      });
+    const served = findOnlineNodePools(this.deps.mongo).then((nodes) => {
+      const m = new Map<string, number>();
+      for (const n of nodes) for (const p of n.pools) m.set(p, (m.get(p) ?? 0) + 1);
+      return m;
+    });
     served.catch(() => (this.cached = null));
     this.cached = { at: now, served };
     return served;
@@ -44,8 +42,8 @@ export class PoolCoverage {
   /** QUEUED runs per pool that no online executor serves (for the metrics gauge). */
   async unservedQueued(): Promise<Array<[string, number]>> {
     const served = await this.served();
-    const pools = (await this.deps.mongo.c.runs.distinct("pool", { status: RunStatus.QUEUED })) as string[];
+    const pools = await findQueuedPools(this.deps.mongo);
     const unserved = pools.filter((p) => !served.has(p));
-    return Promise.all(unserved.map(async (p) => [p, await this.deps.mongo.c.runs.countDocuments({ status: RunStatus.QUEUED, pool: p })] as [string, number]));
+    return Promise.all(unserved.map(async (p) => [p, await countQueuedInPool(this.deps.mongo, p)] as [string, number]));
   }
 }

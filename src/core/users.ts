@@ -5,7 +5,22 @@ import type { ApiKeyService } from "../auth/api-keys.js";
 import { checkPassword } from "../auth/password-policy.js";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/passwords.js";
 import type { Principal, TokenService } from "../auth/tokens.js";
-import { isDuplicateKey, newId, type Mongo } from "../store/mongo.js";
+import { newId, type Mongo } from "../store/mongo.js";
+import { deleteOwnerRecords } from "../store/idempotency/records.js";
+import {
+  bumpTokenVersion,
+  deleteUser,
+  findUser,
+  findUserByName,
+  findUsersByIds,
+  insertUser,
+  listLiveUsers,
+  markUserDeleted,
+  replacePassword,
+  resetAdminPassword,
+  setUserConcurrencyLimit,
+  setUserDisabled,
+} from "../store/users/accounts.js";
 import type { UserDoc, UserRole } from "../domain/documents.js";
 import type { Clock, SharedState } from "../scheduler/ports.js";
 import type { JobService, OwnerJobs } from "./jobs.js";
@@ -43,12 +58,8 @@ let dummyHash: Promise<string> | null = null;
 export class UserService {
   constructor(private readonly deps: UserServiceDeps) {}
 
-  private get users() {
-    return this.deps.mongo.c.users;
-  }
-
   async login(username: string, password: string): Promise<{ token: string; expiresAt: Date; user: UserDoc }> {
-    const found = await this.users.findOne({ username });
+    const found = await findUserByName(this.deps.mongo, username);
     const user = found?.deletedAt ? null : found;
     dummyHash ??= hashPassword(generatePassword());
     const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
@@ -71,11 +82,7 @@ export class UserService {
     if (!(await verifyPassword(current, user.passwordHash))) throw new ValidationError("currentPassword", "is not your current password");
     checkPassword(next, user.username, "newPassword");
     if (next === current) throw new ValidationError("newPassword", "must differ from the current password");
-    const updated = await this.users.findOneAndUpdate(
-      { _id: user._id, passwordHash: user.passwordHash },
-      { $set: { passwordHash: await hashPassword(next), updatedAt: new Date(this.deps.clock()) }, $inc: { tokenVersion: 1 } },
-      { returnDocument: "after" },
-    );
+    const updated = await replacePassword(this.deps.mongo, user._id, user.passwordHash, await hashPassword(next), new Date(this.deps.clock()));
     if (!updated) throw new ConflictError("the password was changed meanwhile; log in again");
     this.changed(user._id, "password changed; earlier tokens revoked");
     return { ...this.issue(updated), user: updated };
@@ -83,11 +90,7 @@ export class UserService {
 
   /** Revokes every token of the user issued so far (API keys are revoked one by one with revokeApiKey). */
   async revokeTokens(userId: string): Promise<UserDoc> {
-    const user = await this.users.findOneAndUpdate(
-      { _id: userId, deletedAt: null },
-      { $inc: { tokenVersion: 1 }, $set: { updatedAt: new Date(this.deps.clock()) } },
-      { returnDocument: "after" },
-    );
+    const user = await bumpTokenVersion(this.deps.mongo, userId, new Date(this.deps.clock()));
     if (!user) throw new NotFoundError("user", userId);
     this.changed(userId, "tokens revoked");
     return user;
@@ -100,11 +103,7 @@ export class UserService {
    */
   async setDisabled(caller: Principal, userId: string, disabled: boolean): Promise<UserDoc> {
     if (disabled && userId === caller.userId) throw new ConflictError("you cannot disable yourself; ask another administrator");
-    const user = await this.users.findOneAndUpdate(
-      { _id: userId, deletedAt: null },
-      { $set: { disabled, updatedAt: new Date(this.deps.clock()) } },
-      { returnDocument: "after" },
-    );
+    const user = await setUserDisabled(this.deps.mongo, userId, disabled, new Date(this.deps.clock()));
     if (!user) throw new NotFoundError("user", userId);
     this.changed(userId, disabled ? "user disabled" : "user enabled");
     return user;
@@ -120,22 +119,22 @@ export class UserService {
   async delete(caller: Principal, userId: string, jobs: OwnerJobs): Promise<DeletedUser> {
     if (userId === caller.userId) throw new ConflictError("you cannot delete yourself; ask another administrator");
     const now = new Date(this.deps.clock());
-    const marked = await this.users.findOneAndUpdate({ _id: userId }, { $set: { deletedAt: now, updatedAt: now } }, { returnDocument: "before" });
+    const marked = await markUserDeleted(this.deps.mongo, userId, now);
     if (!marked) throw new NotFoundError("user", userId);
     if (marked.deletedAt) this.deps.log.info({ userId }, "resuming an unfinished user deletion");
     this.changed(userId, "user deleted");
     const stopped = this.deps.jobs ? await this.deps.jobs.retireOwner(userId, jobs) : { kept: 0, deleted: 0, runsCancelled: 0 };
     const apiKeysDeleted = (await this.deps.apiKeys?.deleteOwner(userId)) ?? 0;
-    await this.deps.mongo.c.idempotency.deleteMany({ ownerId: userId });
+    await deleteOwnerRecords(this.deps.mongo, userId);
     await this.deps.state?.ready.markLimited(userId, false);
-    await this.users.deleteOne({ _id: userId });
+    await deleteUser(this.deps.mongo, userId);
     this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted }, "user deleted");
     return { userId, jobsKept: stopped.kept, jobsDeleted: stopped.deleted, runsCancelled: stopped.runsCancelled, apiKeysDeleted };
   }
 
   /** A user that exists and is not being deleted. */
   async live(userId: string): Promise<UserDoc> {
-    const user = await this.users.findOne({ _id: userId });
+    const user = await findUser(this.deps.mongo, userId);
     if (!user || user.deletedAt) throw new NotFoundError("user", userId);
     return user;
   }
@@ -163,12 +162,7 @@ export class UserService {
       createdAt: now,
       updatedAt: now,
     };
-    try {
-      await this.users.insertOne(doc);
-    } catch (e) {
-      if (isDuplicateKey(e)) throw new ConflictError(`a user named ${username} already exists`);
-      throw e;
-    }
+    if (!(await insertUser(this.deps.mongo, doc))) throw new ConflictError(`a user named ${username} already exists`);
     if (maxConcurrentRuns !== null) await this.deps.state?.ready.markLimited(doc._id, true);
     return doc;
   }
@@ -181,22 +175,18 @@ export class UserService {
    */
   async setConcurrencyLimit(userId: string, maxConcurrentRuns: number | null): Promise<UserDoc> {
     checkConcurrencyLimit(maxConcurrentRuns);
-    const user = await this.users.findOneAndUpdate(
-      { _id: userId },
-      { $set: { maxConcurrentRuns, updatedAt: new Date(this.deps.clock()) } },
-      { returnDocument: "after" },
-    );
+    const user = await setUserConcurrencyLimit(this.deps.mongo, userId, maxConcurrentRuns, new Date(this.deps.clock()));
     if (!user) throw new NotFoundError("user", userId);
     await this.deps.state?.ready.markLimited(userId, maxConcurrentRuns !== null);
     return user;
   }
 
   async list(): Promise<UserDoc[]> {
-    return this.users.find({ deletedAt: null }, { sort: { username: 1 } }).toArray();
+    return listLiveUsers(this.deps.mongo);
   }
 
   async byIds(ids: readonly string[]): Promise<UserDoc[]> {
-    return this.users.find({ _id: { $in: [...ids] } }).toArray();
+    return findUsersByIds(this.deps.mongo, ids);
   }
 
   /**
@@ -205,7 +195,7 @@ export class UserService {
    * so the caller can print it, and never stored in clear.
    */
   async ensureAdmin(username: string, password: string | null): Promise<{ created: boolean; generatedPassword: string | null; updated: boolean }> {
-    const existing = await this.users.findOne({ username });
+    const existing = await findUserByName(this.deps.mongo, username);
     if (!existing) {
       const generated = password === null ? generatePassword() : null;
       try {
@@ -218,11 +208,8 @@ export class UserService {
       return { created: true, generatedPassword: generated, updated: false };
     }
     if (password !== null && !(await verifyPassword(password, existing.passwordHash))) {
-      await this.users.updateOne(
-        { _id: existing._id },
-        // A changed password revokes the tokens issued under the old one, as changePassword does.
-        { $set: { passwordHash: await hashPassword(password), role: "ADMIN", updatedAt: new Date(this.deps.clock()) }, $inc: { tokenVersion: 1 } },
-      );
+      // A changed password revokes the tokens issued under the old one, as changePassword does.
+      await resetAdminPassword(this.deps.mongo, existing._id, await hashPassword(password), new Date(this.deps.clock()));
       return { created: false, generatedPassword: null, updated: true };
     }
     return { created: false, generatedPassword: null, updated: false };
