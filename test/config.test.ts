@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { applyFlags, loadConfig } from "../src/config.js";
+import { poolsSetting, sandboxSettings } from "../src/config/executor.js";
+import { bool, int, rate, settingDuration, url } from "../src/config/parse.js";
+import { schedulerSettings } from "../src/config/scheduler.js";
 import { ConfigError } from "../src/domain/errors.js";
 
 describe("configuration", () => {
@@ -69,5 +72,59 @@ describe("API guard settings", () => {
       [{ KAIROS_LOGIN_LOCKOUT: "15m" }, /KAIROS_LOGIN_LOCKOUT: "15m" is not an ISO-8601 duration/],
     ];
     for (const [env, message] of bad) expect(() => loadConfig("dev", env)).toThrow(message);
+  });
+});
+
+describe("setting readers (src/config/parse.ts)", () => {
+  it("reads ISO-8601 durations and refuses other forms", () => {
+    expect(settingDuration("X", "PT30S")).toBe(30_000);
+    expect(settingDuration("X", " P1DT1H1M1.5S ")).toBe((86_400 + 3_600 + 60 + 1.5) * 1000);
+    for (const raw of ["P", "PT", "30s", "PT-1S"]) expect(() => settingDuration("X", raw)).toThrow(/X: ".*" is not an ISO-8601 duration/);
+    expect(() => settingDuration("X", "PT0S")).toThrow(/X: duration must be positive/);
+  });
+
+  it("reads whole numbers, booleans and URLs with their defaults when unset or empty", () => {
+    expect(int("N", undefined, 7, 0, 10)).toBe(7);
+    expect(int("N", "", 7, 0, 10)).toBe(7);
+    expect(int("N", "10", 7, 0, 10)).toBe(10);
+    for (const raw of ["11", "-1", "1.5", "x"]) expect(() => int("N", raw, 7, 0, 10)).toThrow(`N: "${raw}" must be a whole number from 0 to 10`);
+    expect([bool("B", "yes", false), bool("B", "OFF", true), bool("B", "", true)]).toEqual([true, false, true]);
+    expect(() => bool("B", "maybe", true)).toThrow(/B: "maybe" must be true or false/);
+    expect(url("U", undefined, ["redis:"])).toBeNull();
+    expect(url("U", "redis://h:1", ["redis:"])).toBe("redis://h:1");
+    expect(() => url("U", "not a url", ["redis:"])).toThrow(/U: "not a url" is not a URL; expected redis:\/\/host:port/);
+  });
+
+  it("reads rates of at least one point per second or more", () => {
+    expect(rate("R", undefined, "5/PT1M")).toEqual({ points: 5, durationMs: 60_000 });
+    expect(rate("R", "OFF", "5/PT1M")).toBeNull();
+    expect(() => rate("R", "5/PT0.5S", "off")).toThrow(/R: the duration must be at least PT1S/);
+  });
+});
+
+describe("role settings (src/config/)", () => {
+  it("scheduler: stage-ahead can be switched off and is bounded", () => {
+    expect(schedulerSettings({})).toEqual({ shardLeaseMs: 15_000, stageAheadMs: 10_000, catchupWindowMs: 3_600_000 });
+    expect(schedulerSettings({ KAIROS_STAGE_AHEAD: "PT0S" }).stageAheadMs).toBe(0);
+    expect(() => schedulerSettings({ KAIROS_STAGE_AHEAD: "PT6M" })).toThrow(/KAIROS_STAGE_AHEAD: must be from PT0S \(off\) to PT5M/);
+  });
+
+  it("executor: pools are trimmed and named; egress needs a /16 subnet", () => {
+    expect(poolsSetting({ KAIROS_POOLS: " a, b ,," })).toEqual(["a", "b"]);
+    expect(() => poolsSetting({ KAIROS_POOLS: " , " })).toThrow(/KAIROS_POOLS: name at least one pool/);
+    expect(sandboxSettings(false, {}).egress).toBeNull();
+    expect(() => sandboxSettings(false, { KAIROS_EGRESS_DENY: "10.0.0.0/8" })).toThrow(/set KAIROS_EGRESS_SUBNET too/);
+    expect(sandboxSettings(false, { KAIROS_EGRESS_SUBNET: "10.231.0.0/16", KAIROS_EGRESS_DENY: "10.0.0.0/8" }).egress).toEqual({
+      subnet: "10.231.0.0/16",
+      deny: ["10.0.0.0/8"],
+    });
+    expect(() => sandboxSettings(false, { KAIROS_RUN_DEFAULTS: "cpu=4", KAIROS_RUN_MAX: "cpu=2" })).toThrow(/KAIROS_RUN_DEFAULTS: cpu 4 is above KAIROS_RUN_MAX's 2/);
+  });
+
+  it("reads the settings in a fixed order: with several bad ones, the first error is the same", () => {
+    const env = { KAIROS_LOG_LEVEL: "loud", KAIROS_POOLS: "a b", KAIROS_PORT: "x" };
+    expect(() => loadConfig("dev", env)).toThrow(/KAIROS_LOG_LEVEL/);
+    expect(() => loadConfig("dev", { ...env, KAIROS_LOG_LEVEL: "info" })).toThrow(/KAIROS_POOLS/);
+    expect(() => loadConfig("dev", { KAIROS_ADMIN_USER: "x", KAIROS_PORT: "x" })).toThrow(/KAIROS_ADMIN_USER/);
   });
 });

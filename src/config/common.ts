@@ -1,0 +1,47 @@
+/** Settings every role reads: logging, the stores, the JWT secret, the bootstrap admin. */
+import { ConfigError } from "../domain/errors.js";
+import { LOG_LEVELS, type LogLevel } from "../log.js";
+import { url, type Env } from "./parse.js";
+import type { Role } from "./settings.js";
+
+export function logLevelSetting(env: Env): LogLevel {
+  const logLevel = (env.KAIROS_LOG_LEVEL ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`KAIROS_LOG_LEVEL: "${env.KAIROS_LOG_LEVEL}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+  return logLevel;
+}
+
+/** `MONGO_URL` and `REDIS_URL`: required for every role but dev, which embeds a store and runs without Redis. */
+export function storeUrls(role: Role, env: Env): { mongoUrl: string | null; redisUrl: string | null } {
+  const dev = role === "dev";
+  const mongoUrl = url("MONGO_URL", env.MONGO_URL, ["mongodb:", "mongodb+srv:"]);
+  const redisUrl = url("REDIS_URL", env.REDIS_URL, ["redis:", "rediss:"]);
+  if (!dev && !mongoUrl) throw new ConfigError(`MONGO_URL is required for the ${role} role (only dev embeds a store)`);
+  if (!dev && !redisUrl) throw new ConfigError(`REDIS_URL is required for the ${role} role (only dev runs without Redis)`);
+  return { mongoUrl, redisUrl };
+}
+
+/** `KAIROS_JWT_SECRET`: required where tokens are issued or checked (api), generated in dev. */
+export function jwtSecretSetting(role: Role, env: Env): string | null {
+  const jwtSecret = env.KAIROS_JWT_SECRET ?? null;
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    throw new ConfigError("KAIROS_JWT_SECRET: must be at least 32 characters (use e.g. `openssl rand -hex 32`)");
+  }
+  if (role !== "dev" && role !== "executor" && role !== "scheduler" && jwtSecret === null) {
+    throw new ConfigError(`KAIROS_JWT_SECRET is required for the ${role} role (only dev generates one)`);
+  }
+  return jwtSecret;
+}
+
+export function adminSettings(env: Env): { adminUser: string; adminPassword: string | null } {
+  const adminUser = env.KAIROS_ADMIN_USER ?? "admin";
+  if (!/^[A-Za-z0-9_.@-]{3,64}$/.test(adminUser)) {
+    throw new ConfigError("KAIROS_ADMIN_USER: 3–64 characters of letters, digits, '_', '.', '@', '-'");
+  }
+  const adminPassword = env.KAIROS_ADMIN_PASSWORD ?? null;
+  if (adminPassword !== null && adminPassword.length < 8) {
+    throw new ConfigError("KAIROS_ADMIN_PASSWORD: at least 8 characters");
+  }
+  return { adminUser, adminPassword };
+}

@@ -1,0 +1,35 @@
+/** Command-line flags: each one stands for an environment variable (`--port` for KAIROS_PORT). */
+import { ConfigError } from "../domain/errors.js";
+import type { Env } from "./parse.js";
+
+const FLAG_TO_ENV: Record<string, string> = {
+  "--port": "KAIROS_PORT",
+  "--host": "KAIROS_HOST",
+  "--data-dir": "KAIROS_DATA_DIR",
+  "--mongo-url": "MONGO_URL",
+  "--redis-url": "REDIS_URL",
+  "--log-level": "KAIROS_LOG_LEVEL",
+  "--slots": "KAIROS_EXECUTOR_SLOTS",
+  "--pools": "KAIROS_POOLS",
+  "--node-name": "KAIROS_NODE_NAME",
+  "--shards": "KAIROS_SHARDS",
+  "--metrics-port": "KAIROS_METRICS_PORT",
+};
+
+/** Flags override the environment: `--port 5000` or `--port=5000`. Unknown flags are refused. */
+export function applyFlags(argv: readonly string[], env: Env): Env {
+  const out: Env = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf("=");
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const key = FLAG_TO_ENV[flag];
+    if (!key) {
+      throw new ConfigError(`unknown option ${flag}; allowed: ${Object.keys(FLAG_TO_ENV).join(", ")}`);
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || value.startsWith("--")) throw new ConfigError(`option ${flag} needs a value`);
+    out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,6 @@
+/** Configuration: what can be set (settings.ts), how it is read (load.ts, flags.ts), and the readers (parse.ts). */
+export { ROLES, type KairosConfig, type Role } from "./settings.js";
+export type { ApiGuardSettings, LoginLimitSettings, QueryLimitSettings } from "./api.js";
+export { settingDuration, type Env, type Rate } from "./parse.js";
+export { applyFlags } from "./flags.js";
+export { loadConfig } from "./load.js";

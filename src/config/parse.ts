@@ -1,0 +1,73 @@
+/**
+ * Readers for one setting each: the value, or a default when it is unset or empty, or a
+ * ConfigError that names the setting and says what is allowed.
+ */
+import { ConfigError } from "../domain/errors.js";
+
+/** The environment (or the environment with the command-line flags applied). */
+export type Env = Record<string, string | undefined>;
+
+/** A budget of `points` per `durationMs`, or null for no limit (`off`). */
+export interface Rate {
+  points: number;
+  durationMs: number;
+}
+
+const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+/** A small ISO-8601 duration reader for settings (days, hours, minutes, seconds). */
+export function settingDuration(name: string, raw: string): number {
+  const m = DURATION_RE.exec(raw.trim());
+  if (!m || raw.trim() === "P" || raw.trim().endsWith("T")) {
+    throw new ConfigError(`${name}: "${raw}" is not an ISO-8601 duration; use e.g. PT30S, PT5M, PT12H or P1D`);
+  }
+  const [, d, h, min, s] = m;
+  const ms = (Number(d ?? 0) * 86_400 + Number(h ?? 0) * 3_600 + Number(min ?? 0) * 60 + Number(s ?? 0)) * 1000;
+  if (ms <= 0) throw new ConfigError(`${name}: duration must be positive (got "${raw}")`);
+  return ms;
+}
+
+export function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+  if (raw === undefined || raw === "") return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}: "${raw}" must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+export function bool(name: string, raw: string | undefined, dflt: boolean): boolean {
+  if (raw === undefined || raw === "") return dflt;
+  if (/^(true|1|on|yes)$/i.test(raw)) return true;
+  if (/^(false|0|off|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name}: "${raw}" must be true or false`);
+}
+
+/** `N/duration` (e.g. `1200/PT1M`: 1200 per minute) or `off`. */
+export function rate(name: string, raw: string | undefined, dflt: string): Rate | null {
+  const value = (raw === undefined || raw === "" ? dflt : raw).trim();
+  if (/^off$/i.test(value)) return null;
+  const m = /^(\d+)\/(P\S+)$/.exec(value);
+  const points = m ? Number(m[1]) : NaN;
+  if (!m || !Number.isInteger(points) || points < 1 || points > 1_000_000_000) {
+    throw new ConfigError(`${name}: "${raw}" must be N/duration with N ≥ 1 (e.g. 1200/PT1M) or off`);
+  }
+  const durationMs = settingDuration(name, m[2]!);
+  if (durationMs < 1000) throw new ConfigError(`${name}: the duration must be at least PT1S (got "${raw}")`);
+  return { points, durationMs };
+}
+
+/** A URL with one of `schemes` (e.g. `mongodb:`), or null when unset. */
+export function url(name: string, raw: string | undefined, schemes: string[]): string | null {
+  if (raw === undefined || raw === "") return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not a URL; expected ${schemes.map((s) => `${s}//host:port`).join(" or ")}`);
+  }
+  if (!schemes.includes(parsed.protocol)) {
+    throw new ConfigError(`${name}: scheme ${parsed.protocol} is not supported; use ${schemes.join(" or ")}`);
+  }
+  return raw;
+}

@@ -1,0 +1,91 @@
+/**
+ * What Kairos can be configured with: every setting, the environment variable (and flag) it is
+ * read from, and its default. Each role reads the part it needs; src/config/load.ts reads them all.
+ */
+import type { ResourceRequest } from "../domain/documents.js";
+import type { LogLevel } from "../log.js";
+import type { ApiGuardSettings } from "./api.js";
+
+export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface KairosConfig {
+  role: Role;
+  /** HTTP/WebSocket port of the API. `KAIROS_PORT`, `--port`. @default 4000 */
+  port: number;
+  /** Listen address. `KAIROS_HOST`, `--host`. @default 127.0.0.1 in dev, 0.0.0.0 otherwise */
+  host: string;
+  /** Where `dev` keeps its embedded MongoDB data, JWT secret and run work dirs. `KAIROS_DATA_DIR`. @default ./.kairos */
+  dataDir: string;
+  /** `MONGO_URL`; unset in `dev` starts the embedded emulator. Required for other roles. */
+  mongoUrl: string | null;
+  /** `MONGO_DB`. @default kairos */
+  mongoDb: string;
+  /** `REDIS_URL`; unset in `dev` uses the in-memory adapters. Required for other roles. */
+  redisUrl: string | null;
+  /** `KAIROS_REDIS_PREFIX`. @default kairos */
+  redisPrefix: string;
+  /** `KAIROS_JWT_SECRET` (at least 32 characters); required outside `dev`, where one is generated and kept in the data dir. */
+  jwtSecret: string | null;
+  /** `KAIROS_JWT_TTL` as an ISO-8601 duration. @default PT12H */
+  jwtTtlMs: number;
+  /** `KAIROS_ADMIN_USER`. @default admin */
+  adminUser: string;
+  /** `KAIROS_ADMIN_PASSWORD`; when unset, a password is generated once and printed. */
+  adminPassword: string | null;
+  /** `KAIROS_LOG_LEVEL`. @default info */
+  logLevel: LogLevel;
+  /** Time-wheel shards, fixed per cluster. `KAIROS_SHARDS`. @default 64 */
+  shards: number;
+  /** Executor: concurrent run slots. `KAIROS_EXECUTOR_SLOTS`. @default 2 × CPUs */
+  executorSlots: number;
+  /** Executor: pools it pulls from, comma separated. `KAIROS_POOLS`. @default default */
+  pools: string[];
+  /** Executor: node name. `KAIROS_NODE_NAME`. @default host name */
+  nodeName: string;
+  /** Run lease: an executor that cannot renew kills its job before this ends. `KAIROS_LEASE`. @default PT30S */
+  leaseMs: number;
+  /**
+   * Scheduler: how long a scheduler holds a time-wheel shard without renewing it (renewed every
+   * 2 s); after a crash, its shards wait this long for a new owner. `KAIROS_SHARD_LEASE`. @default PT15S
+   */
+  shardLeaseMs: number;
+  /**
+   * Scheduler: runs of jobs with overlap ALLOW are created and queued up to this long before
+   * their due time, so executors start them on the instant. `KAIROS_STAGE_AHEAD`, PT0S (off) to PT5M. @default PT10S
+   */
+  stageAheadMs: number;
+  /** scheduler/executor roles: port of `/healthz`, `/readyz`, `/metrics` (the API serves them itself). `KAIROS_METRICS_PORT`. @default off */
+  metricsPort: number | null;
+  /** How late a fire may be handled after downtime. `KAIROS_CATCHUP_WINDOW`. @default PT1H */
+  catchupWindowMs: number;
+  /**
+   * Executor: how runs are isolated. `KAIROS_SANDBOX`: `bubblewrap` (the default for the executor
+   * role, which refuses to start without it) or `none` (plain processes; never for untrusted
+   * users). Unset in `dev`: bubblewrap where it works, else none with a loud warning.
+   */
+  sandbox: "bubblewrap" | "none" | "auto";
+  /** Executor: slot i runs as uid/gid base + i. `KAIROS_SANDBOX_UID_BASE`. @default 61000 */
+  sandboxUidBase: number;
+  /** Executor: extra host paths bound read-only into sandboxes, comma separated. `KAIROS_SANDBOX_RO_PATHS`. */
+  sandboxRoPaths: string[];
+  /**
+   * Executor: host paths bound writable into every sandbox, comma separated: shared by every job
+   * of every user on the node (a scratch volume, a test ledger). `KAIROS_SANDBOX_RW_PATHS`.
+   */
+  sandboxRwPaths: string[];
+  /** Executor: CPU cores and memory its runs may reserve in total. `KAIROS_EXECUTOR_CAPACITY` (`cpu=8,memoryMb=16384`). @default 2 × cores, all memory */
+  executorCapacity: { cpu: number; memoryMb: number } | null;
+  /** Executor: a run's resources when its job leaves them out. `KAIROS_RUN_DEFAULTS`. @default cpu=1,memoryMb=512,pids=256,diskMb=1024 */
+  runDefaults: ResourceRequest;
+  /** Executor: the most one run may ask for. `KAIROS_RUN_MAX`. @default cpu=cores,memoryMb=all,pids=4096,diskMb=10240 */
+  runMax: ResourceRequest | null;
+  /**
+   * Executor: offer EGRESS network access to runs, from this IPv4 /16 (one per executor per host),
+   * never to the denied ranges. `KAIROS_EGRESS_SUBNET`, `KAIROS_EGRESS_DENY` (comma separated CIDRs).
+   * @default not offered; deny: every private, link-local, shared and loopback range
+   */
+  egress: { subnet: string; deny: string[] } | null;
+  /** API role: query limits, request rate limits and login protection (README "Limits"). */
+  api: ApiGuardSettings;
+}
