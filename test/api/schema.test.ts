@@ -10,6 +10,8 @@ import { generate } from "@graphql-codegen/cli";
 import { describe, expect, it } from "vitest";
 import { buildKairosSchema } from "../../src/resolvers/index.js";
 import codegenConfig from "../../codegen.js";
+import { RunStatus as DomainRunStatus } from "../../src/domain/lifecycle.js";
+import { ReportedRunStatus } from "../../src/schema/enums.js";
 
 describe("committed GraphQL artefacts", () => {
   it("schema.graphql is what the code emits", async () => {
@@ -32,5 +34,9 @@ describe("committed GraphQL artefacts", () => {
       const committed = readFileSync(out.filename, "utf8");
       expect(committed, `${out.filename} is stale: run \`npm run codegen\``).toBe(out.content);
     }
+  });
+
+  it("GraphQL's RunStatus is the domain's RunStatus plus the reported-only CANCELLING, in that order", () => {
+    expect(Object.values(ReportedRunStatus)).toEqual([...Object.values(DomainRunStatus), "CANCELLING"]);
   });
 });
