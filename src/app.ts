@@ -20,7 +20,7 @@ import { JobService } from "./core/jobs.js";
 import { PoolCoverage } from "./core/pools.js";
 import { RunService } from "./core/runs.js";
 import { UserService } from "./core/users.js";
-import { startEmulator } from "./emulator/index.js";
+import { loadEmulator } from "./dev-emulator.js";
 import { Executor, type ExecutorOptions } from "./executor/executor.js";
 import type { Logger } from "./log.js";
 
@@ -111,6 +111,8 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     if (config.mongoUrl) {
       mongoUrl = config.mongoUrl;
     } else {
+      // Only here (dev, no MONGO_URL) is the emulator package loaded; production roles never are.
+      const { startEmulator } = await loadEmulator();
       const emulator = await startEmulator({
         port: 0,
         dataDir: join(config.dataDir, "mongo"),

@@ -12,7 +12,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { JobService } from "../../src/core/jobs.js";
 import { jobTimerId, RunService } from "../../src/core/runs.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
 import { silentLogger } from "../../src/log.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
 import { shardOf, StaleEpochError, type SharedState } from "../../src/scheduler/ports.js";
