@@ -1,9 +1,13 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+# The MongoDB emulator workspace package: the build compiles against it (`kairos dev` imports it on
+# demand), then the prune drops it and its dependencies. `--workspaces=false` is what makes prune
+# remove a workspace; the final stage copies no packages/ either.
+COPY packages ./packages
 COPY bin ./bin
 COPY src ./src
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --workspaces=false
 
 FROM node:20-bookworm-slim
 # bubblewrap: the executor runs every job in a sandbox (docs/security.md); util-linux (setpriv)
@@ -17,4 +21,6 @@ COPY --from=build /app/bin ./bin
 COPY package.json ./
 USER node
 ENTRYPOINT ["node", "bin/kairos.js"]
-CMD ["dev"]
+# No default role: `dev` needs the emulator, which this image leaves out. Give the role as the
+# command (`api`, `scheduler`, `executor`, as docker-compose.yml does); alone, the image prints help.
+CMD ["--help"]

@@ -1,11 +1,23 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+const emulatorSrc = (file: string) => fileURLToPath(new URL(`./packages/mongo-emulator/src/${file}`, import.meta.url));
 
 export default defineConfig({
   // graphql 16 has no `exports` map: without this alias Vite loads index.mjs for our sources while
   // externalised dependencies get index.js, and graphql refuses "a type from another realm".
-  resolve: { alias: [{ find: /^graphql$/, replacement: "graphql/index.js" }] },
+  //
+  // The emulator workspace package resolves to its sources (as tsconfig's `paths` does for tsc and
+  // tsx), so tests never run a stale build of it.
+  resolve: {
+    alias: [
+      { find: /^graphql$/, replacement: "graphql/index.js" },
+      { find: /^@kairos\/mongo-emulator$/, replacement: emulatorSrc("index.ts") },
+      { find: /^@kairos\/mongo-emulator\/cli$/, replacement: emulatorSrc("cli.ts") },
+    ],
+  },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     environment: "node",
     globalSetup: ["test/setup/global.ts"],
     testTimeout: 30_000,

@@ -20,7 +20,7 @@ import { JobService } from "./core/jobs.js";
 import { PoolCoverage } from "./core/pools.js";
 import { RunService } from "./core/runs.js";
 import { UserService } from "./core/users.js";
-import { startEmulator } from "./emulator/index.js";
+import { loadEmulator } from "./dev-emulator.js";
 import { Executor, type ExecutorOptions } from "./executor/executor.js";
 import type { Logger } from "./log.js";
 
@@ -70,17 +70,17 @@ async function devJwtSecret(dataDir: string): Promise<string> {
 /** Gauges read at scrape time from the shared state and the store. Returns their unregistration. */
 function registerSampledMetrics(s: Services, pools: readonly string[]): () => Promise<void> {
   const gauges = [
-    new SampledGauge("kairos_queue_depth", "Runs waiting in each pool's ready queue.", async () => {
+    new SampledGauge("kairos_queue_depth", "Runs waiting in each pool's ready queue.", ["pool"], async () => {
       const known = new Set<string>([...pools, ...(await s.mongo.c.nodes.distinct("pools", { status: { $in: ["ONLINE", "DRAINING"] } }))]);
       return Promise.all([...known].map(async (pool) => [{ pool }, await s.state.ready.size(pool)] as [Record<string, string>, number]));
     }),
-    new SampledGauge("kairos_nodes", "Executor nodes by status.", async () =>
+    new SampledGauge("kairos_nodes", "Executor nodes by status.", ["status"], async () =>
       Promise.all((["ONLINE", "DRAINING", "OFFLINE", "DEAD"] as const).map(async (status) => [{ status }, await s.mongo.c.nodes.countDocuments({ status })] as [Record<string, string>, number])),
     ),
-    new SampledGauge("kairos_open_runs", "Runs not yet final, by status.", async () =>
+    new SampledGauge("kairos_open_runs", "Runs not yet final, by status.", ["status"], async () =>
       Promise.all(OPEN_STATUSES.map(async (status) => [{ status }, await s.mongo.c.runs.countDocuments({ status })] as [Record<string, string>, number])),
     ),
-    new SampledGauge("kairos_unserved_queued_runs", "QUEUED runs in pools that no online executor serves (they wait until one does).", async () =>
+    new SampledGauge("kairos_unserved_queued_runs", "QUEUED runs in pools that no online executor serves (they wait until one does).", ["pool"], async () =>
       (await s.pools.unservedQueued()).map(([pool, n]) => [{ pool }, n] as [Record<string, string>, number]),
     ),
   ];
@@ -111,6 +111,8 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     if (config.mongoUrl) {
       mongoUrl = config.mongoUrl;
     } else {
+      // Only here (dev, no MONGO_URL) is the emulator package loaded; production roles never are.
+      const { startEmulator } = await loadEmulator();
       const emulator = await startEmulator({
         port: 0,
         dataDir: join(config.dataDir, "mongo"),

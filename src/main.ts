@@ -4,6 +4,7 @@
 import "reflect-metadata";
 import { startKairos } from "./app.js";
 import { ROLES, applyFlags, loadConfig, type Role } from "./config.js";
+import { loadEmulatorCli } from "./dev-emulator.js";
 import { ConfigError } from "./domain/errors.js";
 import { createLogger } from "./log.js";
 
@@ -11,11 +12,12 @@ const USAGE = `Usage: kairos <command> [options]
 
 Commands:
   dev         API, scheduler and executor in one process on embedded defaults
-              (MongoDB emulator and in-memory queues unless MONGO_URL / REDIS_URL are set)
+              (MongoDB emulator and in-memory queues unless MONGO_URL / REDIS_URL are set;
+              production images have no emulator: set MONGO_URL there)
   api         GraphQL API (HTTP and WebSocket on /graphql)    needs MONGO_URL, REDIS_URL, KAIROS_JWT_SECRET
   scheduler   time-wheel shards, retries, reaper              needs MONGO_URL, REDIS_URL
   executor    pulls and runs jobs on this node                needs MONGO_URL, REDIS_URL
-  emulator    the MongoDB wire-protocol emulator (--port 27017 --data-dir DIR)
+  emulator    the MongoDB wire-protocol emulator (--port 27017 --data-dir DIR); not in production images
   emit-schema write schema.graphql from the code
 
 Options (override the environment):
@@ -31,7 +33,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === "emulator") {
-    const { emulatorMain } = await import("./emulator/cli.js");
+    const { emulatorMain } = await loadEmulatorCli();
     await emulatorMain(rest);
     return;
   }

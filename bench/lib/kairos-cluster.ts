@@ -1,7 +1,7 @@
 /**
  * A throw-away multi-process Kairos deployment for the benchmarks, on one machine:
  *
- *   - the MongoDB emulator in its own process (`src/emulator/bin.ts --port 0`, in memory: no
+ *   - the MongoDB emulator in its own process (`packages/mongo-emulator/src/bin.ts --port 0`, in memory: no
  *     journal, like the private Redis has no persistence);
  *   - `scheduler` and `executor` roles as separate processes (`node --import tsx src/main.ts <role>`),
  *     exactly as a deployment starts them, configured only through the environment;
@@ -28,6 +28,9 @@ import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Where the bench compiles src/ (gitignored; dist/ is left alone). */
 const BUILD_DIR = join(REPO_ROOT, ".kairos", "bench-dist");
+/** The emulator workspace package: its sources, and where the bench compiles them. */
+const EMULATOR_DIR = join(REPO_ROOT, "packages", "mongo-emulator");
+const EMULATOR_BUILD_DIR = join(BUILD_DIR, "mongo-emulator");
 
 /**
  * How the Kairos processes run:
@@ -40,25 +43,33 @@ const BUILD_DIR = join(REPO_ROOT, ".kairos", "bench-dist");
 export type Runtime = "compiled" | "tsx";
 
 function entry(runtime: Runtime, what: "main" | "emulator"): string {
-  if (runtime === "tsx") return join(REPO_ROOT, "src", ...(what === "main" ? ["main.ts"] : ["emulator", "bin.ts"]));
-  return join(BUILD_DIR, ...(what === "main" ? ["main.js"] : ["emulator", "bin.js"]));
+  if (runtime === "tsx") return what === "main" ? join(REPO_ROOT, "src", "main.ts") : join(EMULATOR_DIR, "src", "bin.ts");
+  return what === "main" ? join(BUILD_DIR, "main.js") : join(EMULATOR_BUILD_DIR, "bin.js");
 }
 
 let building: Promise<string> | undefined;
 /**
- * Compiles src/ into .kairos/bench-dist once per bench process (incremental). Type errors in a
- * work-in-progress tree do not stop tsc from emitting; the build counts as usable when main.js
- * was written, and the errors are returned as a warning.
+ * Runs tsc on `project` into `outDir` (incremental). Type errors in a work-in-progress tree do not
+ * stop tsc from emitting; the build counts as usable when `expect` was written, and the errors are
+ * returned as a warning.
  */
-export function buildKairos(): Promise<string> {
-  building ??= new Promise<string>((resolve, reject) => {
-    const tsc = join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
-    const args = [tsc, "-p", join(REPO_ROOT, "tsconfig.build.json"), "--outDir", BUILD_DIR, "--tsBuildInfoFile", join(BUILD_DIR, ".tsbuildinfo")];
+function tsc(project: string, outDir: string, expect: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const bin = join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+    const args = [bin, "-p", project, "--outDir", outDir, "--tsBuildInfoFile", join(outDir, ".tsbuildinfo")];
     execFile(process.execPath, args, { cwd: REPO_ROOT, maxBuffer: 16 << 20 }, (err, stdout) => {
-      if (!existsSync(join(BUILD_DIR, "main.js"))) return reject(new Error(`tsc did not produce ${BUILD_DIR}/main.js: ${stdout || err?.message}`));
+      if (!existsSync(join(outDir, expect))) return reject(new Error(`tsc did not produce ${outDir}/${expect}: ${stdout || err?.message}`));
       resolve(err ? `tsc reported errors (output used anyway): ${stdout.split("\n").slice(0, 3).join(" | ")}` : "");
     });
   });
+}
+
+/** Compiles src/ into .kairos/bench-dist, and the emulator package beside it, once per bench process. */
+export function buildKairos(): Promise<string> {
+  building ??= Promise.all([
+    tsc(join(REPO_ROOT, "tsconfig.build.json"), BUILD_DIR, "main.js"),
+    tsc(join(EMULATOR_DIR, "tsconfig.build.json"), EMULATOR_BUILD_DIR, "bin.js"),
+  ]).then((warnings) => warnings.filter(Boolean).join("; "));
   return building;
 }
 /** tsx's loader by absolute URL: the role processes run in their own temp cwd. */

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import "reflect-metadata";
 import { startKairos, type KairosApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
 import { createLogger, silentLogger } from "../../src/log.js";
 import { expectedSlots } from "./expected.js";
 import { sleep, waitUntil } from "./harness.js";

@@ -4,7 +4,7 @@
  */
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
 import { InsertBatcher } from "../../src/store/batch.js";
 import { isDuplicateKey } from "../../src/store/mongo.js";
 

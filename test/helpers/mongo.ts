@@ -1,6 +1,6 @@
 /** The MongoDB emulator, in-process, for tests of the services that need a real store. */
 import { afterAll, beforeAll } from "vitest";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 
 /** Starts an emulator and connects to database `db` before the file's tests; stops both after them. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { JobService } from "../../src/core/jobs.js";
 import { RunService } from "../../src/core/runs.js";
 import { jobTimerId } from "../../src/domain/timers.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
 import { silentLogger } from "../../src/log.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
 import { shardOf, StaleEpochError, type SharedState } from "../../src/scheduler/ports.js";

@@ -1,5 +1,5 @@
 /**
- * Stand-alone entry for the emulator (`node --import tsx src/emulator/bin.ts --port 0`), used by
+ * Stand-alone entry for the emulator (`node --import tsx packages/mongo-emulator/src/bin.ts --port 0`), used by
  * the benchmark to run the server in its own process. `kairos emulator` is the user-facing way.
  */
 import { emulatorMain } from "./cli.js";

@@ -1,6 +1,6 @@
 /**
  * Emulator throughput. The server runs in its own process (as in real use); the clients run here.
- *   node --import tsx bench/emulator.ts [--seconds N] [--clients N]
+ *   node --import tsx packages/mongo-emulator/bench/emulator.ts [--seconds N] [--clients N]   (from the repository root)
  * EMULATOR_CPU_PROF=DIR writes a V8 CPU profile of the server process into DIR.
  *
  * Part 1, official driver: N separate MongoClients (maxPoolSize 1), each doing one operation at a
@@ -19,7 +19,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { BSON, UUID } from "bson";
 import { MongoClient, ObjectId, type Collection } from "mongodb";
-import { encodeMsgRequest } from "../src/emulator/wire.js";
+import { encodeMsgRequest } from "../src/wire.js";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -68,7 +68,7 @@ function runDoc(fireKey: string): RunDoc {
 }
 
 async function startServer(): Promise<{ uri: string; port: number; child: ChildProcess }> {
-  const bin = fileURLToPath(new URL("../src/emulator/bin.ts", import.meta.url));
+  const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url));
   const prof = process.env.EMULATOR_CPU_PROF;
   const args = [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), "--import", "tsx", bin, "--port", "0"];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });

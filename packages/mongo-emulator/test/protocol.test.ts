@@ -7,9 +7,9 @@ import { Socket } from "node:net";
 import { BSON } from "bson";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
-import { parseEmulatorArgs } from "../../src/emulator/cli.js";
-import { encodeMsgRequest, MSG_FLAGS, OP_MSG, OP_QUERY, OP_REPLY } from "../../src/emulator/wire.js";
+import { startEmulator, type RunningEmulator } from "../src/index.js";
+import { parseEmulatorArgs } from "../src/cli.js";
+import { encodeMsgRequest, MSG_FLAGS, OP_MSG, OP_QUERY, OP_REPLY } from "../src/wire.js";
 import { EMULATOR_ONLY, ON_EMULATOR } from "./target.js";
 
 let em: RunningEmulator;

@@ -3,9 +3,9 @@
  */
 import { Decimal128, Double, Int32, Long, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
-import { applyUpdate, parseUpdate, upsertSeed } from "../../src/emulator/update/index.js";
-import { canonKey, compareValues, normalizeInPlace, toView, valuesEqual, type Doc } from "../../src/emulator/values.js";
-import { CommandError } from "../../src/emulator/errors.js";
+import { applyUpdate, parseUpdate, upsertSeed } from "../src/update/index.js";
+import { canonKey, compareValues, normalizeInPlace, toView, valuesEqual, type Doc } from "../src/values.js";
+import { CommandError } from "../src/errors.js";
 
 const ctx = { filter: null, arrayFilters: new Map(), inserting: false, now: new Date(0) };
 function upd(doc: Doc, u: Doc): Doc {

@@ -4,7 +4,7 @@
  * uses its own database and drops it at the end.
  */
 import { MongoClient, type Db, type Document, type ObjectId } from "mongodb";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "../src/index.js";
 
 /** Test documents use numbers, strings and ObjectIds as _id. */
 export type Loose = Document & { _id?: number | string | ObjectId };

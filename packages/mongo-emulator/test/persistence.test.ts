@@ -10,8 +10,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Long, MongoClient, MongoServerError } from "mongodb";
 import { afterEach, describe, expect, it } from "vitest";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
-import { frame, readFrames } from "../../src/emulator/persistence.js";
+import { startEmulator, type RunningEmulator } from "../src/index.js";
+import { frame, readFrames } from "../src/persistence.js";
 import { EMULATOR_ONLY, ON_EMULATOR, type Loose } from "./target.js";
 
 const dirs: string[] = [];
@@ -153,7 +153,7 @@ describe.skipIf(!ON_EMULATOR)(`persistence ${EMULATOR_ONLY}`, () => {
 
   it("recovers j:true writes after the process is killed with SIGKILL", async () => {
     const dir = dataDir();
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("../../src/emulator/bin.ts", import.meta.url)), "--port", "0", "--data-dir", dir], {
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("../src/bin.ts", import.meta.url)), "--port", "0", "--data-dir", dir], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     try {

@@ -1,7 +1,7 @@
 /**
  * Kairos MongoDB emulator: a development and test server that speaks the MongoDB wire protocol
  * on a real TCP socket, so the official `mongodb` driver can be used without a MongoDB install.
- * It is not a database product; see docs/emulator.md for what it supports and guarantees.
+ * It is not a database product; see this package's README.md for what it supports and guarantees.
  */
 import { Engine } from "./engine.js";
 import { Persistence, type LogFn } from "./persistence.js";
