@@ -81,15 +81,13 @@ export class RunResolver {
   })
   async cancelRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     const p = requireUser(ctx);
-    visible(p, "run", id, await ctx.loaders.run.load(id));
-    return toRun(await ctx.services.runs.cancel(id, `cancelled by ${p.username}`));
+    return toRun(await ctx.services.runs.cancel(p, id, `cancelled by ${p.username}`));
   }
 
   @Mutation(() => Run, { description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt." })
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     const p = requireUser(ctx);
-    visible(p, "run", id, await ctx.loaders.run.load(id));
-    return toRun(await ctx.services.runs.retryRun(id));
+    return toRun(await ctx.services.runs.retryRun(p, id));
   }
 
   @Subscription(() => Run, {

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/core/events.js";
-import { RunService } from "../../src/core/runs.js";
+import { RunService } from "../../src/core/runs/index.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
 import type { SharedState } from "../../src/scheduler/ports.js";

@@ -4,7 +4,7 @@
  * backoff counts from then.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { RunService, type AttemptOutcome } from "../../src/core/runs.js";
+import { RunService, type AttemptOutcome } from "../../src/core/runs/index.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
 import type { Mongo } from "../../src/store/mongo.js";

@@ -1,0 +1,149 @@
+/**
+ * The end of an attempt: its lease kept while it runs, then its result recorded and what follows
+ * decided (success, a retry armed on the wheel, or a final failure).
+ */
+import type { RunDoc } from "../../domain/documents.js";
+import { RunStatus } from "../../domain/lifecycle.js";
+import { metrics } from "../../metrics.js";
+import type { Clock } from "../../scheduler/ports.js";
+import { retryDelay, shouldRetry } from "../../scheduler/timing/index.js";
+import type { Mongo } from "../../store/mongo.js";
+import { extendRunLease } from "../../store/runs/claims.js";
+import { observeTakenLatency, takenClaim } from "./claims.js";
+import type { Retries } from "./retries.js";
+import type { TransitionWrite, Transitions, UnwrittenClaim } from "./transitions.js";
+import type { AttemptOutcome } from "./types.js";
+
+/** What an attempt's end means for its run. */
+export interface AttemptEnd {
+  to: RunStatus;
+  set: Partial<RunDoc>;
+  reason: string | null;
+  /** When the program ended (for `finishedAt` and the history entry): never after now. */
+  ended: Date;
+  /** When the next attempt is due (RETRY_SCHEDULED only). */
+  retryAt: number | null;
+}
+
+/**
+ * Decides what an attempt's `outcome` makes of its run at `now`: SUCCEEDED or CANCELLED as
+ * reported; a retry when the run's policy allows one more; otherwise a final failure (DEAD when
+ * retries were configured and all are spent). `random` jitters the retry's backoff.
+ */
+export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, random: () => number): AttemptEnd {
+  const ended = new Date(Math.min(now, outcome.endedAt ?? now));
+  const base: Partial<RunDoc> = {
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    error: outcome.error,
+    outputTail: outcome.outputTail,
+    outputTruncated: outcome.outputTruncated,
+    leaseUntil: null,
+    ...(outcome.usage ? { usage: outcome.usage } : {}),
+  };
+  if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
+    const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
+    return { to, set: { ...base, finishedAt: ended }, reason: outcome.error ?? null, ended, retryAt: null };
+  }
+  const reason = outcome.kind;
+  if (shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {
+    // Backoff counts from the attempt's end (armed at once if a held result made it pass already).
+    const retryAt = Math.max(now, ended.getTime() + retryDelay(run.retry, run.attempt, random));
+    return {
+      to: RunStatus.RETRY_SCHEDULED,
+      set: { ...base, retryAt: new Date(retryAt), finishedAt: ended },
+      reason: `${reason}; attempt ${run.attempt + 1} at ${new Date(retryAt).toISOString()}`,
+      ended,
+      retryAt,
+    };
+  }
+  const final =
+    run.retry.maxAttempts > 1 && run.attempt >= run.retry.maxAttempts
+      ? RunStatus.DEAD
+      : outcome.kind === "TIMED_OUT"
+        ? RunStatus.TIMED_OUT
+        : RunStatus.FAILED;
+  return { to: final, set: { ...base, finishedAt: ended }, reason, ended, retryAt: null };
+}
+
+function countFinish(done: RunDoc | null, outcome: AttemptOutcome): RunDoc | null {
+  if (done) metrics.attempts.inc({ outcome: outcome.kind });
+  else metrics.staleResults.inc();
+  return done;
+}
+
+export class Attempts {
+  constructor(
+    private readonly deps: {
+      mongo: Mongo;
+      clock: Clock;
+      random: () => number;
+      transitions: Transitions;
+      retries: Retries;
+      enqueue: (run: RunDoc) => Promise<void>;
+    },
+  ) {}
+
+  /**
+   * Extends the lease of a running attempt. Null means the lease is lost (reclaimed, cancelled,
+   * or the token is stale): the executor must kill the attempt at once.
+   */
+  async extendLease(runId: string, token: number, leaseMs: number): Promise<RunDoc | null> {
+    const now = this.deps.clock();
+    return extendRunLease(this.deps.mongo, runId, token, new Date(now + leaseMs), new Date(now));
+  }
+
+  /**
+   * Records the end of an attempt and decides what follows (see {@link attemptEnd}). Refused
+   * (null) when the token is stale: a zombie's late result never overwrites the attempt that
+   * replaced it. Batched with the other transitions of the turn.
+   */
+  async finish(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
+    return countFinish(await this.record(run, outcome, { kind: "batched", known: run }), outcome);
+  }
+
+  /**
+   * Records an attempt an executor started from a taken entry and that ended before its claim was
+   * confirmed: the claim and the result in one conditional write (a `claimed` transition),
+   * applied only if nothing moved the run since it was enqueued. Null: the claim was refused, and
+   * so is the result.
+   */
+  async finishTaken(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, outcome: AttemptOutcome): Promise<RunDoc | null> {
+    const claim: UnwrittenClaim = takenClaim(queued, nodeId, leaseMs, startedAt);
+    const done = await this.record(claim.running, outcome, { kind: "claimed", claim });
+    if (done) observeTakenLatency(queued, startedAt);
+    return countFinish(done, outcome);
+  }
+
+  /**
+   * Hands a running attempt back (its executor is shutting down): RUNNING → QUEUED while it still
+   * holds `token`, and back into the ready queue. Null when the attempt no longer holds the run.
+   */
+  async handBack(runId: string, token: number, attempt: number): Promise<RunDoc | null> {
+    const back = await this.deps.transitions.apply(
+      runId,
+      {
+        to: RunStatus.QUEUED,
+        from: [RunStatus.RUNNING],
+        set: { nodeId: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
+        reason: "handed back: executor shut down",
+        attempt,
+      },
+      { kind: "stored", token },
+    );
+    if (back) await this.deps.enqueue(back);
+    return back;
+  }
+
+  /** The transition out of RUNNING for `run` (as the attempt holds it), and the retry armed if one follows. */
+  private async record(run: RunDoc, outcome: AttemptOutcome, write: TransitionWrite): Promise<RunDoc | null> {
+    const end = attemptEnd(run, outcome, this.deps.clock(), this.deps.random);
+    const updated = await this.deps.transitions.apply(
+      run._id,
+      { to: end.to, from: [RunStatus.RUNNING], set: end.set, reason: end.reason, nodeId: run.nodeId, attempt: run.attempt, at: end.ended },
+      write,
+    );
+    if (updated && end.retryAt !== null) await this.deps.retries.arm(updated, end.retryAt);
+    return updated;
+  }
+}

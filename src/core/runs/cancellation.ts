@@ -1,0 +1,65 @@
+/**
+ * Cancelling a run. Waiting runs are cancelled at once; a RUNNING one is flagged and its executor
+ * is told to kill it, after which the executor records CANCELLED.
+ */
+import type { Principal } from "../../auth/tokens.js";
+import { visible } from "../../auth/access.js";
+import type { RunDoc } from "../../domain/documents.js";
+import { ConflictError, NotFoundError } from "../../domain/errors.js";
+import { RunStatus } from "../../domain/lifecycle.js";
+import { retryTimerId } from "../../domain/timers.js";
+import { shardOf, type Clock, type SharedState } from "../../scheduler/ports.js";
+import type { Mongo } from "../../store/mongo.js";
+import { flagCancelRequested } from "../../store/runs/cancellation.js";
+import { findRun } from "../../store/runs/lookup.js";
+import { CANCEL_CHANNEL } from "../events.js";
+import type { Transitions } from "./transitions.js";
+
+/** The statuses a run is cancelled from at once (a RUNNING one is flagged instead). */
+const WAITING = [RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RETRY_SCHEDULED] as const;
+
+export class Cancellation {
+  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions }) {}
+
+  /** Cancels a run for `caller`. Another user's run is NOT_FOUND, like a missing one. */
+  async cancel(caller: Principal, runId: string, reason: string): Promise<RunDoc> {
+    return this.cancelLoaded(visible(caller, "run", runId, await findRun(this.deps.mongo, runId)), reason);
+  }
+
+  /**
+   * Cancels a run the system decided to stop (its job or owner was deleted, or the overlap
+   * policy REPLACE displaced it): no principal, no ownership check.
+   */
+  async cancelBySystem(runId: string, reason: string): Promise<RunDoc> {
+    const run = await findRun(this.deps.mongo, runId);
+    if (!run) throw new NotFoundError("run", runId);
+    return this.cancelLoaded(run, reason);
+  }
+
+  private async cancelLoaded(run: RunDoc, reason: string): Promise<RunDoc> {
+    const { mongo, clock, transitions } = this.deps;
+    const { wheel, ready, bus } = this.deps.state;
+    const runId = run._id;
+    if (run.status === RunStatus.RUNNING) {
+      const flagged = await flagCancelRequested(mongo, runId, new Date(clock()));
+      if (flagged) {
+        await bus.publish(CANCEL_CHANNEL, JSON.stringify({ runId, nodeId: flagged.nodeId, reason }));
+        return flagged;
+      }
+    }
+    const cancelled = await transitions.apply(runId, {
+      to: RunStatus.CANCELLED,
+      from: WAITING,
+      set: { finishedAt: new Date(clock()), retryAt: null },
+      reason,
+    });
+    if (cancelled) {
+      await ready.remove(run.pool, runId);
+      await wheel.disarm(shardOf(run.jobId, wheel.shardCount), retryTimerId(runId));
+      return cancelled;
+    }
+    const fresh = (await findRun(mongo, runId))!;
+    if (fresh.status === RunStatus.RUNNING) return this.cancelBySystem(runId, reason);
+    throw new ConflictError(`run ${runId} is ${fresh.status}; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
+  }
+}

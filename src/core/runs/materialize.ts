@@ -1,0 +1,136 @@
+/**
+ * Creating the run for one fire of a job (a schedule slot, a manual trigger, a backfill),
+ * identified by its fire key, with the job's overlap policy applied.
+ */
+import type { JobDoc, RunDoc, RunTrigger } from "../../domain/documents.js";
+import type { OverlapPolicy } from "../../domain/policies.js";
+import { fireKey } from "../../domain/fire-keys.js";
+import { RunStatus } from "../../domain/lifecycle.js";
+import type { Clock } from "../../scheduler/ports.js";
+import type { InsertBatcher } from "../../store/batch.js";
+import { isDuplicateKey, newId, type Mongo } from "../../store/mongo.js";
+import { createRunInserter, findRunByFireKey } from "../../store/runs/creation.js";
+import type { RunEvents } from "../events.js";
+import type { OverlapLocks } from "./overlap.js";
+
+export interface MaterializeArgs {
+  scheduledFor: number;
+  trigger: RunTrigger;
+  fireKey?: string;
+  reason?: string;
+  ignoreOverlap?: boolean;
+  /** Staged ahead: not taken by an executor before this instant (the slot's due time). */
+  notBefore?: number;
+}
+
+export interface Materialized {
+  run: RunDoc | null;
+  created: boolean;
+  skipped: string | null;
+}
+
+/** A new run of `job` for one fire, as it is inserted. */
+export function newRun(
+  job: JobDoc,
+  args: MaterializeArgs,
+  r: { id: string; key: string; status: RunStatus; overlap: OverlapPolicy; now: number },
+): RunDoc {
+  const at = new Date(r.now);
+  return {
+    _id: r.id,
+    ownerId: job.ownerId,
+    jobId: job._id,
+    jobName: job.name,
+    fireKey: r.key,
+    trigger: args.trigger,
+    scheduledFor: new Date(args.scheduledFor),
+    status: r.status,
+    attempt: 1,
+    retry: job.retry,
+    overlap: r.overlap,
+    fencingToken: 0,
+    priority: job.priority,
+    pool: job.spec.pool,
+    spec: job.spec,
+    nodeId: null,
+    leaseUntil: null,
+    cancelRequested: false,
+    notBefore: args.notBefore !== undefined && args.notBefore > r.now ? new Date(args.notBefore) : null,
+    queuedAt: r.status === RunStatus.QUEUED ? at : null,
+    startedAt: null,
+    finishedAt: null,
+    retryAt: null,
+    exitCode: null,
+    signal: null,
+    error: null,
+    outputTail: null,
+    outputTruncated: false,
+    history: [{ status: r.status, at, reason: args.reason ?? args.trigger.toLowerCase(), nodeId: null, attempt: 1 }],
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+export class Materializer {
+  /** Run inserts of one event-loop turn go to MongoDB as one insertMany (a burst of fires). */
+  private readonly inserts: InsertBatcher<RunDoc>;
+
+  constructor(
+    private readonly deps: {
+      mongo: Mongo;
+      clock: Clock;
+      events: RunEvents;
+      overlap: OverlapLocks;
+      enqueue: (run: RunDoc) => Promise<void>;
+      /** Cancels the run a REPLACE displaced (no principal: the policy decided it). */
+      cancel: (runId: string, reason: string) => Promise<RunDoc>;
+    },
+  ) {
+    this.inserts = createRunInserter(deps.mongo);
+  }
+
+  /**
+   * Creates the run for one fire of a job, identified by `fireKey`. Creating the same fire twice is
+   * a no-op that returns the existing run (`created: false`): that is what makes replays after a
+   * crash safe. The job's overlap policy is applied here, atomically: see {@link OverlapLocks.take}.
+   * Returns `run: null` when the policy skipped the fire.
+   */
+  async materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
+    const { mongo } = this.deps;
+    const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
+    const id = newId();
+    let status: RunStatus = RunStatus.QUEUED;
+    let replaced: string | null = null;
+    const overlap = args.ignoreOverlap ? "ALLOW" : job.overlap;
+    if (overlap !== "ALLOW") {
+      // A replay of a fire that already has its run must not be judged against its own run.
+      const existing = await findRunByFireKey(mongo, key);
+      if (existing) return { run: existing, created: false, skipped: null };
+      const slot = await this.deps.overlap.take(job, id);
+      if (slot.decision === "SKIP") return { run: null, created: false, skipped: slot.reason };
+      if (slot.decision === "HOLD") status = RunStatus.PENDING;
+      replaced = slot.replaced;
+    }
+    const run = newRun(job, args, { id, key, status, overlap, now: this.deps.clock() });
+    const existing = await this.insert(run, job);
+    if (existing) return { run: existing, created: false, skipped: null };
+    if (status === RunStatus.QUEUED) await this.deps.enqueue(run);
+    await this.deps.events.publish(run);
+    if (replaced) await this.deps.cancel(replaced, `replaced by run ${id} (overlap policy REPLACE)`).catch(() => undefined);
+    return { run, created: true, skipped: null };
+  }
+
+  /** Inserts the run; when its fire already has one (a duplicate key), that run is returned instead. */
+  private async insert(run: RunDoc, job: JobDoc): Promise<RunDoc | null> {
+    try {
+      await this.inserts.insertOne(run);
+      return null;
+    } catch (e) {
+      if (run.overlap !== "ALLOW") await this.deps.overlap.release(job._id, run._id);
+      if (!isDuplicateKey(e)) throw e;
+      const existing = await findRunByFireKey(this.deps.mongo, run.fireKey);
+      if (!existing) throw e;
+      return existing;
+    }
+  }
+}

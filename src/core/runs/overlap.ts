@@ -1,0 +1,75 @@
+/**
+ * A job's overlap policy, applied atomically on the job document: the lock fields `activeRunId`
+ * / `pendingRunId` change only by compare-and-set against the state the decision was made on, so
+ * two fires (or a fire and a finishing run) can never both win. A lost race re-reads and decides
+ * again.
+ */
+import type { JobDoc, RunDoc } from "../../domain/documents.js";
+import { ConflictError } from "../../domain/errors.js";
+import { RunStatus } from "../../domain/lifecycle.js";
+import type { Clock } from "../../scheduler/ports.js";
+import { decideOverlap } from "../../scheduler/timing/index.js";
+import { dropPendingRun, findPendingBehind, passOverlapLock, readOverlapLock, setOverlapLockIf } from "../../store/jobs/overlap-locks.js";
+import type { Mongo } from "../../store/mongo.js";
+import type { Transitions } from "./transitions.js";
+
+/** Compare-and-set rounds before a contended lock gives up. */
+const LOCK_ROUNDS = 16;
+
+export interface OverlapSlot {
+  decision: "START" | "HOLD" | "SKIP" | "REPLACE";
+  reason: string;
+  /** The active run a REPLACE displaces (to be cancelled). */
+  replaced: string | null;
+}
+
+export class OverlapLocks {
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock; transitions: Transitions; enqueue: (run: RunDoc) => Promise<void> }) {}
+
+  /** The overlap decision for a new run `runId` of `job`, with the lock taken when it is not SKIP. */
+  async take(job: JobDoc, runId: string): Promise<OverlapSlot> {
+    const { mongo } = this.deps;
+    for (let i = 0; i < LOCK_ROUNDS; i++) {
+      const cur = await readOverlapLock(mongo, job._id);
+      if (!cur) return { decision: "SKIP", reason: "job deleted", replaced: null };
+      const decision = decideOverlap(job.overlap, { active: cur.active ? 1 : 0, pending: cur.pending ? 1 : 0 });
+      if (decision === "SKIP") {
+        return { decision, reason: `run ${cur.active} is still active (overlap policy ${job.overlap})`, replaced: null };
+      }
+      const set = decision === "HOLD" ? { pendingRunId: runId } : { activeRunId: runId };
+      if (await setOverlapLockIf(mongo, job._id, cur, set)) {
+        return { decision, reason: "", replaced: decision === "REPLACE" ? cur.active : null };
+      }
+    }
+    throw new ConflictError(`job ${job._id}: overlap lock is too contended; try again`);
+  }
+
+  /**
+   * Frees the job's overlap lock held by `runId` (the run reached a final status, or was never
+   * created). When a run was held PENDING behind it (QUEUE_ONE), it takes the lock and is queued.
+   */
+  async release(jobId: string, runId: string): Promise<void> {
+    const { mongo } = this.deps;
+    await dropPendingRun(mongo, jobId, runId);
+    for (let i = 0; i < LOCK_ROUNDS; i++) {
+      const cur = await findPendingBehind(mongo, jobId, runId);
+      if (!cur) return;
+      const next = cur.pending;
+      if (!(await passOverlapLock(mongo, jobId, runId, next))) continue;
+      if (next) await this.queuePending(next, runId);
+      return;
+    }
+  }
+
+  /** The run held behind `previous` goes to the ready queue: PENDING → QUEUED. */
+  private async queuePending(runId: string, previous: string): Promise<void> {
+    const queued = await this.deps.transitions.apply(runId, {
+      to: RunStatus.QUEUED,
+      from: [RunStatus.PENDING],
+      set: { queuedAt: new Date(this.deps.clock()) },
+      reason: `previous run ${previous} finished`,
+      attempt: 1,
+    });
+    if (queued) await this.deps.enqueue(queued);
+  }
+}

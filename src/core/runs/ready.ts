@@ -1,0 +1,48 @@
+/**
+ * Queued runs into their pool's ready queue. The entry carries the run itself (its payload, see
+ * encodeRunPayload) so an executor can start it and confirm the claim afterwards, unless its
+ * owner has a concurrency limit: then the claim must take a slot in MongoDB first.
+ */
+import type { RunDoc } from "../../domain/documents.js";
+import type { Clock, ReadyEntry, SharedState } from "../../scheduler/ports.js";
+import { encodeRunPayload } from "../events.js";
+import type { UserLimits } from "./user-limits.js";
+
+/**
+ * A QUEUED run's ready-queue entry at `now`: a run staged ahead of its time (`notBefore` in the
+ * future) waits in the queue's staging until then, and is ordered by that time.
+ */
+export function readyEntry(run: RunDoc, now: number, payload: string | null): ReadyEntry {
+  const notBefore = run.notBefore && run.notBefore.getTime() > now ? run.notBefore.getTime() : undefined;
+  const enqueuedAt = notBefore ?? (run.queuedAt ?? run.createdAt).getTime();
+  return { runId: run._id, priority: run.priority, enqueuedAt, notBefore, payload };
+}
+
+export class ReadyQueueing {
+  private readonly pendingPushes = new Map<string, { entries: ReadyEntry[]; done: Promise<void> }>();
+
+  constructor(private readonly deps: { state: SharedState; clock: Clock; limits: UserLimits }) {}
+
+  /** Pushes a QUEUED run to its pool's ready queue (idempotent). */
+  async enqueue(run: RunDoc): Promise<void> {
+    const now = this.deps.clock();
+    const payload = (await this.deps.limits.of(run.ownerId)) === null ? encodeRunPayload(run) : null;
+    const entry = readyEntry(run, now, payload);
+    // The pushes of one event-loop turn go to each pool's queue in one call (one script, one wake-up).
+    let pending = this.pendingPushes.get(run.pool);
+    if (!pending) {
+      const entries = [entry];
+      const done = new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          this.pendingPushes.delete(run.pool);
+          this.deps.state.ready.push(run.pool, entries).then(resolve, reject);
+        }),
+      );
+      pending = { entries, done };
+      this.pendingPushes.set(run.pool, pending);
+    } else {
+      pending.entries.push(entry);
+    }
+    await pending.done;
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * One object for the run capabilities, for the roles and the API that need them all: it builds
+ * the parts, wires them to each other, and delegates. Each method says where the work is done.
+ */
+import type { Principal } from "../../auth/tokens.js";
+import type { JobDoc, RunDoc } from "../../domain/documents.js";
+import type { RunStatus } from "../../domain/lifecycle.js";
+import type { RunIncrements } from "../../store/runs/transitions.js";
+import { findRun } from "../../store/runs/lookup.js";
+import { RunEvents } from "../events.js";
+import { Attempts } from "./attempts.js";
+import { Cancellation } from "./cancellation.js";
+import { Claims } from "./claims.js";
+import { Materializer, type MaterializeArgs, type Materialized } from "./materialize.js";
+import { OverlapLocks } from "./overlap.js";
+import { ReadyQueueing } from "./ready.js";
+import { Retries } from "./retries.js";
+import { StagedRuns, type WithdrawOptions } from "./staged.js";
+import { Transitions } from "./transitions.js";
+import type { AttemptOutcome, RunServiceDeps } from "./types.js";
+import { UserLimits } from "./user-limits.js";
+import { UserSlots } from "./user-slots.js";
+
+export class RunService {
+  readonly events: RunEvents;
+  private readonly ready: ReadyQueueing;
+  private readonly slots: UserSlots;
+  private readonly transitions: Transitions;
+  private readonly overlap: OverlapLocks;
+  private readonly materializer: Materializer;
+  private readonly claims: Claims;
+  private readonly retries: Retries;
+  private readonly attempts: Attempts;
+  private readonly cancellation: Cancellation;
+  private readonly staged: StagedRuns;
+
+  constructor(private readonly deps: RunServiceDeps) {
+    const { mongo, state, clock, log } = deps;
+    const events = (this.events = new RunEvents(state.bus));
+    const limits = new UserLimits(mongo, clock);
+    this.ready = new ReadyQueueing({ state, clock, limits });
+    const enqueue = (run: RunDoc) => this.ready.enqueue(run);
+    this.slots = new UserSlots({ mongo, clock, log, enqueue });
+    // A transition gives back what the attempt held; releasing an overlap lock queues the run
+    // held behind it, by a transition: the hooks reach the lock through `this` at call time.
+    this.transitions = new Transitions({
+      mongo,
+      clock,
+      events,
+      hooks: {
+        releaseUserSlot: (ownerId, slot) => this.slots.release(ownerId, slot),
+        releaseOverlapLock: (jobId, runId) => this.overlap.release(jobId, runId),
+      },
+    });
+    const transitions = this.transitions;
+    this.overlap = new OverlapLocks({ mongo, clock, transitions, enqueue });
+    this.cancellation = new Cancellation({ mongo, state, clock, transitions });
+    this.materializer = new Materializer({
+      mongo,
+      clock,
+      events,
+      overlap: this.overlap,
+      enqueue,
+      cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
+    });
+    this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, enqueue });
+    this.retries = new Retries({ mongo, state, clock, transitions, enqueue });
+    this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, enqueue });
+    this.staged = new StagedRuns({ mongo, state, clock, transitions });
+  }
+
+  get(runId: string): Promise<RunDoc | null> {
+    return findRun(this.deps.mongo, runId);
+  }
+
+  /** Creates the run for one fire of a job (see {@link Materializer.materialize}). */
+  materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
+    return this.materializer.materialize(job, args);
+  }
+
+  /** Frees the job's overlap lock held by `runId` (see {@link OverlapLocks.release}). */
+  releaseOverlapSlot(jobId: string, runId: string): Promise<void> {
+    return this.overlap.release(jobId, runId);
+  }
+
+  /** Pushes a QUEUED run to its pool's ready queue (see {@link ReadyQueueing.enqueue}). */
+  enqueue(run: RunDoc): Promise<void> {
+    return this.ready.enqueue(run);
+  }
+
+  /** Back to the queue after a taken entry's claim never reached the store (see {@link Claims.requeueTaken}). */
+  requeueTaken(runId: string): Promise<RunDoc | null> {
+    return this.claims.requeueTaken(runId);
+  }
+
+  /** Claims a batch of popped runs (see {@link Claims.claimMany}). */
+  claimMany(runIds: readonly string[], nodeId: string, leaseMs: number): Promise<RunDoc[]> {
+    return this.claims.claimMany(runIds, nodeId, leaseMs);
+  }
+
+  /** Confirms the claim of a run started from its payload (see {@link Claims.confirm}). */
+  confirmClaim(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number): Promise<RunDoc | null> {
+    return this.claims.confirm(queued, nodeId, leaseMs, startedAt);
+  }
+
+  /** Takes back a job's runs staged ahead of their fire time (see {@link StagedRuns.withdraw}). */
+  withdrawStaged(jobId: string, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
+    return this.staged.withdraw(jobId, reason, opts);
+  }
+
+  /** Lets the owner's parked runs back into the queue as far as slots allow (see {@link UserSlots.wakeHeld}). */
+  wakeHeld(ownerId: string): Promise<number> {
+    return this.slots.wakeHeld(ownerId);
+  }
+
+  /** Reaper repair of the per-user slots (see {@link UserSlots.reconcile}). */
+  reconcileUserSlots(suspects: ReadonlySet<string>): Promise<{ released: number; woken: number; suspects: Set<string> }> {
+    return this.slots.reconcile(suspects);
+  }
+
+  /** Extends a running attempt's lease; null: the lease is lost (see {@link Attempts.extendLease}). */
+  extendLease(runId: string, token: number, leaseMs: number): Promise<RunDoc | null> {
+    return this.attempts.extendLease(runId, token, leaseMs);
+  }
+
+  /** Records the end of an attempt and what follows (see {@link Attempts.finish}). */
+  finishAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
+    return this.attempts.finish(run, outcome);
+  }
+
+  /** Records an attempt whose claim was never confirmed, with its claim (see {@link Attempts.finishTaken}). */
+  finishTaken(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, outcome: AttemptOutcome): Promise<RunDoc | null> {
+    return this.attempts.finishTaken(queued, nodeId, leaseMs, startedAt, outcome);
+  }
+
+  /** Hands a running attempt back to the queue on shutdown (see {@link Attempts.handBack}). */
+  handBack(runId: string, token: number, attempt: number): Promise<RunDoc | null> {
+    return this.attempts.handBack(runId, token, attempt);
+  }
+
+  /**
+   * @deprecated A plain conditional transition (read back, fenced by `token` when given), kept
+   * only for the executor's hand-back on shutdown until it calls {@link handBack}. New callers
+   * use the purpose-named operations.
+   */
+  transition(
+    runId: string,
+    to: RunStatus,
+    opts: { from?: readonly RunStatus[]; token?: number; set?: Partial<RunDoc>; inc?: RunIncrements; reason?: string | null; nodeId?: string | null; attempt?: number | null } = {},
+  ): Promise<RunDoc | null> {
+    const { token, ...change } = opts;
+    return this.transitions.apply(runId, { to, ...change }, { kind: "stored", token });
+  }
+
+  /** The retry timer fired: RETRY_SCHEDULED → QUEUED (see {@link Retries.promote}). */
+  promoteRetry(runId: string): Promise<RunDoc | null> {
+    return this.retries.promote(runId);
+  }
+
+  /** Re-runs a finished run without success for `caller` (see {@link Retries.retryRun}). */
+  retryRun(caller: Principal, runId: string): Promise<RunDoc> {
+    return this.retries.retryRun(caller, runId);
+  }
+
+  /** Cancels a run for `caller`; another user's run is NOT_FOUND (see {@link Cancellation.cancel}). */
+  cancel(caller: Principal, runId: string, reason: string): Promise<RunDoc>;
+  /** @deprecated No principal: use {@link cancelBySystem} (kept while core/jobs.ts calls it this way). */
+  cancel(runId: string, reason: string): Promise<RunDoc>;
+  cancel(callerOrRunId: Principal | string, runIdOrReason: string, reason?: string): Promise<RunDoc> {
+    if (typeof callerOrRunId === "string") return this.cancellation.cancelBySystem(callerOrRunId, runIdOrReason);
+    return this.cancellation.cancel(callerOrRunId, runIdOrReason, reason!);
+  }
+
+  /** Cancels a run the system decided to stop: no principal (see {@link Cancellation.cancelBySystem}). */
+  cancelBySystem(runId: string, reason: string): Promise<RunDoc> {
+    return this.cancellation.cancelBySystem(runId, reason);
+  }
+}

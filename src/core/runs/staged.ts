@@ -1,0 +1,54 @@
+/** Runs staged ahead of their fire time, taken back when their job changes first. */
+import type { RunDoc } from "../../domain/documents.js";
+import { WITHDRAWN_MARK } from "../../domain/fire-keys.js";
+import { RunStatus } from "../../domain/lifecycle.js";
+import type { Clock, SharedState } from "../../scheduler/ports.js";
+import { deleteFireOfRun, deleteFiredEntriesOfRuns } from "../../store/fires/withdrawn-runs.js";
+import type { Mongo } from "../../store/mongo.js";
+import { findStagedRuns, findWithdrawnAmong } from "../../store/runs/staged.js";
+import type { Transitions } from "./transitions.js";
+
+export interface WithdrawOptions {
+  only?: readonly string[];
+  includeDue?: boolean;
+}
+
+export class StagedRuns {
+  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions }) {}
+
+  /**
+   * Takes back a job's runs staged ahead of their fire time, before any executor could take them
+   * (the job was paused, changed or rescheduled within the stage-ahead window, or the scheduler
+   * lost the race with such a change): each leaves the queue, ends CANCELLED with `reason`, gives
+   * its fireKey up and loses its ledger entry, so the slot is judged again under the job as it is
+   * now. A run already taken (its time came) is left alone: it fired. `only` limits it to these
+   * runs; with `only` or `includeDue`, staged runs whose time has come but that no executor took
+   * yet are withdrawn too (a change that raced the pass which staged them). Returns the runs withdrawn.
+   */
+  async withdraw(jobId: string, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
+    const { mongo } = this.deps;
+    const now = this.deps.clock();
+    const due = Boolean(opts.includeDue || opts.only);
+    const staged = await findStagedRuns(mongo, jobId, new Date(now), { due, only: opts.only });
+    const out: RunDoc[] = [];
+    for (const r of staged) {
+      if (!(await this.deps.state.ready.remove(r.pool, r._id))) continue;
+      const done = await this.deps.transitions.apply(r._id, {
+        to: RunStatus.CANCELLED,
+        from: [RunStatus.QUEUED],
+        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}${WITHDRAWN_MARK}${r._id}` },
+        reason: `withdrawn before its fire time: ${reason}`,
+      });
+      if (!done) continue;
+      await deleteFireOfRun(mongo, r.fireKey, r._id);
+      out.push(done);
+    }
+    if (opts.only) {
+      // The pass that staged these lost the race with a job change: runs the change withdrew
+      // before this pass wrote their ledger entries leave those entries behind; clear them too.
+      const gone = await findWithdrawnAmong(mongo, opts.only);
+      if (gone.length) await deleteFiredEntriesOfRuns(mongo, jobId, gone.map((r) => r._id));
+    }
+    return out;
+  }
+}

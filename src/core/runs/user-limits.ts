@@ -1,0 +1,26 @@
+import type { Clock } from "../../scheduler/ports.js";
+import type { Mongo } from "../../store/mongo.js";
+import { findRunLimit } from "../../store/users/run-slots.js";
+
+/** How long a user's maxConcurrentRuns is cached per process for the claim path. */
+const LIMIT_CACHE_MS = 2_000;
+
+/** Users' `maxConcurrentRuns`, cached briefly: every enqueue and claim asks. */
+export class UserLimits {
+  private readonly cache = new Map<string, { limit: number | null; at: number }>();
+
+  constructor(
+    private readonly mongo: Mongo,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The owner's limit; null when they have none (or are gone). */
+  async of(ownerId: string): Promise<number | null> {
+    const now = this.clock();
+    const hit = this.cache.get(ownerId);
+    if (hit && now - hit.at >= 0 && now - hit.at < LIMIT_CACHE_MS) return hit.limit;
+    const limit = await findRunLimit(this.mongo, ownerId);
+    this.cache.set(ownerId, { limit, at: now });
+    return limit;
+  }
+}

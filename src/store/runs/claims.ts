@@ -1,0 +1,72 @@
+/** Claims and leases of runs: QUEUED → RUNNING under a fencing token, and the lease kept after. */
+import type { UpdateFilter } from "mongodb";
+import { RunStatus } from "../../domain/lifecycle.js";
+import type { RunDoc, RunTransition } from "../../domain/documents.js";
+import type { Mongo } from "../mongo.js";
+import { HISTORY_LIMIT } from "./transitions.js";
+
+/** A QUEUED run's owner, token and parking flag: what a single claim checks first. */
+export function findClaimable(mongo: Mongo, runId: string): Promise<Pick<RunDoc, "_id" | "ownerId" | "fencingToken" | "heldByLimit"> | null> {
+  return mongo.c.runs.findOne({ _id: runId, status: RunStatus.QUEUED }, { projection: { ownerId: 1, fencingToken: 1, heldByLimit: 1 } });
+}
+
+/** Those of `runIds` still QUEUED, with their owner and parking flag. */
+export function findClaimCandidates(mongo: Mongo, runIds: readonly string[]): Promise<Array<Pick<RunDoc, "_id" | "ownerId" | "heldByLimit">>> {
+  return mongo.c.runs.find({ _id: { $in: [...runIds] }, status: RunStatus.QUEUED }, { projection: { ownerId: 1, heldByLimit: 1 } }).toArray();
+}
+
+/**
+ * Claims every run of `runIds` still QUEUED and not parked in one updateMany, each checked
+ * atomically per document; the winners carry `claimId` (see {@link findBatchClaimWinners}).
+ */
+export async function claimBatch(
+  mongo: Mongo,
+  runIds: string[],
+  claim: { fields: Partial<RunDoc>; claimId: string; at: Date; entry: RunTransition },
+): Promise<void> {
+  await mongo.c.runs.updateMany(
+    { _id: { $in: runIds }, status: RunStatus.QUEUED, heldByLimit: { $ne: true } },
+    {
+      $set: { ...claim.fields, status: RunStatus.RUNNING, claimId: claim.claimId, updatedAt: claim.at },
+      $inc: { fencingToken: 1 },
+      $push: { history: { $each: [claim.entry], $slice: -HISTORY_LIMIT } },
+    } as unknown as UpdateFilter<RunDoc>,
+  );
+}
+
+/** The runs of `runIds` a batch claim won: still RUNNING under its `claimId`. */
+export function findBatchClaimWinners(mongo: Mongo, runIds: string[], claimId: string): Promise<RunDoc[]> {
+  return mongo.c.runs.find({ _id: { $in: runIds }, claimId, status: RunStatus.RUNNING }).toArray();
+}
+
+/**
+ * The run as a confirmed claim left it (RUNNING on `nodeId` under the token after `queued`'s,
+ * same attempt): recognises a confirm that applied but whose reply was lost.
+ */
+export function findConfirmedClaim(mongo: Mongo, queued: RunDoc, nodeId: string): Promise<RunDoc | null> {
+  return mongo.c.runs.findOne({
+    _id: queued._id,
+    status: RunStatus.RUNNING,
+    fencingToken: queued.fencingToken + 1,
+    attempt: queued.attempt,
+    nodeId,
+  });
+}
+
+/** Bumps the token of a run still QUEUED and not parked; the run after, or null. */
+export function bumpQueuedToken(mongo: Mongo, runId: string, now: Date): Promise<RunDoc | null> {
+  return mongo.c.runs.findOneAndUpdate(
+    { _id: runId, status: RunStatus.QUEUED, heldByLimit: { $ne: true } },
+    { $inc: { fencingToken: 1 }, $set: { updatedAt: now } },
+    { returnDocument: "after" },
+  );
+}
+
+/** Moves a running attempt's lease to `leaseUntil` while it still holds `token`; null when it does not. */
+export function extendRunLease(mongo: Mongo, runId: string, token: number, leaseUntil: Date, now: Date): Promise<RunDoc | null> {
+  return mongo.c.runs.findOneAndUpdate(
+    { _id: runId, status: RunStatus.RUNNING, fencingToken: token },
+    { $set: { leaseUntil, updatedAt: now } },
+    { returnDocument: "after" },
+  );
+}

@@ -1,0 +1,6 @@
+import type { RunDoc } from "../../domain/documents.js";
+import type { Mongo } from "../mongo.js";
+
+export function findRun(mongo: Mongo, runId: string): Promise<RunDoc | null> {
+  return mongo.c.runs.findOne({ _id: runId });
+}

@@ -1,0 +1,33 @@
+/** Runs parked by their owner's concurrency limit (`heldByLimit`), and the attempts holding slots. */
+import { RunStatus } from "../../domain/lifecycle.js";
+import type { RunDoc } from "../../domain/documents.js";
+import type { Mongo } from "../mongo.js";
+
+/** Parks a run still QUEUED under `token` out of the ready queue; true when it did. */
+export async function parkRun(mongo: Mongo, runId: string, token: number, now: Date): Promise<boolean> {
+  const held = await mongo.c.runs.updateOne(
+    { _id: runId, status: RunStatus.QUEUED, fencingToken: token },
+    { $set: { heldByLimit: true, updatedAt: now } },
+  );
+  return held.modifiedCount === 1;
+}
+
+/** Unparks the owner's oldest parked run (index `held_by_limit`); null when none is left. */
+export function unparkOldest(mongo: Mongo, ownerId: string): Promise<RunDoc | null> {
+  return mongo.c.runs.findOneAndUpdate(
+    { ownerId, status: RunStatus.QUEUED, heldByLimit: true },
+    { $set: { heldByLimit: false } },
+    { sort: { queuedAt: 1 }, returnDocument: "after" },
+  );
+}
+
+/** Whether the attempt is still RUNNING under `token`. */
+export async function isAttemptRunning(mongo: Mongo, runId: string, token: number): Promise<boolean> {
+  const live = await mongo.c.runs.countDocuments({ _id: runId, status: RunStatus.RUNNING, fencingToken: token }, { limit: 1 });
+  return live > 0;
+}
+
+/** The owners that have parked runs. */
+export function findOwnersWithParkedRuns(mongo: Mongo): Promise<string[]> {
+  return mongo.c.runs.distinct("ownerId", { status: RunStatus.QUEUED, heldByLimit: true });
+}
