@@ -39,8 +39,8 @@ export class Attempts {
     return this.deps.table.size;
   }
 
-  /** Every attempt's end, as it is now. */
-  ended(): Promise<void[]> {
+  /** Resolves once every attempt on the node now has reported (or failed to). */
+  allDone(): Promise<void[]> {
     return Promise.all([...this.deps.table.values()].map((a) => a.done));
   }
 

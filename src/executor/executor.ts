@@ -115,7 +115,7 @@ export class Executor {
     this.wakeup.wake();
     await this.loopDone;
     this.gate.dispatched(false);
-    const all = this.attempts.ended();
+    const all = this.attempts.allDone();
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<boolean>((r) => (graceTimer = setTimeout(() => r(true), graceMs)));
     const timedOut = await Promise.race([all.then(() => false), grace]);

@@ -110,7 +110,7 @@ export interface AttemptRef {
 export class Reporter {
   constructor(
     private readonly deps: { runs: RunService; clock: Clock; log: Logger; nodeId: string; leaseMs: number },
-    readonly gate: ReportGate,
+    private readonly gate: ReportGate,
   ) {}
 
   /** Waits for the report turn, then writes what the attempt's end means for its run. */
