@@ -97,63 +97,66 @@ function sandboxedProgram(outer: number): number | null {
   return init === null ? null : childOf(init);
 }
 
+/**
+ * Stops a spawned run: `terminate` sends SIGTERM to the program (its process group, or the program
+ * inside the sandbox) and SIGKILL to everything `graceMs` later; `killAll` sends SIGKILL at once.
+ */
+function stopperFor(child: ChildProcess, mode: "group" | "sandbox", graceMs: number) {
+  let killTimer: NodeJS.Timeout | undefined;
+  const killAll = () => {
+    if (child.pid === undefined) return;
+    try {
+      // The group, or the sandbox (its PID namespace ends with it).
+      process.kill(mode === "group" ? -child.pid : child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  const terminate = () => {
+    if (child.pid !== undefined) {
+      const target = mode === "group" ? -child.pid : sandboxedProgram(child.pid);
+      try {
+        if (target !== null) process.kill(target, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+    killTimer ??= setTimeout(killAll, graceMs);
+  };
+  const clear = () => {
+    if (killTimer) clearTimeout(killTimer);
+  };
+  return { killAll, terminate, clear };
+}
+
 export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<ProcessResult> {
   const started = performance.now();
   const tail = new TailBuffer(spec.tailBytes ?? 16 * 1024);
-  const killGraceMs = spec.killGraceMs ?? 5_000;
   const stopMode = spec.stop ?? "group";
 
   return new Promise((resolve) => {
-    let timedOut = false;
-    let aborted = false;
-    let abortReason: string | null = null;
-    let spawnError: string | null = null;
-    let killTimer: NodeJS.Timeout | undefined;
-
+    // What happened to the run besides its exit, as the result reports it.
+    const seen = { timedOut: false, aborted: false, abortReason: null as string | null, spawnError: null as string | null };
     let child: ChildProcess;
     try {
-      child = spawn(spec.file, spec.args, {
-        cwd: spec.cwd,
-        env: spec.env,
-        detached: true, // own process group: kill(-pid) reaches grandchildren
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      // Its own process group: kill(-pid) reaches grandchildren.
+      child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     } catch (e) {
       // Refused before any process existed (a NUL byte in an argument, a bad cwd ...): this run fails, nothing else.
       return resolve(notStarted((e as Error).message, Math.round(performance.now() - started)));
     }
     if (child.pid !== undefined) spec.onSpawn?.(child.pid);
-
-    const killAll = () => {
-      if (child.pid === undefined) return;
-      try {
-        // The group, or the sandbox (its PID namespace ends with it).
-        process.kill(stopMode === "group" ? -child.pid : child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    const terminate = () => {
-      if (child.pid !== undefined) {
-        const target = stopMode === "group" ? -child.pid : sandboxedProgram(child.pid);
-        try {
-          if (target !== null) process.kill(target, "SIGTERM");
-        } catch {
-          // already gone
-        }
-      }
-      killTimer ??= setTimeout(killAll, killGraceMs);
-    };
+    const stop = stopperFor(child, stopMode, spec.killGraceMs ?? 5_000);
 
     const timeout = setTimeout(() => {
-      timedOut = true;
-      terminate();
+      seen.timedOut = true;
+      stop.terminate();
     }, spec.timeoutMs);
 
     const onAbort = () => {
-      aborted = true;
-      abortReason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted");
-      terminate();
+      seen.aborted = true;
+      seen.abortReason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted");
+      stop.terminate();
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
@@ -166,35 +169,25 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
     child.stderr!.on("data", onData("stderr"));
 
     child.once("error", (e) => {
-      spawnError = e.message;
+      seen.spawnError = e.message;
     });
     // The run ends when its main process ends. Anything it left running in its group and still
     // holding the output pipes is killed shortly after, so 'close' cannot hang on a daemonised child.
     // (A sandbox needs none of this: its PID namespace ends with its main process.)
     if (stopMode === "group") {
       child.once("exit", () => {
-        setTimeout(killAll, 250).unref();
+        setTimeout(stop.killAll, 250).unref();
       });
     }
     // 'close' fires after the stdio streams end, so the tail is complete.
     child.once("close", (code, sig) => {
       clearTimeout(timeout);
-      if (killTimer) clearTimeout(killTimer);
+      stop.clear();
       signal.removeEventListener("abort", onAbort);
       // The shell may be gone while a background child still runs in the group: make sure it dies.
-      if (stopMode === "group") killAll();
-      resolve({
-        exitCode: code,
-        signal: sig,
-        timedOut,
-        aborted,
-        abortReason,
-        spawnError,
-        outputTail: tail.text(),
-        truncated: tail.truncated,
-        outputBytes: tail.total,
-        durationMs: Math.round(performance.now() - started),
-      });
+      if (stopMode === "group") stop.killAll();
+      const durationMs = Math.round(performance.now() - started);
+      resolve({ exitCode: code, signal: sig, ...seen, outputTail: tail.text(), truncated: tail.truncated, outputBytes: tail.total, durationMs });
     });
   });
 }

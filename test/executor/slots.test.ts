@@ -1,6 +1,6 @@
 /**
  * An executor never runs more attempts at once than it has slots, though it keeps more than one
- * take from the ready queue in flight (Executor.pullLoop), and it fills every slot when work waits.
+ * take from the ready queue in flight (executor/pull-loop.ts), and it fills every slot when work waits.
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";

@@ -1,0 +1,111 @@
+/**
+ * The attempts on this node, from start to report: each takes a slot and its resources, runs its
+ * process there (SlotRunner), frees the slot as soon as the process ends, and then reports its end
+ * (Reporter), while the claim and the result may still be being written. An attempt leaves the
+ * table once reported.
+ */
+import { coerceError } from "../domain/errors.js";
+import type { Logger } from "../log.js";
+import { resourcesOf } from "../core/resources.js";
+import type { Clock } from "../scheduler/ports.js";
+import type { RunDoc } from "../domain/documents.js";
+import { knownRun, newAttempt, stopAttempt, type Attempt, type Claim, type StopReason } from "./attempt.js";
+import type { Capacity } from "./capacity.js";
+import type { ConfirmQueue } from "./confirm-queue.js";
+import type { Deadlines } from "./deadlines.js";
+import type { ReportBackoff, Reporter } from "./report.js";
+import type { SlotRunner } from "./slot-runner.js";
+
+export interface AttemptsDeps {
+  /** The table (shared with Deadlines, which reads it). */
+  table: Map<string, Attempt>;
+  clock: Clock;
+  log: Logger;
+  capacity: Capacity;
+  confirms: ConfirmQueue;
+  deadlines: Deadlines;
+  slots: SlotRunner;
+  reporter: Reporter;
+  backoff: ReportBackoff;
+  /** A slot freed or an attempt left: the pull loop may take more. */
+  wake: () => void;
+}
+
+export class Attempts {
+  constructor(private readonly deps: AttemptsDeps) {}
+
+  /** Attempts on the node: running, or ended and still reporting. */
+  get size(): number {
+    return this.deps.table.size;
+  }
+
+  /** Resolves once every attempt on the node now has reported (or failed to). */
+  allDone(): Promise<void[]> {
+    return Promise.all([...this.deps.table.values()].map((a) => a.done));
+  }
+
+  /** Stops the run's attempt, if one is here. */
+  stop(runId: string, reason: StopReason, why: string): void {
+    const a = this.deps.table.get(runId);
+    if (a) stopAttempt(a, reason, why);
+  }
+
+  stopAll(reason: StopReason, why: string): void {
+    for (const a of this.deps.table.values()) stopAttempt(a, reason, why);
+  }
+
+  /** Starts a run claimed in MongoDB (RUNNING, with this attempt's token). */
+  startClaimed(run: RunDoc): void {
+    this.start(run, run.fencingToken, { state: "confirmed", run });
+  }
+
+  /**
+   * Starts a run taken with its payload at once; its claim is confirmed meanwhile (ConfirmQueue).
+   * Its token is the one the claim will bump the enqueued one to.
+   */
+  startTaken(queued: RunDoc, payload: string): void {
+    const startedAt = this.deps.clock();
+    const a = this.start(queued, queued.fencingToken + 1, { state: "queued", run: queued, payload, startedAt });
+    this.deps.confirms.add(a);
+  }
+
+  private start(run: RunDoc, token: number, claim: Claim): Attempt {
+    const resources = resourcesOf(run.spec);
+    const slot = this.deps.capacity.acquire(resources);
+    const a = newAttempt(run._id, token, claim, resources, slot, this.deps.deadlines.killAtFromNow());
+    this.deps.table.set(run._id, a);
+    a.done = this.run(a, slot);
+    return a;
+  }
+
+  private async run(a: Attempt, slot: number): Promise<void> {
+    try {
+      await this.execute(a, slot);
+      this.deps.backoff.succeeded();
+    } catch (e) {
+      // The store (or Redis) refused the result: stop taking runs for a while, longer each time,
+      // rather than run queued work whose results cannot be written (it would run again later).
+      const pauseMs = this.deps.backoff.failed(this.deps.clock());
+      this.deps.log.error({ err: coerceError(e), runId: a.runId, pauseMs }, "attempt failed to report; not taking runs for a while");
+    } finally {
+      this.deps.table.delete(a.runId);
+      this.deps.wake();
+    }
+  }
+
+  private async execute(a: Attempt, slot: number): Promise<void> {
+    const { runId, token } = a;
+    const run = knownRun(a.claim)!;
+    const { jobId, attempt } = run;
+    // Made only when something is logged (most attempts log nothing at the default levels' cost).
+    let child: Logger | undefined;
+    const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
+    const end = await this.deps.slots.run(a, run, slot);
+    this.deps.capacity.release(slot, a.resources);
+    this.deps.wake(); // the slot is free
+    // Ended before its confirm was sent: the claim goes with the result, in one write (after the
+    // report turn, still well inside the attempt's kill deadline).
+    if (a.claim.state === "queued") a.claim = { state: "withResult", payload: a.claim.payload, startedAt: a.claim.startedAt };
+    await this.deps.reporter.report(a, end, { token, attempt, log });
+  }
+}

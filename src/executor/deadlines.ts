@@ -1,0 +1,119 @@
+/**
+ * Lease safety ("double billing"): every attempt has a local deadline a safety margin before its
+ * lease ends, moved on every renewal. If renewals fail until then (partitioned from MongoDB,
+ * frozen, overloaded), the executor kills the attempt itself, so by the time the reaper reclaims
+ * the run nothing of the old attempt is still running. Two guards enforce it: the watchdog here,
+ * and the supervisor (sandbox/supervisor.ts), a separate process that still kills at the deadline
+ * when this one is too slow or frozen to.
+ */
+import { coerceError } from "../domain/errors.js";
+import type { RunService } from "../core/runs.js";
+import type { Logger } from "../log.js";
+import type { Clock } from "../scheduler/ports.js";
+import { stopAttempt, type Attempt } from "./attempt.js";
+import type { PreparedAttempt } from "./sandbox/sandbox.js";
+import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";
+
+export interface DeadlinesDeps {
+  attempts: ReadonlyMap<string, Attempt>;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  leaseMs: number;
+  heartbeatMs: number;
+  /** How long an attempt may run after its claim or its last renewal (see options leaseSafeMs). */
+  safeMs: number;
+}
+
+/** The supervisor's name for an attempt's process. */
+export const watchIdOf = (a: Pick<Attempt, "runId" | "token">): string => `${a.runId}:${a.token}`;
+
+export class Deadlines {
+  private supervisor: Supervisor | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: DeadlinesDeps) {}
+
+  /** Starts the supervisor (before any attempt is spawned). */
+  startSupervisor(): void {
+    this.supervisor = new Supervisor(
+      (id, why) => this.onSupervisorKill(id, why),
+      (message) => this.deps.log.error(message),
+    );
+    this.supervisor.start();
+  }
+
+  /** Starts the watchdog: it kills an attempt at its deadline if renewals kept failing until then. */
+  startWatchdog(): void {
+    this.watchdog = setInterval(() => this.enforce(), Math.max(20, Math.floor(this.deps.heartbeatMs / 4)));
+  }
+
+  stopWatchdog(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  async stopSupervisor(): Promise<void> {
+    await this.supervisor?.stop();
+  }
+
+  /** A new attempt's kill deadline. */
+  killAtFromNow(): number {
+    return this.deps.clock() + this.deps.safeMs;
+  }
+
+  /** The supervisor watches the attempt's spawned process: its deadline, and its disk use. */
+  watch(watchId: string, pid: number, p: PreparedAttempt, killAt: number): void {
+    this.supervisor!.watch(watchId, pid, p.process.stop === "group", this.monotonic(killAt), p.diskBytes, p.diskDir, p.cgroup?.procsFiles[0] ?? null);
+  }
+
+  forget(watchId: string): void {
+    this.supervisor!.forget(watchId);
+  }
+
+  /**
+   * Renews the lease of every confirmed attempt not being stopped (also of one whose process ended
+   * and whose result is still being written), moving its deadline; a refused renewal (the run was
+   * reclaimed or finished elsewhere) stops it, and so does a cancel the renewal reports. `now`:
+   * when the renewals were sent (the new deadlines count from then).
+   */
+  async renewLeases(now: number): Promise<void> {
+    await Promise.all(
+      [...this.deps.attempts.values()].map(async (a) => {
+        if (a.stop || a.claim.state !== "confirmed") return;
+        try {
+          const renewed = await this.deps.runs.extendLease(a.runId, a.token, this.deps.leaseMs);
+          if (!renewed) return stopAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
+          a.killAt = now + this.deps.safeMs;
+          this.supervisor?.extend(watchIdOf(a), this.monotonic(a.killAt));
+          if (renewed.cancelRequested) stopAttempt(a, "CANCEL", "cancelled");
+        } catch (e) {
+          this.deps.log.warn({ err: coerceError(e), runId: a.runId }, "lease renewal failed; will retry");
+        }
+      }),
+    );
+  }
+
+  private enforce(): void {
+    const now = this.deps.clock();
+    for (const a of this.deps.attempts.values()) {
+      // An attempt whose program has ended is only reporting its result: nothing left to kill.
+      if (!a.stop && a.process.state === "running" && now >= a.killAt) {
+        this.deps.log.error({ runId: a.runId }, "could not renew the lease in time; killing the attempt before the lease ends");
+        stopAttempt(a, "LEASE_LOST", "lease could not be renewed");
+      }
+    }
+  }
+
+  private onSupervisorKill(watchId: string, why: SupervisorKill): void {
+    const a = this.deps.attempts.get(watchId.slice(0, watchId.lastIndexOf(":")));
+    if (!a || watchIdOf(a) !== watchId || a.killedBy) return;
+    a.killedBy = why;
+    if (why === "deadline") this.deps.log.error({ runId: a.runId }, "the supervisor killed an attempt at its lease deadline (the executor did not renew or kill it in time)");
+  }
+
+  /** `killAt` (clock ms) on the supervisor's clock (CLOCK_MONOTONIC ms). */
+  private monotonic(killAt: number): number {
+    return monotonicMs() + (killAt - this.deps.clock());
+  }
+}

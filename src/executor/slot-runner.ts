@@ -1,0 +1,93 @@
+/**
+ * Runs an attempt's process in a slot: the slot's sandbox prepared for the run (its working
+ * directories, uid, cgroup, environment), the process spawned under the supervisor's watch, and
+ * afterwards the cgroup's usage read, whatever the run left killed, and the slot's directories
+ * reset for the next run. The slot is the caller's to free (see Capacity).
+ */
+import { coerceError } from "../domain/errors.js";
+import type { Logger } from "../log.js";
+import type { Clock } from "../scheduler/ports.js";
+import type { RunDoc, RunUsage } from "../domain/documents.js";
+import { ENDED, type Attempt } from "./attempt.js";
+import { watchIdOf, type Deadlines } from "./deadlines.js";
+import type { ResolvedOptions } from "./options.js";
+import { notStarted } from "./outcome.js";
+import { runProcess, type ProcessResult } from "./process.js";
+import type { ProcessEnd } from "./report.js";
+import { Sandbox, type PreparedAttempt } from "./sandbox/sandbox.js";
+
+export class SlotRunner {
+  private sandbox: Sandbox | null = null;
+
+  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines }) {}
+
+  /** Opens the node's sandbox (slot directories, cgroups, egress); returns what it enforces. */
+  open(o: ResolvedOptions): Sandbox {
+    this.sandbox = Sandbox.open({
+      mode: o.sandbox,
+      workRoot: o.workRoot,
+      slots: o.slots,
+      uidBase: o.sandboxUidBase,
+      roPaths: o.sandboxRoPaths,
+      rwPaths: o.sandboxRwPaths,
+      egress: o.sandboxEgress,
+      nodeTag: this.deps.nodeId.slice(-8),
+      log: this.deps.log,
+    });
+    return this.sandbox;
+  }
+
+  async close(): Promise<void> {
+    await this.sandbox?.close();
+  }
+
+  /**
+   * Runs the attempt of `run` in `slot` until its process ends, and marks it ended. A run that
+   * cannot be set up (a cgroup could not be made ...) fails; the node does not.
+   */
+  async run(a: Attempt, run: RunDoc, slot: number): Promise<ProcessEnd> {
+    const watchId = watchIdOf(a);
+    const { deadlines } = this.deps;
+    let result: ProcessResult;
+    let usage: RunUsage | null = null;
+    let oomKilled = false;
+    let endedAt = 0;
+    let prepared: PreparedAttempt | null = null;
+    try {
+      prepared = this.prepare(a, run, slot);
+      const p = prepared;
+      result = await runProcess(
+        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
+        a.abort,
+      );
+    } catch (e) {
+      result = notStarted(`could not set up the run's sandbox: ${coerceError(e).message}`);
+    } finally {
+      a.process = ENDED;
+      endedAt = this.deps.clock();
+      deadlines.forget(watchId);
+      if (prepared?.cgroup) {
+        const u = prepared.cgroup.usage();
+        usage = { peakMemoryMb: u.peakMemoryMb, cpuSeconds: u.cpuSeconds };
+        oomKilled = u.oomKilled;
+        prepared.cgroup.killAll();
+        prepared.cgroup.remove();
+      }
+      await this.sandbox!.releaseSlot(slot)?.catch((e) => this.deps.log.error({ err: coerceError(e), slot }, "could not reset a slot's directories"));
+    }
+    return { result, usage, oomKilled, endedAt };
+  }
+
+  /** The attempt's sandbox in `slot`: its program, environment, limits and directories. */
+  private prepare(a: Attempt, run: RunDoc, slot: number): PreparedAttempt {
+    const kairosEnv = {
+      KAIROS_RUN_ID: run._id,
+      KAIROS_JOB_ID: run.jobId,
+      KAIROS_ATTEMPT: String(run.attempt),
+      KAIROS_FENCING_TOKEN: String(a.token),
+      KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
+      KAIROS_NODE_ID: this.deps.nodeId,
+    };
+    return this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
+  }
+}
