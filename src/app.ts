@@ -17,6 +17,9 @@ import { TokenService } from "./auth/tokens.js";
 import { createAuth } from "./auth/index.js";
 import type { KairosConfig } from "./config.js";
 import { JobService } from "./core/jobs.js";
+import { LookupService } from "./core/lookups.js";
+import { NodeReads } from "./core/nodes.js";
+import { RunReads } from "./core/run-reads.js";
 import { PoolCoverage } from "./core/pools.js";
 import { RunService } from "./core/runs.js";
 import { UserService } from "./core/users.js";
@@ -36,7 +39,7 @@ import { connectMongo, newId, type Mongo } from "./store/mongo.js";
 
 export interface KairosApp {
   config: KairosConfig;
-  services: Services;
+  services: AppServices;
   api: ApiServer | null;
   scheduler: Scheduler | null;
   executor: Executor | null;
@@ -45,6 +48,9 @@ export interface KairosApp {
   mongoUrl: string;
   stop(): Promise<void>;
 }
+
+/** The API's services plus the store and the shared state they are built on (for tests and metrics; resolvers never see these two). */
+export type AppServices = Services & { mongo: Mongo; state: SharedState };
 
 export interface StartOptions {
   log: Logger;
@@ -68,7 +74,7 @@ async function devJwtSecret(dataDir: string): Promise<string> {
 }
 
 /** Gauges read at scrape time from the shared state and the store. Returns their unregistration. */
-function registerSampledMetrics(s: Services, pools: readonly string[]): () => Promise<void> {
+function registerSampledMetrics(s: AppServices, pools: readonly string[]): () => Promise<void> {
   const gauges = [
     new SampledGauge("kairos_queue_depth", "Runs waiting in each pool's ready queue.", ["pool"], async () => {
       const known = new Set<string>([...pools, ...(await s.mongo.c.nodes.distinct("pools", { status: { $in: ["ONLINE", "DRAINING"] } }))]);
@@ -138,20 +144,27 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
     const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
     const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
+    const pools = new PoolCoverage({ mongo, clock });
     const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }),
       defaultCatchupWindowMs: config.catchupWindowMs,
       stageAheadMs: opts.scheduler?.stageAheadMs ?? config.stageAheadMs,
+      pools,
     });
     const auth = createAuth({ mongo, tokens, clock, log });
     const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
-    const pools = new PoolCoverage({ mongo, clock });
     // Rate-limit counters are shared through Redis when the deployment has it, so every API
     // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
     const serving = dev || config.role === "api";
     const limitsRedis = serving && config.redisUrl ? await openRedis(config.redisUrl, "kairos-limits", bridge(log, "redis")) : null;
     if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
     const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
-    const services: Services = { mongo, state, users, jobs, runs, tokens, clock, log, pools, limits, ...auth };
+    const services: Services = {
+      users, jobs, runs, tokens, clock, log, pools, limits, ...auth,
+      runReads: new RunReads({ mongo }),
+      nodes: new NodeReads({ mongo }),
+      lookups: new LookupService({ mongo, clock, users }),
+      events: runs.events,
+    };
 
     let generatedAdminPassword: string | null = null;
     if (dev || config.role === "api") {
@@ -161,7 +174,8 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
       if (admin.updated) log.info({ username: config.adminUser }, "bootstrap admin password set from KAIROS_ADMIN_PASSWORD");
     }
 
-    stops.push(registerSampledMetrics(services, config.pools));
+    const wired: AppServices = { ...services, mongo, state };
+    stops.push(registerSampledMetrics(wired, config.pools));
 
     let scheduler: Scheduler | null = null;
     if (dev || config.role === "scheduler") {
@@ -228,7 +242,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
       log.info({ port: ops.port }, "health and metrics listening");
     }
 
-    return { config, services, api, scheduler, executor, generatedAdminPassword, mongoUrl, stop: stopAll };
+    return { config, services: wired, api, scheduler, executor, generatedAdminPassword, mongoUrl, stop: stopAll };
   } catch (e) {
     await stopAll();
     throw e;

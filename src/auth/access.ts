@@ -1,9 +1,9 @@
 /**
  * Who may see and change what: the one place ownership is decided. A user sees their own
  * documents; an admin sees everyone's. Another user's object is refused exactly like a missing
- * one (NOT_FOUND, same message), so object ids of other tenants cannot be probed.
+ * one (NOT_FOUND, same message), so object ids of other tenants cannot be probed; the refusal is
+ * a NotYoursError, which the API logs as a refused cross-tenant attempt.
  */
-import type { Filter } from "mongodb";
 import { ForbiddenError, NotFoundError, NotYoursError } from "../domain/errors.js";
 import type { Principal } from "./tokens.js";
 
@@ -12,9 +12,27 @@ export function canSee(p: Principal, ownerId: string): boolean {
   return p.role === "ADMIN" || p.userId === ownerId;
 }
 
-/** Restricts a filter to the caller's own documents unless the caller is an admin. */
-export function ownerScope<T extends { ownerId: string }>(caller: Principal, filter: Filter<T>): Filter<T> {
-  return caller.role === "ADMIN" ? filter : ({ ...filter, ownerId: caller.userId } as Filter<T>);
+/** The documents among `docs` the caller may see. */
+export function onlyVisible<T extends { ownerId: string }>(p: Principal, docs: readonly T[]): T[] {
+  return docs.filter((d) => canSee(p, d.ownerId));
+}
+
+/**
+ * Whose documents a listing by the caller holds: the caller's own, or everyone's (null) for an
+ * admin. The store adds the owner to its filter when there is one.
+ */
+export function listedOwner(p: Principal): string | null {
+  return p.role === "ADMIN" ? null : p.userId;
+}
+
+/**
+ * The owner a listing asks for by name (`asked`), checked: an admin may name anyone, a user only
+ * themselves (FORBIDDEN otherwise, naming `what` is listed). Not asked: as {@link listedOwner}.
+ */
+export function askedOwner(p: Principal, asked: string | null | undefined, what: string): string | null {
+  if (!asked) return listedOwner(p);
+  if (p.role !== "ADMIN" && asked !== p.userId) throw new ForbiddenError(`only administrators may list other users' ${what}`);
+  return asked;
 }
 
 /** The document if the caller may see it; NOT_FOUND when it is missing or someone else's. */

@@ -4,7 +4,6 @@ import { DeletedUserJobs, Role } from "../schema/enums.js";
 import { DeleteUserResult, LoginPayload, User } from "../schema/user.type.js";
 import { requireAdmin, requireSession, requireUser, type Context } from "./context.js";
 import { toUser } from "./mappers.js";
-import { NotFoundError } from "../domain/errors.js";
 
 @Resolver()
 export class AuthResolver {
@@ -26,10 +25,7 @@ export class AuthResolver {
 
   @Query(() => User, { description: "The caller." })
   async me(@Ctx() ctx: Context): Promise<User> {
-    const p = requireUser(ctx);
-    const u = await ctx.loaders.user.load(p.userId);
-    if (!u) throw new NotFoundError("user", p.userId);
-    return toUser(u);
+    return toUser(await ctx.lookups.me(requireUser(ctx)));
   }
 
   @Mutation(() => User, { description: "Administrators only." })

@@ -1,7 +1,5 @@
 /** Document → GraphQL object mapping, in one place. */
 import { resourcesOf } from "../core/resources.js";
-import type { Filter } from "mongodb";
-import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
 import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
 import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/documents.js";
@@ -9,6 +7,8 @@ import type { Fire, Job } from "../schema/job.type.js";
 import type { Run } from "../schema/run.type.js";
 import type { ApiKey, User } from "../schema/user.type.js";
 import type { ExecutorNode } from "../schema/node.type.js";
+import type { ResourceAllocation } from "../schema/resources.type.js";
+import type { Allocation } from "../core/allocations.js";
 import type {
   ApiKeyScope,
   BackoffKind,
@@ -60,14 +60,8 @@ export function toApiKey(k: ApiKeyDoc): ApiKey {
 /**
  * The status clients see. A RUNNING run whose cancellation was asked for is reported CANCELLING
  * until its executor records the end: cancelRun's answer says the cancellation is under way.
+ * (Its inverse, the store filter for a reported status, is statusFilter in store/runs/user-reads.ts.)
  */
-/** The store filter for runs reported with `status` (the inverse of reportedStatus). */
-export function statusFilter(status: RunStatus): Pick<Filter<RunDoc>, "status" | "cancelRequested"> {
-  if (status === "CANCELLING") return { status: DomainRunStatus.RUNNING, cancelRequested: true };
-  if (status === "RUNNING") return { status: DomainRunStatus.RUNNING, cancelRequested: { $ne: true } };
-  return { status: status as unknown as DomainRunStatus };
-}
-
 export function reportedStatus(r: Pick<RunDoc, "status" | "cancelRequested">): RunStatus {
   return (r.status === "RUNNING" && r.cancelRequested ? "CANCELLING" : r.status) as RunStatus;
 }
@@ -174,6 +168,10 @@ export function toFire(f: FireDoc): Fire {
     reason: f.reason,
     recordedAt: f.recordedAt,
   };
+}
+
+export function toAllocation(a: Allocation): ResourceAllocation {
+  return { runId: a.runId, nodeId: a.nodeId, cpu: a.cpu, memoryMb: a.memoryMb, pids: a.pids, diskMb: a.diskMb, since: a.since };
 }
 
 export function toNode(n: NodeDoc): ExecutorNode {

@@ -1,23 +1,9 @@
+/** Page arguments as the API takes them (`first`, `after`), and pages as it answers them. */
 import { ValidationError } from "../domain/errors.js";
+import type { Page, PageQuery } from "../store/pages.js";
 
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
-
-/** Cursor = base64url of `[sortKeyMs, id]`: stable under inserts, opaque to clients. */
-export function encodeCursor(sortKey: Date | number, id: string): string {
-  const ms = sortKey instanceof Date ? sortKey.getTime() : sortKey;
-  return Buffer.from(JSON.stringify([ms, id])).toString("base64url");
-}
-
-export function decodeCursor(cursor: string): { sortKey: Date; id: string } {
-  try {
-    const [ms, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
-    if (typeof ms === "number" && typeof id === "string") return { sortKey: new Date(ms), id };
-  } catch {
-    // fall through
-  }
-  throw new ValidationError("after", "not a cursor returned by this API (use pageInfo.endCursor)");
-}
 
 export function pageSize(first: number | null | undefined): number {
   if (first == null) return DEFAULT_PAGE;
@@ -27,20 +13,12 @@ export function pageSize(first: number | null | undefined): number {
   return first;
 }
 
-/** Mongo filter for "after this cursor" in a `{key: -1, _id: -1}` (newest first) order. */
-export function afterDesc(key: string, cursor: string | null | undefined): Record<string, unknown> {
-  if (!cursor) return {};
-  const { sortKey, id } = decodeCursor(cursor);
-  return { $or: [{ [key]: { $lt: sortKey } }, { [key]: sortKey, _id: { $lt: id } }] };
+/** The page `first`/`after` ask for (`first` checked here; the cursor where the page is read). */
+export function pageArgs(first: number | null | undefined, after: string | null | undefined): PageQuery {
+  return { size: pageSize(first), after };
 }
 
-export function connection<D extends { _id: string }, N>(
-  docs: D[],
-  size: number,
-  key: (d: D) => Date,
-  map: (d: D) => N,
-): { edges: Array<{ cursor: string; node: N }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } } {
-  const page = docs.slice(0, size);
-  const edges = page.map((d) => ({ cursor: encodeCursor(key(d), d._id), node: map(d) }));
-  return { edges, pageInfo: { hasNextPage: docs.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
+/** The page with its documents turned into API objects. */
+export function mapPage<D, N>(page: Page<D>, map: (d: D) => N): Page<N> {
+  return { edges: page.edges.map((e) => ({ cursor: e.cursor, node: map(e.node) })), pageInfo: page.pageInfo };
 }

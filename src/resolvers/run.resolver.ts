@@ -1,18 +1,15 @@
-import type { Filter } from "mongodb";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { SubscribeResolverData } from "type-graphql";
-import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
-import type { RunDoc } from "../domain/documents.js";
 import { RunStatus } from "../schema/enums.js";
 import { Job } from "../schema/job.type.js";
 import { Run, RunConnection } from "../schema/run.type.js";
-import { canSee, visible } from "../auth/access.js";
+import { canSee } from "../auth/access.js";
 import { requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";
 import { toJob, toRun } from "./mappers.js";
-import { afterDesc, connection, pageSize } from "./pagination.js";
+import { mapPage, pageArgs } from "./pagination.js";
 import { runStream } from "./run-stream.js";
 
 interface RunUpdatedArgs {
@@ -28,10 +25,10 @@ async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unkn
   try {
     const p = requireUser(context);
     const { jobId, runId } = args;
-    if (jobId) visible(p, "job", jobId, await context.loaders.job.load(jobId));
-    if (runId) visible(p, "run", runId, await context.loaders.run.load(runId));
+    if (jobId) await context.lookups.job(p, jobId);
+    if (runId) await context.lookups.run(p, runId);
     return runStream(
-      context.services.runs.events,
+      context.services.events,
       (run) =>
         canSee(p, run.ownerId) && (!jobId || run.jobId === jobId) && (!runId || run._id === runId),
     );
@@ -45,8 +42,7 @@ async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unkn
 export class RunResolver {
   @Query(() => Run)
   async run(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    const p = requireUser(ctx);
-    return toRun(visible(p, "run", id, await ctx.loaders.run.load(id)));
+    return toRun(await ctx.lookups.run(requireUser(ctx), id));
   }
 
   @Query(() => RunConnection, { description: "A job's execution history, newest first." })
@@ -67,11 +63,7 @@ export class RunResolver {
     @Arg("after", () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
     const p = requireUser(ctx);
-    const size = pageSize(first);
-    const q: Filter<RunDoc> = { status: DomainRunStatus.DEAD, ...afterDesc("finishedAt", after) };
-    if (p.role !== "ADMIN") q.ownerId = p.userId;
-    const docs = await ctx.services.mongo.c.runs.find(q).sort({ finishedAt: -1, _id: -1 }).limit(size + 1).toArray();
-    return connection(docs, size, (d) => d.finishedAt ?? d.updatedAt, toRun);
+    return mapPage(await ctx.services.runReads.deadLetters(p, pageArgs(first, after)), toRun);
   }
 
   @Mutation(() => Run, {
@@ -104,8 +96,7 @@ export class RunResolver {
 
   @FieldResolver(() => Job, { nullable: true, description: "Null when the job was deleted." })
   async job(@Root() run: Run, @Ctx() ctx: Context): Promise<Job | null> {
-    const p = requireUser(ctx);
-    const doc = await ctx.loaders.job.load(run.jobId);
-    return doc && canSee(p, doc.ownerId) ? toJob(doc) : null;
+    const doc = await ctx.lookups.jobIfVisible(requireUser(ctx), run.jobId);
+    return doc ? toJob(doc) : null;
   }
 }

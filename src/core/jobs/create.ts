@@ -1,0 +1,142 @@
+/** Creating a job and changing it: its fields checked, its spec validated against its pool, its timer armed. */
+import type { Principal } from "../../auth/tokens.js";
+import type { JobDoc } from "../../domain/documents.js";
+import { ConflictError, ValidationError } from "../../domain/errors.js";
+import { dueAt, nextSlot, normalizeRetry, normalizeSchedule } from "../../scheduler/timing/index.js";
+import { findJob } from "../../store/jobs/user-reads.js";
+import { findOwnedJob, insertJob } from "../../store/jobs/edits.js";
+import { isDuplicateKey, newId } from "../../store/mongo.js";
+import { validateSpec, wrapSchedule } from "../spec.js";
+import { firstCursor, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
+import type { JobInput, JobPatch, Submit } from "./types.js";
+import type { JobsKit } from "./writes.js";
+
+export class JobEditor {
+  constructor(private readonly kit: JobsKit) {}
+
+  async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
+    if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
+    return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
+      operation: "createJob",
+      input,
+      run: (opId) => this.createOnce(caller, input, opId),
+      save: (job) => ({ jobId: job._id }),
+      load: async ({ jobId }) => {
+        const job = await findJob(this.kit.deps.mongo, String(jobId));
+        if (!job) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" created job ${String(jobId)}, which was deleted since`);
+        return job;
+      },
+    });
+  }
+
+  /** Creates the job with id `id`; creating the same id again (a takeover after a crash) returns the stored job. */
+  private async createOnce(caller: Principal, input: JobInput, id: string): Promise<JobDoc> {
+    const job = await this.newJob(caller, input, id);
+    try {
+      await insertJob(this.kit.deps.mongo, job);
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+      const same = await findOwnedJob(this.kit.deps.mongo, id, caller.userId);
+      if (same) return same;
+      throw new ConflictError(`you already have a job named "${job.name}"; names are unique per owner`);
+    }
+    if (job.nextFireAt) await this.kit.writes.arm(job);
+    this.kit.deps.log.info({ jobId: id, ownerId: caller.userId, name: job.name }, "job created");
+    return job;
+  }
+
+  /** The document of a new job: every field checked, its first fire planned unless it starts paused. */
+  private async newJob(caller: Principal, input: JobInput, id: string): Promise<JobDoc> {
+    const now = this.kit.deps.clock();
+    const schedule = wrapSchedule(() => normalizeSchedule(input.schedule, now));
+    const at = new Date(now);
+    const paused = input.paused ?? false;
+    const job: JobDoc = {
+      _id: id,
+      ownerId: caller.userId,
+      name: validateName(input.name),
+      description: validateDescription(input.description),
+      tags: validateTags(input.tags),
+      spec: validateSpec(input.spec, await this.kit.poolNodes.of(input.spec.pool)),
+      schedule,
+      priority: validatePriority(input.priority),
+      retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), null),
+      overlap: input.overlap ?? "ALLOW",
+      misfire: input.misfire ?? "FIRE_ONCE",
+      catchupWindowMs: validateCatchup(input.catchupWindow, this.kit.deps.defaultCatchupWindowMs),
+      paused,
+      pausedAt: paused ? at : null,
+      status: paused ? "PAUSED" : "ACTIVE",
+      nextSlotAt: null,
+      nextFireAt: null,
+      rescheduledTo: null,
+      activeRunId: null,
+      pendingRunId: null,
+      lastSlotAt: null,
+      handledThrough: new Date(firstCursor(schedule, now)),
+      firedCount: 0,
+      version: 1,
+      createdAt: at,
+      updatedAt: at,
+    };
+    const first = nextSlot(schedule, job.handledThrough.getTime(), 0);
+    if (!first) {
+      throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
+    }
+    if (!paused) {
+      job.nextSlotAt = new Date(first.at);
+      job.nextFireAt = new Date(dueAt(schedule, id, first, this.kit.random));
+    }
+    return job;
+  }
+
+  async update(caller: Principal, jobId: string, patch: JobPatch): Promise<JobDoc> {
+    const current = await this.kit.writes.getFor(caller, jobId);
+    const now = this.kit.deps.clock();
+    const set = await this.patchedFields(current, patch, now);
+    const rearm = patch.schedule != null && this.newSchedule(current, patch, set, now);
+    const updated = await this.kit.writes.update(current, set);
+    if (rearm) await this.kit.writes.arm(updated);
+    // Runs staged for the coming fires were copied from the job as it was.
+    if (patch.schedule != null) await this.kit.writes.unstage(updated, "the job's schedule changed", "withdraw");
+    else if (patch.spec != null || patch.priority != null || patch.retry != null || patch.overlap != null) {
+      return this.kit.writes.unstage(updated, "the job changed", "rearm");
+    }
+    return updated;
+  }
+
+  /** The checked fields of `patch` other than the schedule, as a `$set`. */
+  private async patchedFields(current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
+    const set: Partial<JobDoc> = { updatedAt: new Date(now) };
+    if (patch.name != null) set.name = validateName(patch.name);
+    if (patch.description !== undefined) set.description = validateDescription(patch.description);
+    if (patch.tags != null) set.tags = validateTags(patch.tags);
+    if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.kit.poolNodes.of(patch.spec.pool));
+    if (patch.priority != null) set.priority = validatePriority(patch.priority);
+    if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), null);
+    if (patch.overlap != null) set.overlap = patch.overlap;
+    if (patch.misfire != null) set.misfire = patch.misfire;
+    if (patch.catchupWindow != null) set.catchupWindowMs = validateCatchup(patch.catchupWindow, current.catchupWindowMs);
+    if (patch.paused != null && patch.paused !== current.paused) {
+      throw new ValidationError("paused", "use pauseJob / resumeJob to pause or resume a job");
+    }
+    return set;
+  }
+
+  /** Adds the patch's new schedule to `set`; true when the job's timer must be re-armed (it is not paused). */
+  private newSchedule(current: JobDoc, patch: JobPatch, set: Partial<JobDoc>, now: number): boolean {
+    const schedule = wrapSchedule(() => normalizeSchedule(patch.schedule!, now));
+    // A new schedule starts from now: slots of the old one are not replayed under the new one.
+    const handledThrough = firstCursor(schedule, now);
+    const first = nextSlot(schedule, handledThrough, 0);
+    if (!first) throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
+    Object.assign(set, { schedule, handledThrough: new Date(handledThrough), firedCount: 0 });
+    if (current.paused) return false;
+    Object.assign(set, {
+      status: "ACTIVE",
+      nextSlotAt: new Date(first.at),
+      nextFireAt: new Date(dueAt(schedule, current._id, first, this.kit.random)),
+    });
+    return true;
+  }
+}

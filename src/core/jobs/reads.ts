@@ -1,0 +1,113 @@
+/** What users read about jobs: one job, listings, jobs coming due, a job's health, its ledger and its next fires. */
+import { askedOwner, listedOwner } from "../../auth/access.js";
+import type { Principal } from "../../auth/tokens.js";
+import type { FireDoc, JobDoc, JobSpec, JobStatus } from "../../domain/documents.js";
+import { nextFires } from "../../scheduler/timing/index.js";
+import { listFiresOfJob } from "../../store/fires/user-reads.js";
+import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/jobs/user-reads.js";
+import type { Page, PageQuery } from "../../store/pages.js";
+import { findStagedRunsDueBy, queueOfJob, type StagedRun } from "../../store/runs/user-reads.js";
+import type { Lookups } from "../lookups.js";
+import { PoolCoverage } from "../pools.js";
+import type { JobServiceDeps } from "./types.js";
+import type { JobsKit } from "./writes.js";
+
+/** What a job listing asks for; `ownerId`: someone else's jobs (administrators only). */
+export interface JobListFilter {
+  ownerId?: string | null;
+  status?: JobStatus | null;
+  name?: string | null;
+  tag?: string | null;
+}
+
+export interface JobHealth {
+  poolServed: boolean;
+  servingNodes: number;
+  queuedRuns: number;
+  oldestQueuedAt: Date | null;
+  warnings: string[];
+}
+
+/** A coming fire of a job, in UTC and in the job's zone. */
+export interface ComingFire {
+  at: Date;
+  local: string;
+  dst: string | null;
+}
+
+export class JobReads {
+  private readonly deps: JobServiceDeps;
+  private readonly pools: PoolCoverage;
+
+  constructor(private readonly kit: JobsKit) {
+    this.deps = kit.deps;
+    this.pools = kit.deps.pools ?? new PoolCoverage(kit.deps);
+  }
+
+  /** A job the caller may see; NOT_FOUND when it is missing or someone else's. */
+  get(caller: Principal, jobId: string): Promise<JobDoc> {
+    return this.kit.writes.getFor(caller, jobId);
+  }
+
+  /** The caller's jobs (administrators: everyone's, or one owner's), newest first. */
+  list(caller: Principal, filter: JobListFilter | null | undefined, page: PageQuery): Promise<Page<JobDoc>> {
+    const ownerId = askedOwner(caller, filter?.ownerId, "jobs");
+    return listJobs(this.deps.mongo, { ownerId, status: filter?.status, name: filter?.name, tag: filter?.tag }, page);
+  }
+
+  /** The caller's unpaused jobs with a fire due within `windowMs`, soonest first, `size` at most. */
+  async upcoming(caller: Principal, windowMs: number, size: number): Promise<Array<{ job: JobDoc; at: Date }>> {
+    const { mongo } = this.deps;
+    const ownerId = listedOwner(caller);
+    const now = this.deps.clock();
+    const until = new Date(now + windowMs);
+    const docs = await findJobsDueBy(mongo, ownerId, until, size);
+    // Fires whose runs are staged ahead of their time come before the job's nextFireAt.
+    const staged = await findStagedRunsDueBy(mongo, ownerId, now, until);
+    const at = new Map<string, Date>();
+    for (const d of docs) at.set(d._id, d.nextFireAt!);
+    for (const r of staged) if (!at.has(r.jobId) || r.notBefore! < at.get(r.jobId)!) at.set(r.jobId, r.notBefore!);
+    const known = new Map(docs.map((d) => [d._id, d]));
+    const missing = [...at.keys()].filter((id) => !known.has(id));
+    if (missing.length) for (const j of await findUnpausedJobs(mongo, missing)) known.set(j._id, j);
+    return [...at.entries()]
+      .filter(([id]) => known.has(id))
+      .sort((a, b) => a[1].getTime() - b[1].getTime())
+      .slice(0, size)
+      .map(([id, when]) => ({ job: known.get(id)!, at: when }));
+  }
+
+  /** Whether the job's runs can run, as of now (its pool served, its queue). */
+  async health(jobId: string, spec: Pick<JobSpec, "pool">): Promise<JobHealth> {
+    const [served, warnings, queue] = await Promise.all([this.pools.served(), this.pools.warnings({ spec }), queueOfJob(this.deps.mongo, jobId)]);
+    const servingNodes = served.get(spec.pool) ?? 0;
+    return { poolServed: servingNodes > 0, servingNodes, ...queue, warnings };
+  }
+
+  /** The job's fire ledger, newest slot first (the caller sees the job already). */
+  fires(jobId: string, page: PageQuery): Promise<Page<FireDoc>> {
+    return listFiresOfJob(this.deps.mongo, jobId, page);
+  }
+
+  /** The job's next `count` fires (none while it is paused), read through the request's lookups. */
+  async nextFires(caller: Principal, jobId: string, count: number, lookups: Lookups): Promise<ComingFire[]> {
+    const doc = await lookups.jobIfVisible(caller, jobId);
+    if (!doc || doc.paused) return [];
+    return comingFires(doc, await lookups.stagedFires(jobId), count, this.deps.clock());
+  }
+}
+
+/**
+ * The next `count` fires of an unpaused job: fires whose runs are staged already come first; the
+ * schedule goes on after the cursor (or now, if later).
+ */
+export function comingFires(
+  job: Pick<JobDoc, "schedule" | "status" | "handledThrough" | "firedCount">,
+  staged: ReadonlyArray<Pick<StagedRun, "scheduledFor">>,
+  count: number,
+  now: number,
+): ComingFire[] {
+  const early = staged.flatMap((r) => nextFires(job.schedule, r.scheduledFor.getTime() - 1, 1, 0));
+  const later = job.status === "COMPLETED" ? [] : nextFires(job.schedule, Math.max(job.handledThrough.getTime(), now), count, job.firedCount);
+  return [...early, ...later].slice(0, count).map((f) => ({ at: new Date(f.at), local: f.local, dst: f.dst ?? null }));
+}

@@ -1,0 +1,57 @@
+/** What the job service takes and gives: inputs, options, outcomes and its dependencies. */
+import type { Logger } from "../../log.js";
+import type { Clock, SharedState } from "../../scheduler/ports.js";
+import type { MisfirePolicy, OverlapPolicy, RetryInput, ScheduleInput } from "../../scheduler/timing/index.js";
+import type { Mongo } from "../../store/mongo.js";
+import type { RunDoc } from "../../domain/documents.js";
+import type { IdempotencyOptions } from "../idempotency.js";
+import type { PoolCoverage } from "../pools.js";
+import type { RunService } from "../runs.js";
+import type { JobSpecInput } from "../spec.js";
+
+export interface JobInput {
+  name: string;
+  description?: string | null;
+  tags?: string[] | null;
+  schedule: ScheduleInput;
+  spec: JobSpecInput;
+  priority?: number | null;
+  retry?: RetryInput | null;
+  overlap?: OverlapPolicy | null;
+  misfire?: MisfirePolicy | null;
+  catchupWindow?: string | null;
+  paused?: boolean | null;
+}
+
+export type { JobSpecInput };
+
+export type JobPatch = Partial<JobInput>;
+
+/** What happens to a deleted user's jobs: kept paused (owner marked deleted) or removed. */
+export type OwnerJobs = "KEEP" | "DELETE";
+
+/** Options of a submission: the same idempotency key within 24 h returns the first result. */
+export interface Submit {
+  idempotencyKey?: string | null;
+}
+
+export interface BackfillOutcome {
+  requested: number;
+  created: RunDoc[];
+  existing: number;
+}
+
+export interface JobServiceDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  defaultCatchupWindowMs: number;
+  /** The schedulers' stage-ahead window (SchedulerOptions.stageAheadMs): timers are armed that much early. @default 10 s */
+  stageAheadMs?: number;
+  random?: () => number;
+  idempotency?: IdempotencyOptions;
+  /** Which pools executors serve (a job's health). Default: one of its own. */
+  pools?: PoolCoverage;
+}

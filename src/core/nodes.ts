@@ -1,0 +1,34 @@
+/** What users read about executor nodes and the resources running attempts hold on them. */
+import { listedOwner, onlyVisible } from "../auth/access.js";
+import type { Principal } from "../auth/tokens.js";
+import type { NodeDoc } from "../domain/documents.js";
+import { NotFoundError } from "../domain/errors.js";
+import type { Mongo } from "../store/mongo.js";
+import { findNode, listNodes } from "../store/nodes/reads.js";
+import { toPage, type Page, type PageQuery } from "../store/pages.js";
+import { findAllocations, type Allocation } from "./allocations.js";
+
+export class NodeReads {
+  constructor(private readonly deps: { mongo: Mongo }) {}
+
+  /** Every node, by name (nodes are shared: any signed-in user sees them). */
+  list(): Promise<NodeDoc[]> {
+    return listNodes(this.deps.mongo);
+  }
+
+  async get(nodeId: string): Promise<NodeDoc> {
+    const doc = await findNode(this.deps.mongo, nodeId);
+    if (!doc) throw new NotFoundError("node", nodeId);
+    return doc;
+  }
+
+  /**
+   * Live allocations (running attempts), newest first; on one node when `nodeId` is given. Users
+   * see their own runs', admins everyone's.
+   */
+  async allocations(caller: Principal, nodeId: string | null | undefined, page: PageQuery): Promise<Page<Allocation & { _id: string }>> {
+    const found = await findAllocations(this.deps.mongo, { nodeId, ownerId: listedOwner(caller) }, page.after, page.size + 1);
+    const shown = onlyVisible(caller, found).map((a) => ({ ...a, _id: a.runId }));
+    return toPage(shown, page.size, (a) => a.since);
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Cursor pages over a `{key: -1, _id: -1}` (newest first) order. A cursor is base64url of
+ * `[sortKeyMs, id]`: stable under inserts, opaque to clients. A page is read with `limit: size + 1`;
+ * the extra document only tells whether a next page exists.
+ */
+import { ValidationError } from "../domain/errors.js";
+
+/** Which page to read: at most `size` documents after the cursor `after` (none: the first page). */
+export interface PageQuery {
+  size: number;
+  after?: string | null;
+}
+
+/** A page as the API returns it (a Relay connection), its nodes still documents. */
+export interface Page<T> {
+  edges: Array<{ cursor: string; node: T }>;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+export function encodeCursor(sortKey: Date | number, id: string): string {
+  const ms = sortKey instanceof Date ? sortKey.getTime() : sortKey;
+  return Buffer.from(JSON.stringify([ms, id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): { sortKey: Date; id: string } {
+  try {
+    const [ms, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
+    if (typeof ms === "number" && typeof id === "string") return { sortKey: new Date(ms), id };
+  } catch {
+    // fall through
+  }
+  throw new ValidationError("after", "not a cursor returned by this API (use pageInfo.endCursor)");
+}
+
+/** Mongo filter for "after this cursor" in a `{key: -1, _id: -1}` (newest first) order. */
+export function afterDesc(key: string, cursor: string | null | undefined): Record<string, unknown> {
+  if (!cursor) return {};
+  const { sortKey, id } = decodeCursor(cursor);
+  return { $or: [{ [key]: { $lt: sortKey } }, { [key]: sortKey, _id: { $lt: id } }] };
+}
+
+/** The page of `docs` read with `limit: size + 1`; `key` is the order's sort key (the cursor's first half). */
+export function toPage<D extends { _id: string }>(docs: D[], size: number, key: (d: D) => Date): Page<D> {
+  const page = docs.slice(0, size);
+  const edges = page.map((d) => ({ cursor: encodeCursor(key(d), d._id), node: d }));
+  return { edges, pageInfo: { hasNextPage: docs.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
+}
+
