@@ -146,14 +146,8 @@ export class Reporter {
       // Never claimed in the store: the run is QUEUED there; back to the queue, with a new token.
       await this.deps.runs.requeueTaken(a.runId);
     } else {
-      const back = await this.deps.runs.transition(a.runId, RunStatus.QUEUED, {
-        from: [RunStatus.RUNNING],
-        token: ref.token,
-        set: { nodeId: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
-        reason: "handed back: executor shut down",
-        attempt: ref.attempt,
-      });
-      if (back) await this.deps.runs.enqueue(back);
+      // RUNNING → QUEUED under our token, and pushed to the queue again.
+      await this.deps.runs.handBack(a.runId, ref.token, ref.attempt);
     }
     ref.log().info("attempt handed back on shutdown");
   }

@@ -21,7 +21,7 @@ export class JobLifecycle {
     await writes.disarm(job);
     // Waiting runs die with their job; a RUNNING one finishes (its result is still recorded).
     for (const runId of await findWaitingRunIdsOfJob(deps.mongo, jobId)) {
-      await deps.runs.cancel(runId, "job deleted").catch(() => undefined);
+      await deps.runs.cancelBySystem(runId, "job deleted").catch(() => undefined);
     }
     deps.log.info({ jobId, ownerId: job.ownerId }, "job deleted");
     return job;
@@ -132,7 +132,7 @@ export class JobLifecycle {
     }
     let runsCancelled = 0;
     for (const runId of await findOpenRunIdsOfOwner(deps.mongo, ownerId)) {
-      const done = await deps.runs.cancel(runId, "owner deleted").catch(() => null);
+      const done = await deps.runs.cancelBySystem(runId, "owner deleted").catch(() => null);
       if (done) runsCancelled++;
     }
     return { kept, deleted, runsCancelled };

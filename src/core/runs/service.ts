@@ -138,20 +138,6 @@ export class RunService {
     return this.attempts.handBack(runId, token, attempt);
   }
 
-  /**
-   * @deprecated A plain conditional transition (read back, fenced by `token` when given), kept
-   * only for the executor's hand-back on shutdown until it calls {@link handBack}. New callers
-   * use the purpose-named operations.
-   */
-  transition(
-    runId: string,
-    to: RunStatus,
-    opts: { from?: readonly RunStatus[]; token?: number; set?: Partial<RunDoc>; inc?: RunIncrements; reason?: string | null; nodeId?: string | null; attempt?: number | null } = {},
-  ): Promise<RunDoc | null> {
-    const { token, ...change } = opts;
-    return this.transitions.apply(runId, { to, ...change }, { kind: "stored", token });
-  }
-
   /** The retry timer fired: RETRY_SCHEDULED → QUEUED (see {@link Retries.promote}). */
   promoteRetry(runId: string): Promise<RunDoc | null> {
     return this.retries.promote(runId);
@@ -163,12 +149,8 @@ export class RunService {
   }
 
   /** Cancels a run for `caller`; another user's run is NOT_FOUND (see {@link Cancellation.cancel}). */
-  cancel(caller: Principal, runId: string, reason: string): Promise<RunDoc>;
-  /** @deprecated No principal: use {@link cancelBySystem} (kept while core/jobs.ts calls it this way). */
-  cancel(runId: string, reason: string): Promise<RunDoc>;
-  cancel(callerOrRunId: Principal | string, runIdOrReason: string, reason?: string): Promise<RunDoc> {
-    if (typeof callerOrRunId === "string") return this.cancellation.cancelBySystem(callerOrRunId, runIdOrReason);
-    return this.cancellation.cancel(callerOrRunId, runIdOrReason, reason!);
+  cancel(caller: Principal, runId: string, reason: string): Promise<RunDoc> {
+    return this.cancellation.cancel(caller, runId, reason);
   }
 
   /** Cancels a run the system decided to stop: no principal (see {@link Cancellation.cancelBySystem}). */
