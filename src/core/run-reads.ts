@@ -4,10 +4,10 @@ import type { Principal } from "../auth/tokens.js";
 import type { RunDoc } from "../domain/documents.js";
 import type { Mongo } from "../store/mongo.js";
 import type { Page, PageQuery } from "../store/pages.js";
-import { findSomeRunOfJob, listDeadLetters, listRunsOfJob, type ReportedRunStatus } from "../store/runs/user-reads.js";
+import type { ReportedRunStatus } from "../domain/lifecycle.js";
+import { findSomeRunOfJob, listDeadLetters, listRunsOfJob } from "../store/runs/user-reads.js";
 import type { Lookups } from "./lookups.js";
 
-export type { ReportedRunStatus };
 
 export class RunReads {
   constructor(private readonly deps: { mongo: Mongo }) {}

@@ -64,3 +64,16 @@ export function assertTransition(runId: string, from: RunStatus, to: RunStatus):
 export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
+
+/**
+ * The run statuses clients see: the stored ones plus CANCELLING, which is reported for a RUNNING
+ * run whose cancellation was asked for (stored as RUNNING with cancelRequested: true) until its
+ * executor records the end. Filtering by it is the inverse (store/runs/user-reads.ts, statusFilter).
+ */
+export const ReportedRunStatus = { ...RunStatus, CANCELLING: "CANCELLING" } as const;
+export type ReportedRunStatus = (typeof ReportedRunStatus)[keyof typeof ReportedRunStatus];
+
+/** The status a run is reported with. */
+export function reportedStatus(run: { status: RunStatus; cancelRequested?: boolean }): ReportedRunStatus {
+  return run.status === RunStatus.RUNNING && run.cancelRequested ? ReportedRunStatus.CANCELLING : run.status;
+}

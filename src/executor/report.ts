@@ -6,7 +6,6 @@
 import { decodeRunPayload } from "../core/events.js";
 import type { RunService } from "../core/runs.js";
 import type { Logger } from "../log.js";
-import { RunStatus } from "../domain/lifecycle.js";
 import type { Clock } from "../scheduler/ports.js";
 import type { RunUsage } from "../domain/documents.js";
 import type { Attempt, Claim } from "./attempt.js";

@@ -1,5 +1,6 @@
 /** Document → GraphQL object mapping, in one place. */
 import { resourcesOf } from "../core/resources.js";
+import { reportedStatus } from "../domain/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
 import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
 import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/documents.js";
@@ -9,25 +10,6 @@ import type { ApiKey, User } from "../schema/user.type.js";
 import type { ExecutorNode } from "../schema/node.type.js";
 import type { ResourceAllocation } from "../schema/resources.type.js";
 import type { Allocation } from "../core/allocations.js";
-import type {
-  ApiKeyScope,
-  BackoffKind,
-  DstGapPolicy,
-  DstRepeatPolicy,
-  FireOutcome,
-  JobStatus,
-  MisfirePolicy,
-  NodeStatus,
-  OverlapPolicy,
-  RetryJitter,
-  Role,
-  RunStatus,
-  RunTrigger,
-  ScheduleKind,
-  SpecKind,
-  NetworkAccess,
-  IsolationMode,
-} from "../schema/enums.js";
 
 const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
@@ -36,7 +18,7 @@ export function toUser(u: UserDoc): User {
   return {
     id: u._id,
     username: u.username,
-    role: u.role as Role,
+    role: u.role,
     maxConcurrentRuns: u.maxConcurrentRuns ?? null,
     disabled: u.disabled === true,
     createdAt: u.createdAt,
@@ -49,7 +31,7 @@ export function toApiKey(k: ApiKeyDoc): ApiKey {
     ownerId: k.ownerId,
     name: k.name,
     prefix: k.prefix,
-    scope: k.scope as ApiKeyScope,
+    scope: k.scope,
     expiresAt: k.expiresAt,
     lastUsedAt: k.lastUsedAt,
     revokedAt: k.revokedAt,
@@ -57,14 +39,6 @@ export function toApiKey(k: ApiKeyDoc): ApiKey {
   };
 }
 
-/**
- * The status clients see. A RUNNING run whose cancellation was asked for is reported CANCELLING
- * until its executor records the end: cancelRun's answer says the cancellation is under way.
- * (Its inverse, the store filter for a reported status, is statusFilter in store/runs/user-reads.ts.)
- */
-export function reportedStatus(r: Pick<RunDoc, "status" | "cancelRequested">): RunStatus {
-  return (r.status === "RUNNING" && r.cancelRequested ? "CANCELLING" : r.status) as RunStatus;
-}
 
 export function toJob(j: JobDoc): Job {
   const s = j.schedule;
@@ -75,7 +49,7 @@ export function toJob(j: JobDoc): Job {
     description: j.description,
     tags: j.tags,
     schedule: {
-      kind: s.kind as ScheduleKind,
+      kind: s.kind,
       at: date(s.atMs),
       every: s.every ?? null,
       cron: s.cron ?? null,
@@ -83,38 +57,38 @@ export function toJob(j: JobDoc): Job {
       startAt: date(s.startAt),
       endAt: date(s.endAt),
       maxFires: s.maxFires ?? null,
-      dstGap: s.dstGap as DstGapPolicy,
-      dstRepeat: s.dstRepeat as DstRepeatPolicy,
+      dstGap: s.dstGap,
+      dstRepeat: s.dstRepeat,
       jitter: dur(s.jitterMs),
       spread: dur(s.spreadMs),
       description: describeSchedule(s),
     },
     spec: {
-      kind: j.spec.kind as SpecKind,
+      kind: j.spec.kind,
       command: j.spec.command,
       argv: j.spec.argv,
       env: j.spec.env,
       timeout: formatDuration(j.spec.timeoutMs),
       pool: j.spec.pool,
       resources: resourcesOf(j.spec),
-      network: (j.spec.network ?? "NONE") as NetworkAccess,
+      network: (j.spec.network ?? "NONE"),
     },
     priority: j.priority,
     retry: {
       maxAttempts: j.retry.maxAttempts,
-      backoff: j.retry.backoff as BackoffKind,
+      backoff: j.retry.backoff,
       initial: formatDuration(j.retry.initialMs),
       factor: j.retry.factor,
       max: formatDuration(j.retry.maxMs),
-      jitter: j.retry.jitter as RetryJitter,
+      jitter: j.retry.jitter,
       nonRetryableExitCodes: j.retry.nonRetryableExitCodes,
       retryOnOomKill: j.retry.retryOnOomKill ?? true,
     },
-    overlap: j.overlap as OverlapPolicy,
-    misfire: j.misfire as MisfirePolicy,
+    overlap: j.overlap,
+    misfire: j.misfire,
     catchupWindow: formatDuration(j.catchupWindowMs),
     paused: j.paused,
-    status: j.status as JobStatus,
+    status: j.status,
     nextFireAt: j.nextFireAt,
     lastSlotAt: j.lastSlotAt,
     firedCount: j.firedCount,
@@ -131,7 +105,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     jobId: r.jobId,
     jobName: r.jobName,
     status: reportedStatus(r),
-    trigger: r.trigger as RunTrigger,
+    trigger: r.trigger,
     fireKey: r.fireKey,
     attempt: r.attempt,
     maxAttempts: r.retry.maxAttempts,
@@ -152,7 +126,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     outputTruncated: r.outputTruncated,
     usage: r.usage ?? null,
     cancelRequested: r.cancelRequested,
-    history: r.history.map((h) => ({ ...h, status: h.status as RunStatus, attempt: h.attempt ?? null })),
+    history: r.history.map((h) => ({ ...h, status: h.status, attempt: h.attempt ?? null })),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -162,7 +136,7 @@ export function toFire(f: FireDoc): Fire {
   return {
     id: f._id,
     slotAt: f.slotAt,
-    outcome: f.outcome as FireOutcome,
+    outcome: f.outcome,
     runId: f.runId,
     latenessMs: f.latenessMs,
     reason: f.reason,
@@ -176,7 +150,7 @@ export function toAllocation(a: Allocation): ResourceAllocation {
 
 export function toNode(n: NodeDoc): ExecutorNode {
   const isolation = n.isolation
-    ? { ...n.isolation, mode: n.isolation.mode as IsolationMode, network: n.isolation.network as NetworkAccess[] }
+    ? { ...n.isolation, mode: n.isolation.mode, network: n.isolation.network }
     : null;
-  return { ...n, id: n._id, status: n.status as NodeStatus, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation };
+  return { ...n, id: n._id, status: n.status, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation };
 }

@@ -8,7 +8,7 @@
  * enum registry by the object's identity, so each domain object is registered exactly once.
  */
 import { registerEnumType } from "type-graphql";
-import { RunStatus as DomainRunStatus } from "../domain/lifecycle.js";
+import { ReportedRunStatus } from "../domain/lifecycle.js";
 import {
   Backoff,
   DstGapPolicy,
@@ -31,12 +31,6 @@ import {
   UserRole,
 } from "../domain/statuses.js";
 
-/**
- * The run statuses clients see: the stored ones plus CANCELLING, which is reported for a RUNNING
- * run whose cancellation was asked for (stored as RUNNING with cancelRequested: true).
- */
-export const ReportedRunStatus = { ...DomainRunStatus, CANCELLING: "CANCELLING" } as const;
-export type ReportedRunStatus = (typeof ReportedRunStatus)[keyof typeof ReportedRunStatus];
 
 // The schema's names for them (the GraphQL names where they differ from the domain's).
 export {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { gqlOk, login } from "../helpers/graphql.js";
+import { login } from "../helpers/graphql.js";
 import { makeUser } from "../helpers/accounts.js";
 import { nestedJobsRuns } from "../helpers/abuse.js";
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { buildKairosSchema } from "../../src/resolvers/index.js";
 import codegenConfig from "../../codegen.js";
 import { RunStatus as DomainRunStatus } from "../../src/domain/lifecycle.js";
-import { ReportedRunStatus } from "../../src/schema/enums.js";
+import { ReportedRunStatus } from "../../src/domain/lifecycle.js";
 
 describe("committed GraphQL artefacts", () => {
   it("schema.graphql is what the code emits", async () => {

@@ -12,7 +12,7 @@ import { chmodSync, mkdtempSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
 import { fireKey as fireKeyOf } from "../../src/domain/fire-keys.js";
 import type { RunDoc } from "../../src/domain/documents.js";

@@ -12,7 +12,7 @@ import { RunService, type AttemptOutcome } from "../../src/core/runs.js";
 import { Executor } from "../../src/executor/executor.js";
 import { createLogger } from "../../src/log.js";
 import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
-import { readyScore, type SharedState } from "../../src/scheduler/ports.js";
+import { type SharedState } from "../../src/scheduler/ports.js";
 import type { Mongo } from "../../src/store/mongo.js";
 import type { RunDoc } from "../../src/domain/documents.js";
 import { waitFor } from "../helpers/graphql.js";

@@ -16,7 +16,7 @@ import { ConfigError } from "../../src/domain/errors.js";
 import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
 import { silentLogger } from "../../src/log.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { gqlOk, login } from "../helpers/graphql.js";
 import { makeUser } from "../helpers/accounts.js";
 import { finishedRun, submitJob } from "../helpers/job-runs.js";
 

@@ -4,8 +4,6 @@
  */
 import type { Principal } from "../../auth/tokens.js";
 import type { JobDoc, RunDoc } from "../../domain/documents.js";
-import type { RunStatus } from "../../domain/lifecycle.js";
-import type { RunIncrements } from "../../store/runs/transitions.js";
 import { findRun } from "../../store/runs/lookup.js";
 import { RunEvents } from "../events.js";
 import { Attempts } from "./attempts.js";

@@ -1,7 +1,7 @@
 /** The reads of runs the API answers users with (by id, a job's history, dead letters, runs staged ahead). */
 import type { Filter } from "mongodb";
 import type { RunDoc } from "../../domain/documents.js";
-import { RunStatus } from "../../domain/lifecycle.js";
+import { RunStatus, type ReportedRunStatus } from "../../domain/lifecycle.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
@@ -46,8 +46,6 @@ export function findSomeRunOfJob(mongo: Mongo, jobId: string): Promise<Pick<RunD
   return mongo.c.runs.findOne({ jobId }, { projection: { ownerId: 1 } });
 }
 
-/** A run status as the API reports it: RUNNING with a cancellation asked for is CANCELLING. */
-export type ReportedRunStatus = RunStatus | "CANCELLING";
 
 /** The store filter for runs reported with `status` (the inverse of the API's reported status). */
 export function statusFilter(status: ReportedRunStatus): Pick<Filter<RunDoc>, "status" | "cancelRequested"> {

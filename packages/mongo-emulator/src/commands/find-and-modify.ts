@@ -9,7 +9,7 @@ import { findMatching } from "../plan.js";
 import { compileProjection } from "../projection.js";
 import { parseSort, sortBy } from "../sort.js";
 import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate, touchedFields } from "../update/index.js";
-import { cloneValue, type Doc } from "../values.js";
+import { type Doc } from "../values.js";
 import { collectionArg, optArray, optBool, optDoc, type CommandContext, type CommandSpec } from "./context.js";
 import { hintCheck } from "./write.js";
 

@@ -9,7 +9,7 @@ import type { Collection } from "../collection.js";
 import { CommandError, commandError, ErrorCode } from "../errors.js";
 import { findMatching } from "../plan.js";
 import { applyUpdate, buildUpsertDoc, compileArrayFilters, copyForUpdate, parseUpdate, touchedFields } from "../update/index.js";
-import { cloneValue, isNumeric, isPlainObject, toNumber, type Doc } from "../values.js";
+import { isNumeric, isPlainObject, toNumber, type Doc } from "../values.js";
 import { checkHint, collectionArg, optArray, optBool, type CommandContext, type CommandSpec } from "./context.js";
 
 function statements(ctx: CommandContext, field: string): Doc[] {
