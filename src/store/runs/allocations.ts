@@ -18,10 +18,9 @@ export type AllocatedRun = Pick<RunDoc, "_id" | "nodeId" | "ownerId" | "startedA
 const PROJECTION = { _id: 1, nodeId: 1, ownerId: 1, startedAt: 1, "spec.resources": 1 } as const;
 
 /**
- * RUNNING runs on some node, of `ownerId` (null: anyone's), after the cursor `after`, newest first,
- * `limit` at most. NB: the `nodeId: {$ne: null}` condition overwrites the one naming
- * `scope.nodeId`, so runs on every node are returned; kept exactly as it was (a refactor changes
- * no behaviour).
+ * RUNNING runs on `scope.nodeId` (absent: on any node), of `ownerId` (null: anyone's), after the
+ * cursor `after`, newest first, `limit` at most. (Until the #13 re-cut the "on some node"
+ * condition was spread after the caller's and overwrote its nodeId: every node's runs came back.)
  */
 export async function findRunningRuns(
   mongo: Mongo,
@@ -31,7 +30,7 @@ export async function findRunningRuns(
 ): Promise<AllocatedRun[]> {
   const filter = { ...(scope.nodeId ? { nodeId: scope.nodeId } : {}), ...(scope.ownerId === null ? {} : { ownerId: scope.ownerId }), ...afterDesc("startedAt", after) };
   const docs = await mongo.c.runs
-    .find({ ...filter, status: "RUNNING", nodeId: { $ne: null } } as Filter<RunDoc>, { projection: PROJECTION, sort: { startedAt: -1, _id: -1 }, limit })
+    .find({ status: "RUNNING", nodeId: { $ne: null }, ...filter } as Filter<RunDoc>, { projection: PROJECTION, sort: { startedAt: -1, _id: -1 }, limit })
     .toArray();
   return docs as AllocatedRun[];
 }
