@@ -7,7 +7,8 @@
 import { CronExpressionParser } from "cron-parser";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { nextLocalMatch, parseCron } from "../../../src/scheduler/timing/cron.js";
+import { nextLocalMatch } from "../../../src/scheduler/timing/cron-match.js";
+import { parseCron } from "../../../src/scheduler/timing/cron.js";
 import {
   DAY,
   HOUR,
