@@ -11,11 +11,12 @@
  */
 import { fireKey, WITHDRAWN_MARK } from "../domain/fire-keys.js";
 import { metrics } from "../metrics.js";
-import { InsertBatcher } from "../store/batch.js";
+import type { InsertBatcher } from "../store/batch.js";
+import { createFireInsertBatch, findFiredWithRun, insertFires, replaceFire } from "../store/fires/ledger.js";
 import type { Mongo } from "../store/mongo.js";
+import { findFireKeys } from "../store/runs/ledger.js";
 import type { FireDoc, JobDoc } from "../domain/documents.js";
 import type { FireOutcome } from "../domain/statuses.js";
-
 
 export interface FireRecord {
   slotAt: number;
@@ -23,8 +24,8 @@ export interface FireRecord {
   runId?: string | null;
   latenessMs?: number | null;
   reason?: string | null;
-  /** Distinguishes a record that is not a slot of its own (a DST skip at a transition instant). */
-  keySuffix?: string;
+  /** The ledger key (domain/fire-keys.ts); the slot's fireKey when absent. */
+  key?: string;
 }
 
 export class FireLedger {
@@ -32,23 +33,20 @@ export class FireLedger {
   private readonly inserts: InsertBatcher<FireDoc>;
 
   constructor(private readonly mongo: Mongo) {
-    this.inserts = new InsertBatcher(mongo.c.fires);
+    this.inserts = createFireInsertBatch(mongo);
   }
 
   /** Writes over the duplicates among `failed` whose stored outcome is a withdrawn run's FIRED; drops them from `failed`. */
   private async replaceWithdrawn(docs: readonly FireDoc[], failed: Set<number>): Promise<void> {
     const indexOf = new Map([...failed].map((i) => [docs[i]!._id, i]));
-    const existing = await this.mongo.c.fires.find({ _id: { $in: [...indexOf.keys()] }, outcome: "FIRED", runId: { $ne: null } }).toArray();
+    const existing = await findFiredWithRun(this.mongo, [...indexOf.keys()]);
     if (existing.length === 0) return;
-    const runs = await this.mongo.c.runs
-      .find({ _id: { $in: existing.map((f) => f.runId!) } }, { projection: { _id: 1, fireKey: 1 } })
-      .toArray();
+    const runs = await findFireKeys(this.mongo, existing.map((f) => f.runId!));
     const withdrawn = new Set(runs.filter((r) => r.fireKey.includes(WITHDRAWN_MARK)).map((r) => r._id));
     for (const f of existing) {
       if (!withdrawn.has(f.runId!)) continue;
       const i = indexOf.get(f._id)!;
-      const res = await this.mongo.c.fires.replaceOne({ _id: f._id, runId: f.runId }, docs[i]!);
-      if (res.modifiedCount === 1) failed.delete(i);
+      if (await replaceFire(this.mongo, docs[i]!, f.runId!)) failed.delete(i);
     }
   }
 
@@ -56,7 +54,7 @@ export class FireLedger {
   async record(job: Pick<JobDoc, "_id" | "ownerId">, records: readonly FireRecord[], now: number): Promise<number> {
     if (records.length === 0) return 0;
     const docs: FireDoc[] = records.map((r) => ({
-      _id: fireKey(job._id, r.slotAt) + (r.keySuffix ?? ""),
+      _id: r.key ?? fireKey(job._id, r.slotAt),
       jobId: job._id,
       ownerId: job.ownerId,
       slotAt: new Date(r.slotAt),
@@ -66,7 +64,7 @@ export class FireLedger {
       reason: r.reason ?? null,
       recordedAt: new Date(now),
     }));
-    const failed = await this.inserts.insertMany(docs);
+    const failed = await insertFires(this.inserts, docs);
     if (failed.size > 0) await this.replaceWithdrawn(docs, failed);
     records.forEach((r, i) => {
       if (failed.has(i)) return;

@@ -36,7 +36,6 @@ export type RunTrigger = (typeof RunTrigger)[keyof typeof RunTrigger];
  * - `SKIPPED_PAUSED`: the slot came due while the job was paused.
  * - `MISSED`: the misfire policy did not run it (outside the catch-up window, collapsed by
  *   FIRE_ONCE, late under SKIP, over the FIRE_ALL cap).
- * - `DEDUPLICATED`: a run with this fireKey already exists (a replayed tick); nothing new was created.
  * - `SKIPPED_DST`: its wall time did not exist (spring forward) and the job says `dstGap: 'SKIP'`.
  */
 export const FireOutcome = {
@@ -44,7 +43,6 @@ export const FireOutcome = {
   SKIPPED_OVERLAP: "SKIPPED_OVERLAP",
   SKIPPED_PAUSED: "SKIPPED_PAUSED",
   MISSED: "MISSED",
-  DEDUPLICATED: "DEDUPLICATED",
   SKIPPED_DST: "SKIPPED_DST",
 } as const;
 export type FireOutcome = (typeof FireOutcome)[keyof typeof FireOutcome];

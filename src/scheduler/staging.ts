@@ -1,21 +1,5 @@
 /**
- * Stage-ahead: the runs of a job whose fires do not depend on what else is running (overlap
- * ALLOW) are created and queued up to `stageAheadMs` before their due time, staged in the ready
- * queue until then (docs/decisions.md, "runs staged ahead of their time"). Such a job's timer is
- * therefore armed that much before its next fire. Jobs with another overlap policy are decided at
- * the due instant, against the runs active then.
+ * Moved to timing/staging.ts (pure). This re-export keeps src/core/jobs.ts compiling until its
+ * import is switched at merge; nothing else should import it.
  */
-import type { JobDoc } from "../domain/documents.js";
-
-/** @see SchedulerOptions.stageAheadMs */
-export const DEFAULT_STAGE_AHEAD_MS = 10_000;
-
-/** True when the job's fires may be prepared ahead of their time. */
-export function canStage(job: Pick<JobDoc, "overlap">, stageAheadMs: number): boolean {
-  return stageAheadMs > 0 && job.overlap === "ALLOW";
-}
-
-/** When the job's timer should come due for a fire at `fireAt`. */
-export function timerDueAt(job: Pick<JobDoc, "overlap">, fireAt: number, stageAheadMs: number): number {
-  return canStage(job, stageAheadMs) ? fireAt - stageAheadMs : fireAt;
-}
+export { canStage, DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "./timing/staging.js";

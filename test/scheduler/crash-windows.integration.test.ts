@@ -60,7 +60,7 @@ function scheduler(name: string): Scheduler {
 }
 
 /** The epoch `s` holds on `shard` (what its own pass would fence its writes with). */
-const epochOf = (s: Scheduler, shard: number) => (s as unknown as { owned: Map<number, number> }).owned.get(shard)!;
+const epochOf = (s: Scheduler, shard: number) => s.owned.get(shard)!;
 
 async function slotState(job: JobDoc, slot: number) {
   const all = await mongo.c.runs.find({ jobId: job._id, scheduledFor: new Date(slot) }).toArray();

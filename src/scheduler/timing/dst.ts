@@ -17,7 +17,8 @@
  *
  * Invariant: the instants yielded are strictly increasing, so each one is a unique fire identity.
  */
-import { nextLocalMatch, type CronSpec } from "./cron.js";
+import { nextLocalMatch } from "./cron-match.js";
+import type { CronSpec } from "./cron.js";
 import { DAY, HOUR, SECOND, type Millis } from "./duration.js";
 import { localWallText, MAX_INSTANT, segmentAt } from "./zones.js";
 

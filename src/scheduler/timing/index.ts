@@ -66,4 +66,21 @@ export {
   type RetryJitter,
   type RetryPolicy,
 } from "./retry.js";
-export { accountSlots, dstSkipKey, fireKey, ledgerProblems, type AccountArgs, type FireOutcome, type LedgerEntry, type RunRequest } from "./ledger.js";
+export { ledgerProblems, type FireOutcome, type LedgerEntry } from "./ledger.js";
+export { nextFire, type NextFire } from "./next-fire.js";
+export { canStage, DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "./staging.js";
+export {
+  decideAdvance,
+  decideFire,
+  decideStageAhead,
+  runOutcome,
+  type DueFire,
+  type FireCursor,
+  type FireDecision,
+  type FireJob,
+  type FireOptions,
+  type JobAdvance,
+  type RunRequest,
+  type RunResult,
+  type StageAhead,
+} from "./decide-fire.js";

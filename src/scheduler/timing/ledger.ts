@@ -1,125 +1,68 @@
 /**
- * The fire ledger: every slot of a job ends in exactly one recorded outcome, so no fire
- * disappears silently. This module turns a misfire plan plus the job's state into ledger
- * entries and run requests; the store writes them (entry id = `key`, unique, so replaying a tick
- * writes nothing new).
+ * The fire ledger's entries: every slot of a job ends in exactly one recorded outcome, so no fire
+ * disappears silently. decide-fire.ts produces them; the store writes them (entry id = `key`,
+ * unique, so replaying a fire writes nothing new). Keys are the domain's fire keys
+ * (domain/fire-keys.ts): `jobId@slotMs` for a slot, `jobId@slotMs:dst` for the wall times a DST
+ * gap swallowed.
  */
-import type { DstSkip, Slot } from "./dst.js";
-import type { Millis } from "./duration.js";
-import type { MisfirePlan } from "./misfire.js";
-import { applyOverlap, decideOverlap, type OverlapDecision, type OverlapPolicy, type OverlapState } from "./overlap.js";
-
+import { fireKey } from "../../domain/fire-keys.js";
 import type { FireOutcome } from "../../domain/statuses.js";
+import type { Slot } from "./dst.js";
+import type { Millis } from "./duration.js";
+
 export type { FireOutcome };
 
 export interface LedgerEntry {
-  /** Unique per job and slot: the fireKey for slots, a derived key for DST skips and summaries. */
+  /** The ledger id: the slot's fireKey, or the DST-skip key. */
   key: string;
   /** The slot's nominal instant (for a DST skip: the end of the gap; for a summary: the range end). */
   slotAt: Millis;
   outcome: FireOutcome;
-  /** Human text: why this outcome. */
-  reason: string;
+  /** Human text: why this outcome (null for a plain FIRED). */
+  reason: string | null;
+  /** How late the slot was handled, when that says something (fires and misses). */
+  latenessMs: Millis | null;
+  /** The run of a FIRED slot. */
+  runId: string | null;
+  /**
+   * Set on the one MISSED entry that summarizes a range too long to list (misfire `missedMore`):
+   * it stands for every slot in `(afterExclusive, throughInclusive]`. Not stored; the entry's key
+   * is the slot key of the range end.
+   */
+  covers?: { afterExclusive: Millis; throughInclusive: Millis };
 }
 
-/** A run to create for a FIRED entry, with how the overlap policy wants it created. */
-export interface RunRequest {
-  slot: Slot;
-  fireKey: string;
-  /** START = queued; HOLD = pending behind the active run; REPLACE = cancel active/pending first. */
-  action: Exclude<OverlapDecision, "SKIP">;
-}
-
-/** The identity of one fire of a job: a run for the same key is created at most once. */
-export const fireKey = (jobId: string, slotAt: Millis): string => `${jobId}@${slotAt}`;
-/** Ledger key of the wall times one DST gap swallowed (they share the gap-end instant, so they need their own key). */
-export const dstSkipKey = (jobId: string, skip: DstSkip): string => `${jobId}@dst-gap:${skip.nominal}`;
-
-export interface AccountArgs {
-  jobId: string;
-  plan: MisfirePlan;
-  paused: boolean;
-  overlap: OverlapPolicy;
-  /** Unfinished runs of the job before this tick. */
-  state: OverlapState;
-  /** fireKeys that already have a run (from a previous, interrupted attempt at this tick). */
-  existing: ReadonlySet<string>;
-}
+/** Outcome of one slot key within a fire (a summary entry stands for its whole range). */
+type Checked = Pick<LedgerEntry, "key" | "covers">;
 
 /**
- * Gives every slot of a plan exactly one outcome, in slot order, and lists the runs to create.
- * Fires are decided one after another against the evolving overlap state, so under FORBID a
- * FIRE_ALL catch-up starts the first slot and records the rest as SKIPPED_OVERLAP.
+ * Checks that `entries` give each of `slots` exactly one outcome (listed, or inside one summary's
+ * range), use no key twice (the ledger is insert-once: a second entry under a key would be dropped
+ * silently), and name no slot outside `slots`. DST-skip keys are not slots. Returns the problems
+ * found; empty means the ledger accounts for the window.
  */
-export function accountSlots(args: AccountArgs): { entries: LedgerEntry[]; runs: RunRequest[] } {
-  const { jobId, plan } = args;
-  const entries: LedgerEntry[] = [];
-  const runs: RunRequest[] = [];
-  for (const slot of plan.missed) {
-    entries.push({ key: fireKey(jobId, slot.at), slotAt: slot.at, outcome: "MISSED", reason: plan.error ?? "missed: not run under the misfire policy" });
-  }
-  if (plan.missedMore) {
-    const { afterExclusive, throughInclusive } = plan.missedMore;
-    entries.push({
-      key: `${jobId}@missed:${afterExclusive}-${throughInclusive}`,
-      slotAt: throughInclusive,
-      outcome: "MISSED",
-      reason: `missed: every further slot after ${iso(afterExclusive)} through ${iso(throughInclusive)} (too many to list)`,
-    });
-  }
-  for (const skip of plan.dstSkipped) {
-    entries.push({
-      key: dstSkipKey(jobId, skip),
-      slotAt: skip.at,
-      outcome: "SKIPPED_DST",
-      reason: `local time ${skip.nominal}${skip.count > 1 ? ` and ${skip.count - 1} later wall time(s)` : ""} did not exist (daylight saving gap) and dstGap is SKIP`,
-    });
-  }
-  let state = args.state;
-  for (const slot of plan.fire) {
-    const key = fireKey(jobId, slot.at);
-    if (args.existing.has(key)) {
-      entries.push({ key, slotAt: slot.at, outcome: "DEDUPLICATED", reason: "a run for this fire already exists" });
-      continue;
-    }
-    if (args.paused) {
-      entries.push({ key, slotAt: slot.at, outcome: "SKIPPED_PAUSED", reason: "the job was paused" });
-      continue;
-    }
-    const decision = decideOverlap(args.overlap, state);
-    if (decision === "SKIP") {
-      entries.push({ key, slotAt: slot.at, outcome: "SKIPPED_OVERLAP", reason: `overlap policy ${args.overlap}: ${state.active} active, ${state.pending} pending` });
-      continue;
-    }
-    state = applyOverlap(state, decision);
-    entries.push({ key, slotAt: slot.at, outcome: "FIRED", reason: decision === "START" ? "fired" : `fired (${decision.toLowerCase()})` });
-    runs.push({ slot, fireKey: key, action: decision });
-  }
-  entries.sort((a, b) => a.slotAt - b.slotAt);
-  return { entries, runs };
-}
-
-/**
- * Checks that `entries` give each of `slots` exactly one outcome and contain no other slot
- * entries (summaries and DST skips, whose keys are not fireKeys, are ignored). Returns the
- * problems found; empty means the ledger accounts for the window.
- */
-export function ledgerProblems(jobId: string, slots: readonly Slot[], entries: readonly LedgerEntry[]): string[] {
+export function ledgerProblems(jobId: string, slots: readonly Slot[], entries: readonly Checked[]): string[] {
   const problems: string[] = [];
   const expected = new Set(slots.map((s) => fireKey(jobId, s.at)));
-  const seen = new Map<string, number>();
-  for (const e of entries) seen.set(e.key, (seen.get(e.key) ?? 0) + 1);
-  for (const k of expected) {
-    const n = seen.get(k) ?? 0;
-    if (n !== 1) problems.push(`${k}: ${n} outcomes`);
+  const keys = new Map<string, number>();
+  for (const e of entries) keys.set(e.key, (keys.get(e.key) ?? 0) + 1);
+  const summaries = entries.filter((e) => e.covers);
+  for (const s of slots) {
+    const k = fireKey(jobId, s.at);
+    const listed = entries.filter((e) => !e.covers && e.key === k).length;
+    const summarized = summaries.filter((e) => s.at > e.covers!.afterExclusive && s.at <= e.covers!.throughInclusive).length;
+    if (listed + summarized !== 1) problems.push(`${k}: ${listed + summarized} outcomes`);
   }
-  for (const [k, n] of seen) {
+  const summaryKeys = new Set(summaries.map((e) => e.key));
+  for (const [k, n] of keys) {
     if (n > 1 && !expected.has(k)) problems.push(`${k}: ${n} outcomes`);
-    if (!expected.has(k) && /@\d+$/.test(k)) problems.push(`${k}: outcome for a slot outside the window`);
+    else if (n > 1 && summaryKeys.has(k)) problems.push(`${k}: ${n} entries under one key`);
+    if (!expected.has(k) && !summaryKeys.has(k) && isSlotKey(jobId, k)) problems.push(`${k}: outcome for a slot outside the window`);
   }
   return problems;
 }
 
-function iso(ms: Millis): string {
-  return new Date(ms).toISOString();
+/** True for `jobId@<ms>` (not a DST-skip or manual key). */
+function isSlotKey(jobId: string, key: string): boolean {
+  return key.startsWith(`${jobId}@`) && /^-?\d+$/.test(key.slice(jobId.length + 1));
 }

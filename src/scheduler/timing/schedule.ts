@@ -8,7 +8,8 @@
  *
  * Everything here is pure: `now` is a parameter, never read from a clock.
  */
-import { parseCron, shortestGap } from "./cron.js";
+import { parseCron } from "./cron.js";
+import { shortestGap } from "./cron-match.js";
 import { cronEvents, type CronEvent, type DstGapPolicy, type DstRepeatPolicy, type DstSkip, type DstTag, type Slot } from "./dst.js";
 import { formatDuration, HOUR, humanDuration, parseDuration, parsePositiveDuration, SECOND, type Millis } from "./duration.js";
 import { ScheduleError } from "./errors.js";

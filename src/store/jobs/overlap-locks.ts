@@ -1,8 +1,9 @@
 /**
  * A job's overlap lock: `activeRunId` (the run the policy let start) and `pendingRunId` (the one
  * held behind it, QUEUE_ONE). Both change only by compare-and-set against the state a decision
- * was made on.
+ * was made on. The reaper reads the held locks to repair those whose holder is gone.
  */
+import type { JobDoc } from "../../domain/documents.js";
 import type { Mongo } from "../mongo.js";
 
 export interface OverlapLock {
@@ -45,4 +46,9 @@ export async function passOverlapLock(mongo: Mongo, jobId: string, runId: string
     { $set: { activeRunId: next, pendingRunId: null } },
   );
   return res.modifiedCount === 1;
+}
+
+/** Up to `limit` jobs whose overlap lock is held (activeRunId set), with their holder. */
+export function findLockedJobs(mongo: Mongo, limit: number): Promise<Array<Pick<JobDoc, "_id" | "activeRunId">>> {
+  return mongo.c.jobs.find({ activeRunId: { $ne: null } }, { projection: { _id: 1, activeRunId: 1 } }).limit(limit).toArray();
 }

@@ -7,9 +7,9 @@
 import { CronExpressionParser } from "cron-parser";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { nextLocalMatch, parseCron } from "../../../src/scheduler/timing/cron.js";
+import { nextLocalMatch } from "../../../src/scheduler/timing/cron-match.js";
+import { parseCron } from "../../../src/scheduler/timing/cron.js";
 import {
-  accountSlots,
   DAY,
   HOUR,
   ledgerProblems,
@@ -27,6 +27,7 @@ import {
   type Slot,
 } from "../../../src/scheduler/timing/index.js";
 import { localWallText } from "../../../src/scheduler/timing/zones.js";
+import { fireJob, modelStore, simulateFire } from "./fire-model.js";
 
 const ZONES = [
   "UTC",
@@ -360,6 +361,8 @@ describe("misfire planning and the ledger (property)", () => {
   });
 
   it("the ledger gives every listed slot exactly one outcome", () => {
+    // The production decision (timing/decide-fire.ts) applied as the scheduler applies it, against
+    // a store that refuses runs by the overlap table and finds runs a previous attempt created.
     fc.assert(
       fc.property(
         misfireCase,
@@ -369,12 +372,25 @@ describe("misfire planning and the ledger (property)", () => {
         fc.integer({ min: 0, max: 1 }),
         (c, overlap, paused, active, pending) => {
           const plan = planMisfire(c);
+          const options = { maxCatchup: c.maxCatchup, lateToleranceMs: c.lateToleranceMs, stageAheadMs: 0 };
+          const job = fireJob(c.schedule, { _id: "job", misfire: c.policy, overlap, paused, catchupWindowMs: c.catchupWindowMs, handledThrough: new Date(c.lastSlotAt), firedCount: c.firedCount });
           const existing = new Set(plan.fire.filter((_, i) => i % 3 === 1).map((x) => `job@${x.at}`));
-          const { entries, runs } = accountSlots({ jobId: "job", plan, paused, overlap, state: { active, pending }, existing });
+          const store = modelStore({ active, pending }, existing);
+          const { decision, entries, requests, advance } = simulateFire(job, c.now, options, () => 0, store);
+          if (paused) {
+            expect(decision).toEqual({ kind: "drop" });
+            expect(store.runs.size).toBe(existing.size);
+            return;
+          }
+          // The decision is the plan: the same slots fired and missed.
+          expect(requests.map((r) => r.slot.at)).toEqual(plan.fire.map((x) => x.at));
           expect(ledgerProblems("job", [...plan.missed, ...plan.fire], entries)).toEqual([]);
           expect(new Set(entries.map((e) => e.key)).size).toBe(entries.length);
-          expect(runs.length).toBe(entries.filter((e) => e.outcome === "FIRED").length);
-          if (paused) expect(runs).toEqual([]);
+          const fired = entries.filter((e) => e.outcome === "FIRED");
+          expect(requests.length).toBe(fired.length + entries.filter((e) => e.outcome === "SKIPPED_OVERLAP").length);
+          expect(advance!.firedIncrement).toBe(fired.length);
+          for (const e of fired) expect(store.runs.get(e.key)).toBe(e.runId);
+          if (overlap === "ALLOW") expect(fired.length).toBe(requests.length);
         },
       ),
       { numRuns: 300 },

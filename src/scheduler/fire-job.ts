@@ -1,0 +1,96 @@
+/**
+ * One due job timer `j:<jobId>`, fired: the decision is pure (timing/decide-fire.ts); this module
+ * applies it (see README.md in this folder for the whole pipeline):
+ *   1. claimDue parked the timer in the shard's in-flight set (with a deadline);
+ *   2. decideFire: the slots due now under the job's misfire policy (or its reschedule);
+ *   3. materialise a run per fired slot (unique fireKey: a replay creates nothing new; the store
+ *      applies the overlap policy and may refuse: SKIPPED_OVERLAP), then the same for the slots
+ *      staged ahead (decideStageAhead);
+ *   4. write the fire ledger (one outcome per slot, insert-once);
+ *   5. advance the job's cursor and next fire (decideAdvance) with a version-conditional update;
+ *   6. complete(): clear in-flight and re-arm at the next fire, in one atomic step.
+ * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
+ * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
+ */
+import type { Logger } from "../log.js";
+import { FireLedger } from "../core/fires.js";
+import type { RunService } from "../core/runs.js";
+import type { JobDoc } from "../domain/documents.js";
+import type { UpdateBatcher } from "../store/batch.js";
+import { advanceJob, createAdvanceBatch, findJob } from "../store/jobs/scheduling.js";
+import type { Mongo } from "../store/mongo.js";
+import type { SharedState, ShardFence } from "./ports.js";
+import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "./timing/index.js";
+
+export interface JobFirerDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  log: Logger;
+  options: FireOptions;
+  random: () => number;
+}
+
+/** What creating a fire's runs gave: their ledger entries and how many runs exist for them. */
+interface Created {
+  entries: LedgerEntry[];
+  fired: number;
+}
+
+export class JobFirer {
+  private readonly ledger: FireLedger;
+  /** The job updates of a pass's fires, as bulkWrites (the `schedulerOp` field tells which applied). */
+  private readonly advances: UpdateBatcher<JobDoc>;
+
+  constructor(private readonly deps: JobFirerDeps) {
+    this.ledger = new FireLedger(deps.mongo);
+    this.advances = createAdvanceBatch(deps.mongo);
+  }
+
+  async fire(fence: ShardFence, timerId: string, jobId: string, now: number, prefetched?: ReadonlyMap<string, JobDoc | null>): Promise<void> {
+    const { wheel } = this.deps.state;
+    const { options: o, random } = this.deps;
+    const job = prefetched?.has(jobId) ? prefetched.get(jobId)! : await findJob(this.deps.mongo, jobId);
+    const decision = decideFire(job, now, o);
+    if (decision.kind !== "fire" || !job) {
+      await wheel.complete(fence, timerId, decision.kind === "wait" ? decision.timerAt : null);
+      return;
+    }
+    if (decision.error) this.deps.log.error({ jobId, error: decision.error }, "misfire catch-up refused");
+    /** Runs created ahead of their due time by this pass. */
+    const staged: string[] = [];
+    const due = await this.createRuns(job, decision.runs, now, staged);
+    const ahead = decideStageAhead(job, decision, { handled: decision.handled, fired: due.fired }, now, o, random);
+    const early = await this.createRuns(job, ahead.runs, now, staged);
+    const entries = [...due.entries, ...decision.entries, ...early.entries];
+    await this.ledger.record(job, entries, now);
+
+    const fired = due.fired + early.fired;
+    const advance = decideAdvance(job, { handled: ahead.handled, horizon: ahead.horizon, fired }, entries, o, random);
+    const advanced = await advanceJob(this.advances, job, advance);
+    // The user changed the job meanwhile (the version moved): their update re-armed the timer; do
+    // not overwrite it. "Matched", not "modified": a pass with nothing new to record (a duplicate
+    // fire: a replayed or re-armed timer whose slot is handled already) must still re-arm, or the
+    // job stops firing until the next full reconcile (the batch marker changes either way).
+    // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
+    // are judged again under the job as it is now.
+    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(jobId, "the job changed while its fire was being prepared", { only: staged });
+    await wheel.complete(fence, timerId, advanced ? advance.timerAt : null);
+  }
+
+  /**
+   * Creates the requested runs one after another (each is judged by the overlap policy against
+   * the ones before it). A refused run is SKIPPED_OVERLAP and does not count; a run found under
+   * its fireKey (a replay) counts as created. Ids of runs staged ahead are added to `staged`.
+   */
+  private async createRuns(job: JobDoc, requests: readonly RunRequest[], now: number, staged: string[]): Promise<Created> {
+    const out: Created = { entries: [], fired: 0 };
+    for (const req of requests) {
+      const { run, created, skipped } = await this.deps.runs.materialize(job, { scheduledFor: req.slot.at, trigger: "SCHEDULE", notBefore: req.notBefore });
+      if (run && created && run.notBefore) staged.push(run._id);
+      out.entries.push(runOutcome(req, run ? { runId: run._id } : { runId: null, skipped }, now));
+      if (run) out.fired++;
+    }
+    return out;
+  }
+}

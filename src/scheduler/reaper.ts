@@ -1,0 +1,134 @@
+/**
+ * The reaper, for runs of the shards this scheduler owns: attempts whose lease expired are
+ * finished as LOST_EXECUTOR (retried or failed by their policy), QUEUED runs that fell out of
+ * the ready queue are pushed again, and overlap locks whose holder is gone are released. The
+ * owner of shard 0 also does the cluster-wide chores: the set of users with a run limit,
+ * per-user run slots, and nodes that stopped heartbeating (marked DEAD).
+ */
+import type { Logger } from "../log.js";
+import type { RunService } from "../core/runs.js";
+import { isTerminal } from "../domain/lifecycle.js";
+import { findLockedJobs } from "../store/jobs/overlap-locks.js";
+import type { Mongo } from "../store/mongo.js";
+import { markSilentNodesDead } from "../store/nodes/liveness.js";
+import { findExpiredLeases, findRunStatus, findStaleQueued } from "../store/runs/reaper.js";
+import { limitedUserIds } from "../store/users/run-limits.js";
+import type { Clock, SharedState } from "./ports.js";
+import type { ShardOwnership } from "./shards.js";
+
+/** Rows read per reaper query. */
+const REAP_LIMIT = 1_000;
+/** A QUEUED run younger than this is not checked against its ready queue. */
+const QUEUED_CHECK_AFTER_MS = 10_000;
+
+export interface ReaperDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  shards: Pick<ShardOwnership, "has" | "ownsJob">;
+  nodeDeadMs: number;
+  claimGraceMs: number;
+}
+
+export class Reaper {
+  /** Overlap-lock holders seen missing at the previous reaper pass (a lock is taken just before its run is inserted). */
+  private missingLockHolders = new Set<string>();
+  /** Per-user run slots that looked stale at the previous reaper pass (see RunService.reconcileUserSlots). */
+  private staleUserSlots: ReadonlySet<string> = new Set<string>();
+  /** QUEUED runs seen missing from their ready queue, with when they were first seen missing. */
+  private missingFromQueue = new Map<string, number>();
+
+  constructor(private readonly deps: ReaperDeps) {}
+
+  async reap(): Promise<void> {
+    const now = this.deps.clock();
+    await this.reclaimExpiredLeases(now);
+    await this.requeueLost(now);
+    await this.repairOverlapLocks();
+    // Cluster-wide chores run on the owner of shard 0 only.
+    if (this.deps.shards.has(0)) await this.clusterChores(now);
+  }
+
+  private async reclaimExpiredLeases(now: number): Promise<void> {
+    const expired = await findExpiredLeases(this.deps.mongo, now, REAP_LIMIT);
+    for (const run of expired) {
+      if (!this.deps.shards.ownsJob(run.jobId)) continue;
+      const done = await this.deps.runs.finishAttempt(run, {
+        kind: "LOST_EXECUTOR",
+        exitCode: null,
+        signal: null,
+        error: `lease expired at ${run.leaseUntil?.toISOString()} on node ${run.nodeId ?? "?"}: executor lost`,
+        outputTail: run.outputTail,
+        outputTruncated: run.outputTruncated,
+      });
+      if (done) this.deps.log.warn({ runId: run._id, nodeId: run.nodeId, status: done.status }, "reclaimed run with expired lease");
+    }
+  }
+
+  /**
+   * An executor pops a batch and then claims it: a popped run is QUEUED and out of the queue
+   * for a moment, which under a backlog (every queued run older than 10 s) looked like a lost
+   * entry, and the re-push made a second executor pop and fail to claim it. Only a run missing
+   * on two passes in a row is pushed again.
+   * A run taken with its payload is also out of the queue (with a claim marker) until its
+   * executor confirms the claim; after a Redis flush the marker is gone too, so a run is pushed
+   * again only once it has been missing for claimGraceMs, by when such an executor has either
+   * confirmed the claim or killed the run.
+   */
+  private async requeueLost(now: number): Promise<void> {
+    const { ready } = this.deps.state;
+    const { claimGraceMs } = this.deps;
+    const stale = await findStaleQueued(this.deps.mongo, now - QUEUED_CHECK_AFTER_MS, REAP_LIMIT);
+    const missing = new Map<string, number>();
+    // With Redis intact for a lease, a run missing without a live claim marker was never pushed,
+    // or its taker's kill deadline has passed: push it now. After a loss, a marker may have gone
+    // with the data: wait the claim grace.
+    const intact = stale.length > 0 && now - (await ready.intactSince(now)) >= claimGraceMs;
+    for (const run of stale) {
+      if (!this.deps.shards.ownsJob(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
+      const since = this.missingFromQueue.get(run._id);
+      // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
+      const noTakerLeft = intact || ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
+      if (!noTakerLeft && (since === undefined || now - since < claimGraceMs)) {
+        missing.set(run._id, since ?? now);
+        continue;
+      }
+      // It may have been taken by an executor that died before confirming: a new token.
+      if (!(await this.deps.runs.requeueTaken(run._id))) continue;
+      this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
+    }
+    this.missingFromQueue = missing;
+  }
+
+  /**
+   * Overlap locks whose holder is finished (the process died between the run's final update and
+   * the release) or never got created are released, so a FORBID job cannot stay blocked forever.
+   */
+  private async repairOverlapLocks(): Promise<void> {
+    const locked = await findLockedJobs(this.deps.mongo, REAP_LIMIT);
+    const seenMissing = this.missingLockHolders;
+    const stillMissing = new Set<string>();
+    for (const j of locked) {
+      if (!this.deps.shards.ownsJob(j._id) || !j.activeRunId) continue;
+      const run = await findRunStatus(this.deps.mongo, j.activeRunId);
+      const finished = run ? isTerminal(run.status) : seenMissing.has(j.activeRunId);
+      if (!run && !finished) stillMissing.add(j.activeRunId);
+      if (finished) {
+        await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId);
+        this.deps.log.warn({ jobId: j._id, runId: j.activeRunId }, "released a stale overlap lock");
+      }
+    }
+    this.missingLockHolders = stillMissing;
+  }
+
+  private async clusterChores(now: number): Promise<void> {
+    await this.deps.state.ready.replaceLimited(await limitedUserIds(this.deps.mongo));
+    const slots = await this.deps.runs.reconcileUserSlots(this.staleUserSlots);
+    this.staleUserSlots = slots.suspects;
+    if (slots.released > 0 || slots.woken > 0) this.deps.log.warn({ released: slots.released, woken: slots.woken }, "repaired per-user run slots");
+    const dead = await markSilentNodesDead(this.deps.mongo, now - this.deps.nodeDeadMs);
+    if (dead > 0) this.deps.log.warn({ nodes: dead }, "marked silent nodes DEAD");
+  }
+}
