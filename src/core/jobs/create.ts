@@ -2,7 +2,7 @@
 import type { Principal } from "../../auth/tokens.js";
 import type { JobDoc } from "../../domain/documents.js";
 import { ConflictError, ValidationError } from "../../domain/errors.js";
-import { dueAt, nextSlot, normalizeRetry, normalizeSchedule } from "../../scheduler/timing/index.js";
+import { nextFire, normalizeRetry, normalizeSchedule } from "../../scheduler/timing/index.js";
 import { findJob } from "../../store/jobs/user-reads.js";
 import { findOwnedJob, insertJob } from "../../store/jobs/edits.js";
 import { isDuplicateKey, newId } from "../../store/mongo.js";
@@ -79,13 +79,13 @@ export class JobEditor {
       createdAt: at,
       updatedAt: at,
     };
-    const first = nextSlot(schedule, job.handledThrough.getTime(), 0);
+    const first = nextFire(schedule, id, job.handledThrough.getTime(), 0, this.kit.random);
     if (!first) {
       throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
     }
     if (!paused) {
-      job.nextSlotAt = new Date(first.at);
-      job.nextFireAt = new Date(dueAt(schedule, id, first, this.kit.random));
+      job.nextSlotAt = new Date(first.nextSlotAt);
+      job.nextFireAt = new Date(first.nextFireAt);
     }
     return job;
   }
@@ -128,14 +128,14 @@ export class JobEditor {
     const schedule = wrapSchedule(() => normalizeSchedule(patch.schedule!, now));
     // A new schedule starts from now: slots of the old one are not replayed under the new one.
     const handledThrough = firstCursor(schedule, now);
-    const first = nextSlot(schedule, handledThrough, 0);
+    const first = nextFire(schedule, current._id, handledThrough, 0, this.kit.random);
     if (!first) throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
     Object.assign(set, { schedule, handledThrough: new Date(handledThrough), firedCount: 0 });
     if (current.paused) return false;
     Object.assign(set, {
       status: "ACTIVE",
-      nextSlotAt: new Date(first.at),
-      nextFireAt: new Date(dueAt(schedule, current._id, first, this.kit.random)),
+      nextSlotAt: new Date(first.nextSlotAt),
+      nextFireAt: new Date(first.nextFireAt),
     });
     return true;
   }

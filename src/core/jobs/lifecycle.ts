@@ -2,7 +2,7 @@
 import type { Principal } from "../../auth/tokens.js";
 import type { JobDoc } from "../../domain/documents.js";
 import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
-import { dueAt, nextSlot, slotsBetween, type Schedule } from "../../scheduler/timing/index.js";
+import { nextFire, slotsBetween, type Schedule } from "../../scheduler/timing/index.js";
 import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/jobs/edits.js";
 import { findOpenRunIdsOfOwner, findWaitingRunIdsOfJob } from "../../store/runs/job-cleanup.js";
 import type { OwnerJobs } from "./types.js";
@@ -67,15 +67,15 @@ export class JobLifecycle {
       })),
       now,
     );
-    const next = nextSlot(job.schedule, Math.max(from, now), job.firedCount);
+    const next = nextFire(job.schedule, jobId, Math.max(from, now), job.firedCount, this.kit.random);
     const updated = await writes.update(job, {
       paused: false,
       pausedAt: null,
       status: next ? "ACTIVE" : "COMPLETED",
       handledThrough: new Date(Math.max(from, now)),
       lastSlotAt: slots.length ? new Date(slots[slots.length - 1]!.at) : job.lastSlotAt,
-      nextSlotAt: next ? new Date(next.at) : null,
-      nextFireAt: next ? new Date(dueAt(job.schedule, jobId, next, this.kit.random)) : null,
+      nextSlotAt: next ? new Date(next.nextSlotAt) : null,
+      nextFireAt: next ? new Date(next.nextFireAt) : null,
       updatedAt: new Date(now),
     });
     if (updated.nextFireAt) await writes.arm(updated);

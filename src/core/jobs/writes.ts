@@ -12,7 +12,7 @@ import type { JobDoc } from "../../domain/documents.js";
 import { ConflictError } from "../../domain/errors.js";
 import { jobTimerId } from "../../domain/timers.js";
 import { shardOf } from "../../scheduler/ports.js";
-import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../../scheduler/staging.js";
+import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../../scheduler/timing/index.js";
 import { rewindCursor, updateJobAtVersion } from "../../store/jobs/edits.js";
 import { findJob } from "../../store/jobs/user-reads.js";
 import { FireLedger } from "../fires.js";
