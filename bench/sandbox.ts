@@ -16,7 +16,7 @@ import { DEFAULT_RESOURCES } from "../src/core/resources.js";
 import { RunAbort } from "../src/executor/abort.js";
 import { runProcess } from "../src/executor/process.js";
 import { Sandbox, type SandboxMode } from "../src/executor/sandbox/sandbox.js";
-import { silentLogger } from "../src/log.js";
+import { silentLogger } from "../src/support/log.js";
 import type { JobSpec } from "../src/domain/documents.js";
 import { fmtMs, ratio, summarize, type Summary } from "./lib/stats.js";
 

@@ -10,31 +10,31 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, type ApiServer } from "./api/server.js";
 import { startOpsServer } from "./api/ops.js";
-import { createRateLimits } from "./api/rate-limit.js";
-import { SampledGauge, registry } from "./metrics.js";
+import { createRateLimits } from "./auth/rate-limit.js";
+import { SampledGauge, registry } from "./support/metrics.js";
 import { OPEN_STATUSES } from "./domain/lifecycle.js";
 import { TokenService } from "./auth/tokens.js";
 import { createAuth } from "./auth/index.js";
-import type { KairosConfig } from "./config.js";
-import { JobService } from "./core/jobs.js";
+import type { KairosConfig } from "./config/index.js";
+import { JobService } from "./core/jobs/index.js";
 import { LookupService } from "./core/lookups.js";
 import { NodeReads } from "./core/nodes.js";
 import { RunReads } from "./core/run-reads.js";
 import { PoolCoverage } from "./core/pools.js";
-import { RunService } from "./core/runs.js";
+import { RunService } from "./core/runs/index.js";
 import { UserService } from "./core/users.js";
 import { loadEmulator } from "./dev-emulator.js";
 import { Executor, type ExecutorOptions } from "./executor/executor.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "./support/log.js";
 
 type LogLevelName = "debug" | "info" | "warn" | "error";
 const bridge = (log: Logger, component: string) => (level: LogLevelName, msg: string, fields?: Record<string, unknown>) =>
   log[level]({ component, ...fields }, msg);
 import { buildKairosSchema, type Services } from "./resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "./scheduler/loop.js";
-import { createMemorySharedState } from "./scheduler/memory/index.js";
-import type { Clock, SharedState } from "./scheduler/ports.js";
-import { createRedisSharedState, openRedis, quitRedis } from "./scheduler/redis/index.js";
+import { createMemorySharedState } from "./shared-state/memory/index.js";
+import type { Clock, SharedState } from "./shared-state/ports.js";
+import { createRedisSharedState, openRedis, quitRedis } from "./shared-state/redis/index.js";
 import { connectMongo, newId, type Mongo } from "./store/mongo.js";
 
 export interface KairosApp {

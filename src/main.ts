@@ -3,10 +3,10 @@
  */
 import "reflect-metadata";
 import { startKairos } from "./app.js";
-import { ROLES, applyFlags, loadConfig, type Role } from "./config.js";
+import { ROLES, applyFlags, loadConfig, type Role } from "./config/index.js";
 import { loadEmulatorCli } from "./dev-emulator.js";
 import { ConfigError } from "./domain/errors.js";
-import { createLogger } from "./log.js";
+import { createLogger } from "./support/log.js";
 
 const USAGE = `Usage: kairos <command> [options]
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyFlags, loadConfig } from "../src/config.js";
+import { applyFlags, loadConfig } from "../src/config/index.js";
 import { poolsSetting, sandboxSettings } from "../src/config/executor.js";
 import { bool, int, rate, settingDuration, url } from "../src/config/parse.js";
 import { schedulerSettings } from "../src/config/scheduler.js";

@@ -1,6 +1,6 @@
 /** The /metrics body: prom-client behind the names, labels, help texts and buckets Kairos exposes. */
 import { describe, expect, it } from "vitest";
-import { metrics, registry, SampledGauge } from "../src/metrics.js";
+import { metrics, registry, SampledGauge } from "../src/support/metrics.js";
 
 const lines = async () => (await registry.render()).split("\n");
 

@@ -18,11 +18,11 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { JobService } from "../../src/core/jobs.js";
-import { RunService } from "../../src/core/runs.js";
-import { silentLogger } from "../../src/log.js";
-import type { SharedState } from "../../src/scheduler/ports.js";
-import { createRedisSharedState, redisKeys } from "../../src/scheduler/redis/index.js";
+import { JobService } from "../../src/core/jobs/index.js";
+import { RunService } from "../../src/core/runs/index.js";
+import { silentLogger } from "../../src/support/log.js";
+import type { SharedState } from "../../src/shared-state/ports.js";
+import { createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -8,7 +8,7 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Response } from "express";
 import { RateLimitedError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../support/log.js";
 
 /** Extension fields of an error beyond its code. */
 type Extra = Record<string, unknown>;

@@ -37,7 +37,7 @@ import {
   ValidationContext,
   type ValidationRule,
 } from "graphql";
-import type { QueryLimitSettings } from "../config.js";
+import type { QueryLimitSettings } from "./settings.js";
 import { operationCost } from "./cost.js";
 
 export const VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED";

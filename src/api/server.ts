@@ -17,7 +17,7 @@ import type { ConnectionInitMessage, SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Caller } from "../auth/index.js";
-import type { ApiGuardSettings } from "../config.js";
+import type { ApiGuardSettings } from "./settings.js";
 import { RateLimitedError, UnauthenticatedError } from "../domain/errors.js";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
 import { toGraphQLError } from "../resolvers/errors.js";
@@ -25,7 +25,7 @@ import { clientAddress } from "./client-address.js";
 import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin } from "./errors-http.js";
 import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
-import { budgetKey } from "./rate-limit.js";
+import { budgetKey } from "../auth/rate-limit.js";
 
 export interface ApiServer {
   url: string;

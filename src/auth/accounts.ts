@@ -4,7 +4,7 @@
  * nothing per request. A change made through this instance is seen at once (`invalidate`); one
  * made through another instance within `ttlMs`.
  */
-import type { Clock } from "../scheduler/ports.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { Mongo } from "../store/mongo.js";
 import { findAccountFacts } from "../store/users/accounts.js";
 import type { UserDoc, UserRole } from "../domain/documents.js";

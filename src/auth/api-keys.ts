@@ -8,8 +8,8 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { ConflictError, ValidationError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import { newId, type Mongo } from "../store/mongo.js";
 import {
   countActiveKeys,

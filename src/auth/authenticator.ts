@@ -6,7 +6,7 @@
  * are cached briefly (AccountCache, ApiKeyService), so a check costs no query per request.
  */
 import { UnauthenticatedError } from "../domain/errors.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { ApiKeyScope } from "../domain/documents.js";
 import type { Account, AccountCache } from "./accounts.js";
 import { hashApiKey, isApiKey, type ApiKeyService } from "./api-keys.js";

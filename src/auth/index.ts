@@ -1,6 +1,6 @@
 /** Authentication's parts, built together: account cache, API keys, the authenticator, the watch over open connections. */
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { Mongo } from "../store/mongo.js";
 import { AccountCache, DEFAULT_ACCOUNT_CACHE_MS } from "./accounts.js";
 import { ApiKeyService } from "./api-keys.js";
@@ -35,3 +35,4 @@ export function createAuth(deps: {
   const sessions = new SessionWatch({ auth, log, everyMs: deps.recheckMs });
   return { accounts, apiKeys, auth, sessions };
 }
+export * from "./rate-limit.js";

@@ -1,63 +1,8 @@
 /** The API role's guards: query limits, request rate limits and login protection (README "Limits"). */
 import { ConfigError } from "../domain/errors.js";
-import { bool, int, rate, settingDuration, type Env, type Rate } from "./parse.js";
-
-/** Limits a GraphQL operation must pass before any resolver runs (src/api/limits.ts). */
-export interface QueryLimitSettings {
-  /** Deepest field nesting of an operation. `KAIROS_MAX_DEPTH`. @default 10 */
-  maxDepth: number;
-  /** Aliased fields in an operation. `KAIROS_MAX_ALIASES`. @default 20 */
-  maxAliases: number;
-  /** Lexical tokens of a document (checked while parsing). `KAIROS_MAX_TOKENS`. @default 1000 */
-  maxTokens: number;
-  /** Directives in an operation. `KAIROS_MAX_DIRECTIVES`. @default 20 */
-  maxDirectives: number;
-  /** Cost of a query or mutation (cost model: src/api/cost.ts). `KAIROS_MAX_COST`. @default 10000 */
-  maxCost: number;
-  /** Cost of a subscription, paid again for every event. `KAIROS_MAX_SUBSCRIPTION_COST`. @default 1000 */
-  maxSubscriptionCost: number;
-  /** Schema introspection. `KAIROS_INTROSPECTION`. @default true in dev, false otherwise */
-  introspection: boolean;
-  /** "Did you mean …" in validation errors. `KAIROS_FIELD_SUGGESTIONS`. @default true in dev, false otherwise */
-  fieldSuggestions: boolean;
-}
-
-/** Login protection: per user name and per client address (src/api/rate-limit.ts). */
-export interface LoginLimitSettings {
-  /** Failed logins of one user name before each further one must wait. `KAIROS_LOGIN_FREE_FAILURES`. @default 3 */
-  freeFailures: number;
-  /** Failed logins of one user name that lock it out. `KAIROS_LOGIN_LOCKOUT_AFTER`. @default 10 */
-  lockoutAfter: number;
-  /** As freeFailures, per client address. `KAIROS_LOGIN_ADDRESS_FREE_FAILURES`. @default 10 */
-  addressFreeFailures: number;
-  /** As lockoutAfter, per client address. `KAIROS_LOGIN_ADDRESS_LOCKOUT_AFTER`. @default 100 */
-  addressLockoutAfter: number;
-  /** The first wait; it doubles with each further failure. `KAIROS_LOGIN_DELAY`. @default PT1S */
-  delayMs: number;
-  /** How long a lockout lasts unless an admin lifts it (unlockLogin). `KAIROS_LOGIN_LOCKOUT`. @default PT15M */
-  lockoutMs: number;
-  /** Failures older than this are forgotten. `KAIROS_LOGIN_WINDOW`. @default PT1H */
-  windowMs: number;
-}
-
-export interface ApiGuardSettings {
-  query: QueryLimitSettings;
-  /** Requests (HTTP) or operations (WebSocket) per user, or per address when anonymous. `KAIROS_RATE_REQUESTS`. @default 1200/PT1M */
-  requestRate: Rate | null;
-  /**
-   * What a document refused by the query limits (or unparsable, or invalid) costs of the caller's
-   * request budget, in requests: an abusive client is soon answered with cheap 429s.
-   * `KAIROS_RATE_REFUSED_COST`. @default 20
-   */
-  refusedCost: number;
-  /** createJob, triggerJob and backfillJob calls per user. `KAIROS_RATE_SUBMISSIONS`. @default 120/PT1M */
-  submissionRate: Rate | null;
-  login: LoginLimitSettings;
-  /** Largest request body in bytes. `KAIROS_MAX_BODY_BYTES`. @default 1048576 (1 MiB) */
-  maxBodyBytes: number;
-  /** Proxy hops in front of the API whose X-Forwarded-For is trusted for the client address. `KAIROS_TRUST_PROXY`. @default 0 */
-  trustProxyHops: number;
-}
+import type { ApiGuardSettings } from "../api/index.js";
+import type { LoginLimitSettings } from "../auth/index.js";
+import { bool, int, rate, settingDuration, type Env } from "./parse.js";
 
 export function apiGuard(env: Env, dev: boolean): ApiGuardSettings {
   const login: LoginLimitSettings = {

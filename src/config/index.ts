@@ -1,6 +1,7 @@
 /** Configuration: what can be set (settings.ts), how it is read (load.ts, flags.ts), and the readers (parse.ts). */
 export { ROLES, type KairosConfig, type Role } from "./settings.js";
-export type { ApiGuardSettings, LoginLimitSettings, QueryLimitSettings } from "./api.js";
+export type { ApiGuardSettings, QueryLimitSettings } from "../api/index.js";
+export type { LoginLimitSettings } from "../auth/index.js";
 export { settingDuration, type Env, type Rate } from "./parse.js";
 export { applyFlags } from "./flags.js";
 export { loadConfig } from "./load.js";

@@ -7,11 +7,9 @@ import { ConfigError } from "../domain/errors.js";
 /** The environment (or the environment with the command-line flags applied). */
 export type Env = Record<string, string | undefined>;
 
-/** A budget of `points` per `durationMs`, or null for no limit (`off`). */
-export interface Rate {
-  points: number;
-  durationMs: number;
-}
+import type { Rate } from "../auth/index.js";
+
+export type { Rate };
 
 const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
 

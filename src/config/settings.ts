@@ -3,8 +3,8 @@
  * read from, and its default. Each role reads the part it needs; src/config/load.ts reads them all.
  */
 import type { ResourceRequest } from "../domain/documents.js";
-import type { LogLevel } from "../log.js";
-import type { ApiGuardSettings } from "./api.js";
+import type { LogLevel } from "../support/log.js";
+import type { ApiGuardSettings } from "../api/index.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
 export type Role = (typeof ROLES)[number];

@@ -10,7 +10,7 @@
  * outcome judged under the job as it is now.
  */
 import { fireKey, WITHDRAWN_MARK } from "../domain/fire-keys.js";
-import { metrics } from "../metrics.js";
+import { metrics } from "../support/metrics.js";
 import type { InsertBatcher } from "../store/batch.js";
 import { createFireInsertBatch, findFiredWithRun, insertFires, replaceFire } from "../store/fires/ledger.js";
 import type { Mongo } from "../store/mongo.js";

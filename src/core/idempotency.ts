@@ -14,8 +14,8 @@
  */
 import { createHash } from "node:crypto";
 import { ConflictError, ValidationError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import { newId, type Mongo } from "../store/mongo.js";
 import {
   completeRecord,

@@ -8,7 +8,7 @@ import { canSee, visible } from "../auth/access.js";
 import type { Principal } from "../auth/tokens.js";
 import type { JobDoc, RunDoc, UserDoc } from "../domain/documents.js";
 import { NotFoundError } from "../domain/errors.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Clock } from "../shared-state/ports.js";
 import { findJobsByIds } from "../store/jobs/user-reads.js";
 import type { Mongo } from "../store/mongo.js";
 import { findRunsByIds, findStagedRunsOfJobs, type StagedRun } from "../store/runs/user-reads.js";

@@ -3,7 +3,7 @@
  * QUEUED until one does; the API says so on the job (`warnings`, `health`) and `/metrics` counts
  * such runs (kairos_unserved_queued_runs). Node facts are read at most once per `cacheMs`.
  */
-import type { Clock } from "../scheduler/ports.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { Mongo } from "../store/mongo.js";
 import { findOnlineNodePools } from "../store/nodes/pools.js";
 import { countQueuedInPool, findQueuedPools } from "../store/runs/pools.js";

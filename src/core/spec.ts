@@ -3,7 +3,7 @@
  * pool's resource defaults included). Pure: the caller supplies the pool's online nodes.
  */
 import { ValidationError } from "../domain/errors.js";
-import { normalizeTimeout, ScheduleError } from "../scheduler/timing/index.js";
+import { normalizeTimeout, ScheduleError } from "../timing/index.js";
 import type { JobSpec, NetworkAccess, NodeDoc } from "../domain/documents.js";
 import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 

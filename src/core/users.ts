@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../support/log.js";
 import type { AccountCache } from "../auth/accounts.js";
 import type { ApiKeyService } from "../auth/api-keys.js";
 import { checkPassword } from "../auth/password-policy.js";
@@ -22,8 +22,8 @@ import {
   setUserDisabled,
 } from "../store/users/accounts.js";
 import type { UserDoc, UserRole } from "../domain/documents.js";
-import type { Clock, SharedState } from "../scheduler/ports.js";
-import type { JobService, OwnerJobs } from "./jobs.js";
+import type { Clock, SharedState } from "../shared-state/ports.js";
+import type { JobService, OwnerJobs } from "./jobs/index.js";
 
 const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;
 /** Bounds of a user's `maxConcurrentRuns`. */

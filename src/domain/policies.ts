@@ -1,7 +1,7 @@
 /**
  * The policies a user chooses for a job, as `as const` objects: each value list is written once,
  * and the GraphQL enums (src/schema/enums.ts), the validators and the timing code all read it
- * from here. The semantics live in src/scheduler/timing/ (pure functions over these values).
+ * from here. The semantics live in src/timing/ (pure functions over these values).
  */
 import type { Millis } from "./time.js";
 

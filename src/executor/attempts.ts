@@ -5,9 +5,9 @@
  * table once reported.
  */
 import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../support/log.js";
 import { resourcesOf } from "../core/resources.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { RunDoc } from "../domain/documents.js";
 import { knownRun, newAttempt, stopAttempt, type Attempt, type Claim, type StopReason } from "./attempt.js";
 import type { Capacity } from "./capacity.js";

@@ -11,9 +11,9 @@
  * only once confirmed.
  */
 import { coerceError } from "../domain/errors.js";
-import type { RunService } from "../core/runs.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { RunService } from "../core/runs/index.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { RunDoc } from "../domain/documents.js";
 import { REFUSED, stopAttempt, type Attempt } from "./attempt.js";
 

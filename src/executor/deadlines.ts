@@ -7,9 +7,9 @@
  * when this one is too slow or frozen to.
  */
 import { coerceError } from "../domain/errors.js";
-import type { RunService } from "../core/runs.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { RunService } from "../core/runs/index.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import { stopAttempt, type Attempt } from "./attempt.js";
 import type { PreparedAttempt } from "./sandbox/sandbox.js";
 import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";

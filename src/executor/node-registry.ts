@@ -6,8 +6,8 @@
  */
 import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
 import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
-import type { NodeStore } from "../store/nodes.js";
+import type { Logger } from "../support/log.js";
+import type { NodeStore } from "../store/nodes/registry.js";
 import type { NodeDoc, NodeIsolation } from "../domain/documents.js";
 import type { ResolvedOptions } from "./options.js";
 

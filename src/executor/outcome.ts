@@ -3,9 +3,25 @@
  * from the process's result and what the node saw (cancel, OOM kill, disk cap). One place for the
  * error texts users read in `run { error }`.
  */
-import type { AttemptOutcome } from "../core/runs.js";
+import type { AttemptOutcome } from "../core/runs/index.js";
 import type { ResourceRequest, RunUsage } from "../domain/documents.js";
-import type { ProcessResult } from "./process.js";
+
+/** What running a program gave: how it ended and the tail of its output. */
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Killed because the caller aborted (cancel, lost lease, shutdown). */
+  aborted: boolean;
+  abortReason: string | null;
+  /** Set when the program could not be started at all (no such file, not executable ...). */
+  spawnError: string | null;
+  outputTail: string;
+  /** True when output beyond the kept tail was dropped. */
+  truncated: boolean;
+  outputBytes: number;
+  durationMs: number;
+}
 
 export interface EndCause {
   cancelled: boolean;

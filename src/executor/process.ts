@@ -7,7 +7,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { AbortLike } from "./abort.js";
-import { notStarted } from "./outcome.js";
+import { notStarted, type ProcessResult } from "./outcome.js";
+
+export type { ProcessResult };
 
 export interface ProcessSpec {
   /** What to spawn: the sandbox's wrapper (see sandbox/bwrap.ts), or the program itself. */
@@ -32,22 +34,6 @@ export interface ProcessSpec {
   onSpawn?: (pid: number) => void;
   /** Live output, for log streaming. */
   onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void;
-}
-
-export interface ProcessResult {
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  /** Killed because the caller aborted (cancel, lost lease, shutdown). */
-  aborted: boolean;
-  abortReason: string | null;
-  /** Set when the program could not be started at all (no such file, not executable ...). */
-  spawnError: string | null;
-  outputTail: string;
-  /** True when output beyond the kept tail was dropped. */
-  truncated: boolean;
-  outputBytes: number;
-  durationMs: number;
 }
 
 /** Keeps the last `cap` bytes written to it. */

@@ -5,12 +5,12 @@
  * queue when it does not fit the capacity left.
  */
 import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../support/log.js";
 import { decodeRunPayload } from "../core/events.js";
 import { resourcesOf } from "../core/resources.js";
-import type { RunService } from "../core/runs.js";
-import type { Clock, SharedState, TakenEntry } from "../scheduler/ports.js";
-import type { Wakeup } from "../scheduler/wakeup.js";
+import type { RunService } from "../core/runs/index.js";
+import type { Clock, SharedState, TakenEntry } from "../shared-state/ports.js";
+import type { Wakeup } from "../support/wakeup.js";
 import type { RunDoc } from "../domain/documents.js";
 import type { Attempts } from "./attempts.js";
 import type { Capacity } from "./capacity.js";

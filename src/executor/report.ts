@@ -4,9 +4,9 @@
  * was lost), and what happens when the store refuses it (no runs are taken for a while).
  */
 import { decodeRunPayload } from "../core/events.js";
-import type { RunService } from "../core/runs.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { RunService } from "../core/runs/index.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { RunUsage } from "../domain/documents.js";
 import type { Attempt, Claim } from "./attempt.js";
 import { toOutcome } from "./outcome.js";

@@ -5,8 +5,8 @@
  * reset for the next run. The slot is the caller's to free (see Capacity).
  */
 import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 import type { RunDoc, RunUsage } from "../domain/documents.js";
 import { ENDED, type Attempt } from "./attempt.js";
 import { watchIdOf, type Deadlines } from "./deadlines.js";

@@ -1,18 +1,18 @@
-import { budgetKey, type RateLimits } from "../api/rate-limit.js";
+import { budgetKey, type RateLimits } from "../auth/rate-limit.js";
 import type { AuthParts, Caller } from "../auth/index.js";
 import type { TokenService } from "../auth/tokens.js";
 import type { RunEvents } from "../core/events.js";
-import type { JobService } from "../core/jobs.js";
+import type { JobService } from "../core/jobs/index.js";
 import type { LookupService, Lookups } from "../core/lookups.js";
 import type { NodeReads } from "../core/nodes.js";
 import type { PoolCoverage } from "../core/pools.js";
 import type { RunReads } from "../core/run-reads.js";
-import type { RunService } from "../core/runs.js";
+import type { RunService } from "../core/runs/index.js";
 import type { UserService } from "../core/users.js";
 import { assertAdmin } from "../auth/access.js";
 import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
-import type { Logger } from "../log.js";
-import type { Clock } from "../scheduler/ports.js";
+import type { Logger } from "../support/log.js";
+import type { Clock } from "../shared-state/ports.js";
 
 /**
  * Process-wide services the resolvers call; built once by the API role. No store and no shared

@@ -14,7 +14,7 @@ import {
   UnauthenticatedError,
   ValidationError,
 } from "../domain/errors.js";
-import { ScheduleError } from "../scheduler/timing/index.js";
+import { ScheduleError } from "../timing/index.js";
 import type { Context } from "./context.js";
 
 export function toGraphQLError(e: unknown): GraphQLError | null {

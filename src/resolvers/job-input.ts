@@ -1,6 +1,6 @@
 /** GraphQL job inputs → the job service's inputs (durations and instants as the domain keeps them). */
-import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs.js";
-import type { ScheduleInput as DomainScheduleInput } from "../scheduler/timing/index.js";
+import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs/index.js";
+import type { ScheduleInput as DomainScheduleInput } from "../timing/index.js";
 import type { CreateJobInput, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
 
 const ms = (d: Date | null | undefined) => (d == null ? undefined : d.getTime());

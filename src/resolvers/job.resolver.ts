@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import { ValidationError } from "../domain/errors.js";
-import { parsePositiveDuration } from "../scheduler/timing/index.js";
+import { parsePositiveDuration } from "../timing/index.js";
 import { JobStatus, RunStatus } from "../schema/enums.js";
 import { CreateJobInput, JobFilter, UpdateJobInput } from "../schema/job.input.js";
 import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, UpcomingFire } from "../schema/job.type.js";

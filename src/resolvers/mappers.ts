@@ -2,7 +2,7 @@
 import { resourcesOf } from "../core/resources.js";
 import { reportedStatus } from "../domain/lifecycle.js";
 import type { RunEvent } from "../core/events.js";
-import { describeSchedule, formatDuration } from "../scheduler/timing/index.js";
+import { describeSchedule, formatDuration } from "../timing/index.js";
 import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/documents.js";
 import type { Fire, Job } from "../schema/job.type.js";
 import type { Run } from "../schema/run.type.js";

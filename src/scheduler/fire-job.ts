@@ -12,15 +12,15 @@
  * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
  * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
  */
-import type { Logger } from "../log.js";
+import type { Logger } from "../support/log.js";
 import { FireLedger } from "../core/fires.js";
-import type { RunService } from "../core/runs.js";
+import type { RunService } from "../core/runs/index.js";
 import type { JobDoc } from "../domain/documents.js";
 import type { UpdateBatcher } from "../store/batch.js";
 import { advanceJob, createAdvanceBatch, findJob } from "../store/jobs/scheduling.js";
 import type { Mongo } from "../store/mongo.js";
-import type { SharedState, ShardFence } from "./ports.js";
-import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "./timing/index.js";
+import type { SharedState, ShardFence } from "../shared-state/ports.js";
+import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
 
 export interface JobFirerDeps {
   mongo: Mongo;

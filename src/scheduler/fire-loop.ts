@@ -4,8 +4,8 @@
  * handler: a job's fire (fire-job.ts) or a run's retry. A timer whose handling fails stays in
  * flight and is replayed after its deadline.
  */
-import type { Logger } from "../log.js";
-import type { RunService } from "../core/runs.js";
+import type { Logger } from "../support/log.js";
+import type { RunService } from "../core/runs/index.js";
 import { coerceError } from "../domain/errors.js";
 import type { JobDoc } from "../domain/documents.js";
 import { parseTimerId } from "../domain/timers.js";
@@ -13,9 +13,9 @@ import type { Mongo } from "../store/mongo.js";
 import { findJobs } from "../store/jobs/scheduling.js";
 import type { JobFirer } from "./fire-job.js";
 import type { ResolvedOptions } from "./options.js";
-import { Channels, StaleEpochError, type Clock, type DueTimer, type SharedState, type ShardFence, type Unsubscribe } from "./ports.js";
+import { Channels, StaleEpochError, type Clock, type DueTimer, type SharedState, type ShardFence, type Unsubscribe } from "../shared-state/ports.js";
 import type { ShardOwnership } from "./shards.js";
-import { Wakeup } from "./wakeup.js";
+import { Wakeup } from "../support/wakeup.js";
 
 /** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
 const PREFETCH_CHUNK = 1024;

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobTimerId } from "../../src/domain/timers.js";
-import { shardOf } from "../../src/scheduler/ports.js";
+import { shardOf } from "../../src/shared-state/ports.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { sleep, waitUntil } from "./harness.js";
 

@@ -13,9 +13,9 @@ import { inject } from "vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import "reflect-metadata";
 import { startKairos, type KairosApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/index.js";
 import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
-import { createLogger, silentLogger } from "../../src/log.js";
+import { createLogger, silentLogger } from "../../src/support/log.js";
 import { expectedSlots } from "./expected.js";
 import { sleep, waitUntil } from "./harness.js";
 

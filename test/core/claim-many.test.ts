@@ -6,9 +6,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/core/events.js";
 import { RunService } from "../../src/core/runs/index.js";
-import { createLogger } from "../../src/log.js";
-import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
-import type { SharedState } from "../../src/scheduler/ports.js";
+import { createLogger } from "../../src/support/log.js";
+import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
+import type { SharedState } from "../../src/shared-state/ports.js";
 import { newId, type Mongo } from "../../src/store/mongo.js";
 import type { RunDoc } from "../../src/domain/documents.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";

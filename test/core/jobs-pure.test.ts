@@ -10,7 +10,7 @@ import {
   validatePriority,
   validateTags,
 } from "../../src/core/jobs/fields.js";
-import { normalizeSchedule } from "../../src/scheduler/timing/index.js";
+import { normalizeSchedule } from "../../src/timing/index.js";
 
 const T0 = Date.UTC(2030, 0, 1, 0, 0, 0);
 const MIN = 60_000;

@@ -5,8 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { RunService, type AttemptOutcome } from "../../src/core/runs/index.js";
-import { createLogger } from "../../src/log.js";
-import { createMemorySharedState } from "../../src/scheduler/memory/index.js";
+import { createLogger } from "../../src/support/log.js";
+import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
 import type { Mongo } from "../../src/store/mongo.js";
 import type { RunDoc } from "../../src/domain/documents.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";

@@ -4,12 +4,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { encodeRunPayload } from "../../src/core/events.js";
-import type { AttemptOutcome, RunService } from "../../src/core/runs.js";
+import type { AttemptOutcome, RunService } from "../../src/core/runs/index.js";
 import { ENDED, newAttempt, REFUSED, stopAttempt, type Attempt, type Claim } from "../../src/executor/attempt.js";
 import { ConfirmQueue } from "../../src/executor/confirm-queue.js";
 import { notStarted } from "../../src/executor/outcome.js";
 import { ReportGate, Reporter, type ProcessEnd } from "../../src/executor/report.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/support/log.js";
 import type { RunDoc } from "../../src/domain/documents.js";
 import { queuedRunDoc } from "../helpers/runs.js";
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { encodeRunPayload } from "../../src/core/events.js";
 import { sortTaken } from "../../src/executor/pull-loop.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/support/log.js";
 import { queuedRunDoc } from "../helpers/runs.js";
 
 describe("sortTaken", () => {

@@ -6,7 +6,7 @@ import { createClient } from "graphql-ws";
 import jwt from "jsonwebtoken";
 import { pino } from "pino";
 import WebSocket from "ws";
-import type { Logger } from "../../src/log.js";
+import type { Logger } from "../../src/support/log.js";
 import type { TestApp } from "./app.js";
 import { gqlOk, login } from "./graphql.js";
 

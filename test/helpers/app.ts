@@ -8,8 +8,8 @@ import { join } from "node:path";
 import "reflect-metadata";
 import { afterAll, beforeAll } from "vitest";
 import { startKairos, type KairosApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
-import { createLogger, silentLogger, type Logger } from "../../src/log.js";
+import { loadConfig } from "../../src/config/index.js";
+import { createLogger, silentLogger, type Logger } from "../../src/support/log.js";
 import type { SchedulerOptions } from "../../src/scheduler/loop.js";
 import { login } from "./graphql.js";
 

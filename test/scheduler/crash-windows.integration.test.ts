@@ -10,14 +10,14 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { JobService } from "../../src/core/jobs.js";
-import { RunService } from "../../src/core/runs.js";
+import { JobService } from "../../src/core/jobs/index.js";
+import { RunService } from "../../src/core/runs/index.js";
 import { jobTimerId } from "../../src/domain/timers.js";
 import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/support/log.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
-import { shardOf, StaleEpochError, type SharedState } from "../../src/scheduler/ports.js";
-import { createRedisSharedState } from "../../src/scheduler/redis/index.js";
+import { shardOf, StaleEpochError, type SharedState } from "../../src/shared-state/ports.js";
+import { createRedisSharedState } from "../../src/shared-state/redis/index.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 import type { JobDoc } from "../../src/domain/documents.js";
 

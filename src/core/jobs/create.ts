@@ -2,7 +2,7 @@
 import type { Principal } from "../../auth/tokens.js";
 import type { JobDoc } from "../../domain/documents.js";
 import { ConflictError, ValidationError } from "../../domain/errors.js";
-import { nextFire, normalizeRetry, normalizeSchedule } from "../../scheduler/timing/index.js";
+import { nextFire, normalizeRetry, normalizeSchedule } from "../../timing/index.js";
 import { findJob } from "../../store/jobs/user-reads.js";
 import { findOwnedJob, insertJob } from "../../store/jobs/edits.js";
 import { isDuplicateKey, newId } from "../../store/mongo.js";

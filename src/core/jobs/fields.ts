@@ -3,7 +3,7 @@
  * retry policy by the timing code), and where a new schedule starts. Pure.
  */
 import { ValidationError } from "../../domain/errors.js";
-import { parsePositiveDuration, type Schedule } from "../../scheduler/timing/index.js";
+import { parsePositiveDuration, type Schedule } from "../../timing/index.js";
 import { wrapSchedule } from "../spec.js";
 
 const MAX_CATCHUP_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -2,7 +2,7 @@
 import type { Principal } from "../../auth/tokens.js";
 import type { JobDoc } from "../../domain/documents.js";
 import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
-import { nextFire, slotsBetween, type Schedule } from "../../scheduler/timing/index.js";
+import { nextFire, slotsBetween, type Schedule } from "../../timing/index.js";
 import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/jobs/edits.js";
 import { findOpenRunIdsOfOwner, findWaitingRunIdsOfJob } from "../../store/runs/job-cleanup.js";
 import type { OwnerJobs } from "./types.js";

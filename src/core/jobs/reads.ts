@@ -2,7 +2,7 @@
 import { askedOwner, listedOwner } from "../../auth/access.js";
 import type { Principal } from "../../auth/tokens.js";
 import type { FireDoc, JobDoc, JobSpec, JobStatus } from "../../domain/documents.js";
-import { nextFires } from "../../scheduler/timing/index.js";
+import { nextFires } from "../../timing/index.js";
 import { listFiresOfJob } from "../../store/fires/user-reads.js";
 import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/jobs/user-reads.js";
 import type { Page, PageQuery } from "../../store/pages.js";

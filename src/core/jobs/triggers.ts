@@ -3,7 +3,7 @@ import type { Principal } from "../../auth/tokens.js";
 import type { RunDoc } from "../../domain/documents.js";
 import { ConflictError, ValidationError } from "../../domain/errors.js";
 import { manualFireKey } from "../../domain/fire-keys.js";
-import { describeSchedule, slotsBetween, type Schedule, type Slot } from "../../scheduler/timing/index.js";
+import { describeSchedule, slotsBetween, type Schedule, type Slot } from "../../timing/index.js";
 import { newId } from "../../store/mongo.js";
 import { findRunsByIds } from "../../store/runs/user-reads.js";
 import type { BackfillOutcome, Submit } from "./types.js";

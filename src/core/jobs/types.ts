@@ -1,12 +1,12 @@
 /** What the job service takes and gives: inputs, options, outcomes and its dependencies. */
-import type { Logger } from "../../log.js";
-import type { Clock, SharedState } from "../../scheduler/ports.js";
-import type { MisfirePolicy, OverlapPolicy, RetryInput, ScheduleInput } from "../../scheduler/timing/index.js";
+import type { Logger } from "../../support/log.js";
+import type { Clock, SharedState } from "../../shared-state/ports.js";
+import type { MisfirePolicy, OverlapPolicy, RetryInput, ScheduleInput } from "../../timing/index.js";
 import type { Mongo } from "../../store/mongo.js";
 import type { RunDoc } from "../../domain/documents.js";
 import type { IdempotencyOptions } from "../idempotency.js";
 import type { PoolCoverage } from "../pools.js";
-import type { RunService } from "../runs.js";
+import type { RunService } from "../runs/index.js";
 import type { JobSpecInput } from "../spec.js";
 
 export interface JobInput {

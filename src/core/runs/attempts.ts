@@ -4,9 +4,9 @@
  */
 import type { RunDoc } from "../../domain/documents.js";
 import { RunStatus } from "../../domain/lifecycle.js";
-import { metrics } from "../../metrics.js";
-import type { Clock } from "../../scheduler/ports.js";
-import { retryDelay, shouldRetry } from "../../scheduler/timing/index.js";
+import { metrics } from "../../support/metrics.js";
+import type { Clock } from "../../shared-state/ports.js";
+import { retryDelay, shouldRetry } from "../../timing/index.js";
 import type { Mongo } from "../../store/mongo.js";
 import { extendRunLease } from "../../store/runs/claims.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";

@@ -8,7 +8,7 @@ import type { RunDoc } from "../../domain/documents.js";
 import { ConflictError, NotFoundError } from "../../domain/errors.js";
 import { RunStatus } from "../../domain/lifecycle.js";
 import { retryTimerId } from "../../domain/timers.js";
-import { shardOf, type Clock, type SharedState } from "../../scheduler/ports.js";
+import { shardOf, type Clock, type SharedState } from "../../shared-state/ports.js";
 import type { Mongo } from "../../store/mongo.js";
 import { flagCancelRequested } from "../../store/runs/cancellation.js";
 import { findRun } from "../../store/runs/lookup.js";

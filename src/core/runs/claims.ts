@@ -5,8 +5,8 @@
  */
 import type { RunDoc, RunTransition } from "../../domain/documents.js";
 import { RunStatus } from "../../domain/lifecycle.js";
-import { metrics } from "../../metrics.js";
-import type { Clock } from "../../scheduler/ports.js";
+import { metrics } from "../../support/metrics.js";
+import type { Clock } from "../../shared-state/ports.js";
 import { newId, type Mongo } from "../../store/mongo.js";
 import { bumpQueuedToken, claimBatch, findBatchClaimWinners, findClaimCandidates, findClaimable, findConfirmedClaim } from "../../store/runs/claims.js";
 import { applyTransition } from "../../store/runs/transitions.js";

@@ -6,7 +6,7 @@ import type { JobDoc, RunDoc, RunTrigger } from "../../domain/documents.js";
 import type { OverlapPolicy } from "../../domain/policies.js";
 import { fireKey } from "../../domain/fire-keys.js";
 import { RunStatus } from "../../domain/lifecycle.js";
-import type { Clock } from "../../scheduler/ports.js";
+import type { Clock } from "../../shared-state/ports.js";
 import type { InsertBatcher } from "../../store/batch.js";
 import { isDuplicateKey, newId, type Mongo } from "../../store/mongo.js";
 import { createRunInserter, findRunByFireKey } from "../../store/runs/creation.js";

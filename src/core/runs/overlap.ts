@@ -7,8 +7,8 @@
 import type { JobDoc, RunDoc } from "../../domain/documents.js";
 import { ConflictError } from "../../domain/errors.js";
 import { RunStatus } from "../../domain/lifecycle.js";
-import type { Clock } from "../../scheduler/ports.js";
-import { decideOverlap } from "../../scheduler/timing/index.js";
+import type { Clock } from "../../shared-state/ports.js";
+import { decideOverlap } from "../../timing/index.js";
 import { dropPendingRun, findPendingBehind, passOverlapLock, readOverlapLock, setOverlapLockIf } from "../../store/jobs/overlap-locks.js";
 import type { Mongo } from "../../store/mongo.js";
 import type { Transitions } from "./transitions.js";

@@ -4,7 +4,7 @@
  * owner has a concurrency limit: then the claim must take a slot in MongoDB first.
  */
 import type { RunDoc } from "../../domain/documents.js";
-import type { Clock, ReadyEntry, SharedState } from "../../scheduler/ports.js";
+import type { Clock, ReadyEntry, SharedState } from "../../shared-state/ports.js";
 import { encodeRunPayload } from "../events.js";
 import type { UserLimits } from "./user-limits.js";
 

@@ -5,7 +5,7 @@ import type { RunDoc } from "../../domain/documents.js";
 import { ConflictError } from "../../domain/errors.js";
 import { RunStatus, assertTransition } from "../../domain/lifecycle.js";
 import { retryTimerId } from "../../domain/timers.js";
-import { shardOf, type Clock, type SharedState } from "../../scheduler/ports.js";
+import { shardOf, type Clock, type SharedState } from "../../shared-state/ports.js";
 import type { Mongo } from "../../store/mongo.js";
 import { findRun } from "../../store/runs/lookup.js";
 import type { Transitions } from "./transitions.js";

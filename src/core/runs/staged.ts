@@ -2,7 +2,7 @@
 import type { RunDoc } from "../../domain/documents.js";
 import { WITHDRAWN_MARK } from "../../domain/fire-keys.js";
 import { RunStatus } from "../../domain/lifecycle.js";
-import type { Clock, SharedState } from "../../scheduler/ports.js";
+import type { Clock, SharedState } from "../../shared-state/ports.js";
 import { deleteFireOfRun, deleteFiredEntriesOfRuns } from "../../store/fires/withdrawn-runs.js";
 import type { Mongo } from "../../store/mongo.js";
 import { findStagedRuns, findWithdrawnAmong } from "../../store/runs/staged.js";

@@ -7,8 +7,8 @@
 import type { Filter } from "mongodb";
 import type { RunDoc, RunTransition } from "../../domain/documents.js";
 import { RunStatus, isTerminal, sourcesOf } from "../../domain/lifecycle.js";
-import { metrics } from "../../metrics.js";
-import type { Clock } from "../../scheduler/ports.js";
+import { metrics } from "../../support/metrics.js";
+import type { Clock } from "../../shared-state/ports.js";
 import type { UpdateBatcher } from "../../store/batch.js";
 import type { Mongo } from "../../store/mongo.js";
 import {

@@ -1,6 +1,6 @@
 import type { RunUsage } from "../../domain/documents.js";
-import type { Logger } from "../../log.js";
-import type { Clock, SharedState } from "../../scheduler/ports.js";
+import type { Logger } from "../../support/log.js";
+import type { Clock, SharedState } from "../../shared-state/ports.js";
 import type { Mongo } from "../../store/mongo.js";
 
 export interface AttemptOutcome {

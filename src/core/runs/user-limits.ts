@@ -1,4 +1,4 @@
-import type { Clock } from "../../scheduler/ports.js";
+import type { Clock } from "../../shared-state/ports.js";
 import type { Mongo } from "../../store/mongo.js";
 import { findRunLimit } from "../../store/users/run-slots.js";
 

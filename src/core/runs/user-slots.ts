@@ -6,8 +6,8 @@
  * repairs what a crash left behind ({@link UserSlots.reconcile}).
  */
 import type { RunDoc } from "../../domain/documents.js";
-import type { Logger } from "../../log.js";
-import type { Clock } from "../../scheduler/ports.js";
+import type { Logger } from "../../support/log.js";
+import type { Clock } from "../../shared-state/ports.js";
 import type { Mongo } from "../../store/mongo.js";
 import { findOwnersWithParkedRuns, isAttemptRunning, parkRun, unparkOldest } from "../../store/runs/user-limit.js";
 import { addRunSlotIfFree, findRunSlots, findUsersHoldingSlots, pullRunSlot } from "../../store/users/run-slots.js";

@@ -4,7 +4,7 @@
  */
 import type { FindCursor } from "mongodb";
 import type { JobDoc } from "../../domain/documents.js";
-import type { JobAdvance } from "../../scheduler/timing/decide-fire.js";
+import type { JobAdvance } from "../../timing/decide-fire.js";
 import { UpdateBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
 

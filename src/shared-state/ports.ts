@@ -1,0 +1,303 @@
+/**
+ * The narrow ports between the scheduling core and its shared state. Each port has two adapters:
+ * in-memory (`kairos dev`, one process) and Redis (distributed). One contract suite
+ * (`test/shared-state/contract.ts`) runs against both, so they cannot drift apart.
+ *
+ * Rules every adapter follows:
+ * - `now` is always passed in by the caller (epoch ms); no adapter reads a clock of its own, so
+ *   tests drive time and Redis scripts stay deterministic.
+ * - Every state transition is atomic (one Lua script in Redis, one synchronous step in memory).
+ * - Mongo is the source of truth: everything behind these ports can be rebuilt from it.
+ */
+
+import type { Clock, Millis } from "../domain/time.js";
+import type { TimerId } from "../domain/timers.js";
+
+export type { Clock, Millis, TimerId };
+
+export interface DueTimer {
+  id: TimerId;
+  /** The score it was due at (ms). */
+  dueAt: Millis;
+}
+
+/**
+ * A shard-ownership token. Operations that move timers out of or back into a shard carry the
+ * epoch the caller acquired the shard with; a caller whose epoch is no longer current (its lease
+ * expired and another scheduler took the shard) is refused with {@link StaleEpochError}.
+ */
+export interface ShardFence {
+  shard: number;
+  epoch: number;
+}
+
+export class StaleEpochError extends Error {
+  constructor(
+    readonly shard: number,
+    readonly epoch: number,
+    readonly op: string,
+  ) {
+    super(`shard ${shard}: epoch ${epoch} is no longer current (${op} refused); another scheduler owns the shard now`);
+    this.name = new.target.name;
+  }
+}
+
+/** S sharded sorted sets of timers ("time wheels"). */
+export interface TimeWheel {
+  readonly shardCount: number;
+  /**
+   * Adds or moves a timer (upsert) in `shard`, and signals schedulers when it is due earlier than
+   * anything they may be sleeping towards (it publishes `{shard, dueAt}` on
+   * {@link Channels.wheelWake} when the timer became the earliest of its shard). Unfenced: the API
+   * calls it when a job is created, updated, resumed or rescheduled. Arming a timer that is in
+   * flight takes it out of flight, so the owner's pending `complete` will not overwrite it.
+   */
+  arm(shard: number, id: TimerId, dueAt: Millis): Promise<void>;
+  /** Removes a timer wherever it is (wheel or in-flight). Unfenced. */
+  disarm(shard: number, id: TimerId): Promise<void>;
+  /**
+   * Atomically moves up to `limit` timers with `dueAt <= now` from the wheel into the shard's
+   * in-flight set with deadline `now + inflightMs`, earliest first, and returns them.
+   */
+  claimDue(fence: ShardFence, now: Millis, limit: number, inflightMs: number): Promise<DueTimer[]>;
+  /**
+   * Atomically clears `id` from in-flight and, when `nextDueAt` is not null, re-arms it at that
+   * time. Fenced: a stale owner cannot re-arm over the new owner's decisions. When `now` is given
+   * the lease must also still be valid at `now` (as for claimDue).
+   *
+   * Only a timer that is still in flight is re-armed: if `arm` or `disarm` touched it while it was
+   * in flight (the API updated or deleted the job), or it was replayed, the later decision stands
+   * and complete just returns.
+   */
+  complete(fence: ShardFence, id: TimerId, nextDueAt: Millis | null, now?: Millis): Promise<void>;
+  /**
+   * Moves in-flight timers whose deadline is `<= now` back into the wheel at their original due
+   * time (a scheduler died or failed between claimDue and complete). Returns how many moved.
+   * A new owner calls it with `now = Infinity`-like semantics via `all = true` on acquisition.
+   */
+  replayInflight(fence: ShardFence, now: Millis, all: boolean): Promise<number>;
+  /** Earliest due time over the given shards (wheel only, not in-flight), or null when empty. */
+  earliest(shards: readonly number[]): Promise<Millis | null>;
+  /** Due time of one timer, if it is in the wheel (not in flight). */
+  dueAt(shard: number, id: TimerId): Promise<Millis | null>;
+  /** True while the timer is claimed and not completed (its handler runs, or it awaits replay). */
+  isInflight(shard: number, id: TimerId): Promise<boolean>;
+  /** Number of timers in the wheel and in flight in a shard. */
+  size(shard: number): Promise<{ armed: number; inflight: number }>;
+  close(): Promise<void>;
+}
+
+export interface ReadyEntry {
+  runId: string;
+  /** 0 (lowest) to 9 (highest). Higher is taken first; equal priority is FIFO by `enqueuedAt`. */
+  priority: number;
+  /** When the run became (or becomes, if staged) ready: the FIFO key within a priority. */
+  enqueuedAt: Millis;
+  /**
+   * A run staged ahead of its fire time: it is not taken before this instant, and then it competes
+   * like any entry with `enqueuedAt`. Absent or `<= now`: ready at once.
+   */
+  notBefore?: Millis;
+  /**
+   * The run as it was enqueued ({@link encodeRunPayload} in core/events.ts): an executor that takes
+   * the entry may start the run at once and confirm the claim in MongoDB afterwards. Absent: the
+   * run must be claimed in MongoDB before it starts (its owner has a concurrency limit).
+   */
+  payload?: string | null;
+}
+
+/** An entry an executor took: the run id and the payload it was pushed with (null when none). */
+export interface TakenEntry {
+  runId: string;
+  payload: string | null;
+}
+
+const READY_TIME_SPAN = 1e13;
+
+/**
+ * The total order of a ready queue: lower score first, ties by runId. Priority (integer 0..9) then
+ * `enqueuedAt` (integer ms in [0, 1e13), i.e. before the year 2286) are packed into one score that a
+ * double holds exactly (< 2^53). Throws RangeError for entries outside those ranges, in every adapter.
+ */
+export function readyScore(entry: ReadyEntry): number {
+  const { priority, enqueuedAt, runId } = entry;
+  if (!Number.isInteger(priority) || priority < 0 || priority > 9)
+    throw new RangeError(`run ${runId}: priority must be an integer 0..9, got ${priority}`);
+  if (!Number.isInteger(enqueuedAt) || enqueuedAt < 0 || enqueuedAt >= READY_TIME_SPAN)
+    throw new RangeError(`run ${runId}: enqueuedAt must be an integer epoch ms in [0, 1e13), got ${enqueuedAt}`);
+  if (entry.notBefore !== undefined && !Number.isInteger(entry.notBefore))
+    throw new RangeError(`run ${runId}: notBefore must be an integer epoch ms, got ${entry.notBefore}`);
+  return (9 - priority) * READY_TIME_SPAN + enqueuedAt;
+}
+
+/**
+ * Ready queues, one per executor pool, ordered by priority then age, with entries staged ahead
+ * of their time. Taking an entry that carries a payload also records a *claim marker* until
+ * `now + claimMs`: the run is out of the queue but spoken for, so the reaper does not push it
+ * again while its executor confirms the claim (see docs/decisions.md, "claims confirmed after
+ * the start").
+ */
+export interface ReadyQueue {
+  /** Adds runs (idempotent per runId: a re-push while queued or staged keeps the first position and payload). */
+  push(pool: string, entries: readonly ReadyEntry[]): Promise<void>;
+  /**
+   * Atomically: moves staged entries whose `notBefore <= now` into the queue, removes and returns
+   * up to `max` entries best first, and marks those with a payload as claimed until
+   * `now + claimMs`. `nextAt` is the earliest `notBefore` still staged (null: none), so an idle
+   * executor can sleep exactly until then.
+   */
+  take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }>;
+  /** Removes a queued or staged run; false when it was not there (taken, or never pushed). */
+  remove(pool: string, runId: string): Promise<boolean>;
+  /** True while the run is queued, staged, or taken with a claim marker valid at `now`. */
+  contains(pool: string, runId: string, now: Millis): Promise<boolean>;
+  /**
+   * When the claim marker of a taken run expires (or expired): markers are kept for `claimMs` after
+   * they expire, so the reaper can tell "its taker's deadline has passed" from "no marker at all"
+   * (Redis lost it). Null when there is none.
+   */
+  claimExpiry(pool: string, runId: string): Promise<Millis | null>;
+  /**
+   * Since when the queues' store has held its data without a loss: the first caller's `now` after
+   * the store started empty (a Redis flush or a failover to an empty replica starts it again).
+   * While that is less than a lease ago, a missing claim marker may have been lost rather than
+   * never set.
+   */
+  intactSince(now: Millis): Promise<Millis>;
+  /** Entries queued or staged. */
+  size(pool: string): Promise<number>;
+  /**
+   * Owners with a per-user concurrency limit, mirrored from MongoDB: their runs are claimed in
+   * MongoDB before they start, whatever their entry carries. `markLimited` follows one change;
+   * `replaceLimited` rewrites the whole set (the reaper, after a Redis flush).
+   */
+  markLimited(ownerId: string, limited: boolean): Promise<void>;
+  replaceLimited(ownerIds: readonly string[]): Promise<void>;
+  /** Which of `ownerIds` are limited. */
+  limitedAmong(ownerIds: readonly string[]): Promise<Set<string>>;
+  /** Whether any owner is limited (an executor asks with every take, and names owners only then). */
+  anyLimited(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export type Unsubscribe = () => Promise<void>;
+
+/**
+ * Fire-and-forget messages between processes: run status events for subscriptions, and wake-ups
+ * (a timer armed earlier, a run made ready). Delivery is best effort; every consumer also has a
+ * slow safety poll, so a lost message only delays, never loses work.
+ */
+export interface EventBus {
+  publish(channel: string, message: string): Promise<void>;
+  subscribe(channel: string, handler: (message: string) => void): Promise<Unsubscribe>;
+  close(): Promise<void>;
+}
+
+/** Scheduler membership and shard leases with per-shard fencing epochs. */
+export interface ShardCoordinator {
+  /** Registers or refreshes a live member until `now + ttlMs`. */
+  heartbeat(memberId: string, now: Millis, ttlMs: number): Promise<void>;
+  /** Members whose heartbeat has not expired at `now`, sorted. */
+  members(now: Millis): Promise<string[]>;
+  leave(memberId: string): Promise<void>;
+  /**
+   * Takes the lease on `shard` if it is free or expired at `now` (or already ours), bumping the
+   * shard's epoch on every new acquisition. Returns the epoch, or null when another member holds it.
+   * Epochs are positive integers that only grow per shard; adapters raise them to
+   * `max(previous + 1, floor(now))`, so they do not repeat after shared state is lost (Redis flush).
+   * Re-acquiring one's own valid lease extends it and returns the same epoch; re-acquiring one's
+   * own expired lease is a new acquisition with a new epoch.
+   */
+  acquire(shard: number, memberId: string, now: Millis, ttlMs: number): Promise<number | null>;
+  /** Extends our lease if we still hold it with `epoch`; false when it was lost. */
+  renew(shard: number, memberId: string, epoch: number, now: Millis, ttlMs: number): Promise<boolean>;
+  release(shard: number, memberId: string, epoch: number): Promise<void>;
+  /** Current holder of a shard at `now`, if any. */
+  holder(shard: number, now: Millis): Promise<{ memberId: string; epoch: number } | null>;
+  close(): Promise<void>;
+}
+
+/** Everything shared between scheduler, executor and API processes, bundled per deployment. */
+export interface SharedState {
+  wheel: TimeWheel;
+  ready: ReadyQueue;
+  bus: EventBus;
+  coordinator: ShardCoordinator;
+  close(): Promise<void>;
+}
+
+/** The four ports of one adapter as a SharedState whose close() closes them all. */
+export function sharedState(ports: Omit<SharedState, "close">): SharedState {
+  const { wheel, ready, bus, coordinator } = ports;
+  return {
+    wheel,
+    ready,
+    bus,
+    coordinator,
+    async close() {
+      await Promise.all([wheel.close(), ready.close(), coordinator.close(), bus.close()]);
+    },
+  };
+}
+
+/** FNV-1a 32-bit: stable across processes and languages (the Redis adapter never needs it). */
+export function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** The shard a job's timers live in. */
+export function shardOf(jobId: string, shardCount: number): number {
+  return hash32(jobId) % shardCount;
+}
+
+/**
+ * The murmur3 32-bit finalizer: every input bit flips each output bit with probability ~1/2.
+ * FNV-1a alone is too weak for rendezvous weights: names that differ in one character get
+ * correlated high bits (with members `host-a:1234`..`host-c:1234`, one member won no shard at all).
+ */
+export function mix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** The rendezvous weight of `member` for `shard`. */
+export function rendezvousScore(member: string, shard: number): number {
+  return mix32(hash32(`${member}#${shard}`));
+}
+
+/**
+ * Rendezvous (highest-random-weight) hashing: the owner of a shard is the live member with the
+ * highest hash of (member, shard). A join or leave moves only the shards that member wins or held,
+ * about S/N of them.
+ */
+export function rendezvousOwner(shard: number, members: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestScore = -1;
+  for (const m of members) {
+    const score = rendezvousScore(m, shard);
+    if (score > bestScore || (score === bestScore && best !== null && m < best)) {
+      best = m;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** Channels on the event bus; one place knows their names. */
+export const Channels = {
+  /** A timer was armed; payload `{shard, dueAt}`. Schedulers sleeping past `dueAt` wake up. */
+  wheelWake: "kairos:wake:wheel",
+  /** Runs were made ready in a pool; payload `{pool, count}`. Idle executors of the pool pull. */
+  readyWake: (pool: string) => `kairos:wake:ready:${pool}`,
+  /** Run status changes; payload is a serialized run event. */
+  runEvents: "kairos:events:runs",
+} as const;

@@ -1,0 +1,130 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { readyScore } from "../../src/shared-state/ports.js";
+import { createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
+import { sharedStateContract } from "./contract.js";
+import { T0, record } from "./helpers.js";
+import { deleteByPrefix, openRedisDeployment } from "./redis-env.js";
+
+const url = inject("redisUrl");
+
+sharedStateContract("redis", openRedisDeployment(url));
+
+describe("redis adapter", () => {
+  const prefix = `t-${randomUUID()}`;
+  let admin: Redis;
+  beforeAll(() => {
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    await deleteByPrefix(admin, prefix);
+    await admin.quit();
+  });
+
+  it("keeps every key of a shard under one hash tag", () => {
+    const k = redisKeys("kairos").shard(17);
+    for (const key of Object.values(k)) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("17");
+    expect(redisKeys("kairos").ready("gpu")).toBe("kairos:ready:{gpu}");
+    expect(() => redisKeys("bad{prefix")).toThrow(RangeError);
+  });
+
+  it("stores lease validity as data and sets a garbage-collection PEXPIRE beyond it", async () => {
+    const s = await createRedisSharedState({ url, prefix, shardCount: 4, leaseGcMarginMs: 5_000 });
+    try {
+      const epoch = await s.coordinator.acquire(2, "m", T0, 1_000);
+      const k = redisKeys(prefix).shard(2);
+      expect(await admin.hgetall(k.lease)).toEqual({ holder: "m", epoch: String(epoch), expiresAt: String(T0 + 1_000) });
+      const pttl = await admin.pttl(k.lease);
+      expect(pttl).toBeGreaterThan(5_000);
+      expect(pttl).toBeLessThanOrEqual(6_000);
+      expect(await admin.ttl(k.epoch)).toBe(-1); // epochs never expire
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("namespaces bus channels by prefix, so deployments on one Redis do not hear each other", async () => {
+    const a = await createRedisSharedState({ url, prefix: `${prefix}-a` });
+    const b = await createRedisSharedState({ url, prefix: `${prefix}-b` });
+    try {
+      const heardByA = await record(a.bus, "chan");
+      const heardByB = await record(b.bus, "chan");
+      await a.bus.publish("chan", "to-a");
+      await b.bus.publish("chan", "to-b");
+      expect(await heardByA.next(1)).toEqual(["to-a"]);
+      expect(await heardByB.next(1)).toEqual(["to-b"]);
+      await a.bus.publish("chan", "to-a-again");
+      expect(await heardByA.next(2)).toEqual(["to-a", "to-a-again"]);
+      // Had b heard "to-a", it would have arrived before this later publish.
+      await b.bus.publish("chan", "to-b-again");
+      expect(await heardByB.next(2)).toEqual(["to-b", "to-b-again"]);
+      await Promise.all([heardByA.stop(), heardByB.stop()]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("close() of one port keeps the others working; closing everything is idempotent", async () => {
+    const s = await createRedisSharedState({ url, prefix, shardCount: 2 });
+    await s.wheel.close();
+    await s.wheel.close();
+    expect(await s.ready.size("none")).toBe(0);
+    await s.close();
+    await s.close();
+  });
+
+  it("takes entries left in the older data layout (\"<score>|<payload>\"), staged or ready, by their score", async () => {
+    const s = await createRedisSharedState({ url, prefix: `${prefix}-layout`, shardCount: 2 });
+    try {
+      const k = redisKeys(`${prefix}-layout`);
+      const score = (priority: number, at: number) => readyScore({ runId: "x", priority, enqueuedAt: at });
+      // As an older Kairos wrote them: the score before a bar, then the payload (a bar inside it too).
+      await admin.zadd(k.ready("p"), score(1, T0), "old-ready");
+      await admin.hset(k.readyData("p"), "old-ready", `${score(1, T0)}|{"run":"a|b"}`);
+      await admin.zadd(k.readyLater("p"), T0 + 100, "old-staged-high", T0 + 100, "old-staged-bare");
+      await admin.hset(k.readyData("p"), "old-staged-high", `${score(9, T0 + 100)}|{"run":"high"}`, "old-staged-bare", `${score(0, T0 + 100)}|`);
+      // And one of the current layout, staged with them.
+      await s.ready.push("p", [{ runId: "new-staged", priority: 5, enqueuedAt: T0 + 100, notBefore: T0 + 100, payload: '{"run":"new"}' }]);
+      expect(await s.ready.take("p", 10, T0 + 100, 1_000)).toEqual({
+        taken: [
+          { runId: "old-staged-high", payload: '{"run":"high"}' },
+          { runId: "new-staged", payload: '{"run":"new"}' },
+          { runId: "old-ready", payload: '{"run":"a|b"}' },
+          { runId: "old-staged-bare", payload: null },
+        ],
+        nextAt: null,
+      });
+      expect(await admin.exists(k.readyData("p"), k.readyLater("p"), k.ready("p"))).toBe(0);
+      expect(await s.ready.claimExpiry("p", "old-ready")).toBe(T0 + 1_100);
+      expect(await s.ready.claimExpiry("p", "old-staged-bare")).toBeNull();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("promotes and takes more runs than one batch of the script's commands holds", async () => {
+    const s = await createRedisSharedState({ url, prefix: `${prefix}-many`, shardCount: 2 });
+    try {
+      const entries = Array.from({ length: 2_500 }, (_, i) => ({
+        runId: `r${String(i).padStart(4, "0")}`,
+        priority: i % 3,
+        enqueuedAt: T0 + i,
+        notBefore: T0 + 50,
+        payload: `{"i":${i}}`,
+      }));
+      for (let i = 0; i < entries.length; i += 500) await s.ready.push("p", entries.slice(i, i + 500));
+      const got = await s.ready.take("p", 2_400, T0 + 50, 1_000);
+      const expected = [...entries].sort((a, b) => b.priority - a.priority || a.enqueuedAt - b.enqueuedAt).slice(0, 2_400);
+      expect(got.taken).toEqual(expected.map((e) => ({ runId: e.runId, payload: e.payload })));
+      expect(await s.ready.size("p")).toBe(100);
+      expect(await s.ready.claimExpiry("p", expected[2_399]!.runId)).toBe(T0 + 1_050);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("fails fast with a useful error when Redis is unreachable", async () => {
+    await expect(createRedisSharedState({ url: "redis://127.0.0.1:1" })).rejects.toThrow(/ECONNREFUSED|connect/i);
+  });
+});

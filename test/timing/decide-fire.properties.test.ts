@@ -1,0 +1,271 @@
+/**
+ * Property tests of one fire as production decides it (timing/decide-fire.ts), applied through the
+ * same decide → apply → decide steps as src/scheduler/fire-job.ts against a model store
+ * (fire-model.ts). Schedules include DST gaps under SKIP, spread and jitter, maxFires; fires run
+ * under every misfire and overlap policy, with and without stage-ahead, with replays of runs a
+ * crashed attempt created, and with a clock that jumps back and forth.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { dstSkipKey, fireKey } from "../../src/domain/fire-keys.js";
+import {
+  canStage,
+  decideFire,
+  dueAt,
+  HOUR,
+  ledgerProblems,
+  MINUTE,
+  nextFire,
+  nextSlot,
+  normalizeSchedule,
+  slotsBetween,
+  transitionsBetween,
+  type FireJob,
+  type FireOptions,
+  type LedgerEntry,
+  type Schedule,
+  type Slot,
+} from "../../src/timing/index.js";
+import { advanced, fireJob, ModelLedger, modelStore, simulateFire } from "./fire-model.js";
+
+const JOB = "job";
+const FROM = Date.UTC(2012, 0, 1);
+const TO = Date.UTC(2034, 0, 1);
+const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
+const ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Santiago", "Asia/Kolkata"] as const;
+/** Crons with hours a DST gap swallows (01–03 h), dense ones, and sparse ones. */
+const CRONS = ["*/30 2 * * *", "15 1,2,3 * * *", "0 * * * *", "*/5 * * * *", "*/20 * * * * *", "0 0 * * 0", "0 9-17 * * 1-5", "30 2 * * *"] as const;
+
+/** Any instant, or one up to 12 h before a DST transition of the zone (so the fires below see it). */
+function startNear(zone: string): fc.Arbitrary<number> {
+  const transitions = transitionsBetween(zone, FROM, TO);
+  const any = fc.integer({ min: FROM, max: TO });
+  if (transitions.length === 0) return any;
+  return fc.oneof(any, fc.tuple(fc.integer({ min: 0, max: transitions.length - 1 }), fc.integer({ min: -12 * HOUR, max: 0 })).map(([i, d]) => transitions[i]!.at + d));
+}
+
+const scheduleArb: fc.Arbitrary<Schedule> = pick(ZONES)
+  .chain((zone) =>
+    fc.record({
+      kind: pick(["INTERVAL", "CRON"] as const),
+      everySec: fc.oneof(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 121, max: 7200 })),
+      cron: pick(CRONS),
+      zone: fc.constant(zone),
+      dstGap: pick(["SHIFT", "SKIP"] as const),
+      maxFires: fc.option(fc.integer({ min: 1, max: 40 }), { nil: undefined }),
+      start: startNear(zone),
+      spreadSec: fc.integer({ min: 0, max: 30 }),
+      jitterSec: fc.integer({ min: 0, max: 30 }),
+    }),
+  )
+  .map((r) => {
+    const base = { timezone: r.zone, startAt: r.start, maxFires: r.maxFires };
+    const kind =
+      r.kind === "INTERVAL" ? ({ kind: "INTERVAL", every: `PT${r.everySec}S` } as const) : ({ kind: "CRON", cron: r.cron, dstGap: r.dstGap } as const);
+    const delays = { spread: `PT${r.spreadSec}S`, jitter: `PT${r.jitterSec}S` };
+    try {
+      return normalizeSchedule({ ...kind, ...base, ...delays }, r.start);
+    } catch {
+      return normalizeSchedule({ ...kind, ...base }, r.start); // the delays did not fit the schedule's gap
+    }
+  });
+
+const fireCase = fc
+  .record({
+    schedule: scheduleArb,
+    misfire: pick(["FIRE_ONCE", "FIRE_ALL", "SKIP"] as const),
+    overlap: pick(["ALLOW", "FORBID", "QUEUE_ONE", "REPLACE"] as const),
+    catchupWindowMs: fc.integer({ min: 0, max: 6 * HOUR }),
+    firedCount: fc.integer({ min: 0, max: 10 }),
+    handledOffset: fc.integer({ min: 0, max: 6 * HOUR }),
+    // negative: the clock went backwards
+    elapsed: fc.oneof(fc.integer({ min: -2 * HOUR, max: 12 * HOUR }), fc.integer({ min: -MINUTE, max: 2 * MINUTE })),
+    maxCatchup: fc.integer({ min: 1, max: 50 }),
+    lateToleranceMs: fc.integer({ min: 0, max: 2 * MINUTE }),
+    stageAheadMs: pick([0, 10_000, MINUTE, 10 * MINUTE]),
+    active: fc.integer({ min: 0, max: 2 }),
+    pending: fc.integer({ min: 0, max: 1 }),
+    random: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+  })
+  .map((c) => {
+    const handled = c.schedule.startAt + c.handledOffset;
+    const random = () => c.random;
+    // The job as stored: armed at its next slot, with the due time drawn then.
+    const next = nextFire(c.schedule, JOB, handled, c.firedCount, random);
+    const job = fireJob(c.schedule, {
+      _id: JOB,
+      misfire: c.misfire,
+      overlap: c.overlap,
+      catchupWindowMs: c.catchupWindowMs,
+      handledThrough: new Date(handled),
+      firedCount: c.firedCount,
+      nextSlotAt: next && new Date(next.nextSlotAt),
+      nextFireAt: next && new Date(next.nextFireAt),
+    });
+    const options: FireOptions = { maxCatchup: c.maxCatchup, lateToleranceMs: c.lateToleranceMs, stageAheadMs: c.stageAheadMs };
+    return { ...c, job, handled, now: handled + c.elapsed, options, random };
+  });
+
+/** Every slot of the schedule in (from, to], maxFires aside (the decision stops the cursor at the schedule's end). */
+function slotsIn(s: Schedule, from: number, to: number): Slot[] {
+  return slotsBetween({ ...s, maxFires: null }, from, to, 200_000, 0).slots;
+}
+
+const fired = (entries: readonly LedgerEntry[]) => entries.filter((e) => e.outcome === "FIRED");
+
+describe("decideFire, applied (property)", () => {
+  it("one fire: every slot up to the new cursor has exactly one outcome, under its own key; counts and the advance agree", () => {
+    fc.assert(
+      fc.property(fireCase, fc.integer({ min: 0, max: 2 }), (c, replayEvery) => {
+        // A previous attempt at this fire (it died before advancing the job) created some runs already.
+        const first = decideFire(c.job, c.now, c.options);
+        const existing = first.kind === "fire" ? first.runs.filter((_, i) => replayEvery > 0 && i % (replayEvery + 1) === 1).map((r) => r.fireKey) : [];
+        const store = modelStore({ active: c.active, pending: c.pending }, existing);
+        const { entries, requests, advance } = simulateFire(c.job, c.now, c.options, c.random, store);
+        const a = advance!;
+        expect(ledgerProblems(JOB, slotsIn(c.schedule, c.handled, a.handledThrough), entries)).toEqual([]);
+        for (const e of entries.filter((x) => x.outcome === "SKIPPED_DST")) {
+          expect(e.key).toBe(dstSkipKey(JOB, e.slotAt));
+          expect(e.slotAt).toBeGreaterThan(c.handled);
+        }
+        // Runs: one request per slot, each answered FIRED (created or found) or SKIPPED_OVERLAP.
+        const answered = entries.filter((e) => e.outcome === "FIRED" || e.outcome === "SKIPPED_OVERLAP");
+        expect(answered.map((e) => e.key)).toEqual(requests.map((r) => r.fireKey));
+        for (const r of requests) expect(r.fireKey).toBe(fireKey(JOB, r.slot.at));
+        for (const e of fired(entries)) expect(store.runs.get(e.key)).toBe(e.runId);
+        expect(a.firedIncrement).toBe(fired(entries).length);
+        if (c.overlap === "ALLOW") expect(fired(entries)).toHaveLength(requests.length);
+        if (c.schedule.maxFires !== null && c.firedCount <= c.schedule.maxFires) expect(c.firedCount + a.firedIncrement).toBeLessThanOrEqual(c.schedule.maxFires);
+        // Staged: only where the job can be staged, within the window, waiting for the slot's due time.
+        const grace = c.schedule.spreadMs + c.schedule.jitterMs;
+        for (const r of requests.filter((x) => x.slot.at > c.now)) {
+          expect(canStage(c.job, c.options.stageAheadMs)).toBe(true);
+          expect(r.slot.at).toBeLessThanOrEqual(c.now + c.options.stageAheadMs);
+          expect(r.notBefore! - r.slot.at).toBeGreaterThanOrEqual(0);
+          expect(r.notBefore! - r.slot.at).toBeLessThan(Math.max(1, grace));
+        }
+        // The advance.
+        expect(a.handledThrough).toBeGreaterThanOrEqual(c.handled);
+        expect(a.status).toBe(a.nextSlotAt === null ? "COMPLETED" : "ACTIVE");
+        const last = entries.reduce((m, e) => Math.max(m, e.slotAt), -Infinity);
+        expect(a.lastSlotAt).toBe(entries.length ? last : null);
+        const total = c.firedCount + a.firedIncrement;
+        if (c.schedule.maxFires !== null && total >= c.schedule.maxFires) expect(a.status).toBe("COMPLETED");
+        if (a.nextSlotAt !== null) {
+          expect(a.nextSlotAt).toBeGreaterThan(Math.max(a.handledThrough, c.now));
+          // The timer never jumps over a future slot. (A slot already due may lie between the cursor
+          // and the next fire: a catch-up cut at maxFires whose run the overlap lock refused leaves
+          // the slots after it to the next fire, late but not lost.)
+          expect(slotsIn(c.schedule, Math.max(a.handledThrough, c.now), a.nextSlotAt - 1)).toEqual([]);
+          expect(a.nextFireAt! - a.nextSlotAt).toBeGreaterThanOrEqual(0);
+          expect(a.nextFireAt! - a.nextSlotAt).toBeLessThan(Math.max(1, grace));
+          expect(a.timerAt).toBe(canStage(c.job, c.options.stageAheadMs) ? a.nextFireAt! - c.options.stageAheadMs : a.nextFireAt);
+        } else {
+          expect([a.nextFireAt, a.timerAt]).toEqual([null, null]);
+        }
+      }),
+      { numRuns: 250 },
+    );
+  });
+
+  it("successive fires, the clock jumping back and forth and runs finishing between them: no slot is decided twice, none is left without an outcome", () => {
+    fc.assert(
+      fc.property(
+        fireCase,
+        fc.array(fc.record({ step: fc.integer({ min: -HOUR, max: 3 * HOUR }), active: fc.integer({ min: 0, max: 1 }), pending: fc.integer({ min: 0, max: 1 }) }), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        (c, steps) => {
+          let job: FireJob = c.job;
+          let now = c.handled;
+          const store = modelStore({ active: c.active, pending: c.pending });
+          const ledger = new ModelLedger();
+          for (const s of steps) {
+            now += s.step;
+            store.overlap = { active: s.active, pending: s.pending };
+            const sim = simulateFire(job, now, c.options, c.random, store);
+            for (const e of sim.entries) {
+              const before = ledger.byKey.get(e.key);
+              // A DST gap may be listed again by a later fire (its instant can lie past the cursor): same key, same outcome.
+              if (before) expect([e.key, e.outcome]).toEqual([dstSkipKey(JOB, e.slotAt), "SKIPPED_DST"]);
+            }
+            ledger.record(sim.entries);
+            if (sim.advance) job = advanced(job, sim.advance);
+          }
+          const all = [...ledger.byKey.values()];
+          expect(ledgerProblems(JOB, slotsIn(c.schedule, c.handled, job.handledThrough.getTime()), all)).toEqual([]);
+          expect(job.firedCount).toBe(c.firedCount + fired(all).length);
+          expect(store.runs.size).toBe(fired(all).length);
+        },
+      ),
+      { numRuns: 120 },
+    );
+  });
+
+  it("a fire replayed at the same instant (its scheduler died before advancing the job) creates no run and no new outcome, and advances the job alike", () => {
+    fc.assert(
+      fc.property(fireCase, (c) => {
+        const store = modelStore({ active: c.active, pending: c.pending });
+        const ledger = new ModelLedger();
+        const once = simulateFire(c.job, c.now, c.options, c.random, store);
+        ledger.record(once.entries);
+        const runs = store.runs.size;
+        const again = simulateFire(c.job, c.now, c.options, c.random, store);
+        expect(store.runs.size).toBe(runs);
+        expect(again.entries.map((e) => [e.key, e.outcome, e.runId])).toEqual(once.entries.map((e) => [e.key, e.outcome, e.runId]));
+        ledger.record(again.entries);
+        expect(ledger.byKey.size).toBe(new Set(once.entries.map((e) => e.key)).size);
+        expect(again.advance).toEqual(once.advance);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a reschedule fires once at its instant, after recording the schedule's slots before it as MISSED", () => {
+    fc.assert(
+      fc.property(fireCase, fc.integer({ min: -HOUR, max: HOUR }), (c, offset) => {
+        const at = c.now + offset;
+        const job = { ...c.job, rescheduledTo: new Date(at) };
+        const store = modelStore({ active: c.active, pending: c.pending });
+        const { decision, entries, requests, advance } = simulateFire(job, c.now, c.options, c.random, store);
+        if (at > c.now) {
+          expect(decision).toEqual({ kind: "wait", timerAt: at });
+          return;
+        }
+        const listed = slotsBetween(c.schedule, c.handled, at, 200_000, c.firedCount).slots;
+        // Known limit, unchanged: a reschedule lists at most 10 × maxCatchup missed slots.
+        fc.pre(listed.length <= c.options.maxCatchup * 10);
+        expect(requests.map((r) => r.slot.at)).toEqual([at]);
+        const universe = listed.some((s) => s.at === at) ? listed : [...listed, { at }];
+        expect(ledgerProblems(JOB, universe, entries)).toEqual([]);
+        expect(entries.filter((e) => e.slotAt !== at).every((e) => e.outcome === "MISSED")).toBe(true);
+        expect(advance!.handledThrough).toBe(Math.max(c.handled, at));
+        expect(advance!.firedIncrement).toBe(fired(entries).length);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("nextFire (property)", () => {
+  it("is the next slot and its due time, drawing the jitter once when there is one", () => {
+    fc.assert(
+      fc.property(scheduleArb, fc.integer({ min: -HOUR, max: 30 * 24 * HOUR }), fc.integer({ min: 0, max: 50 }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), (s, offset, firedCount, r) => {
+        const after = s.startAt + offset;
+        let draws = 0;
+        const random = () => (draws++, r);
+        const got = nextFire(s, JOB, after, firedCount, random);
+        const slot = nextSlot(s, after, firedCount);
+        if (!slot) {
+          expect(got).toBeNull();
+          expect(draws).toBe(0);
+          return;
+        }
+        expect(got).toEqual({ nextSlotAt: slot.at, nextFireAt: dueAt(s, JOB, slot, () => r) });
+        expect(draws).toBe(s.jitterMs > 0 ? 1 : 0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
