@@ -78,6 +78,6 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] },
-    exclude: { path: "^(node_modules|dist)" },
+    exclude: { path: "^(dist|packages/[^/]+/dist)/" },
   },
 };

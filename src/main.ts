@@ -5,8 +5,8 @@ import "reflect-metadata";
 import { startKairos } from "./app.js";
 import { ROLES, applyFlags, loadConfig, type Role } from "./config/index.js";
 import { loadEmulatorCli } from "./dev-emulator.js";
-import { ConfigError } from "./domain/errors.js";
-import { createLogger } from "./support/log.js";
+import { ConfigError } from "./domain/index.js";
+import { createLogger } from "./support/index.js";
 
 const USAGE = `Usage: kairos <command> [options]
 

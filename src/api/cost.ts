@@ -17,7 +17,7 @@
  */
 import { getNullableType, isListType, type GraphQLSchema, type DocumentNode } from "graphql";
 import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
-import { DEFAULT_PAGE } from "../resolvers/pagination.js";
+import { DEFAULT_PAGE } from "../resolvers/index.js";
 
 /** What a list of objects without a size argument is charged as. */
 export const ASSUMED_LIST_SIZE = 20;

@@ -7,8 +7,8 @@
  */
 import type { ApolloServerPlugin } from "@apollo/server";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Response } from "express";
-import { RateLimitedError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
+import { RateLimitedError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
 
 /** Extension fields of an error beyond its code. */
 type Extra = Record<string, unknown>;

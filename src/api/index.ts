@@ -1,1 +1,3 @@
 export * from "./settings.js";
+export * from "./ops.js";
+export * from "./server.js";

@@ -2,8 +2,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express } from "express";
-import type { Logger } from "../support/log.js";
-import { registry } from "../support/metrics.js";
+import type { Logger } from "../support/index.js";
+import { registry } from "../support/index.js";
 import { errorHandler, hardenApp, notFound } from "./errors-http.js";
 
 export type ReadyCheck = () => Promise<boolean>;

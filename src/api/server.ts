@@ -18,14 +18,14 @@ import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Caller } from "../auth/index.js";
 import type { ApiGuardSettings } from "./settings.js";
-import { RateLimitedError, UnauthenticatedError } from "../domain/errors.js";
+import { RateLimitedError, UnauthenticatedError } from "../domain/index.js";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
-import { toGraphQLError } from "../resolvers/errors.js";
+import { toGraphQLError } from "../resolvers/index.js";
 import { clientAddress } from "./client-address.js";
 import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin } from "./errors-http.js";
 import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
-import { budgetKey } from "../auth/rate-limit.js";
+import { budgetKey } from "../auth/index.js";
 
 export interface ApiServer {
   url: string;

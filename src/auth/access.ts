@@ -4,7 +4,7 @@
  * one (NOT_FOUND, same message), so object ids of other tenants cannot be probed; the refusal is
  * a NotYoursError, which the API logs as a refused cross-tenant attempt.
  */
-import { ForbiddenError, NotFoundError, NotYoursError } from "../domain/errors.js";
+import { ForbiddenError, NotFoundError, NotYoursError } from "../domain/index.js";
 import type { Principal } from "./tokens.js";
 
 /** Whether the caller may see a document owned by `ownerId`. */

@@ -4,10 +4,10 @@
  * nothing per request. A change made through this instance is seen at once (`invalidate`); one
  * made through another instance within `ttlMs`.
  */
-import type { Clock } from "../shared-state/ports.js";
-import type { Mongo } from "../store/mongo.js";
-import { findAccountFacts } from "../store/users/accounts.js";
-import type { UserDoc, UserRole } from "../domain/documents.js";
+import type { Clock } from "../shared-state/index.js";
+import type { Mongo } from "../store/index.js";
+import { findAccountFacts } from "../store/index.js";
+import type { UserDoc, UserRole } from "../domain/index.js";
 
 export interface Account {
   userId: string;

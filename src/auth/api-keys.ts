@@ -7,10 +7,10 @@
  * the server tell a key from a JWT without trying both.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { ConflictError, ValidationError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
-import { newId, type Mongo } from "../store/mongo.js";
+import { ConflictError, ValidationError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
+import { newId, type Mongo } from "../store/index.js";
 import {
   countActiveKeys,
   deleteOwnerKeys,
@@ -22,8 +22,8 @@ import {
   listKeys,
   recordKeyUse,
   revokeKey,
-} from "../store/api-keys/keys.js";
-import type { ApiKeyDoc, ApiKeyScope } from "../domain/documents.js";
+} from "../store/index.js";
+import type { ApiKeyDoc, ApiKeyScope } from "../domain/index.js";
 
 export const API_KEY_PREFIX = "kairos_";
 /** Keys a user may have that are neither revoked nor expired. */

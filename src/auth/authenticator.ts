@@ -5,9 +5,9 @@
  * every subscription and periodically for open connections (SessionWatch). Account facts and keys
  * are cached briefly (AccountCache, ApiKeyService), so a check costs no query per request.
  */
-import { UnauthenticatedError } from "../domain/errors.js";
-import type { Clock } from "../shared-state/ports.js";
-import type { ApiKeyScope } from "../domain/documents.js";
+import { UnauthenticatedError } from "../domain/index.js";
+import type { Clock } from "../shared-state/index.js";
+import type { ApiKeyScope } from "../domain/index.js";
 import type { Account, AccountCache } from "./accounts.js";
 import { hashApiKey, isApiKey, type ApiKeyService } from "./api-keys.js";
 import { bearer, type Principal, type TokenClaims, type TokenService } from "./tokens.js";

@@ -2,7 +2,7 @@
  * Password rules, in one place (NIST SP 800-63B: a length floor, a block list of the most common
  * choices, no composition rules). Each refusal names the field and says what is allowed.
  */
-import { ValidationError } from "../domain/errors.js";
+import { ValidationError } from "../domain/index.js";
 
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 256;

@@ -15,7 +15,7 @@
  */
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { RateLimitedError, retryAfterSeconds, UnauthenticatedError } from "../domain/errors.js";
+import { RateLimitedError, retryAfterSeconds, UnauthenticatedError } from "../domain/index.js";
 
 /** A budget of `points` per `durationMs`, or null for no limit (`off`). */
 export interface Rate {

@@ -5,7 +5,7 @@
  * while there are some; checks go through the authenticator's caches, so a pass costs at most one
  * query per user (or key) per cache period. Knows no transport: it is given a close function.
  */
-import type { Logger } from "../support/log.js";
+import type { Logger } from "../support/index.js";
 import type { Authenticator, Caller } from "./authenticator.js";
 
 /** How often open connections are re-checked. @default 1 s */

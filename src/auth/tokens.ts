@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
-import { UnauthenticatedError } from "../domain/errors.js";
-import type { UserRole } from "../domain/documents.js";
+import { UnauthenticatedError } from "../domain/index.js";
+import type { UserRole } from "../domain/index.js";
 
 export const JWT_ISSUER = "kairos";
 export const JWT_AUDIENCE = "kairos-api";

@@ -1,5 +1,5 @@
 /** The API role's guards: query limits, request rate limits and login protection (README "Limits"). */
-import { ConfigError } from "../domain/errors.js";
+import { ConfigError } from "../domain/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
 import type { LoginLimitSettings } from "../auth/index.js";
 import { bool, int, rate, settingDuration, type Env } from "./parse.js";

@@ -1,6 +1,6 @@
 /** Settings every role reads: logging, the stores, the JWT secret, the bootstrap admin. */
-import { ConfigError } from "../domain/errors.js";
-import { LOG_LEVELS, type LogLevel } from "../support/log.js";
+import { ConfigError } from "../domain/index.js";
+import { LOG_LEVELS, type LogLevel } from "../support/index.js";
 import { url, type Env } from "./parse.js";
 import type { Role } from "./settings.js";
 

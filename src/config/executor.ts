@@ -7,9 +7,9 @@
  * imported from executor/sandbox/egress.ts, where it is declared (see the note in load.ts).
  */
 import { cpus } from "node:os";
-import { DEFAULT_RESOURCES, RESOURCE_KEYS, parseResourceSetting } from "../core/resources.js";
-import { ConfigError } from "../domain/errors.js";
-import { DEFAULT_EGRESS_DENY } from "../executor/sandbox/egress.js";
+import { DEFAULT_RESOURCES, RESOURCE_KEYS, parseResourceSetting } from "../core/index.js";
+import { ConfigError } from "../domain/index.js";
+import { DEFAULT_EGRESS_DENY } from "../executor/index.js";
 import { int, type Env } from "./parse.js";
 import type { KairosConfig } from "./settings.js";
 

@@ -1,5 +1,5 @@
 /** Command-line flags: each one stands for an environment variable (`--port` for KAIROS_PORT). */
-import { ConfigError } from "../domain/errors.js";
+import { ConfigError } from "../domain/index.js";
 import type { Env } from "./parse.js";
 
 const FLAG_TO_ENV: Record<string, string> = {

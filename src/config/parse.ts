@@ -2,7 +2,7 @@
  * Readers for one setting each: the value, or a default when it is unset or empty, or a
  * ConfigError that names the setting and says what is allowed.
  */
-import { ConfigError } from "../domain/errors.js";
+import { ConfigError } from "../domain/index.js";
 
 /** The environment (or the environment with the command-line flags applied). */
 export type Env = Record<string, string | undefined>;

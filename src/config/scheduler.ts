@@ -1,5 +1,5 @@
 /** The scheduler role's settings with bounds of their own. */
-import { ConfigError } from "../domain/errors.js";
+import { ConfigError } from "../domain/index.js";
 import { settingDuration, type Env } from "./parse.js";
 import type { KairosConfig } from "./settings.js";
 

@@ -2,8 +2,8 @@
  * What Kairos can be configured with: every setting, the environment variable (and flag) it is
  * read from, and its default. Each role reads the part it needs; src/config/load.ts reads them all.
  */
-import type { ResourceRequest } from "../domain/documents.js";
-import type { LogLevel } from "../support/log.js";
+import type { ResourceRequest } from "../domain/index.js";
+import type { LogLevel } from "../support/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;

@@ -3,9 +3,9 @@
  * RUNNING runs themselves (their node and their spec's resources) rather than kept in a collection
  * of their own, so no run costs an extra write and an allocation can never outlive its run.
  */
-import type { Mongo } from "../store/mongo.js";
-import { findRunningOn, findRunningRuns, type AllocatedRun, type AllocationScope } from "../store/runs/allocations.js";
-import type { ResourceRequest } from "../domain/documents.js";
+import type { Mongo } from "../store/index.js";
+import { findRunningOn, findRunningRuns, type AllocatedRun, type AllocationScope } from "../store/index.js";
+import type { ResourceRequest } from "../domain/index.js";
 import { resourcesOf } from "./resources.js";
 
 export interface Allocation extends ResourceRequest {

@@ -7,8 +7,8 @@
  * secrets, never travel on the bus; no subscriber needs them) and without the batch markers:
  * a third less to serialise, send and parse on every status change.
  */
-import { Channels, type EventBus, type Unsubscribe } from "../shared-state/ports.js";
-import type { RunDoc } from "../domain/documents.js";
+import { Channels, type EventBus, type Unsubscribe } from "../shared-state/index.js";
+import type { RunDoc } from "../domain/index.js";
 
 const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
 

@@ -9,14 +9,14 @@
  * run (the entry written after the withdrawal looked for it), and the slot must still end with the
  * outcome judged under the job as it is now.
  */
-import { fireKey, WITHDRAWN_MARK } from "../domain/fire-keys.js";
-import { metrics } from "../support/metrics.js";
-import type { InsertBatcher } from "../store/batch.js";
-import { createFireInsertBatch, findFiredWithRun, insertFires, replaceFire } from "../store/fires/ledger.js";
-import type { Mongo } from "../store/mongo.js";
-import { findFireKeys } from "../store/runs/ledger.js";
-import type { FireDoc, JobDoc } from "../domain/documents.js";
-import type { FireOutcome } from "../domain/statuses.js";
+import { fireKey, WITHDRAWN_MARK } from "../domain/index.js";
+import { metrics } from "../support/index.js";
+import type { InsertBatcher } from "../store/index.js";
+import { createFireInsertBatch, findFiredWithRun, insertFires, replaceFire } from "../store/index.js";
+import type { Mongo } from "../store/index.js";
+import { findFireKeys } from "../store/index.js";
+import type { FireDoc, JobDoc } from "../domain/index.js";
+import type { FireOutcome } from "../domain/index.js";
 
 export interface FireRecord {
   slotAt: number;

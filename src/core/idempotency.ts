@@ -13,10 +13,10 @@
  * deletes late (real MongoDB: once a minute).
  */
 import { createHash } from "node:crypto";
-import { ConflictError, ValidationError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
-import { newId, type Mongo } from "../store/mongo.js";
+import { ConflictError, ValidationError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
+import { newId, type Mongo } from "../store/index.js";
 import {
   completeRecord,
   deleteExpiredRecord,
@@ -24,8 +24,8 @@ import {
   findRecord,
   insertRecord,
   takeOverRecord,
-} from "../store/idempotency/records.js";
-import type { IdempotencyDoc } from "../domain/documents.js";
+} from "../store/index.js";
+import type { IdempotencyDoc } from "../domain/index.js";
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;

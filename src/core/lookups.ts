@@ -4,14 +4,14 @@
  * caching across users. Whether the caller may see a document is decided in auth/access.ts.
  */
 import DataLoader from "dataloader";
-import { canSee, visible } from "../auth/access.js";
-import type { Principal } from "../auth/tokens.js";
-import type { JobDoc, RunDoc, UserDoc } from "../domain/documents.js";
-import { NotFoundError } from "../domain/errors.js";
-import type { Clock } from "../shared-state/ports.js";
-import { findJobsByIds } from "../store/jobs/user-reads.js";
-import type { Mongo } from "../store/mongo.js";
-import { findRunsByIds, findStagedRunsOfJobs, type StagedRun } from "../store/runs/user-reads.js";
+import { canSee, visible } from "../auth/index.js";
+import type { Principal } from "../auth/index.js";
+import type { JobDoc, RunDoc, UserDoc } from "../domain/index.js";
+import { NotFoundError } from "../domain/index.js";
+import type { Clock } from "../shared-state/index.js";
+import { findJobsByIds } from "../store/index.js";
+import type { Mongo } from "../store/index.js";
+import { findRunsByIds, findStagedRunsOfJobs, type StagedRun } from "../store/index.js";
 import { allocatedOn } from "./allocations.js";
 
 export interface LookupDeps {

@@ -1,11 +1,11 @@
 /** What users read about executor nodes and the resources running attempts hold on them. */
-import { listedOwner, onlyVisible } from "../auth/access.js";
-import type { Principal } from "../auth/tokens.js";
-import type { NodeDoc } from "../domain/documents.js";
-import { NotFoundError } from "../domain/errors.js";
-import type { Mongo } from "../store/mongo.js";
-import { findNode, listNodes } from "../store/nodes/reads.js";
-import { toPage, type Page, type PageQuery } from "../store/pages.js";
+import { listedOwner, onlyVisible } from "../auth/index.js";
+import type { Principal } from "../auth/index.js";
+import type { NodeDoc } from "../domain/index.js";
+import { NotFoundError } from "../domain/index.js";
+import type { Mongo } from "../store/index.js";
+import { findNode, listNodes } from "../store/index.js";
+import { toPage, type Page, type PageQuery } from "../store/index.js";
 import { findAllocations, type Allocation } from "./allocations.js";
 
 export class NodeReads {

@@ -3,11 +3,11 @@
  * QUEUED until one does; the API says so on the job (`warnings`, `health`) and `/metrics` counts
  * such runs (kairos_unserved_queued_runs). Node facts are read at most once per `cacheMs`.
  */
-import type { Clock } from "../shared-state/ports.js";
-import type { Mongo } from "../store/mongo.js";
-import { findOnlineNodePools } from "../store/nodes/pools.js";
-import { countQueuedInPool, findQueuedPools } from "../store/runs/pools.js";
-import type { JobDoc } from "../domain/documents.js";
+import type { Clock } from "../shared-state/index.js";
+import type { Mongo } from "../store/index.js";
+import { findOnlineNodePools } from "../store/index.js";
+import { countQueuedInPool, findQueuedPools } from "../store/index.js";
+import type { JobDoc } from "../domain/index.js";
 
 export class PoolCoverage {
   private cached: { at: number; served: Promise<Map<string, number>> } | null = null;

@@ -7,8 +7,8 @@
  * out gets the pool's default; a job asking for more than any online node of its pool allows is
  * refused at submission, since no node would ever take it.
  */
-import { ConfigError, ValidationError } from "../domain/errors.js";
-import type { NetworkAccess, NodeDoc, ResourceRequest } from "../domain/documents.js";
+import { ConfigError, ValidationError } from "../domain/index.js";
+import type { NetworkAccess, NodeDoc, ResourceRequest } from "../domain/index.js";
 
 export const RESOURCE_KEYS = ["cpu", "memoryMb", "pids", "diskMb"] as const;
 export type ResourceKey = (typeof RESOURCE_KEYS)[number];

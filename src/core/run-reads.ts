@@ -1,11 +1,11 @@
 /** What users read about runs: a job's history and the dead letters. */
-import { listedOwner, visible } from "../auth/access.js";
-import type { Principal } from "../auth/tokens.js";
-import type { RunDoc } from "../domain/documents.js";
-import type { Mongo } from "../store/mongo.js";
-import type { Page, PageQuery } from "../store/pages.js";
-import type { ReportedRunStatus } from "../domain/lifecycle.js";
-import { findSomeRunOfJob, listDeadLetters, listRunsOfJob } from "../store/runs/user-reads.js";
+import { listedOwner, visible } from "../auth/index.js";
+import type { Principal } from "../auth/index.js";
+import type { RunDoc } from "../domain/index.js";
+import type { Mongo } from "../store/index.js";
+import type { Page, PageQuery } from "../store/index.js";
+import type { ReportedRunStatus } from "../domain/index.js";
+import { findSomeRunOfJob, listDeadLetters, listRunsOfJob } from "../store/index.js";
 import type { Lookups } from "./lookups.js";
 
 

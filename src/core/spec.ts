@@ -2,9 +2,9 @@
  * What a job runs, as submitted and as stored: checking a spec and filling in its defaults (the
  * pool's resource defaults included). Pure: the caller supplies the pool's online nodes.
  */
-import { ValidationError } from "../domain/errors.js";
+import { ValidationError } from "../domain/index.js";
 import { normalizeTimeout, ScheduleError } from "../timing/index.js";
-import type { JobSpec, NetworkAccess, NodeDoc } from "../domain/documents.js";
+import type { JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
 import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 
 export interface JobSpecInput {

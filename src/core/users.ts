@@ -1,12 +1,12 @@
-import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import type { AccountCache } from "../auth/accounts.js";
-import type { ApiKeyService } from "../auth/api-keys.js";
-import { checkPassword } from "../auth/password-policy.js";
-import { generatePassword, hashPassword, verifyPassword } from "../auth/passwords.js";
-import type { Principal, TokenService } from "../auth/tokens.js";
-import { newId, type Mongo } from "../store/mongo.js";
-import { deleteOwnerRecords } from "../store/idempotency/records.js";
+import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import type { AccountCache } from "../auth/index.js";
+import type { ApiKeyService } from "../auth/index.js";
+import { checkPassword } from "../auth/index.js";
+import { generatePassword, hashPassword, verifyPassword } from "../auth/index.js";
+import type { Principal, TokenService } from "../auth/index.js";
+import { newId, type Mongo } from "../store/index.js";
+import { deleteOwnerRecords } from "../store/index.js";
 import {
   bumpTokenVersion,
   deleteUser,
@@ -20,9 +20,9 @@ import {
   resetAdminPassword,
   setUserConcurrencyLimit,
   setUserDisabled,
-} from "../store/users/accounts.js";
-import type { UserDoc, UserRole } from "../domain/documents.js";
-import type { Clock, SharedState } from "../shared-state/ports.js";
+} from "../store/index.js";
+import type { UserDoc, UserRole } from "../domain/index.js";
+import type { Clock, SharedState } from "../shared-state/index.js";
 import type { JobService, OwnerJobs } from "./jobs/index.js";
 
 const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;

@@ -6,7 +6,6 @@ import type { RunStatus } from "./lifecycle.js";
 import type { MisfirePolicy, OverlapPolicy, RetryPolicy, Schedule } from "./policies.js";
 import type { ApiKeyScope, FireOutcome, IsolationMode, JobStatus, NetworkAccess, NodeStatus, RunTrigger, SpecKind, UserRole } from "./statuses.js";
 
-export type { ApiKeyScope, JobStatus, NetworkAccess, NodeStatus, RunTrigger, SpecKind, UserRole };
 
 
 export interface UserDoc {

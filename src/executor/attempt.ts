@@ -13,7 +13,7 @@
  * the process ended, and decides how the result counts; the first one stays. The supervisor's own
  * kill is recorded apart, since it can come on top of a stop.
  */
-import type { RunDoc, ResourceRequest } from "../domain/documents.js";
+import type { RunDoc, ResourceRequest } from "../domain/index.js";
 import { RunAbort } from "./abort.js";
 import type { SupervisorKill } from "./sandbox/supervisor.js";
 

@@ -4,11 +4,11 @@
  * (Reporter), while the claim and the result may still be being written. An attempt leaves the
  * table once reported.
  */
-import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import { resourcesOf } from "../core/resources.js";
-import type { Clock } from "../shared-state/ports.js";
-import type { RunDoc } from "../domain/documents.js";
+import { coerceError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import { resourcesOf } from "../core/index.js";
+import type { Clock } from "../shared-state/index.js";
+import type { RunDoc } from "../domain/index.js";
 import { knownRun, newAttempt, stopAttempt, type Attempt, type Claim, type StopReason } from "./attempt.js";
 import type { Capacity } from "./capacity.js";
 import type { ConfirmQueue } from "./confirm-queue.js";

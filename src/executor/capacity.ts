@@ -8,8 +8,8 @@
  * slot and a burst of short runs starts at the pace of the processes, not of the writes. The
  * attempts still reporting are bounded by `reportBacklog`, so a slow MongoDB throttles pulling.
  */
-import { fitsWithin } from "../core/resources.js";
-import type { ResourceRequest } from "../domain/documents.js";
+import { fitsWithin } from "../core/index.js";
+import type { ResourceRequest } from "../domain/index.js";
 
 export interface CapacityLimits {
   slots: number;

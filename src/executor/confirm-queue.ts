@@ -10,11 +10,11 @@
  * from handing the run to anyone else until then). The run is reported, and its lease renewed,
  * only once confirmed.
  */
-import { coerceError } from "../domain/errors.js";
-import type { RunService } from "../core/runs/index.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
-import type { RunDoc } from "../domain/documents.js";
+import { coerceError } from "../domain/index.js";
+import type { RunService } from "../core/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
+import type { RunDoc } from "../domain/index.js";
 import { REFUSED, stopAttempt, type Attempt } from "./attempt.js";
 
 export interface ConfirmQueueDeps {

@@ -6,10 +6,10 @@
  * and the supervisor (sandbox/supervisor.ts), a separate process that still kills at the deadline
  * when this one is too slow or frozen to.
  */
-import { coerceError } from "../domain/errors.js";
-import type { RunService } from "../core/runs/index.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
+import { coerceError } from "../domain/index.js";
+import type { RunService } from "../core/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
 import { stopAttempt, type Attempt } from "./attempt.js";
 import type { PreparedAttempt } from "./sandbox/sandbox.js";
 import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";

@@ -13,13 +13,13 @@
  * - report.ts: when and what an ended attempt reports (the report gate, late results);
  * - deadlines.ts: lease renewal, the kill deadline, the supervisor.
  */
-import type { Logger } from "../support/log.js";
-import { CANCEL_CHANNEL } from "../core/events.js";
-import type { RunService } from "../core/runs/index.js";
-import { Channels, type Clock, type SharedState, type Unsubscribe } from "../shared-state/ports.js";
-import { Wakeup } from "../support/wakeup.js";
-import { newId, type Mongo } from "../store/mongo.js";
-import { NodeStore } from "../store/nodes/registry.js";
+import type { Logger } from "../support/index.js";
+import { CANCEL_CHANNEL } from "../core/index.js";
+import type { RunService } from "../core/index.js";
+import { Channels, type Clock, type SharedState, type Unsubscribe } from "../shared-state/index.js";
+import { Wakeup } from "../support/index.js";
+import { newId, type Mongo } from "../store/index.js";
+import { NodeStore } from "../store/index.js";
 import type { Attempt } from "./attempt.js";
 import { Attempts } from "./attempts.js";
 import { Capacity } from "./capacity.js";

@@ -5,10 +5,10 @@
  * refuse runs no node of a pool would take (core/resources.ts).
  */
 import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
-import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import type { NodeStore } from "../store/nodes/registry.js";
-import type { NodeDoc, NodeIsolation } from "../domain/documents.js";
+import { coerceError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import type { NodeStore } from "../store/index.js";
+import type { NodeDoc, NodeIsolation } from "../domain/index.js";
 import type { ResolvedOptions } from "./options.js";
 
 export class NodeRegistry {

@@ -1,7 +1,7 @@
 /** The executor's options, their defaults, and the timings derived from them. */
 import { cpus, totalmem } from "node:os";
-import { DEFAULT_RESOURCES } from "../core/resources.js";
-import type { ResourceRequest } from "../domain/documents.js";
+import { DEFAULT_RESOURCES } from "../core/index.js";
+import type { ResourceRequest } from "../domain/index.js";
 import type { SandboxMode } from "./sandbox/sandbox.js";
 
 export interface ExecutorOptions {

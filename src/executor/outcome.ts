@@ -3,8 +3,8 @@
  * from the process's result and what the node saw (cancel, OOM kill, disk cap). One place for the
  * error texts users read in `run { error }`.
  */
-import type { AttemptOutcome } from "../core/runs/index.js";
-import type { ResourceRequest, RunUsage } from "../domain/documents.js";
+import type { AttemptOutcome } from "../core/index.js";
+import type { ResourceRequest, RunUsage } from "../domain/index.js";
 
 /** What running a program gave: how it ended and the tail of its output. */
 export interface ProcessResult {

@@ -4,14 +4,14 @@
  * MongoDB first (owners with a concurrency limit, unreadable payloads), or handed back to the
  * queue when it does not fit the capacity left.
  */
-import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import { decodeRunPayload } from "../core/events.js";
-import { resourcesOf } from "../core/resources.js";
-import type { RunService } from "../core/runs/index.js";
-import type { Clock, SharedState, TakenEntry } from "../shared-state/ports.js";
-import type { Wakeup } from "../support/wakeup.js";
-import type { RunDoc } from "../domain/documents.js";
+import { coerceError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import { decodeRunPayload } from "../core/index.js";
+import { resourcesOf } from "../core/index.js";
+import type { RunService } from "../core/index.js";
+import type { Clock, SharedState, TakenEntry } from "../shared-state/index.js";
+import type { Wakeup } from "../support/index.js";
+import type { RunDoc } from "../domain/index.js";
 import type { Attempts } from "./attempts.js";
 import type { Capacity } from "./capacity.js";
 import type { ResolvedOptions } from "./options.js";

@@ -3,11 +3,11 @@
  * started), what (its result, its hand-back on shutdown, or nothing when its claim or its lease
  * was lost), and what happens when the store refuses it (no runs are taken for a while).
  */
-import { decodeRunPayload } from "../core/events.js";
-import type { RunService } from "../core/runs/index.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
-import type { RunUsage } from "../domain/documents.js";
+import { decodeRunPayload } from "../core/index.js";
+import type { RunService } from "../core/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
+import type { RunUsage } from "../domain/index.js";
 import type { Attempt, Claim } from "./attempt.js";
 import { toOutcome } from "./outcome.js";
 import type { ProcessResult } from "./process.js";

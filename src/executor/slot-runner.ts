@@ -4,10 +4,10 @@
  * afterwards the cgroup's usage read, whatever the run left killed, and the slot's directories
  * reset for the next run. The slot is the caller's to free (see Capacity).
  */
-import { coerceError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
-import type { RunDoc, RunUsage } from "../domain/documents.js";
+import { coerceError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
+import type { RunDoc, RunUsage } from "../domain/index.js";
 import { ENDED, type Attempt } from "./attempt.js";
 import { watchIdOf, type Deadlines } from "./deadlines.js";
 import type { ResolvedOptions } from "./options.js";

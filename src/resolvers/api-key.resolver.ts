@@ -1,8 +1,8 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
-import { actOnUser, visible } from "../auth/access.js";
-import { ApiKeyScope } from "../schema/enums.js";
-import { DateTime } from "../schema/scalars.js";
-import { ApiKey, CreatedApiKey } from "../schema/user.type.js";
+import { actOnUser, visible } from "../auth/index.js";
+import { ApiKeyScope } from "../schema/index.js";
+import { DateTime } from "../schema/index.js";
+import { ApiKey, CreatedApiKey } from "../schema/index.js";
 import { requireSession, requireUser, type Context } from "./context.js";
 import { toApiKey } from "./mappers.js";
 

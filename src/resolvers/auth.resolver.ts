@@ -1,7 +1,7 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
-import { actOnUser } from "../auth/access.js";
-import { DeletedUserJobs, Role } from "../schema/enums.js";
-import { DeleteUserResult, LoginPayload, User } from "../schema/user.type.js";
+import { actOnUser } from "../auth/index.js";
+import { DeletedUserJobs, Role } from "../schema/index.js";
+import { DeleteUserResult, LoginPayload, User } from "../schema/index.js";
 import { requireAdmin, requireSession, requireUser, type Context } from "./context.js";
 import { toUser } from "./mappers.js";
 

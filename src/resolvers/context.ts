@@ -1,18 +1,18 @@
-import { budgetKey, type RateLimits } from "../auth/rate-limit.js";
+import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
-import type { TokenService } from "../auth/tokens.js";
-import type { RunEvents } from "../core/events.js";
-import type { JobService } from "../core/jobs/index.js";
-import type { LookupService, Lookups } from "../core/lookups.js";
-import type { NodeReads } from "../core/nodes.js";
-import type { PoolCoverage } from "../core/pools.js";
-import type { RunReads } from "../core/run-reads.js";
-import type { RunService } from "../core/runs/index.js";
-import type { UserService } from "../core/users.js";
-import { assertAdmin } from "../auth/access.js";
-import { ForbiddenError, UnauthenticatedError } from "../domain/errors.js";
-import type { Logger } from "../support/log.js";
-import type { Clock } from "../shared-state/ports.js";
+import type { TokenService } from "../auth/index.js";
+import type { RunEvents } from "../core/index.js";
+import type { JobService } from "../core/index.js";
+import type { LookupService, Lookups } from "../core/index.js";
+import type { NodeReads } from "../core/index.js";
+import type { PoolCoverage } from "../core/index.js";
+import type { RunReads } from "../core/index.js";
+import type { RunService } from "../core/index.js";
+import type { UserService } from "../core/index.js";
+import { assertAdmin } from "../auth/index.js";
+import { ForbiddenError, UnauthenticatedError } from "../domain/index.js";
+import type { Logger } from "../support/index.js";
+import type { Clock } from "../shared-state/index.js";
 
 /**
  * Process-wide services the resolvers call; built once by the API role. No store and no shared

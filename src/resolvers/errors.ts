@@ -13,7 +13,7 @@ import {
   RateLimitedError,
   UnauthenticatedError,
   ValidationError,
-} from "../domain/errors.js";
+} from "../domain/index.js";
 import { ScheduleError } from "../timing/index.js";
 import type { Context } from "./context.js";
 

@@ -1,7 +1,7 @@
 /** GraphQL job inputs → the job service's inputs (durations and instants as the domain keeps them). */
-import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/jobs/index.js";
+import type { JobInput, JobPatch, JobSpecInput as DomainSpecInput } from "../core/index.js";
 import type { ScheduleInput as DomainScheduleInput } from "../timing/index.js";
-import type { CreateJobInput, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/job.input.js";
+import type { CreateJobInput, JobSpecInput, RetryInput, ScheduleInput, UpdateJobInput } from "../schema/index.js";
 
 const ms = (d: Date | null | undefined) => (d == null ? undefined : d.getTime());
 

@@ -1,5 +1,5 @@
 import { Arg, Ctx, Mutation, Resolver } from "type-graphql";
-import { ValidationError } from "../domain/errors.js";
+import { ValidationError } from "../domain/index.js";
 import { requireAdmin, type Context } from "./context.js";
 
 @Resolver()

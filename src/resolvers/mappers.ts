@@ -1,15 +1,15 @@
 /** Document → GraphQL object mapping, in one place. */
-import { resourcesOf } from "../core/resources.js";
-import { reportedStatus } from "../domain/lifecycle.js";
-import type { RunEvent } from "../core/events.js";
+import { resourcesOf } from "../core/index.js";
+import { reportedStatus } from "../domain/index.js";
+import type { RunEvent } from "../core/index.js";
 import { describeSchedule, formatDuration } from "../timing/index.js";
-import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/documents.js";
-import type { Fire, Job } from "../schema/job.type.js";
-import type { Run } from "../schema/run.type.js";
-import type { ApiKey, User } from "../schema/user.type.js";
-import type { ExecutorNode } from "../schema/node.type.js";
-import type { ResourceAllocation } from "../schema/resources.type.js";
-import type { Allocation } from "../core/allocations.js";
+import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { Fire, Job } from "../schema/index.js";
+import type { Run } from "../schema/index.js";
+import type { ApiKey, User } from "../schema/index.js";
+import type { ExecutorNode } from "../schema/index.js";
+import type { ResourceAllocation } from "../schema/index.js";
+import type { Allocation } from "../core/index.js";
 
 const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);

@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from "type-graphql";
-import { ExecutorNode } from "../schema/node.type.js";
-import { ResourceAllocationConnection, Resources } from "../schema/resources.type.js";
+import { ExecutorNode } from "../schema/index.js";
+import { ResourceAllocationConnection, Resources } from "../schema/index.js";
 import { requireUser, type Context } from "./context.js";
 import { toAllocation, toNode } from "./mappers.js";
 import { mapPage, pageArgs } from "./pagination.js";

@@ -1,6 +1,6 @@
 /** Page arguments as the API takes them (`first`, `after`), and pages as it answers them. */
-import { ValidationError } from "../domain/errors.js";
-import type { Page, PageQuery } from "../store/pages.js";
+import { ValidationError } from "../domain/index.js";
+import type { Page, PageQuery } from "../store/index.js";
 
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;

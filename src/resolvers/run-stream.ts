@@ -4,7 +4,7 @@
  * closed) releases it. A slow consumer cannot grow memory without bound: past `maxBuffered`
  * pending events the oldest are dropped (a subscriber can always re-read state with `runs`).
  */
-import type { RunEvent, RunEvents } from "../core/events.js";
+import type { RunEvent, RunEvents } from "../core/index.js";
 
 export function runStream(
   events: RunEvents,

@@ -1,10 +1,10 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { SubscribeResolverData } from "type-graphql";
-import type { RunEvent } from "../core/events.js";
-import { RunStatus } from "../schema/enums.js";
-import { Job } from "../schema/job.type.js";
-import { Run, RunConnection } from "../schema/run.type.js";
-import { canSee } from "../auth/access.js";
+import type { RunEvent } from "../core/index.js";
+import { RunStatus } from "../schema/index.js";
+import { Job } from "../schema/index.js";
+import { Run, RunConnection } from "../schema/index.js";
+import { canSee } from "../auth/index.js";
 import { requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";

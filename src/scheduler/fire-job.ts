@@ -12,14 +12,14 @@
  * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
  * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
  */
-import type { Logger } from "../support/log.js";
-import { FireLedger } from "../core/fires.js";
-import type { RunService } from "../core/runs/index.js";
-import type { JobDoc } from "../domain/documents.js";
-import type { UpdateBatcher } from "../store/batch.js";
-import { advanceJob, createAdvanceBatch, findJob } from "../store/jobs/scheduling.js";
-import type { Mongo } from "../store/mongo.js";
-import type { SharedState, ShardFence } from "../shared-state/ports.js";
+import type { Logger } from "../support/index.js";
+import { FireLedger } from "../core/index.js";
+import type { RunService } from "../core/index.js";
+import type { JobDoc } from "../domain/index.js";
+import type { UpdateBatcher } from "../store/index.js";
+import { advanceJob, createAdvanceBatch, findJob } from "../store/index.js";
+import type { Mongo } from "../store/index.js";
+import type { SharedState, ShardFence } from "../shared-state/index.js";
 import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
 
 export interface JobFirerDeps {

@@ -4,18 +4,18 @@
  * handler: a job's fire (fire-job.ts) or a run's retry. A timer whose handling fails stays in
  * flight and is replayed after its deadline.
  */
-import type { Logger } from "../support/log.js";
-import type { RunService } from "../core/runs/index.js";
-import { coerceError } from "../domain/errors.js";
-import type { JobDoc } from "../domain/documents.js";
-import { parseTimerId } from "../domain/timers.js";
-import type { Mongo } from "../store/mongo.js";
-import { findJobs } from "../store/jobs/scheduling.js";
+import type { Logger } from "../support/index.js";
+import type { RunService } from "../core/index.js";
+import { coerceError } from "../domain/index.js";
+import type { JobDoc } from "../domain/index.js";
+import { parseTimerId } from "../domain/index.js";
+import type { Mongo } from "../store/index.js";
+import { findJobsByIds } from "../store/index.js";
 import type { JobFirer } from "./fire-job.js";
 import type { ResolvedOptions } from "./options.js";
-import { Channels, StaleEpochError, type Clock, type DueTimer, type SharedState, type ShardFence, type Unsubscribe } from "../shared-state/ports.js";
+import { Channels, StaleEpochError, type Clock, type DueTimer, type SharedState, type ShardFence, type Unsubscribe } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
-import { Wakeup } from "../support/wakeup.js";
+import { Wakeup } from "../support/index.js";
 
 /** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
 const PREFETCH_CHUNK = 1024;
@@ -141,7 +141,7 @@ export class FireLoop {
     const byId = new Map<string, JobDoc | null>();
     if (ids.length < 2) return byId; // a lone timer reads its job itself
     try {
-      for (const j of await findJobs(this.deps.mongo, ids)) byId.set(j._id, j);
+      for (const j of await findJobsByIds(this.deps.mongo, ids)) byId.set(j._id, j);
       for (const id of ids) if (!byId.has(id)) byId.set(id, null);
     } catch (e) {
       // Each handler then reads its own job (and fails, or not, on its own).

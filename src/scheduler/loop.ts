@@ -8,7 +8,7 @@
  *   - reaper.ts      expired leases, lost queue entries, stale overlap locks, cluster chores.
  * See README.md in this folder for the pipeline of one fire.
  */
-import { coerceError } from "../domain/errors.js";
+import { coerceError } from "../domain/index.js";
 import { FireLoop } from "./fire-loop.js";
 import { JobFirer } from "./fire-job.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type SchedulerOptions } from "./options.js";

@@ -1,10 +1,10 @@
 /** The scheduler role's options, their defaults, and what it is built from. */
-import type { Logger } from "../support/log.js";
-import type { RunService } from "../core/runs/index.js";
-import type { Mongo } from "../store/mongo.js";
-import type { Clock, SharedState } from "../shared-state/ports.js";
-import { DEFAULT_LATE_TOLERANCE_MS } from "../timing/misfire.js";
-import { DEFAULT_STAGE_AHEAD_MS } from "../timing/staging.js";
+import type { Logger } from "../support/index.js";
+import type { RunService } from "../core/index.js";
+import type { Mongo } from "../store/index.js";
+import type { Clock, SharedState } from "../shared-state/index.js";
+import { DEFAULT_LATE_TOLERANCE_MS } from "../timing/index.js";
+import { DEFAULT_STAGE_AHEAD_MS } from "../timing/index.js";
 
 export interface SchedulerOptions {
   memberId: string;

@@ -5,15 +5,15 @@
  * owner of shard 0 also does the cluster-wide chores: the set of users with a run limit,
  * per-user run slots, and nodes that stopped heartbeating (marked DEAD).
  */
-import type { Logger } from "../support/log.js";
-import type { RunService } from "../core/runs/index.js";
-import { isTerminal } from "../domain/lifecycle.js";
-import { findLockedJobs } from "../store/jobs/overlap-locks.js";
-import type { Mongo } from "../store/mongo.js";
-import { markSilentNodesDead } from "../store/nodes/liveness.js";
-import { findExpiredLeases, findRunStatus, findStaleQueued } from "../store/runs/reaper.js";
-import { limitedUserIds } from "../store/users/run-limits.js";
-import type { Clock, SharedState } from "../shared-state/ports.js";
+import type { Logger } from "../support/index.js";
+import type { RunService } from "../core/index.js";
+import { isTerminal } from "../domain/index.js";
+import { findLockedJobs } from "../store/index.js";
+import type { Mongo } from "../store/index.js";
+import { markSilentNodesDead } from "../store/index.js";
+import { findExpiredLeases, findRunStatus, findStaleQueued } from "../store/index.js";
+import { limitedUserIds } from "../store/index.js";
+import type { Clock, SharedState } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
 
 /** Rows read per reaper query. */

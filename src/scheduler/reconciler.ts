@@ -3,14 +3,14 @@
  * are waiting get their timer back if it is missing (after a Redis flush, a failover, or a crash
  * between writing a job and arming it). MongoDB is the source of truth.
  */
-import type { Logger } from "../support/log.js";
-import { jobTimerId, retryTimerId, type TimerId } from "../domain/timers.js";
-import { findStillScheduled, scheduledJobs } from "../store/jobs/scheduling.js";
-import type { Mongo } from "../store/mongo.js";
-import { waitingRetries } from "../store/runs/scheduling.js";
-import { shardOf, type Clock, type SharedState } from "../shared-state/ports.js";
+import type { Logger } from "../support/index.js";
+import { jobTimerId, retryTimerId, type TimerId } from "../domain/index.js";
+import { findStillScheduled, scheduledJobs } from "../store/index.js";
+import type { Mongo } from "../store/index.js";
+import { waitingRetries } from "../store/index.js";
+import { shardOf, type Clock, type SharedState } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
-import { timerDueAt } from "../timing/staging.js";
+import { timerDueAt } from "../timing/index.js";
 
 export interface ReconcilerDeps {
   mongo: Mongo;

@@ -3,9 +3,9 @@
  * writes to each. Membership heartbeat, rendezvous-hash rebalancing, lease acquire/renew/release,
  * and the membership notices that make the other schedulers rebalance at once.
  */
-import type { Logger } from "../support/log.js";
-import { coerceError } from "../domain/errors.js";
-import { rendezvousOwner, shardOf, StaleEpochError, type Clock, type ShardFence, type SharedState, type Unsubscribe } from "../shared-state/ports.js";
+import type { Logger } from "../support/index.js";
+import { coerceError } from "../domain/index.js";
+import { rendezvousOwner, shardOf, StaleEpochError, type Clock, type ShardFence, type SharedState, type Unsubscribe } from "../shared-state/index.js";
 
 /**
  * Membership changes, on the event bus: `{from, reason}` when a scheduler joined or released

@@ -8,7 +8,7 @@
  * enum registry by the object's identity, so each domain object is registered exactly once.
  */
 import { registerEnumType } from "type-graphql";
-import { ReportedRunStatus } from "../domain/lifecycle.js";
+import { ReportedRunStatus } from "../domain/index.js";
 import {
   Backoff,
   DstGapPolicy,
@@ -17,7 +17,7 @@ import {
   OverlapPolicy,
   RetryJitter,
   ScheduleKind,
-} from "../domain/policies.js";
+} from "../domain/index.js";
 import {
   ApiKeyScope,
   DeletedUserJobs,
@@ -29,7 +29,7 @@ import {
   RunTrigger,
   SpecKind,
   UserRole,
-} from "../domain/statuses.js";
+} from "../domain/index.js";
 
 
 // The schema's names for them (the GraphQL names where they differ from the domain's).

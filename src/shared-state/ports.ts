@@ -10,8 +10,8 @@
  * - Mongo is the source of truth: everything behind these ports can be rebuilt from it.
  */
 
-import type { Clock, Millis } from "../domain/time.js";
-import type { TimerId } from "../domain/timers.js";
+import type { Clock, Millis } from "../domain/index.js";
+import type { TimerId } from "../domain/index.js";
 
 export type { Clock, Millis, TimerId };
 

@@ -3,7 +3,7 @@
  * `[sortKeyMs, id]`: stable under inserts, opaque to clients. A page is read with `limit: size + 1`;
  * the extra document only tells whether a next page exists.
  */
-import { ValidationError } from "../domain/errors.js";
+import { ValidationError } from "../domain/index.js";
 
 /** Which page to read: at most `size` documents after the cursor `after` (none: the first page). */
 export interface PageQuery {

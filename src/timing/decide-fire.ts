@@ -16,8 +16,8 @@
  * Invariant (test/timing/decide-fire*.test.ts): every slot up to the new cursor ends
  * with exactly one outcome, under a key of its own, and none is decided twice across fires.
  */
-import type { JobDoc } from "../domain/documents.js";
-import { dstSkipKey, fireKey } from "../domain/fire-keys.js";
+import type { JobDoc } from "../domain/index.js";
+import { dstSkipKey, fireKey } from "../domain/index.js";
 import type { DstSkip, Slot } from "./dst.js";
 import type { Millis } from "./duration.js";
 import { dueAt } from "./jitter.js";

@@ -22,7 +22,7 @@ import type { CronSpec } from "./cron.js";
 import { DAY, HOUR, SECOND, type Millis } from "./duration.js";
 import { localWallText, MAX_INSTANT, segmentAt } from "./zones.js";
 
-import type { DstGapPolicy, DstRepeatPolicy } from "../domain/policies.js";
+import type { DstGapPolicy, DstRepeatPolicy } from "../domain/index.js";
 export type { DstGapPolicy, DstRepeatPolicy };
 
 /**

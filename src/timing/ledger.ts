@@ -5,8 +5,8 @@
  * (domain/fire-keys.ts): `jobId@slotMs` for a slot, `jobId@slotMs:dst` for the wall times a DST
  * gap swallowed.
  */
-import { fireKey } from "../domain/fire-keys.js";
-import type { FireOutcome } from "../domain/statuses.js";
+import { fireKey } from "../domain/index.js";
+import type { FireOutcome } from "../domain/index.js";
 import type { Slot } from "./dst.js";
 import type { Millis } from "./duration.js";
 

@@ -21,7 +21,7 @@ import type { DstSkip, Slot } from "./dst.js";
 import { MINUTE, type Millis } from "./duration.js";
 import { dstSkipsBetween, nextSlot, slotsBetween, type Schedule } from "./schedule.js";
 
-import { MisfirePolicy, valuesOf } from "../domain/policies.js";
+import { MisfirePolicy, valuesOf } from "../domain/index.js";
 export { MisfirePolicy };
 export const MISFIRE_POLICIES: readonly MisfirePolicy[] = valuesOf(MisfirePolicy);
 /** @default 'FIRE_ONCE' */

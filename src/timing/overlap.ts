@@ -4,7 +4,7 @@
  * active and pending counts).
  */
 
-import { OverlapPolicy, valuesOf } from "../domain/policies.js";
+import { OverlapPolicy, valuesOf } from "../domain/index.js";
 export { OverlapPolicy };
 export const OVERLAP_POLICIES: readonly OverlapPolicy[] = valuesOf(OverlapPolicy);
 

@@ -10,7 +10,7 @@
 import { DAY, HOUR, parsePositiveDuration, SECOND, type Millis } from "./duration.js";
 import { ScheduleError } from "./errors.js";
 
-import type { Backoff, FailureReason, RetryJitter, RetryPolicy } from "../domain/policies.js";
+import type { Backoff, FailureReason, RetryJitter, RetryPolicy } from "../domain/index.js";
 export type { Backoff, FailureReason, RetryJitter, RetryPolicy };
 
 /** What users submit; durations as ISO-8601 strings. `null` = absent. */

@@ -15,7 +15,7 @@ import { formatDuration, HOUR, humanDuration, parseDuration, parsePositiveDurati
 import { ScheduleError } from "./errors.js";
 import { canonicalTimeZone, formatLocal, MAX_INSTANT, MIN_INSTANT } from "./zones.js";
 
-import type { Schedule, ScheduleKind } from "../domain/policies.js";
+import type { Schedule, ScheduleKind } from "../domain/index.js";
 export type { Schedule, ScheduleKind };
 
 /** What a user submits. `null` means the same as absent (GraphQL sends nulls for unset fields). */

@@ -5,7 +5,7 @@
  * therefore armed that much before its next fire. Jobs with another overlap policy are decided at
  * the due instant, against the runs active then.
  */
-import type { OverlapPolicy } from "../domain/policies.js";
+import type { OverlapPolicy } from "../domain/index.js";
 import type { Millis } from "./duration.js";
 
 /** @see SchedulerOptions.stageAheadMs */

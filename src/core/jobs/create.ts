@@ -1,11 +1,11 @@
 /** Creating a job and changing it: its fields checked, its spec validated against its pool, its timer armed. */
-import type { Principal } from "../../auth/tokens.js";
-import type { JobDoc } from "../../domain/documents.js";
-import { ConflictError, ValidationError } from "../../domain/errors.js";
+import type { Principal } from "../../auth/index.js";
+import type { JobDoc } from "../../domain/index.js";
+import { ConflictError, ValidationError } from "../../domain/index.js";
 import { nextFire, normalizeRetry, normalizeSchedule } from "../../timing/index.js";
-import { findJob } from "../../store/jobs/user-reads.js";
-import { findOwnedJob, insertJob } from "../../store/jobs/edits.js";
-import { isDuplicateKey, newId } from "../../store/mongo.js";
+import { findJob } from "../../store/index.js";
+import { findOwnedJob, insertJob } from "../../store/index.js";
+import { isDuplicateKey, newId } from "../../store/index.js";
 import { validateSpec, wrapSchedule } from "../spec.js";
 import { firstCursor, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
 import type { JobInput, JobPatch, Submit } from "./types.js";

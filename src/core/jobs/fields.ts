@@ -2,7 +2,7 @@
  * Checks of a job's own fields as submitted (the spec is checked in core/spec.ts, the schedule and
  * retry policy by the timing code), and where a new schedule starts. Pure.
  */
-import { ValidationError } from "../../domain/errors.js";
+import { ValidationError } from "../../domain/index.js";
 import { parsePositiveDuration, type Schedule } from "../../timing/index.js";
 import { wrapSchedule } from "../spec.js";
 

@@ -1,10 +1,10 @@
 /** A job's life after it was created: pause, resume, reschedule, delete; and stopping a deleted user's jobs. */
-import type { Principal } from "../../auth/tokens.js";
-import type { JobDoc } from "../../domain/documents.js";
-import { ConflictError, NotFoundError, ValidationError } from "../../domain/errors.js";
+import type { Principal } from "../../auth/index.js";
+import type { JobDoc } from "../../domain/index.js";
+import { ConflictError, NotFoundError, ValidationError } from "../../domain/index.js";
 import { nextFire, slotsBetween, type Schedule } from "../../timing/index.js";
-import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/jobs/edits.js";
-import { findOpenRunIdsOfOwner, findWaitingRunIdsOfJob } from "../../store/runs/job-cleanup.js";
+import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/index.js";
+import { findOpenRunIdsOfOwner, findWaitingRunIdsOfJob } from "../../store/index.js";
 import type { OwnerJobs } from "./types.js";
 import { assertOwned, type JobsKit } from "./writes.js";
 

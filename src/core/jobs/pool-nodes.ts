@@ -3,9 +3,9 @@
  * (core/resources.ts). Read at most once per POOL_NODES_TTL_MS per pool: a burst of submissions
  * costs no query each, and a node that just came online is seen within a second or two.
  */
-import type { Clock } from "../../shared-state/ports.js";
-import type { Mongo } from "../../store/mongo.js";
-import { findOnlinePoolNodes } from "../../store/nodes/reads.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { Mongo } from "../../store/index.js";
+import { findOnlinePoolNodes } from "../../store/index.js";
 import type { PoolNode } from "../spec.js";
 
 /** How long a pool's list of online nodes is reused. */

@@ -1,12 +1,12 @@
 /** What users read about jobs: one job, listings, jobs coming due, a job's health, its ledger and its next fires. */
-import { askedOwner, listedOwner } from "../../auth/access.js";
-import type { Principal } from "../../auth/tokens.js";
-import type { FireDoc, JobDoc, JobSpec, JobStatus } from "../../domain/documents.js";
+import { askedOwner, listedOwner } from "../../auth/index.js";
+import type { Principal } from "../../auth/index.js";
+import type { FireDoc, JobDoc, JobSpec, JobStatus } from "../../domain/index.js";
 import { nextFires } from "../../timing/index.js";
-import { listFiresOfJob } from "../../store/fires/user-reads.js";
-import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/jobs/user-reads.js";
-import type { Page, PageQuery } from "../../store/pages.js";
-import { findStagedRunsDueBy, queueOfJob, type StagedRun } from "../../store/runs/user-reads.js";
+import { listFiresOfJob } from "../../store/index.js";
+import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/index.js";
+import type { Page, PageQuery } from "../../store/index.js";
+import { findStagedRunsDueBy, queueOfJob, type StagedRun } from "../../store/index.js";
 import type { Lookups } from "../lookups.js";
 import { PoolCoverage } from "../pools.js";
 import type { JobServiceDeps } from "./types.js";

@@ -3,9 +3,9 @@
  * after that (lifecycle.ts), runs on request (triggers.ts) and what users read (reads.ts). The
  * methods that act for a user take the principal and see only what it may see (auth/access.ts).
  */
-import type { Principal } from "../../auth/tokens.js";
-import type { FireDoc, JobDoc, JobSpec, RunDoc } from "../../domain/documents.js";
-import type { Page, PageQuery } from "../../store/pages.js";
+import type { Principal } from "../../auth/index.js";
+import type { FireDoc, JobDoc, JobSpec, RunDoc } from "../../domain/index.js";
+import type { Page, PageQuery } from "../../store/index.js";
 import type { Lookups } from "../lookups.js";
 import { JobEditor } from "./create.js";
 import { JobLifecycle } from "./lifecycle.js";

@@ -1,11 +1,11 @@
 /** Runs made on request, outside the schedule: a manual trigger, and backfill of a past range. */
-import type { Principal } from "../../auth/tokens.js";
-import type { RunDoc } from "../../domain/documents.js";
-import { ConflictError, ValidationError } from "../../domain/errors.js";
-import { manualFireKey } from "../../domain/fire-keys.js";
+import type { Principal } from "../../auth/index.js";
+import type { RunDoc } from "../../domain/index.js";
+import { ConflictError, ValidationError } from "../../domain/index.js";
+import { manualFireKey } from "../../domain/index.js";
 import { describeSchedule, slotsBetween, type Schedule, type Slot } from "../../timing/index.js";
-import { newId } from "../../store/mongo.js";
-import { findRunsByIds } from "../../store/runs/user-reads.js";
+import { newId } from "../../store/index.js";
+import { findRunsByIds } from "../../store/index.js";
 import type { BackfillOutcome, Submit } from "./types.js";
 import { assertOwned, type JobsKit } from "./writes.js";
 

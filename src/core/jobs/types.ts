@@ -1,9 +1,9 @@
 /** What the job service takes and gives: inputs, options, outcomes and its dependencies. */
-import type { Logger } from "../../support/log.js";
-import type { Clock, SharedState } from "../../shared-state/ports.js";
+import type { Logger } from "../../support/index.js";
+import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { MisfirePolicy, OverlapPolicy, RetryInput, ScheduleInput } from "../../timing/index.js";
-import type { Mongo } from "../../store/mongo.js";
-import type { RunDoc } from "../../domain/documents.js";
+import type { Mongo } from "../../store/index.js";
+import type { RunDoc } from "../../domain/index.js";
 import type { IdempotencyOptions } from "../idempotency.js";
 import type { PoolCoverage } from "../pools.js";
 import type { RunService } from "../runs/index.js";

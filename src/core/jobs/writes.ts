@@ -6,15 +6,15 @@
  * between, the job has a `nextFireAt` and no timer; the scheduler's reconcile pass (which rebuilds
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
-import { visible } from "../../auth/access.js";
-import type { Principal } from "../../auth/tokens.js";
-import type { JobDoc } from "../../domain/documents.js";
-import { ConflictError } from "../../domain/errors.js";
-import { jobTimerId } from "../../domain/timers.js";
-import { shardOf } from "../../shared-state/ports.js";
+import { visible } from "../../auth/index.js";
+import type { Principal } from "../../auth/index.js";
+import type { JobDoc } from "../../domain/index.js";
+import { ConflictError } from "../../domain/index.js";
+import { jobTimerId } from "../../domain/index.js";
+import { shardOf } from "../../shared-state/index.js";
 import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../../timing/index.js";
-import { rewindCursor, updateJobAtVersion } from "../../store/jobs/edits.js";
-import { findJob } from "../../store/jobs/user-reads.js";
+import { rewindCursor, updateJobAtVersion } from "../../store/index.js";
+import { findJob } from "../../store/index.js";
 import { FireLedger } from "../fires.js";
 import { IdempotencyService } from "../idempotency.js";
 import { PoolNodes } from "./pool-nodes.js";

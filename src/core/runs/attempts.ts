@@ -2,13 +2,13 @@
  * The end of an attempt: its lease kept while it runs, then its result recorded and what follows
  * decided (success, a retry armed on the wheel, or a final failure).
  */
-import type { RunDoc } from "../../domain/documents.js";
-import { RunStatus } from "../../domain/lifecycle.js";
-import { metrics } from "../../support/metrics.js";
-import type { Clock } from "../../shared-state/ports.js";
+import type { RunDoc } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
+import { metrics } from "../../support/index.js";
+import type { Clock } from "../../shared-state/index.js";
 import { retryDelay, shouldRetry } from "../../timing/index.js";
-import type { Mongo } from "../../store/mongo.js";
-import { extendRunLease } from "../../store/runs/claims.js";
+import type { Mongo } from "../../store/index.js";
+import { extendRunLease } from "../../store/index.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
 import type { TransitionWrite, Transitions, UnwrittenClaim } from "./transitions.js";

@@ -2,16 +2,16 @@
  * Cancelling a run. Waiting runs are cancelled at once; a RUNNING one is flagged and its executor
  * is told to kill it, after which the executor records CANCELLED.
  */
-import type { Principal } from "../../auth/tokens.js";
-import { visible } from "../../auth/access.js";
-import type { RunDoc } from "../../domain/documents.js";
-import { ConflictError, NotFoundError } from "../../domain/errors.js";
-import { RunStatus } from "../../domain/lifecycle.js";
-import { retryTimerId } from "../../domain/timers.js";
-import { shardOf, type Clock, type SharedState } from "../../shared-state/ports.js";
-import type { Mongo } from "../../store/mongo.js";
-import { flagCancelRequested } from "../../store/runs/cancellation.js";
-import { findRun } from "../../store/runs/lookup.js";
+import type { Principal } from "../../auth/index.js";
+import { visible } from "../../auth/index.js";
+import type { RunDoc } from "../../domain/index.js";
+import { ConflictError, NotFoundError } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
+import { retryTimerId } from "../../domain/index.js";
+import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
+import type { Mongo } from "../../store/index.js";
+import { flagCancelRequested } from "../../store/index.js";
+import { findRun } from "../../store/index.js";
 import { CANCEL_CHANNEL } from "../events.js";
 import type { Transitions } from "./transitions.js";
 

@@ -3,13 +3,13 @@
  * executor claims runs it popped ({@link Claims.claimMany}), or starts a run it took with its
  * payload and confirms the claim afterwards ({@link Claims.confirm}).
  */
-import type { RunDoc, RunTransition } from "../../domain/documents.js";
-import { RunStatus } from "../../domain/lifecycle.js";
-import { metrics } from "../../support/metrics.js";
-import type { Clock } from "../../shared-state/ports.js";
-import { newId, type Mongo } from "../../store/mongo.js";
-import { bumpQueuedToken, claimBatch, findBatchClaimWinners, findClaimCandidates, findClaimable, findConfirmedClaim } from "../../store/runs/claims.js";
-import { applyTransition } from "../../store/runs/transitions.js";
+import type { RunDoc, RunTransition } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
+import { metrics } from "../../support/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import { newId, type Mongo } from "../../store/index.js";
+import { bumpQueuedToken, claimBatch, findBatchClaimWinners, findClaimCandidates, findClaimable, findConfirmedClaim } from "../../store/index.js";
+import { applyTransition } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { Transitions, UnwrittenClaim } from "./transitions.js";
 import type { UserLimits } from "./user-limits.js";

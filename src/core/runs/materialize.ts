@@ -2,14 +2,14 @@
  * Creating the run for one fire of a job (a schedule slot, a manual trigger, a backfill),
  * identified by its fire key, with the job's overlap policy applied.
  */
-import type { JobDoc, RunDoc, RunTrigger } from "../../domain/documents.js";
-import type { OverlapPolicy } from "../../domain/policies.js";
-import { fireKey } from "../../domain/fire-keys.js";
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { Clock } from "../../shared-state/ports.js";
-import type { InsertBatcher } from "../../store/batch.js";
-import { isDuplicateKey, newId, type Mongo } from "../../store/mongo.js";
-import { createRunInserter, findRunByFireKey } from "../../store/runs/creation.js";
+import type { JobDoc, RunDoc, RunTrigger } from "../../domain/index.js";
+import type { OverlapPolicy } from "../../domain/index.js";
+import { fireKey } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { InsertBatcher } from "../../store/index.js";
+import { isDuplicateKey, newId, type Mongo } from "../../store/index.js";
+import { createRunInserter, findRunByFireKey } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { OverlapLocks } from "./overlap.js";
 

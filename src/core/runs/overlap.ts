@@ -4,13 +4,13 @@
  * two fires (or a fire and a finishing run) can never both win. A lost race re-reads and decides
  * again.
  */
-import type { JobDoc, RunDoc } from "../../domain/documents.js";
-import { ConflictError } from "../../domain/errors.js";
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { Clock } from "../../shared-state/ports.js";
+import type { JobDoc, RunDoc } from "../../domain/index.js";
+import { ConflictError } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
+import type { Clock } from "../../shared-state/index.js";
 import { decideOverlap } from "../../timing/index.js";
-import { dropPendingRun, findPendingBehind, passOverlapLock, readOverlapLock, setOverlapLockIf } from "../../store/jobs/overlap-locks.js";
-import type { Mongo } from "../../store/mongo.js";
+import { dropPendingRun, findPendingBehind, passOverlapLock, readOverlapLock, setOverlapLockIf } from "../../store/index.js";
+import type { Mongo } from "../../store/index.js";
 import type { Transitions } from "./transitions.js";
 
 /** Compare-and-set rounds before a contended lock gives up. */

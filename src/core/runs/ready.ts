@@ -3,8 +3,8 @@
  * encodeRunPayload) so an executor can start it and confirm the claim afterwards, unless its
  * owner has a concurrency limit: then the claim must take a slot in MongoDB first.
  */
-import type { RunDoc } from "../../domain/documents.js";
-import type { Clock, ReadyEntry, SharedState } from "../../shared-state/ports.js";
+import type { RunDoc } from "../../domain/index.js";
+import type { Clock, ReadyEntry, SharedState } from "../../shared-state/index.js";
 import { encodeRunPayload } from "../events.js";
 import type { UserLimits } from "./user-limits.js";
 

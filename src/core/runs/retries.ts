@@ -1,13 +1,13 @@
 /** Retries: armed on the time wheel when an attempt fails, promoted when due, or asked for by a user. */
-import type { Principal } from "../../auth/tokens.js";
-import { visible } from "../../auth/access.js";
-import type { RunDoc } from "../../domain/documents.js";
-import { ConflictError } from "../../domain/errors.js";
-import { RunStatus, assertTransition } from "../../domain/lifecycle.js";
-import { retryTimerId } from "../../domain/timers.js";
-import { shardOf, type Clock, type SharedState } from "../../shared-state/ports.js";
-import type { Mongo } from "../../store/mongo.js";
-import { findRun } from "../../store/runs/lookup.js";
+import type { Principal } from "../../auth/index.js";
+import { visible } from "../../auth/index.js";
+import type { RunDoc } from "../../domain/index.js";
+import { ConflictError } from "../../domain/index.js";
+import { RunStatus, assertTransition } from "../../domain/index.js";
+import { retryTimerId } from "../../domain/index.js";
+import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
+import type { Mongo } from "../../store/index.js";
+import { findRun } from "../../store/index.js";
 import type { Transitions } from "./transitions.js";
 
 export class Retries {

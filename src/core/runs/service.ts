@@ -2,9 +2,9 @@
  * One object for the run capabilities, for the roles and the API that need them all: it builds
  * the parts, wires them to each other, and delegates. Each method says where the work is done.
  */
-import type { Principal } from "../../auth/tokens.js";
-import type { JobDoc, RunDoc } from "../../domain/documents.js";
-import { findRun } from "../../store/runs/lookup.js";
+import type { Principal } from "../../auth/index.js";
+import type { JobDoc, RunDoc } from "../../domain/index.js";
+import { findRun } from "../../store/index.js";
 import { RunEvents } from "../events.js";
 import { Attempts } from "./attempts.js";
 import { Cancellation } from "./cancellation.js";

@@ -1,11 +1,11 @@
 /** Runs staged ahead of their fire time, taken back when their job changes first. */
-import type { RunDoc } from "../../domain/documents.js";
-import { WITHDRAWN_MARK } from "../../domain/fire-keys.js";
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { Clock, SharedState } from "../../shared-state/ports.js";
-import { deleteFireOfRun, deleteFiredEntriesOfRuns } from "../../store/fires/withdrawn-runs.js";
-import type { Mongo } from "../../store/mongo.js";
-import { findStagedRuns, findWithdrawnAmong } from "../../store/runs/staged.js";
+import type { RunDoc } from "../../domain/index.js";
+import { WITHDRAWN_MARK } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
+import type { Clock, SharedState } from "../../shared-state/index.js";
+import { deleteFireOfRun, deleteFiredEntriesOfRuns } from "../../store/index.js";
+import type { Mongo } from "../../store/index.js";
+import { findStagedRuns, findWithdrawnAmong } from "../../store/index.js";
 import type { Transitions } from "./transitions.js";
 
 export interface WithdrawOptions {

@@ -5,12 +5,12 @@
  * {@link TransitionWrite}, one intent per caller.
  */
 import type { Filter } from "mongodb";
-import type { RunDoc, RunTransition } from "../../domain/documents.js";
-import { RunStatus, isTerminal, sourcesOf } from "../../domain/lifecycle.js";
-import { metrics } from "../../support/metrics.js";
-import type { Clock } from "../../shared-state/ports.js";
-import type { UpdateBatcher } from "../../store/batch.js";
-import type { Mongo } from "../../store/mongo.js";
+import type { RunDoc, RunTransition } from "../../domain/index.js";
+import { RunStatus, isTerminal, sourcesOf } from "../../domain/index.js";
+import { metrics } from "../../support/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { UpdateBatcher } from "../../store/index.js";
+import type { Mongo } from "../../store/index.js";
 import {
   applyTransition,
   claimedTransitionFilter,
@@ -20,7 +20,7 @@ import {
   transitionUpdate,
   type RunIncrements,
   type TransitionFilter,
-} from "../../store/runs/transitions.js";
+} from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 
 /** What a transition changes: its status, the fields it sets, the counters it bumps, its history entry. */

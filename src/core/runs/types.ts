@@ -1,7 +1,7 @@
-import type { RunUsage } from "../../domain/documents.js";
-import type { Logger } from "../../support/log.js";
-import type { Clock, SharedState } from "../../shared-state/ports.js";
-import type { Mongo } from "../../store/mongo.js";
+import type { RunUsage } from "../../domain/index.js";
+import type { Logger } from "../../support/index.js";
+import type { Clock, SharedState } from "../../shared-state/index.js";
+import type { Mongo } from "../../store/index.js";
 
 export interface AttemptOutcome {
   /** OOM_KILLED: the kernel killed the run for exceeding its memory limit (recorded as FAILED, retried per `retry.retryOnOomKill`). */

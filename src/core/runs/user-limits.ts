@@ -1,6 +1,6 @@
-import type { Clock } from "../../shared-state/ports.js";
-import type { Mongo } from "../../store/mongo.js";
-import { findRunLimit } from "../../store/users/run-slots.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { Mongo } from "../../store/index.js";
+import { findRunLimit } from "../../store/index.js";
 
 /** How long a user's maxConcurrentRuns is cached per process for the claim path. */
 const LIMIT_CACHE_MS = 2_000;

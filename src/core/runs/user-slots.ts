@@ -5,12 +5,12 @@
  * back. Nothing polls: parking and waking are driven by claims and slot releases, and the reaper
  * repairs what a crash left behind ({@link UserSlots.reconcile}).
  */
-import type { RunDoc } from "../../domain/documents.js";
-import type { Logger } from "../../support/log.js";
-import type { Clock } from "../../shared-state/ports.js";
-import type { Mongo } from "../../store/mongo.js";
-import { findOwnersWithParkedRuns, isAttemptRunning, parkRun, unparkOldest } from "../../store/runs/user-limit.js";
-import { addRunSlotIfFree, findRunSlots, findUsersHoldingSlots, pullRunSlot } from "../../store/users/run-slots.js";
+import type { RunDoc } from "../../domain/index.js";
+import type { Logger } from "../../support/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { Mongo } from "../../store/index.js";
+import { findOwnersWithParkedRuns, isAttemptRunning, parkRun, unparkOldest } from "../../store/index.js";
+import { addRunSlotIfFree, findRunSlots, findUsersHoldingSlots, pullRunSlot } from "../../store/index.js";
 
 /** The slot a claim takes: named after the run and the token the claim gives the attempt. */
 export const userSlotKey = (runId: string, token: number): string => `${runId}:${token}`;

@@ -14,9 +14,9 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rm
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { ConfigError } from "../../domain/errors.js";
-import type { Logger } from "../../support/log.js";
-import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/documents.js";
+import { ConfigError } from "../../domain/index.js";
+import type { Logger } from "../../support/index.js";
+import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/index.js";
 import type { ProcessSpec } from "../process.js";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";

@@ -1,5 +1,5 @@
 import type { Millis, ShardCoordinator, ShardFence } from "../ports.js";
-import { checkShard, checkTime } from "./checks.js";
+import { checkShard, checkTime } from "../checks.js";
 
 interface Lease {
   holder: string;

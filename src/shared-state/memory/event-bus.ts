@@ -1,5 +1,5 @@
 import type { EventBus, Unsubscribe } from "../ports.js";
-import type { LogFn } from "./checks.js";
+import type { LogFn } from "../checks.js";
 
 type Handler = (message: string) => void;
 

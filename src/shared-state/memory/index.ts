@@ -4,13 +4,12 @@
  * including fencing: a scheduler loop written against them behaves the same in production.
  */
 import { sharedState, type SharedState } from "../ports.js";
-import type { LogFn } from "./checks.js";
+import type { LogFn } from "../checks.js";
 import { MemoryShardCoordinator } from "./coordinator.js";
 import { MemoryEventBus } from "./event-bus.js";
 import { MemoryReadyQueue } from "./ready-queue.js";
 import { MemoryTimeWheel } from "./time-wheel.js";
 
-export type { LogFn } from "./checks.js";
 export { MemoryShardCoordinator, MemoryEventBus, MemoryReadyQueue, MemoryTimeWheel };
 
 export interface MemorySharedStateOptions {

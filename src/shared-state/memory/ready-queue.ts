@@ -1,5 +1,5 @@
 import { Channels, readyScore, type EventBus, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
-import { checkCount, checkTime } from "./checks.js";
+import { checkCount, checkTime } from "../checks.js";
 import { IndexedHeap } from "./indexed-heap.js";
 
 interface Pool {

@@ -8,7 +8,7 @@ import {
   type TimerId,
   type TimeWheel,
 } from "../ports.js";
-import { checkCount, checkShard, checkTime } from "./checks.js";
+import { checkCount, checkShard, checkTime } from "../checks.js";
 import type { MemoryShardCoordinator } from "./coordinator.js";
 import { IndexedHeap } from "./indexed-heap.js";
 

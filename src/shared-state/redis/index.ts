@@ -12,7 +12,6 @@ import { RedisReadyQueue } from "./ready-queue.js";
 import { ScriptRunner } from "./scripts.js";
 import { RedisTimeWheel } from "./time-wheel.js";
 
-export type { LogFn } from "./checks.js";
 export { openRedis, quitRedis } from "./connection.js";
 export { redisKeys, type RedisKeys, type ShardKeys } from "./keys.js";
 export { allScripts, type LuaScript } from "./lua/index.js";

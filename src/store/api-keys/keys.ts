@@ -2,7 +2,7 @@
  * The `apiKeys` collection. Keys are found by the SHA-256 of the presented secret (unique index
  * `hash`); listings and single reads for the API leave the hash out.
  */
-import type { ApiKeyDoc } from "../../domain/documents.js";
+import type { ApiKeyDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Keys of `ownerId` neither revoked nor expired at `now`. */

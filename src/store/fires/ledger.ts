@@ -1,5 +1,5 @@
 /** The fire ledger's documents: insert-once per key, and the one replacement a withdrawn run allows. */
-import type { FireDoc } from "../../domain/documents.js";
+import type { FireDoc } from "../../domain/index.js";
 import { InsertBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
 

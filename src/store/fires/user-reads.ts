@@ -1,6 +1,6 @@
 /** The fire ledger as users read it. */
 import type { Filter } from "mongodb";
-import type { FireDoc } from "../../domain/documents.js";
+import type { FireDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 

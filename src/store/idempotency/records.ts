@@ -2,7 +2,7 @@
  * The `idempotency` collection: one record per (owner, key), unique on `{ownerId, key}` so that
  * exactly one of racing requests inserts it. The protocol is in src/core/idempotency.ts.
  */
-import type { IdempotencyDoc } from "../../domain/documents.js";
+import type { IdempotencyDoc } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
 
 /** True when this record is the first for its owner and key; false when one exists. */

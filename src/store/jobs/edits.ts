@@ -3,7 +3,7 @@
  * conditional on the version the change was computed from: a concurrent edit makes it miss.
  */
 import type { UpdateFilter } from "mongodb";
-import type { JobDoc } from "../../domain/documents.js";
+import type { JobDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 export async function insertJob(mongo: Mongo, job: JobDoc): Promise<void> {

@@ -3,7 +3,7 @@
  * held behind it, QUEUE_ONE). Both change only by compare-and-set against the state a decision
  * was made on. The reaper reads the held locks to repair those whose holder is gone.
  */
-import type { JobDoc } from "../../domain/documents.js";
+import type { JobDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 export interface OverlapLock {

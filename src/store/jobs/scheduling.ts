@@ -3,19 +3,10 @@
  * its cursor after a fire, and the jobs the wheel should hold a timer for (reconcile).
  */
 import type { FindCursor } from "mongodb";
-import type { JobDoc } from "../../domain/documents.js";
-import type { JobAdvance } from "../../timing/decide-fire.js";
+import type { JobDoc } from "../../domain/index.js";
+import type { JobAdvance } from "../../timing/index.js";
 import { UpdateBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
-
-export function findJob(mongo: Mongo, jobId: string): Promise<JobDoc | null> {
-  return mongo.c.jobs.findOne({ _id: jobId });
-}
-
-/** The jobs among `ids` that exist (one query for a batch of due timers). */
-export function findJobs(mongo: Mongo, ids: readonly string[]): Promise<JobDoc[]> {
-  return mongo.c.jobs.find({ _id: { $in: [...ids] } }).toArray();
-}
 
 /** Job advances of one event-loop turn, as one bulkWrite (the `schedulerOp` field tells which applied). */
 export function createAdvanceBatch(mongo: Mongo): UpdateBatcher<JobDoc> {

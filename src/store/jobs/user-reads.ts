@@ -1,16 +1,9 @@
 /** The reads of jobs the API answers users with (by id, listings, jobs coming due). */
 import type { Filter } from "mongodb";
-import type { JobDoc, JobStatus } from "../../domain/documents.js";
+import type { JobDoc, JobStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
-export function findJob(mongo: Mongo, jobId: string): Promise<JobDoc | null> {
-  return mongo.c.jobs.findOne({ _id: jobId });
-}
-
-export function findJobsByIds(mongo: Mongo, ids: readonly string[]): Promise<JobDoc[]> {
-  return mongo.c.jobs.find({ _id: { $in: [...ids] } }).toArray();
-}
 
 /** What a job listing matches; `ownerId: null` lists every owner's jobs. */
 export interface JobListing {

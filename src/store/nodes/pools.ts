@@ -1,5 +1,5 @@
 /** The `nodes` collection as pool coverage: which pools the ONLINE executors pull from. */
-import type { NodeDoc } from "../../domain/documents.js";
+import type { NodeDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** The pools of every ONLINE executor node (one entry per node). */

@@ -1,5 +1,5 @@
 /** Reads of the executor nodes' documents, for the API and for the defaults of a pool's runs. */
-import type { NodeDoc } from "../../domain/documents.js";
+import type { NodeDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Every node (at most 1,000), by name, the latest start first. */

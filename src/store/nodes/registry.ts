@@ -4,7 +4,7 @@
  * it by name and status.
  */
 import type { Mongo } from "../mongo.js";
-import type { NodeDoc, NodeStatus } from "../../domain/documents.js";
+import type { NodeDoc, NodeStatus } from "../../domain/index.js";
 
 /** What an executor's heartbeat refreshes in its node document. */
 export interface NodeBeat {

@@ -3,7 +3,7 @@
  * spec (core/allocations.ts turns them into allocations).
  */
 import type { Filter } from "mongodb";
-import type { RunDoc } from "../../domain/documents.js";
+import type { RunDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc } from "../pages.js";
 

@@ -1,5 +1,5 @@
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { RunDoc } from "../../domain/documents.js";
+import { RunStatus } from "../../domain/index.js";
+import type { RunDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Flags a RUNNING run for cancellation (its executor kills it); null when it is not RUNNING. */

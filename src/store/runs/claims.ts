@@ -1,7 +1,7 @@
 /** Claims and leases of runs: QUEUED → RUNNING under a fencing token, and the lease kept after. */
 import type { UpdateFilter } from "mongodb";
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { RunDoc, RunTransition } from "../../domain/documents.js";
+import { RunStatus } from "../../domain/index.js";
+import type { RunDoc, RunTransition } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { HISTORY_LIMIT } from "./transitions.js";
 

@@ -1,5 +1,5 @@
 /** Creating runs: one per fire key (unique index `fireKey_unique`), inserted in batches. */
-import type { RunDoc } from "../../domain/documents.js";
+import type { RunDoc } from "../../domain/index.js";
 import { InsertBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
 

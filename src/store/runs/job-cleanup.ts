@@ -1,5 +1,5 @@
 /** The runs a job change leaves without a purpose: cancelled when their job or its owner goes. */
-import { RunStatus } from "../../domain/lifecycle.js";
+import { RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Ids of the job's runs that wait (PENDING, QUEUED, RETRY_SCHEDULED). */

@@ -1,5 +1,5 @@
 /** The fire ledger's reads of runs. */
-import type { RunDoc } from "../../domain/documents.js";
+import type { RunDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** The fireKeys of the runs among `runIds` (a withdrawn run's key carries the withdrawn mark). */

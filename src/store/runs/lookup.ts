@@ -1,4 +1,4 @@
-import type { RunDoc } from "../../domain/documents.js";
+import type { RunDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 export function findRun(mongo: Mongo, runId: string): Promise<RunDoc | null> {

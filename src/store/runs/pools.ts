@@ -1,5 +1,5 @@
 /** The `runs` collection by pool: the QUEUED runs waiting in each pool (for pool coverage). */
-import { RunStatus } from "../../domain/lifecycle.js";
+import { RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** The pools that have QUEUED runs. */

@@ -1,6 +1,6 @@
 /** The reaper's reads of runs: expired leases, queued runs that may have fallen out of the queue, a lock holder's status. */
-import type { RunDoc } from "../../domain/documents.js";
-import { RunStatus } from "../../domain/lifecycle.js";
+import type { RunDoc } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Up to `limit` RUNNING runs whose lease ended before `now`. */

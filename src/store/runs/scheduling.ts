@@ -1,7 +1,7 @@
 /** The scheduler's reads of runs waiting on the wheel (reconcile). */
 import type { FindCursor } from "mongodb";
-import type { RunDoc } from "../../domain/documents.js";
-import { RunStatus } from "../../domain/lifecycle.js";
+import type { RunDoc } from "../../domain/index.js";
+import { RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Every run waiting for its retry (or delayed start): each should have its timer on the wheel. */

@@ -1,8 +1,8 @@
 /** Runs staged ahead of their fire time (QUEUED with a `notBefore`), and those taken back. */
 import type { Filter } from "mongodb";
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { RunDoc } from "../../domain/documents.js";
-import { WITHDRAWN_MARK } from "../../domain/fire-keys.js";
+import { RunStatus } from "../../domain/index.js";
+import type { RunDoc } from "../../domain/index.js";
+import { WITHDRAWN_MARK } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /**

@@ -4,8 +4,8 @@
  * the shapes (and so the indexes they use) are fixed here.
  */
 import type { Filter, UpdateFilter } from "mongodb";
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { RunDoc, RunTransition } from "../../domain/documents.js";
+import { RunStatus } from "../../domain/index.js";
+import type { RunDoc, RunTransition } from "../../domain/index.js";
 import { UpdateBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
 

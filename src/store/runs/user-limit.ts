@@ -1,6 +1,6 @@
 /** Runs parked by their owner's concurrency limit (`heldByLimit`), and the attempts holding slots. */
-import { RunStatus } from "../../domain/lifecycle.js";
-import type { RunDoc } from "../../domain/documents.js";
+import { RunStatus } from "../../domain/index.js";
+import type { RunDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** Parks a run still QUEUED under `token` out of the ready queue; true when it did. */

@@ -1,7 +1,7 @@
 /** The reads of runs the API answers users with (by id, a job's history, dead letters, runs staged ahead). */
 import type { Filter } from "mongodb";
-import type { RunDoc } from "../../domain/documents.js";
-import { RunStatus, type ReportedRunStatus } from "../../domain/lifecycle.js";
+import type { RunDoc } from "../../domain/index.js";
+import { RunStatus, type ReportedRunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 

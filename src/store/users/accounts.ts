@@ -4,7 +4,7 @@
  * slots a user holds are another concern (the run claims). Writes return the document after the
  * change, or null when no user matched.
  */
-import type { UserDoc } from "../../domain/documents.js";
+import type { UserDoc } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
 
 /** What authentication needs of a user, without the password hash or the run slots. */

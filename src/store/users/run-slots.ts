@@ -3,7 +3,7 @@
  * with `maxConcurrentRuns`, taken by compare-and-set on the set's size.
  */
 import type { Filter } from "mongodb";
-import type { UserDoc } from "../../domain/documents.js";
+import type { UserDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 /** The user's `maxConcurrentRuns` (null: no limit, or no such user). */

@@ -1,4 +1,6 @@
-/** Argument checks shared by the in-memory adapters; they throw what the Redis adapters throw. */
+/** Argument checks of both adapters (memory/ and redis/): the same errors from each, one definition. */
+
+/** How an adapter logs (the app passes its logger in; tests a silent one). */
 
 export type LogFn = (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
 

@@ -1,0 +1,2 @@
+export * from "./executor.js";
+export * from "./sandbox/egress.js";

@@ -1,0 +1,26 @@
+import "reflect-metadata";
+import type { GraphQLSchema } from "graphql";
+import { buildSchema } from "type-graphql";
+import { createPubSub } from "@graphql-yoga/subscription";
+import { ApiKeyResolver } from "./api-key.resolver.js";
+import { AuthResolver } from "./auth.resolver.js";
+import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
+import { JobResolver } from "./job.resolver.js";
+import { LimitsResolver } from "./limits.resolver.js";
+import { NodeResolver } from "./node.resolver.js";
+import { RunResolver } from "./run.resolver.js";
+
+/**
+ * The executable schema. Subscriptions use their own `subscribe` functions over the event bus;
+ * the pub/sub given to type-graphql is only there because it requires one.
+ */
+export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver],
+    pubSub: createPubSub(),
+    // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
+    globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],
+    validate: false,
+    emitSchemaFile: opts.emitSchemaFile ? { path: opts.emitSchemaFile, sortedSchema: true } : false,
+  });
+}

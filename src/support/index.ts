@@ -1,0 +1,3 @@
+export * from "./log.js";
+export * from "./metrics.js";
+export * from "./wakeup.js";
