@@ -152,8 +152,6 @@ export class RunEvents {
   }
 }
 
-/** Cancel requests for running runs travel to whichever executor holds them. */
-export const CANCEL_CHANNEL = "kairos:cancel";
 
 // Every stored field of a run travels (a field added to RunDoc and forgotten in wireRun fails to compile).
 type UnsentField = Exclude<Exclude<keyof RunDoc, "batchOp" | "claimId">, keyof ReturnType<typeof wireRun>>;

@@ -14,7 +14,6 @@
  * - deadlines.ts: lease renewal, the kill deadline, the supervisor.
  */
 import type { Logger } from "../support/index.js";
-import { CANCEL_CHANNEL } from "../core/index.js";
 import type { RunService } from "../core/index.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../shared-state/index.js";
 import { Wakeup } from "../support/index.js";
@@ -93,7 +92,7 @@ export class Executor {
     for (const pool of this.o.pools) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wakeup.wake()));
     }
-    this.unsubs.push(await this.deps.state.bus.subscribe(CANCEL_CHANNEL, (msg) => this.onCancel(msg)));
+    this.unsubs.push(await this.deps.state.bus.subscribe(Channels.cancel, (msg) => this.onCancel(msg)));
     this.state = "running";
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs);
     this.deadlines.startWatchdog();

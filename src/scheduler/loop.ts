@@ -16,7 +16,6 @@ import { Reaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
 import { ShardOwnership } from "./shards.js";
 
-export { REBALANCE_CHANNEL } from "./shards.js";
 export type { SchedulerDeps, SchedulerOptions } from "./options.js";
 
 export class Scheduler {

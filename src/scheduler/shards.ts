@@ -5,16 +5,7 @@
  */
 import type { Logger } from "../support/index.js";
 import { coerceError } from "../domain/index.js";
-import { rendezvousOwner, shardOf, StaleEpochError, type Clock, type ShardFence, type SharedState, type Unsubscribe } from "../shared-state/index.js";
-
-/**
- * Membership changes, on the event bus: `{from, reason}` when a scheduler joined or released
- * shards. Every other scheduler rebalances at once instead of at its next heartbeat, so a shard
- * handed over by a graceful release is acquired within milliseconds, not up to `heartbeatMs`
- * later (a gap long enough to make every-second jobs late, and under FIRE_ONCE, to collapse a
- * slot into MISSED). Best effort like every bus message: the periodic rebalance still runs.
- */
-export const REBALANCE_CHANNEL = "kairos:scheduler:rebalance";
+import { Channels, rendezvousOwner, shardOf, StaleEpochError, type Clock, type ShardFence, type SharedState, type Unsubscribe } from "../shared-state/index.js";
 
 export interface ShardOwnershipDeps {
   state: SharedState;
@@ -60,7 +51,7 @@ export class ShardOwnership {
 
   /** Listens for membership notices, takes this scheduler's shards and says it joined. */
   async join(): Promise<void> {
-    this.unsubscribe = await this.deps.state.bus.subscribe(REBALANCE_CHANNEL, (msg) => this.onRebalanceNotice(msg));
+    this.unsubscribe = await this.deps.state.bus.subscribe(Channels.rebalance, (msg) => this.onRebalanceNotice(msg));
     await this.requestRebalance();
     await this.announce("joined");
   }
@@ -130,7 +121,7 @@ export class ShardOwnership {
 
   private async announce(reason: "joined" | "released"): Promise<void> {
     await this.deps.state.bus
-      .publish(REBALANCE_CHANNEL, JSON.stringify({ from: this.deps.memberId, reason }))
+      .publish(Channels.rebalance, JSON.stringify({ from: this.deps.memberId, reason }))
       .catch((e) => this.deps.log.warn({ err: coerceError(e) }, "could not announce a membership change"));
   }
 

@@ -300,4 +300,14 @@ export const Channels = {
   readyWake: (pool: string) => `kairos:wake:ready:${pool}`,
   /** Run status changes; payload is a serialized run event. */
   runEvents: "kairos:events:runs",
+  /** Cancel requests for running runs, to whichever executor holds them; payload `{runId, nodeId, reason}`. */
+  cancel: "kairos:cancel",
+  /**
+   * Membership changes: `{from, reason}` when a scheduler joined or released shards. Every other
+   * scheduler rebalances at once instead of at its next heartbeat, so a shard handed over by a
+   * graceful release is acquired within milliseconds, not up to `heartbeatMs` later (a gap long
+   * enough to make every-second jobs late, and under FIRE_ONCE, to collapse a slot into MISSED).
+   * Best effort like every bus message: the periodic rebalance still runs.
+   */
+  rebalance: "kairos:scheduler:rebalance",
 } as const;

@@ -16,6 +16,7 @@ import { insertQueuedRuns } from "../helpers/runs.js";
 const store = useEmulatedMongo("run-ownership");
 let mongo: Mongo;
 let runs: RunService;
+const state = createMemorySharedState({ shardCount: 2 });
 
 const alice: Principal = { userId: "alice", username: "alice", role: "USER" };
 const bob: Principal = { userId: "bob", username: "bob", role: "USER" };
@@ -23,7 +24,7 @@ const admin: Principal = { userId: "root", username: "root", role: "ADMIN" };
 
 beforeAll(() => {
   mongo = store.mongo;
-  runs = new RunService({ mongo, state: createMemorySharedState({ shardCount: 2 }), clock: Date.now, log: createLogger("silent") });
+  runs = new RunService({ mongo, state, clock: Date.now, log: createLogger("silent") });
 });
 
 describe("cancel and retryRun for a principal", () => {
@@ -53,5 +54,19 @@ describe("cancel and retryRun for a principal", () => {
   it("cancelBySystem needs no principal (job or owner deleted)", async () => {
     const [id] = await insertQueuedRuns(mongo, 1, "alice");
     expect((await runs.cancelBySystem(id!, "owner deleted")).status).toBe("CANCELLED");
+  });
+});
+
+describe("handBack (an executor shutting down)", () => {
+  it("puts its RUNNING attempt back to QUEUED under its own token, in the ready queue, and refuses a stale token", async () => {
+    const [id] = await insertQueuedRuns(mongo, 1, "alice");
+    const [claimed] = await runs.claimMany([id!], "node-1", 30_000);
+    expect(claimed).toMatchObject({ status: "RUNNING", nodeId: "node-1" });
+    expect(await runs.handBack(id!, claimed!.fencingToken - 1, claimed!.attempt)).toBeNull();
+    expect((await runs.get(id!))!.status).toBe("RUNNING");
+    const back = await runs.handBack(id!, claimed!.fencingToken, claimed!.attempt);
+    expect(back).toMatchObject({ status: "QUEUED", nodeId: null, leaseUntil: null, attempt: claimed!.attempt });
+    expect(back!.history.at(-1)).toMatchObject({ status: "QUEUED", reason: "handed back: executor shut down", attempt: claimed!.attempt });
+    expect(await state.ready.contains("default", id!, Date.now())).toBe(true);
   });
 });

@@ -133,8 +133,7 @@ describe("what an ended attempt reports", () => {
     finishAttempt: record("finishAttempt", { status: "SUCCEEDED" }),
     finishTaken: record("finishTaken", { status: "SUCCEEDED" }),
     requeueTaken: record("requeueTaken"),
-    transition: record("transition", stored),
-    enqueue: record("enqueue"),
+    handBack: record("handBack", stored),
   } as unknown as RunService;
   const reporter = new Reporter({ runs, clock: () => 7_000, log: silentLogger(), nodeId: "n1", leaseMs: 30_000 }, new ReportGate(1_000, () => true));
   const ref = { token: 4, attempt: 1, log: () => silentLogger() };
@@ -175,8 +174,8 @@ describe("what an ended attempt reports", () => {
     expect(await report(taken)).toEqual(["requeueTaken"]);
     const claimed = attemptOf({ state: "confirmed", run: stored });
     claimed.stop = "SHUTDOWN";
-    expect(await report(claimed)).toEqual(["transition", "enqueue"]);
-    expect(calls[0]![3]).toMatchObject({ from: ["RUNNING"], token: 4, attempt: 1, set: { nodeId: null, leaseUntil: null, queuedAt: new Date(7_000) } });
+    expect(await report(claimed)).toEqual(["handBack"]);
+    expect(calls[0]!.slice(1)).toEqual([claimed.runId, 4, 1]);
   });
 
   it("reports a cancelled attempt as CANCELLED, and a disk kill as a DISK_LIMIT failure", async () => {

@@ -8,11 +8,10 @@ import type { RunDoc } from "../../domain/index.js";
 import { ConflictError, NotFoundError } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
-import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
+import { Channels, shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
 import { flagCancelRequested } from "../../store/index.js";
 import { findRun } from "../../store/index.js";
-import { CANCEL_CHANNEL } from "../events.js";
 import type { Transitions } from "./transitions.js";
 
 /** The statuses a run is cancelled from at once (a RUNNING one is flagged instead). */
@@ -43,7 +42,7 @@ export class Cancellation {
     if (run.status === RunStatus.RUNNING) {
       const flagged = await flagCancelRequested(mongo, runId, new Date(clock()));
       if (flagged) {
-        await bus.publish(CANCEL_CHANNEL, JSON.stringify({ runId, nodeId: flagged.nodeId, reason }));
+        await bus.publish(Channels.cancel, JSON.stringify({ runId, nodeId: flagged.nodeId, reason }));
         return flagged;
       }
     }
