@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { readyScore } from "../../src/shared-state/ports.js";
 import { createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
 import { sharedStateContract } from "./contract.js";
 import { T0, record } from "./helpers.js";
@@ -72,35 +71,6 @@ describe("redis adapter", () => {
     expect(await s.ready.size("none")).toBe(0);
     await s.close();
     await s.close();
-  });
-
-  it("takes entries left in the older data layout (\"<score>|<payload>\"), staged or ready, by their score", async () => {
-    const s = await createRedisSharedState({ url, prefix: `${prefix}-layout`, shardCount: 2 });
-    try {
-      const k = redisKeys(`${prefix}-layout`);
-      const score = (priority: number, at: number) => readyScore({ runId: "x", priority, enqueuedAt: at });
-      // As an older Kairos wrote them: the score before a bar, then the payload (a bar inside it too).
-      await admin.zadd(k.ready("p"), score(1, T0), "old-ready");
-      await admin.hset(k.readyData("p"), "old-ready", `${score(1, T0)}|{"run":"a|b"}`);
-      await admin.zadd(k.readyLater("p"), T0 + 100, "old-staged-high", T0 + 100, "old-staged-bare");
-      await admin.hset(k.readyData("p"), "old-staged-high", `${score(9, T0 + 100)}|{"run":"high"}`, "old-staged-bare", `${score(0, T0 + 100)}|`);
-      // And one of the current layout, staged with them.
-      await s.ready.push("p", [{ runId: "new-staged", priority: 5, enqueuedAt: T0 + 100, notBefore: T0 + 100, payload: '{"run":"new"}' }]);
-      expect(await s.ready.take("p", 10, T0 + 100, 1_000)).toEqual({
-        taken: [
-          { runId: "old-staged-high", payload: '{"run":"high"}' },
-          { runId: "new-staged", payload: '{"run":"new"}' },
-          { runId: "old-ready", payload: '{"run":"a|b"}' },
-          { runId: "old-staged-bare", payload: null },
-        ],
-        nextAt: null,
-      });
-      expect(await admin.exists(k.readyData("p"), k.readyLater("p"), k.ready("p"))).toBe(0);
-      expect(await s.ready.claimExpiry("p", "old-ready")).toBe(T0 + 1_100);
-      expect(await s.ready.claimExpiry("p", "old-staged-bare")).toBeNull();
-    } finally {
-      await s.close();
-    }
   });
 
   it("promotes and takes more runs than one batch of the script's commands holds", async () => {

@@ -8,7 +8,6 @@ export const takeReady: LuaScript = {
   KEYS[1] ready   ZSET runId -> readyScore
   KEYS[2] later   ZSET runId -> notBefore (ms)
   KEYS[3] data    HASH runId -> payload; "<runId>|s" -> readyScore while staged
-                  (written before this layout: runId -> "<readyScore>|<payload>", still read)
   KEYS[4] claims  ZSET runId -> claim marker expiry (ms)
   ARGV[1] now (ms)   ARGV[2] max   ARGV[3] claimMs   ARGV[4] most staged runs promoted per call
   Markers are dropped claimMs after they expire.
@@ -22,14 +21,6 @@ local now = tonumber(ARGV[1])
 -- markers stay claimMs past their expiry, so the reaper can tell an expired claim from none
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[3]))
 
--- A value written before the split layout, "<readyScore>|<payload>": its score and payload; nil
--- for a payload of the current layout.
-local function legacy(v)
-  local bar = string.match(v, '^[%d%.eE+-]+()|')
-  if not bar then return nil end
-  return string.sub(v, 1, bar - 1), string.sub(v, bar + 1)
-end
-
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 for first = 1, #due, CHUNK do
   local ids, fields = {}, {}
@@ -40,12 +31,7 @@ for first = 1, #due, CHUNK do
   local scores = redis.call('HMGET', KEYS[3], unpack(fields))
   local zargs = {}
   for i, id in ipairs(ids) do
-    local score = scores[i]
-    if not score then
-      local v = redis.call('HGET', KEYS[3], id)
-      score = v and legacy(v) or '0'
-    end
-    zargs[#zargs + 1] = score
+    zargs[#zargs + 1] = scores[i] or '0'
     zargs[#zargs + 1] = id
   end
   redis.call('ZADD', KEYS[1], unpack(zargs))
@@ -66,8 +52,6 @@ if max > 0 then
     local marks = {}
     for i, id in ipairs(ids) do
       local payload = values[i] or ''
-      local _, older = legacy(payload)
-      if older then payload = older end
       if payload ~= '' then
         marks[#marks + 1] = claimUntil
         marks[#marks + 1] = id
