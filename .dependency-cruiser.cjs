@@ -17,6 +17,7 @@ const LAYERS = [
   ["resolvers"],
   ["api"],
   ["config"],
+  ["app"],
 ];
 const layerOf = new Map(LAYERS.flatMap((names, i) => names.map((n) => [n, i])));
 const folders = [...layerOf.keys()];

@@ -2,9 +2,9 @@
  * `kairos <role> [options]`: one program, several roles (DESIGN.md §1).
  */
 import "reflect-metadata";
-import { startKairos } from "./app.js";
+import { startKairos } from "./app/index.js";
 import { ROLES, applyFlags, loadConfig, type Role } from "./config/index.js";
-import { loadEmulatorCli } from "./dev-emulator.js";
+import { loadEmulatorCli } from "./app/index.js";
 import { ConfigError } from "./domain/index.js";
 import { createLogger } from "./support/index.js";
 

@@ -1,6 +1,6 @@
 /** Loading the emulator package on demand, and the message when it is not installed. */
 import { describe, expect, it } from "vitest";
-import { isEmulatorMissing, loadEmulator, loadEmulatorCli } from "../src/dev-emulator.js";
+import { isEmulatorMissing, loadEmulator, loadEmulatorCli } from "../src/app/dev-emulator.js";
 import { ConfigError } from "../src/domain/errors.js";
 
 const notFound = (message: string) => Object.assign(new Error(message), { code: "ERR_MODULE_NOT_FOUND" });

@@ -32,3 +32,4 @@ export * from "./runs/user-reads.js";
 export * from "./users/accounts.js";
 export * from "./users/run-limits.js";
 export * from "./users/run-slots.js";
+export * from "./counts.js";

@@ -12,7 +12,7 @@
 import { inject } from "vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import "reflect-metadata";
-import { startKairos, type KairosApp } from "../../src/app.js";
+import { startKairos, type KairosApp } from "../../src/app/start.js";
 import { loadConfig } from "../../src/config/index.js";
 import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
 import { createLogger, silentLogger } from "../../src/support/log.js";

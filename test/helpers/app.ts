@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import "reflect-metadata";
 import { afterAll, beforeAll } from "vitest";
-import { startKairos, type KairosApp } from "../../src/app.js";
+import { startKairos, type KairosApp } from "../../src/app/start.js";
 import { loadConfig } from "../../src/config/index.js";
 import { createLogger, silentLogger, type Logger } from "../../src/support/log.js";
 import type { SchedulerOptions } from "../../src/scheduler/loop.js";

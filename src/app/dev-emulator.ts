@@ -6,7 +6,7 @@
  */
 import type * as EmulatorModule from "@kairos/mongo-emulator";
 import type * as EmulatorCliModule from "@kairos/mongo-emulator/cli";
-import { ConfigError } from "./domain/index.js";
+import { ConfigError } from "../domain/index.js";
 
 export const EMULATOR_PACKAGE = "@kairos/mongo-emulator";
 

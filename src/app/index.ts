@@ -1,0 +1,3 @@
+/** The composition root: starting a role (or all of them, dev) from its settings. */
+export * from "./start.js";
+export * from "./dev-emulator.js";

@@ -1,0 +1,78 @@
+/** Starting each role's component on the shared services: the scheduler, the executor, the API (or, without it, the ops server). */
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
+import type { KairosConfig } from "../config/index.js";
+import { Executor, type ExecutorOptions } from "../executor/index.js";
+import { buildKairosSchema, type Services } from "../resolvers/index.js";
+import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
+import { newId } from "../store/index.js";
+import type { Stores } from "./stores.js";
+import type { Stops } from "./stops.js";
+
+export interface RoleOverrides {
+  /** Overrides for tests and tuning (timing knobs). */
+  scheduler?: Partial<SchedulerOptions>;
+  executor?: Partial<ExecutorOptions>;
+}
+
+type RoleDeps = Stores & Pick<Services, "runs" | "clock" | "log">;
+
+export async function startScheduler(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Scheduler> {
+  const { mongo, state, runs, clock, log } = deps;
+  const scheduler = new Scheduler(
+    { mongo, state, runs, clock, log: log.child({ component: "scheduler" }) },
+    {
+      memberId: `${hostname()}:${process.pid}:${newId().slice(-6)}`,
+      shardLeaseMs: config.shardLeaseMs,
+      stageAheadMs: config.stageAheadMs,
+      claimGraceMs: Math.max(config.leaseMs, overrides.executor?.leaseMs ?? 0),
+      ...overrides.scheduler,
+    },
+  );
+  await scheduler.start();
+  stops.push(() => scheduler.stop());
+  return scheduler;
+}
+
+export async function startExecutor(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Executor> {
+  const { mongo, state, runs, clock, log } = deps;
+  const executor = new Executor(
+    { mongo, state, runs, clock, log: log.child({ component: "executor" }) },
+    {
+      nodeName: config.nodeName,
+      pools: config.pools,
+      slots: config.executorSlots,
+      leaseMs: config.leaseMs,
+      workRoot: join(config.role === "dev" ? config.dataDir : join(process.cwd(), ".kairos"), "work"),
+      sandbox: config.sandbox,
+      sandboxUidBase: config.sandboxUidBase,
+      sandboxRoPaths: config.sandboxRoPaths,
+      sandboxRwPaths: config.sandboxRwPaths,
+      runDefaults: config.runDefaults,
+      sandboxEgress: config.egress,
+      ...(config.executorCapacity ? { capacity: config.executorCapacity } : {}),
+      ...(config.runMax ? { runMax: config.runMax } : {}),
+      ...overrides.executor,
+    },
+  );
+  await executor.start();
+  stops.push(() => executor.stop());
+  return executor;
+}
+
+/** The GraphQL API; it stops first (stops run in reverse), so no request sees a half-stopped backend. */
+export async function startApi(config: KairosConfig, services: Services, ready: () => Promise<boolean>, stops: Stops): Promise<ApiServer> {
+  const schema = await buildKairosSchema();
+  const api = await startApiServer(services, schema, { port: config.port, host: config.host, ready, guard: config.api });
+  stops.push(() => api.stop());
+  services.log.info({ url: api.url, ws: api.wsUrl }, "GraphQL API listening");
+  return api;
+}
+
+/** Health and metrics for a role that serves no API. */
+export async function startOps(config: KairosConfig, port: number, deps: Pick<Services, "log">, ready: () => Promise<boolean>, stops: Stops): Promise<void> {
+  const ops = await startOpsServer(port, config.host, deps.log, ready);
+  stops.push(() => ops.stop());
+  deps.log.info({ port: ops.port }, "health and metrics listening");
+}

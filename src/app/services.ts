@@ -1,0 +1,56 @@
+/** The services every role shares, and the API's, built on the stores. */
+import { randomBytes } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
+import type { KairosConfig } from "../config/index.js";
+import { JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
+import type { Services } from "../resolvers/index.js";
+import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
+import type { Logger } from "../support/index.js";
+import { bridge, type Stores } from "./stores.js";
+import type { Stops } from "./stops.js";
+
+/** The API's services plus the store and the shared state they are built on (for tests and metrics; resolvers never see these two). */
+export type AppServices = Services & Pick<Stores, "mongo" | "state">;
+
+/** The services the resolvers get: no store and no shared state among them. */
+export async function buildServices(config: KairosConfig, stores: Stores, opts: { log: Logger; clock: Clock; stageAheadMs: number }, stops: Stops): Promise<Services> {
+  const { mongo, state } = stores;
+  const { log, clock } = opts;
+  const dev = config.role === "dev";
+  const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
+  const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
+  const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
+  const pools = new PoolCoverage({ mongo, clock });
+  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
+  const auth = createAuth({ mongo, tokens, clock, log });
+  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
+  // Rate-limit counters are shared through Redis when the deployment has it, so every API
+  // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
+  const serving = dev || config.role === "api";
+  const limitsRedis = serving && config.redisUrl ? await openRedis(config.redisUrl, "kairos-limits", bridge(log, "redis")) : null;
+  if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
+  const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
+  return {
+    users, jobs, runs, tokens, clock, log, pools, limits, ...auth,
+    runReads: new RunReads({ mongo }),
+    nodes: new NodeReads({ mongo }),
+    lookups: new LookupService({ mongo, clock, users }),
+    events: runs.events,
+  };
+}
+
+/** dev keeps its signing secret in its data directory, so tokens survive a restart. */
+async function devJwtSecret(dataDir: string): Promise<string> {
+  const file = join(dataDir, "jwt-secret");
+  try {
+    const s = (await readFile(file, "utf8")).trim();
+    if (s.length >= 32) return s;
+  } catch {
+    // first start
+  }
+  const secret = randomBytes(32).toString("hex");
+  await writeFile(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}

@@ -1,0 +1,72 @@
+/**
+ * The composition root: builds the stores, shared state and services a role needs, starts its
+ * components, and stops them in reverse order. `dev` runs every role in one process on embedded
+ * defaults (the MongoDB emulator and the in-memory adapters), unless MONGO_URL / REDIS_URL say
+ * otherwise.
+ */
+import { mkdir } from "node:fs/promises";
+import type { ApiServer } from "../api/index.js";
+import type { KairosConfig } from "../config/index.js";
+import type { Executor } from "../executor/index.js";
+import type { Scheduler } from "../scheduler/index.js";
+import type { Clock } from "../shared-state/index.js";
+import type { Logger } from "../support/index.js";
+import { registerSampledMetrics } from "./metrics.js";
+import { startApi, startExecutor, startOps, startScheduler, type RoleOverrides } from "./roles.js";
+import { buildServices, type AppServices } from "./services.js";
+import { Stops } from "./stops.js";
+import { openStores } from "./stores.js";
+
+export type { AppServices } from "./services.js";
+
+export interface KairosApp {
+  config: KairosConfig;
+  services: AppServices;
+  api: ApiServer | null;
+  scheduler: Scheduler | null;
+  executor: Executor | null;
+  /** Set when the bootstrap admin was created with a generated password (print it once). */
+  generatedAdminPassword: string | null;
+  mongoUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions extends RoleOverrides {
+  log: Logger;
+  clock?: Clock;
+}
+
+export async function startKairos(config: KairosConfig, opts: StartOptions): Promise<KairosApp> {
+  const { log } = opts;
+  const clock = opts.clock ?? Date.now;
+  const has = (role: KairosConfig["role"]) => config.role === "dev" || config.role === role;
+  const stops = new Stops(log);
+  try {
+    if (config.role === "dev") await mkdir(config.dataDir, { recursive: true });
+    const stores = await openStores(config, log, stops);
+    const services = await buildServices(config, stores, { log, clock, stageAheadMs: opts.scheduler?.stageAheadMs ?? config.stageAheadMs }, stops);
+    const generatedAdminPassword = has("api") ? await ensureAdmin(config, services) : null;
+    stops.push(registerSampledMetrics({ ...stores, pools: services.pools }, config.pools));
+
+    const deps = { ...stores, runs: services.runs, clock, log };
+    const scheduler = has("scheduler") ? await startScheduler(config, deps, opts, stops) : null;
+    const executor = has("executor") ? await startExecutor(config, deps, opts, stops) : null;
+    const ready = async () => (await stores.mongo.db.command({ ping: 1 })).ok === 1;
+    const api = has("api") ? await startApi(config, services, ready, stops) : null;
+    if (!api && config.metricsPort !== null) await startOps(config, config.metricsPort, services, ready, stops);
+
+    const appServices: AppServices = { ...services, mongo: stores.mongo, state: stores.state };
+    return { config, services: appServices, api, scheduler, executor, generatedAdminPassword, mongoUrl: stores.mongoUrl, stop: () => stops.all() };
+  } catch (e) {
+    await stops.all();
+    throw e;
+  }
+}
+
+/** The bootstrap admin (KAIROS_ADMIN_USER): created on first start; its generated password, if any, is returned to print once. */
+async function ensureAdmin(config: KairosConfig, services: Pick<AppServices, "users" | "log">): Promise<string | null> {
+  const admin = await services.users.ensureAdmin(config.adminUser, config.adminPassword);
+  if (admin.created) services.log.info({ username: config.adminUser, generated: admin.generatedPassword !== null }, "bootstrap admin created");
+  if (admin.updated) services.log.info({ username: config.adminUser }, "bootstrap admin password set from KAIROS_ADMIN_PASSWORD");
+  return admin.generatedPassword;
+}
