@@ -33,7 +33,7 @@ export interface ProfileSummary {
   bySrcCaller: Array<{ name: string; ms: number }>;
 }
 
-/** Groups a script URL into an area: "src/core/runs.ts", "mongodb", "node:internal", "(native)". */
+/** Groups a script URL into an area: "src/core/runs/claims.ts", "mongodb", "node:internal", "(native)". */
 export function areaOf(url: string): string {
   if (!url) return "(native/V8)";
   const nm = url.lastIndexOf("node_modules/");

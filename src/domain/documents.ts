@@ -19,7 +19,7 @@ export interface UserDoc {
   /**
    * The run slots taken under `maxConcurrentRuns`: one `runId:fencingToken` per RUNNING attempt.
    * A set rather than a counter, so taking and giving back a slot are idempotent; its size is
-   * compared-and-set at claim time (RunService.claim).
+   * compared-and-set at claim time (core/runs/user-slots.ts).
    */
   runSlots?: string[];
   /**

@@ -90,7 +90,7 @@ export function knownRun(c: Claim): RunDoc | null {
 export function stopAttempt(a: Attempt, reason: StopReason, why: string): void {
   if (a.stop) return;
   a.stop = reason;
-  // The copy the result is reported from says what the stored run says (see RunService.transition `batchedFrom`).
+  // The copy the result is reported from says what the stored run says (see the `batched` write in core/runs/transitions.ts).
   if (reason === "CANCEL") a.claim = withCancelRequested(a.claim);
   a.abort.abort(new Error(why));
 }

@@ -12,6 +12,7 @@
 
 import type { Clock, Millis } from "../domain/index.js";
 import type { TimerId } from "../domain/index.js";
+import { stableHash32 } from "../domain/index.js";
 
 export type { Clock, Millis, TimerId };
 
@@ -240,19 +241,9 @@ export function sharedState(ports: Omit<SharedState, "close">): SharedState {
   };
 }
 
-/** FNV-1a 32-bit: stable across processes and languages (the Redis adapter never needs it). */
-export function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
 /** The shard a job's timers live in. */
 export function shardOf(jobId: string, shardCount: number): number {
-  return hash32(jobId) % shardCount;
+  return stableHash32(jobId) % shardCount;
 }
 
 /**
@@ -271,7 +262,7 @@ export function mix32(h: number): number {
 
 /** The rendezvous weight of `member` for `shard`. */
 export function rendezvousScore(member: string, shard: number): number {
-  return mix32(hash32(`${member}#${shard}`));
+  return mix32(stableHash32(`${member}#${shard}`));
 }
 
 /**

@@ -36,7 +36,7 @@ export {
   type ScheduleInput,
   type ScheduleKind,
 } from "./schedule.js";
-export { dueAt, spreadOffset, stableHash32 } from "./jitter.js";
+export { dueAt, spreadOffset } from "./jitter.js";
 export {
   DEFAULT_LATE_TOLERANCE_MS,
   DEFAULT_MAX_CATCHUP,

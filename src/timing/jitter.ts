@@ -9,21 +9,10 @@
  * Neither moves the slot's identity: `fireKey` stays `jobId@slot.at`.
  */
 import type { Slot } from "./dst.js";
+import { stableHash32 } from "../domain/index.js";
 import type { Millis } from "./duration.js";
 import type { Schedule } from "./schedule.js";
 
-/**
- * 32-bit FNV-1a over the UTF-16 code units of `text`. Stable across processes and versions:
- * changing it would move every job's spread offset.
- */
-export function stableHash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 /** The job's fixed offset in `[0, spreadMs)`; 0 when spreadMs is 0. */
 export function spreadOffset(jobId: string, spreadMs: Millis): Millis {

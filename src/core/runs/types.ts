@@ -15,7 +15,7 @@ export interface AttemptOutcome {
   usage?: RunUsage | null;
   /**
    * When the program ended (epoch ms), if the result is recorded later: the executor holds
-   * results while it is starting due runs (see Executor.reportTurn). The run's `finishedAt` and
+   * results while it is starting due runs (see ReportGate in executor/report.ts). The run's `finishedAt` and
    * the history entry say when it ended, not when it was written down. Default: now.
    */
   endedAt?: number;
