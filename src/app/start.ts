@@ -9,6 +9,7 @@ import type { ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
 import type { Executor } from "../executor/index.js";
 import type { Scheduler } from "../scheduler/index.js";
+import { pingMongo } from "../store/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
 import { registerSampledMetrics } from "./metrics.js";
@@ -51,7 +52,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const deps = { ...stores, runs: services.runs, clock, log };
     const scheduler = has("scheduler") ? await startScheduler(config, deps, opts, stops) : null;
     const executor = has("executor") ? await startExecutor(config, deps, opts, stops) : null;
-    const ready = async () => (await stores.mongo.db.command({ ping: 1 })).ok === 1;
+    const ready = () => pingMongo(stores.mongo);
     const api = has("api") ? await startApi(config, services, ready, stops) : null;
     if (!api && config.metricsPort !== null) await startOps(config, config.metricsPort, services, ready, stops);
 

@@ -79,3 +79,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
   ]);
   return { client, db, c, close: () => client.close() };
 }
+
+/** Whether MongoDB answers (the readiness probe). */
+export async function pingMongo(mongo: Mongo): Promise<boolean> {
+  return (await mongo.db.command({ ping: 1 })).ok === 1;
+}
