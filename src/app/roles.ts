@@ -6,6 +6,7 @@ import type { KairosConfig } from "../config/index.js";
 import { Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
+import type { Clock } from "../shared-state/index.js";
 import { newId } from "../store/index.js";
 import type { Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
@@ -16,7 +17,7 @@ export interface RoleOverrides {
   executor?: Partial<ExecutorOptions>;
 }
 
-type RoleDeps = Stores & Pick<Services, "runs" | "clock" | "log">;
+type RoleDeps = Stores & Pick<Services, "runs" | "log"> & { clock: Clock };
 
 export async function startScheduler(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Scheduler> {
   const { mongo, state, runs, clock, log } = deps;

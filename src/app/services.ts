@@ -33,7 +33,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
   const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
   return {
-    users, jobs, runs, tokens, clock, log, pools, limits, ...auth,
+    users, jobs, runs, log, pools, limits, ...auth,
     runReads: new RunReads({ mongo }),
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),

@@ -1,6 +1,5 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
-import type { TokenService } from "../auth/index.js";
 import type { RunEvents } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
@@ -12,7 +11,6 @@ import type { UserService } from "../core/index.js";
 import { assertAdmin } from "../auth/index.js";
 import { ForbiddenError, UnauthenticatedError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
-import type { Clock } from "../shared-state/index.js";
 
 /**
  * Process-wide services the resolvers call; built once by the API role. No store and no shared
@@ -30,11 +28,9 @@ export interface Services extends AuthParts {
   lookups: LookupService;
   /** Run status events, for subscriptions. */
   events: RunEvents;
-  tokens: TokenService;
   pools: PoolCoverage;
-  clock: Clock;
   log: Logger;
-  /** Request, submission and login limits (src/api/rate-limit.ts). */
+  /** Request, submission and login limits (src/auth/rate-limit.ts). */
   limits: RateLimits;
 }
 
