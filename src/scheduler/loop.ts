@@ -5,12 +5,14 @@
  *   - fire-loop.ts   the fire loop (claim due timers, hand each to its handler);
  *   - fire-job.ts    one job timer's fire, applying the pure decision of timing/decide-fire.ts;
  *   - reconciler.ts  the wheel rebuilt from MongoDB (missing timers re-armed);
- *   - reaper.ts      expired leases, lost queue entries, stale overlap locks, cluster chores.
+ *   - lease-watch.ts expired leases reclaimed as they end (the run queued again at once);
+ *   - reaper.ts      lost queue entries, stale overlap locks, cluster chores.
  * See README.md in this folder for the pipeline of one fire.
  */
 import { coerceError } from "../domain/index.js";
 import { FireLoop } from "./fire-loop.js";
 import { JobFirer } from "./fire-job.js";
+import { LeaseWatch } from "./lease-watch.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type SchedulerOptions } from "./options.js";
 import { Reaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
@@ -24,6 +26,7 @@ export class Scheduler {
   private readonly fireLoop: FireLoop;
   private readonly reconciler: Reconciler;
   private readonly reaper: Reaper;
+  private readonly leaseWatch: LeaseWatch;
   private stopped = true;
   private timers: NodeJS.Timeout[] = [];
   /** Background passes (reaper, reconcile, rebalance) in progress. */
@@ -44,14 +47,21 @@ export class Scheduler {
       shardLeaseMs: o.shardLeaseMs,
       stopped,
       onAcquired: async (shards) => {
+        // What the previous owner left is acted on at once: expired leases (the lease watcher),
+        // taken runs whose claim expired (a reaper pass), without waiting for their periods.
+        this.leaseWatch.acquired(shards, clock());
+        this.leaseWatch.wake();
         await this.reconcile(shards);
         this.fireLoop.wake();
+        await this.requeueLostNow();
       },
     });
     const jobs = new JobFirer({ mongo, state, runs, log, options: o, random: deps.random ?? Math.random });
     this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, options: o, stopped });
     this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs });
-    this.reaper = new Reaper({ mongo, state, runs, clock, log, shards: this.shards, nodeDeadMs: o.nodeDeadMs, claimGraceMs: o.claimGraceMs });
+    this.leaseWatch = new LeaseWatch({ mongo, state, runs, clock, log, shards: this.shards, capMs: o.leaseWatchMs, stopped });
+    const causeOf = (jobId: string, faultAt: number) => this.leaseWatch.causeOf(jobId, faultAt);
+    this.reaper = new Reaper({ mongo, state, runs, clock, log, shards: this.shards, nodeDeadMs: o.nodeDeadMs, claimGraceMs: o.claimGraceMs, causeOf });
   }
 
   get memberId(): string {
@@ -70,9 +80,10 @@ export class Scheduler {
   async start(): Promise<void> {
     this.stopped = false;
     await this.fireLoop.listen();
+    this.leaseWatch.start();
     await this.shards.join();
     this.every(this.o.heartbeatMs, () => this.shards.heartbeat());
-    this.every(this.o.reaperMs, () => this.reap());
+    this.every(this.o.reaperMs, () => this.reaper.reap());
     this.every(this.o.reconcileMs, () => this.reconcile(this.ownedShards()));
     this.fireLoop.start();
   }
@@ -84,6 +95,7 @@ export class Scheduler {
     this.timers = [];
     this.fireLoop.wake();
     await this.fireLoop.finished();
+    await this.leaseWatch.finished();
     // A reaper or reconcile pass still writing would fail once the stores close under it.
     await Promise.all([...this.background]);
     await this.shards.settle();
@@ -106,8 +118,19 @@ export class Scheduler {
     return this.reconciler.reconcile(shards);
   }
 
-  reap(): Promise<void> {
-    return this.reaper.reap();
+  /** One reaper pass, expired leases included (the role runs them on their own: lease watch, reaper period). */
+  async reap(): Promise<void> {
+    await this.leaseWatch.reclaim(this.deps.clock());
+    await this.reaper.reap();
+  }
+
+  /** A reaper pass over lost queue entries, at once (shards just acquired); its failure is logged. */
+  private async requeueLostNow(): Promise<void> {
+    try {
+      await this.reaper.requeueLost(this.deps.clock());
+    } catch (e) {
+      this.deps.log.error({ err: coerceError(e) }, "requeue of lost queue entries failed");
+    }
   }
 
   /** Runs `fn` every `ms`, one at a time; stop() waits for a pass in progress. */

@@ -18,8 +18,13 @@ export interface SchedulerOptions {
   heartbeatMs?: number;
   /** Longest sleep between passes when nothing is due (a safety net for lost wake-ups). @default 1 s */
   maxSleepMs?: number;
-  /** Reaper period (expired leases, lost queue entries, dead nodes). @default 5 s */
+  /** Reaper period (lost queue entries, stale locks, dead nodes). @default 5 s */
   reaperMs?: number;
+  /**
+   * Longest sleep of the lease watcher, which otherwise sleeps until the earliest lease end among
+   * RUNNING runs and queues a run whose executor died again as its lease ends. @default 1 s
+   */
+  leaseWatchMs?: number;
   /** Full wheel reconciliation against MongoDB. @default 60 s */
   reconcileMs?: number;
   /** A node whose heartbeat is older than this is DEAD. @default 30 s */
@@ -54,6 +59,7 @@ export function resolveOptions(opts: SchedulerOptions): ResolvedOptions {
     heartbeatMs: 2_000,
     maxSleepMs: 1_000,
     reaperMs: 5_000,
+    leaseWatchMs: 1_000,
     reconcileMs: 60_000,
     nodeDeadMs: 30_000,
     maxCatchup: 100,

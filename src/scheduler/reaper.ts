@@ -1,17 +1,19 @@
 /**
- * The reaper, for runs of the shards this scheduler owns: attempts whose lease expired are
- * finished as LOST_EXECUTOR (retried or failed by their policy), QUEUED runs that fell out of
- * the ready queue are pushed again, and overlap locks whose holder is gone are released. The
+ * The reaper, for runs of the shards this scheduler owns: QUEUED runs that fell out of the ready
+ * queue (or were taken by an executor that died before confirming) are pushed again, and overlap
+ * locks whose holder is gone are released. (Attempts whose lease expired are the lease watcher's,
+ * lease-watch.ts, which acts as soon as a lease ends rather than on this period.) The
  * owner of shard 0 also does the cluster-wide chores: the set of users with a run limit,
  * per-user run slots, and nodes that stopped heartbeating (marked DEAD).
  */
-import type { Logger } from "../support/index.js";
+import type { Logger, RecoveryCause } from "../support/index.js";
+import { observeRecovery } from "../support/index.js";
 import type { RunService } from "../core/index.js";
 import { isTerminal } from "../domain/index.js";
 import { findLockedJobs } from "../store/index.js";
 import type { Mongo } from "../store/index.js";
 import { markSilentNodesDead } from "../store/index.js";
-import { findExpiredLeases, findRunStatus, findStaleQueued } from "../store/index.js";
+import { findRunStatus, findStaleQueued } from "../store/index.js";
 import { limitedUserIds } from "../store/index.js";
 import type { Clock, SharedState } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
@@ -30,6 +32,8 @@ export interface ReaperDeps {
   shards: Pick<ShardOwnership, "has" | "ownsJob">;
   nodeDeadMs: number;
   claimGraceMs: number;
+  /** The recovery cause of a fault at `faultAt` in the shard of `jobId` (see LeaseWatch.causeOf). */
+  causeOf: (jobId: string, faultAt: number) => RecoveryCause;
 }
 
 export class Reaper {
@@ -44,27 +48,10 @@ export class Reaper {
 
   async reap(): Promise<void> {
     const now = this.deps.clock();
-    await this.reclaimExpiredLeases(now);
     await this.requeueLost(now);
     await this.repairOverlapLocks();
     // Cluster-wide chores run on the owner of shard 0 only.
     if (this.deps.shards.has(0)) await this.clusterChores(now);
-  }
-
-  private async reclaimExpiredLeases(now: number): Promise<void> {
-    const expired = await findExpiredLeases(this.deps.mongo, now, REAP_LIMIT);
-    for (const run of expired) {
-      if (!this.deps.shards.ownsJob(run.jobId)) continue;
-      const done = await this.deps.runs.finishAttempt(run, {
-        kind: "LOST_EXECUTOR",
-        exitCode: null,
-        signal: null,
-        error: `lease expired at ${run.leaseUntil?.toISOString()} on node ${run.nodeId ?? "?"}: executor lost`,
-        outputTail: run.outputTail,
-        outputTruncated: run.outputTruncated,
-      });
-      if (done) this.deps.log.warn({ runId: run._id, nodeId: run.nodeId, status: done.status }, "reclaimed run with expired lease");
-    }
   }
 
   /**
@@ -77,7 +64,7 @@ export class Reaper {
    * again only once it has been missing for claimGraceMs, by when such an executor has either
    * confirmed the claim or killed the run.
    */
-  private async requeueLost(now: number): Promise<void> {
+  async requeueLost(now: number): Promise<void> {
     const { ready } = this.deps.state;
     const { claimGraceMs } = this.deps;
     const stale = await findStaleQueued(this.deps.mongo, now - QUEUED_CHECK_AFTER_MS, REAP_LIMIT);
@@ -90,14 +77,21 @@ export class Reaper {
       if (!this.deps.shards.ownsJob(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
       const since = this.missingFromQueue.get(run._id);
       // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
-      const noTakerLeft = intact || ((await ready.claimExpiry(run.pool, run._id)) ?? Infinity) <= now;
+      // (So a new owner of the shard, without this memory, pushes such a run on its first pass.)
+      const claimExpiry = await ready.claimExpiry(run.pool, run._id);
+      const noTakerLeft = intact || (claimExpiry ?? Infinity) <= now;
       if (!noTakerLeft && (since === undefined || now - since < claimGraceMs)) {
         missing.set(run._id, since ?? now);
         continue;
       }
       // It may have been taken by an executor that died before confirming: a new token.
-      if (!(await this.deps.runs.requeueTaken(run._id))) continue;
-      this.deps.log.warn({ runId: run._id, pool: run.pool }, "re-enqueued a QUEUED run missing from its ready queue");
+      const taken = claimExpiry !== null && claimExpiry <= now;
+      const reason = taken
+        ? `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(claimExpiry).toISOString()}; queued again`
+        : "missing from its ready queue; queued again";
+      if (!(await this.deps.runs.requeueTaken(run._id, reason))) continue;
+      if (taken) observeRecovery(this.deps.causeOf(run.jobId, claimExpiry), claimExpiry, this.deps.clock());
+      this.deps.log.warn({ runId: run._id, pool: run.pool, claimExpiry }, "re-enqueued a QUEUED run missing from its ready queue");
     }
     this.missingFromQueue = missing;
   }

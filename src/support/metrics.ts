@@ -61,6 +61,14 @@ export class SampledGauge<L extends string = string> extends Gauge<L> {
 
 const LATENESS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
+/** What a run recovered from (the `cause` label of `kairos_recovery_seconds`). */
+export type RecoveryCause = "executor_lost" | "shard_moved" | "store_rebuilt";
+
+/** Records one run's recovery: `faultAt` to `queuedAt` (ms), never negative. */
+export function observeRecovery(cause: RecoveryCause, faultAt: number, queuedAt: number): void {
+  metrics.recoverySeconds.observe({ cause }, Math.max(0, queuedAt - faultAt) / 1000);
+}
+
 /** The metrics the components record; names follow Prometheus conventions. */
 export const metrics = {
   fires: new Counter({
@@ -86,6 +94,23 @@ export const metrics = {
     name: "kairos_claim_latency_seconds",
     help: "From QUEUED to claimed by an executor.",
     buckets: LATENESS_BUCKETS,
+    registers: [registry],
+  }),
+  /**
+   * Recovery after a fault: from the fault time to the moment the affected run is QUEUED again
+   * (back in its ready queue, an executor can take it). The fault time depends on the cause:
+   * - `executor_lost`: the run's lease expiry (a RUNNING run), or its claim marker's expiry (a run
+   *   taken from the ready queue and never confirmed), on the scheduler that owned the shard then;
+   * - `shard_moved`: the same, for a run whose shard this scheduler acquired after that expiry
+   *   (the previous owner died or let go before it recovered the run);
+   * - `store_rebuilt`: the moment the shared state's loss was noticed, to the run queued again.
+   * Another cause is one more label value: observe with {@link RecoveryCause}.
+   */
+  recoverySeconds: new Histogram({
+    name: "kairos_recovery_seconds",
+    help: "From a fault (lease or claim expiry, or a store loss noticed) to the affected run queued again, by cause.",
+    labelNames: ["cause"] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
     registers: [registry],
   }),
   staleResults: new Counter({

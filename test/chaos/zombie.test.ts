@@ -1,7 +1,7 @@
 /**
  * The zombie executor (DESIGN.md §5, "double billing"): an executor is frozen with SIGSTOP while
  * it runs an attempt, past the attempt's lease (PT2S). The reaper reclaims the run
- * (LOST_EXECUTOR → RETRY_SCHEDULED), the other executor runs attempt 2 to success, and then the
+ * (executor lost → QUEUED again at once), the other executor runs attempt 2 to success, and then the
  * zombie is thawed with SIGCONT. Checked:
  * - the zombie's late result is refused: the run keeps attempt 2's result, token and node;
  * - the zombie's program did not keep running next to attempt 2: its last heartbeat line in the
@@ -77,7 +77,7 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
       const node = await db.collection("nodes").findOne({ _id: done.nodeId });
       expect(node?.name).toBe(other);
       expect(done.fencingToken).toBeGreaterThanOrEqual(2);
-      expect(done.history.some((h: any) => h.status === "RETRY_SCHEDULED" && /LOST_EXECUTOR/.test(h.reason ?? ""))).toBe(true);
+      expect(done.history.some((h: any) => h.status === "QUEUED" && /executor lost: lease expired/.test(h.reason ?? ""))).toBe(true);
 
       // Thaw the zombie and give it time to report.
       const before = JSON.stringify(await db.collection("runs").findOne({ _id: done._id }));

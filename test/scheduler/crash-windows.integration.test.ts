@@ -158,17 +158,17 @@ describe("crash windows", () => {
     const expected = (await mongo.c.jobs.findOne({ _id: job._id }))!.nextFireAt!.getTime();
     expect(await state.wheel.dueAt(shard, timer)).toBe(expected);
 
-    // The reaper puts QUEUED runs that fell out of Redis back once they have been missing for the
-    // claim grace (an executor that took one may be confirming its claim until then).
-    now = t0 + 5 * LEASE_MS + 10;
-    await d.rebalance(); // the lease taken after the flush has lapsed meanwhile: taken again
+    // The reaper puts QUEUED runs that fell out of Redis back once the store has been intact for
+    // the claim grace (an executor that took one may be confirming its claim until then), counted
+    // from the first look after the loss: the take-over of the shards above, which looks at once.
+    const lossSeen = now;
+    expect(await state.ready.intactSince(now + 1)).toBe(lossSeen);
+    now = lossSeen + LEASE_MS - 1;
+    await d.rebalance();
     await d.rebalance();
     await d.reap();
     for (const r of queued) expect(await state.ready.contains("nowhere", r._id, now)).toBe(false);
-    now += LEASE_MS - 1;
-    await d.reap();
-    for (const r of queued) expect(await state.ready.contains("nowhere", r._id, now)).toBe(false);
-    now += 1;
+    now = lossSeen + LEASE_MS;
     await d.rebalance();
     await d.rebalance();
     await d.reap();

@@ -6,8 +6,8 @@ import type { RunDoc } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import { metrics } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
-import { retryDelay, shouldRetry } from "../../timing/index.js";
-import type { Mongo } from "../../store/index.js";
+import { LOST_EXECUTOR_MIN_ATTEMPTS, retryDelay, shouldRetry } from "../../timing/index.js";
+import type { Mongo, RunIncrements } from "../../store/index.js";
 import { extendRunLease } from "../../store/index.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
@@ -23,12 +23,20 @@ export interface AttemptEnd {
   ended: Date;
   /** When the next attempt is due (RETRY_SCHEDULED only). */
   retryAt: number | null;
+  /** Counters bumped with the transition (a lost attempt queued again: the attempt and the token). */
+  inc?: RunIncrements;
 }
 
 /**
  * Decides what an attempt's `outcome` makes of its run at `now`: SUCCEEDED or CANCELLED as
  * reported; a retry when the run's policy allows one more; otherwise a final failure (DEAD when
  * retries were configured and all are spent). `random` jitters the retry's backoff.
+ *
+ * An attempt lost with its executor (LOST_EXECUTOR: its lease ran out) is not a failure of the
+ * user's program: while attempts remain (at least LOST_EXECUTOR_MIN_ATTEMPTS), the run goes back
+ * to QUEUED at once as the next attempt, with a new fencing token, without the policy's backoff
+ * (docs/decisions.md, "A lost attempt is queued again at once"). The attempt still counts, so a job
+ * that takes its node down every time ends DEAD after its attempts.
  */
 export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, random: () => number): AttemptEnd {
   const ended = new Date(Math.min(now, outcome.endedAt ?? now));
@@ -46,6 +54,17 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
     return { to, set: { ...base, finishedAt: ended }, reason: outcome.error ?? null, ended, retryAt: null };
   }
   const reason = outcome.kind;
+  if (outcome.kind === "LOST_EXECUTOR" && shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {
+    const at = new Date(now);
+    return {
+      to: RunStatus.QUEUED,
+      set: { ...base, nodeId: null, queuedAt: at, startedAt: null, finishedAt: null, retryAt: null },
+      inc: { attempt: 1, fencingToken: 1 },
+      reason: `${outcome.error ?? reason}; queued again as attempt ${run.attempt + 1}`,
+      ended: at,
+      retryAt: null,
+    };
+  }
   if (shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {
     // Backoff counts from the attempt's end (armed at once if a held result made it pass already).
     const retryAt = Math.max(now, ended.getTime() + retryDelay(run.retry, run.attempt, random));
@@ -57,8 +76,8 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
       retryAt,
     };
   }
-  const final =
-    run.retry.maxAttempts > 1 && run.attempt >= run.retry.maxAttempts
+  const spent = outcome.kind === "LOST_EXECUTOR" ? run.attempt >= LOST_EXECUTOR_MIN_ATTEMPTS : run.retry.maxAttempts > 1 && run.attempt >= run.retry.maxAttempts;
+  const final = spent
       ? RunStatus.DEAD
       : outcome.kind === "TIMED_OUT"
         ? RunStatus.TIMED_OUT
@@ -140,10 +159,12 @@ export class Attempts {
     const end = attemptEnd(run, outcome, this.deps.clock(), this.deps.random);
     const updated = await this.deps.transitions.apply(
       run._id,
-      { to: end.to, from: [RunStatus.RUNNING], set: end.set, reason: end.reason, nodeId: run.nodeId, attempt: run.attempt, at: end.ended },
+      { to: end.to, from: [RunStatus.RUNNING], set: end.set, inc: end.inc, reason: end.reason, nodeId: run.nodeId, attempt: run.attempt, at: end.ended },
       write,
     );
     if (updated && end.retryAt !== null) await this.deps.retries.arm(updated, end.retryAt);
+    // A lost attempt queued again: into the ready queue now, as the next attempt.
+    if (updated && end.to === RunStatus.QUEUED) await this.deps.enqueue(updated);
     return updated;
   }
 }

@@ -173,11 +173,13 @@ export class Claims {
   /**
    * Pushes a QUEUED run back to its queue after its entry was taken and the claim never reached
    * the store (the taker died, gave up, or shut down): the fencing token is bumped first, so the
-   * token the lost taker started its run with is never handed to another attempt. Null when the
-   * run is not QUEUED (or parked) any more.
+   * token the lost taker started its run with is never handed to another attempt. `reason`, when
+   * given, is recorded in the run's history. Null when the run is not QUEUED (or parked) any more.
    */
-  async requeueTaken(runId: string): Promise<RunDoc | null> {
-    const run = await bumpQueuedToken(this.deps.mongo, runId, new Date(this.deps.clock()));
+  async requeueTaken(runId: string, reason?: string): Promise<RunDoc | null> {
+    const now = new Date(this.deps.clock());
+    const entry: RunTransition | undefined = reason ? { status: RunStatus.QUEUED, at: now, reason, nodeId: null, attempt: null } : undefined;
+    const run = await bumpQueuedToken(this.deps.mongo, runId, now, entry);
     if (run) await this.deps.enqueue(run);
     return run;
   }

@@ -87,8 +87,8 @@ export class RunService {
   }
 
   /** Back to the queue after a taken entry's claim never reached the store (see {@link Claims.requeueTaken}). */
-  requeueTaken(runId: string): Promise<RunDoc | null> {
-    return this.claims.requeueTaken(runId);
+  requeueTaken(runId: string, reason?: string): Promise<RunDoc | null> {
+    return this.claims.requeueTaken(runId, reason);
   }
 
   /** Claims a batch of popped runs (see {@link Claims.claimMany}). */

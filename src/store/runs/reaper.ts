@@ -1,4 +1,4 @@
-/** The reaper's reads of runs: expired leases, queued runs that may have fallen out of the queue, a lock holder's status. */
+/** The reaper's reads of runs: expired leases and the next one to expire, queued runs that may have fallen out of the queue, a lock holder's status. */
 import type { RunDoc } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
@@ -6,6 +6,18 @@ import type { Mongo } from "../mongo.js";
 /** Up to `limit` RUNNING runs whose lease ended before `now`. */
 export function findExpiredLeases(mongo: Mongo, now: number, limit: number): Promise<RunDoc[]> {
   return mongo.c.runs.find({ status: RunStatus.RUNNING, leaseUntil: { $lt: new Date(now) } }).limit(limit).toArray();
+}
+
+/**
+ * The earliest lease end at or after `from` among RUNNING runs (the `status_lease` index, one
+ * key read), or null when none: when the lease watcher next has something to reclaim.
+ */
+export async function earliestLeaseEnd(mongo: Mongo, from: number): Promise<number | null> {
+  const run = await mongo.c.runs.findOne(
+    { status: RunStatus.RUNNING, leaseUntil: { $gte: new Date(from) } },
+    { sort: { leaseUntil: 1 }, projection: { leaseUntil: 1 } },
+  );
+  return run?.leaseUntil ? run.leaseUntil.getTime() : null;
 }
 
 /**

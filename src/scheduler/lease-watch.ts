@@ -1,0 +1,122 @@
+/**
+ * The lease watcher: runs of the shards this scheduler owns whose executor died are queued again
+ * as soon as their lease ends, not on the reaper's next pass. It sleeps until the earliest lease
+ * end among RUNNING runs (one read of the `status_lease` index), at most `capMs` (a lease renewed
+ * or a run claimed meanwhile may end earlier than what it read), then reclaims what has ended.
+ *
+ * Why the lease end and nothing earlier: an executor kills its attempt itself a safety margin
+ * before the lease ends if it could not renew it (executor/deadlines.ts, and the supervisor when
+ * the executor is frozen), so once the lease has ended nothing of the old attempt still runs. A
+ * node heartbeat that lapsed says nothing more: the executor may be cut off from MongoDB while its
+ * program still runs until that deadline. Reclaiming earlier could start a second live attempt.
+ *
+ * A reclaimed run goes back to QUEUED at once as its next attempt (core/runs/attempts.ts,
+ * attemptEnd), or ends DEAD once its attempts are spent; `kairos_recovery_seconds` records the
+ * time from its lease end to that moment (cause `shard_moved` when this scheduler acquired the
+ * run's shard only after the lease ended, `executor_lost` otherwise).
+ */
+import type { Logger } from "../support/index.js";
+import { Wakeup, observeRecovery, type RecoveryCause } from "../support/index.js";
+import type { RunService } from "../core/index.js";
+import { RunStatus, coerceError } from "../domain/index.js";
+import type { Mongo } from "../store/index.js";
+import { earliestLeaseEnd, findExpiredLeases } from "../store/index.js";
+import { shardOf, type Clock, type SharedState } from "../shared-state/index.js";
+import type { ShardOwnership } from "./shards.js";
+
+/** Rows reclaimed per pass; a full page means another pass at once. */
+const RECLAIM_LIMIT = 1_000;
+/** Woken this long after the earliest lease end (a lease ends at `leaseUntil`, exclusive). */
+const AFTER_END_MS = 5;
+
+export interface LeaseWatchDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  shards: Pick<ShardOwnership, "ownsJob">;
+  /** Longest sleep between passes. */
+  capMs: number;
+  stopped: () => boolean;
+}
+
+export class LeaseWatch {
+  private readonly wakeup = new Wakeup();
+  private loop: Promise<void> | null = null;
+  /** When this scheduler acquired each shard it owns (absent: owned since before any lease it reclaims). */
+  private readonly acquiredAt = new Map<number, number>();
+
+  constructor(private readonly deps: LeaseWatchDeps) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Resolves once the loop has ended (after stopped() turned true and wake()). */
+  async finished(): Promise<void> {
+    this.wakeup.wake();
+    await this.loop;
+    this.loop = null;
+  }
+
+  /** A pass now (shards acquired, or a caller that knows a lease ended). */
+  wake(): void {
+    this.wakeup.wake();
+  }
+
+  /** Records when `shards` were acquired, for the recovery's cause. */
+  acquired(shards: readonly number[], at: number): void {
+    for (const s of shards) this.acquiredAt.set(s, at);
+  }
+
+  /** The recovery cause of a fault at `faultAt` in the shard of `jobId`. */
+  causeOf(jobId: string, faultAt: number): RecoveryCause {
+    const at = this.acquiredAt.get(shardOf(jobId, this.deps.state.wheel.shardCount));
+    return at !== undefined && at > faultAt ? "shard_moved" : "executor_lost";
+  }
+
+  /**
+   * Reclaims the owned runs whose lease ended before `now`: queued again as their next attempt, or
+   * finished when their attempts are spent. Returns how many were read (a full page: more remain).
+   */
+  async reclaim(now: number): Promise<number> {
+    const expired = await findExpiredLeases(this.deps.mongo, now, RECLAIM_LIMIT);
+    for (const run of expired) {
+      if (!this.deps.shards.ownsJob(run.jobId) || !run.leaseUntil) continue;
+      const leaseEnd = run.leaseUntil.getTime();
+      const done = await this.deps.runs.finishAttempt(run, {
+        kind: "LOST_EXECUTOR",
+        exitCode: null,
+        signal: null,
+        error: `executor lost: lease expired at ${run.leaseUntil.toISOString()} on node ${run.nodeId ?? "?"}`,
+        outputTail: run.outputTail,
+        outputTruncated: run.outputTruncated,
+      });
+      if (!done) continue;
+      if (done.status === RunStatus.QUEUED) observeRecovery(this.causeOf(run.jobId, leaseEnd), leaseEnd, this.deps.clock());
+      this.deps.log.warn(
+        { runId: run._id, nodeId: run.nodeId, leaseUntil: run.leaseUntil, status: done.status, attempt: done.attempt },
+        done.status === RunStatus.QUEUED ? "executor lost: run queued again" : "executor lost: run finished (attempts spent)",
+      );
+    }
+    return expired.length;
+  }
+
+  private async run(): Promise<void> {
+    const { clock, capMs } = this.deps;
+    while (!this.deps.stopped()) {
+      let sleepMs = capMs;
+      try {
+        const now = clock();
+        if ((await this.reclaim(now)) >= RECLAIM_LIMIT) continue;
+        const next = await earliestLeaseEnd(this.deps.mongo, now);
+        if (next !== null) sleepMs = Math.min(capMs, Math.max(0, next - clock()) + AFTER_END_MS);
+      } catch (e) {
+        this.deps.log.error({ err: coerceError(e) }, "lease watch pass failed");
+      }
+      if (this.deps.stopped()) break;
+      await this.wakeup.sleep(sleepMs);
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * The lease watcher's decisions (scheduler/lease-watch.ts, core/runs/attempts.ts), on a fake
+ * clock with schedulers driven by hand: a run whose executor died goes back to QUEUED as soon as
+ * its lease ends (not before, not after a backoff), as its next attempt with a new fencing token
+ * and the reason in its history; a job that loses its executor every time ends DEAD; the recovery
+ * is observed in `kairos_recovery_seconds` with its cause (`shard_moved` when the shard came to
+ * this scheduler only after the lease ended). The real processes and the default lease are in
+ * test/chaos/lease-recovery.test.ts.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { RunService } from "../../src/core/runs/index.js";
+import { Scheduler } from "../../src/scheduler/loop.js";
+import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
+import type { SharedState } from "../../src/shared-state/ports.js";
+import { earliestLeaseEnd } from "../../src/store/runs/reaper.js";
+import type { Mongo } from "../../src/store/mongo.js";
+import { metrics } from "../../src/support/metrics.js";
+import { silentLogger } from "../../src/support/log.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
+import { insertQueuedRuns } from "../helpers/runs.js";
+
+const LEASE_MS = 30_000;
+const store = useEmulatedMongo("lease-watch");
+let mongo: Mongo;
+let state: SharedState;
+let runs: RunService;
+let now = Date.parse("2026-11-23T12:00:00Z");
+const clock = () => now;
+
+beforeAll(() => {
+  mongo = store.mongo;
+  state = createMemorySharedState({ shardCount: 4 });
+  runs = new RunService({ mongo, state, clock, log: silentLogger() });
+});
+
+function scheduler(name: string): Scheduler {
+  return new Scheduler({ mongo, state, runs, clock, log: silentLogger() }, { memberId: name, shardLeaseMs: 6_000, stageAheadMs: 0, claimGraceMs: LEASE_MS });
+}
+
+async function recoveries(cause: string): Promise<{ count: number; sum: number }> {
+  const { values } = await metrics.recoverySeconds.get();
+  const of = (name: string) => values.find((v) => v.metricName === name && v.labels.cause === cause)?.value ?? 0;
+  return { count: of("kairos_recovery_seconds_count"), sum: of("kairos_recovery_seconds_sum") };
+}
+
+const load = async (id: string) => (await mongo.c.runs.findOne({ _id: id }))!;
+
+/** Claims the run as an executor on `node` would (a lease of LEASE_MS from now), which then dies. */
+async function claimAndDie(id: string, node: string) {
+  const [run] = await runs.claimMany([id], node, LEASE_MS);
+  expect(run?.status).toBe("RUNNING");
+  return run!;
+}
+
+describe("the lease watcher", () => {
+  it("queues a run whose lease ended again at once, as its next attempt with a new token", async () => {
+    const a = scheduler("A");
+    await a.rebalance();
+    const [id] = await insertQueuedRuns(mongo, 1, "lease-a");
+    const running = await claimAndDie(id!, "node-dead");
+    const leaseEnd = running.leaseUntil!.getTime();
+    expect(await earliestLeaseEnd(mongo, now)).toBe(leaseEnd);
+    const before = await recoveries("executor_lost");
+
+    now = leaseEnd - 1; // the lease still holds: nothing happens
+    await a.reap();
+    expect((await load(id!)).status).toBe("RUNNING");
+
+    now = leaseEnd + 1;
+    await a.reap();
+    const back = await load(id!);
+    expect(back).toMatchObject({ status: "QUEUED", attempt: 2, fencingToken: running.fencingToken + 1, nodeId: null, leaseUntil: null, retryAt: null });
+    expect(back.queuedAt).toEqual(new Date(now));
+    const entry = back.history.at(-1)!;
+    expect(entry).toMatchObject({ status: "QUEUED", nodeId: "node-dead", attempt: 1 });
+    expect(entry.reason).toBe(`executor lost: lease expired at ${new Date(leaseEnd).toISOString()} on node node-dead; queued again as attempt 2`);
+    expect(await state.ready.contains("default", id!, now)).toBe(true);
+    expect(await earliestLeaseEnd(mongo, now)).toBeNull();
+
+    const after = await recoveries("executor_lost");
+    expect(after.count - before.count).toBe(1);
+    expect(after.sum - before.sum).toBeCloseTo(0.001, 6);
+
+    // The dead executor's attempt cannot write any more: its token is stale.
+    expect(await runs.extendLease(id!, running.fencingToken, LEASE_MS)).toBeNull();
+  });
+
+  it("a job that loses its executor on every attempt ends DEAD after its attempts (no retries configured)", async () => {
+    const a = scheduler("A2");
+    now += 60_000;
+    await a.rebalance();
+    const [id] = await insertQueuedRuns(mongo, 1, "lease-dead");
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const running = await claimAndDie(id!, `node-${attempt}`);
+      expect(running.attempt).toBe(attempt);
+      now = running.leaseUntil!.getTime() + 1;
+      await a.rebalance(); // its shard leases lapsed meanwhile (nothing renewed them): let go,
+      await a.rebalance(); // and taken again
+      await a.reap();
+    }
+    const dead = await load(id!);
+    expect(dead.status).toBe("DEAD");
+    expect(dead.attempt).toBe(3);
+    expect(dead.history.filter((h) => h.status === "QUEUED" && /^executor lost/.test(h.reason ?? ""))).toHaveLength(2);
+  });
+
+  it("a shard taken over after the lease ended: the new owner queues the run on its first pass, cause shard_moved", async () => {
+    const a = scheduler("A3");
+    now += 60_000;
+    await a.rebalance();
+    const [id] = await insertQueuedRuns(mongo, 1, "lease-moved");
+    const running = await claimAndDie(id!, "node-gone");
+    const leaseEnd = running.leaseUntil!.getTime();
+    const before = await recoveries("shard_moved");
+    // A dies with the executor: it never runs again. B takes its shards once their leases lapse,
+    // which is after the run's lease ended.
+    now = leaseEnd + 2_000;
+    const b = scheduler("B3");
+    await b.rebalance();
+    await b.rebalance();
+    expect(b.ownedShards()).toHaveLength(4);
+    await b.reap();
+    expect(await load(id!)).toMatchObject({ status: "QUEUED", attempt: 2 });
+    const after = await recoveries("shard_moved");
+    expect(after.count - before.count).toBe(1);
+    expect(after.sum - before.sum).toBeCloseTo(2, 3);
+  });
+});
