@@ -18,7 +18,7 @@
 import type { Logger } from "../support/index.js";
 import { Wakeup, observeRecovery, type RecoveryCause } from "../support/index.js";
 import type { RunService } from "../core/index.js";
-import { RunStatus, coerceError } from "../domain/index.js";
+import { RunStatus, coerceError, type RunDoc } from "../domain/index.js";
 import type { Mongo } from "../store/index.js";
 import { earliestLeaseEnd, findExpiredLeases } from "../store/index.js";
 import { shardOf, type Clock, type SharedState } from "../shared-state/index.js";
@@ -78,29 +78,34 @@ export class LeaseWatch {
 
   /**
    * Reclaims the owned runs whose lease ended before `now`: queued again as their next attempt, or
-   * finished when their attempts are spent. Returns how many were read (a full page: more remain).
+   * finished when their attempts are spent (one batched write for the page: a node with many
+   * slots dies with all of them). Returns how many it reclaimed, and whether the page was full.
    */
-  async reclaim(now: number): Promise<number> {
+  async reclaim(now: number): Promise<{ reclaimed: number; full: boolean }> {
     const expired = await findExpiredLeases(this.deps.mongo, now, RECLAIM_LIMIT);
-    for (const run of expired) {
-      if (!this.deps.shards.ownsJob(run.jobId) || !run.leaseUntil) continue;
-      const leaseEnd = run.leaseUntil.getTime();
-      const done = await this.deps.runs.finishAttempt(run, {
-        kind: "LOST_EXECUTOR",
-        exitCode: null,
-        signal: null,
-        error: `executor lost: lease expired at ${run.leaseUntil.toISOString()} on node ${run.nodeId ?? "?"}`,
-        outputTail: run.outputTail,
-        outputTruncated: run.outputTruncated,
-      });
-      if (!done) continue;
-      if (done.status === RunStatus.QUEUED) observeRecovery(this.causeOf(run.jobId, leaseEnd), leaseEnd, this.deps.clock());
-      this.deps.log.warn(
-        { runId: run._id, nodeId: run.nodeId, leaseUntil: run.leaseUntil, status: done.status, attempt: done.attempt },
-        done.status === RunStatus.QUEUED ? "executor lost: run queued again" : "executor lost: run finished (attempts spent)",
-      );
-    }
-    return expired.length;
+    const owned = expired.filter((run) => run.leaseUntil && this.deps.shards.ownsJob(run.jobId));
+    const done = await Promise.all(owned.map((run) => this.reclaimOne(run)));
+    return { reclaimed: done.filter(Boolean).length, full: expired.length >= RECLAIM_LIMIT };
+  }
+
+  private async reclaimOne(run: RunDoc): Promise<boolean> {
+    const leaseUntil = run.leaseUntil!;
+    const leaseEnd = leaseUntil.getTime();
+    const done = await this.deps.runs.finishAttempt(run, {
+      kind: "LOST_EXECUTOR",
+      exitCode: null,
+      signal: null,
+      error: `executor lost: lease expired at ${leaseUntil.toISOString()} on node ${run.nodeId ?? "?"}`,
+      outputTail: run.outputTail,
+      outputTruncated: run.outputTruncated,
+    });
+    if (!done) return false;
+    if (done.status === RunStatus.QUEUED) observeRecovery(this.causeOf(run.jobId, leaseEnd), leaseEnd, this.deps.clock());
+    this.deps.log.warn(
+      { runId: run._id, nodeId: run.nodeId, leaseUntil, status: done.status, attempt: done.attempt },
+      done.status === RunStatus.QUEUED ? "executor lost: run queued again" : "executor lost: run finished (attempts spent)",
+    );
+    return true;
   }
 
   private async run(): Promise<void> {
@@ -109,7 +114,10 @@ export class LeaseWatch {
       let sleepMs = capMs;
       try {
         const now = clock();
-        if ((await this.reclaim(now)) >= RECLAIM_LIMIT) continue;
+        // A full page with progress: more may be waiting. (A full page of other shards' runs
+        // makes no progress here: their owner reclaims them; no busy loop on it.)
+        const { reclaimed, full } = await this.reclaim(now);
+        if (full && reclaimed > 0) continue;
         const next = await earliestLeaseEnd(this.deps.mongo, now);
         if (next !== null) sleepMs = Math.min(capMs, Math.max(0, next - clock()) + AFTER_END_MS);
       } catch (e) {

@@ -6,7 +6,7 @@ import type { RunDoc } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import { metrics } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
-import { LOST_EXECUTOR_MIN_ATTEMPTS, retryDelay, shouldRetry } from "../../timing/index.js";
+import { retryDelay, shouldRetry } from "../../timing/index.js";
 import type { Mongo, RunIncrements } from "../../store/index.js";
 import { extendRunLease } from "../../store/index.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
@@ -76,12 +76,9 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
       retryAt,
     };
   }
-  const spent = outcome.kind === "LOST_EXECUTOR" ? run.attempt >= LOST_EXECUTOR_MIN_ATTEMPTS : run.retry.maxAttempts > 1 && run.attempt >= run.retry.maxAttempts;
-  const final = spent
-      ? RunStatus.DEAD
-      : outcome.kind === "TIMED_OUT"
-        ? RunStatus.TIMED_OUT
-        : RunStatus.FAILED;
+  // A lost attempt gets here only with its attempts spent (at least LOST_EXECUTOR_MIN_ATTEMPTS).
+  const spent = outcome.kind === "LOST_EXECUTOR" || (run.retry.maxAttempts > 1 && run.attempt >= run.retry.maxAttempts);
+  const final = spent ? RunStatus.DEAD : outcome.kind === "TIMED_OUT" ? RunStatus.TIMED_OUT : RunStatus.FAILED;
   return { to: final, set: { ...base, finishedAt: ended }, reason, ended, retryAt: null };
 }
 
