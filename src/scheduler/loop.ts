@@ -15,6 +15,7 @@ import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type Schedule
 import { Reaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
 import { ShardOwnership } from "./shards.js";
+import { rebuildGraceMs, STORE_CHECK_MS, StoreWatch } from "./store-watch.js";
 
 export type { SchedulerDeps, SchedulerOptions } from "./options.js";
 
@@ -24,6 +25,7 @@ export class Scheduler {
   private readonly fireLoop: FireLoop;
   private readonly reconciler: Reconciler;
   private readonly reaper: Reaper;
+  private readonly storeWatch: StoreWatch;
   private stopped = true;
   private timers: NodeJS.Timeout[] = [];
   /** Background passes (reaper, reconcile, rebalance) in progress. */
@@ -46,12 +48,15 @@ export class Scheduler {
       onAcquired: async (shards) => {
         await this.reconcile(shards);
         this.fireLoop.wake();
+        this.storeWatch.acquired(shards);
       },
     });
     const jobs = new JobFirer({ mongo, state, runs, log, options: o, random: deps.random ?? Math.random });
     this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, options: o, stopped });
     this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs });
     this.reaper = new Reaper({ mongo, state, runs, clock, log, shards: this.shards, nodeDeadMs: o.nodeDeadMs, claimGraceMs: o.claimGraceMs });
+    const reconcile = (shards: readonly number[]) => this.reconcile(shards);
+    this.storeWatch = new StoreWatch({ mongo, state, clock, log, shards: this.shards, reconcile, graceMs: rebuildGraceMs(o.claimGraceMs), windowMs: o.shardLeaseMs, stopped });
   }
 
   get memberId(): string {
@@ -70,10 +75,12 @@ export class Scheduler {
   async start(): Promise<void> {
     this.stopped = false;
     await this.fireLoop.listen();
+    await this.storeWatch.check(); // the store's generation now: a loss from here on is noticed
     await this.shards.join();
     this.every(this.o.heartbeatMs, () => this.shards.heartbeat());
     this.every(this.o.reaperMs, () => this.reap());
     this.every(this.o.reconcileMs, () => this.reconcile(this.ownedShards()));
+    this.every(STORE_CHECK_MS, () => this.storeWatch.check());
     this.fireLoop.start();
   }
 
@@ -86,6 +93,7 @@ export class Scheduler {
     await this.fireLoop.finished();
     // A reaper or reconcile pass still writing would fail once the stores close under it.
     await Promise.all([...this.background]);
+    await this.storeWatch.settle();
     await this.shards.settle();
     await this.fireLoop.unlisten();
     await this.shards.leave();
