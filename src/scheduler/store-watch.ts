@@ -105,13 +105,15 @@ export class StoreWatch {
       this.deps.log.warn({ err: coerceError(e) }, "could not read the shared store's generation");
       return false;
     }
-    const seen = this.known;
-    this.known = generation;
-    if (seen === null || seen === generation) {
+    if (this.known === null || this.known === generation) {
+      this.known = generation;
       this.lastSeenAt = now;
       return false;
     }
+    // The new generation is adopted only once the rebuild is done: one that failed half-way (MongoDB
+    // unreachable) is done again at the next check (every step is idempotent).
     await this.rebuild(this.lastSeenAt || now, this.deps.clock());
+    this.known = generation;
     this.lastSeenAt = now;
     return true;
   }

@@ -92,7 +92,7 @@ async function lossScenario(tag: string, lose: () => Promise<void>): Promise<{ d
   const { services } = app;
   const far = Date.now() + 3_600_000;
   const blocker = await job(`${tag}-blocker`, { schedule: { kind: "ONCE", at: far }, spec: { kind: "COMMAND", command: note("; sleep 4") } });
-  const blockers = [];
+  const blockers: string[] = [];
   for (let i = 0; i < 4; i++) blockers.push((await services.jobs.trigger(caller, blocker._id))._id);
   await waitFor(async () => ((await services.mongo.c.runs.countDocuments({ _id: { $in: blockers }, status: "RUNNING" })) === 4 ? true : null), 15_000);
 
