@@ -21,8 +21,9 @@
  *      its `notBefore`, token unchanged;
  *    - any other run may have been taken with its payload by an executor that started it and has
  *      not confirmed its claim yet (its claim marker went with the data). Executors confirm
- *      `confirmDelayMs` (at most 1 s) after the start; the watch waits `graceMs` (that delay plus
- *      2 s for the write and the batching, from the detection, which is after the loss) and then
+ *      `confirmDelayMs` (at most 1 s) after the start, or with the result of a run that ended
+ *      sooner (held up to `reportHoldMs`, at most 2 s); the watch waits `graceMs` (those plus 2 s
+ *      for the write, from the detection, which is after the loss: {@link rebuildGraceMs}) and then
  *      pushes the run only if it is still QUEUED, with its fencing token bumped first: a taker
  *      whose confirm came later still is refused and kills its process, and no token is handed to
  *      two attempts. See docs/decisions.md, "A Redis data loss is rebuilt from MongoDB at once".
@@ -51,12 +52,16 @@ const CLOCK_MARGIN_MS = 1_000;
 const PUSH_CHUNK = 512;
 
 /**
- * How long after a detected loss a run that may have been taken is pushed again: executors confirm
- * a taken run `min(1 s, lease / 10)` after its start (executor/options.ts confirmDelayMs), plus 2 s
- * for the confirm's batched write. `claimGraceMs` is the executors' lease.
+ * How long after a detected loss a run that may have been taken is pushed again. A taker writes
+ * its claim `confirmDelayMs` (min(1 s, lease / 10)) after the start while the run goes on, or,
+ * for a run that ended sooner, with its result, which may wait up to `reportHoldMs`
+ * (min(2 s, lease / 10)) while the executor is starting due runs (executor/options.ts); plus 2 s
+ * for the batched write. `leaseMs` is the executors' lease (the scheduler's `claimGraceMs`).
+ * 3 s with a 5 s lease, 5 s with the default 30 s.
  */
-export function rebuildGraceMs(claimGraceMs: number): number {
-  return Math.min(1_000, Math.floor(claimGraceMs / 10)) + 2_000;
+export function rebuildGraceMs(leaseMs: number): number {
+  const tenth = Math.floor(leaseMs / 10);
+  return Math.min(1_000, tenth) + Math.min(2_000, tenth) + 2_000;
 }
 
 export interface StoreWatchDeps {

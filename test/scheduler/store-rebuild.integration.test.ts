@@ -10,7 +10,7 @@
  * later, an every-2-s job keeps firing, and two runs of a pool no executor serves were taken by a
  * simulated executor that has not confirmed them yet. Then the data goes, and:
  * - the loss is noticed within 2 s;
- * - every QUEUED run starts within the grace (2.5 s) + 5 s of the loss, best priority first
+ * - every QUEUED run starts within the grace (3 s with this lease) + 5 s of the loss, best priority first
  *   (without the rebuild they waited for the reaper: ≥ 15 s, its 10 s age check plus the lease);
  * - the staged run and the armed timers start at most 3 s late;
  * - every run started exactly once (each run's command appends its id to a file);
