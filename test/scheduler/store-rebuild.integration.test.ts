@@ -5,19 +5,20 @@
  * on the shared one): the whole product in-process (API, scheduler, executor with 4 slots, lease
  * 5 s) plus a second scheduler, real clocks.
  *
- * Before the loss: 4 long runs fill the executor's slots, 12 runs wait QUEUED behind them (6 of
- * priority 8, 6 of priority 2), one run is staged for 6 s later, one one-off's timer is armed 7 s
- * later, an every-2-s job keeps firing, and two runs of a pool no executor serves were taken by a
+ * Before the loss: 4 runs fill the executor's slots (until the test lets them end, right after the
+ * loss), 12 runs wait QUEUED behind them (6 of priority 8, 6 of priority 2), one run is staged for
+ * 6 s later, one one-off's timer is armed 7 s later, an every-2-s job keeps firing, and two runs of a pool no executor serves were taken by a
  * simulated executor that has not confirmed them yet. Then the data goes, and:
  * - the loss is noticed within 2 s;
- * - every QUEUED run starts within the grace (3 s with this lease) + 5 s of the loss, best priority first
- *   (without the rebuild they waited for the reaper: ≥ 15 s, its 10 s age check plus the lease);
+ * - every QUEUED run starts within the grace (3 s with this lease) + 5 s of the loss, best priority
+ *   first (without the rebuild they waited for the reaper: ≥ 15 s, its 10 s age check plus the
+ *   lease);
  * - the staged run and the armed timers start at most 3 s late;
  * - every run started exactly once (each run's command appends its id to a file);
  * - a taker that confirms within the grace keeps its run (not pushed again), one that confirms
  *   after it is refused (its token was bumped), and the run is back in its queue.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -91,7 +92,9 @@ async function allDone(jobIds: string[], count: number): Promise<RunDoc[]> {
 async function lossScenario(tag: string, lose: () => Promise<void>): Promise<{ detectedInMs: number; slowestStartMs: number; stagedLateMs: number; timerLateMs: number }> {
   const { services } = app;
   const far = Date.now() + 3_600_000;
-  const blocker = await job(`${tag}-blocker`, { schedule: { kind: "ONCE", at: far }, spec: { kind: "COMMAND", command: note("; sleep 4") } });
+  // The blockers hold the 4 slots until the test lets them go, right after the loss.
+  const go = join(dir, `go-${tag}`);
+  const blocker = await job(`${tag}-blocker`, { schedule: { kind: "ONCE", at: far }, spec: { kind: "COMMAND", command: note(`; while [ ! -f ${go} ]; do sleep 0.05; done`) } });
   const blockers: string[] = [];
   for (let i = 0; i < 4; i++) blockers.push((await services.jobs.trigger(caller, blocker._id))._id);
   await waitFor(async () => ((await services.mongo.c.runs.countDocuments({ _id: { $in: blockers }, status: "RUNNING" })) === 4 ? true : null), 15_000);
@@ -110,16 +113,15 @@ async function lossScenario(tag: string, lose: () => Promise<void>): Promise<{ d
   await services.jobs.trigger(caller, sim._id);
   const stagedRun = await waitFor(async () => (await runsOf(staged._id))[0] ?? null, 5_000);
   expect(stagedRun.notBefore!.getTime()).toBeGreaterThan(Date.now() + 2_000);
-  const took = await waitFor(async () => {
-    const got = await services.state.ready.take(`sim-${tag}`, 2, Date.now(), LEASE_MS);
-    return got.taken.length > 0 ? got.taken : null;
-  }, 5_000);
+  await waitFor(async () => ((await services.state.ready.size(`sim-${tag}`)) === 2 ? true : null), 5_000);
+  const { taken: took } = await services.state.ready.take(`sim-${tag}`, 2, Date.now(), LEASE_MS);
   expect(took).toHaveLength(2);
   const taken = took.map((t) => decodeRunPayload(t.payload!));
   expect((await services.mongo.c.runs.countDocuments({ jobId: { $in: [high._id, low._id] }, status: "QUEUED" }))).toBe(12);
 
   const lossAt = Date.now();
   await lose();
+  await writeFile(go, "");
   // The first taker confirms within the grace: its run stays its own.
   await new Promise((r) => setTimeout(r, 300));
   const confirmed = await services.runs.confirmClaim(taken[0]!, "taker", LEASE_MS, lossAt);
