@@ -17,6 +17,7 @@ import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type Schedule
 import { Reaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
 import { ShardOwnership } from "./shards.js";
+import { rebuildGraceMs, STORE_CHECK_MS, StoreWatch } from "./store-watch.js";
 
 export type { SchedulerDeps, SchedulerOptions } from "./options.js";
 
@@ -27,6 +28,7 @@ export class Scheduler {
   private readonly reconciler: Reconciler;
   private readonly reaper: Reaper;
   private readonly leaseWatch: LeaseWatch;
+  private readonly storeWatch: StoreWatch;
   private stopped = true;
   private timers: NodeJS.Timeout[] = [];
   /** Background passes (reaper, reconcile, rebalance) in progress. */
@@ -54,6 +56,7 @@ export class Scheduler {
         await this.reconcile(shards);
         this.fireLoop.wake();
         await this.requeueLostNow();
+        this.storeWatch.acquired(shards);
       },
     });
     const jobs = new JobFirer({ mongo, state, runs, log, options: o, random: deps.random ?? Math.random });
@@ -62,6 +65,8 @@ export class Scheduler {
     this.leaseWatch = new LeaseWatch({ mongo, state, runs, clock, log, shards: this.shards, capMs: o.leaseWatchMs, stopped });
     const causeOf = (jobId: string, faultAt: number) => this.leaseWatch.causeOf(jobId, faultAt);
     this.reaper = new Reaper({ mongo, state, runs, clock, log, shards: this.shards, nodeDeadMs: o.nodeDeadMs, claimGraceMs: o.claimGraceMs, causeOf });
+    const reconcile = (shards: readonly number[]) => this.reconcile(shards);
+    this.storeWatch = new StoreWatch({ mongo, state, clock, log, shards: this.shards, reconcile, graceMs: rebuildGraceMs(o.claimGraceMs), windowMs: o.shardLeaseMs, stopped });
   }
 
   get memberId(): string {
@@ -81,10 +86,12 @@ export class Scheduler {
     this.stopped = false;
     await this.fireLoop.listen();
     this.leaseWatch.start();
+    await this.storeWatch.check(); // the store's generation now: a loss from here on is noticed
     await this.shards.join();
     this.every(this.o.heartbeatMs, () => this.shards.heartbeat());
     this.every(this.o.reaperMs, () => this.reaper.reap());
     this.every(this.o.reconcileMs, () => this.reconcile(this.ownedShards()));
+    this.every(STORE_CHECK_MS, () => this.storeWatch.check());
     this.fireLoop.start();
   }
 
@@ -98,6 +105,7 @@ export class Scheduler {
     await this.leaseWatch.finished();
     // A reaper or reconcile pass still writing would fail once the stores close under it.
     await Promise.all([...this.background]);
+    await this.storeWatch.settle();
     await this.shards.settle();
     await this.fireLoop.unlisten();
     await this.shards.leave();

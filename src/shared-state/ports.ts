@@ -215,6 +215,15 @@ export interface ShardCoordinator {
   release(shard: number, memberId: string, epoch: number): Promise<void>;
   /** Current holder of a shard at `now`, if any. */
   holder(shard: number, now: Millis): Promise<{ memberId: string; epoch: number } | null>;
+  /**
+   * The shared store's generation: an id fixed for as long as the store keeps its data. The first
+   * caller after the store started empty writes a fresh one (write-once) and every caller reads
+   * that one; an id that differs from the one a caller saw before means the store lost its data in
+   * between (a Redis flush, a restart without persistence, a failover that dropped writes), and
+   * everything behind these ports must be rebuilt from MongoDB. Cheap: one round trip. The memory
+   * adapter cannot lose its data and keeps one id for its lifetime.
+   */
+  generation(): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -24,6 +24,7 @@ export * from "./runs/ledger.js";
 export * from "./runs/lookup.js";
 export * from "./runs/pools.js";
 export * from "./runs/reaper.js";
+export * from "./runs/rebuild.js";
 export * from "./runs/scheduling.js";
 export * from "./runs/staged.js";
 export * from "./runs/transitions.js";

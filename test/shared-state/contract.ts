@@ -379,6 +379,30 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.coordinator.members(T0 + 1_500)).toEqual(["m-b"]);
         expect(await s.coordinator.members(T0 + 10_000)).toEqual([]);
       });
+      it("keeps one store generation for every caller while the store keeps its data", async () => {
+        const peer = await d.peer();
+        // Concurrent first callers agree on one id (write-once), and it stays through any use of the ports.
+        const [a, b] = await Promise.all([s.coordinator.generation(), peer.coordinator.generation()]);
+        expect(typeof a).toBe("string");
+        expect(a.length).toBeGreaterThan(0);
+        expect(b).toBe(a);
+        const fence = await own(0);
+        await s.wheel.arm(0, "j:gen", T0);
+        await s.wheel.claimDue(fence, T0, 10, 1_000);
+        await s.ready.push("p", [{ runId: "r-gen", priority: 5, enqueuedAt: T0, payload: "x" }]);
+        await s.ready.take("p", 1, T0, 1_000);
+        await s.ready.replaceLimited(["u"]);
+        await s.coordinator.heartbeat("m", T0, 1_000);
+        expect(await peer.coordinator.generation()).toBe(a);
+        expect(await s.coordinator.generation()).toBe(a);
+        // Another deployment (another store) has another generation.
+        const other = await open({ shardCount: SHARDS });
+        try {
+          expect(await other.state.coordinator.generation()).not.toBe(a);
+        } finally {
+          await other.dispose();
+        }
+      });
     });
 
     describe("ready queue", () => {

@@ -94,6 +94,25 @@ describe("redis adapter", () => {
     }
   });
 
+  it("gives the store a new generation once its data is lost, the same one to every caller", async () => {
+    const p = `${prefix}-gen`;
+    const a = await createRedisSharedState({ url, prefix: p, shardCount: 2 });
+    const b = await createRedisSharedState({ url, prefix: p, shardCount: 2 });
+    try {
+      const before = await a.coordinator.generation();
+      expect(await b.coordinator.generation()).toBe(before);
+      expect(await admin.ttl(redisKeys(p).generation)).toBe(-1); // never expires
+      // The deployment's data is lost (as FLUSHALL would, without disturbing other test files).
+      await deleteByPrefix(admin, p);
+      const [afterA, afterB] = await Promise.all([a.coordinator.generation(), b.coordinator.generation()]);
+      expect(afterA).not.toBe(before);
+      expect(afterB).toBe(afterA);
+      expect(await a.coordinator.generation()).toBe(afterA);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it("fails fast with a useful error when Redis is unreachable", async () => {
     await expect(createRedisSharedState({ url: "redis://127.0.0.1:1" })).rejects.toThrow(/ECONNREFUSED|connect/i);
   });

@@ -3,3 +3,4 @@ export { RunService } from "./service.js";
 export type { AttemptOutcome, RunServiceDeps } from "./types.js";
 export type { MaterializeArgs, Materialized } from "./materialize.js";
 export type { WithdrawOptions } from "./staged.js";
+export { readyEntry } from "./ready.js";

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Millis, ShardCoordinator, ShardFence } from "../ports.js";
 import { checkShard, checkTime } from "../checks.js";
 
@@ -23,6 +24,8 @@ export class MemoryShardCoordinator implements ShardCoordinator {
   private readonly memberExpiry = new Map<string, Millis>();
   private readonly leases = new Map<number, Lease>();
   private readonly epochs = new Map<number, number>();
+  /** One process's memory is never lost while the process lives: one generation for its life. */
+  private readonly gen = randomUUID();
 
   constructor(readonly shardCount: number) {}
 
@@ -77,6 +80,10 @@ export class MemoryShardCoordinator implements ShardCoordinator {
     checkShard(shard, this.shardCount);
     const lease = this.leases.get(shard);
     return lease && lease.expiresAt > now ? { memberId: lease.holder, epoch: lease.epoch } : null;
+  }
+
+  async generation(): Promise<string> {
+    return this.gen;
   }
 
   /** The fencing rule of claimDue/complete/replayInflight; null means the fence holds. */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Millis, ShardCoordinator } from "../ports.js";
 import { checkShard, ms } from "./checks.js";
 import type { SharedConnection } from "./connection.js";
@@ -68,6 +69,13 @@ export class RedisShardCoordinator implements ShardCoordinator {
     const [memberId, epoch, expiresAt] = await this.conn.redis.hmget(this.shardKeys(shard).lease, "holder", "epoch", "expiresAt");
     if (memberId == null || epoch == null || expiresAt == null || Number(expiresAt) <= now) return null;
     return { memberId, epoch: Number(epoch) };
+  }
+
+  async generation(): Promise<string> {
+    const fresh = randomUUID();
+    const [[setErr], [getErr, got]] = (await this.conn.redis.multi().set(this.keys.generation, fresh, "NX").get(this.keys.generation).exec()) as [[Error | null, unknown], [Error | null, string | null]];
+    if (setErr || getErr) throw setErr ?? getErr;
+    return got ?? fresh;
   }
 
   close(): Promise<void> {

@@ -31,6 +31,13 @@ export interface RedisKeys {
   limitedOwners: string;
   /** STRING ms: since when this deployment's Redis data has been intact (set once, NX; gone after a flush). */
   intactSince: string;
+  /**
+   * STRING the store's generation: a random id written once (SET NX) by the first caller after the
+   * store started empty, never expiring. A scheduler that reads another id than before (or writes a
+   * new one) knows the store lost its data in between (flush, restart without persistence, failover
+   * to a replica that missed writes) and rebuilds it from MongoDB (src/scheduler/store-watch.ts).
+   */
+  generation: string;
   /** ZSET member id → heartbeat expiry (ms). */
   members: string;
   /** The pub/sub channel carrying a logical EventBus channel for this deployment. */
@@ -55,6 +62,7 @@ export function redisKeys(prefix: string): RedisKeys {
     readyClaims: (pool) => `${prefix}:ready:{${pool}}:claims`,
     limitedOwners: `${prefix}:limited-owners`,
     intactSince: `${prefix}:intact-since`,
+    generation: `${prefix}:generation`,
     members: `${prefix}:members`,
     channel: (name) => `${prefix}:bus:${name}`,
     pattern: `${prefix}:*`,
