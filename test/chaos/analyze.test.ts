@@ -154,19 +154,18 @@ describe("recovery", () => {
     expect(restart).toMatchObject({ due: 5, maxLateness: 100, slow: 0 });
     expect(rec.byCause.executor_lost).toMatchObject({ faults: 1, maxLateness: 6_000, worstAt: KILL_EXEC, restartAfterKillMax: 5_500 });
     expect(rec.byCause.scheduler_lost).toMatchObject({ faults: 1, maxLateness: 9_000, worstAt: KILL_SCHED, slow: 1 });
-    // Slots due in no window: 0..7, 14..17, 24..28, 34, 35: 19 slots, all 100 ms late.
-    expect(rec.quiet).toEqual({ n: 19, p99: 100, max: 100 });
+    // Slots due before the first fault's window (8 s): 0..7, all 100 ms late.
+    expect(rec.baseline).toEqual({ n: 8, p99: 100, max: 100 });
     // A longer lease widens the windows: the executor's window now reaches the flush's slow slot.
     const wide = recovery(report, faultsFromEvents(i.events), { leaseMs: 30_000 });
     expect(wide.perFault[0]).toMatchObject({ due: 33, maxLateness: 9_000, slow: 2 });
-    expect(wide.quiet.n).toBe(8);
     // Two executor kills 2 s apart: their windows share slots, counted once for the cause.
     const twice = [...faultsFromEvents(i.events), { kind: "executor_lost" as const, at: KILL_EXEC + 2_000, target: "executor-2", pid: 70 }];
     const both = recovery(report, twice, { leaseMs: 3_000 });
     expect(both.byCause.executor_lost).toMatchObject({ faults: 2, due: 8, slow: 1, maxLateness: 6_000, killedAttempts: 1 });
     const lines = recoveryLines(rec, T0);
     expect(lines[0]).toBe("recovery executor_lost faults=1 due=6 max_lateness=6000 ms (fault at T+10.0s) slow>5s=1 killed_attempts=1 restart_after_kill_max=5500 ms");
-    expect(lines.at(-1)).toBe("recovery quiet due=19 p99/max=100/100 ms (slots due in no fault window)");
+    expect(lines.at(-1)).toBe("recovery baseline due=8 p99/max=100/100 ms (slots due before the first fault)");
     expect(faultLines(rec, T0)[1]).toBe("fault T+20.0s store_flushed redis due=6 max_lateness=4000 ms slow>5s=0");
   });
 

@@ -377,8 +377,8 @@ export interface RecoveryReport {
   slowMs: number;
   perFault: FaultRecovery[];
   byCause: Partial<Record<FaultKind, CauseRecovery>>;
-  /** Committed slots due in no fault's window: the lateness the load alone gives. */
-  quiet: { n: number; p99: number; max: number };
+  /** Committed slots due before the first fault's window: the lateness the load alone gives. */
+  baseline: { n: number; p99: number; max: number };
 }
 
 /**
@@ -439,8 +439,9 @@ export function recovery(
       if (!Number.isNaN(m) && !(m <= (c.restartAfterKillMax ?? -Infinity))) c.restartAfterKillMax = m;
     }
   }
-  const quietLate = report.slotLateness
-    .filter((s) => !faults.some((f) => inWindow(f, s.due)))
+  const firstWindow = faults.length ? Math.min(...faults.map((f) => f.at - beforeMs)) : Infinity;
+  const baseLate = report.slotLateness
+    .filter((s) => s.due < firstWindow)
     .map((s) => s.lateness)
     .sort((a, b) => a - b);
   return {
@@ -449,7 +450,7 @@ export function recovery(
     slowMs,
     perFault,
     byCause,
-    quiet: { n: quietLate.length, p99: percentile(quietLate, 0.99), max: quietLate.at(-1) ?? NaN },
+    baseline: { n: baseLate.length, p99: percentile(baseLate, 0.99), max: baseLate.at(-1) ?? NaN },
   };
 }
 
@@ -468,7 +469,7 @@ export function recoveryLines(r: RecoveryReport, t0: number): string[] {
         (c.killedAttempts !== undefined ? ` killed_attempts=${c.killedAttempts} restart_after_kill_max=${fmt(c.restartAfterKillMax)} ms` : ""),
     );
   }
-  out.push(`recovery quiet due=${r.quiet.n} p99/max=${fmt(r.quiet.p99)}/${fmt(r.quiet.max)} ms (slots due in no fault window)`);
+  out.push(`recovery baseline due=${r.baseline.n} p99/max=${fmt(r.baseline.p99)}/${fmt(r.baseline.max)} ms (slots due before the first fault)`);
   return out;
 }
 

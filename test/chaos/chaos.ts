@@ -35,7 +35,7 @@ interface Profile {
 
 const every = (from: number, step: number, n: number) => Array.from({ length: n }, (_, i) => from + i * step);
 
-// A few quiet seconds first (the lateness the load alone gives: the `quiet` figure), then the store
+// A few quiet seconds first (the lateness the load alone gives: the `baseline` figure), then the store
 // faults, each in a stretch of the window no kill reaches, so their recovery windows
 // ([fault − 2 s, fault + lease]) hold what they did alone; then 12 kills, one every 4 s (3 s with
 // the short lease), whose windows overlap each other.
