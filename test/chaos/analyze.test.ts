@@ -1,6 +1,6 @@
 /** The chaos analysis on hand-made inputs: each figure of the chaos line counts what it claims. */
 import { describe, expect, it } from "vitest";
-import { analyze, chaosLine, executorEnds, type RunLike } from "./analyze.js";
+import { analyze, chaosLine, executorEnds, faultLines, faultsFromEvents, recovery, recoveryLines, type RunLike } from "./analyze.js";
 import type { ChaosSchedule } from "./expected.js";
 import { expectedSlots } from "./expected.js";
 import type { LedgerLine } from "./ledger.js";
@@ -90,6 +90,94 @@ describe("analyze", () => {
     expect(r.dupCommitted).toBe(1);
     expect(r.succeededWithoutEnd).toBe(1);
     expect(r.committed).toBe(1);
+  });
+});
+
+describe("recovery", () => {
+  // One job due every second over 40 s; three slots are slow: one the dead executor took with it,
+  // one after the flush, one after the scheduler's kill.
+  const every = { kind: "INTERVAL" as const, everyMs: 1_000, startAt: T0, endAt: T0 + 40_000 };
+  const KILL_EXEC = T0 + 10_000;
+  const FLUSH = T0 + 20_000;
+  const KILL_SCHED = T0 + 30_500;
+  const lateness = (at: number) => (at === T0 + 9_000 ? 6_000 : at === T0 + 21_000 ? 4_000 : at === T0 + 31_000 ? 9_000 : 100);
+
+  function input() {
+    const runs: RunLike[] = [];
+    const ledger: LedgerLine[] = [];
+    for (const at of expectedSlots(every)) {
+      const token = at === T0 + 9_000 ? 2 : 1;
+      runs.push(run(`r${at}`, "j", at, "SUCCEEDED", token, at + lateness(at)));
+      if (token === 2) {
+        // Attempt 1 ran on executor pid 7, killed at KILL_EXEC; attempt 2 started 5.5 s after the kill.
+        ledger.push(line(`r${at}`, 1, "j", at, "start", at + 100, 7));
+        ledger.push(line(`r${at}`, 2, "j", at, "start", KILL_EXEC + 5_500, 8));
+        ledger.push(line(`r${at}`, 2, "j", at, "end", KILL_EXEC + 6_000, 8));
+      } else {
+        ledger.push(line(`r${at}`, 1, "j", at, "start", at + lateness(at), 8), line(`r${at}`, 1, "j", at, "end", at + lateness(at) + 300, 8));
+      }
+    }
+    const events = [
+      { name: "executor-1", kind: "kill9" as const, at: KILL_EXEC, pid: 7 },
+      { name: "executor-1", kind: "start" as const, at: KILL_EXEC + 3_000, pid: 70 },
+      { name: "redis", kind: "flushall" as const, at: FLUSH, pid: 5 },
+      { name: "scheduler-2", kind: "kill9" as const, at: KILL_SCHED, pid: 9 },
+      { name: "redis", kind: "kill9" as const, at: T0 + 38_000, pid: 5 },
+    ];
+    return { jobs: [{ id: "j", schedule: every }], runs, ledger, events };
+  }
+
+  it("reads the fault log from the harness's events", () => {
+    const faults = faultsFromEvents(input().events);
+    expect(faults.map((f) => [f.kind, f.at - T0, f.target])).toEqual([
+      ["executor_lost", 10_000, "executor-1"],
+      ["store_flushed", 20_000, "redis"],
+      ["scheduler_lost", 30_500, "scheduler-2"],
+      ["store_restarted", 38_000, "redis"],
+    ]);
+  });
+
+  it("takes, per fault, the max lateness of the slots due in [fault − 2 s, fault + lease], grouped by cause", () => {
+    const i = input();
+    const report = analyze(i);
+    expect(report.lost).toBe(0);
+    expect(report.killedAttempts).toEqual([{ slot: `j@${T0 + 9_000}`, pid: 7, killedAt: KILL_EXEC, nextStart: KILL_EXEC + 5_500 }]);
+    const rec = recovery(report, faultsFromEvents(i.events), { leaseMs: 3_000 });
+    const [exec, flush, sched, restart] = rec.perFault;
+    // Executor killed at 10 s: slots 8..13 s; the one due at 9 s restarted 6 s late.
+    expect(exec).toMatchObject({ due: 6, maxLateness: 6_000, slow: 1, killedAttempts: 1, restartAfterKillMax: 5_500, neverRestarted: 0 });
+    // Flush at 20 s: slots 18..23 s; 4 s is late but not slow (> 5 s).
+    expect(flush).toMatchObject({ due: 6, maxLateness: 4_000, slow: 0 });
+    // Scheduler killed at 30.5 s: slots 29..33 s (28 is outside [28.5, 33.5]).
+    expect(sched).toMatchObject({ due: 5, maxLateness: 9_000, slow: 1 });
+    // Redis restarted at 38 s: slots 36..40 s (the window is cut by the schedule's end).
+    expect(restart).toMatchObject({ due: 5, maxLateness: 100, slow: 0 });
+    expect(rec.byCause.executor_lost).toMatchObject({ faults: 1, maxLateness: 6_000, worstAt: KILL_EXEC, restartAfterKillMax: 5_500 });
+    expect(rec.byCause.scheduler_lost).toMatchObject({ faults: 1, maxLateness: 9_000, worstAt: KILL_SCHED, slow: 1 });
+    // Slots due before the first fault's window (8 s): 0..7, all 100 ms late.
+    expect(rec.baseline).toEqual({ n: 8, p99: 100, max: 100 });
+    // A longer lease widens the windows: the executor's window now reaches the flush's slow slot.
+    const wide = recovery(report, faultsFromEvents(i.events), { leaseMs: 30_000 });
+    expect(wide.perFault[0]).toMatchObject({ due: 33, maxLateness: 9_000, slow: 2 });
+    // Two executor kills 2 s apart: their windows share slots, counted once for the cause.
+    const twice = [...faultsFromEvents(i.events), { kind: "executor_lost" as const, at: KILL_EXEC + 2_000, target: "executor-2", pid: 70 }];
+    const both = recovery(report, twice, { leaseMs: 3_000 });
+    expect(both.byCause.executor_lost).toMatchObject({ faults: 2, due: 8, slow: 1, maxLateness: 6_000, killedAttempts: 1 });
+    const lines = recoveryLines(rec, T0);
+    expect(lines[0]).toBe("recovery executor_lost faults=1 due=6 max_lateness=6000 ms (fault at T+10.0s) slow>5s=1 killed_attempts=1 restart_after_kill_max=5500 ms");
+    expect(lines.at(-1)).toBe("recovery baseline due=8 p99/max=100/100 ms (slots due before the first fault)");
+    expect(faultLines(rec, T0)[1]).toBe("fault T+20.0s store_flushed redis due=6 max_lateness=4000 ms slow>5s=0");
+  });
+
+  it("counts an attempt killed with its executor that never started again", () => {
+    const jobs = [job("j")];
+    const runs = [run("r1", "j", T0, "SUCCEEDED", 1)];
+    const ledger = [line("r1", 1, "j", T0, "start", T0 + 100, 7), line("r1", 1, "j", T0, "end", T0 + 400, 7), line("r2", 1, "j", T0 + 1_000, "start", T0 + 1_100, 7)];
+    const events = [{ name: "executor-2", kind: "kill9" as const, at: T0 + 1_500, pid: 7 }];
+    const report = analyze({ jobs, runs, ledger, events });
+    const rec = recovery(report, faultsFromEvents(events), { leaseMs: 3_000 });
+    expect(rec.perFault[0]).toMatchObject({ killedAttempts: 1, neverRestarted: 1 });
+    expect(rec.perFault[0]!.restartAfterKillMax).toBeNaN();
   });
 });
 

@@ -88,6 +88,13 @@ export interface ChaosReport {
   fireLag: { p50: number; p99: number; max: number };
   dispatchLag: { p50: number; p99: number; max: number };
   statusCounts: Record<string, number>;
+  /** Each committed slot: when it was due and how late its committed run started (ms). */
+  slotLateness: Array<{ due: number; lateness: number }>;
+  /**
+   * Each attempt that was running on an executor when it was SIGKILLed (a `start` line from its
+   * pid, no `end` line): the kill, and when the slot's next attempt started (null: none did).
+   */
+  killedAttempts: Array<{ slot: string; pid: number; killedAt: number; nextStart: number | null }>;
   details: {
     lostSlots: string[];
     dupSlots: string[];
@@ -157,6 +164,7 @@ export function analyze(input: AnalysisInput): ChaosReport {
   const lostSlots: string[] = [];
   const dupSlots: string[] = [];
   const lateness: number[] = [];
+  const slotLateness: ChaosReport["slotLateness"] = [];
   for (const k of expected) {
     const list = runsBySlot.get(k) ?? [];
     const succeeded = list.filter((r) => r.status === "SUCCEEDED");
@@ -167,7 +175,10 @@ export function analyze(input: AnalysisInput): ChaosReport {
     if (proven.length > 0) {
       committed++;
       const r = proven[0]!;
-      if (r.startedAt) lateness.push(r.startedAt.getTime() - r.scheduledFor.getTime());
+      if (r.startedAt) {
+        lateness.push(r.startedAt.getTime() - r.scheduledFor.getTime());
+        slotLateness.push({ due: r.scheduledFor.getTime(), lateness: r.startedAt.getTime() - r.scheduledFor.getTime() });
+      }
     } else {
       lostSlots.push(k);
     }
@@ -178,6 +189,7 @@ export function analyze(input: AnalysisInput): ChaosReport {
   let openAttempts = 0;
   const reexecutedSlots: string[] = [];
   const overlaps: ChaosReport["details"]["overlaps"] = [];
+  const killedAttempts: ChaosReport["killedAttempts"] = [];
   for (const [slot, byToken] of attempts) {
     const intervals: Interval[] = [];
     let starts = 0;
@@ -218,6 +230,13 @@ export function analyze(input: AnalysisInput): ChaosReport {
     }
     if (ends > 1) completedTwice++;
     intervals.sort((x, y) => x.start - y.start);
+    for (const [key, a] of byToken) {
+      if (!a.start || a.end) continue;
+      const killedAt = killOf(a.start.pid);
+      if (killedAt === null || a.start.at > killedAt + watchdogMs) continue;
+      const next = intervals.find((iv) => `${iv.runId}:${iv.token}` !== key && iv.start > a.start!.at);
+      killedAttempts.push({ slot, pid: a.start.pid, killedAt, nextStart: next ? next.start : null });
+    }
     for (let i = 0; i < intervals.length; i++) {
       for (let j = i + 1; j < intervals.length; j++) {
         const a = intervals[i]!;
@@ -257,6 +276,8 @@ export function analyze(input: AnalysisInput): ChaosReport {
     fireLag: summary(fireLag),
     dispatchLag: summary(dispatchLag),
     statusCounts,
+    slotLateness,
+    killedAttempts,
     details: { lostSlots, dupSlots, overlaps, unexpectedRuns, reexecutedSlots },
   };
 }
@@ -292,4 +313,171 @@ export function violations(r: ChaosReport): string[] {
   if (r.dupCommitted !== 0) v.push(`dup_committed=${r.dupCommitted} (first: ${r.details.dupSlots.slice(0, 5).join(", ")})`);
   if (r.leaseOverlaps !== 0) v.push(`lease_overlaps=${r.leaseOverlaps} (first: ${JSON.stringify(r.details.overlaps.slice(0, 3))})`);
   return v;
+}
+
+/** What a chaos fault did, as the recovery figures group it. */
+export type FaultKind = "executor_lost" | "scheduler_lost" | "store_flushed" | "store_restarted";
+export const FAULT_KINDS: readonly FaultKind[] = ["executor_lost", "scheduler_lost", "store_flushed", "store_restarted"];
+
+export interface Fault {
+  kind: FaultKind;
+  at: number;
+  /** The process or store it hit (executor-2, scheduler-1, redis). */
+  target: string;
+  /** Executors only: the pid that died (its running attempts are the ones it took with it). */
+  pid?: number;
+}
+
+/**
+ * The fault log of a run, from the harness's events: a `kill9` of an executor or a scheduler, a
+ * `flushall` of Redis, and a `kill9` of Redis (restarted without persistence: its data is gone).
+ */
+export function faultsFromEvents(events: readonly ProcessEvent[]): Fault[] {
+  const out: Fault[] = [];
+  for (const e of events) {
+    if (e.kind === "flushall") out.push({ kind: "store_flushed", at: e.at, target: e.name });
+    else if (e.kind !== "kill9") continue;
+    else if (e.name === "redis") out.push({ kind: "store_restarted", at: e.at, target: e.name });
+    else if (e.name.startsWith("executor")) out.push({ kind: "executor_lost", at: e.at, target: e.name, pid: e.pid });
+    else if (e.name.startsWith("scheduler")) out.push({ kind: "scheduler_lost", at: e.at, target: e.name });
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
+
+export interface FaultRecovery {
+  fault: Fault;
+  /** Committed slots due within [at − before, at + lease]. */
+  due: number;
+  /** Their largest lateness (ms; NaN when none was due). */
+  maxLateness: number;
+  /** How many of them started more than `slowMs` late. */
+  slow: number;
+  /** Executors: attempts running on it when it died, and the longest wait from the kill to the slot's next start. */
+  killedAttempts?: number;
+  restartAfterKillMax?: number;
+  /** Killed attempts whose slot never started again (its run must then have committed before, or it is lost). */
+  neverRestarted?: number;
+}
+
+export interface CauseRecovery {
+  faults: number;
+  /** Distinct committed slots due in the windows of this cause's faults (and how many of them were slow). */
+  due: number;
+  maxLateness: number;
+  /** Time of the fault whose window holds the max. */
+  worstAt: number | null;
+  slow: number;
+  killedAttempts?: number;
+  restartAfterKillMax?: number;
+}
+
+export interface RecoveryReport {
+  leaseMs: number;
+  beforeMs: number;
+  slowMs: number;
+  perFault: FaultRecovery[];
+  byCause: Partial<Record<FaultKind, CauseRecovery>>;
+  /** Committed slots due before the first fault's window: the lateness the load alone gives. */
+  baseline: { n: number; p99: number; max: number };
+}
+
+/**
+ * Recovery figures: for each fault, the lateness of the committed slots due within
+ * [fault − beforeMs, fault + leaseMs] (work due just before it may have been running or queued
+ * when it hit; a lease later, recovery should be over), grouped by cause. Windows of close faults
+ * overlap, so a slow slot counts against every fault whose window holds it (once per cause); for executors, the
+ * attempts the dead executor took with it give a direct figure (kill → the slot's next start).
+ */
+export function recovery(
+  report: Pick<ChaosReport, "slotLateness" | "killedAttempts">,
+  faults: readonly Fault[],
+  o: { leaseMs: number; beforeMs?: number; slowMs?: number },
+): RecoveryReport {
+  const beforeMs = o.beforeMs ?? 2_000;
+  const slowMs = o.slowMs ?? 5_000;
+  const inWindow = (f: Fault, due: number) => due >= f.at - beforeMs && due <= f.at + o.leaseMs;
+  const perFault: FaultRecovery[] = faults.map((f) => {
+    const late = report.slotLateness.filter((s) => inWindow(f, s.due)).map((s) => s.lateness);
+    const r: FaultRecovery = {
+      fault: f,
+      due: late.length,
+      maxLateness: late.length ? Math.max(...late) : NaN,
+      slow: late.filter((l) => l > slowMs).length,
+    };
+    if (f.kind === "executor_lost") {
+      const killed = report.killedAttempts.filter((k) => k.pid === f.pid && k.killedAt === f.at);
+      const waits = killed.filter((k) => k.nextStart !== null).map((k) => k.nextStart! - f.at);
+      r.killedAttempts = killed.length;
+      r.restartAfterKillMax = waits.length ? Math.max(...waits) : NaN;
+      r.neverRestarted = killed.length - waits.length;
+    }
+    return r;
+  });
+  const byCause: RecoveryReport["byCause"] = {};
+  // Distinct slots per cause: close faults of one cause share slots.
+  const slotsOf = new Map<FaultKind, Set<number>>();
+  for (const r of perFault) {
+    const c = (byCause[r.fault.kind] ??= { faults: 0, due: 0, maxLateness: NaN, worstAt: null, slow: 0 });
+    c.faults++;
+    const seen = slotsOf.get(r.fault.kind) ?? new Set<number>();
+    slotsOf.set(r.fault.kind, seen);
+    report.slotLateness.forEach((s, i) => {
+      if (!inWindow(r.fault, s.due) || seen.has(i)) return;
+      seen.add(i);
+      c.due++;
+      if (s.lateness > slowMs) c.slow++;
+    });
+    if (!(r.maxLateness <= c.maxLateness)) {
+      if (!Number.isNaN(r.maxLateness)) {
+        c.maxLateness = r.maxLateness;
+        c.worstAt = r.fault.at;
+      }
+    }
+    if (r.killedAttempts !== undefined) {
+      c.killedAttempts = (c.killedAttempts ?? 0) + r.killedAttempts;
+      const m = r.restartAfterKillMax ?? NaN;
+      if (!Number.isNaN(m) && !(m <= (c.restartAfterKillMax ?? -Infinity))) c.restartAfterKillMax = m;
+    }
+  }
+  const firstWindow = faults.length ? Math.min(...faults.map((f) => f.at - beforeMs)) : Infinity;
+  const baseLate = report.slotLateness
+    .filter((s) => s.due < firstWindow)
+    .map((s) => s.lateness)
+    .sort((a, b) => a - b);
+  return {
+    leaseMs: o.leaseMs,
+    beforeMs,
+    slowMs,
+    perFault,
+    byCause,
+    baseline: { n: baseLate.length, p99: percentile(baseLate, 0.99), max: baseLate.at(-1) ?? NaN },
+  };
+}
+
+const fmt = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? "-" : String(Math.round(ms)));
+
+/** One line per cause: `recovery <cause> faults=… due=… max_lateness=… ms slow>5s=…` (docs/chaos.md). */
+export function recoveryLines(r: RecoveryReport, t0: number): string[] {
+  const out: string[] = [];
+  for (const kind of FAULT_KINDS) {
+    const c = r.byCause[kind];
+    if (!c) continue;
+    out.push(
+      `recovery ${kind} faults=${c.faults} due=${c.due} max_lateness=${fmt(c.maxLateness)} ms` +
+        (c.worstAt !== null ? ` (fault at T+${((c.worstAt - t0) / 1000).toFixed(1)}s)` : "") +
+        ` slow>${r.slowMs / 1000}s=${c.slow}` +
+        (c.killedAttempts !== undefined ? ` killed_attempts=${c.killedAttempts} restart_after_kill_max=${fmt(c.restartAfterKillMax)} ms` : ""),
+    );
+  }
+  out.push(`recovery baseline due=${r.baseline.n} p99/max=${fmt(r.baseline.p99)}/${fmt(r.baseline.max)} ms (slots due before the first fault)`);
+  return out;
+}
+
+/** One line per fault, in time order. */
+export function faultLines(r: RecoveryReport, t0: number): string[] {
+  return r.perFault.map(
+    (f) =>
+      `fault T+${((f.fault.at - t0) / 1000).toFixed(1)}s ${f.fault.kind} ${f.fault.target} due=${f.due} max_lateness=${fmt(f.maxLateness)} ms slow>${r.slowMs / 1000}s=${f.slow}` +
+      (f.killedAttempts !== undefined ? ` killed_attempts=${f.killedAttempts} restart_after_kill_max=${fmt(f.restartAfterKillMax)} ms never_restarted=${f.neverRestarted}` : ""),
+  );
 }

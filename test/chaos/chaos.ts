@@ -1,55 +1,85 @@
 /**
- * `npm run chaos`: a few hundred INTERVAL and CRON jobs over a fixed window on a multi-process
- * cluster (2 schedulers, 3 executors), with executors and schedulers SIGKILLed mid-run and
- * restarted, then the chaos line (docs/chaos.md). Exits 1 when a run is lost, committed twice, or
- * two attempts of one slot overlapped in time; exits 2 when the scenario itself failed.
+ * `npm run chaos`: INTERVAL and CRON jobs over a fixed window on a multi-process cluster (1 API,
+ * 2 schedulers, 3 executors, Redis, the MongoDB emulator) under faults: 12 `kill -9` of random
+ * schedulers and executors (each restarted 3 s later), one Redis FLUSHALL and one Redis restart
+ * without persistence. Two scenarios, one after the other: the default run lease (PT30S, as an
+ * operator runs it) and a short one (PT3S). Prints, per scenario, the chaos line, its detail line
+ * and the recovery figures (docs/chaos.md). Exits 1 when a run is lost, committed twice, or two
+ * attempts of one slot overlapped in time, in either scenario; 2 when a scenario itself failed.
  *
- * Knobs (environment): CHAOS_INTERVAL_JOBS (200), CHAOS_CRON_JOBS (100), CHAOS_WINDOW_S (60),
- * CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_MISFIRE (the default policy, FIRE_ONCE),
- * CHAOS_KEEP=1 keeps the temp dir (logs, ledger),
- * CHAOS_VERBOSE=1 prints process events.
+ * Options: `--lease default|short|both` (or CHAOS_LEASE; both by default).
+ * Knobs (environment): CHAOS_INTERVAL_JOBS / CHAOS_CRON_JOBS (per scenario: 40/20 with the
+ * default lease, 60/30 with the short one), CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_SEED
+ * (14, the victims' choice), CHAOS_MISFIRE (the default policy, FIRE_ONCE), CHAOS_KEEP=1 keeps
+ * the temp dirs (logs, ledger), CHAOS_VERBOSE=1 prints process events.
  */
 import { loadavg } from "node:os";
-import { chaosLine, detailLine, violations } from "./analyze.js";
-import type { Cluster } from "./harness.js";
-import { killExecutorMidRun, runScenario, type ChaosAction } from "./scenario.js";
+import { chaosLine, detailLine, faultLines, recoveryLines, violations } from "./analyze.js";
+import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
 
 const num = (name: string, dflt: number) => {
   const v = process.env[name];
   return v === undefined || v === "" ? dflt : Number(v);
 };
 
-const windowMs = num("CHAOS_WINDOW_S", 60) * 1000;
-const executors = num("CHAOS_EXECUTORS", 3);
-const at = (fraction: number) => Math.round(windowMs * fraction);
-const kill = (name: string) => (c: Cluster) => (name.startsWith("executor") ? killExecutorMidRun(c, name) : c.kill9(name));
-const start = (name: string) => (c: Cluster) => c.get(name).start();
+interface Profile {
+  name: "default" | "short";
+  lease: string;
+  windowMs: number;
+  intervalJobs: number;
+  cronJobs: number;
+  plan: FaultPlan;
+  drainMaxMs: number;
+  drainStallMs: number;
+}
 
-// Each victim is down for 3 s. A scheduler's shards wait for its shard lease (15 s) to lapse.
-const actions: ChaosAction[] = [
-  { atMs: at(0.2), label: "kill -9 executor-1", run: kill("executor-1") },
-  { atMs: at(0.2) + 3_000, label: "restart executor-1", run: start("executor-1") },
-  { atMs: at(0.35), label: "kill -9 scheduler-1", run: kill("scheduler-1") },
-  { atMs: at(0.35) + 3_000, label: "restart scheduler-1", run: start("scheduler-1") },
-  { atMs: at(0.55), label: `kill -9 executor-${Math.min(2, executors)}`, run: kill(`executor-${Math.min(2, executors)}`) },
-  { atMs: at(0.55) + 3_000, label: `restart executor-${Math.min(2, executors)}`, run: start(`executor-${Math.min(2, executors)}`) },
-  { atMs: at(0.7), label: "kill -9 scheduler-2", run: kill("scheduler-2") },
-  { atMs: at(0.7) + 3_000, label: "restart scheduler-2", run: start("scheduler-2") },
+const every = (from: number, step: number, n: number) => Array.from({ length: n }, (_, i) => from + i * step);
+
+// A few quiet seconds first (the lateness the load alone gives: the `baseline` figure), then the store
+// faults, each in a stretch of the window no kill reaches, so their recovery windows
+// ([fault − 2 s, fault + lease]) hold what they did alone; then 12 kills, one every 4 s (3 s with
+// the short lease), whose windows overlap each other.
+const PROFILES: Profile[] = [
+  {
+    name: "default",
+    lease: "PT30S",
+    windowMs: 140_000,
+    intervalJobs: num("CHAOS_INTERVAL_JOBS", 40),
+    cronJobs: num("CHAOS_CRON_JOBS", 20),
+    plan: { flushAtMs: [12_000], redisRestartAtMs: [46_000], killsAtMs: every(80_000, 4_000, 12), seed: num("CHAOS_SEED", 14) },
+    // A killed attempt may wait out its 30 s lease, twice when its shard changes owner.
+    drainMaxMs: 240_000,
+    drainStallMs: 100_000,
+  },
+  {
+    name: "short",
+    lease: "PT3S",
+    windowMs: 60_000,
+    intervalJobs: num("CHAOS_INTERVAL_JOBS", 60),
+    cronJobs: num("CHAOS_CRON_JOBS", 30),
+    plan: { flushAtMs: [8_000], redisRestartAtMs: [16_000], killsAtMs: every(22_000, 3_000, 12), seed: num("CHAOS_SEED", 14) },
+    drainMaxMs: 180_000,
+    drainStallMs: 30_000,
+  },
 ];
 
-async function main(): Promise<number> {
+function leaseChoice(): Array<Profile["name"]> {
+  const i = process.argv.indexOf("--lease");
+  const v = (i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith("--lease="))?.slice(8)) ?? process.env.CHAOS_LEASE ?? "both";
+  if (v === "both") return ["default", "short"];
+  if (v === "default" || v === "short") return [v];
+  throw new Error(`--lease must be default, short or both, got ${v}`);
+}
+
+async function runProfile(p: Profile, executors: number): Promise<string[]> {
   const started = Date.now();
   const loadBefore = loadavg()[0]!.toFixed(1);
-  // A hard bound on the whole run: the harness's exit hook kills every process it started.
-  const guard = setTimeout(() => {
-    process.stderr.write("chaos: exceeded 9 minutes; aborting\n");
-    process.exit(2);
-  }, 9 * 60_000);
-  guard.unref();
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  process.stderr.write(`[chaos] scenario ${p.name}: lease ${p.lease}, ${p.intervalJobs + p.cronJobs} jobs, ${p.windowMs / 1000} s window\n`);
   const result = await runScenario({
-    intervalJobs: num("CHAOS_INTERVAL_JOBS", 200),
-    cronJobs: num("CHAOS_CRON_JOBS", 100),
-    windowMs,
+    intervalJobs: p.intervalJobs,
+    cronJobs: p.cronJobs,
+    windowMs: p.windowMs,
     intervalSeconds: [2, 3, 4, 5],
     crons: ["*/3 * * * * *", "*/4 * * * * *", "*/5 * * * * *", "1-59/3 * * * * *", "*/2 * * * * *"],
     timezones: ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe"],
@@ -59,33 +89,52 @@ async function main(): Promise<number> {
       schedulers: 2,
       executors,
       slots: num("CHAOS_SLOTS", 32),
-      lease: "PT3S",
+      lease: p.lease,
       shards: 64,
       keepDir: process.env.CHAOS_KEEP === "1",
       verbose: process.env.CHAOS_VERBOSE === "1",
     },
-    actions,
-    drainMaxMs: 180_000,
-    drainStallMs: 30_000,
+    actions: faultActions(p.plan),
+    drainMaxMs: p.drainMaxMs,
+    drainStallMs: p.drainStallMs,
     log: (m) => process.stderr.write(`[chaos] ${m}\n`),
   });
   const r = result.report;
-  process.stdout.write(`${chaosLine(r)}\n`);
-  process.stdout.write(
+  out(`== scenario ${p.name} (lease ${p.lease}, ${p.intervalJobs + p.cronJobs} jobs, ${p.windowMs / 1000} s window, ${result.faults.length} faults)`);
+  out(chaosLine(r));
+  out(
     `${detailLine(r)} killed_mid_run=${result.killedMidRun} duration=${Math.round((Date.now() - started) / 1000)}s ` +
-      `load1 before/after=${loadBefore}/${loadavg()[0]!.toFixed(1)}\n`,
+      `load1 before/after=${loadBefore}/${loadavg()[0]!.toFixed(1)}`,
   );
+  for (const l of recoveryLines(result.recovery, result.windowStart)) out(l);
+  for (const l of faultLines(result.recovery, result.windowStart)) out(`  ${l}`);
   for (const [name, lines] of Object.entries(result.notableLogs)) {
     process.stderr.write(`[chaos] ${name}: ${lines.join("\n    ")}\n`);
   }
   if (process.env.CHAOS_KEEP === "1") process.stderr.write(`[chaos] logs and ledger kept in ${result.dir}\n`);
-  const bad = violations(r);
+  const kills = result.faults.filter((f) => f.kind === "executor_lost" || f.kind === "scheduler_lost").length;
+  if (kills < p.plan.killsAtMs.length) process.stderr.write(`chaos: note: ${kills} of ${p.plan.killsAtMs.length} kills happened\n`);
+  if (result.killedMidRun === 0) process.stderr.write(`chaos: note: scenario ${p.name}: no attempt was running on a killed executor\n`);
+  return violations(r).map((v) => `${p.name}: ${v}`);
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  // A hard bound on the whole run: the harness's exit hook kills every process it started.
+  const guard = setTimeout(() => {
+    process.stderr.write("chaos: exceeded 14 minutes; aborting\n");
+    process.exit(2);
+  }, 14 * 60_000);
+  guard.unref();
+  const executors = num("CHAOS_EXECUTORS", 3);
+  const bad: string[] = [];
+  for (const name of leaseChoice()) bad.push(...(await runProfile(PROFILES.find((p) => p.name === name)!, executors)));
+  process.stdout.write(`total duration=${Math.round((Date.now() - started) / 1000)}s\n`);
   if (bad.length) {
     process.stderr.write(`chaos: FAILED: ${bad.join("; ")}\n`);
     return 1;
   }
-  if (result.killedMidRun === 0) process.stderr.write("chaos: note: no attempt was running on a killed executor\n");
-  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0)\n");
+  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0 in every scenario)\n");
   return 0;
 }
 

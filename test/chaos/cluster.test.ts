@@ -6,7 +6,7 @@
  * `npm run chaos` is the large version.
  */
 import { describe, expect, it } from "vitest";
-import { chaosLine, detailLine } from "./analyze.js";
+import { chaosLine, detailLine, faultLines, recoveryLines } from "./analyze.js";
 import { killExecutorMidRun, runScenario } from "./scenario.js";
 
 describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
@@ -34,7 +34,10 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
       });
       const r = result.report;
       const summary = `${chaosLine(r)}\n${detailLine(r)} killed_mid_run=${result.killedMidRun}`;
-      process.stderr.write(`[cluster.test] ${summary}\n`);
+      const rec = [...recoveryLines(result.recovery, result.windowStart), ...faultLines(result.recovery, result.windowStart)].join("\n");
+      process.stderr.write(`[cluster.test] ${summary}\n${rec}\n`);
+      // The fault log the recovery figures are computed from holds both kills, in order.
+      expect(result.faults.map((f) => `${f.kind}:${f.target}`), rec).toEqual(["scheduler_lost:scheduler-1", "executor_lost:executor-1"]);
       expect(r.expected, summary).toBeGreaterThan(200);
       expect(result.killedMidRun, `the executor kill should land on a running attempt\n${summary}`).toBeGreaterThanOrEqual(1);
       expect(r.unexpected, summary).toBe(0);

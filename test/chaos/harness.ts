@@ -29,7 +29,7 @@ export type Role = "redis" | "emulator" | "api" | "scheduler" | "executor";
 
 export interface ProcessEvent {
   name: string;
-  kind: "start" | "kill9" | "term" | "stop" | "cont" | "exit";
+  kind: "start" | "kill9" | "term" | "stop" | "cont" | "exit" | "flushall";
   at: number;
   pid: number;
   code?: number | null;
@@ -454,6 +454,28 @@ export class Cluster {
 
   thaw(name: string): number {
     return this.get(name).thaw();
+  }
+
+  /** Redis `FLUSHALL`: every key of every deployment is gone at once (recorded as a `flushall` event). */
+  async flushRedis(): Promise<number> {
+    const redis = await this.redis();
+    const p = this.get("redis");
+    const at = Date.now();
+    await redis.flushall();
+    this.recordEvent({ name: "redis", kind: "flushall", at, pid: p.pid ?? -1 });
+    return at;
+  }
+
+  /**
+   * Restarts Redis without persistence: `kill -9` (recorded), then a fresh redis-server on the same
+   * port with no data. Clients see their connections drop and reconnect to an empty store.
+   */
+  async restartRedis(downMs = 0): Promise<number> {
+    const p = this.get("redis");
+    const at = await p.kill9();
+    if (downMs > 0) await sleep(downMs);
+    await p.start(30_000);
+    return at;
   }
 
   names(role: Role): string[] {

@@ -4,7 +4,7 @@
  * wait for the system to drain, then analyse the runs in MongoDB against the external ledger and
  * the independent slot evaluator. Used by `npm run chaos` and by test/chaos/cluster.test.ts.
  */
-import { analyze, executorEnds, type ChaosReport } from "./analyze.js";
+import { analyze, executorEnds, faultsFromEvents, recovery, type ChaosReport, type Fault, type RecoveryReport } from "./analyze.js";
 import { isoSeconds, type ChaosSchedule } from "./expected.js";
 import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
@@ -14,6 +14,11 @@ export interface ChaosAction {
   atMs: number;
   label: string;
   run: (c: Cluster) => Promise<unknown>;
+  /**
+   * Run without waiting for it to finish (a kill whose restart takes a while), so later actions
+   * keep their times. Awaited after the window; an error there fails the scenario.
+   */
+  background?: boolean;
 }
 
 export interface ScenarioOptions {
@@ -42,6 +47,9 @@ export interface ScenarioOptions {
 
 export interface ScenarioResult {
   report: ChaosReport;
+  /** The faults (kills, Redis flush and restart) in time order, and what they did to lateness. */
+  faults: Fault[];
+  recovery: RecoveryReport;
   windowStart: number;
   windowEnd: number;
   /** Attempts that had started and were still running when their executor was SIGKILLed. */
@@ -115,14 +123,19 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     mark(`${total} jobs created; window ${new Date(windowStart).toISOString()} .. ${new Date(windowEnd).toISOString()}`);
 
     // Timed actions, in order.
+    const background: Array<Promise<unknown>> = [];
+    const since = () => `T+${((Date.now() - windowStart) / 1000).toFixed(1)}s`;
     for (const a of [...o.actions].sort((x, y) => x.atMs - y.atMs)) {
       const wait = windowStart + a.atMs - Date.now();
       if (wait > 0) await sleep(wait);
-      mark(`T+${((Date.now() - windowStart) / 1000).toFixed(1)}s ${a.label}`);
-      await a.run(cluster);
-      mark(`T+${((Date.now() - windowStart) / 1000).toFixed(1)}s ${a.label}: done`);
+      mark(`${since()} ${a.label}`);
+      const done = a.run(cluster).then((v) => mark(`${since()} ${a.label}: done${typeof v === "string" ? ` (${v})` : ""}`));
+      if (a.background) background.push(done);
+      else await done;
     }
     if (Date.now() < windowEnd) await sleep(windowEnd - Date.now());
+    const failed = (await Promise.allSettled(background)).find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
     mark("window closed; draining");
 
     const db = await cluster.db();
@@ -167,6 +180,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       if (p.role === "executor") for (const [k, v] of executorEnds(p.logSince(0))) ends.set(k, v);
     }
     const report = analyze({ jobs, runs: runs as any, ledger: lines, events: cluster.events, executorEnds: ends });
+    const faults = faultsFromEvents(cluster.events);
+    const rec = recovery(report, faults, { leaseMs: isoSecondsToMs(o.cluster.lease ?? "PT3S") });
     // Attempts that had a start line from a killed executor and no end line: killed mid-run.
     const killedMidRun = countKilledMidRun(lines, cluster.events);
     const notableLogs: Record<string, string[]> = {};
@@ -178,7 +193,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
       if (notable.length) notableLogs[p.name] = [`${notable.length} warn/error lines`, ...notable.slice(0, 5)];
     }
-    return { report, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs };
+    return { report, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs };
   } finally {
     await cluster.stop();
     mark("cluster stopped");
@@ -209,4 +224,76 @@ function countKilledMidRun(lines: ReturnType<typeof readLedger>["lines"], events
     if (events.some((e) => e.kind === "kill9" && e.pid === l.pid)) n++;
   }
   return n;
+}
+
+/** `PT30S` → 30000 (the harness only uses whole seconds and minutes). */
+export function isoSecondsToMs(iso: string): number {
+  const m = /^PT(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?$/.exec(iso);
+  if (!m || (!m[1] && !m[2])) throw new Error(`unsupported duration ${iso}`);
+  return (Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 1000;
+}
+
+export interface FaultPlan {
+  /** `kill -9` times (ms from the window start): an executor, a scheduler, an executor, … each a random one that is up. */
+  killsAtMs: number[];
+  /** How long a killed process stays down before its restart is begun. @default 3000 */
+  downMs?: number;
+  /** Redis `FLUSHALL` times. */
+  flushAtMs?: number[];
+  /** Redis `kill -9` and restart without persistence. */
+  redisRestartAtMs?: number[];
+  /** Seed of the victim choice (same seed, same victims when the same ones are up). @default 14 */
+  seed?: number;
+  /** Longest wait for a victim executor to be running an attempt before it is killed anyway. @default 2000 */
+  midRunWaitMs?: number;
+}
+
+/**
+ * Actions for a fault plan. Kills alternate between executors and schedulers; each picks, with a
+ * seeded generator, one of the role that is up and not being restarted (an executor is killed while it runs an attempt when it has one
+ * within `midRunWaitMs`), and restarts it `downMs` later in the background, so the next faults keep
+ * their times however long a restart takes on a busy machine.
+ */
+export function faultActions(plan: FaultPlan): ChaosAction[] {
+  let state = (plan.seed ?? 14) >>> 0 || 1;
+  const rand = () => {
+    // xorshift32: deterministic, no dependency.
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state / 2 ** 32;
+  };
+  const busy = new Set<string>();
+  const downMs = plan.downMs ?? 3_000;
+  const actions: ChaosAction[] = [];
+  for (const [i, atMs] of [...plan.killsAtMs].sort((a, b) => a - b).entries()) {
+    const role = i % 2 === 0 ? "executor" : "scheduler";
+    actions.push({
+      atMs,
+      label: `kill -9 a random ${role}`,
+      background: true,
+      run: async (c) => {
+        // Executors and schedulers in turn (either when none of the other is up), a random one of the role.
+        const up = [...c.procs.values()].filter((p) => (p.role === "scheduler" || p.role === "executor") && p.running && !busy.has(p.name));
+        const candidates = up.some((p) => p.role === role) ? up.filter((p) => p.role === role) : up;
+        if (candidates.length === 0) throw new Error("no scheduler or executor up to kill");
+        const victim = candidates[Math.floor(rand() * candidates.length)]!;
+        busy.add(victim.name);
+        try {
+          const pid = victim.pid;
+          const at = victim.role === "executor" ? await killExecutorMidRun(c, victim.name, plan.midRunWaitMs ?? 2_000) : await victim.kill9();
+          await sleep(downMs);
+          await victim.start();
+          return `${victim.name} pid ${pid} killed at ${new Date(at).toISOString()}, restarted`;
+        } finally {
+          busy.delete(victim.name);
+        }
+      },
+    });
+  }
+  for (const atMs of plan.flushAtMs ?? []) actions.push({ atMs, label: "redis FLUSHALL", run: (c) => c.flushRedis() });
+  for (const atMs of plan.redisRestartAtMs ?? []) actions.push({ atMs, label: "redis kill -9 and restart (no persistence)", run: (c) => c.restartRedis() });
+  return actions.sort((a, b) => a.atMs - b.atMs);
 }
