@@ -55,7 +55,9 @@ export class Scheduler {
         this.leaseWatch.wake();
         await this.reconcile(shards);
         this.fireLoop.wake();
-        await this.requeueLostNow();
+        // Inside a Redis loss's window the store watch restores the queues, with its own grace for
+        // runs that may have been taken; the reaper's pass would push some of them early.
+        if (!this.storeWatch.handlingLoss()) await this.requeueLostNow();
         this.storeWatch.acquired(shards);
       },
     });

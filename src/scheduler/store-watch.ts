@@ -88,6 +88,8 @@ interface Loss {
   done: Set<number>;
   /** Owners with a run limit (their runs go back without payload, as ReadyQueueing pushes them). */
   limited: Set<string>;
+  /** The store's generation after the loss: the store this rebuild restores. */
+  generation: string;
 }
 
 export class StoreWatch {
@@ -117,20 +119,31 @@ export class StoreWatch {
     }
     // The new generation is adopted only once the rebuild is done: one that failed half-way (MongoDB
     // unreachable) is done again at the next check (every step is idempotent).
-    await this.rebuild(this.lastSeenAt || now, this.deps.clock());
+    await this.rebuild(this.lastSeenAt || now, this.deps.clock(), generation);
     this.known = generation;
     this.lastSeenAt = now;
     return true;
   }
 
+  /** True within a detected loss's window: its queues are the rebuild's to restore, with its grace. */
+  handlingLoss(): boolean {
+    return this.loss !== null && this.deps.clock() <= this.loss.until;
+  }
+
   /**
    * Shards a rebalance acquired: inside a loss's window, their queues are rebuilt too (their timers
-   * already were), in the background: the rebalance does not wait for the grace.
+   * already were), in the background: the rebalance does not wait for the grace. Not when the store
+   * lost its data again since (shards acquired because of a newer loss): the next check rebuilds
+   * for that one, with its own grace; the older loss's grace has run out and would push at once
+   * runs that a taker may still be confirming.
    */
   acquired(shards: readonly number[]): void {
     const loss = this.loss;
     if (!loss || this.deps.clock() > loss.until) return;
-    const p = this.rebuildQueues(loss, shards)
+    const p = (async () => {
+      if ((await this.deps.state.coordinator.generation()) !== loss.generation) return 0;
+      return this.rebuildQueues(loss, shards);
+    })()
       .catch((e) => this.deps.log.error({ err: coerceError(e) }, "rebuilding the queues of acquired shards failed"))
       .finally(() => this.pending.delete(p));
     this.pending.add(p);
@@ -141,11 +154,11 @@ export class StoreWatch {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
-  private async rebuild(lostAfter: number, detectedAt: number): Promise<void> {
+  private async rebuild(lostAfter: number, detectedAt: number, generation: string): Promise<void> {
     const { log, state } = this.deps;
     log.warn({ lostAfter: new Date(lostAfter).toISOString() }, "the shared store lost its data: rebuilding it from MongoDB");
     const limited = await limitedUserIds(this.deps.mongo);
-    const loss: Loss = { lostAfter, detectedAt, until: detectedAt + this.deps.windowMs, done: new Set(), limited: new Set(limited) };
+    const loss: Loss = { lostAfter, detectedAt, until: detectedAt + this.deps.windowMs, done: new Set(), limited: new Set(limited), generation };
     this.loss = loss;
     await state.ready.replaceLimited(limited);
     // The first pass finds the leases gone and drops the shards, the second takes them again

@@ -28,6 +28,7 @@ import type { Principal } from "../../src/auth/tokens.js";
 import { decodeRunPayload } from "../../src/core/events.js";
 import type { JobDoc, RunDoc } from "../../src/domain/documents.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
+import { shardOf } from "../../src/shared-state/ports.js";
 import { rebuildGraceMs, STORE_REBUILT_REASON } from "../../src/scheduler/store-watch.js";
 import { registry } from "../../src/support/metrics.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -100,7 +101,16 @@ async function lossScenario(tag: string, lose: () => Promise<void>): Promise<{ d
   await waitFor(async () => ((await services.mongo.c.runs.countDocuments({ _id: { $in: blockers }, status: "RUNNING" })) === 4 ? true : null), 15_000);
 
   const high = await job(`${tag}-high`, { schedule: { kind: "ONCE", at: far }, priority: 8 });
-  const low = await job(`${tag}-low`, { schedule: { kind: "ONCE", at: far }, priority: 2 });
+  // Each scheduler rebuilds the queues of its own shards, in priority-then-age order; across two
+  // schedulers the pushes land up to a check interval apart. The order is asserted where it is
+  // promised: the low job is made in the high job's shard (a few tries of a random id).
+  const shardOfJob = (id: string) => shardOf(id, services.state.wheel.shardCount);
+  let low = await job(`${tag}-low`, { schedule: { kind: "ONCE", at: far }, priority: 2 });
+  for (let i = 0; shardOfJob(low._id) !== shardOfJob(high._id); i++) {
+    if (i > 2_000) throw new Error("no job id landed in the high job's shard");
+    await services.jobs.delete(caller, low._id);
+    low = await job(`${tag}-low`, { schedule: { kind: "ONCE", at: far }, priority: 2 });
+  }
   for (let i = 0; i < 6; i++) await services.jobs.trigger(caller, low._id);
   for (let i = 0; i < 6; i++) await services.jobs.trigger(caller, high._id);
   const lossAt0 = Date.now();
