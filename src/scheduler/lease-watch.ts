@@ -26,6 +26,15 @@ import type { ShardOwnership } from "./shards.js";
 
 /** Rows reclaimed per pass; a full page means another pass at once. */
 const RECLAIM_LIMIT = 1_000;
+/**
+ * A lease this long past its end that its shard's owner has not reclaimed: the owner is gone and
+ * its shards are not taken over yet (a shard lease outlives its dead holder by up to 15 s). Any
+ * scheduler reclaims such a run then: the write is fenced by the run's token and status, so of two
+ * schedulers doing it at once one wins, and a live owner has long done it (it acts within
+ * milliseconds of the end).
+ */
+export const ORPHANED_AFTER_MS = 500;
+
 /** Woken this long after the earliest lease end (a lease ends at `leaseUntil`, exclusive). */
 const AFTER_END_MS = 5;
 
@@ -81,14 +90,22 @@ export class LeaseWatch {
    * finished when their attempts are spent (one batched write for the page: a node with many
    * slots dies with all of them). Returns how many it reclaimed, and whether the page was full.
    */
-  async reclaim(now: number): Promise<{ reclaimed: number; full: boolean }> {
+  async reclaim(now: number): Promise<{ reclaimed: number; full: boolean; nextOrphanAt: number | null }> {
     const expired = await findExpiredLeases(this.deps.mongo, now, RECLAIM_LIMIT);
-    const owned = expired.filter((run) => run.leaseUntil && this.deps.shards.ownsJob(run.jobId));
-    const done = await Promise.all(owned.map((run) => this.reclaimOne(run)));
-    return { reclaimed: done.filter(Boolean).length, full: expired.length >= RECLAIM_LIMIT };
+    const mine: Array<{ run: RunDoc; orphan: boolean }> = [];
+    let nextOrphanAt: number | null = null;
+    for (const run of expired) {
+      if (!run.leaseUntil) continue;
+      if (this.deps.shards.ownsJob(run.jobId)) mine.push({ run, orphan: false });
+      else if (now - run.leaseUntil.getTime() >= ORPHANED_AFTER_MS) mine.push({ run, orphan: true });
+      else nextOrphanAt = Math.min(nextOrphanAt ?? Infinity, run.leaseUntil.getTime() + ORPHANED_AFTER_MS);
+    }
+    const done = await Promise.all(mine.map(({ run, orphan }) => this.reclaimOne(run, orphan)));
+    return { reclaimed: done.filter(Boolean).length, full: expired.length >= RECLAIM_LIMIT, nextOrphanAt };
   }
 
-  private async reclaimOne(run: RunDoc): Promise<boolean> {
+  /** `orphan`: a run of a shard this scheduler does not own, whose owner left it (see ORPHANED_AFTER_MS). */
+  private async reclaimOne(run: RunDoc, orphan: boolean): Promise<boolean> {
     const leaseUntil = run.leaseUntil!;
     const leaseEnd = leaseUntil.getTime();
     const done = await this.deps.runs.finishAttempt(run, {
@@ -100,7 +117,7 @@ export class LeaseWatch {
       outputTruncated: run.outputTruncated,
     });
     if (!done) return false;
-    if (done.status === RunStatus.QUEUED) observeRecovery(this.causeOf(run.jobId, leaseEnd), leaseEnd, this.deps.clock());
+    if (done.status === RunStatus.QUEUED) observeRecovery(orphan ? "shard_moved" : this.causeOf(run.jobId, leaseEnd), leaseEnd, this.deps.clock());
     this.deps.log.warn(
       { runId: run._id, nodeId: run.nodeId, leaseUntil, status: done.status, attempt: done.attempt },
       done.status === RunStatus.QUEUED ? "executor lost: run queued again" : "executor lost: run finished (attempts spent)",
@@ -116,10 +133,11 @@ export class LeaseWatch {
         const now = clock();
         // A full page with progress: more may be waiting. (A full page of other shards' runs
         // makes no progress here: their owner reclaims them; no busy loop on it.)
-        const { reclaimed, full } = await this.reclaim(now);
+        const { reclaimed, full, nextOrphanAt } = await this.reclaim(now);
         if (full && reclaimed > 0) continue;
         const next = await earliestLeaseEnd(this.deps.mongo, now);
         if (next !== null) sleepMs = Math.min(capMs, Math.max(0, next - clock()) + AFTER_END_MS);
+        if (nextOrphanAt !== null) sleepMs = Math.min(sleepMs, Math.max(0, nextOrphanAt - clock()));
       } catch (e) {
         this.deps.log.error({ err: coerceError(e) }, "lease watch pass failed");
       }

@@ -9,6 +9,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { RunService } from "../../src/core/runs/index.js";
+import { ORPHANED_AFTER_MS } from "../../src/scheduler/lease-watch.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
 import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
 import type { SharedState } from "../../src/shared-state/ports.js";
@@ -124,5 +125,28 @@ describe("the lease watcher", () => {
     const after = await recoveries("shard_moved");
     expect(after.count - before.count).toBe(1);
     expect(after.sum - before.sum).toBeCloseTo(2, 3);
+  });
+
+  it("a run whose shard's owner died, its shard not taken over yet: any scheduler queues it half a second after the lease ended", async () => {
+    const a = scheduler("A4");
+    now += 120_000;
+    await a.rebalance();
+    const [id] = await insertQueuedRuns(mongo, 1, "lease-orphan");
+    const running = await claimAndDie(id!, "node-orphan");
+    const leaseEnd = running.leaseUntil!.getTime();
+    const before = await recoveries("shard_moved");
+    // A dies with the executor; its shard leases still hold. B owns no shard.
+    const b = scheduler("B4");
+    expect(b.ownedShards()).toHaveLength(0);
+    now = leaseEnd + 100; // the owner (were it alive) acts within milliseconds: B leaves it alone
+    await b.reap();
+    expect((await load(id!)).status).toBe("RUNNING");
+    now = leaseEnd + ORPHANED_AFTER_MS;
+    await b.reap();
+    expect(await load(id!)).toMatchObject({ status: "QUEUED", attempt: 2, fencingToken: running.fencingToken + 1 });
+    expect(await state.ready.contains("default", id!, now)).toBe(true);
+    const after = await recoveries("shard_moved");
+    expect(after.count - before.count).toBe(1);
+    expect(after.sum - before.sum).toBeCloseTo(ORPHANED_AFTER_MS / 1000, 3);
   });
 });
