@@ -11,13 +11,18 @@ import { newId, type Mongo } from "../../store/index.js";
 import { bumpQueuedToken, claimBatch, findBatchClaimWinners, findClaimCandidates, findClaimable, findConfirmedClaim } from "../../store/index.js";
 import { applyTransition } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
-import type { Transitions, UnwrittenClaim } from "./transitions.js";
+import type { RunChange, Transitions, UnwrittenClaim } from "./transitions.js";
 import type { UserLimits } from "./user-limits.js";
 import { userSlotKey, type UserSlots } from "./user-slots.js";
 
 /** What a claim (QUEUED → RUNNING) sets, wherever it is written; the token is bumped beside it. */
 export function claimFields(nodeId: string, leaseUntil: Date, startedAt: Date, userSlot: string | null): Partial<RunDoc> {
   return { nodeId, leaseUntil, startedAt, finishedAt: null, exitCode: null, signal: null, error: null, userSlot };
+}
+
+/** A claim as a transition: QUEUED → RUNNING on `nodeId` with `set`, the fencing token bumped. */
+function claimChange(nodeId: string, set: Partial<RunDoc>): RunChange {
+  return { to: RunStatus.RUNNING, from: [RunStatus.QUEUED], set, inc: { fencingToken: 1 }, nodeId, reason: "claimed" };
 }
 
 /**
@@ -84,14 +89,7 @@ export class Claims {
     const now = this.deps.clock();
     const run = await this.deps.transitions.apply(
       runId,
-      {
-        to: RunStatus.RUNNING,
-        from: [RunStatus.QUEUED],
-        set: claimFields(nodeId, new Date(now + leaseMs), new Date(now), slot),
-        inc: { fencingToken: 1 },
-        nodeId,
-        reason: "claimed",
-      },
+      claimChange(nodeId, claimFields(nodeId, new Date(now + leaseMs), new Date(now), slot)),
       { kind: "stored", token: queued.fencingToken },
     );
     if (!run && slot) await slots.release(queued.ownerId, slot);
@@ -153,14 +151,7 @@ export class Claims {
     const now = this.deps.clock();
     const run = await this.deps.transitions.apply(
       queued._id,
-      {
-        to: RunStatus.RUNNING,
-        from: [RunStatus.QUEUED],
-        set: claimFields(nodeId, new Date(now + leaseMs), new Date(startedAt), null),
-        inc: { fencingToken: 1 },
-        nodeId,
-        reason: "claimed",
-      },
+      claimChange(nodeId, claimFields(nodeId, new Date(now + leaseMs), new Date(startedAt), null)),
       { kind: "batched", known: { ...queued, status: RunStatus.QUEUED }, also: { attempt: queued.attempt, heldByLimit: { $ne: true } } },
     );
     if (run) {
