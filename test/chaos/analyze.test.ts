@@ -1,6 +1,6 @@
 /** The chaos analysis on hand-made inputs: each figure of the chaos line counts what it claims. */
 import { describe, expect, it } from "vitest";
-import { analyze, chaosLine, executorEnds, faultLines, faultsFromEvents, recovery, recoveryLines, requeueOf, type RunLike } from "./analyze.js";
+import { analyze, chaosLine, executorEnds, faultLines, faultsFromEvents, recovery, recoveryLines, requeueOf, schedulerUpFrom, type RunLike } from "./analyze.js";
 import type { ChaosSchedule } from "./expected.js";
 import { expectedSlots } from "./expected.js";
 import type { LedgerLine } from "./ledger.js";
@@ -185,6 +185,26 @@ describe("recovery", () => {
     expect(requeueOf(r, T0 + 40_000)).toEqual({ how: "other", endAt: null, at: T0 + 60_000 });
     expect(requeueOf(r, T0 + 70_000)).toBeNull();
     expect(requeueOf(undefined, T0)).toBeNull();
+  });
+
+  it("knows when a scheduler was serving, to count a reclaim from then when none was", () => {
+    const ev = (name: string, kind: "start" | "ready" | "kill9" | "exit", at: number, pid: number) => ({ name, kind, at, pid });
+    const events = [
+      ev("scheduler-1", "start", 0, 1),
+      ev("scheduler-1", "ready", 1_000, 1),
+      ev("scheduler-2", "ready", 1_500, 2),
+      ev("executor-1", "ready", 1_600, 3),
+      ev("scheduler-1", "kill9", 10_000, 1),
+      ev("scheduler-2", "kill9", 12_000, 2),
+      ev("executor-1", "kill9", 12_500, 3),
+      ev("scheduler-1", "start", 13_000, 4),
+      ev("scheduler-1", "ready", 20_000, 4),
+    ];
+    expect(schedulerUpFrom(events, 500)).toBe(1_000);
+    expect(schedulerUpFrom(events, 11_000)).toBe(11_000); // scheduler-2 still up
+    expect(schedulerUpFrom(events, 12_000)).toBe(20_000); // both down until the restart is ready
+    expect(schedulerUpFrom(events, 25_000)).toBe(25_000);
+    expect(schedulerUpFrom(events.slice(0, 7), 12_000)).toBe(Infinity);
   });
 
   it("counts an attempt killed with its executor that never started again", () => {

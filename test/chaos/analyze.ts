@@ -373,6 +373,30 @@ export function faultsFromEvents(events: readonly ProcessEvent[]): Fault[] {
   return out.sort((a, b) => a.at - b.at);
 }
 
+/**
+ * When, at or after `t`, some scheduler was serving (between its `ready` event and its kill, term or
+ * exit): a run whose lease ended while every scheduler was down or restarting can only be queued
+ * again from then. `t` itself when one was up; Infinity when none came up again.
+ */
+export function schedulerUpFrom(events: readonly ProcessEvent[], t: number): number {
+  const spans: Array<[number, number]> = [];
+  const open = new Map<number, number>();
+  for (const e of [...events].filter((x) => x.name.startsWith("scheduler")).sort((a, b) => a.at - b.at)) {
+    if (e.kind === "ready") open.set(e.pid, e.at);
+    else if ((e.kind === "kill9" || e.kind === "term" || e.kind === "exit") && open.has(e.pid)) {
+      spans.push([open.get(e.pid)!, e.at]);
+      open.delete(e.pid);
+    }
+  }
+  for (const from of open.values()) spans.push([from, Infinity]);
+  let best = Infinity;
+  for (const [from, to] of spans) {
+    if (from <= t && t < to) return t;
+    if (from > t) best = Math.min(best, from);
+  }
+  return best;
+}
+
 export interface FaultRecovery {
   fault: Fault;
   /** Committed slots due within [at − before, at + lease]. */
@@ -388,6 +412,8 @@ export interface FaultRecovery {
   neverRestarted?: number;
   /** The longest wait from a killed attempt's lease (or claim marker) end to its run being queued again: the reclaim itself. */
   requeueAfterEndMax?: number;
+  /** The same, counted from when a scheduler was up again if every one was down at the lease's end (only with `events`). */
+  requeueAfterUpMax?: number;
   /** The longest wait from being queued again to the next start: the queue, not the recovery. */
   startAfterRequeueMax?: number;
   /** How the killed attempts' runs were queued again: `lease`, `claim`, `other` counts. */
@@ -405,6 +431,7 @@ export interface CauseRecovery {
   killedAttempts?: number;
   restartAfterKillMax?: number;
   requeueAfterEndMax?: number;
+  requeueAfterUpMax?: number;
   startAfterRequeueMax?: number;
 }
 
@@ -428,7 +455,7 @@ export interface RecoveryReport {
 export function recovery(
   report: Pick<ChaosReport, "slotLateness" | "killedAttempts">,
   faults: readonly Fault[],
-  o: { leaseMs: number; beforeMs?: number; slowMs?: number },
+  o: { leaseMs: number; beforeMs?: number; slowMs?: number; events?: readonly ProcessEvent[] },
 ): RecoveryReport {
   const beforeMs = o.beforeMs ?? 2_000;
   const slowMs = o.slowMs ?? 5_000;
@@ -450,6 +477,11 @@ export function recovery(
       const reclaims = killed.filter((k) => k.requeue?.endAt != null).map((k) => k.requeue!.at - k.requeue!.endAt!);
       const queueing = killed.filter((k) => k.requeue && k.nextStart !== null).map((k) => k.nextStart! - k.requeue!.at);
       r.requeueAfterEndMax = reclaims.length ? Math.max(...reclaims) : NaN;
+      if (o.events) {
+        const events = o.events;
+        const fromUp = killed.filter((k) => k.requeue?.endAt != null).map((k) => k.requeue!.at - Math.max(k.requeue!.endAt!, schedulerUpFrom(events, k.requeue!.endAt!)));
+        r.requeueAfterUpMax = fromUp.length ? Math.max(...fromUp) : NaN;
+      }
       r.startAfterRequeueMax = queueing.length ? Math.max(...queueing) : NaN;
       r.requeuedBy = { lease: 0, claim: 0, other: 0, none: 0 };
       for (const k of killed) r.requeuedBy[k.requeue?.how ?? "none"]++;
@@ -482,6 +514,8 @@ export function recovery(
       if (!Number.isNaN(m) && !(m <= (c.restartAfterKillMax ?? -Infinity))) c.restartAfterKillMax = m;
       const q = r.requeueAfterEndMax ?? NaN;
       if (!Number.isNaN(q) && !(q <= (c.requeueAfterEndMax ?? -Infinity))) c.requeueAfterEndMax = q;
+      const u = r.requeueAfterUpMax ?? NaN;
+      if (!Number.isNaN(u) && !(u <= (c.requeueAfterUpMax ?? -Infinity))) c.requeueAfterUpMax = u;
       const w = r.startAfterRequeueMax ?? NaN;
       if (!Number.isNaN(w) && !(w <= (c.startAfterRequeueMax ?? -Infinity))) c.startAfterRequeueMax = w;
     }
@@ -514,7 +548,9 @@ export function recoveryLines(r: RecoveryReport, t0: number): string[] {
         (c.worstAt !== null ? ` (fault at T+${((c.worstAt - t0) / 1000).toFixed(1)}s)` : "") +
         ` slow>${r.slowMs / 1000}s=${c.slow}` +
         (c.killedAttempts !== undefined
-          ? ` killed_attempts=${c.killedAttempts} restart_after_kill_max=${fmt(c.restartAfterKillMax)} ms requeue_after_lease_end_max=${fmt(c.requeueAfterEndMax)} ms start_after_requeue_max=${fmt(c.startAfterRequeueMax)} ms`
+          ? ` killed_attempts=${c.killedAttempts} restart_after_kill_max=${fmt(c.restartAfterKillMax)} ms requeue_after_lease_end_max=${fmt(c.requeueAfterEndMax)} ms` +
+            (c.requeueAfterUpMax !== undefined ? ` (${fmt(c.requeueAfterUpMax)} ms from a scheduler up)` : "") +
+            ` start_after_requeue_max=${fmt(c.startAfterRequeueMax)} ms`
           : ""),
     );
   }
@@ -529,7 +565,9 @@ export function faultLines(r: RecoveryReport, t0: number): string[] {
       `fault T+${((f.fault.at - t0) / 1000).toFixed(1)}s ${f.fault.kind} ${f.fault.target} due=${f.due} max_lateness=${fmt(f.maxLateness)} ms slow>${r.slowMs / 1000}s=${f.slow}` +
       (f.killedAttempts !== undefined
         ? ` killed_attempts=${f.killedAttempts} restart_after_kill_max=${fmt(f.restartAfterKillMax)} ms never_restarted=${f.neverRestarted}` +
-          ` requeue_after_lease_end_max=${fmt(f.requeueAfterEndMax)} ms start_after_requeue_max=${fmt(f.startAfterRequeueMax)} ms` +
+          ` requeue_after_lease_end_max=${fmt(f.requeueAfterEndMax)} ms` +
+          (f.requeueAfterUpMax !== undefined ? ` (${fmt(f.requeueAfterUpMax)} ms from a scheduler up)` : "") +
+          ` start_after_requeue_max=${fmt(f.startAfterRequeueMax)} ms` +
           ` requeued_by=lease:${f.requeuedBy!.lease},claim:${f.requeuedBy!.claim},other:${f.requeuedBy!.other},none:${f.requeuedBy!.none}`
         : ""),
   );
