@@ -177,6 +177,12 @@ export interface ReadyQueue {
    */
   dropClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void>;
   /**
+   * Writes claim markers again where the pool has none for the run (an existing marker stays):
+   * an executor restores the markers of its unconfirmed takes after the store lost its data, so a
+   * rebuild does not hand those runs to another executor.
+   */
+  restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void>;
+  /**
    * Since when the queues' store has held its data without a loss: the first caller's `now` after
    * the store started empty (a Redis flush or a failover to an empty replica starts it again).
    * While that is less than a lease ago, a missing claim marker may have been lost rather than

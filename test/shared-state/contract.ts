@@ -579,6 +579,19 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.claimMarkers("m", T0 + 6_000, 10)).toEqual([]);
         expect(await s.ready.claimExpiry("m", "a")).toBeNull();
         await s.ready.dropClaims("m", []);
+        // Restored markers (after a store loss) never replace one that is there.
+        await s.ready.push("m", [{ runId: "c", priority: 5, enqueuedAt: T0 + 2, payload: "{}" }]);
+        await s.ready.take("m", 1, T0 + 200, 5_000); // c: until T0 + 5,200
+        await s.ready.restoreClaims("m", [
+          { runId: "a", expiresAt: T0 + 7_000 },
+          { runId: "c", expiresAt: T0 + 9_000 },
+        ]);
+        expect(await s.ready.claimMarkers("m", T0 + 10_000, 10)).toEqual([
+          { runId: "c", expiresAt: T0 + 5_200 },
+          { runId: "a", expiresAt: T0 + 7_000 },
+        ]);
+        expect(await s.ready.contains("m", "a", T0 + 6_999)).toBe(true);
+        await s.ready.restoreClaims("m", []);
       });
 
       it("a push that stages entries says from when in its wake-up", async () => {

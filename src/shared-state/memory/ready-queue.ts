@@ -120,6 +120,15 @@ export class MemoryReadyQueue implements ReadyQueue {
     this.gc(pool, p);
   }
 
+  async restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+    if (markers.length === 0) return;
+    const p = this.pool(pool);
+    for (const m of markers) {
+      checkTime("expiresAt", m.expiresAt);
+      if (!p.claims.has(m.runId)) p.claims.set(m.runId, m.expiresAt);
+    }
+  }
+
   async size(pool: string): Promise<number> {
     const p = this.pools.get(pool);
     return p ? p.ready.size + p.later.size : 0;

@@ -85,6 +85,13 @@ export class RedisReadyQueue implements ReadyQueue {
     await this.run.run(scripts.dropClaims, [this.keys.readyClaims(pool)], args);
   }
 
+  async restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+    if (markers.length === 0) return;
+    const args: Array<string | number> = [];
+    for (const m of markers) args.push(ms("expiresAt", m.expiresAt), m.runId);
+    await this.conn.redis.zadd(this.keys.readyClaims(pool), "NX", ...args);
+  }
+
   async size(pool: string): Promise<number> {
     const [a, b] = await Promise.all([this.conn.redis.zcard(this.keys.ready(pool)), this.conn.redis.zcard(this.keys.readyLater(pool))]);
     return a + b;
