@@ -24,7 +24,7 @@ function attempt(claim: Claim, killAt: number, runId: string): Attempt {
 
 describe("the claim guard", () => {
   it("restores the markers of unconfirmed takes when the store's generation changes, and only then", async () => {
-    const ready = new MemoryReadyQueue(new MemoryEventBus());
+    const ready = new MemoryReadyQueue(new MemoryEventBus(() => {}));
     let generation = "g1";
     const state = { coordinator: { generation: async () => generation }, ready } as unknown as SharedState;
     const queued = queuedRunDoc("u1", { pool: "p" });
@@ -60,7 +60,7 @@ describe("the claim guard", () => {
   });
 
   it("a failed read of the generation is logged and changes nothing", async () => {
-    const ready = new MemoryReadyQueue(new MemoryEventBus());
+    const ready = new MemoryReadyQueue(new MemoryEventBus(() => {}));
     const state = {
       coordinator: {
         generation: async () => {
