@@ -81,7 +81,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const [smin, smax] = o.sleepSeconds ?? [0.2, 1];
     const total = o.intervalJobs + o.cronJobs;
     // Leave time to create every job before the window opens (≈ 40 ms per job, generously).
-    const windowStart = Math.ceil((Date.now() + 4_000 + total * 40) / 1000) * 1000 + 137;
+    // A lead for creating the jobs over the API, enough on a loaded 2-core machine (creating 30 took over 5 s at load 20).
+    const windowStart = Math.ceil((Date.now() + 6_000 + total * 80) / 1000) * 1000 + 137;
     const windowEnd = windowStart + o.windowMs;
 
     const specs: Array<{ input: Record<string, unknown>; schedule: ChaosSchedule }> = [];
