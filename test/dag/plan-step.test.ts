@@ -96,6 +96,13 @@ describe("step", () => {
     expect(done.status).toBe(DagRunStatus.FAILED);
   });
 
+  it("failFast: a failure fails the run even when every leaf ends fine", () => {
+    const dag: DagDef = { tasks: [t("a"), t("b"), t("alert", ["a"], { trigger: R.ALL_FAILED })] };
+    const tasks = states(dag, { a: S.FAILED, b: S.SUCCEEDED, alert: S.SUCCEEDED });
+    expect(step({ dag, tasks, failFast: true }).status).toBe(DagRunStatus.FAILED);
+    expect(step({ dag, tasks }).status).toBe(DagRunStatus.SUCCEEDED);
+  });
+
   it("without failFast, a failure leaves independent branches running", () => {
     const dag: DagDef = { tasks: [t("a"), t("b"), t("c", ["b"])] };
     const r = step({ dag, tasks: states(dag, { a: S.FAILED, b: S.SUCCEEDED }) });
@@ -173,6 +180,16 @@ describe("step with mapped tasks", () => {
     expect(step({ dag, tasks: states(dag, { list: S.SUCCEEDED }) }).tasks.each!.state).toBe(S.FAILED);
   });
 
+  it("a mapped task waits for the parent it maps over even when its rule allows it earlier", () => {
+    const d: DagDef = { tasks: [t("list"), t("other"), t("each", ["list", "other"], { mapOver: "list", trigger: R.ONE_SUCCESS })] };
+    const early = step({ dag: d, tasks: states(d, { list: S.RUNNING, other: S.SUCCEEDED }), mapSources: { list: [1, 2] } });
+    expect(early.tasks.each).toEqual({ state: S.PENDING, attempt: 1 });
+    const later = step({ dag: d, tasks: states(d, { list: S.SUCCEEDED, other: S.SUCCEEDED }), mapSources: { list: [1, 2] } });
+    expect(later.start.map((r) => r.index)).toEqual([0, 1]);
+    const failed = step({ dag: d, tasks: states(d, { list: S.FAILED, other: S.SUCCEEDED }) });
+    expect(failed.tasks.each!.state).toBe(S.UPSTREAM_FAILED);
+  });
+
   it("a mapped task whose source failed under ALL_DONE does not run", () => {
     const d: DagDef = { tasks: [t("list"), t("each", ["list"], { mapOver: "list", trigger: R.ALL_DONE })] };
     const r = step({ dag: d, tasks: states(d, { list: S.FAILED }) });
@@ -219,11 +236,24 @@ describe("retryFromFailed", () => {
     });
     const reset = retryFromFailed(tasks);
     expect(reset.each).toEqual({
-      state: S.RUNNING,
+      state: S.PENDING,
       attempt: 2,
       instances: [{ state: S.SUCCEEDED, attempt: 1 }, { state: S.PENDING, attempt: 2 }],
     });
     expect(step({ dag, tasks: reset }).start).toEqual([{ key: "each", index: 1, attempt: 2 }]);
+  });
+
+  it("decides a retried mapped task again: skipped now, its kept instances dropped", () => {
+    const dag: DagDef = { tasks: [t("list"), t("flaky"), t("each", ["list", "flaky"], { mapOver: "list", trigger: R.ONE_FAILED })] };
+    const tasks = states(dag, {
+      list: S.SUCCEEDED,
+      flaky: S.FAILED,
+      each: { state: S.FAILED, attempt: 1, instances: [{ state: S.SUCCEEDED, attempt: 1 }, { state: S.FAILED, attempt: 1 }] },
+    });
+    const reset = retryFromFailed(tasks);
+    const r = step({ dag, tasks: { ...reset, flaky: { state: S.SUCCEEDED, attempt: 2 } } });
+    expect(r.tasks.each).toEqual({ state: S.SKIPPED, attempt: 2 });
+    expect(r.start).toEqual([]);
   });
 
   it("leaves active and pending tasks alone", () => {
