@@ -1,6 +1,5 @@
 /** "Retry from failed": the one way a terminal task state goes back to PENDING. */
 import { DagTaskState } from "../../domain/index.js";
-import { aggregateMapped } from "./mapped.js";
 import { isTerminal } from "./readiness.js";
 import type { TaskStates, TaskView } from "./types.js";
 
@@ -8,7 +7,8 @@ import type { TaskStates, TaskView } from "./types.js";
  * Resets every terminal task that did not succeed (FAILED, UPSTREAM_FAILED, CANCELLED, SKIPPED)
  * to PENDING with its attempt bumped, so the engine's instance ids are new; SUCCEEDED tasks and
  * their results are kept. A mapped task keeps its SUCCEEDED instances and resets the others (its
- * source succeeded and is kept, so the count is the same). SKIPPED tasks are reset too: `step`
+ * source succeeded and is kept, so the count is the same); it is PENDING again, so `step` decides
+ * anew whether it runs (and drops its instances if not), as for a plain task. SKIPPED tasks are reset too: `step`
  * decides them again from their parents' new states (skipped again if nothing changed for them).
  * Active and PENDING tasks are left as they are. The engine also clears the run's `cancelled`.
  */
@@ -30,5 +30,5 @@ function reset(view: TaskView): TaskView {
   const instances = view.instances.map((i) =>
     i.state === DagTaskState.SUCCEEDED ? { ...i } : { state: DagTaskState.PENDING, attempt: i.attempt + 1 },
   );
-  return { state: aggregateMapped(instances), attempt: view.attempt + 1, instances };
+  return { state: DagTaskState.PENDING, attempt: view.attempt + 1, instances };
 }

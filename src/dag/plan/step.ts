@@ -34,8 +34,9 @@ export function initialStates(dag: DagDef): Record<string, TaskView> {
  *    task and instance becomes CANCELLED, every active one is listed in `cancel`, nothing starts.
  * 3. Otherwise start ready instances, best first (priority, then topological order, then
  *    instance index), while QUEUED + RUNNING + RETRYING stays within `maxParallel`.
- * 4. The run is terminal once every task is; then CANCELLED if the user cancelled, SUCCEEDED if
- *    every leaf SUCCEEDED or was SKIPPED, else FAILED.
+ * 4. The run is terminal once every task is; then CANCELLED if the user cancelled, FAILED if
+ *    `failFast` and a task or instance FAILED, SUCCEEDED if every leaf SUCCEEDED or was SKIPPED,
+ *    else FAILED.
  */
 export function step(input: StepInput): StepResult {
   const graph = indexGraph(input.dag);
@@ -50,7 +51,8 @@ export function step(input: StepInput): StepResult {
 
   for (const key of order) settle(defs.get(key)!, graph, tasks, input, runnable, notes);
 
-  const halted = input.cancelled === true || (input.failFast === true && order.some((k) => hasFailure(tasks[k]!)));
+  const failed = order.some((k) => hasFailure(tasks[k]!));
+  const halted = input.cancelled === true || (input.failFast === true && failed);
   const cancel: InstanceRef[] = [];
   const start: InstanceRef[] = [];
   if (halted) {
@@ -64,11 +66,15 @@ export function step(input: StepInput): StepResult {
     start,
     cancel,
     notes,
-    status: runStatus(graph, tasks, input.cancelled === true),
+    status: runStatus(graph, tasks, input.cancelled === true, input.failFast === true && failed),
   };
 }
 
-/** Phase 1 for one task. */
+/**
+ * Phase 1 for one task. A PENDING task gets its verdict; a mapped one that may run is expanded
+ * (or keeps the instances `retryFromFailed` left it) and is marked runnable, as is a mapped task
+ * already under way, whose aggregate state is recomputed from its instances.
+ */
 function settle(
   def: DagTaskDef,
   graph: GraphIndex,
@@ -78,16 +84,29 @@ function settle(
   notes: TaskNote[],
 ): void {
   const view = tasks[def.key]!;
-  if (view.instances !== undefined) {
-    if (!isTerminal(view.state)) view.state = aggregateMapped(view.instances);
+  if (isTerminal(view.state)) return;
+  if (view.state !== DagTaskState.PENDING) {
+    if (view.instances !== undefined) {
+      view.state = aggregateMapped(view.instances);
+      if (!isTerminal(view.state)) runnable.add(def.key);
+    }
     return;
   }
-  if (view.state !== DagTaskState.PENDING) return;
+  // Verdicts other than WAIT are certain (readiness.ts), so deciding again each step is stable.
   const verdict = readiness(def.trigger, graph.parents.get(def.key)!.map((p) => tasks[p]!.state));
-  if (verdict === Readiness.UPSTREAM_FAILED) view.state = DagTaskState.UPSTREAM_FAILED;
-  else if (verdict === Readiness.SKIPPED) view.state = DagTaskState.SKIPPED;
-  else if (verdict === Readiness.RUN && def.mapOver !== undefined) expand(def, def.mapOver, view, tasks, input, notes);
-  else if (verdict === Readiness.RUN) runnable.add(def.key);
+  if (verdict === Readiness.WAIT) return;
+  if (verdict !== Readiness.RUN) {
+    view.state = verdict === Readiness.SKIPPED ? DagTaskState.SKIPPED : DagTaskState.UPSTREAM_FAILED;
+    delete view.instances;
+    return;
+  }
+  if (def.mapOver !== undefined && view.instances === undefined) {
+    // A rule such as ONE_SUCCESS may allow the task before the parent it maps over has ended.
+    if (!isTerminal(tasks[def.mapOver]!.state)) return;
+    expand(def, def.mapOver, view, tasks, input, notes);
+  }
+  if (view.instances !== undefined) view.state = aggregateMapped(view.instances);
+  if (!isTerminal(view.state)) runnable.add(def.key);
 }
 
 /** Gives a mapped task that may run its instances, or settles it when its source cannot give any. */
@@ -101,7 +120,7 @@ function expand(
 ): void {
   const sourceState = tasks[source]!.state;
   if (sourceState !== DagTaskState.SUCCEEDED) {
-    // Only a rule such as ALL_DONE lets a mapped task get here with its source not succeeded.
+    // Rules such as ALL_DONE or ONE_SUCCESS let a mapped task get here with its source failed.
     view.state = sourceState === DagTaskState.SKIPPED ? DagTaskState.SKIPPED : DagTaskState.UPSTREAM_FAILED;
     notes.push({ key: def.key, message: `mapOver ${JSON.stringify(source)}: that task ended ${sourceState}, so there is nothing to map over` });
     return;
@@ -113,7 +132,6 @@ function expand(
     return;
   }
   view.instances = Array.from({ length: count.count }, () => ({ state: DagTaskState.PENDING, attempt: view.attempt }));
-  view.state = aggregateMapped(view.instances);
   if (count.count === 0) notes.push({ key: def.key, message: `mapOver ${JSON.stringify(source)}: the array is empty, no instance to run` });
 }
 
@@ -152,7 +170,9 @@ function startReady(
     }
     view.instances.forEach((instance, index) => {
       if (isActive(instance.state)) active++;
-      if (instance.state === DagTaskState.PENDING) candidates.push({ ref: { key, index, attempt: instance.attempt }, priority, position });
+      if (runnable.has(key) && instance.state === DagTaskState.PENDING) {
+        candidates.push({ ref: { key, index, attempt: instance.attempt }, priority, position });
+      }
     });
   });
   candidates.sort((a, b) => b.priority - a.priority || a.position - b.position || (a.ref.index ?? 0) - (b.ref.index ?? 0));
@@ -170,9 +190,10 @@ function startReady(
 }
 
 /** Phase 4. */
-function runStatus(graph: GraphIndex, tasks: Record<string, TaskView>, cancelled: boolean): DagRunStatus {
+function runStatus(graph: GraphIndex, tasks: Record<string, TaskView>, cancelled: boolean, failedFast: boolean): DagRunStatus {
   if (!graph.keys.every((k) => isTerminal(tasks[k]!.state))) return DagRunStatus.RUNNING;
   if (cancelled) return DagRunStatus.CANCELLED;
+  if (failedFast) return DagRunStatus.FAILED;
   const fine = leaves(graph).every((k) => tasks[k]!.state === DagTaskState.SUCCEEDED || tasks[k]!.state === DagTaskState.SKIPPED);
   return fine ? DagRunStatus.SUCCEEDED : DagRunStatus.FAILED;
 }
