@@ -2,7 +2,8 @@ import { Field, ID, Int, ObjectType } from "type-graphql";
 import { PageInfo } from "./common.type.js";
 import { DagRunStatus, DagTaskState, MisfirePolicy, OverlapPolicy, RunStatus, RunTrigger, TriggerRule } from "./enums.js";
 import { JobSpec, RetryPolicy, Schedule } from "./job.type.js";
-import { DateTime, JSONObject } from "./scalars.js";
+import { Run } from "./run.type.js";
+import { DateTime, JSONObject, JSONValue } from "./scalars.js";
 
 @ObjectType({ description: "One task of a DAG." })
 export class DagTask {
@@ -77,6 +78,9 @@ export class Dag {
 
   @Field(() => DateTime)
   updatedAt!: Date;
+
+  /** The stored document, for the field resolvers (topologicalOrder, graph, runs). */
+  doc!: unknown;
 }
 
 @ObjectType()
@@ -117,9 +121,11 @@ export class DagRunTask {
   @Field(() => String, { nullable: true, description: "Why it ended without running, when that needs saying." })
   note!: string | null;
 
-  /** The fire key of its run (this attempt), for the field resolvers; null for a mapped task's own row. */
-  fireKey!: string | null;
-  dagRunId!: string;
+  @Field(() => Run, { nullable: true, description: "Its run (this attempt): null before it started, and for a mapped task's own row." })
+  run!: Run | null;
+
+  @Field(() => JSONValue, { nullable: true, description: "The JSON it wrote to KAIROS_RESULT, once it succeeded." })
+  result!: unknown;
 }
 
 @ObjectType({ description: "One run of a DAG: every task's state, and each task instance's run." })

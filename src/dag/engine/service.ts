@@ -5,9 +5,9 @@
  */
 import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
-import { IdempotencyService, PoolNodes, type RunService } from "../../core/index.js";
+import { backfillSlots, IdempotencyService, PoolNodes, type RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
-import { ConflictError, DagRunStatus as RS, NotFoundError, ValidationError } from "../../domain/index.js";
+import { ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
@@ -246,6 +246,34 @@ export class DagService {
     const { run } = await insertOnce(this.deps.mongo, doc);
     await this.deps.advancer.advance(run._id);
     return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+  }
+
+  /**
+   * Creates the DAG runs of the schedule's slots in the past range `[from, to]` (trigger
+   * BACKFILL), at most MAX_BACKFILL; a slot that has a DAG run already (fired, or backfilled
+   * before: the same fire key) is not run again. They ignore the overlap policy, like a job's.
+   */
+  async backfill(caller: Principal, dagId: string, from: number, to: number): Promise<DagRunDoc[]> {
+    const dag = await this.get(caller, dagId);
+    if (!dag.schedule) throw new ValidationError("id", `DAG ${dagId} has no schedule; backfill fills a schedule's past slots (use triggerDag for a one-off run)`);
+    const now = this.deps.clock();
+    const slots = backfillSlots(dag.schedule, from, to, now);
+    const out: DagRunDoc[] = [];
+    for (const slot of slots) {
+      const doc = newDagRun(dag, {
+        id: newId(),
+        fireKey: fireKey(dagId, slot.at),
+        trigger: "BACKFILL",
+        scheduledFor: slot.at,
+        paramsJson: dag.paramsJson,
+        now,
+        sweepAfterMs: this.deps.sweepAfterMs,
+      });
+      const { run, created } = await insertOnce(this.deps.mongo, doc);
+      if (created) await this.deps.advancer.advance(run._id);
+      out.push(run);
+    }
+    return out;
   }
 
   /** Cancels a DAG run: running task runs are cancelled, tasks not started become CANCELLED, the run ends CANCELLED. */
