@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/index.js";
-import { RunService } from "../../src/core/index.js";
+import { JobService, RunService } from "../../src/core/index.js";
 import { DagEngine } from "../../src/dag/index.js";
 import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
 import type { SharedState } from "../../src/shared-state/index.js";
@@ -24,8 +24,9 @@ let engines: DagEngine[];
 
 function process(): { runs: RunService; engine: DagEngine } {
   let engine: DagEngine | null = null;
-  const runs = new RunService({ mongo: db.mongo, state, clock: Date.now, log, dagTaskEnded: (run) => engine?.taskEnded(run) ?? Promise.resolve() });
-  engine = new DagEngine({ mongo: db.mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  const runs = new RunService({ mongo: db.mongo, state, clock: Date.now, log, dagTaskEnded: (run) => engine?.taskEnded(run) ?? Promise.resolve(), dagFire: (job, fire, lock) => engine!.fire(job, fire, lock) });
+  const jobs = new JobService({ mongo: db.mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  engine = new DagEngine({ mongo: db.mongo, state, runs, jobs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
   return { runs, engine };
 }
 
