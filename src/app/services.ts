@@ -4,6 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
+import { DagEngine } from "../dag/index.js";
 import { JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
@@ -21,9 +22,20 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const dev = config.role === "dev";
   const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
   const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
-  const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
+  // A task run's end advances its DAG run: core calls the DAG engine through this hook (core does not import dag/).
+  let dagEngine: DagEngine | null = null;
+  // A scheduled DAG's timer firing makes a DAG run: the same injection (see DagSchedules).
+  const runs = new RunService({
+    mongo,
+    state,
+    clock,
+    log: log.child({ component: "runs" }),
+    dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
+    dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
+  });
   const pools = new PoolCoverage({ mongo, clock });
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
+  dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
   const auth = createAuth({ mongo, tokens, clock, log });
   const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API
@@ -38,6 +50,9 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
+    dags: dagEngine.service,
+    dagEvents: dagEngine.events,
+    dagEngine,
   };
 }
 

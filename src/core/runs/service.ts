@@ -49,6 +49,7 @@ export class RunService {
       hooks: {
         releaseUserSlot: (ownerId, slot) => this.slots.release(ownerId, slot),
         releaseOverlapLock: (jobId, runId) => this.overlap.release(jobId, runId),
+        dagTaskEnded: (run) => deps.dagTaskEnded?.(run) ?? Promise.resolve(),
       },
     });
     const transitions = this.transitions;
@@ -61,6 +62,7 @@ export class RunService {
       overlap: this.overlap,
       enqueue,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
+      ...(deps.dagFire ? { dagFire: deps.dagFire } : {}),
     });
     const markers = new ClaimMarkerDrops(state.ready, log);
     this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, markers, enqueue });

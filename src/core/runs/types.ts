@@ -1,4 +1,4 @@
-import type { RunUsage } from "../../domain/index.js";
+import type { JobDoc, RunDoc, RunTrigger, RunUsage } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -19,6 +19,8 @@ export interface AttemptOutcome {
    * the history entry say when it ended, not when it was written down. Default: now.
    */
   endedAt?: number;
+  /** A DAG task's result (the JSON text it wrote to KAIROS_RESULT), when it succeeded and wrote one. */
+  resultJson?: string | null;
 }
 
 export interface RunServiceDeps {
@@ -28,4 +30,31 @@ export interface RunServiceDeps {
   log: Logger;
   /** Source of randomness for retry jitter. @default Math.random */
   random?: () => number;
+  /**
+   * Called after a DAG task instance's run reached a final status (SUCCEEDED, FAILED, TIMED_OUT,
+   * CANCELLED, DEAD), wherever that transition was written: its DAG run advances. core does not
+   * know DAGs; app/services.ts injects src/dag's engine here. It must not throw.
+   */
+  dagTaskEnded?: (run: RunDoc) => Promise<void>;
+  /**
+   * A scheduled DAG's timer job (`dagId` set) fired: the DAG engine makes the DAG run for the fire
+   * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).
+   */
+  dagFire?: DagFireHook;
 }
+
+/** What the DAG engine answers for a fire of a DAG's timer job. */
+export interface DagFired {
+  /** The DAG run made (or found: a replayed fire), null when skipped. */
+  dagRunId: string | null;
+  created: boolean;
+  skipped: string | null;
+}
+
+export interface DagFireLock {
+  /** Takes the timer job's overlap lock for `dagRunId` (see OverlapLocks.take). */
+  take(dagRunId: string): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
+  release(dagRunId: string): Promise<void>;
+}
+
+export type DagFireHook = (job: JobDoc, fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore: number | null; ignoreOverlap: boolean }, lock: DagFireLock) => Promise<DagFired>;

@@ -1,0 +1,54 @@
+/**
+ * Mapped tasks (dynamic fan-out): how many instances a parent's result gives, and the task's
+ * state from its instances' states.
+ */
+import { DagTaskState } from "../../domain/index.js";
+import { isActive, isTerminal } from "./readiness.js";
+import type { InstanceView } from "./types.js";
+
+/** Most instances one mapped task may have. */
+export const MAX_MAP_INSTANCES = 1_000;
+
+/** The instance count, or why the result cannot be mapped over. */
+export type MapCount = { ok: true; count: number } | { ok: false; message: string };
+
+/**
+ * How many instances a task mapping over `parentKey` gets from that parent's parsed JSON result:
+ * one per element of an array of at most `MAX_MAP_INSTANCES` elements.
+ */
+export function mapCount(parentKey: string, result: unknown): MapCount {
+  if (!Array.isArray(result)) {
+    const what = result === undefined ? "no result" : `a JSON ${result === null ? "null" : typeof result}`;
+    return {
+      ok: false,
+      message: `mapOver ${JSON.stringify(parentKey)}: that task's result must be a JSON array; it wrote ${what}`,
+    };
+  }
+  if (result.length > MAX_MAP_INSTANCES) {
+    return {
+      ok: false,
+      message: `mapOver ${JSON.stringify(parentKey)}: the array has ${result.length} elements; a task maps over at most ${MAX_MAP_INSTANCES}`,
+    };
+  }
+  return { ok: true, count: result.length };
+}
+
+/**
+ * A mapped task's state from its instances' states: SKIPPED with no instances. While any is not
+ * terminal: RUNNING once one is RUNNING, RETRYING or terminal; else QUEUED if one is QUEUED;
+ * else PENDING (expanded, waiting for slots). Once all are terminal: FAILED if any FAILED, else
+ * CANCELLED if any CANCELLED, else SUCCEEDED.
+ */
+export function aggregateMapped(instances: readonly InstanceView[]): DagTaskState {
+  if (instances.length === 0) return DagTaskState.SKIPPED;
+  const states = instances.map((i) => i.state);
+  if (!states.every(isTerminal)) {
+    if (states.some((s) => s === DagTaskState.RUNNING || s === DagTaskState.RETRYING || isTerminal(s))) {
+      return DagTaskState.RUNNING;
+    }
+    return states.some(isActive) ? DagTaskState.QUEUED : DagTaskState.PENDING;
+  }
+  if (states.includes(DagTaskState.FAILED)) return DagTaskState.FAILED;
+  if (states.includes(DagTaskState.CANCELLED)) return DagTaskState.CANCELLED;
+  return DagTaskState.SUCCEEDED;
+}
