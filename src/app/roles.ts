@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
+import type { SweeperOptions } from "../dag/index.js";
 import { Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
@@ -15,9 +16,11 @@ export interface RoleOverrides {
   /** Overrides for tests and tuning (timing knobs). */
   scheduler?: Partial<SchedulerOptions>;
   executor?: Partial<ExecutorOptions>;
+  /** The DAG sweeper's timing (scheduler role). */
+  dagSweep?: Partial<SweeperOptions>;
 }
 
-type RoleDeps = Stores & Pick<Services, "runs" | "log"> & { clock: Clock };
+type RoleDeps = Stores & Pick<Services, "runs" | "log" | "dagEngine"> & { clock: Clock };
 
 export async function startScheduler(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Scheduler> {
   const { mongo, state, runs, clock, log } = deps;
@@ -33,6 +36,10 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
   );
   await scheduler.start();
   stops.push(() => scheduler.stop());
+  // DAG runs whose advance a crash interrupted are advanced again (src/dag/engine/sweeper.ts).
+  const sweeper = deps.dagEngine.sweeper(overrides.dagSweep);
+  sweeper.start();
+  stops.push(() => sweeper.stop());
   return scheduler;
 }
 

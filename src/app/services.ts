@@ -4,6 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
+import { DagEngine } from "../dag/index.js";
 import { JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
@@ -21,7 +22,10 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const dev = config.role === "dev";
   const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
   const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
-  const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
+  // A task run's end advances its DAG run: core calls the DAG engine through this hook (core does not import dag/).
+  let dagEngine: DagEngine | null = null;
+  const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }), dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve() });
+  dagEngine = new DagEngine({ mongo, state, runs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
   const pools = new PoolCoverage({ mongo, clock });
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
   const auth = createAuth({ mongo, tokens, clock, log });
@@ -38,6 +42,9 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
+    dags: dagEngine.service,
+    dagEvents: dagEngine.events,
+    dagEngine,
   };
 }
 

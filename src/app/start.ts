@@ -49,7 +49,8 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const generatedAdminPassword = has("api") ? await ensureAdmin(config, services) : null;
     stops.push(registerSampledMetrics({ ...stores, pools: services.pools }, config.pools));
 
-    const deps = { ...stores, runs: services.runs, clock, log };
+    const deps = { ...stores, runs: services.runs, dagEngine: services.dagEngine, clock, log };
+    stops.push(() => services.dagEngine.advancer.idle());
     const scheduler = has("scheduler") ? await startScheduler(config, deps, opts, stops) : null;
     const executor = has("executor") ? await startExecutor(config, deps, opts, stops) : null;
     const ready = () => pingMongo(stores.mongo);

@@ -13,7 +13,7 @@ import type { RunDoc } from "../domain/index.js";
 const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
 
 /** What a run event carries. */
-export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId">;
+export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId" | "resultJson">;
 
 /**
  * The event of a run: every field but the spec and the batch markers, named one by one (one
@@ -61,6 +61,9 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     outputTail: r.outputTail ?? undefined,
     outputTruncated: r.outputTruncated,
     usage: r.usage ?? undefined,
+    dagRunId: r.dagRunId ?? undefined,
+    taskKey: r.taskKey ?? undefined,
+    mapIndex: r.mapIndex ?? undefined,
     history: r.history.map((h) => ({ status: h.status, at: ms(h.at), reason: h.reason ?? undefined, nodeId: h.nodeId ?? undefined, attempt: h.attempt ?? undefined })),
     createdAt: ms(r.createdAt),
     updatedAt: ms(r.updatedAt),
@@ -154,6 +157,7 @@ export class RunEvents {
 
 
 // Every stored field of a run travels (a field added to RunDoc and forgotten in wireRun fails to compile).
-type UnsentField = Exclude<Exclude<keyof RunDoc, "batchOp" | "claimId">, keyof ReturnType<typeof wireRun>>;
+// A DAG task's result (up to 64 KiB) does not travel: readers take it from the run document.
+type UnsentField = Exclude<Exclude<keyof RunDoc, "batchOp" | "claimId" | "resultJson">, keyof ReturnType<typeof wireRun>>;
 const everyFieldSent: [UnsentField] extends [never] ? true : UnsentField = true;
 void everyFieldSent;

@@ -9,3 +9,5 @@ export * from "./resources.js";
 export * from "./run-reads.js";
 export * from "./runs/index.js";
 export * from "./users.js";
+export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
+export { IdempotencyService, type IdempotencyOptions } from "./idempotency.js";

@@ -1,7 +1,9 @@
 /**
  * DAG workflows (issue #15). plan/: the pure part (validation, topological order, trigger rules,
- * mapped tasks, the step decision, retry from failed, graph rendering); docs/dags.md.
+ * mapped tasks, the step decision, retry from failed, graph rendering); docs/dags.md. engine/:
+ * documents to runs and back (advance, sweeper, service, data along edges).
  */
+export * from "./engine/index.js";
 export { indexGraph, leaves, roots, type GraphIndex } from "./plan/graph.js";
 export { aggregateMapped, MAX_MAP_INSTANCES, mapCount, type MapCount } from "./plan/mapped.js";
 export { countParents, countsAsFailed, isActive, isTerminal, Readiness, readiness, type ParentCounts } from "./plan/readiness.js";

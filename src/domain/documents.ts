@@ -144,6 +144,11 @@ export interface JobDoc {
   ownerDeleted?: boolean;
   /** Bumped by every user edit; the scheduler's writes are conditional on it. */
   version: number;
+  /**
+   * Set on a DAG's timer: the hidden job that carries a scheduled DAG's schedule (its `_id` is the
+   * DAG's id). Its fires create DAG runs instead of runs (docs/dags.md, "Schedules").
+   */
+  dagId?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -211,6 +216,12 @@ export interface RunDoc {
   /** What the last attempt used, where the node measures it (a cgroup). */
   usage?: RunUsage | null;
   history: RunTransition[];
+  /** Set on a DAG task instance's run: its DAG run, its task's key and, for a mapped task, its index. */
+  dagRunId?: string | null;
+  taskKey?: string | null;
+  mapIndex?: number | null;
+  /** The JSON text a DAG task wrote to KAIROS_RESULT (at most 64 KiB), when its attempt succeeded. */
+  resultJson?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -29,6 +29,7 @@ import { leaseSafeMs, resolveOptions, type ExecutorOptions, type ResolvedOptions
 import { PullLoop } from "./pull-loop.js";
 import { ReportBackoff, ReportGate, Reporter } from "./report.js";
 import { SlotRunner } from "./slot-runner.js";
+import { DagTaskIo } from "../dag/index.js";
 
 export type { ExecutorOptions } from "./options.js";
 
@@ -70,7 +71,7 @@ export class Executor {
     this.registry = new NodeRegistry(nodeId, new NodeStore(deps.mongo), log);
     this.capacity = new Capacity({ slots: o.slots, reportBacklog: o.reportBacklog, capacity: o.capacity, runMax: o.runMax, fullPauseMs: o.pollMs });
     this.deadlines = new Deadlines({ attempts: table, runs, clock, log, leaseMs: o.leaseMs, heartbeatMs: o.heartbeatMs, safeMs });
-    this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines });
+    this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines, dagIo: new DagTaskIo(deps.mongo) });
     this.confirms = new ConfirmQueue({ runs, clock, log, nodeId, leaseMs: o.leaseMs, delayMs: o.confirmDelayMs, safeMs });
     this.gate = new ReportGate(o.reportHoldMs, () => this.state === "running" && !this.capacity.backlogPressing(table.size));
     const backoff = new ReportBackoff();

@@ -9,6 +9,7 @@ import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunUsage } from "../domain/index.js";
 import type { Attempt, Claim } from "./attempt.js";
+import { withDagResult, type DagResult } from "./dag-files.js";
 import { toOutcome } from "./outcome.js";
 import type { ProcessResult } from "./process.js";
 
@@ -20,6 +21,8 @@ export interface ProcessEnd {
   oomKilled: boolean;
   /** Clock ms: the run's `finishedAt`, however long its result waits to be written. */
   endedAt: number;
+  /** A DAG task's result file, read after it exited 0 (executor/dag-files.ts). */
+  dagResult?: DagResult;
 }
 
 /**
@@ -127,7 +130,10 @@ export class Reporter {
       return;
     }
     if (a.stop === "SHUTDOWN") return this.handBack(a, ref);
-    const outcome = toOutcome(end.result, { cancelled: a.stop === "CANCEL", oomKilled: end.oomKilled, diskFull: a.killedBy === "disk", resources: a.resources }, end.endedAt, end.usage);
+    const outcome = withDagResult(
+      toOutcome(end.result, { cancelled: a.stop === "CANCEL", oomKilled: end.oomKilled, diskFull: a.killedBy === "disk", resources: a.resources }, end.endedAt, end.usage),
+      end.dagResult,
+    );
     const claim = a.claim;
     const done =
       claim.state === "withResult"

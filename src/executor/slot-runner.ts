@@ -9,6 +9,9 @@ import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunDoc, RunUsage } from "../domain/index.js";
 import { ENDED, type Attempt } from "./attempt.js";
+import { dagEnv, readDagFiles, readDagResult, writeDagFiles, type DagResult } from "./dag-files.js";
+import type { DagTaskIo } from "../dag/index.js";
+import { SANDBOX_HOME } from "./sandbox/bwrap.js";
 import { watchIdOf, type Deadlines } from "./deadlines.js";
 import type { ResolvedOptions } from "./options.js";
 import { notStarted } from "./outcome.js";
@@ -19,7 +22,7 @@ import { Sandbox, type PreparedAttempt } from "./sandbox/sandbox.js";
 export class SlotRunner {
   private sandbox: Sandbox | null = null;
 
-  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines }) {}
+  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines; dagIo?: DagTaskIo }) {}
 
   /** Opens the node's sandbox (slot directories, cgroups, egress); returns what it enforces. */
   open(o: ResolvedOptions): Sandbox {
@@ -53,13 +56,19 @@ export class SlotRunner {
     let oomKilled = false;
     let endedAt = 0;
     let prepared: PreparedAttempt | null = null;
+    let dagResult: DagResult | undefined;
     try {
-      prepared = this.prepare(a, run, slot);
+      const dagFiles = await readDagFiles(this.deps.dagIo, run).catch((e: unknown) => {
+        throw new Error(`could not read the DAG task's inputs: ${coerceError(e).message}`);
+      });
+      prepared = this.prepare(a, run, slot, dagFiles !== null);
       const p = prepared;
+      if (dagFiles) writeDagFiles(p.process.cwd, dagFiles);
       result = await runProcess(
         { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
         a.abort,
       );
+      if (run.dagRunId && result.exitCode === 0) dagResult = readDagResult(p.process.cwd);
     } catch (e) {
       result = notStarted(`could not set up the run's sandbox: ${coerceError(e).message}`);
     } finally {
@@ -75,12 +84,12 @@ export class SlotRunner {
       }
       await this.sandbox!.releaseSlot(slot)?.catch((e) => this.deps.log.error({ err: coerceError(e), slot }, "could not reset a slot's directories"));
     }
-    return { result, usage, oomKilled, endedAt };
+    return { result, usage, oomKilled, endedAt, ...(dagResult ? { dagResult } : {}) };
   }
 
   /** The attempt's sandbox in `slot`: its program, environment, limits and directories. */
-  private prepare(a: Attempt, run: RunDoc, slot: number): PreparedAttempt {
-    const kairosEnv = {
+  private prepare(a: Attempt, run: RunDoc, slot: number, dag: boolean): PreparedAttempt {
+    const kairosEnv: Record<string, string> = {
       KAIROS_RUN_ID: run._id,
       KAIROS_JOB_ID: run.jobId,
       KAIROS_ATTEMPT: String(run.attempt),
@@ -88,6 +97,10 @@ export class SlotRunner {
       KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
       KAIROS_NODE_ID: this.deps.nodeId,
     };
-    return this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
+    // A DAG task's files sit in its working directory: /work inside bubblewrap, the slot's directory outside.
+    if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME));
+    const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
+    if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd));
+    return prepared;
   }
 }

@@ -1,6 +1,7 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
 import type { RunEvents } from "../core/index.js";
+import type { DagEngine, DagEvents, DagService } from "../dag/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
@@ -32,6 +33,12 @@ export interface Services extends AuthParts {
   log: Logger;
   /** Request, submission and login limits (src/auth/rate-limit.ts). */
   limits: RateLimits;
+  /** DAGs and DAG runs (src/dag). */
+  dags: DagService;
+  /** DAG run events, for dagRunUpdated. */
+  dagEvents: DagEvents;
+  /** The DAG engine (the scheduler role's sweeper); resolvers use `dags`. */
+  dagEngine: DagEngine;
 }
 
 export interface Context {

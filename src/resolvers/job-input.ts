@@ -5,7 +5,7 @@ import type { CreateJobInput, JobSpecInput, RetryInput, ScheduleInput, UpdateJob
 
 const ms = (d: Date | null | undefined) => (d == null ? undefined : d.getTime());
 
-function scheduleIn(s: ScheduleInput): DomainScheduleInput {
+export function scheduleIn(s: ScheduleInput): DomainScheduleInput {
   return {
     kind: s.kind,
     at: ms(s.at),
@@ -23,11 +23,11 @@ function scheduleIn(s: ScheduleInput): DomainScheduleInput {
   };
 }
 
-function specIn(s: JobSpecInput): DomainSpecInput {
+export function specIn(s: JobSpecInput): DomainSpecInput {
   return { kind: s.kind, command: s.command, argv: s.argv, env: s.env, timeout: s.timeout, pool: s.pool, resources: s.resources, network: s.network };
 }
 
-function retryIn(r: RetryInput | null | undefined) {
+export function retryIn(r: RetryInput | null | undefined) {
   if (!r) return null;
   return {
     maxAttempts: r.maxAttempts ?? undefined,

@@ -41,49 +41,16 @@ export function toApiKey(k: ApiKeyDoc): ApiKey {
 
 
 export function toJob(j: JobDoc): Job {
-  const s = j.schedule;
   return {
     id: j._id,
     ownerId: j.ownerId,
     name: j.name,
     description: j.description,
     tags: j.tags,
-    schedule: {
-      kind: s.kind,
-      at: date(s.atMs),
-      every: s.every ?? null,
-      cron: s.cron ?? null,
-      timezone: s.timezone,
-      startAt: date(s.startAt),
-      endAt: date(s.endAt),
-      maxFires: s.maxFires ?? null,
-      dstGap: s.dstGap,
-      dstRepeat: s.dstRepeat,
-      jitter: dur(s.jitterMs),
-      spread: dur(s.spreadMs),
-      description: describeSchedule(s),
-    },
-    spec: {
-      kind: j.spec.kind,
-      command: j.spec.command,
-      argv: j.spec.argv,
-      env: j.spec.env,
-      timeout: formatDuration(j.spec.timeoutMs),
-      pool: j.spec.pool,
-      resources: resourcesOf(j.spec),
-      network: (j.spec.network ?? "NONE"),
-    },
+    schedule: toSchedule(j.schedule),
+    spec: toSpec(j.spec),
     priority: j.priority,
-    retry: {
-      maxAttempts: j.retry.maxAttempts,
-      backoff: j.retry.backoff,
-      initial: formatDuration(j.retry.initialMs),
-      factor: j.retry.factor,
-      max: formatDuration(j.retry.maxMs),
-      jitter: j.retry.jitter,
-      nonRetryableExitCodes: j.retry.nonRetryableExitCodes,
-      retryOnOomKill: j.retry.retryOnOomKill ?? true,
-    },
+    retry: toRetry(j.retry),
     overlap: j.overlap,
     misfire: j.misfire,
     catchupWindow: formatDuration(j.catchupWindowMs),
@@ -96,6 +63,53 @@ export function toJob(j: JobDoc): Job {
     version: j.version,
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
+  };
+}
+
+/** A schedule as the API shows it (a job's, a DAG's). */
+export function toSchedule(s: JobDoc["schedule"]): Job["schedule"] {
+  return {
+    kind: s.kind,
+    at: date(s.atMs),
+    every: s.every ?? null,
+    cron: s.cron ?? null,
+    timezone: s.timezone,
+    startAt: date(s.startAt),
+    endAt: date(s.endAt),
+    maxFires: s.maxFires ?? null,
+    dstGap: s.dstGap,
+    dstRepeat: s.dstRepeat,
+    jitter: dur(s.jitterMs),
+    spread: dur(s.spreadMs),
+    description: describeSchedule(s),
+  };
+}
+
+/** A spec as the API shows it (a job's, a DAG task's). */
+export function toSpec(spec: JobDoc["spec"]): Job["spec"] {
+  return {
+    kind: spec.kind,
+    command: spec.command,
+    argv: spec.argv,
+    env: spec.env,
+    timeout: formatDuration(spec.timeoutMs),
+    pool: spec.pool,
+    resources: resourcesOf(spec),
+    network: (spec.network ?? "NONE"),
+  };
+}
+
+/** A retry policy as the API shows it (a job's, a DAG task's). */
+export function toRetry(r: JobDoc["retry"]): Job["retry"] {
+  return {
+    maxAttempts: r.maxAttempts,
+    backoff: r.backoff,
+    initial: formatDuration(r.initialMs),
+    factor: r.factor,
+    max: formatDuration(r.maxMs),
+    jitter: r.jitter,
+    nonRetryableExitCodes: r.nonRetryableExitCodes,
+    retryOnOomKill: r.retryOnOomKill ?? true,
   };
 }
 

@@ -9,6 +9,7 @@
  */
 import { registerEnumType } from "type-graphql";
 import { ReportedRunStatus } from "../domain/index.js";
+import { DagRunStatus, DagTaskState, GraphFormat, TriggerRule } from "../domain/index.js";
 import {
   Backoff,
   DstGapPolicy,
@@ -52,6 +53,10 @@ export {
   NodeStatus,
   NetworkAccess,
   IsolationMode,
+  TriggerRule,
+  DagTaskState,
+  DagRunStatus,
+  GraphFormat,
 };
 
 registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
@@ -132,3 +137,8 @@ registerEnumType(IsolationMode, {
   name: "IsolationMode",
   description: "BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user. NONE: plain processes (KAIROS_SANDBOX=none, or dev without bubblewrap).",
 });
+
+registerEnumType(TriggerRule, { name: "TriggerRule", description: "When a DAG task runs, given its parents' states (docs/dags.md). Default ALL_SUCCESS." });
+registerEnumType(DagTaskState, { name: "DagTaskState", description: "The state of a DAG task (or of one instance of a mapped task) in a DAG run." });
+registerEnumType(DagRunStatus, { name: "DagRunStatus", description: "RUNNING until no task can move any more; then SUCCEEDED, FAILED or CANCELLED." });
+registerEnumType(GraphFormat, { name: "GraphFormat", description: "MERMAID (a flowchart for Markdown) or DOT (Graphviz)." });

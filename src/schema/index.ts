@@ -6,3 +6,5 @@ export * from "./resources.type.js";
 export * from "./run.type.js";
 export * from "./scalars.js";
 export * from "./user.type.js";
+export * from "./dag.input.js";
+export * from "./dag.type.js";

@@ -300,6 +300,8 @@ export const Channels = {
   readyWake: (pool: string) => `kairos:wake:ready:${pool}`,
   /** Run status changes; payload is a serialized run event. */
   runEvents: "kairos:events:runs",
+  /** DAG run changes (task states, the run's status); payload is a JSON array of DAG events (src/dag/engine/events.ts). */
+  dagEvents: "kairos:events:dags",
   /** Cancel requests for running runs, to whichever executor holds them; payload `{runId, nodeId, reason}`. */
   cancel: "kairos:cancel",
   /**

@@ -1,5 +1,7 @@
 export * from "./api-keys/keys.js";
 export * from "./batch.js";
+export * from "./dag-runs/runs.js";
+export * from "./dags/edits.js";
 export * from "./fires/ledger.js";
 export * from "./fires/user-reads.js";
 export * from "./fires/withdrawn-runs.js";

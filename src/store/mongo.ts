@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { ApiKeyDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { ApiKeyDoc, DagDoc, DagRunDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
 
 export interface Collections {
   users: Collection<UserDoc>;
@@ -9,6 +9,8 @@ export interface Collections {
   nodes: Collection<NodeDoc>;
   apiKeys: Collection<ApiKeyDoc>;
   idempotency: Collection<IdempotencyDoc>;
+  dags: Collection<DagDoc>;
+  dagRuns: Collection<DagRunDoc>;
 }
 
 export interface Mongo {
@@ -47,6 +49,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     nodes: db.collection<NodeDoc>("nodes"),
     apiKeys: db.collection<ApiKeyDoc>("apiKeys"),
     idempotency: db.collection<IdempotencyDoc>("idempotency"),
+    dags: db.collection<DagDoc>("dags"),
+    dagRuns: db.collection<DagRunDoc>("dagRuns"),
   };
   await Promise.all([
     c.users.createIndexes([{ key: { username: 1 }, name: "username_unique", unique: true }]),
@@ -64,6 +68,19 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { finishedAt: 1 }, name: "finished_ttl", expireAfterSeconds: DEFAULT_RUN_RETENTION_SECONDS },
       // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).
       { key: { ownerId: 1, queuedAt: 1 }, name: "held_by_limit", partialFilterExpression: { heldByLimit: true } },
+      // A DAG run's task runs (src/dag/engine: every advance reads them).
+      { key: { dagRunId: 1 }, name: "dagRun", partialFilterExpression: { dagRunId: { $type: "string" } } },
+    ]),
+    c.dags.createIndexes([
+      { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+    ]),
+    c.dagRuns.createIndexes([
+      // One DAG run per fire (a schedule slot, a trigger's id): creating it twice is a no-op.
+      { key: { fireKey: 1 }, name: "fireKey_unique", unique: true },
+      { key: { dagId: 1, createdAt: -1 }, name: "dag_created" },
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      { key: { status: 1, sweepAt: 1 }, name: "status_sweep" },
     ]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),

@@ -4,3 +4,5 @@ export type { BackfillOutcome, JobInput, JobPatch, JobServiceDeps, JobSpecInput,
 export type { ComingFire, JobHealth, JobListFilter } from "./reads.js";
 export { MAX_BACKFILL, backfillSlots } from "./triggers.js";
 export { comingFires } from "./reads.js";
+export { validateCatchup, validateDescription, validateName, validatePriority } from "./fields.js";
+export { PoolNodes } from "./pool-nodes.js";

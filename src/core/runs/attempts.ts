@@ -51,7 +51,8 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
   };
   if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
     const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
-    return { to, set: { ...base, finishedAt: ended }, reason: outcome.error ?? null, ended, retryAt: null };
+    const result = to === RunStatus.SUCCEEDED && outcome.resultJson != null ? { resultJson: outcome.resultJson } : {};
+    return { to, set: { ...base, ...result, finishedAt: ended }, reason: outcome.error ?? null, ended, retryAt: null };
   }
   const reason = outcome.kind;
   if (outcome.kind === "LOST_EXECUTOR" && shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {

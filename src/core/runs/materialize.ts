@@ -21,6 +21,8 @@ export interface MaterializeArgs {
   ignoreOverlap?: boolean;
   /** Staged ahead: not taken by an executor before this instant (the slot's due time). */
   notBefore?: number;
+  /** A DAG task instance's run: its DAG run, task key and map index (src/dag/engine). */
+  dagTask?: { dagRunId: string; taskKey: string; mapIndex: number | null };
 }
 
 export interface Materialized {
@@ -66,6 +68,7 @@ export function newRun(
     outputTail: null,
     outputTruncated: false,
     history: [{ status: r.status, at, reason: args.reason ?? args.trigger.toLowerCase(), nodeId: null, attempt: 1 }],
+    ...(args.dagTask ? { dagRunId: args.dagTask.dagRunId, taskKey: args.dagTask.taskKey, mapIndex: args.dagTask.mapIndex } : {}),
     createdAt: at,
     updatedAt: at,
   };

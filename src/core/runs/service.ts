@@ -48,6 +48,7 @@ export class RunService {
       hooks: {
         releaseUserSlot: (ownerId, slot) => this.slots.release(ownerId, slot),
         releaseOverlapLock: (jobId, runId) => this.overlap.release(jobId, runId),
+        dagTaskEnded: (run) => deps.dagTaskEnded?.(run) ?? Promise.resolve(),
       },
     });
     const transitions = this.transitions;

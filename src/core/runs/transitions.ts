@@ -77,6 +77,8 @@ export interface TransitionHooks {
   releaseUserSlot(ownerId: string, slot: string): Promise<void>;
   /** The run reached a final status and may hold its job's overlap lock: free it. */
   releaseOverlapLock(jobId: string, runId: string): Promise<void>;
+  /** A DAG task instance's run reached a final status: its DAG run advances (src/dag/engine, injected by app/). */
+  dagTaskEnded(run: RunDoc): Promise<void>;
 }
 
 const STORED: TransitionWrite = { kind: "stored" };
@@ -149,5 +151,6 @@ export class Transitions {
     await events.publish(updated);
     if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
     if (isTerminal(to) && updated.overlap !== "ALLOW") await hooks.releaseOverlapLock(updated.jobId, updated._id);
+    if (isTerminal(to) && updated.dagRunId) await hooks.dagTaskEnded(updated);
   }
 }

@@ -1,4 +1,4 @@
-import type { RunUsage } from "../../domain/index.js";
+import type { RunDoc, RunUsage } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -19,6 +19,8 @@ export interface AttemptOutcome {
    * the history entry say when it ended, not when it was written down. Default: now.
    */
   endedAt?: number;
+  /** A DAG task's result (the JSON text it wrote to KAIROS_RESULT), when it succeeded and wrote one. */
+  resultJson?: string | null;
 }
 
 export interface RunServiceDeps {
@@ -28,4 +30,10 @@ export interface RunServiceDeps {
   log: Logger;
   /** Source of randomness for retry jitter. @default Math.random */
   random?: () => number;
+  /**
+   * Called after a DAG task instance's run reached a final status (SUCCEEDED, FAILED, TIMED_OUT,
+   * CANCELLED, DEAD), wherever that transition was written: its DAG run advances. core does not
+   * know DAGs; app/services.ts injects src/dag's engine here. It must not throw.
+   */
+  dagTaskEnded?: (run: RunDoc) => Promise<void>;
 }

@@ -1,0 +1,280 @@
+/**
+ * Advancing a DAG run: read it and its task runs, let the pure `step` decide (src/dag/plan), write
+ * the result by compare-and-set on the DAG run's version (a lost race reads again and decides
+ * again), then make what was decided happen: the runs of newly QUEUED instances are created
+ * (idempotent by their fireKey, so two advances deciding the same start create one run), and the
+ * instances to cancel are cancelled. Called when a task's run ends (the hook core calls), after a
+ * trigger, a cancel or a retry, and by the sweeper; every call is safe to repeat.
+ */
+import type { RunService } from "../../core/index.js";
+import type { DagRunDoc, DagRunTaskDoc, DagTaskDoc, DagTaskState, JobDoc, RunStatus } from "../../domain/index.js";
+import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { Logger } from "../../support/index.js";
+import { findDagRun, findTaskResults, findTaskRuns, updateDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
+import { isActive } from "../plan/readiness.js";
+import { step } from "../plan/step.js";
+import type { InstanceRef, StepResult, TaskView } from "../plan/types.js";
+import { planOf } from "./definition.js";
+import type { DagEvent, DagEvents } from "./events.js";
+import { instanceFireKey } from "./keys.js";
+
+/** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
+const CAS_ROUNDS = 64;
+/** Runs created concurrently (their inserts go to MongoDB in batches). */
+const CREATE_CHUNK = 250;
+
+export interface AdvancerDeps {
+  mongo: Mongo;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  events: DagEvents;
+  /** How long after a write the sweeper looks at a RUNNING DAG run again. */
+  sweepAfterMs: number;
+  /** A DAG run ended: give back what it holds (its DAG's overlap lock). */
+  onFinished: (run: DagRunDoc) => Promise<void>;
+}
+
+/** The DAG task state a run's status means. */
+export function taskStateOfRun(status: RunStatus): DagTaskState {
+  switch (status) {
+    case "PENDING":
+    case "QUEUED":
+      return S.QUEUED;
+    case "RUNNING":
+      return S.RUNNING;
+    case "RETRY_SCHEDULED":
+      return S.RETRYING;
+    case "SUCCEEDED":
+      return S.SUCCEEDED;
+    case "CANCELLED":
+      return S.CANCELLED;
+    default:
+      return S.FAILED;
+  }
+}
+
+/** The DAG run's task states as its runs say they are now (an active instance takes its run's state). */
+export function observedStates(doc: Pick<DagRunDoc, "_id" | "tasks">, runs: ReadonlyMap<string, Pick<DagTaskRun, "status">>): Record<string, TaskView> {
+  const out: Record<string, TaskView> = {};
+  const seen = (key: string, index: number | null, state: DagTaskState, attempt: number): DagTaskState => {
+    if (!isActive(state)) return state;
+    const run = runs.get(instanceFireKey(doc._id, key, index, attempt));
+    return run ? taskStateOfRun(run.status) : state;
+  };
+  for (const [key, t] of Object.entries(doc.tasks)) {
+    if (t.instances === undefined) out[key] = { state: seen(key, null, t.state, t.attempt), attempt: t.attempt };
+    else {
+      const instances = t.instances.map((i, index) => ({ state: seen(key, index, i.state, i.attempt), attempt: i.attempt }));
+      out[key] = { state: t.state, attempt: t.attempt, instances };
+    }
+  }
+  return out;
+}
+
+export class DagAdvancer {
+  /** Advances in progress in this process, by DAG run: a call while one runs asks it for one more round. */
+  private readonly inFlight = new Map<string, { again: boolean; done: Promise<void> }>();
+
+  constructor(private readonly deps: AdvancerDeps) {}
+
+  /**
+   * Advances the DAG run until nothing moves. Concurrent calls for one DAG run in this process
+   * coalesce: the first does the work (and runs once more if others came meanwhile); the others
+   * return at once. Other processes are kept apart by the compare-and-set.
+   */
+  advance(dagRunId: string): Promise<void> {
+    const cur = this.inFlight.get(dagRunId);
+    if (cur) {
+      cur.again = true;
+      return Promise.resolve();
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        do {
+          entry.again = false;
+          await this.advanceOnce(dagRunId);
+        } while (entry.again);
+      } finally {
+        this.inFlight.delete(dagRunId);
+      }
+    })();
+    this.inFlight.set(dagRunId, entry);
+    return entry.done;
+  }
+
+  /** Advances in progress (shutdown waits for them). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()].map((e) => e.done));
+  }
+
+  private async advanceOnce(dagRunId: string): Promise<void> {
+    const { mongo, clock } = this.deps;
+    for (let round = 0; round < CAS_ROUNDS; round++) {
+      const doc = await findDagRun(mongo, dagRunId);
+      if (!doc || doc.held || doc.status !== DagRunStatus.RUNNING) return;
+      const runs = new Map((await findTaskRuns(mongo, dagRunId)).map((r) => [r.fireKey, r]));
+      const observed = observedStates(doc, runs);
+      const decided = step({
+        dag: planOf(doc.definition.tasks),
+        tasks: observed,
+        mapSources: await this.mapSources(doc, observed),
+        failFast: doc.definition.failFast,
+        maxParallel: doc.definition.maxParallel,
+        cancelled: doc.cancelRequested,
+      });
+      const tasks = storedTasks(decided, doc.tasks);
+      let current = doc;
+      const changedKeys = Object.keys(tasks).filter((k) => !sameTask(tasks[k]!, doc.tasks[k]));
+      if (changedKeys.length > 0 || decided.status !== doc.status) {
+        const now = clock();
+        const terminal = decided.status !== DagRunStatus.RUNNING;
+        const written = await updateDagRunAtVersion(mongo, dagRunId, doc.version, {
+          tasks,
+          status: decided.status,
+          updatedAt: new Date(now),
+          sweepAt: new Date(now + this.deps.sweepAfterMs),
+          finishedAt: terminal ? new Date(now) : null,
+        });
+        if (!written) continue; // someone else advanced it: decide again from what they wrote
+        current = written;
+        await this.publish(doc, written, changedKeys, now);
+        if (terminal) {
+          this.deps.log.info({ dagRunId, dagId: doc.dagId, status: decided.status }, "DAG run finished");
+          await this.deps.onFinished(written);
+        }
+      }
+      await this.createRuns(current, runs);
+      await this.cancelRuns(current, decided.cancel, runs);
+      return;
+    }
+    this.deps.log.warn({ dagRunId }, "DAG run too contended to advance now; the sweeper will come back to it");
+  }
+
+  /**
+   * The parsed results of the parents that PENDING mapped tasks map over, once those parents
+   * SUCCEEDED: one result, or for a mapped parent the array of its instances' results.
+   */
+  private async mapSources(doc: DagRunDoc, observed: Record<string, TaskView>): Promise<Record<string, unknown>> {
+    const wanted = new Set<string>();
+    for (const t of doc.definition.tasks) {
+      const view = observed[t.key];
+      if (t.mapOver && view && view.state === S.PENDING && view.instances === undefined && observed[t.mapOver]?.state === S.SUCCEEDED) wanted.add(t.mapOver);
+    }
+    if (wanted.size === 0) return {};
+    const keysOf = new Map<string, string[]>();
+    for (const source of wanted) {
+      const v = observed[source]!;
+      keysOf.set(
+        source,
+        v.instances === undefined ? [instanceFireKey(doc._id, source, null, v.attempt)] : v.instances.map((i, index) => instanceFireKey(doc._id, source, index, i.attempt)),
+      );
+    }
+    const results = await findTaskResults(this.deps.mongo, [...keysOf.values()].flat());
+    const parse = (fk: string): unknown => {
+      const text = results.get(fk);
+      return text == null ? undefined : (JSON.parse(text) as unknown);
+    };
+    const out: Record<string, unknown> = {};
+    for (const [source, fks] of keysOf) out[source] = observed[source]!.instances === undefined ? parse(fks[0]!) : fks.map(parse);
+    return out;
+  }
+
+  /** Creates the run of every QUEUED instance that has none yet (the ones just started, and any a crash left without one). */
+  private async createRuns(doc: DagRunDoc, runs: ReadonlyMap<string, DagTaskRun>): Promise<void> {
+    const defs = new Map(doc.definition.tasks.map((t) => [t.key, t]));
+    const todo: Array<{ def: DagTaskDoc; index: number | null; attempt: number; fireKey: string }> = [];
+    for (const [key, t] of Object.entries(doc.tasks)) {
+      const add = (index: number | null, state: DagTaskState, attempt: number) => {
+        const fireKey = instanceFireKey(doc._id, key, index, attempt);
+        if (state === S.QUEUED && !runs.has(fireKey)) todo.push({ def: defs.get(key)!, index, attempt, fireKey });
+      };
+      if (t.instances === undefined) add(null, t.state, t.attempt);
+      else t.instances.forEach((i, index) => add(index, i.state, i.attempt));
+    }
+    for (let i = 0; i < todo.length; i += CREATE_CHUNK) {
+      await Promise.all(
+        todo.slice(i, i + CREATE_CHUNK).map(({ def, index, fireKey }) =>
+          this.deps.runs.materialize(taskJob(doc, def), {
+            scheduledFor: doc.scheduledFor.getTime(),
+            trigger: doc.trigger,
+            fireKey,
+            reason: `DAG run ${doc._id}: task ${def.key}${index === null ? "" : `[${index}]`}`,
+            ignoreOverlap: true,
+            ...(doc.notBefore ? { notBefore: doc.notBefore.getTime() } : {}),
+            dagTask: { dagRunId: doc._id, taskKey: def.key, mapIndex: index },
+          }),
+        ),
+      );
+    }
+  }
+
+  /** Cancels the runs of the instances `step` listed (idempotent: a run already ending is left alone). */
+  private async cancelRuns(doc: DagRunDoc, refs: readonly InstanceRef[], runs: ReadonlyMap<string, DagTaskRun>): Promise<void> {
+    const why = doc.cancelRequested ? `DAG run ${doc._id} cancelled` : `DAG run ${doc._id}: failFast after a failed task`;
+    await Promise.all(
+      refs.map(async (ref) => {
+        const run = runs.get(instanceFireKey(doc._id, ref.key, ref.index, ref.attempt));
+        if (!run || run.cancelRequested) return;
+        await this.deps.runs.cancelBySystem(run._id, why).catch((e: unknown) => {
+          if (!(e instanceof ConflictError)) this.deps.log.warn({ err: coerceError(e), runId: run._id }, "could not cancel a DAG task's run");
+        });
+      }),
+    );
+  }
+
+  private async publish(before: DagRunDoc, after: DagRunDoc, keys: readonly string[], now: number): Promise<void> {
+    const base = { dagRunId: after._id, dagId: after.dagId, ownerId: after.ownerId, status: after.status, at: now };
+    const events: DagEvent[] = [];
+    for (const key of keys) {
+      const t = after.tasks[key]!;
+      const was = before.tasks[key];
+      events.push({ ...base, task: { key, mapIndex: null, state: t.state, attempt: t.attempt, runStatus: null, runId: null } });
+      t.instances?.forEach((i, index) => {
+        const w = was?.instances?.[index];
+        if (!w || w.state !== i.state || w.attempt !== i.attempt) {
+          events.push({ ...base, task: { key, mapIndex: index, state: i.state, attempt: i.attempt, runStatus: null, runId: null } });
+        }
+      });
+    }
+    if (after.status !== before.status) events.push({ ...base, task: null });
+    await this.deps.events.publish(events).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e) }, "could not publish DAG events"));
+  }
+}
+
+/**
+ * What the run machinery needs of "the job" a task instance's run belongs to: the DAG (its id is
+ * the run's jobId, so its timers and shard are the DAG's), the task's spec, retry policy and
+ * priority. Overlap does not apply to task runs (ALLOW); Materializer reads no other field.
+ */
+function taskJob(doc: DagRunDoc, def: DagTaskDoc): JobDoc {
+  const job: Pick<JobDoc, "_id" | "ownerId" | "name" | "spec" | "retry" | "priority" | "overlap"> = {
+    _id: doc.dagId,
+    ownerId: doc.ownerId,
+    name: `${doc.dagName}/${def.key}`,
+    spec: def.spec,
+    retry: def.retry,
+    priority: def.priority,
+    overlap: "ALLOW",
+  };
+  return job as JobDoc;
+}
+
+/** `step`'s views as stored, with each task's note (kept from before when `step` gave none now). */
+function storedTasks(decided: StepResult, before: Readonly<Record<string, DagRunTaskDoc>>): Record<string, DagRunTaskDoc> {
+  const notes = new Map(decided.notes.map((n) => [n.key, n.message]));
+  const out: Record<string, DagRunTaskDoc> = {};
+  for (const [key, v] of Object.entries(decided.tasks)) {
+    const note = notes.get(key) ?? (before[key]?.attempt === v.attempt ? (before[key]?.note ?? null) : null);
+    out[key] = { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances.map((i) => ({ state: i.state, attempt: i.attempt })) } : {}), note };
+  }
+  return out;
+}
+
+function sameTask(a: DagRunTaskDoc, b: DagRunTaskDoc | undefined): boolean {
+  if (!b || a.state !== b.state || a.attempt !== b.attempt || (a.note ?? null) !== (b.note ?? null)) return false;
+  if (a.instances === undefined || b.instances === undefined) return a.instances === b.instances;
+  return a.instances.length === b.instances.length && a.instances.every((x, i) => x.state === b.instances![i]!.state && x.attempt === b.instances![i]!.attempt);
+}

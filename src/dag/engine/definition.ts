@@ -1,0 +1,134 @@
+/**
+ * A DAG as submitted, checked: the graph by the pure validator (src/dag/plan/validate.ts), each
+ * task's spec by the very code that checks a job's spec (core/spec.ts), with its messages prefixed
+ * by the task's key, and the DAG's own fields like a job's.
+ */
+import { validateCatchup, validateDescription, validateName, validatePriority, validateSpec, wrapSchedule, type JobSpecInput, type PoolNode } from "../../core/index.js";
+import type { DagTaskDoc, MisfirePolicy, OverlapPolicy, Schedule, TriggerRule } from "../../domain/index.js";
+import { ValidationError } from "../../domain/index.js";
+import { normalizeRetry, normalizeSchedule, type RetryInput, type ScheduleInput } from "../../timing/index.js";
+import type { DagDef } from "../plan/types.js";
+import { validateDag } from "../plan/validate.js";
+
+export interface DagTaskInput {
+  key: string;
+  spec: JobSpecInput;
+  dependsOn?: string[] | null;
+  trigger?: TriggerRule | null;
+  retry?: RetryInput | null;
+  priority?: number | null;
+  mapOver?: string | null;
+}
+
+export interface DagInput {
+  name: string;
+  description?: string | null;
+  tasks: DagTaskInput[];
+  schedule?: ScheduleInput | null;
+  misfire?: MisfirePolicy | null;
+  overlap?: OverlapPolicy | null;
+  catchupWindow?: string | null;
+  maxParallel?: number | null;
+  failFast?: boolean | null;
+  /** Default params: a JSON object. */
+  params?: Record<string, unknown> | null;
+  paused?: boolean | null;
+}
+
+export type DagPatch = Partial<DagInput>;
+
+/** Largest params object (as JSON text), defaults or a trigger's. */
+export const MAX_PARAMS_BYTES = 64 * 1024;
+/** Most problems of a graph listed in one error. */
+const MAX_LISTED_PROBLEMS = 20;
+
+/** The graph as the pure planner sees it. */
+export function planOf(tasks: readonly Pick<DagTaskDoc, "key" | "dependsOn" | "trigger" | "mapOver" | "priority">[]): DagDef {
+  return {
+    tasks: tasks.map((t) => ({
+      key: t.key,
+      dependsOn: t.dependsOn,
+      trigger: t.trigger,
+      priority: t.priority,
+      ...(t.mapOver != null ? { mapOver: t.mapOver } : {}),
+    })),
+  };
+}
+
+/** Checks the task list (graph, then each task) and returns it as stored. */
+export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefined, poolNodes: (pool: string | null | undefined) => Promise<PoolNode[]>): Promise<DagTaskDoc[]> {
+  if (!Array.isArray(tasks)) throw new ValidationError("tasks", "a DAG needs at least one task");
+  const graph: DagDef = {
+    tasks: tasks.map((t) => ({
+      key: t.key,
+      dependsOn: t.dependsOn ?? [],
+      trigger: t.trigger ?? "ALL_SUCCESS",
+      priority: t.priority ?? 5,
+      ...(t.mapOver != null ? { mapOver: t.mapOver } : {}),
+    })),
+  };
+  const problems = validateDag(graph);
+  if (problems.length === 1) throw new ValidationError(problems[0]!.path, problems[0]!.message);
+  if (problems.length > 1) {
+    const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map((p) => `${p.path}: ${p.message}`);
+    if (problems.length > MAX_LISTED_PROBLEMS) listed.push(`and ${problems.length - MAX_LISTED_PROBLEMS} more`);
+    throw new ValidationError("tasks", `${problems.length} problems: ${listed.join("; ")}`);
+  }
+  const nodesByPool = new Map<string, Promise<PoolNode[]>>();
+  const out: DagTaskDoc[] = [];
+  for (const t of tasks) {
+    const pool = t.spec?.pool ?? "default";
+    if (!nodesByPool.has(pool)) nodesByPool.set(pool, poolNodes(pool));
+    const nodes = await nodesByPool.get(pool)!;
+    out.push(
+      prefixed(t.key, () => ({
+        key: t.key,
+        spec: validateSpec(t.spec, nodes),
+        dependsOn: [...(t.dependsOn ?? [])],
+        trigger: t.trigger ?? "ALL_SUCCESS",
+        retry: wrapSchedule(() => normalizeRetry(t.retry ?? undefined), null),
+        priority: validatePriority(t.priority),
+        mapOver: t.mapOver ?? null,
+      })),
+    );
+  }
+  return out;
+}
+
+/** Runs `fn`; a validation error it throws is reported as the task's: `task "<key>": <field>: <message>`. */
+function prefixed<T>(key: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof ValidationError) throw new ValidationError(`task ${JSON.stringify(key)}`, e.message);
+    throw e;
+  }
+}
+
+/** Params (defaults or a trigger's) as stored: JSON text of an object, at most MAX_PARAMS_BYTES. */
+export function paramsText(params: Record<string, unknown> | null | undefined, field = "params"): string {
+  if (params == null) return "{}";
+  if (typeof params !== "object" || Array.isArray(params)) throw new ValidationError(field, "must be a JSON object");
+  const text = JSON.stringify(params);
+  if (Buffer.byteLength(text) > MAX_PARAMS_BYTES) throw new ValidationError(field, `at most ${MAX_PARAMS_BYTES} bytes of JSON`);
+  return text;
+}
+
+/** A trigger's params merged over the DAG's defaults (top-level keys), as JSON text. */
+export function mergeParams(defaultsJson: string, given: Record<string, unknown> | null | undefined): string {
+  if (given == null) return defaultsJson;
+  const merged = { ...(JSON.parse(defaultsJson) as Record<string, unknown>), ...(JSON.parse(paramsText(given)) as Record<string, unknown>) };
+  return paramsText(merged);
+}
+
+export function checkMaxParallel(n: number | null | undefined): number | null {
+  if (n == null) return null;
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new ValidationError("maxParallel", `must be a whole number from 1 to 10000 (got ${n})`);
+  return n;
+}
+
+export function checkSchedule(s: ScheduleInput | null | undefined, now: number): Schedule | null {
+  return s == null ? null : wrapSchedule(() => normalizeSchedule(s, now));
+}
+
+export { validateCatchup, validateDescription, validateName };

@@ -1,0 +1,75 @@
+/**
+ * The DAG engine, built once per process by app/services.ts: the advancer (which core's run
+ * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
+ */
+import type { RunService } from "../../core/index.js";
+import type { DagRunDoc, RunDoc } from "../../domain/index.js";
+import { coerceError } from "../../domain/index.js";
+import type { Clock, SharedState } from "../../shared-state/index.js";
+import type { Logger } from "../../support/index.js";
+import type { Mongo } from "../../store/index.js";
+import { DagAdvancer } from "./advance.js";
+import { DagEvents } from "./events.js";
+import { DagSchedules } from "./schedules.js";
+import { DagService } from "./service.js";
+import { DagSweeper, type SweeperOptions } from "./sweeper.js";
+
+export interface DagEngineDeps {
+  mongo: Mongo;
+  state: SharedState;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  defaultCatchupWindowMs: number;
+  /** When the sweeper looks again at a RUNNING DAG run nothing wrote. @default 5 s */
+  sweepAfterMs?: number;
+}
+
+export class DagEngine {
+  readonly events: DagEvents;
+  readonly advancer: DagAdvancer;
+  readonly service: DagService;
+  readonly schedules: DagSchedules;
+  private readonly sweepAfterMs: number;
+
+  constructor(private readonly deps: DagEngineDeps) {
+    this.sweepAfterMs = deps.sweepAfterMs ?? 5_000;
+    this.events = new DagEvents(deps.state.bus);
+    this.schedules = new DagSchedules();
+    this.advancer = new DagAdvancer({
+      mongo: deps.mongo,
+      runs: deps.runs,
+      clock: deps.clock,
+      log: deps.log,
+      events: this.events,
+      sweepAfterMs: this.sweepAfterMs,
+      onFinished: (run) => this.finished(run),
+    });
+    this.service = new DagService({
+      mongo: deps.mongo,
+      runs: deps.runs,
+      clock: deps.clock,
+      log: deps.log,
+      advancer: this.advancer,
+      schedules: this.schedules,
+      sweepAfterMs: this.sweepAfterMs,
+      defaultCatchupWindowMs: deps.defaultCatchupWindowMs,
+    });
+  }
+
+  /** core's hook: a task instance's run ended; its DAG run advances. Never throws (the sweeper covers a failure). */
+  async taskEnded(run: RunDoc): Promise<void> {
+    if (!run.dagRunId) return;
+    await this.advancer.advance(run.dagRunId).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: run.dagRunId }, "DAG run advance failed; the sweeper will retry"));
+  }
+
+  /** The scheduler role's sweeper. */
+  sweeper(opts: Partial<SweeperOptions> = {}): DagSweeper {
+    return new DagSweeper(
+      { mongo: this.deps.mongo, clock: this.deps.clock, log: this.deps.log, advancer: this.advancer },
+      { everyMs: opts.everyMs ?? 1_000, sweepAfterMs: opts.sweepAfterMs ?? this.sweepAfterMs, batch: opts.batch ?? 200 },
+    );
+  }
+
+  private async finished(_run: DagRunDoc): Promise<void> {}
+}

@@ -1,0 +1,328 @@
+/**
+ * DAGs from the user's side: create, change (a new version), delete, pause, resume, trigger,
+ * cancel and retry a DAG run, backfill; and the reads. Ownership is decided in auth/access.ts:
+ * another user's DAG or DAG run is NOT_FOUND, like a missing one.
+ */
+import type { Principal } from "../../auth/index.js";
+import { listedOwner, visible } from "../../auth/index.js";
+import { backfillSlots, IdempotencyService, PoolNodes, type RunService } from "../../core/index.js";
+import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
+import { ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import type { Logger } from "../../support/index.js";
+import {
+  deleteDagDoc,
+  findDag,
+  findDagRun,
+  findOwnedDag,
+  findRunningDagRunIds,
+  findTaskRunDocs,
+  insertDag,
+  isDuplicateKey,
+  listDagRuns,
+  listDags,
+  newId,
+  setDagFields,
+  updateDagAtVersion,
+  updateDagRunAtVersion,
+  type Mongo,
+  type Page,
+  type PageQuery,
+} from "../../store/index.js";
+import { retryFromFailed } from "../plan/retry.js";
+import type { DagAdvancer } from "./advance.js";
+import {
+  checkMaxParallel,
+  checkSchedule,
+  checkTasks,
+  mergeParams,
+  paramsText,
+  validateCatchup,
+  validateDescription,
+  validateName,
+  type DagInput,
+  type DagPatch,
+} from "./definition.js";
+import { manualDagRunKey } from "./keys.js";
+import { insertOnce, newDagRun } from "./runs.js";
+import type { DagSchedules } from "./schedules.js";
+
+export interface DagServiceDeps {
+  mongo: Mongo;
+  runs: RunService;
+  clock: Clock;
+  log: Logger;
+  advancer: DagAdvancer;
+  schedules: DagSchedules;
+  sweepAfterMs: number;
+  defaultCatchupWindowMs: number;
+}
+
+export interface Submit {
+  idempotencyKey?: string | null;
+}
+
+export class DagService {
+  private readonly poolNodes: PoolNodes;
+  private readonly idempotency: IdempotencyService;
+
+  constructor(private readonly deps: DagServiceDeps) {
+    this.poolNodes = new PoolNodes({ mongo: deps.mongo, clock: deps.clock });
+    this.idempotency = new IdempotencyService({ mongo: deps.mongo, clock: deps.clock, log: deps.log });
+  }
+
+  // ---- reads ----
+
+  /** A DAG the caller may see; NOT_FOUND when it is missing or someone else's. */
+  async get(caller: Principal, dagId: string): Promise<DagDoc> {
+    return visible(caller, "DAG", dagId, await findDag(this.deps.mongo, dagId));
+  }
+
+  list(caller: Principal, page: PageQuery): Promise<Page<DagDoc>> {
+    return listDags(this.deps.mongo, listedOwner(caller), page);
+  }
+
+  async getRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
+    return visible(caller, "DAG run", dagRunId, await findDagRun(this.deps.mongo, dagRunId));
+  }
+
+  /** A DAG's runs (the caller's DAG), or all of the caller's DAG runs when `dagId` is null; newest first. */
+  async listRuns(caller: Principal, dagId: string | null, status: DagRunStatus | null, page: PageQuery): Promise<Page<DagRunDoc>> {
+    if (dagId !== null) await this.get(caller, dagId);
+    return listDagRuns(this.deps.mongo, { ownerId: dagId !== null ? null : listedOwner(caller), dagId, status }, page);
+  }
+
+  /** The runs of a DAG run's task instances (every attempt), for a DAG run the caller saw already. */
+  taskRuns(dagRunId: string): Promise<RunDoc[]> {
+    return findTaskRunDocs(this.deps.mongo, dagRunId);
+  }
+
+  // ---- writes ----
+
+  async create(caller: Principal, input: DagInput, opts: Submit = {}): Promise<DagDoc> {
+    if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
+    return this.idempotency.once(caller.userId, opts.idempotencyKey, {
+      operation: "createDag",
+      input,
+      run: (opId) => this.createOnce(caller, input, opId),
+      save: (dag) => ({ dagId: dag._id }),
+      load: async ({ dagId }) => {
+        const dag = await findDag(this.deps.mongo, String(dagId));
+        if (!dag) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" created DAG ${String(dagId)}, which was deleted since`);
+        return dag;
+      },
+    });
+  }
+
+  private async createOnce(caller: Principal, input: DagInput, id: string): Promise<DagDoc> {
+    const now = this.deps.clock();
+    const at = new Date(now);
+    const paused = input.paused ?? false;
+    const dag: DagDoc = {
+      _id: id,
+      ownerId: caller.userId,
+      name: validateName(input.name),
+      description: validateDescription(input.description),
+      version: 1,
+      tasks: await checkTasks(input.tasks, (pool) => this.poolNodes.of(pool)),
+      schedule: checkSchedule(input.schedule, now),
+      misfire: input.misfire ?? "FIRE_ONCE",
+      overlap: input.overlap ?? "ALLOW",
+      catchupWindowMs: validateCatchup(input.catchupWindow, this.deps.defaultCatchupWindowMs),
+      maxParallel: checkMaxParallel(input.maxParallel),
+      failFast: input.failFast ?? false,
+      paramsJson: paramsText(input.params),
+      paused,
+      pausedAt: paused ? at : null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    if (dag.schedule) this.deps.schedules.check(dag, input);
+    try {
+      await insertDag(this.deps.mongo, dag);
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+      const same = await findOwnedDag(this.deps.mongo, id, caller.userId);
+      if (same) return same;
+      throw new ConflictError(`you already have a DAG named "${dag.name}"; names are unique per owner`);
+    }
+    if (dag.schedule) {
+      try {
+        await this.deps.schedules.attach(caller, dag, input);
+      } catch (e) {
+        await deleteDagDoc(this.deps.mongo, id);
+        throw e;
+      }
+    }
+    this.deps.log.info({ dagId: id, ownerId: caller.userId, name: dag.name, tasks: dag.tasks.length }, "DAG created");
+    return dag;
+  }
+
+  /** A new version of the DAG: DAG runs in flight keep the definition they started with. */
+  async update(caller: Principal, dagId: string, patch: DagPatch): Promise<DagDoc> {
+    const current = await this.get(caller, dagId);
+    const now = this.deps.clock();
+    const set: Partial<DagDoc> = { updatedAt: new Date(now) };
+    if (patch.name != null) set.name = validateName(patch.name);
+    if (patch.description !== undefined) set.description = validateDescription(patch.description);
+    if (patch.tasks != null) set.tasks = await checkTasks(patch.tasks, (pool) => this.poolNodes.of(pool));
+    if (patch.maxParallel !== undefined) set.maxParallel = checkMaxParallel(patch.maxParallel);
+    if (patch.failFast != null) set.failFast = patch.failFast;
+    if (patch.params !== undefined) set.paramsJson = paramsText(patch.params);
+    if (patch.misfire != null) set.misfire = patch.misfire;
+    if (patch.overlap != null) set.overlap = patch.overlap;
+    if (patch.catchupWindow != null) set.catchupWindowMs = validateCatchup(patch.catchupWindow, current.catchupWindowMs);
+    if (patch.schedule !== undefined) set.schedule = checkSchedule(patch.schedule, now);
+    if (patch.paused != null && patch.paused !== current.paused) throw new ValidationError("paused", "use pauseDag / resumeDag to pause or resume a DAG");
+    const next = { ...current, ...set };
+    if (next.schedule) this.deps.schedules.check(next, patch);
+    let updated: DagDoc | null;
+    try {
+      updated = await updateDagAtVersion(this.deps.mongo, current, set);
+    } catch (e) {
+      if (isDuplicateKey(e)) throw new ConflictError(`you already have a DAG named "${set.name}"; names are unique per owner`);
+      throw e;
+    }
+    if (!updated) throw new ConflictError(`DAG ${dagId} was changed by another request meanwhile; read it again and retry`);
+    await this.deps.schedules.sync(caller, updated, patch);
+    return updated;
+  }
+
+  /** Deletes the DAG and its schedule; its running DAG runs are cancelled (their documents stay readable). */
+  async delete(caller: Principal, dagId: string): Promise<DagDoc> {
+    const dag = await this.get(caller, dagId);
+    if (!(await deleteDagDoc(this.deps.mongo, dagId))) throw new NotFoundError("DAG", dagId);
+    await this.deps.schedules.detach(caller, dag);
+    for (const runId of await findRunningDagRunIds(this.deps.mongo, dagId)) {
+      await this.requestCancel(runId).catch(() => undefined);
+    }
+    this.deps.log.info({ dagId, ownerId: dag.ownerId }, "DAG deleted");
+    return dag;
+  }
+
+  /** Stops the DAG's schedule (slots while paused are recorded SKIPPED_PAUSED); triggers still run. */
+  async pause(caller: Principal, dagId: string): Promise<DagDoc> {
+    const dag = await this.get(caller, dagId);
+    if (dag.paused) return dag;
+    await this.deps.schedules.pause(caller, dag);
+    return (await setDagFields(this.deps.mongo, dagId, { paused: true, pausedAt: new Date(this.deps.clock()) })) ?? dag;
+  }
+
+  async resume(caller: Principal, dagId: string): Promise<DagDoc> {
+    const dag = await this.get(caller, dagId);
+    if (!dag.paused) return dag;
+    await this.deps.schedules.resume(caller, dag);
+    return (await setDagFields(this.deps.mongo, dagId, { paused: false, pausedAt: null })) ?? dag;
+  }
+
+  /** Starts a DAG run now, with `params` over the DAG's defaults. */
+  async trigger(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opts: Submit = {}): Promise<DagRunDoc> {
+    if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId());
+    return this.idempotency.once(caller.userId, opts.idempotencyKey, {
+      operation: "triggerDag",
+      input: { dagId, params },
+      run: (opId) => this.triggerOnce(caller, dagId, params, opId),
+      save: (run) => ({ dagRunId: run._id }),
+      load: async ({ dagRunId }) => {
+        const run = await findDagRun(this.deps.mongo, String(dagRunId));
+        if (!run) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" made DAG run ${String(dagRunId)}, which no longer exists`);
+        return run;
+      },
+    });
+  }
+
+  private async triggerOnce(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opId: string): Promise<DagRunDoc> {
+    const dag = await this.get(caller, dagId);
+    const now = this.deps.clock();
+    const doc = newDagRun(dag, {
+      id: opId,
+      fireKey: manualDagRunKey(dagId, opId),
+      trigger: "MANUAL",
+      scheduledFor: now,
+      paramsJson: mergeParams(dag.paramsJson, params),
+      now,
+      sweepAfterMs: this.deps.sweepAfterMs,
+    });
+    const { run } = await insertOnce(this.deps.mongo, doc);
+    await this.deps.advancer.advance(run._id);
+    return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+  }
+
+  /**
+   * Creates the DAG runs of the schedule's slots in the past range `[from, to]` (trigger
+   * BACKFILL), at most MAX_BACKFILL; a slot that has a DAG run already (fired, or backfilled
+   * before: the same fire key) is not run again. They ignore the overlap policy, like a job's.
+   */
+  async backfill(caller: Principal, dagId: string, from: number, to: number): Promise<DagRunDoc[]> {
+    const dag = await this.get(caller, dagId);
+    if (!dag.schedule) throw new ValidationError("id", `DAG ${dagId} has no schedule; backfill fills a schedule's past slots (use triggerDag for a one-off run)`);
+    const now = this.deps.clock();
+    const slots = backfillSlots(dag.schedule, from, to, now);
+    const out: DagRunDoc[] = [];
+    for (const slot of slots) {
+      const doc = newDagRun(dag, {
+        id: newId(),
+        fireKey: fireKey(dagId, slot.at),
+        trigger: "BACKFILL",
+        scheduledFor: slot.at,
+        paramsJson: dag.paramsJson,
+        now,
+        sweepAfterMs: this.deps.sweepAfterMs,
+      });
+      const { run, created } = await insertOnce(this.deps.mongo, doc);
+      if (created) await this.deps.advancer.advance(run._id);
+      out.push(run);
+    }
+    return out;
+  }
+
+  /** Cancels a DAG run: running task runs are cancelled, tasks not started become CANCELLED, the run ends CANCELLED. */
+  async cancelRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
+    const run = await this.getRun(caller, dagRunId);
+    if (run.status !== RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is ${run.status}; only a RUNNING DAG run can be cancelled`);
+    return this.requestCancel(dagRunId);
+  }
+
+  private async requestCancel(dagRunId: string): Promise<DagRunDoc> {
+    for (let i = 0; i < 32; i++) {
+      const run = await findDagRun(this.deps.mongo, dagRunId);
+      if (!run) throw new NotFoundError("DAG run", dagRunId);
+      if (run.status !== RS.RUNNING || run.cancelRequested) break;
+      // A held run (QUEUE_ONE) never started: it is let go so the advance can end it.
+      if (await updateDagRunAtVersion(this.deps.mongo, dagRunId, run.version, { cancelRequested: true, held: false, updatedAt: new Date(this.deps.clock()) })) break;
+    }
+    await this.deps.advancer.advance(dagRunId);
+    return (await findDagRun(this.deps.mongo, dagRunId))!;
+  }
+
+  /**
+   * Runs a finished DAG run again from where it failed: FAILED, UPSTREAM_FAILED, CANCELLED and
+   * SKIPPED tasks start again as new attempts (new runs); SUCCEEDED tasks and their results stay.
+   */
+  async retryRun(caller: Principal, dagRunId: string, fromFailed: boolean): Promise<DagRunDoc> {
+    if (!fromFailed) throw new ValidationError("fromFailed", "only fromFailed: true is supported (re-run the failed, upstream-failed and cancelled tasks); trigger the DAG for a fresh run");
+    for (let i = 0; i < 32; i++) {
+      const run = await this.getRun(caller, dagRunId);
+      if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
+      if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
+      const reset = retryFromFailed(run.tasks);
+      const tasks = Object.fromEntries(Object.entries(reset).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances } : {}), note: null }]));
+      const now = this.deps.clock();
+      const written = await updateDagRunAtVersion(this.deps.mongo, dagRunId, run.version, {
+        tasks,
+        status: RS.RUNNING,
+        cancelRequested: false,
+        held: false,
+        finishedAt: null,
+        notBefore: null,
+        updatedAt: new Date(now),
+        sweepAt: new Date(now + this.deps.sweepAfterMs),
+      });
+      if (!written) continue;
+      this.deps.log.info({ dagRunId, by: caller.userId }, "DAG run retried from failed");
+      await this.deps.advancer.advance(dagRunId);
+      return (await findDagRun(this.deps.mongo, dagRunId))!;
+    }
+    throw new ConflictError(`DAG run ${dagRunId} is too busy to retry now; try again`);
+  }
+}

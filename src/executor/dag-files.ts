@@ -1,0 +1,84 @@
+/**
+ * Data along a DAG's edges, on the executor's side (docs/dags.md): before a DAG task's program
+ * starts, its inputs and params are written into the run's working directory (KAIROS_INPUTS,
+ * KAIROS_PARAMS), and KAIROS_RESULT names where it may write its result; after it exits 0, that
+ * file is read (never following a link the program made, at most 64 KiB, valid JSON) and goes
+ * with the outcome. A result over the cap or not JSON fails the attempt with a clear error.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AttemptOutcome } from "../core/index.js";
+import { checkResult, MAX_RESULT_BYTES, type DagTaskIo } from "../dag/index.js";
+import type { RunDoc } from "../domain/index.js";
+
+const RESULT_FILE = ".kairos-result.json";
+const INPUTS_FILE = ".kairos-inputs.json";
+const PARAMS_FILE = ".kairos-params.json";
+
+export type DagResult = { json: string | null } | { error: string };
+
+/** The files of a DAG task run, read before the program starts. */
+export interface DagFiles {
+  inputsJson: string;
+  paramsJson: string;
+}
+
+export async function readDagFiles(io: DagTaskIo | undefined, run: RunDoc): Promise<DagFiles | null> {
+  if (!run.dagRunId || !io) return null;
+  return io.filesFor(run);
+}
+
+/** The KAIROS_* variables of a DAG task, for a program whose working directory is `home` (as it sees it). */
+export function dagEnv(home: string): Record<string, string> {
+  return { KAIROS_INPUTS: join(home, INPUTS_FILE), KAIROS_PARAMS: join(home, PARAMS_FILE), KAIROS_RESULT: join(home, RESULT_FILE) };
+}
+
+/**
+ * Writes the inputs and params into the run's working directory (`workDir`, on the host): files of
+ * the executor's user, world-readable, in a directory only the run's user may enter.
+ */
+export function writeDagFiles(workDir: string, files: DagFiles): void {
+  for (const [name, text] of [
+    [INPUTS_FILE, files.inputsJson],
+    [PARAMS_FILE, files.paramsJson],
+  ] as const) {
+    const path = join(workDir, name);
+    writeFileSync(path, text, { mode: 0o644, flag: "wx" });
+  }
+}
+
+/** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read). */
+export function readDagResult(workDir: string): DagResult {
+  let fd: number;
+  try {
+    fd = openSync(join(workDir, RESULT_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { json: null };
+    if (code === "ELOOP") return { error: "RESULT_NOT_A_FILE: KAIROS_RESULT is a symbolic link; write the result to the file itself" };
+    return { error: `RESULT_UNREADABLE: KAIROS_RESULT could not be read (${code ?? String(e)})` };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { error: "RESULT_NOT_A_FILE: KAIROS_RESULT must be a regular file" };
+    if (st.size > MAX_RESULT_BYTES) return checkResult("", st.size);
+    const buf = Buffer.alloc(MAX_RESULT_BYTES + 1);
+    let n = 0;
+    for (;;) {
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+      if (n >= buf.length) break;
+    }
+    return checkResult(buf.subarray(0, n).toString("utf8"), n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The outcome with the DAG task's result: stored when it succeeded, or the attempt FAILED when its result was refused. */
+export function withDagResult(outcome: AttemptOutcome, result: DagResult | undefined): AttemptOutcome {
+  if (!result || outcome.kind !== "SUCCEEDED") return outcome;
+  if ("error" in result) return { ...outcome, kind: "FAILED", error: result.error };
+  return result.json === null ? outcome : { ...outcome, resultJson: result.json };
+}

@@ -1,0 +1,104 @@
+/** DAG documents → GraphQL objects. */
+import { observedStates, taskStateOfRun, instanceFireKey } from "../dag/index.js";
+import type { DagDoc, DagRunDoc, RunDoc } from "../domain/index.js";
+import type { DagEvent } from "../dag/index.js";
+import type { Dag, DagRun, DagRunEvent, DagRunTask } from "../schema/index.js";
+import type { RunEvent } from "../core/index.js";
+import { formatDuration } from "../timing/index.js";
+import { toRetry, toRun, toSchedule, toSpec } from "./mappers.js";
+
+export function toDag(d: DagDoc): Dag {
+  return {
+    id: d._id,
+    ownerId: d.ownerId,
+    name: d.name,
+    description: d.description,
+    version: d.version,
+    tasks: d.tasks.map((t) => ({ key: t.key, spec: toSpec(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: toRetry(t.retry), priority: t.priority, mapOver: t.mapOver })),
+    schedule: d.schedule ? toSchedule(d.schedule) : null,
+    misfire: d.misfire,
+    overlap: d.overlap,
+    catchupWindow: formatDuration(d.catchupWindowMs),
+    maxParallel: d.maxParallel,
+    failFast: d.failFast,
+    params: JSON.parse(d.paramsJson) as Record<string, unknown>,
+    paused: d.paused,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+    doc: d,
+  };
+}
+
+export function toDagRun(r: DagRunDoc): DagRun {
+  return {
+    id: r._id,
+    dagId: r.dagId,
+    dagName: r.dagName,
+    dagVersion: r.dagVersion,
+    status: r.status,
+    trigger: r.trigger,
+    params: JSON.parse(r.paramsJson) as Record<string, unknown>,
+    scheduledFor: r.scheduledFor,
+    cancelRequested: r.cancelRequested,
+    held: r.held,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    finishedAt: r.finishedAt,
+    doc: r,
+  };
+}
+
+/**
+ * The rows of a DAG run's tasks, in definition order: a task, or a mapped task followed by its
+ * instances. A live instance shows its run's state (the document keeps QUEUED until the run ends).
+ */
+export function dagRunTasks(r: DagRunDoc, runs: readonly RunDoc[]): DagRunTask[] {
+  const byKey = new Map(runs.map((run) => [run.fireKey, run]));
+  const observed = observedStates(r, byKey);
+  const rows: DagRunTask[] = [];
+  const row = (key: string, index: number | null, state: DagRunTask["status"], attempt: number, mapped: boolean, note: string | null): DagRunTask => {
+    const run = mapped ? undefined : byKey.get(instanceFireKey(r._id, key, index, attempt));
+    return {
+      key,
+      mapIndex: index,
+      status: state,
+      attempt,
+      mapped,
+      note,
+      run: run ? toRun(run) : null,
+      result: run?.resultJson != null ? (JSON.parse(run.resultJson) as unknown) : null,
+    };
+  };
+  for (const def of r.definition.tasks) {
+    const t = r.tasks[def.key];
+    const v = observed[def.key];
+    if (!t || !v) continue;
+    if (t.instances === undefined) rows.push(row(def.key, null, v.state, v.attempt, def.mapOver !== null, t.note ?? null));
+    else {
+      rows.push(row(def.key, null, t.state, t.attempt, true, t.note ?? null));
+      v.instances!.forEach((i, index) => rows.push(row(def.key, index, i.state, i.attempt, false, null)));
+    }
+  }
+  return rows;
+}
+
+export function dagEventOf(e: DagEvent): DagRunEvent {
+  return {
+    dagRunId: e.dagRunId,
+    dagId: e.dagId,
+    status: e.status,
+    task: e.task ? { key: e.task.key, mapIndex: e.task.mapIndex, status: e.task.state, attempt: e.task.attempt, runStatus: e.task.runStatus, runId: e.task.runId } : null,
+    at: new Date(e.at),
+  };
+}
+
+/** A task run's own transition as a DAG run event (the DAG run's status as last known: RUNNING while its tasks run). */
+export function dagEventOfRun(run: RunEvent, dagId: string): DagRunEvent {
+  return {
+    dagRunId: run.dagRunId!,
+    dagId,
+    status: "RUNNING",
+    task: { key: run.taskKey!, mapIndex: run.mapIndex ?? null, status: taskStateOfRun(run.status), attempt: Number(run.fireKey.slice(run.fireKey.lastIndexOf("#") + 1)) || 1, runStatus: run.status, runId: run._id },
+    at: run.updatedAt,
+  };
+}

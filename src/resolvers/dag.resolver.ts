@@ -1,0 +1,233 @@
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import type { SubscribeResolverData } from "type-graphql";
+import { canSee } from "../auth/index.js";
+import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type DagPatch, type DagTaskInput as DomainTaskInput } from "../dag/index.js";
+import type { DagDoc, DagRunDoc } from "../domain/index.js";
+import { ValidationError } from "../domain/index.js";
+import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
+import { DateTime, JSONObject } from "../schema/index.js";
+import { requireSubmitter, requireUser, type Context } from "./context.js";
+import { dagRunTasks, toDag, toDagRun } from "./dag-mappers.js";
+import { dagStream } from "./dag-stream.js";
+import { logRefusal, toGraphQLError } from "./errors.js";
+import { specIn, retryIn, scheduleIn } from "./job-input.js";
+import { mapPage, pageArgs } from "./pagination.js";
+
+const IDEMPOTENCY_KEY =
+  "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
+  "the same key with different input answers CONFLICT.";
+
+/** Most rows `DagRun.tasks` answers at once (a DAG of 1000 tasks, with mapped instances after their task). */
+const MAX_TASK_ROWS = 5_000;
+
+function taskIn(t: DagTaskInput): DomainTaskInput {
+  return { key: t.key, spec: specIn(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: retryIn(t.retry), priority: t.priority, mapOver: t.mapOver };
+}
+
+function dagIn(i: CreateDagInput): DagInput {
+  return {
+    name: i.name,
+    description: i.description,
+    tasks: i.tasks.map(taskIn),
+    schedule: i.schedule ? scheduleIn(i.schedule) : null,
+    misfire: i.misfire,
+    overlap: i.overlap,
+    catchupWindow: i.catchupWindow,
+    maxParallel: i.maxParallel,
+    failFast: i.failFast,
+    params: i.params,
+    paused: i.paused,
+  };
+}
+
+function dagPatch(i: UpdateDagInput): DagPatch {
+  const p: DagPatch = {};
+  if (i.name != null) p.name = i.name;
+  if (i.description !== undefined) p.description = i.description;
+  if (i.tasks != null) p.tasks = i.tasks.map(taskIn);
+  if (i.schedule != null) p.schedule = scheduleIn(i.schedule);
+  if (i.misfire != null) p.misfire = i.misfire;
+  if (i.overlap != null) p.overlap = i.overlap;
+  if (i.catchupWindow != null) p.catchupWindow = i.catchupWindow;
+  if (i.maxParallel !== undefined) p.maxParallel = i.maxParallel;
+  if (i.failFast != null) p.failFast = i.failFast;
+  if (i.params !== undefined) p.params = i.params;
+  return p;
+}
+
+interface DagRunUpdatedArgs {
+  dagId?: string | null;
+  dagRunId?: string | null;
+}
+
+/** Authorises a dagRunUpdated subscription before any event flows: the DAG or DAG run must be the caller's (admins: any). */
+async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<unknown, DagRunUpdatedArgs, Context>) {
+  try {
+    const p = requireUser(context);
+    const { dagId, dagRunId } = args;
+    if (dagId) await context.services.dags.get(p, dagId);
+    if (dagRunId) await context.services.dags.getRun(p, dagRunId);
+    return dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null });
+  } catch (e) {
+    logRefusal(context, "Subscription.dagRunUpdated", e, args as Record<string, unknown>);
+    throw toGraphQLError(e) ?? e;
+  }
+}
+
+@Resolver(() => Dag)
+export class DagResolver {
+  @Query(() => Dag, { description: "A DAG you own (admins: any)." })
+  async dag(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Dag> {
+    return toDag(await ctx.services.dags.get(requireUser(ctx), id));
+  }
+
+  @Query(() => DagConnection, { description: "Your DAGs, newest first (admins: everyone's)." })
+  async dags(
+    @Ctx() ctx: Context,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<DagConnection> {
+    return mapPage(await ctx.services.dags.list(requireUser(ctx), pageArgs(first, after)), toDag);
+  }
+
+  @Mutation(() => Dag, { description: "Every problem of the graph is reported with its path; a task's spec is checked like a job's, its messages prefixed by the task's key." })
+  async createDag(
+    @Arg("input", () => CreateDagInput) input: CreateDagInput,
+    @Ctx() ctx: Context,
+    @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
+  ): Promise<Dag> {
+    return toDag(await ctx.services.dags.create(await requireSubmitter(ctx), dagIn(input), { idempotencyKey }));
+  }
+
+  @Mutation(() => Dag, { description: "A new version of the DAG; DAG runs in flight keep the version they started with." })
+  async updateDag(@Arg("id", () => ID) id: string, @Arg("input", () => UpdateDagInput) input: UpdateDagInput, @Ctx() ctx: Context): Promise<Dag> {
+    return toDag(await ctx.services.dags.update(requireUser(ctx), id, dagPatch(input)));
+  }
+
+  @Mutation(() => ID, { description: "Deletes the DAG and its schedule; its running DAG runs are cancelled. Returns the id." })
+  async deleteDag(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<string> {
+    return (await ctx.services.dags.delete(requireUser(ctx), id))._id;
+  }
+
+  @Mutation(() => Dag, { description: "Stops the DAG's schedule (manual triggers still run)." })
+  async pauseDag(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Dag> {
+    return toDag(await ctx.services.dags.pause(requireUser(ctx), id));
+  }
+
+  @Mutation(() => Dag, { description: "Slots that fell while paused are recorded SKIPPED_PAUSED, not run." })
+  async resumeDag(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Dag> {
+    return toDag(await ctx.services.dags.resume(requireUser(ctx), id));
+  }
+
+  @Mutation(() => DagRun, { description: "Starts a DAG run now; `params` are merged over the DAG's defaults (top-level keys)." })
+  async triggerDag(
+    @Arg("id", () => ID) id: string,
+    @Ctx() ctx: Context,
+    @Arg("params", () => JSONObject, { nullable: true }) params?: Record<string, unknown> | null,
+    @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
+  ): Promise<DagRun> {
+    return toDagRun(await ctx.services.dags.trigger(await requireSubmitter(ctx), id, params, { idempotencyKey }));
+  }
+
+  @Mutation(() => DagRun, { description: "Cancels a RUNNING DAG run: its running task runs are cancelled, tasks not started become CANCELLED." })
+  async cancelDagRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<DagRun> {
+    return toDagRun(await ctx.services.dags.cancelRun(requireUser(ctx), id));
+  }
+
+  @Mutation(() => DagRun, { description: "Re-runs a FAILED or CANCELLED DAG run's failed, upstream-failed, cancelled and skipped tasks as new attempts; succeeded ones keep their results." })
+  async retryDagRun(
+    @Arg("id", () => ID) id: string,
+    @Ctx() ctx: Context,
+    @Arg("fromFailed", () => Boolean, { defaultValue: true }) fromFailed: boolean,
+  ): Promise<DagRun> {
+    return toDagRun(await ctx.services.dags.retryRun(requireUser(ctx), id, fromFailed));
+  }
+
+  @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000; slots that have one are not repeated)." })
+  async backfillDag(
+    @Arg("id", () => ID) id: string,
+    @Arg("from", () => DateTime) from: Date,
+    @Arg("to", () => DateTime) to: Date,
+    @Ctx() ctx: Context,
+  ): Promise<DagRun[]> {
+    return (await ctx.services.dags.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime())).map(toDagRun);
+  }
+
+  @FieldResolver(() => [String], { description: "The task keys in an order that respects every dependency (ties: declaration order)." })
+  topologicalOrder(@Root() dag: Dag): string[] {
+    return topologicalOrder(indexGraph(planOf((dag.doc as DagDoc).tasks)));
+  }
+
+  @FieldResolver(() => String, { description: "The graph as text: a Mermaid flowchart or Graphviz DOT." })
+  graph(@Root() dag: Dag, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): string {
+    return renderGraph(planOf((dag.doc as DagDoc).tasks), format);
+  }
+
+  @FieldResolver(() => DagRunConnection, { description: "This DAG's runs, newest first." })
+  async runs(
+    @Root() dag: Dag,
+    @Ctx() ctx: Context,
+    @Arg("status", () => DagRunStatus, { nullable: true }) status?: DagRunStatus | null,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<DagRunConnection> {
+    return mapPage(await ctx.services.dags.listRuns(requireUser(ctx), dag.id, status ?? null, pageArgs(first, after)), toDagRun);
+  }
+}
+
+@Resolver(() => DagRun)
+export class DagRunResolver {
+  @Query(() => DagRun, { description: "A DAG run of yours (admins: any)." })
+  async dagRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<DagRun> {
+    return toDagRun(await ctx.services.dags.getRun(requireUser(ctx), id));
+  }
+
+  @Query(() => DagRunConnection, { description: "DAG runs, newest first: of one DAG, or (no dagId) all of yours." })
+  async dagRuns(
+    @Ctx() ctx: Context,
+    @Arg("dagId", () => ID, { nullable: true }) dagId?: string | null,
+    @Arg("status", () => DagRunStatus, { nullable: true }) status?: DagRunStatus | null,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<DagRunConnection> {
+    return mapPage(await ctx.services.dags.listRuns(requireUser(ctx), dagId ?? null, status ?? null, pageArgs(first, after)), toDagRun);
+  }
+
+  @FieldResolver(() => [DagRunTask], {
+    description: `Every task in definition order; a mapped task is followed by its instances. \`first\` rows (1–${MAX_TASK_ROWS}, default 1000) from \`skip\`.`,
+  })
+  async tasks(
+    @Root() run: DagRun,
+    @Ctx() ctx: Context,
+    @Arg("first", () => Int, { defaultValue: 1000 }) first: number,
+    @Arg("skip", () => Int, { defaultValue: 0 }) skip: number,
+  ): Promise<DagRunTask[]> {
+    requireUser(ctx);
+    if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
+    if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
+    const doc = run.doc as DagRunDoc;
+    // A listing's documents come without the definition: read the DAG run whole.
+    const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
+    return dagRunTasks(full, await ctx.services.dags.taskRuns(full._id)).slice(skip, skip + first);
+  }
+
+  @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })
+  async graph(@Root() run: DagRun, @Ctx() ctx: Context, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): Promise<string> {
+    const doc = run.doc as DagRunDoc;
+    const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
+    const states = Object.fromEntries(Object.entries(full.tasks).map(([k, v]) => [k, v.state]));
+    return renderGraph(planOf(full.definition.tasks), format, states);
+  }
+
+  @Subscription(() => DagRunEvent, {
+    description: "Every task transition of one DAG run, of a DAG's runs, or (no arguments) of all your DAG runs; and each DAG run's end.",
+    subscribe: subscribeDagRunUpdated,
+  })
+  dagRunUpdated(
+    @Root() event: DagRunEvent,
+    @Arg("dagId", () => ID, { nullable: true }) _dagId?: string | null,
+    @Arg("dagRunId", () => ID, { nullable: true }) _dagRunId?: string | null,
+  ): DagRunEvent {
+    return event;
+  }
+}

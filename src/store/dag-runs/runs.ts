@@ -1,0 +1,98 @@
+/**
+ * DAG runs: inserted once per fire key, advanced by compare-and-set on `version`, listed, swept.
+ */
+import type { Filter } from "mongodb";
+import type { DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
+import type { Mongo } from "../mongo.js";
+import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
+
+/** Inserts the DAG run; false when its fire key has one already (a duplicate key: see isDuplicateKey). */
+export async function insertDagRun(mongo: Mongo, run: DagRunDoc): Promise<void> {
+  await mongo.c.dagRuns.insertOne(run);
+}
+
+export function findDagRun(mongo: Mongo, id: string): Promise<DagRunDoc | null> {
+  return mongo.c.dagRuns.findOne({ _id: id });
+}
+
+export function findDagRunByFireKey(mongo: Mongo, fireKey: string): Promise<DagRunDoc | null> {
+  return mongo.c.dagRuns.findOne({ fireKey });
+}
+
+/** The write of one advance: applied only if the DAG run is still at `version`. The document after, or null (lost the race). */
+export function updateDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc>): Promise<DagRunDoc | null> {
+  return mongo.c.dagRuns.findOneAndUpdate({ _id: id, version }, { $set: set, $inc: { version: 1 } }, { returnDocument: "after" });
+}
+
+/** A page of DAG runs (of one DAG, optionally of one status; `ownerId` null: anyone's), newest first. */
+export async function listDagRuns(
+  mongo: Mongo,
+  match: { ownerId: string | null; dagId: string | null; status: DagRunStatus | null },
+  page: PageQuery,
+): Promise<Page<DagRunDoc>> {
+  const q: Filter<DagRunDoc> = {};
+  if (match.ownerId !== null) q.ownerId = match.ownerId;
+  if (match.dagId !== null) q.dagId = match.dagId;
+  if (match.status !== null) q.status = match.status;
+  const docs = await mongo.c.dagRuns
+    .find({ ...q, ...afterDesc("createdAt", page.after) } as Filter<DagRunDoc>, { projection: { definition: 0 } })
+    .sort({ createdAt: -1, _id: -1 })
+    .limit(page.size + 1)
+    .toArray();
+  return toPage(docs as DagRunDoc[], page.size, (d) => d.createdAt);
+}
+
+/** Ids of a DAG's runs still RUNNING (to cancel them when the DAG is deleted). */
+export async function findRunningDagRunIds(mongo: Mongo, dagId: string): Promise<string[]> {
+  return (await mongo.c.dagRuns.find({ dagId, status: "RUNNING" }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+}
+
+/**
+ * Takes up to `limit` RUNNING DAG runs due for a sweep (`sweepAt <= now`) and moves their
+ * `sweepAt` to `next`, one compare-and-set each, so sweepers in several schedulers take
+ * different runs. Returns the ids taken.
+ */
+export async function takeDagRunsToSweep(mongo: Mongo, now: Date, next: Date, limit: number): Promise<string[]> {
+  const due = await mongo.c.dagRuns
+    .find({ status: "RUNNING", sweepAt: { $lte: now } }, { projection: { _id: 1, sweepAt: 1 } })
+    .sort({ sweepAt: 1 })
+    .limit(limit)
+    .toArray();
+  const taken: string[] = [];
+  for (const d of due) {
+    const r = await mongo.c.dagRuns.updateOne({ _id: d._id, sweepAt: d.sweepAt }, { $set: { sweepAt: next } });
+    if (r.modifiedCount === 1) taken.push(d._id);
+  }
+  return taken;
+}
+
+/** Marks the DAG run for a sweep soon (a task run of it moved and its advance may not have happened). */
+export async function markDagRunForSweep(mongo: Mongo, id: string, at: Date): Promise<void> {
+  await mongo.c.dagRuns.updateOne({ _id: id, status: "RUNNING", sweepAt: { $gt: at } }, { $set: { sweepAt: at } });
+}
+
+/** What an advance reads of a DAG run's task runs (no spec, no history, no result). */
+export type DagTaskRun = Pick<RunDoc, "_id" | "fireKey" | "status" | "attempt" | "taskKey" | "mapIndex" | "cancelRequested">;
+
+/** Every run of the DAG run's task instances (every attempt of the DAG run's retries). */
+export function findTaskRuns(mongo: Mongo, dagRunId: string): Promise<DagTaskRun[]> {
+  return mongo.c.runs
+    .find({ dagRunId }, { projection: { _id: 1, fireKey: 1, status: 1, attempt: 1, taskKey: 1, mapIndex: 1, cancelRequested: 1 } })
+    .toArray() as Promise<DagTaskRun[]>;
+}
+
+/** The runs of a DAG run's task instances, whole (the API shows them). */
+export function findTaskRunDocs(mongo: Mongo, dagRunId: string): Promise<RunDoc[]> {
+  return mongo.c.runs.find({ dagRunId }, { projection: { spec: 0 } }).toArray() as Promise<RunDoc[]>;
+}
+
+/** The results of the runs with these fire keys (task instances that succeeded), by fire key. */
+export async function findTaskResults(mongo: Mongo, fireKeys: readonly string[]): Promise<Map<string, string | null>> {
+  const docs = await mongo.c.runs.find({ fireKey: { $in: [...fireKeys] } }, { projection: { fireKey: 1, resultJson: 1 } }).toArray();
+  return new Map(docs.map((d) => [d.fireKey, d.resultJson ?? null]));
+}
+
+/** A DAG's runs, for deleteDag: removed with it. */
+export async function deleteDagRunsOf(mongo: Mongo, dagId: string): Promise<number> {
+  return (await mongo.c.dagRuns.deleteMany({ dagId })).deletedCount;
+}

@@ -1,0 +1,43 @@
+/** DAGs: created, read, changed at a version, deleted. */
+import type { Filter } from "mongodb";
+import type { DagDoc } from "../../domain/index.js";
+import type { Mongo } from "../mongo.js";
+import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
+
+export async function insertDag(mongo: Mongo, dag: DagDoc): Promise<void> {
+  await mongo.c.dags.insertOne(dag);
+}
+
+export function findDag(mongo: Mongo, dagId: string): Promise<DagDoc | null> {
+  return mongo.c.dags.findOne({ _id: dagId });
+}
+
+/** The DAG `dagId` if `ownerId` owns it (a create that found its id taken: its own earlier attempt?). */
+export function findOwnedDag(mongo: Mongo, dagId: string, ownerId: string): Promise<DagDoc | null> {
+  return mongo.c.dags.findOne({ _id: dagId, ownerId });
+}
+
+/** Applies `set` if the DAG is still at `current.version` (bumping it); the DAG after, or null when it changed meanwhile. */
+export function updateDagAtVersion(mongo: Mongo, current: Pick<DagDoc, "_id" | "version">, set: Partial<DagDoc>): Promise<DagDoc | null> {
+  return mongo.c.dags.findOneAndUpdate({ _id: current._id, version: current.version }, { $set: set, $inc: { version: 1 } }, { returnDocument: "after" });
+}
+
+/** Sets fields that do not make a new version of the definition (paused). The DAG after, or null when it is gone. */
+export function setDagFields(mongo: Mongo, dagId: string, set: Partial<DagDoc>): Promise<DagDoc | null> {
+  return mongo.c.dags.findOneAndUpdate({ _id: dagId }, { $set: set }, { returnDocument: "after" });
+}
+
+export async function deleteDagDoc(mongo: Mongo, dagId: string): Promise<boolean> {
+  return (await mongo.c.dags.deleteOne({ _id: dagId })).deletedCount === 1;
+}
+
+/** A page of DAGs (of `ownerId`; null: everyone's), newest first. */
+export async function listDags(mongo: Mongo, ownerId: string | null, page: PageQuery): Promise<Page<DagDoc>> {
+  const q: Filter<DagDoc> = ownerId === null ? {} : { ownerId };
+  const docs = await mongo.c.dags
+    .find({ ...q, ...afterDesc("createdAt", page.after) } as Filter<DagDoc>)
+    .sort({ createdAt: -1, _id: -1 })
+    .limit(page.size + 1)
+    .toArray();
+  return toPage(docs, page.size, (d) => d.createdAt);
+}
