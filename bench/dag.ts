@@ -1,20 +1,24 @@
 /**
  * (4) DAG fan-out / fan-in (issue #15): the same wide workflow on both systems, no-op tasks.
  *
- * - Kairos: a DAG `root → c0 … c999 → join` (1 → 1,000 → 1) created once through the GraphQL API
+ * Width: the issue asks for 1 → 1,000 → 1, which is 1,002 tasks, and also caps a DAG at 1,000
+ * tasks (MAX_DAG_TASKS). The default width is therefore 998 middle tasks (a DAG of exactly 1,000
+ * tasks), on both sides alike; `--children N` changes it (past 998 Kairos refuses the DAG).
+ *
+ * - Kairos: a DAG `root → c0 … c997 → join` (1 → 998 → 1) created once through the GraphQL API
  *   (`createDag`), then triggered `rounds` times, one DAG run after the other (`triggerDag`), each
  *   waited for (`dagRun { status }`) and then read (`dagRun { tasks { key status run { startedAt
  *   finishedAt } } }`). Every task is a COMMAND `argv: ["true"]`; the deployment is the one of the
  *   other shapes (bench/lib/kairos-cluster.ts) plus one `api` process; executors run real
  *   processes or, in `noop` mode, none (bench/lib/noop-process-hooks.mjs).
- * - BullMQ: a flow (`FlowProducer.add`) whose parent `join` waits for 1,000 no-op children — the
+ * - BullMQ: a flow (`FlowProducer.add`) whose parent `join` waits for 998 no-op children — the
  *   fan-in BullMQ offers (a job has one parent, so there is no `root` whose end releases 1,000
  *   jobs); one Worker process (bench/lib/bullmq-flow-worker.ts), concurrency 50, the options of the
  *   other BullMQ benches.
  *
  * Figures per round, then p50 / p99 (nearest rank) over the rounds:
  * - submit → last child start: from the client's call (`triggerDag` / `FlowProducer.add`) to the
- *   start of the last of the 1,000 middle tasks. For Kairos this includes the `root` task's run.
+ *   start of the last of the middle tasks. For Kairos this includes the `root` task's run.
  * - last child end → join start: from the end of the last middle task to the start of the join,
  *   the fan-in latency.
  * - (Kairos) root end → last child start: the fan-out alone.
@@ -41,6 +45,9 @@ const ADMIN_PASSWORD = "bench-admin-password";
 const NOOP_SPEC = { kind: "COMMAND", argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** Middle tasks by default: root + 998 + join = 1,000 tasks, the most a DAG may have. */
+export const DAG_BENCH_CHILDREN = 998;
 
 /** One DAG run / flow. */
 export interface DagRound {
@@ -84,7 +91,7 @@ function result(system: DagBenchResult["system"], variant: string | undefined, c
 // ---------------------------------------------------------------------------------------------
 
 export interface DagBenchOptions {
-  /** Middle tasks. @default 1000 */
+  /** Middle tasks. @default DAG_BENCH_CHILDREN (998) */
   children?: number;
   /** DAG runs / flows, one after the other. @default 5 */
   rounds?: number;
@@ -94,7 +101,7 @@ export interface DagBenchOptions {
 
 /** The BullMQ side: `rounds` flows of a join waiting for `children` no-op children. */
 export async function benchBullmqDag(redisUrl: string, opts: DagBenchOptions = {}): Promise<DagBenchResult> {
-  const { children = 1000, rounds = 5, timeoutMs = 120_000 } = opts;
+  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 120_000 } = opts;
   const queueName = `bench-dag-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
   const config: WorkerConfig = { redisUrl, queue: queueName, concurrency: 50, kind: "throughput" };
   const child = fork(FLOW_WORKER, [], { cwd: REPO_ROOT, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
@@ -203,7 +210,7 @@ export function wideDag(name: string, children: number): Record<string, unknown>
 
 /** The Kairos side: one deployment, one DAG, `rounds` DAG runs one after the other. */
 export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = {}): Promise<DagBenchResult> {
-  const { children = 1000, rounds = 5, timeoutMs = 120_000 } = opts;
+  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 120_000 } = opts;
   const mode: ExecutorMode = opts.mode ?? "noop";
   const runtime: Runtime = opts.runtime ?? "compiled";
   const notes: string[] = [];
@@ -239,10 +246,18 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
       const { triggerDag } = await gql<{ triggerDag: { id: string } }>(url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: createDag.id }, token);
       const deadline = submit + timeoutMs;
       let status = "RUNNING";
+      let lastReport = Date.now();
       while (status === "RUNNING" || status === "QUEUED") {
-        if (Date.now() > deadline) throw new Error(`Kairos DAG run ${round} still ${status} after ${timeoutMs} ms`);
+        if (Date.now() > deadline) {
+          const counts = await taskCounts(url, triggerDag.id, token);
+          throw new Error(`Kairos DAG run ${round} still ${status} after ${timeoutMs} ms; tasks: ${counts}`);
+        }
         await sleep(100);
         status = (await gql<{ dagRun: { status: string } }>(url, `query($id: ID!) { dagRun(id: $id) { status } }`, { id: triggerDag.id }, token)).dagRun.status;
+        if (opts.verbose && Date.now() - lastReport > 5_000) {
+          lastReport = Date.now();
+          process.stderr.write(`[dag bench] round ${round} +${fmtMs(Date.now() - submit)}: ${await taskCounts(url, triggerDag.id, token)}\n`);
+        }
       }
       const { dagRun } = await gql<{ dagRun: { status: string; tasks: RunTask[] } }>(
         url,
@@ -250,7 +265,16 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
         { id: triggerDag.id },
         token,
       );
-      if (dagRun.status !== "SUCCEEDED") throw new Error(`Kairos DAG run ${round} ended ${dagRun.status}`);
+      if (dagRun.status !== "SUCCEEDED") {
+        const { dagRun: why } = await gql<{ dagRun: { tasks: Array<{ key: string; status: string; note: string | null; run: { status: string; error: string | null } | null }> } }>(
+          url,
+          `query($id: ID!) { dagRun(id: $id) { tasks { key status note run { status error } } } }`,
+          { id: triggerDag.id },
+          token,
+        );
+        const bad = why.tasks.filter((t) => t.status !== "SUCCEEDED").slice(0, 3);
+        throw new Error(`Kairos DAG run ${round} ended ${dagRun.status}; e.g. ${JSON.stringify(bad)}`);
+      }
       out.push(kairosRound(dagRun.tasks, submit, children));
     }
     notes.push(...(await cluster.stopRoles()));
@@ -259,6 +283,14 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     await emu?.child.stop();
   }
   return result("kairos", mode === "noop" ? "no process" : "process", children, out, notes);
+}
+
+/** "SUCCEEDED 120, RUNNING 64, …": the DAG run's tasks by state. */
+async function taskCounts(url: string, dagRunId: string, token: string): Promise<string> {
+  const { dagRun } = await gql<{ dagRun: { tasks: Array<{ status: string }> } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks { status } } }`, { id: dagRunId }, token);
+  const counts = new Map<string, number>();
+  for (const t of dagRun.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  return [...counts].map(([s, n]) => `${s} ${n}`).join(", ");
 }
 
 function kairosRound(tasks: RunTask[], submit: number, children: number): DagRound {
@@ -289,7 +321,7 @@ const name = (r: DagBenchResult) => (r.variant ? `${r.system} (${r.variant})` : 
 
 /** The table, every round, and the ratios of each Kairos variant to BullMQ (BullMQ ÷ Kairos: > 1 = Kairos faster). */
 export function formatDag(results: DagBenchResult[]): string {
-  const n = results[0]?.children ?? 1000;
+  const n = results[0]?.children ?? DAG_BENCH_CHILDREN;
   const rows = results.map((r) => [
     name(r),
     r.rounds.length,
@@ -304,7 +336,7 @@ export function formatDag(results: DagBenchResult[]): string {
     table(
       ["system", "rounds", "→ last child start p50", "p99", "last child end → join start p50", "p99", "root end → last child start p50", "total p50"],
       rows,
-      { title: `(4) DAG fan-out / fan-in: 1 → ${n.toLocaleString("en-US")} → 1 no-op tasks (Kairos DAG) vs a flow of ${n.toLocaleString("en-US")} children → 1 parent (BullMQ FlowProducer)` },
+      { title: `(4) DAG fan-out / fan-in: 1 → ${n.toLocaleString("en-US")} → 1 no-op tasks (Kairos DAG of ${n + 2} tasks) vs a flow of ${n.toLocaleString("en-US")} children → 1 parent (BullMQ FlowProducer)` },
     ),
     "  rounds (→ last child start / last child end → join start):",
     ...results.map((r) => `    ${name(r)}: ${r.rounds.map((x) => `${fmtMs(x.toLastChildStartMs)} / ${fmtMs(x.joinDelayMs)}`).join(", ")}`),
@@ -334,13 +366,14 @@ async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
   const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
   const modes = (argValue("--modes") ?? "noop").split(",") as ExecutorMode[];
+  const verbose = process.argv.includes("--verbose");
   const rounds = Number(argValue("--rounds") ?? (quick ? 3 : 5));
-  const children = Number(argValue("--children") ?? 1000);
+  const children = Number(argValue("--children") ?? DAG_BENCH_CHILDREN);
   const redis = await startRedis();
   const results: DagBenchResult[] = [];
   try {
     console.log(`DAG bench: Kairos ${kairosRevision()}, ${children} children, ${rounds} rounds`);
-    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children }));
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose }));
     if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children }));
   } finally {
     await redis.stop();
