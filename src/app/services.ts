@@ -24,10 +24,18 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
   // A task run's end advances its DAG run: core calls the DAG engine through this hook (core does not import dag/).
   let dagEngine: DagEngine | null = null;
-  const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }), dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve() });
-  dagEngine = new DagEngine({ mongo, state, runs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
+  // A scheduled DAG's timer firing makes a DAG run: the same injection (see DagSchedules).
+  const runs = new RunService({
+    mongo,
+    state,
+    clock,
+    log: log.child({ component: "runs" }),
+    dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
+    dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
+  });
   const pools = new PoolCoverage({ mongo, clock });
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
+  dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
   const auth = createAuth({ mongo, tokens, clock, log });
   const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API

@@ -4,7 +4,7 @@
  * caching across users. Whether the caller may see a document is decided in auth/access.ts.
  */
 import DataLoader from "dataloader";
-import { canSee, visible } from "../auth/index.js";
+import { canSee, visible, visibleJob } from "../auth/index.js";
 import type { Principal } from "../auth/index.js";
 import type { JobDoc, RunDoc, UserDoc } from "../domain/index.js";
 import { NotFoundError } from "../domain/index.js";
@@ -61,19 +61,19 @@ export class Lookups {
 
   /** A job the caller may see; NOT_FOUND when it is missing or someone else's. */
   async job(p: Principal, id: string): Promise<JobDoc> {
-    return visible(p, "job", id, await this.jobs.load(id));
+    return visibleJob(p, id, await this.jobs.load(id));
   }
 
   /** The job if it exists and the caller may see it, else null. */
   async jobIfVisible(p: Principal, id: string): Promise<JobDoc | null> {
     const doc = await this.jobs.load(id);
-    return doc && canSee(p, doc.ownerId) ? doc : null;
+    return doc && !doc.dagId && canSee(p, doc.ownerId) ? doc : null;
   }
 
   /** The job if it exists (null when not); NOT_FOUND when it is someone else's. */
   async jobIfExists(p: Principal, id: string): Promise<JobDoc | null> {
     const doc = await this.jobs.load(id);
-    return doc ? visible(p, "job", id, doc) : null;
+    return doc ? visibleJob(p, id, doc) : null;
   }
 
   /** A run the caller may see; NOT_FOUND when it is missing or someone else's. */

@@ -29,8 +29,17 @@ export async function readDagFiles(io: DagTaskIo | undefined, run: RunDoc): Prom
 }
 
 /** The KAIROS_* variables of a DAG task, for a program whose working directory is `home` (as it sees it). */
-export function dagEnv(home: string): Record<string, string> {
-  return { KAIROS_INPUTS: join(home, INPUTS_FILE), KAIROS_PARAMS: join(home, PARAMS_FILE), KAIROS_RESULT: join(home, RESULT_FILE) };
+export function dagEnv(home: string, run: Pick<RunDoc, "dagRunId" | "taskKey" | "mapIndex" | "fireKey">): Record<string, string> {
+  return {
+    KAIROS_INPUTS: join(home, INPUTS_FILE),
+    KAIROS_PARAMS: join(home, PARAMS_FILE),
+    KAIROS_RESULT: join(home, RESULT_FILE),
+    KAIROS_DAG_RUN_ID: run.dagRunId ?? "",
+    KAIROS_TASK_KEY: run.taskKey ?? "",
+    KAIROS_MAP_INDEX: run.mapIndex == null ? "" : String(run.mapIndex),
+    // The task's attempt in its DAG run (retryDagRun bumps it): the fire key's `#<attempt>`.
+    KAIROS_TASK_ATTEMPT: run.fireKey.slice(run.fireKey.lastIndexOf("#") + 1),
+  };
 }
 
 /**

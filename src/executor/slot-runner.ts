@@ -98,9 +98,9 @@ export class SlotRunner {
       KAIROS_NODE_ID: this.deps.nodeId,
     };
     // A DAG task's files sit in its working directory: /work inside bubblewrap, the slot's directory outside.
-    if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME));
+    if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME, run));
     const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
-    if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd));
+    if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd, run));
     return prepared;
   }
 }

@@ -4,6 +4,7 @@ import { canSee } from "../auth/index.js";
 import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type DagPatch, type DagTaskInput as DomainTaskInput } from "../dag/index.js";
 import type { DagDoc, DagRunDoc } from "../domain/index.js";
 import { ValidationError } from "../domain/index.js";
+import { FireConnection } from "../schema/index.js";
 import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
 import { DateTime, JSONObject } from "../schema/index.js";
 import { requireSubmitter, requireUser, type Context } from "./context.js";
@@ -11,6 +12,7 @@ import { dagRunTasks, toDag, toDagRun } from "./dag-mappers.js";
 import { dagStream } from "./dag-stream.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { specIn, retryIn, scheduleIn } from "./job-input.js";
+import { toFire } from "./mappers.js";
 import { mapPage, pageArgs } from "./pagination.js";
 
 const IDEMPOTENCY_KEY =
@@ -161,6 +163,21 @@ export class DagResolver {
   @FieldResolver(() => String, { description: "The graph as text: a Mermaid flowchart or Graphviz DOT." })
   graph(@Root() dag: Dag, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): string {
     return renderGraph(planOf((dag.doc as DagDoc).tasks), format);
+  }
+
+  @FieldResolver(() => FireConnection, { description: "A scheduled DAG's fire ledger: one outcome per schedule slot, newest first (runId: the DAG run)." })
+  async fires(
+    @Root() dag: Dag,
+    @Ctx() ctx: Context,
+    @Arg("first", () => Int, { nullable: true }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<FireConnection> {
+    return mapPage(await ctx.services.jobs.fires(dag.id, pageArgs(first, after)), toFire);
+  }
+
+  @FieldResolver(() => DateTime, { nullable: true, description: "When the schedule fires next; null when it has no schedule or is paused." })
+  async nextFireAt(@Root() dag: Dag, @Ctx() ctx: Context): Promise<Date | null> {
+    return (dag.doc as DagDoc).schedule ? ctx.services.dags.nextFireAt(dag.id) : null;
   }
 
   @FieldResolver(() => DagRunConnection, { description: "This DAG's runs, newest first." })

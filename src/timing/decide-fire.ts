@@ -52,6 +52,7 @@ export type FireJob = Pick<
   | "nextSlotAt"
   | "nextFireAt"
   | "rescheduledTo"
+  | "dagId"
 >;
 
 /** A run to create for one slot; the store applies the overlap policy when it creates it. */

@@ -3,8 +3,9 @@
  * and fan-in, data along edges, mapping, trigger rules, cancel, retry from failed.
  */
 import { describe, expect, it } from "vitest";
+import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
-import { createDag, finishedDagRun, row, triggerDag } from "./helpers.js";
+import { createDag, finishedDagRun, gql, gqlOk, readDagRun, row, tasksInput, triggerDag, waitFor } from "./helpers.js";
 
 const t = useTestApp();
 
@@ -66,5 +67,171 @@ describe("fan-out, fan-in and data along edges", () => {
     const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
     expect(run.status).toBe("FAILED");
     expect(row(run, "big").run!.error).toMatch(/RESULT_TOO_LARGE.*65536/);
+  });
+});
+
+describe("failures, trigger rules, cancel and retry", () => {
+  it("decides each trigger rule's child of a failing branch", async () => {
+    const rules = ["ALL_SUCCESS", "ALL_DONE", "ALL_FAILED", "ONE_SUCCESS", "ONE_FAILED", "NONE_FAILED"];
+    const id = await createDag(t.app.url, t.admin, "rules", [
+      { key: "ok", command: "true" },
+      { key: "bad", command: "exit 3" },
+      ...rules.map((r) => ({ key: `child_${r}`, command: "true", dependsOn: ["ok", "bad"], trigger: r })),
+      { key: "after_bad", command: "true", dependsOn: ["child_ALL_SUCCESS"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status).toBe("FAILED");
+    expect(row(run, "bad").status).toBe("FAILED");
+    expect(row(run, "bad").run!.error).toBe("exit code 3");
+    const expected: Record<string, string> = {
+      ALL_SUCCESS: "UPSTREAM_FAILED",
+      ALL_DONE: "SUCCEEDED",
+      ALL_FAILED: "SKIPPED",
+      ONE_SUCCESS: "SUCCEEDED",
+      ONE_FAILED: "SUCCEEDED",
+      NONE_FAILED: "UPSTREAM_FAILED",
+    };
+    for (const r of rules) expect([r, row(run, `child_${r}`).status]).toEqual([r, expected[r]]);
+    expect(row(run, "after_bad").status).toBe("UPSTREAM_FAILED");
+    // Tasks that never ran have no run.
+    expect(row(run, "child_ALL_SUCCESS").run).toBeNull();
+  });
+
+  it("failFast cancels the rest", async () => {
+    const id = await createDag(
+      t.app.url,
+      t.admin,
+      "fail-fast",
+      [
+        { key: "bad", command: "sleep 0.3; exit 1" },
+        { key: "slow", command: "sleep 30" },
+        { key: "later", command: "true", dependsOn: ["slow"] },
+      ],
+      { failFast: true },
+    );
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status).toBe("FAILED");
+    expect(row(run, "slow").status).toBe("CANCELLED");
+    expect(row(run, "slow").run!.status).toBe("CANCELLED");
+    expect(row(run, "later").status).toBe("CANCELLED");
+  });
+
+  it("cancels a DAG run mid-run", async () => {
+    const id = await createDag(t.app.url, t.admin, "cancel-me", [
+      { key: "first", command: "true" },
+      { key: "long", command: "sleep 30", dependsOn: ["first"] },
+      { key: "last", command: "true", dependsOn: ["long"] },
+    ]);
+    const runId = await triggerDag(t.app.url, t.admin, id);
+    await waitFor(async () => (await readDagRun(t.app.url, t.admin, runId)).tasks.find((x) => x.key === "long")?.run?.status === "RUNNING", 30_000);
+    const cancelled = await gqlOk<{ cancelDagRun: { id: string; cancelRequested: boolean } }>(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id cancelRequested } }`, { id: runId }, t.admin);
+    expect(cancelled.cancelDagRun.cancelRequested).toBe(true);
+    const run = await finishedDagRun(t.app.url, t.admin, runId);
+    expect(run.status).toBe("CANCELLED");
+    expect(row(run, "first").status).toBe("SUCCEEDED");
+    expect(row(run, "long").status).toBe("CANCELLED");
+    expect(row(run, "long").run!.status).toBe("CANCELLED");
+    expect(row(run, "last").status).toBe("CANCELLED");
+    expect(row(run, "last").run).toBeNull();
+    const again = await gql(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, t.admin);
+    expect(code(again)).toBe("CONFLICT");
+  });
+
+  it("retries from failed: failed and upstream-failed tasks run again as new attempts, succeeded ones keep their results", async () => {
+    const id = await createDag(t.app.url, t.admin, "retry-me", [
+      { key: "a", command: `printf '"kept"' > "$KAIROS_RESULT"` },
+      { key: "flaky", command: `test "$KAIROS_TASK_ATTEMPT" -ge 2`, dependsOn: ["a"] },
+      { key: "c", command: "true", dependsOn: ["flaky"] },
+    ]);
+    const runId = await triggerDag(t.app.url, t.admin, id);
+    const failed = await finishedDagRun(t.app.url, t.admin, runId);
+    expect(failed.status).toBe("FAILED");
+    expect(row(failed, "c").status).toBe("UPSTREAM_FAILED");
+    const firstA = row(failed, "a").run!.id;
+    await gqlOk(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id, fromFailed: true) { id status } }`, { id: runId }, t.admin);
+    const run = await finishedDagRun(t.app.url, t.admin, runId);
+    expect(run.status).toBe("SUCCEEDED");
+    expect(row(run, "a").attempt).toBe(1);
+    expect(row(run, "a").run!.id).toBe(firstA);
+    expect(row(run, "a").result).toBe("kept");
+    expect(row(run, "flaky").attempt).toBe(2);
+    expect(row(run, "flaky").run!.id).not.toBe(row(failed, "flaky").run!.id);
+    expect(row(run, "c").status).toBe("SUCCEEDED");
+    const again = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, t.admin);
+    expect(code(again)).toBe("CONFLICT");
+  });
+});
+
+describe("validation and ownership", () => {
+  it("refuses a cycle with its path, an unknown parent, and a task spec a job would refuse (prefixed by the task key)", async () => {
+    const cycle = await gql(
+      t.app.url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: { name: "cyclic", tasks: tasksInput([{ key: "extract", command: "true", dependsOn: ["transform"] }, { key: "load", command: "true", dependsOn: ["extract"] }, { key: "transform", command: "true", dependsOn: ["load"] }]) } },
+      t.admin,
+    );
+    expect(code(cycle)).toBe("BAD_USER_INPUT");
+    expect(message(cycle)).toMatch(/cycle: extract → load → transform → extract|cycle: (\w+) → (\w+) → (\w+) → \1/);
+    const unknown = await gql(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "unknown", tasks: tasksInput([{ key: "a", command: "true", dependsOn: ["nope"] }]) } }, t.admin);
+    expect(code(unknown)).toBe("BAD_USER_INPUT");
+    expect(message(unknown)).toContain(`"nope", which is not a task of this DAG`);
+    const spec = await gql(
+      t.app.url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: { name: "bad-spec", tasks: [{ key: "ok", spec: { kind: "COMMAND", command: "true" } }, { key: "broken", spec: { kind: "COMMAND", command: "true", env: { KAIROS_X: "1" } } }] } },
+      t.admin,
+    );
+    expect(code(spec)).toBe("BAD_USER_INPUT");
+    expect(message(spec)).toContain(`task "broken": spec.env: "KAIROS_X": names starting with KAIROS_ are reserved`);
+    const empty = await gql(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "empty", tasks: [] } }, t.admin);
+    expect(message(empty)).toContain("at least one task");
+  });
+
+  it("shows the DAG's order and graph, and hides another user's DAG and DAG runs (NOT_FOUND)", async () => {
+    const id = await createDag(t.app.url, t.admin, "owned", [
+      { key: "b", command: "true", dependsOn: ["a"] },
+      { key: "a", command: "true" },
+    ]);
+    const dag = await gqlOk<{ dag: { topologicalOrder: string[]; graph: string; dot: string; version: number } }>(
+      t.app.url,
+      `query($id: ID!) { dag(id: $id) { topologicalOrder version graph dot: graph(format: DOT) } }`,
+      { id },
+      t.admin,
+    );
+    expect(dag.dag.topologicalOrder).toEqual(["a", "b"]);
+    expect(dag.dag.graph).toContain("flowchart");
+    expect(dag.dag.dot).toContain("digraph");
+    const runId = await triggerDag(t.app.url, t.admin, id);
+    const other = await makeUser(t.app, t.admin, `dag-other-${Date.now()}`);
+    for (const [q, v] of [
+      [`query($id: ID!) { dag(id: $id) { id } }`, { id }],
+      [`query($id: ID!) { dagRun(id: $id) { id } }`, { id: runId }],
+      [`mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }],
+      [`mutation($id: ID!) { deleteDag(id: $id) }`, { id }],
+      [`mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }],
+      [`query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id }],
+    ] as const) {
+      const r = await gql(t.app.url, q, v, other.token);
+      expect([q, code(r)]).toEqual([q, "NOT_FOUND"]);
+    }
+    const list = await gqlOk<{ dags: { edges: unknown[] }; dagRuns: { edges: unknown[] } }>(t.app.url, `{ dags { edges { node { id } } } dagRuns { edges { node { id } } } }`, {}, other.token);
+    expect(list.dags.edges).toEqual([]);
+    expect(list.dagRuns.edges).toEqual([]);
+    await finishedDagRun(t.app.url, t.admin, runId);
+  });
+
+  it("keeps a DAG run on the version it started with when the DAG is updated", async () => {
+    const id = await createDag(t.app.url, t.admin, "versioned", [{ key: "a", command: "sleep 0.5" }, { key: "b", command: "echo old", dependsOn: ["a"] }]);
+    const runId = await triggerDag(t.app.url, t.admin, id);
+    const up = await gqlOk<{ updateDag: { version: number } }>(
+      t.app.url,
+      `mutation($id: ID!, $input: UpdateDagInput!) { updateDag(id: $id, input: $input) { version } }`,
+      { id, input: { tasks: tasksInput([{ key: "a", command: "true" }, { key: "b", command: "echo new", dependsOn: ["a"] }, { key: "c", command: "true", dependsOn: ["b"] }]) } },
+      t.admin,
+    );
+    expect(up.updateDag.version).toBe(2);
+    const run = await finishedDagRun(t.app.url, t.admin, runId);
+    expect(run.tasks.map((x) => x.key)).toEqual(["a", "b"]);
+    expect(row(run, "b").run!.outputTail).toBe("old\n");
   });
 });

@@ -15,7 +15,7 @@ export class JobEditor {
   constructor(private readonly kit: JobsKit) {}
 
   async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
-    if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
+    if (!opts.idempotencyKey) return this.createOnce(caller, input, opts.id ?? newId());
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createJob",
       input,
@@ -76,6 +76,7 @@ export class JobEditor {
       handledThrough: new Date(firstCursor(schedule, now)),
       firedCount: 0,
       version: 1,
+      ...(input.dagId ? { dagId: input.dagId } : {}),
       createdAt: at,
       updatedAt: at,
     };

@@ -21,6 +21,8 @@ export interface JobInput {
   misfire?: MisfirePolicy | null;
   catchupWindow?: string | null;
   paused?: boolean | null;
+  /** Internal: the job is the timer of this DAG (src/dag); set only by the DAG engine, never from the API. */
+  dagId?: string | null;
 }
 
 export type { JobSpecInput };
@@ -33,6 +35,8 @@ export type OwnerJobs = "KEEP" | "DELETE";
 /** Options of a submission: the same idempotency key within 24 h returns the first result. */
 export interface Submit {
   idempotencyKey?: string | null;
+  /** Internal: the id to create the job with (a DAG's timer job takes its DAG's id). */
+  id?: string;
 }
 
 export interface BackfillOutcome {

@@ -6,7 +6,7 @@
  * between, the job has a `nextFireAt` and no timer; the scheduler's reconcile pass (which rebuilds
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
-import { visible } from "../../auth/index.js";
+import { visibleJob } from "../../auth/index.js";
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
 import { ConflictError } from "../../domain/index.js";
@@ -55,7 +55,7 @@ export class JobWrites {
 
   /** Loads a job the caller may see; a foreign job is reported as not found (no existence leak). */
   async getFor(caller: Principal, jobId: string): Promise<JobDoc> {
-    return visible(caller, "job", jobId, await findJob(this.deps.mongo, jobId));
+    return visibleJob(caller, jobId, await findJob(this.deps.mongo, jobId));
   }
 
   /** Applies `set` to the job as it was read (`current`); CONFLICT when someone changed it meanwhile. */

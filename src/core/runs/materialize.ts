@@ -12,6 +12,7 @@ import { isDuplicateKey, newId, type Mongo } from "../../store/index.js";
 import { createRunInserter, findRunByFireKey } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { OverlapLocks } from "./overlap.js";
+import type { DagFireHook } from "./types.js";
 
 export interface MaterializeArgs {
   scheduledFor: number;
@@ -87,6 +88,8 @@ export class Materializer {
       enqueue: (run: RunDoc) => Promise<void>;
       /** Cancels the run a REPLACE displaced (no principal: the policy decided it). */
       cancel: (runId: string, reason: string) => Promise<RunDoc>;
+      /** A DAG timer's fire: the DAG engine's (RunServiceDeps.dagFire). */
+      dagFire?: DagFireHook;
     },
   ) {
     this.inserts = createRunInserter(deps.mongo);
@@ -101,6 +104,7 @@ export class Materializer {
   async materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
     const { mongo } = this.deps;
     const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
+    if (job.dagId && this.deps.dagFire) return this.materializeDag(job, args, key, this.deps.dagFire);
     const id = newId();
     let status: RunStatus = RunStatus.QUEUED;
     let replaced: string | null = null;
@@ -121,6 +125,19 @@ export class Materializer {
     await this.deps.events.publish(run);
     if (replaced) await this.deps.cancel(replaced, `replaced by run ${id} (overlap policy REPLACE)`).catch(() => undefined);
     return { run, created: true, skipped: null };
+  }
+
+  /**
+   * A fire of a scheduled DAG's timer job: the DAG engine makes the DAG run (once per fire key)
+   * under this job's overlap lock. What the scheduler's fire path records (the ledger's run id,
+   * staging) is the DAG run's id, in a run-shaped answer that is never stored.
+   */
+  private async materializeDag(job: JobDoc, args: MaterializeArgs, key: string, dagFire: DagFireHook): Promise<Materialized> {
+    const lock = { take: (id: string) => this.deps.overlap.take(job, id), release: (id: string) => this.deps.overlap.release(job._id, id) };
+    const fired = await dagFire(job, { fireKey: key, scheduledFor: args.scheduledFor, trigger: args.trigger, notBefore: args.notBefore ?? null, ignoreOverlap: args.ignoreOverlap ?? false }, lock);
+    if (!fired.dagRunId) return { run: null, created: false, skipped: fired.skipped };
+    const stand = newRun(job, args, { id: fired.dagRunId, key, status: RunStatus.QUEUED, overlap: job.overlap, now: this.deps.clock() });
+    return { run: stand, created: fired.created, skipped: null };
   }
 
   /** Inserts the run; when its fire already has one (a duplicate key), that run is returned instead. */

@@ -61,6 +61,7 @@ export class RunService {
       overlap: this.overlap,
       enqueue,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
+      ...(deps.dagFire ? { dagFire: deps.dagFire } : {}),
     });
     this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, enqueue });
     this.retries = new Retries({ mongo, state, clock, transitions, enqueue });

@@ -1,4 +1,4 @@
-import type { RunDoc, RunUsage } from "../../domain/index.js";
+import type { JobDoc, RunDoc, RunTrigger, RunUsage } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -36,4 +36,25 @@ export interface RunServiceDeps {
    * know DAGs; app/services.ts injects src/dag's engine here. It must not throw.
    */
   dagTaskEnded?: (run: RunDoc) => Promise<void>;
+  /**
+   * A scheduled DAG's timer job (`dagId` set) fired: the DAG engine makes the DAG run for the fire
+   * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).
+   */
+  dagFire?: DagFireHook;
 }
+
+/** What the DAG engine answers for a fire of a DAG's timer job. */
+export interface DagFired {
+  /** The DAG run made (or found: a replayed fire), null when skipped. */
+  dagRunId: string | null;
+  created: boolean;
+  skipped: string | null;
+}
+
+export interface DagFireLock {
+  /** Takes the timer job's overlap lock for `dagRunId` (see OverlapLocks.take). */
+  take(dagRunId: string): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
+  release(dagRunId: string): Promise<void>;
+}
+
+export type DagFireHook = (job: JobDoc, fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore: number | null; ignoreOverlap: boolean }, lock: DagFireLock) => Promise<DagFired>;

@@ -2,8 +2,8 @@
  * The DAG engine, built once per process by app/services.ts: the advancer (which core's run
  * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
  */
-import type { RunService } from "../../core/index.js";
-import type { DagRunDoc, RunDoc } from "../../domain/index.js";
+import type { DagFireHook, JobService, RunService } from "../../core/index.js";
+import type { RunDoc } from "../../domain/index.js";
 import { coerceError } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
@@ -18,6 +18,8 @@ export interface DagEngineDeps {
   mongo: Mongo;
   state: SharedState;
   runs: RunService;
+  /** For scheduled DAGs' timer jobs. */
+  jobs: JobService;
   clock: Clock;
   log: Logger;
   defaultCatchupWindowMs: number;
@@ -35,7 +37,6 @@ export class DagEngine {
   constructor(private readonly deps: DagEngineDeps) {
     this.sweepAfterMs = deps.sweepAfterMs ?? 5_000;
     this.events = new DagEvents(deps.state.bus);
-    this.schedules = new DagSchedules();
     this.advancer = new DagAdvancer({
       mongo: deps.mongo,
       runs: deps.runs,
@@ -43,7 +44,19 @@ export class DagEngine {
       log: deps.log,
       events: this.events,
       sweepAfterMs: this.sweepAfterMs,
-      onFinished: (run) => this.finished(run),
+      onFinished: (run) => this.schedules.finished(run),
+    });
+    this.schedules = new DagSchedules({
+      mongo: deps.mongo,
+      jobs: deps.jobs,
+      runs: deps.runs,
+      clock: deps.clock,
+      log: deps.log,
+      advancer: this.advancer,
+      sweepAfterMs: this.sweepAfterMs,
+      cancel: async (id) => {
+        await this.service.requestCancel(id);
+      },
     });
     this.service = new DagService({
       mongo: deps.mongo,
@@ -66,10 +79,11 @@ export class DagEngine {
   /** The scheduler role's sweeper. */
   sweeper(opts: Partial<SweeperOptions> = {}): DagSweeper {
     return new DagSweeper(
-      { mongo: this.deps.mongo, clock: this.deps.clock, log: this.deps.log, advancer: this.advancer },
+      { mongo: this.deps.mongo, clock: this.deps.clock, log: this.deps.log, advancer: this.advancer, repairLocks: () => this.schedules.repairLocks() },
       { everyMs: opts.everyMs ?? 1_000, sweepAfterMs: opts.sweepAfterMs ?? this.sweepAfterMs, batch: opts.batch ?? 200 },
     );
   }
 
-  private async finished(_run: DagRunDoc): Promise<void> {}
+  /** core's hook for a fire of a scheduled DAG's timer job (see DagSchedules.fire). */
+  readonly fire: DagFireHook = (job, fire, lock) => this.schedules.fire(job, fire, lock);
 }

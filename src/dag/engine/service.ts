@@ -14,6 +14,7 @@ import {
   deleteDagDoc,
   findDag,
   findDagRun,
+  findJob,
   findOwnedDag,
   findRunningDagRunIds,
   findTaskRunDocs,
@@ -92,6 +93,11 @@ export class DagService {
     return listDagRuns(this.deps.mongo, { ownerId: dagId !== null ? null : listedOwner(caller), dagId, status }, page);
   }
 
+  /** When a scheduled DAG's timer fires next (null: paused, or no more fires). */
+  async nextFireAt(dagId: string): Promise<Date | null> {
+    return (await findJob(this.deps.mongo, dagId))?.nextFireAt ?? null;
+  }
+
   /** The runs of a DAG run's task instances (every attempt), for a DAG run the caller saw already. */
   taskRuns(dagRunId: string): Promise<RunDoc[]> {
     return findTaskRunDocs(this.deps.mongo, dagRunId);
@@ -137,7 +143,6 @@ export class DagService {
       createdAt: at,
       updatedAt: at,
     };
-    if (dag.schedule) this.deps.schedules.check(dag, input);
     try {
       await insertDag(this.deps.mongo, dag);
     } catch (e) {
@@ -146,9 +151,9 @@ export class DagService {
       if (same) return same;
       throw new ConflictError(`you already have a DAG named "${dag.name}"; names are unique per owner`);
     }
-    if (dag.schedule) {
+    if (dag.schedule && input.schedule) {
       try {
-        await this.deps.schedules.attach(caller, dag, input);
+        await this.deps.schedules.attach(dag, { ...input, schedule: input.schedule });
       } catch (e) {
         await deleteDagDoc(this.deps.mongo, id);
         throw e;
@@ -174,8 +179,6 @@ export class DagService {
     if (patch.catchupWindow != null) set.catchupWindowMs = validateCatchup(patch.catchupWindow, current.catchupWindowMs);
     if (patch.schedule !== undefined) set.schedule = checkSchedule(patch.schedule, now);
     if (patch.paused != null && patch.paused !== current.paused) throw new ValidationError("paused", "use pauseDag / resumeDag to pause or resume a DAG");
-    const next = { ...current, ...set };
-    if (next.schedule) this.deps.schedules.check(next, patch);
     let updated: DagDoc | null;
     try {
       updated = await updateDagAtVersion(this.deps.mongo, current, set);
@@ -184,7 +187,7 @@ export class DagService {
       throw e;
     }
     if (!updated) throw new ConflictError(`DAG ${dagId} was changed by another request meanwhile; read it again and retry`);
-    await this.deps.schedules.sync(caller, updated, patch);
+    await this.deps.schedules.sync(updated, patch);
     return updated;
   }
 
@@ -192,7 +195,7 @@ export class DagService {
   async delete(caller: Principal, dagId: string): Promise<DagDoc> {
     const dag = await this.get(caller, dagId);
     if (!(await deleteDagDoc(this.deps.mongo, dagId))) throw new NotFoundError("DAG", dagId);
-    await this.deps.schedules.detach(caller, dag);
+    await this.deps.schedules.detach(dag);
     for (const runId of await findRunningDagRunIds(this.deps.mongo, dagId)) {
       await this.requestCancel(runId).catch(() => undefined);
     }
@@ -204,14 +207,14 @@ export class DagService {
   async pause(caller: Principal, dagId: string): Promise<DagDoc> {
     const dag = await this.get(caller, dagId);
     if (dag.paused) return dag;
-    await this.deps.schedules.pause(caller, dag);
+    await this.deps.schedules.pause(dag);
     return (await setDagFields(this.deps.mongo, dagId, { paused: true, pausedAt: new Date(this.deps.clock()) })) ?? dag;
   }
 
   async resume(caller: Principal, dagId: string): Promise<DagDoc> {
     const dag = await this.get(caller, dagId);
     if (!dag.paused) return dag;
-    await this.deps.schedules.resume(caller, dag);
+    await this.deps.schedules.resume(dag);
     return (await setDagFields(this.deps.mongo, dagId, { paused: false, pausedAt: null })) ?? dag;
   }
 
@@ -283,7 +286,8 @@ export class DagService {
     return this.requestCancel(dagRunId);
   }
 
-  private async requestCancel(dagRunId: string): Promise<DagRunDoc> {
+  /** Cancels a DAG run the system decided to stop (its DAG was deleted, REPLACE displaced it). */
+  async requestCancel(dagRunId: string): Promise<DagRunDoc> {
     for (let i = 0; i < 32; i++) {
       const run = await findDagRun(this.deps.mongo, dagRunId);
       if (!run) throw new NotFoundError("DAG run", dagRunId);

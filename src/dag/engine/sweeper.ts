@@ -24,7 +24,7 @@ export class DagSweeper {
   private pass: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: { mongo: Mongo; clock: Clock; log: Logger; advancer: DagAdvancer },
+    private readonly deps: { mongo: Mongo; clock: Clock; log: Logger; advancer: DagAdvancer; repairLocks: () => Promise<void> },
     private readonly opts: SweeperOptions,
   ) {}
 
@@ -52,6 +52,7 @@ export class DagSweeper {
     const now = this.deps.clock();
     const ids = await takeDagRunsToSweep(this.deps.mongo, new Date(now), new Date(now + this.opts.sweepAfterMs), this.opts.batch);
     for (const id of ids) await this.deps.advancer.advance(id);
+    await this.deps.repairLocks();
     return ids.length;
   }
 }

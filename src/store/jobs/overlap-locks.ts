@@ -49,6 +49,12 @@ export async function passOverlapLock(mongo: Mongo, jobId: string, runId: string
 }
 
 /** Up to `limit` jobs whose overlap lock is held (activeRunId set), with their holder. */
+/** DAG timer jobs holding an overlap lock (the holder is a DAG run). */
+export function findLockedDagTimers(mongo: Mongo, limit: number): Promise<Array<Pick<JobDoc, "_id" | "activeRunId" | "pendingRunId">>> {
+  return mongo.c.jobs.find({ activeRunId: { $ne: null }, dagId: { $type: "string" } }, { projection: { _id: 1, activeRunId: 1, pendingRunId: 1 } }).limit(limit).toArray();
+}
+
 export function findLockedJobs(mongo: Mongo, limit: number): Promise<Array<Pick<JobDoc, "_id" | "activeRunId">>> {
-  return mongo.c.jobs.find({ activeRunId: { $ne: null } }, { projection: { _id: 1, activeRunId: 1 } }).limit(limit).toArray();
+  // A DAG's timer job is locked by DAG runs, not runs: src/dag repairs those (findLockedDagTimers).
+  return mongo.c.jobs.find({ activeRunId: { $ne: null }, dagId: null }, { projection: { _id: 1, activeRunId: 1 } }).limit(limit).toArray();
 }

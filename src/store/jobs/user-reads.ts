@@ -15,7 +15,8 @@ export interface JobListing {
 
 /** A page of jobs, newest first. */
 export async function listJobs(mongo: Mongo, match: JobListing, page: PageQuery): Promise<Page<JobDoc>> {
-  const q: Filter<JobDoc> = {};
+  // A DAG's timer job (its schedule) is shown as the DAG, not as a job.
+  const q: Filter<JobDoc> = { dagId: null };
   if (match.ownerId !== null) q.ownerId = match.ownerId;
   if (match.status) q.status = match.status;
   if (match.name) q.name = match.name;

@@ -1,0 +1,110 @@
+/**
+ * The engine's promises under races and crashes, on the real store (the MongoDB emulator) and the
+ * real run machinery, with task runs ended by hand (no executor):
+ * - two parents ending at the same instant, advanced by two processes at once (two engines, so no
+ *   in-process coalescing helps), enqueue their child exactly once;
+ * - a DAG run whose advance never happened (the process died between the run's final write and
+ *   the DAG run's) is advanced by the sweeper.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Principal } from "../../src/auth/index.js";
+import { JobService, RunService } from "../../src/core/index.js";
+import { DagEngine } from "../../src/dag/index.js";
+import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
+import type { SharedState } from "../../src/shared-state/index.js";
+import { createLogger } from "../../src/support/log.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
+
+const db = useEmulatedMongo("dag_races");
+const log = createLogger("silent");
+const owner: Principal = { userId: "u1", username: "u1", role: "USER" };
+let state: SharedState;
+/** Two processes: each its own RunService (its hook calls its own engine) on one store and one shared state. */
+let engines: DagEngine[];
+
+function process(): { runs: RunService; engine: DagEngine } {
+  let engine: DagEngine | null = null;
+  const runs = new RunService({ mongo: db.mongo, state, clock: Date.now, log, dagTaskEnded: (run) => engine?.taskEnded(run) ?? Promise.resolve(), dagFire: (job, fire, lock) => engine!.fire(job, fire, lock) });
+  const jobs = new JobService({ mongo: db.mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  engine = new DagEngine({ mongo: db.mongo, state, runs, jobs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  return { runs, engine };
+}
+
+const spec = { kind: "COMMAND" as const, command: "true", pool: "nowhere" };
+
+beforeAll(() => {
+  state = createMemorySharedState({ shardCount: 4 });
+  engines = [process().engine, process().engine];
+});
+
+/** Ends a QUEUED task run as SUCCEEDED straight in the store, as if an executor's write landed and its process died right after. */
+async function endInStore(runId: string): Promise<void> {
+  const now = new Date();
+  const r = await db.mongo.c.runs.updateOne({ _id: runId, status: "QUEUED" }, { $set: { status: "SUCCEEDED", startedAt: now, finishedAt: now, updatedAt: now } });
+  expect(r.modifiedCount).toBe(1);
+  await state.ready.remove("nowhere", runId); // an executor had taken it
+}
+
+describe("DAG advance races", () => {
+  it("two parents finishing at the same instant on two processes enqueue the child once", async () => {
+    const [one, two] = engines as [DagEngine, DagEngine];
+    const dag = await one.service.create(owner, {
+      name: "join-race",
+      tasks: [
+        { key: "a", spec },
+        { key: "b", spec },
+        { key: "c", spec, dependsOn: ["a", "b"] },
+      ],
+    });
+    for (let i = 0; i < 15; i++) {
+      const run = await one.service.trigger(owner, dag._id, null);
+      const roots = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
+      expect(roots.map((r) => r.taskKey).sort()).toEqual(["a", "b"]);
+      await Promise.all(roots.map((r) => endInStore(r._id)));
+      // Each parent's end advanced by "its" process, plus a sweep-like advance each, all at once.
+      await Promise.all([one.advancer.advance(run._id), two.advancer.advance(run._id), one.advancer.advance(run._id), two.advancer.advance(run._id)]);
+      const children = await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: "c" }).toArray();
+      expect(children).toHaveLength(1);
+      expect(await state.ready.contains("nowhere", children[0]!._id, Date.now())).toBe(true);
+      const doc = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+      expect(doc.tasks.c!.state).toBe("QUEUED");
+      expect(doc.tasks.a!.state).toBe("SUCCEEDED");
+    }
+    // Exactly one ready entry per child: the queue holds 15 runs, all of task c.
+    expect(await state.ready.size("nowhere")).toBe(15);
+  });
+
+  it("the sweeper advances a DAG run whose advance was interrupted", async () => {
+    const [one] = engines as [DagEngine, DagEngine];
+    const dag = await one.service.create(owner, { name: "crashy", tasks: [{ key: "a", spec }, { key: "b", spec, dependsOn: ["a"] }] });
+    const run = await one.service.trigger(owner, dag._id, null);
+    const [a] = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
+    await endInStore(a!._id); // no hook: the DAG run does not move
+    expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "b" })).toBe(0);
+    const sweeper = one.sweeper({ sweepAfterMs: 0 });
+    // Not due yet: a sweep skips DAG runs written recently.
+    await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { sweepAt: new Date(Date.now() - 1) } });
+    expect(await sweeper.sweepOnce()).toBeGreaterThanOrEqual(1);
+    const b = await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: "b" }).toArray();
+    expect(b).toHaveLength(1);
+    const doc = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+    expect(doc.tasks.a!.state).toBe("SUCCEEDED");
+    expect(doc.tasks.b!.state).toBe("QUEUED");
+    // Sweeping again changes nothing.
+    await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { sweepAt: new Date(Date.now() - 1) } });
+    await sweeper.sweepOnce();
+    expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id })).toBe(2);
+  });
+
+  it("the sweeper also creates a task's run that a crash left decided but not created", async () => {
+    const [one] = engines as [DagEngine, DagEngine];
+    const dag = await one.service.create(owner, { name: "half-written", tasks: [{ key: "a", spec }] });
+    const run = await one.service.trigger(owner, dag._id, null);
+    // The decision was written (a QUEUED) but the run never created: remove it to simulate that.
+    const removed = await db.mongo.c.runs.deleteMany({ dagRunId: run._id });
+    expect(removed.deletedCount).toBe(1);
+    await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { sweepAt: new Date(Date.now() - 1) } });
+    await one.sweeper().sweepOnce();
+    expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "a" })).toBe(1);
+  });
+});
