@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { Executor, type ExecutorOptions } from "../executor/index.js";
+import { ArtifactCache, Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
 import type { Clock } from "../shared-state/index.js";
@@ -37,9 +37,18 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
 }
 
 export async function startExecutor(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Executor> {
-  const { mongo, state, runs, clock, log } = deps;
+  const { mongo, state, runs, clock, log, blobs } = deps;
+  const artifacts = blobs
+    ? new ArtifactCache({
+        dir: config.artifacts.cacheDir,
+        blobs,
+        maxArtifactBytes: config.artifacts.maxBytes,
+        maxBytes: config.artifacts.cacheMaxBytes,
+        log: log.child({ component: "artifact-cache" }),
+      })
+    : null;
   const executor = new Executor(
-    { mongo, state, runs, clock, log: log.child({ component: "executor" }) },
+    { mongo, state, runs, clock, log: log.child({ component: "executor" }), artifacts },
     {
       nodeName: config.nodeName,
       pools: config.pools,

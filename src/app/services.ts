@@ -12,7 +12,7 @@ import { bridge, type Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
 
 /** The API's services plus the store and the shared state they are built on (for tests and metrics; resolvers never see these two). */
-export type AppServices = Services & Pick<Stores, "mongo" | "state">;
+export type AppServices = Services & Pick<Stores, "mongo" | "state" | "blobs">;
 
 /** The services the resolvers get: no store and no shared state among them. */
 export async function buildServices(config: KairosConfig, stores: Stores, opts: { log: Logger; clock: Clock; stageAheadMs: number }, stops: Stops): Promise<Services> {
