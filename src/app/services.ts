@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -13,7 +13,7 @@ import { bridge, type Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
 
 /** The API's services plus the store and the shared state they are built on (for tests and metrics; resolvers never see these two). */
-export type AppServices = Services & Pick<Stores, "mongo" | "state">;
+export type AppServices = Services & Pick<Stores, "mongo" | "state" | "blobs">;
 
 /** The services the resolvers get: no store and no shared state among them. */
 export async function buildServices(config: KairosConfig, stores: Stores, opts: { log: Logger; clock: Clock; stageAheadMs: number }, stops: Stops): Promise<Services> {
@@ -37,7 +37,15 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
   dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
   const auth = createAuth({ mongo, tokens, clock, log });
-  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
+  const artifacts = new ArtifactService({
+    mongo,
+    blobs: stores.blobs,
+    clock,
+    log: log.child({ component: "artifacts" }),
+    maxBytes: config.artifacts.maxBytes,
+    uploadTtlMs: config.artifacts.uploadTtlMs,
+  });
+  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API
   // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
   const serving = dev || config.role === "api";
@@ -53,6 +61,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dags: dagEngine.service,
     dagEvents: dagEngine.events,
     dagEngine,
+    artifacts,
   };
 }
 

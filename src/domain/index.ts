@@ -5,6 +5,7 @@
  */
 export * from "./dag-documents.js";
 export * from "./dags.js";
+export * from "./artifacts.js";
 export * from "./documents.js";
 export * from "./errors.js";
 export * from "./fire-keys.js";

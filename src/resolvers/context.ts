@@ -1,7 +1,7 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
-import type { RunEvents } from "../core/index.js";
 import type { DagEngine, DagEvents, DagService } from "../dag/index.js";
+import type { ArtifactService, RunEvents } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
@@ -39,6 +39,8 @@ export interface Services extends AuthParts {
   dagEvents: DagEvents;
   /** The DAG engine (the scheduler role's sweeper); resolvers use `dags`. */
   dagEngine: DagEngine;
+  /** Uploaded scripts and binaries (issue #16). */
+  artifacts: ArtifactService;
 }
 
 export interface Context {

@@ -8,8 +8,8 @@
  * enum registry by the object's identity, so each domain object is registered exactly once.
  */
 import { registerEnumType } from "type-graphql";
-import { ReportedRunStatus } from "../domain/index.js";
 import { DagRunStatus, DagTaskState, GraphFormat, TriggerRule } from "../domain/index.js";
+import { ArtifactStatus, ReportedRunStatus } from "../domain/index.js";
 import {
   Backoff,
   DstGapPolicy,
@@ -57,6 +57,7 @@ export {
   DagTaskState,
   DagRunStatus,
   GraphFormat,
+  ArtifactStatus,
 };
 
 registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
@@ -142,3 +143,11 @@ registerEnumType(TriggerRule, { name: "TriggerRule", description: "When a DAG ta
 registerEnumType(DagTaskState, { name: "DagTaskState", description: "The state of a DAG task (or of one instance of a mapped task) in a DAG run." });
 registerEnumType(DagRunStatus, { name: "DagRunStatus", description: "RUNNING until no task can move any more; then SUCCEEDED, FAILED or CANCELLED." });
 registerEnumType(GraphFormat, { name: "GraphFormat", description: "MERMAID (a flowchart for Markdown) or DOT (Graphviz)." });
+registerEnumType(ArtifactStatus, {
+  name: "ArtifactStatus",
+  valuesConfig: {
+    PENDING: { description: "Created; PUT its bytes to the uploadUrl, then call completeArtifactUpload before the upload expires." },
+    COMPLETE: { description: "Its bytes were checked against the declared size and sha256: jobs may use it." },
+    DELETING: { description: "deleteArtifact is under way." },
+  },
+});

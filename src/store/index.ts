@@ -1,4 +1,6 @@
 export * from "./api-keys/keys.js";
+export * from "./artifacts/records.js";
+export * from "./artifacts/users.js";
 export * from "./batch.js";
 export * from "./dag-runs/runs.js";
 export * from "./dags/edits.js";
