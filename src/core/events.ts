@@ -61,6 +61,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     outputTail: r.outputTail ?? undefined,
     outputTruncated: r.outputTruncated,
     usage: r.usage ?? undefined,
+    httpResponse: r.httpResponse ?? undefined,
     history: r.history.map((h) => ({ status: h.status, at: ms(h.at), reason: h.reason ?? undefined, nodeId: h.nodeId ?? undefined, attempt: h.attempt ?? undefined })),
     createdAt: ms(r.createdAt),
     updatedAt: ms(r.updatedAt),

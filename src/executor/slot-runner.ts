@@ -9,6 +9,7 @@ import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunDoc, RunUsage } from "../domain/index.js";
 import { ENDED, type Attempt } from "./attempt.js";
+import type { JobKinds } from "./kinds/job-kinds.js";
 import { watchIdOf, type Deadlines } from "./deadlines.js";
 import type { ResolvedOptions } from "./options.js";
 import { notStarted } from "./outcome.js";
@@ -19,7 +20,7 @@ import { Sandbox, type PreparedAttempt } from "./sandbox/sandbox.js";
 export class SlotRunner {
   private sandbox: Sandbox | null = null;
 
-  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines }) {}
+  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines; kinds: JobKinds }) {}
 
   /** Opens the node's sandbox (slot directories, cgroups, egress); returns what it enforces. */
   open(o: ResolvedOptions): Sandbox {
@@ -54,14 +55,17 @@ export class SlotRunner {
     let endedAt = 0;
     let prepared: PreparedAttempt | null = null;
     try {
+      // An HTTP job runs no process: the executor makes its request.
+      if (run.spec.kind === "HTTP") return await this.runHttp(a, run);
       prepared = this.prepare(a, run, slot);
       const p = prepared;
+      await this.deps.kinds.install(run.spec, p.process.cwd);
       result = await runProcess(
         { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
         a.abort,
       );
     } catch (e) {
-      result = notStarted(`could not set up the run's sandbox: ${coerceError(e).message}`);
+      result = notStarted(`could not set up the run${prepared ? "'s program" : "'s sandbox"}: ${coerceError(e).message}`);
     } finally {
       a.process = ENDED;
       endedAt = this.deps.clock();
@@ -78,6 +82,11 @@ export class SlotRunner {
     return { result, usage, oomKilled, endedAt };
   }
 
+  private async runHttp(a: Attempt, run: RunDoc): Promise<ProcessEnd> {
+    const result = await this.deps.kinds.runHttp(run, a.token, a.abort);
+    return { result, usage: null, oomKilled: false, endedAt: this.deps.clock() };
+  }
+
   /** The attempt's sandbox in `slot`: its program, environment, limits and directories. */
   private prepare(a: Attempt, run: RunDoc, slot: number): PreparedAttempt {
     const kairosEnv = {
@@ -88,6 +97,6 @@ export class SlotRunner {
       KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
       KAIROS_NODE_ID: this.deps.nodeId,
     };
-    return this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
+    return this.sandbox!.prepare(slot, `${run._id}-${a.token}`, this.deps.kinds.sandboxSpec(run.spec), kairosEnv, a.resources);
   }
 }

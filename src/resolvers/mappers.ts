@@ -1,6 +1,6 @@
 /** Document → GraphQL object mapping, in one place. */
 import { resourcesOf } from "../core/index.js";
-import { reportedStatus } from "../domain/index.js";
+import { poolOfQueue, reportedStatus } from "../domain/index.js";
 import type { RunEvent } from "../core/index.js";
 import { describeSchedule, formatDuration } from "../timing/index.js";
 import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
@@ -111,7 +111,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     maxAttempts: r.retry.maxAttempts,
     fencingToken: r.fencingToken,
     priority: r.priority,
-    pool: r.pool,
+    pool: poolOfQueue(r.pool),
     scheduledFor: r.scheduledFor,
     queuedAt: r.queuedAt,
     startedAt: r.startedAt,
