@@ -3,6 +3,7 @@
  * what is stored (docs/job-kinds.md). Pure, like spec.ts: an artifact a spec names is resolved by
  * the caller (an {@link ArtifactLookup}) and passed in.
  */
+import type { Principal } from "../auth/index.js";
 import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter } from "../domain/index.js";
 import type { ArtifactRef, BinarySpec, HttpMethod, HttpSpec, ResourceRequest, ScriptSpec } from "../domain/index.js";
 
@@ -13,6 +14,8 @@ export const MAX_HTTP_BODY_BYTES = 1024 * 1024;
 export const MAX_HTTP_URL_LENGTH = 8 * 1024;
 export const MAX_HTTP_HEADERS = 64;
 export const MAX_ARGS = 1_024;
+/** An HTTP job's timeout when it gives none. */
+export const HTTP_DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * What an HTTP attempt reserves of its node: it spawns nothing and holds one socket, so it takes a
@@ -49,7 +52,20 @@ export interface KindInput {
  * not completed). Wired by the composition root to the artifacts service.
  */
 export interface ArtifactLookup {
-  forJob(callerId: string, isAdmin: boolean, artifactId: string): Promise<ArtifactRef>;
+  forJob(caller: Principal, artifactId: string): Promise<ArtifactRef>;
+}
+
+/**
+ * The artifact `spec` names, resolved for `caller` (null when it names none, or its kind takes
+ * none: validateSpec refuses that with the kinds that do).
+ */
+export async function specArtifact(caller: Principal, spec: KindInput, lookup: ArtifactLookup | null | undefined): Promise<ArtifactRef | null> {
+  if (spec.artifactId == null || (spec.kind !== "SCRIPT" && spec.kind !== "BINARY")) return null;
+  if (!lookup) {
+    throw new ValidationError("spec.artifactId", "this server has no artifact store (S3) configured, so jobs cannot run uploaded artifacts; give a SCRIPT's source inline instead");
+  }
+  if (typeof spec.artifactId !== "string" || !/^[0-9a-f]{24}$/.test(spec.artifactId)) throw new ValidationError("spec.artifactId", `"${String(spec.artifactId).slice(0, 40)}" is not an artifact id`);
+  return lookup.forJob(caller, spec.artifactId);
 }
 
 /** Which kind each kind-specific field belongs to, for the refusal of a field given to another kind. */

@@ -6,7 +6,7 @@ import { ValidationError } from "../domain/index.js";
 import { normalizeTimeout, ScheduleError } from "../timing/index.js";
 import { SpecKind } from "../domain/index.js";
 import type { ArtifactRef, JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
-import { HTTP_RESOURCES, refuseForeignFields, validateBinary, validateHttp, validateScript, type HttpInput } from "./job-kinds.js";
+import { HTTP_DEFAULT_TIMEOUT_MS, HTTP_RESOURCES, refuseForeignFields, validateBinary, validateHttp, validateScript, type HttpInput } from "./job-kinds.js";
 import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 
 export interface JobSpecInput {
@@ -77,7 +77,9 @@ export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] 
       if (spec.resources != null) throw new ValidationError("spec.resources", "HTTP jobs run no program on the node; leave resources out");
       if (spec.network != null && spec.network !== "NONE") throw new ValidationError("spec.network", "HTTP requests are made by the executor under its SSRF rules; network applies to programs only, leave it out");
       const http = validateHttp(spec);
-      return { kind: "HTTP", command: null, argv: null, http, ...common, env: {}, resources: { ...HTTP_RESOURCES }, network: "NONE" };
+      // A request left without a timeout gets 30 s, not a program's hour.
+      const timeoutMs = spec.timeout == null ? HTTP_DEFAULT_TIMEOUT_MS : common.timeoutMs;
+      return { kind: "HTTP", command: null, argv: null, http, ...common, timeoutMs, env: {}, resources: { ...HTTP_RESOURCES }, network: "NONE" };
     }
     default:
       throw new ValidationError("spec.kind", `"${spec.kind}" is not a job kind; allowed: ${kinds.join(", ")}`);

@@ -5,6 +5,7 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import { ApiKeyResolver } from "./api-key.resolver.js";
 import { AuthResolver } from "./auth.resolver.js";
 import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
+import { HttpSigningResolver } from "./http-signing.resolver.js";
 import { JobResolver } from "./job.resolver.js";
 import { LimitsResolver } from "./limits.resolver.js";
 import { NodeResolver } from "./node.resolver.js";
@@ -16,7 +17,7 @@ import { RunResolver } from "./run.resolver.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver, HttpSigningResolver],
     pubSub: createPubSub(),
     // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
     globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],

@@ -1,5 +1,5 @@
 /** Document → GraphQL object mapping, in one place. */
-import { resourcesOf } from "../core/index.js";
+import { formatStatusRange, resourcesOf } from "../core/index.js";
 import { poolOfQueue, reportedStatus } from "../domain/index.js";
 import type { RunEvent } from "../core/index.js";
 import { describeSchedule, formatDuration } from "../timing/index.js";
@@ -13,6 +13,11 @@ import type { Allocation } from "../core/index.js";
 
 const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
+
+function artifactOf(spec: JobDoc["spec"]): { id: string; name: string; size: number; sha256: string } | null {
+  const a = spec.script?.artifact ?? spec.binary?.artifact ?? null;
+  return a ? { id: a.id, name: a.name, size: a.size, sha256: a.sha256 } : null;
+}
 
 export function toUser(u: UserDoc): User {
   return {
@@ -66,7 +71,12 @@ export function toJob(j: JobDoc): Job {
     spec: {
       kind: j.spec.kind,
       command: j.spec.command,
-      argv: j.spec.argv,
+      argv: j.spec.kind === "SCRIPT" ? null : j.spec.argv,
+      interpreter: j.spec.script?.interpreter ?? null,
+      source: j.spec.script?.source ?? null,
+      artifact: artifactOf(j.spec),
+      args: j.spec.kind === "SCRIPT" ? (j.spec.argv ?? []) : j.spec.kind === "BINARY" ? j.spec.binary!.args : null,
+      http: j.spec.http ? { ...j.spec.http, successStatuses: j.spec.http.successStatuses.map(formatStatusRange) } : null,
       env: j.spec.env,
       timeout: formatDuration(j.spec.timeoutMs),
       pool: j.spec.pool,
@@ -125,6 +135,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     outputTail: r.outputTail,
     outputTruncated: r.outputTruncated,
     usage: r.usage ?? null,
+    httpResponse: r.httpResponse ?? null,
     cancelRequested: r.cancelRequested,
     history: r.history.map((h) => ({ ...h, status: h.status, attempt: h.attempt ?? null })),
     createdAt: r.createdAt,
@@ -152,5 +163,5 @@ export function toNode(n: NodeDoc): ExecutorNode {
   const isolation = n.isolation
     ? { ...n.isolation, mode: n.isolation.mode, network: n.isolation.network }
     : null;
-  return { ...n, id: n._id, status: n.status, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation };
+  return { ...n, id: n._id, status: n.status, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation, interpreters: n.interpreters ?? [] };
 }
