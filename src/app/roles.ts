@@ -3,7 +3,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { Executor, type ExecutorOptions } from "../executor/index.js";
+import { ArtifactSweeper } from "../core/index.js";
+import { ArtifactCache, Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
 import type { Clock } from "../shared-state/index.js";
@@ -37,9 +38,18 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
 }
 
 export async function startExecutor(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Executor> {
-  const { mongo, state, runs, clock, log } = deps;
+  const { mongo, state, runs, clock, log, blobs } = deps;
+  const artifacts = blobs
+    ? new ArtifactCache({
+        dir: config.artifacts.cacheDir,
+        blobs,
+        maxArtifactBytes: config.artifacts.maxBytes,
+        maxBytes: config.artifacts.cacheMaxBytes,
+        log: log.child({ component: "artifact-cache" }),
+      })
+    : null;
   const executor = new Executor(
-    { mongo, state, runs, clock, log: log.child({ component: "executor" }) },
+    { mongo, state, runs, clock, log: log.child({ component: "executor" }), artifacts },
     {
       nodeName: config.nodeName,
       pools: config.pools,
@@ -78,4 +88,19 @@ export async function startOps(config: KairosConfig, port: number, deps: Pick<Se
   const ops = await startOpsServer(port, config.host, deps.log, ready);
   stops.push(() => ops.stop());
   deps.log.info({ port: ops.port }, "health and metrics listening");
+}
+
+/** API role: deletes abandoned artifact uploads and what no document claims (core/artifacts/sweep.ts). */
+export function startArtifactSweep(config: KairosConfig, deps: RoleDeps, stops: Stops): ArtifactSweeper | null {
+  if (!deps.blobs) return null;
+  const sweeper = new ArtifactSweeper({
+    mongo: deps.mongo,
+    blobs: deps.blobs,
+    clock: deps.clock,
+    log: deps.log.child({ component: "artifact-sweep" }),
+    uploadTtlMs: config.artifacts.uploadTtlMs,
+  });
+  sweeper.start();
+  stops.push(() => sweeper.stop());
+  return sweeper;
 }

@@ -4,7 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { HttpSigning, JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, HttpSigning, resolveArtifact, JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -12,7 +12,7 @@ import { bridge, type Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
 
 /** The API's services plus the store and the shared state they are built on (for tests and metrics; resolvers never see these two). */
-export type AppServices = Services & Pick<Stores, "mongo" | "state">;
+export type AppServices = Services & Pick<Stores, "mongo" | "state" | "blobs">;
 
 /** The services the resolvers get: no store and no shared state among them. */
 export async function buildServices(config: KairosConfig, stores: Stores, opts: { log: Logger; clock: Clock; stageAheadMs: number }, stops: Stops): Promise<Services> {
@@ -23,7 +23,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
   const runs = new RunService({ mongo, state, clock, log: log.child({ component: "runs" }) });
   const pools = new PoolCoverage({ mongo, clock });
-  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
+  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null });
   const auth = createAuth({ mongo, tokens, clock, log });
   const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API
@@ -39,6 +39,14 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
     httpSigning: new HttpSigning({ mongo, clock }),
+    artifacts: new ArtifactService({
+      mongo,
+      blobs: stores.blobs,
+      clock,
+      log: log.child({ component: "artifacts" }),
+      maxBytes: config.artifacts.maxBytes,
+      uploadTtlMs: config.artifacts.uploadTtlMs,
+    }),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Principal } from "../auth/index.js";
 import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter } from "../domain/index.js";
-import type { ArtifactRef, BinarySpec, HttpMethod, HttpSpec, ResourceRequest, ScriptSpec } from "../domain/index.js";
+import type { SpecArtifact, BinarySpec, HttpMethod, HttpSpec, ResourceRequest, ScriptSpec } from "../domain/index.js";
 
 /** Most bytes of an inline script (UTF-8). */
 export const MAX_SCRIPT_SOURCE_BYTES = 1024 * 1024;
@@ -52,14 +52,14 @@ export interface KindInput {
  * not completed). Wired by the composition root to the artifacts service.
  */
 export interface ArtifactLookup {
-  forJob(caller: Principal, artifactId: string): Promise<ArtifactRef>;
+  forJob(caller: Principal, artifactId: string): Promise<SpecArtifact>;
 }
 
 /**
  * The artifact `spec` names, resolved for `caller` (null when it names none, or its kind takes
  * none: validateSpec refuses that with the kinds that do).
  */
-export async function specArtifact(caller: Principal, spec: KindInput, lookup: ArtifactLookup | null | undefined): Promise<ArtifactRef | null> {
+export async function specArtifact(caller: Principal, spec: KindInput, lookup: ArtifactLookup | null | undefined): Promise<SpecArtifact | null> {
   if (spec.artifactId == null || (spec.kind !== "SCRIPT" && spec.kind !== "BINARY")) return null;
   if (!lookup) {
     throw new ValidationError("spec.artifactId", "this server has no artifact store (S3) configured, so jobs cannot run uploaded artifacts; give a SCRIPT's source inline instead");
@@ -99,7 +99,7 @@ function checkArgs(args: string[] | null | undefined): string[] {
   return [...list];
 }
 
-export function validateScript(input: KindInput, artifact: ArtifactRef | null): { script: ScriptSpec; args: string[] } {
+export function validateScript(input: KindInput, artifact: SpecArtifact | null): { script: ScriptSpec; args: string[] } {
   const interpreter = input.interpreter;
   if (interpreter == null || interpreter === "") {
     throw new ValidationError("spec.interpreter", `a SCRIPT job names its interpreter; allowed: ${SCRIPT_INTERPRETERS.join(", ")}`);
@@ -123,7 +123,7 @@ export function validateScript(input: KindInput, artifact: ArtifactRef | null): 
   return { script: { interpreter, source: hasSource ? input.source! : null, artifact: hasArtifact ? artifact : null }, args: checkArgs(input.args) };
 }
 
-export function validateBinary(input: KindInput, artifact: ArtifactRef | null): BinarySpec {
+export function validateBinary(input: KindInput, artifact: SpecArtifact | null): BinarySpec {
   if (input.artifactId == null) throw new ValidationError("spec.artifactId", "a BINARY job names the uploaded executable to run (createArtifactUpload, then completeArtifactUpload)");
   if (!artifact) throw new ValidationError("spec.artifactId", "could not be resolved");
   return { artifact, args: checkArgs(input.args) };

@@ -5,7 +5,7 @@
 import { ValidationError } from "../domain/index.js";
 import { normalizeTimeout, ScheduleError } from "../timing/index.js";
 import { SpecKind } from "../domain/index.js";
-import type { ArtifactRef, JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
+import type { SpecArtifact, JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
 import { HTTP_DEFAULT_TIMEOUT_MS, HTTP_RESOURCES, refuseForeignFields, validateBinary, validateHttp, validateScript, type HttpInput } from "./job-kinds.js";
 import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 
@@ -56,7 +56,7 @@ const FORBIDDEN_ENV = new Set(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"]);
  * Checks a job's spec and fills in its defaults. `poolNodes`: the online nodes of its pool, whose
  * run defaults and maximums apply (none online: the built-in defaults and bounds only).
  */
-export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = [], artifact: ArtifactRef | null = null): JobSpec {
+export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = [], artifact: SpecArtifact | null = null): JobSpec {
   const kinds = Object.values(SpecKind) as string[];
   if (!kinds.includes(spec.kind)) throw new ValidationError("spec.kind", `"${spec.kind}" is not a job kind; allowed: ${kinds.join(", ")}`);
   refuseForeignFields(spec.kind, spec as unknown as Record<string, unknown>);

@@ -15,9 +15,8 @@ export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "O
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 /** An uploaded artifact as a spec names it: checked at submission, verified by hash on the node before every run. */
-export interface ArtifactRef {
+export interface SpecArtifact {
   id: string;
-  name: string;
   size: number;
   /** Hex SHA-256 of the bytes; the executor runs nothing whose hash differs. */
   sha256: string;
@@ -30,12 +29,12 @@ export interface ScriptSpec {
   interpreter: ScriptInterpreter;
   /** Inline text (at most 1 MiB), or null when the script is an artifact. */
   source: string | null;
-  artifact: ArtifactRef | null;
+  artifact: SpecArtifact | null;
 }
 
 /** BINARY: an uploaded executable, copied into the run's directory and run with `args`. */
 export interface BinarySpec {
-  artifact: ArtifactRef;
+  artifact: SpecArtifact;
   args: string[];
 }
 

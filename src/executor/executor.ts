@@ -19,6 +19,7 @@ import { Channels, type Clock, type SharedState, type Unsubscribe } from "../sha
 import { Wakeup } from "../support/index.js";
 import { newId, type Mongo } from "../store/index.js";
 import { NodeStore } from "../store/index.js";
+import type { ArtifactCache } from "./artifact-cache.js";
 import type { Attempt } from "./attempt.js";
 import { Attempts } from "./attempts.js";
 import { Capacity } from "./capacity.js";
@@ -39,6 +40,8 @@ export interface ExecutorDeps {
   runs: RunService;
   clock: Clock;
   log: Logger;
+  /** Uploaded scripts and binaries, fetched and verified by sha256 (null: no blob store on this node). */
+  artifacts?: ArtifactCache | null;
 }
 
 export class Executor {
@@ -74,7 +77,7 @@ export class Executor {
     this.registry = new NodeRegistry(nodeId, new NodeStore(deps.mongo), log);
     this.capacity = new Capacity({ slots: o.slots, reportBacklog: o.reportBacklog, capacity: o.capacity, runMax: o.runMax, fullPauseMs: o.pollMs });
     this.deadlines = new Deadlines({ attempts: table, runs, clock, log, leaseMs: o.leaseMs, heartbeatMs: o.heartbeatMs, safeMs });
-    const kinds = (this.kinds = new JobKinds({ interpreters: o.interpreters, httpTargets: o.httpTargets, artifacts: o.artifacts }, { mongo: deps.mongo, clock }));
+    const kinds = (this.kinds = new JobKinds({ interpreters: o.interpreters, httpTargets: o.httpTargets, artifacts: deps.artifacts ?? null }, { mongo: deps.mongo, clock }));
     this.queues = kinds.queues(o.pools);
     this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines, kinds });
     this.confirms = new ConfirmQueue({ runs, clock, log, nodeId, leaseMs: o.leaseMs, delayMs: o.confirmDelayMs, safeMs });

@@ -2,7 +2,6 @@
 import { cpus, totalmem } from "node:os";
 import { DEFAULT_RESOURCES } from "../core/index.js";
 import type { ResourceRequest } from "../domain/index.js";
-import type { ArtifactSource } from "./kinds/programs.js";
 import type { HttpTargetRules } from "./kinds/ssrf.js";
 import type { SandboxMode } from "./sandbox/sandbox.js";
 
@@ -61,8 +60,6 @@ export interface ExecutorOptions {
   interpreters?: string[] | null;
   /** Where HTTP jobs may connect beyond public addresses, and what else is refused (executor/kinds/ssrf.ts). @default public addresses only */
   httpTargets?: HttpTargetRules;
-  /** Where SCRIPT and BINARY artifacts come from (the node's verified cache). @default null: artifact runs fail, saying so */
-  artifacts?: ArtifactSource | null;
 }
 
 export type ResolvedOptions = Required<ExecutorOptions>;
@@ -90,7 +87,6 @@ export function resolveOptions(opts: ExecutorOptions): ResolvedOptions {
     runMax: { cpu: cpus().length, memoryMb: Math.floor(totalmem() / 1048576), pids: 4096, diskMb: 10_240 },
     interpreters: null,
     httpTargets: { allowedCidrs: [], deniedCidrs: [] },
-    artifacts: null,
     ...opts,
   };
 }

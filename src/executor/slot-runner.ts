@@ -59,7 +59,7 @@ export class SlotRunner {
       if (run.spec.kind === "HTTP") return await this.runHttp(a, run);
       prepared = this.prepare(a, run, slot);
       const p = prepared;
-      await this.deps.kinds.install(run.spec, p.process.cwd);
+      await this.deps.kinds.install(run, p.process.cwd);
       result = await runProcess(
         { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
         a.abort,

@@ -14,9 +14,9 @@ import type { Allocation } from "../core/index.js";
 const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
 
-function artifactOf(spec: JobDoc["spec"]): { id: string; name: string; size: number; sha256: string } | null {
+function artifactOf(spec: JobDoc["spec"]): { id: string; size: number; sha256: string } | null {
   const a = spec.script?.artifact ?? spec.binary?.artifact ?? null;
-  return a ? { id: a.id, name: a.name, size: a.size, sha256: a.sha256 } : null;
+  return a ? { id: a.id, size: a.size, sha256: a.sha256 } : null;
 }
 
 export function toUser(u: UserDoc): User {

@@ -8,7 +8,7 @@
  * enum registry by the object's identity, so each domain object is registered exactly once.
  */
 import { registerEnumType } from "type-graphql";
-import { ReportedRunStatus } from "../domain/index.js";
+import { ArtifactStatus, ReportedRunStatus } from "../domain/index.js";
 import {
   Backoff,
   DstGapPolicy,
@@ -52,6 +52,7 @@ export {
   NodeStatus,
   NetworkAccess,
   IsolationMode,
+  ArtifactStatus,
 };
 
 registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
@@ -131,4 +132,12 @@ registerEnumType(NetworkAccess, {
 registerEnumType(IsolationMode, {
   name: "IsolationMode",
   description: "BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user. NONE: plain processes (KAIROS_SANDBOX=none, or dev without bubblewrap).",
+});
+registerEnumType(ArtifactStatus, {
+  name: "ArtifactStatus",
+  valuesConfig: {
+    PENDING: { description: "Created; PUT its bytes to the uploadUrl, then call completeArtifactUpload before the upload expires." },
+    COMPLETE: { description: "Its bytes were checked against the declared size and sha256: jobs may use it." },
+    DELETING: { description: "deleteArtifact is under way." },
+  },
 });

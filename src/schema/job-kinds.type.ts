@@ -25,9 +25,6 @@ export class JobArtifact {
   @Field(() => ID)
   id!: string;
 
-  @Field(() => String)
-  name!: string;
-
   @Field(() => Int)
   size!: number;
 

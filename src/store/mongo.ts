@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { ApiKeyDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { ApiKeyDoc, ArtifactDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
 
 export interface Collections {
   users: Collection<UserDoc>;
@@ -9,6 +9,7 @@ export interface Collections {
   nodes: Collection<NodeDoc>;
   apiKeys: Collection<ApiKeyDoc>;
   idempotency: Collection<IdempotencyDoc>;
+  artifacts: Collection<ArtifactDoc>;
 }
 
 export interface Mongo {
@@ -47,6 +48,7 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     nodes: db.collection<NodeDoc>("nodes"),
     apiKeys: db.collection<ApiKeyDoc>("apiKeys"),
     idempotency: db.collection<IdempotencyDoc>("idempotency"),
+    artifacts: db.collection<ArtifactDoc>("artifacts"),
   };
   await Promise.all([
     c.users.createIndexes([{ key: { username: 1 }, name: "username_unique", unique: true }]),
@@ -76,6 +78,15 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { ownerId: 1, key: 1 }, name: "owner_key_unique", unique: true },
       { key: { expiresAt: 1 }, name: "expires_ttl", expireAfterSeconds: 0 },
     ]),
+    c.artifacts.createIndexes([
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      // The sweep of abandoned uploads (core/artifacts/sweep.ts), and a TTL backstop a day later:
+      // the sweep deletes the bytes with the document; the TTL only the document, should the sweep not run.
+      { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
+      { key: { purgeAt: 1 }, name: "purge_ttl", expireAfterSeconds: 0 },
+    ]),
+    // deleteArtifact's "used by jobs" check (store/artifacts/users.ts).
+    c.jobs.createIndexes([{ key: { "spec.artifactId": 1 }, name: "spec_artifact", sparse: true }]),
   ]);
   return { client, db, c, close: () => client.close() };
 }

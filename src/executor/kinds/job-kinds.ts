@@ -4,7 +4,7 @@
  * artifacts. The slot runner asks it how to run each attempt.
  */
 import { readyQueuesFor, type JobSpec, type NodeInterpreter, type RunDoc } from "../../domain/index.js";
-import { HttpSigning } from "../../core/index.js";
+import { HttpSigning, resolveArtifactOfOwner } from "../../core/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
 import type { AbortLike } from "../abort.js";
@@ -29,7 +29,7 @@ export class JobKinds {
 
   constructor(
     private readonly o: JobKindsOptions,
-    deps: { mongo: Mongo; clock: Clock },
+    private readonly deps: { mongo: Mongo; clock: Clock },
   ) {
     this.interpreters = detectInterpreters(o.interpreters);
     this.byName = new Map(this.interpreters.map((i) => [i.name, i]));
@@ -51,9 +51,20 @@ export class JobKinds {
     return spec.kind === "SCRIPT" || spec.kind === "BINARY" ? programSpec(spec, this.byName) : spec;
   }
 
-  /** Puts a SCRIPT's or BINARY's file into the run's working directory (nothing for other kinds). */
-  async install(spec: JobSpec, workDir: string): Promise<void> {
-    if (spec.kind === "SCRIPT" || spec.kind === "BINARY") await installProgram(spec, workDir, this.o.artifacts);
+  /**
+   * Puts a SCRIPT's or BINARY's file into the run's working directory (nothing for other kinds).
+   * An artifact must still be COMPLETE and its owner's (checked now, not only at submission),
+   * and its bytes are verified by sha256 by the cache before they are copied.
+   */
+  async install(run: RunDoc, workDir: string): Promise<void> {
+    const spec = run.spec;
+    if (spec.kind !== "SCRIPT" && spec.kind !== "BINARY") return;
+    const artifact = spec.script?.artifact ?? spec.binary?.artifact ?? null;
+    if (artifact) {
+      const now = await resolveArtifactOfOwner(this.deps.mongo, run.ownerId, artifact.id);
+      if (now.sha256 !== artifact.sha256) throw new Error(`artifact ${artifact.id} changed since the job was saved (sha256 ${now.sha256}, not ${artifact.sha256})`);
+    }
+    await installProgram(spec, workDir, this.o.artifacts);
   }
 
   runHttp(run: RunDoc, token: number, signal: AbortLike): Promise<ProcessResult> {

@@ -6,7 +6,7 @@
  */
 import { chmodSync, chownSync, copyFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ArtifactRef, JobSpec, NodeInterpreter } from "../../domain/index.js";
+import type { SpecArtifact, JobSpec, NodeInterpreter } from "../../domain/index.js";
 
 /** Where the run's program is, relative to its working directory (HOME, /work inside the sandbox). */
 export const SCRIPT_FILE = ".kairos-script";
@@ -14,7 +14,7 @@ export const BINARY_FILE = ".kairos-program";
 
 /** Fetches an artifact into the node's cache, verified by its sha256; resolves to the local file. */
 export interface ArtifactSource {
-  fetch(ref: Pick<ArtifactRef, "id" | "sha256" | "size" | "blobKey">): Promise<string>;
+  fetch(ref: Pick<SpecArtifact, "id" | "sha256" | "size" | "blobKey">): Promise<string>;
 }
 
 /** What a SCRIPT or BINARY run executes, as a COMMAND-shaped spec for the sandbox. */
