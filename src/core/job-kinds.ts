@@ -61,12 +61,16 @@ export interface ArtifactLookup {
  */
 export async function specArtifact(caller: Principal, spec: KindInput, lookup: ArtifactLookup | null | undefined): Promise<SpecArtifact | null> {
   if (spec.artifactId == null || (spec.kind !== "SCRIPT" && spec.kind !== "BINARY")) return null;
+  // The spec's shape is refused before any lookup (validateSpec says the same).
+  if (spec.kind === "SCRIPT" && spec.source != null) throw new ValidationError("spec", SCRIPT_ONE_OF);
   if (!lookup) {
     throw new ValidationError("spec.artifactId", "this server has no artifact store (S3) configured, so jobs cannot run uploaded artifacts; give a SCRIPT's source inline instead");
   }
   if (typeof spec.artifactId !== "string" || !/^[0-9a-f]{24}$/.test(spec.artifactId)) throw new ValidationError("spec.artifactId", `"${String(spec.artifactId).slice(0, 40)}" is not an artifact id`);
   return lookup.forJob(caller, spec.artifactId);
 }
+
+const SCRIPT_ONE_OF = "a SCRIPT job gives exactly one of source (the script's text, at most 1 MiB) or artifactId (an uploaded script)";
 
 /** Which kind each kind-specific field belongs to, for the refusal of a field given to another kind. */
 const FIELD_KINDS: Record<"command" | "argv" | "interpreter" | "source" | "artifactId" | "args" | "http", string> = {
@@ -109,7 +113,7 @@ export function validateScript(input: KindInput, artifact: SpecArtifact | null):
   }
   const hasSource = input.source != null;
   const hasArtifact = input.artifactId != null;
-  if (hasSource === hasArtifact) throw new ValidationError("spec", "a SCRIPT job gives exactly one of source (the script's text, at most 1 MiB) or artifactId (an uploaded script)");
+  if (hasSource === hasArtifact) throw new ValidationError("spec", SCRIPT_ONE_OF);
   if (hasSource) {
     const source = input.source!;
     if (source.trim() === "") throw new ValidationError("spec.source", "must not be empty");
