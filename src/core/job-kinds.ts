@@ -103,7 +103,7 @@ function checkArgs(args: string[] | null | undefined): string[] {
   return [...list];
 }
 
-export function validateScript(input: KindInput, artifact: SpecArtifact | null): { script: ScriptSpec; args: string[] } {
+export function validateScript(input: KindInput, artifact: SpecArtifact | null): ScriptSpec {
   const interpreter = input.interpreter;
   if (interpreter == null || interpreter === "") {
     throw new ValidationError("spec.interpreter", `a SCRIPT job names its interpreter; allowed: ${SCRIPT_INTERPRETERS.join(", ")}`);
@@ -124,7 +124,7 @@ export function validateScript(input: KindInput, artifact: SpecArtifact | null):
     refuseNul("spec.source", source);
   }
   if (hasArtifact && !artifact) throw new ValidationError("spec.artifactId", "could not be resolved");
-  return { script: { interpreter, source: hasSource ? input.source! : null, artifact: hasArtifact ? artifact : null }, args: checkArgs(input.args) };
+  return { interpreter, source: hasSource ? input.source! : null, artifact: hasArtifact ? artifact : null, args: checkArgs(input.args) };
 }
 
 export function validateBinary(input: KindInput, artifact: SpecArtifact | null): BinarySpec {

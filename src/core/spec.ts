@@ -64,8 +64,8 @@ export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] 
   const common = commonFields(spec, poolNodes);
   switch (spec.kind) {
     case "SCRIPT": {
-      const { script, args } = validateScript(spec, artifact);
-      return { kind: "SCRIPT", command: null, argv: args, script, artifactId: script.artifact?.id ?? null, ...common };
+      const script = validateScript(spec, artifact);
+      return { kind: "SCRIPT", command: null, argv: null, script, artifactId: script.artifact?.id ?? null, ...common };
     }
     case "BINARY": {
       const binary = validateBinary(spec, artifact);

@@ -30,6 +30,8 @@ export interface ScriptSpec {
   /** Inline text (at most 1 MiB), or null when the script is an artifact. */
   source: string | null;
   artifact: SpecArtifact | null;
+  /** Arguments after the file. */
+  args: string[];
 }
 
 /** BINARY: an uploaded executable, copied into the run's directory and run with `args`. */

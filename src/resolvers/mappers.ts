@@ -71,11 +71,11 @@ export function toJob(j: JobDoc): Job {
     spec: {
       kind: j.spec.kind,
       command: j.spec.command,
-      argv: j.spec.kind === "SCRIPT" ? null : j.spec.argv,
+      argv: j.spec.argv,
       interpreter: j.spec.script?.interpreter ?? null,
       source: j.spec.script?.source ?? null,
       artifact: artifactOf(j.spec),
-      args: j.spec.kind === "SCRIPT" ? (j.spec.argv ?? []) : j.spec.kind === "BINARY" ? j.spec.binary!.args : null,
+      args: j.spec.script?.args ?? j.spec.binary?.args ?? null,
       http: j.spec.http ? { ...j.spec.http, successStatuses: j.spec.http.successStatuses.map(formatStatusRange) } : null,
       env: j.spec.env,
       timeout: formatDuration(j.spec.timeoutMs),

@@ -24,7 +24,7 @@ export function programSpec(spec: JobSpec, interpreters: ReadonlyMap<string, Nod
     const interp = interpreters.get(name);
     // The queues keep such runs away; one taken anyway (a queue named by hand) fails clearly.
     if (!interp) throw new Error(`this node has no ${name} interpreter (it has: ${[...interpreters.keys()].join(", ") || "none"})`);
-    return { ...spec, kind: "COMMAND", command: null, argv: [interp.path, `./${SCRIPT_FILE}`, ...(spec.argv ?? [])] };
+    return { ...spec, kind: "COMMAND", command: null, argv: [interp.path, `./${SCRIPT_FILE}`, ...(spec.script!.args ?? [])] };
   }
   return { ...spec, kind: "COMMAND", command: null, argv: [`./${BINARY_FILE}`, ...(spec.binary!.args ?? [])] };
 }
