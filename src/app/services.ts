@@ -25,7 +25,15 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const pools = new PoolCoverage({ mongo, clock });
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null });
   const auth = createAuth({ mongo, tokens, clock, log });
-  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
+  const artifacts = new ArtifactService({
+    mongo,
+    blobs: stores.blobs,
+    clock,
+    log: log.child({ component: "artifacts" }),
+    maxBytes: config.artifacts.maxBytes,
+    uploadTtlMs: config.artifacts.uploadTtlMs,
+  });
+  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API
   // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
   const serving = dev || config.role === "api";
@@ -39,14 +47,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
     httpSigning: new HttpSigning({ mongo, clock }),
-    artifacts: new ArtifactService({
-      mongo,
-      blobs: stores.blobs,
-      clock,
-      log: log.child({ component: "artifacts" }),
-      maxBytes: config.artifacts.maxBytes,
-      uploadTtlMs: config.artifacts.uploadTtlMs,
-    }),
+    artifacts,
   };
 }
 

@@ -216,6 +216,18 @@ describe("artifacts", () => {
     for await (const c of body!) chunks.push(Buffer.from(c as Uint8Array));
     expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
   });
+
+  it("deleting a user deletes their artifacts, documents and bytes", async () => {
+    const { app, admin } = t;
+    const user = await makeUser(app, admin, "artifact-leaver");
+    const done = await upload(app, user.token, Buffer.from("echo bye\n"));
+    const bytes = Buffer.from("echo half\n");
+    const pending = await create(app, user.token, "half.sh", bytes.length, sha256(bytes));
+    await put(pending, bytes);
+    await gqlOk(app.url, `mutation($u: ID!) { deleteUser(userId: $u, jobs: DELETE) { userId } }`, { u: user.id }, admin);
+    await nothingLeft(app, done);
+    await nothingLeft(app, pending.id);
+  });
 });
 
 describe("abandoned artifact uploads", () => {

@@ -12,12 +12,14 @@ import {
   countPendingArtifacts,
   deleteArtifactRecord,
   findArtifact,
+  findArtifactsOfOwner,
   findJobsUsingArtifact,
   insertArtifact,
   listArtifacts,
   markArtifactComplete,
   markArtifactDeleting,
   newId,
+  removeArtifactRecord,
   unmarkArtifactDeleting,
   type Mongo,
   type Page,
@@ -185,6 +187,21 @@ export class ArtifactService {
     await deleteArtifactRecord(mongo, id, ArtifactStatus.DELETING);
     this.deps.log.info({ artifactId: id, ownerId: doc.ownerId }, "artifact deleted");
     return id;
+  }
+
+  /**
+   * Deletes every artifact of a deleted user, bytes then documents, whatever their state (their
+   * jobs are deleted, or kept paused and unable to run again). How many went.
+   */
+  async deleteOwner(ownerId: string): Promise<number> {
+    const { mongo, blobs } = this.deps;
+    let n = 0;
+    for (let batch = await findArtifactsOfOwner(mongo, ownerId, 100); batch.length > 0; batch = await findArtifactsOfOwner(mongo, ownerId, 100)) {
+      if (blobs) await blobs.deleteMany(batch.flatMap((d) => [d.uploadKey, ...(d.blobKey ? [d.blobKey] : [])]));
+      for (const d of batch) await removeArtifactRecord(mongo, d._id);
+      n += batch.length;
+    }
+    return n;
   }
 
   /** A refused or abandoned upload: its bytes, then its document (only while it is still PENDING). */

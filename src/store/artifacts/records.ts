@@ -71,3 +71,13 @@ export async function existingArtifactIds(mongo: Mongo, ids: readonly string[]):
   const docs = await mongo.c.artifacts.find({ _id: { $in: [...ids] } }).toArray();
   return new Map(docs.map((d) => [d._id, d]));
 }
+
+/** Up to `limit` artifacts of `ownerId`, any status (a deleted user's, to delete). */
+export function findArtifactsOfOwner(mongo: Mongo, ownerId: string, limit: number): Promise<ArtifactDoc[]> {
+  return mongo.c.artifacts.find({ ownerId }).limit(limit).toArray();
+}
+
+/** Deletes the document whatever its status. */
+export async function removeArtifactRecord(mongo: Mongo, id: string): Promise<void> {
+  await mongo.c.artifacts.deleteOne({ _id: id });
+}
