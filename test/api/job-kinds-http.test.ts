@@ -156,6 +156,20 @@ describe("HTTP jobs", () => {
     expect(run.httpResponse).toBeNull();
   });
 
+  it("a cancel aborts the request in flight", async () => {
+    const before = received.filter((r) => r.url === "/slow").length;
+    const jobId = await httpJob(t.admin, { method: "GET", url: `${base}/slow` }, { spec: { timeout: "PT60S" } });
+    // Running once the receiver holds its request.
+    const end = Date.now() + 15_000;
+    while (received.filter((r) => r.url === "/slow").length === before && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    const d = await gqlOk<{ runs: { edges: Array<{ node: { id: string } }> } }>(t.app.url, `query($id: ID!) { runs(jobId: $id, first: 1) { edges { node { id } } } }`, { id: jobId }, t.admin);
+    const started = Date.now();
+    await gqlOk(t.app.url, `mutation($id: ID!) { cancelRun(id: $id) { status } }`, { id: d.runs.edges[0]!.node.id }, t.admin);
+    const run = await finalRun(t.admin, jobId);
+    expect(run.status).toBe("CANCELLED");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("signs every request so the receiver can verify it with the secret shown once", async () => {
     const user = await makeUser(t.app, t.admin, `signer-${Math.random().toString(36).slice(2, 8)}`);
     const rotated = await gqlOk<{ rotateHttpSigningSecret: { secret: string; previousValidUntil: string | null } }>(
