@@ -1,7 +1,7 @@
 /**
  * An artifact as jobs use it: only a COMPLETE one (its size and sha256 checked against the stored
  * bytes), and only the caller's own (an administrator's: anyone's). What the executor needs to
- * fetch and verify it is `ResolvedArtifact` (the executor's `SpecArtifact`).
+ * fetch and verify it is `ResolvedArtifact` (the executor's `ArtifactRef`).
  */
 import { visible, type Principal } from "../../auth/index.js";
 import { ArtifactStatus, NotFoundError, NotYoursError, ValidationError, type ArtifactDoc } from "../../domain/index.js";
