@@ -11,7 +11,8 @@
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
  *            median round of each is tabled, every round listed; default 3, 1 with --quick)
- *          --modes process,noop (Kairos executor: real process per run / no process)
+ *          --modes process,noop,http (Kairos executor: real process per run / no process / HTTP
+ *            jobs to a loopback receiver, throughput shape only)
  *          --runtime compiled|tsx (Kairos processes from a tsc build, the default, or from src/ under tsx)
  *          --profile DIR (V8 CPU profiles of every Kairos process)   --json FILE   --verbose
  */
@@ -47,7 +48,7 @@ function argValue(name: string): string | undefined {
 const quick = process.argv.includes("--quick");
 const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
-const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
+const modes = (argValue("--modes") ?? "process,noop,http").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
   cpuProfDir: argValue("--profile"),
   verbose: process.argv.includes("--verbose"),
@@ -156,7 +157,8 @@ async function main(): Promise<void> {
     if (shapes.includes("schedules")) {
       const every: ScheduleResult[] = [];
       if (systems.includes("kairos")) {
-        for (const mode of modes) {
+        // HTTP jobs are measured by the throughput shape (and its fire → request latency).
+        for (const mode of modes.filter((m) => m !== "http")) {
           every.push(await section(`schedules kairos (${mode}, interval)`, () => benchKairosSchedules(redis.url, { ...kairosBase, mode, seconds: plan.scheduleSeconds, form: "interval" })));
         }
       }

@@ -30,6 +30,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Principal } from "../src/auth/tokens.js";
@@ -64,7 +66,8 @@ const BENCH_USER: Principal = { userId: newId(), username: "bench", role: "ADMIN
 const NOOP_SPEC = { kind: "COMMAND" as const, argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
 const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
 
-export type ExecutorMode = "process" | "noop";
+/** process: `true` in the sandbox; noop: the executor with a no-op in place of the process; http: HTTP jobs to a loopback receiver (no process by design). */
+export type ExecutorMode = "process" | "noop" | "http";
 
 export interface KairosOptions {
   /** A real MongoDB to use instead of starting the emulator. */
@@ -92,7 +95,7 @@ export interface KairosOptions {
   verbose?: boolean;
 }
 
-const VARIANT: Record<ExecutorMode, string> = { process: "process", noop: "no process" };
+const VARIANT: Record<ExecutorMode, string> = { process: "process", noop: "no process", http: "HTTP no-op" };
 
 let gitDescription: string | undefined;
 /** "1e4c45f" or "1e4c45f+dirty(src)": what code was measured. */
@@ -123,6 +126,49 @@ interface Deployment {
   o: Required<Omit<KairosOptions, "mongoUrl" | "cpuProfDir">> & Pick<KairosOptions, "mongoUrl" | "cpuProfDir">;
   /** Set when the compiled build had type errors (work in progress in src/). */
   buildWarning: string;
+  /** Mode http: the loopback receiver the jobs call. */
+  receiver: HttpReceiver | null;
+}
+
+/**
+ * The target of the HTTP no-op jobs: a loopback server in the bench process answering 204 at once,
+ * noting for each request how long after its fire's nominal time (Kairos-Scheduled-For) it arrived.
+ */
+class HttpReceiver {
+  readonly latencies: number[] = [];
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(): Promise<HttpReceiver> {
+    let self: HttpReceiver | null = null;
+    const server = createServer((req, res) => {
+      const at = Date.now();
+      const due = Date.parse(String(req.headers["kairos-scheduled-for"]));
+      if (self && Number.isFinite(due)) self.latencies.push(at - due);
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    server.keepAliveTimeout = 30_000;
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    self = new HttpReceiver(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
+    return self;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+/** What the bench's jobs run in this deployment's mode. */
+function specOf(d: Deployment): JobInput["spec"] {
+  if (d.o.mode !== "http") return NOOP_SPEC;
+  return { kind: "HTTP", timeout: "PT10S", http: { method: "POST", url: d.receiver!.url, body: "" } };
 }
 
 async function deploy(redisUrl: string, shape: string, opts: KairosOptions, schedulers: number): Promise<Deployment> {
@@ -141,10 +187,14 @@ async function deploy(redisUrl: string, shape: string, opts: KairosOptions, sche
     runtime: o.runtime,
   });
   try {
-    await Promise.all([cluster.startExecutors(o.executors, o.slots, { noop: o.mode === "noop" }), cluster.startSchedulers(schedulers)]);
+    const receiver = o.mode === "http" ? await HttpReceiver.start() : null;
+    const env = receiver ? { KAIROS_HTTP_JOB_ALLOWED_CIDRS: "127.0.0.1/32" } : undefined;
+    await Promise.all([cluster.startExecutors(o.executors, o.slots, { noop: o.mode === "noop", ...(env ? { env } : {}) }), cluster.startSchedulers(schedulers)]);
     const { jobs, mongo } = await cluster.connect();
+    // HTTP requests are signed with their owner's secret: the bench user must exist.
+    if (receiver) await mongo.c.users.insertOne({ _id: BENCH_USER.userId, username: BENCH_USER.username, passwordHash: "-", role: "ADMIN", maxConcurrentRuns: null, createdAt: new Date(), updatedAt: new Date() });
     const cpu = new CpuMeter(cluster, emu?.child.pid, await cluster.redisPid());
-    return { cluster, emulator: emu?.child ?? null, jobs, mongo, cpu, ops: new OpMeter(cluster.redisClient, mongo), o, buildWarning };
+    return { cluster, emulator: emu?.child ?? null, jobs, mongo, cpu, ops: new OpMeter(cluster.redisClient, mongo), o, buildWarning, receiver };
   } catch (e) {
     await cluster.stop().catch(() => undefined);
     await emu?.child.stop();
@@ -154,6 +204,7 @@ async function deploy(redisUrl: string, shape: string, opts: KairosOptions, sche
 
 async function teardown(d: Deployment): Promise<string[]> {
   const notes = await d.cluster.stop();
+  await d.receiver?.stop();
   await d.emulator?.stop();
   if (d.buildWarning) notes.push(d.buildWarning);
   return notes;
@@ -260,7 +311,7 @@ function settingsOf(d: Deployment, schedulers: number): Record<string, string | 
     schedulers,
     executors: d.o.executors,
     "slots each": d.o.slots,
-    run: d.o.mode === "process" ? "process argv [true]" : "no process (no-op runProcess)",
+    run: d.o.mode === "process" ? "process argv [true]" : d.o.mode === "http" ? "HTTP POST to a loopback receiver (204), made by the executor" : "no process (no-op runProcess)",
     shards: d.o.shards,
     "stage ahead": `${d.o.stageAheadMs / 1000} s`,
     store: d.o.mongoUrl ? "MongoDB" : "emulator (own process, in memory)",
@@ -514,7 +565,7 @@ export async function benchKairosThroughput(redisUrl: string, opts: KairosThroug
       }
       const base = created;
       created += n;
-      await createJobs(d.jobs, n, d.o.createConcurrency, (i) => ({ name: `t${base + i}`, schedule: { kind: "ONCE", at: Date.now() }, spec: NOOP_SPEC }));
+      await createJobs(d.jobs, n, d.o.createConcurrency, (i) => ({ name: `t${base + i}`, schedule: { kind: "ONCE", at: Date.now() }, spec: specOf(d) }));
     }
     cpu1 = d.cpu.snap();
     const ops1 = await d.ops.snap();
@@ -526,6 +577,11 @@ export async function benchKairosThroughput(redisUrl: string, opts: KairosThroug
       .find({ startedAt: { $gte: new Date(windowStart), $lt: new Date(windowEnd) } }, { projection: RUN_FIELDS })
       .toArray()) as RunTimes[];
     notes.push(`producer created ${created} jobs; pipeline found empty at ${empty}/${checks} checks`);
+    if (d.receiver) {
+      const failed = await d.mongo.c.runs.countDocuments({ status: { $in: ["FAILED", "DEAD", "TIMED_OUT"] } });
+      const l = summarize(d.receiver.latencies);
+      notes.push(`HTTP: fire → request at the receiver (Kairos-Scheduled-For to arrival), all ${d.receiver.latencies.length} requests: p50 ${fmtMs(l.p50)}, p95 ${fmtMs(l.p95)}, p99 ${fmtMs(l.p99)}, max ${fmtMs(l.max)}; runs failed: ${failed}`);
+    }
     notes.push(`${d.ops.line(ops0, ops1, runs.length, ["zcard"])} — over the window, job creation included, the producer's ZCARD checks left out`);
     return {
       system: "kairos",

@@ -320,11 +320,11 @@ export class KairosCluster {
    * `noop`, each runs the real executor with src/executor/process.ts replaced by a no-op (no OS
    * process per run; bench/lib/noop-process-hooks.mjs), and the substitution is checked.
    */
-  async startExecutors(count: number, slots: number, opts: { noop?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  async startExecutors(count: number, slots: number, opts: { noop?: boolean; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<void> {
     if ((this.o.runtime ?? "compiled") === "compiled") await buildKairos();
     const started: Child[] = [];
     for (let i = 0; i < count; i++) {
-      const c = this.spawnRole("executor", `executor-${this.executors.length + 1}`, { KAIROS_EXECUTOR_SLOTS: String(slots) }, opts.noop ? [NOOP_HOOKS] : []);
+      const c = this.spawnRole("executor", `executor-${this.executors.length + 1}`, { KAIROS_EXECUTOR_SLOTS: String(slots), ...opts.env }, opts.noop ? [NOOP_HOOKS] : []);
       this.executors.push(c);
       started.push(c);
     }

@@ -122,6 +122,20 @@ export type GraphFormat =
   | 'DOT'
   | 'MERMAID';
 
+/** HTTP jobs: the request each attempt makes (docs/job-kinds.md). */
+export type HttpRequestInput = {
+  /** Request body (at most 1 MiB); not with GET or HEAD. */
+  body?: string | null | undefined;
+  /** Header name → value. Host, Content-Length, Connection and the like, and Kairos-* headers, are the executor's. */
+  headers?: Record<string, unknown> | null | undefined;
+  /** GET, HEAD, POST (default), PUT, PATCH, DELETE or OPTIONS. */
+  method?: string | null | undefined;
+  /** Statuses that count as success: "204", "2xx", "200-299". Default ["2xx"]. */
+  successStatuses?: Array<string> | null | undefined;
+  /** An http:// or https:// URL of a public address (admins may allow more with KAIROS_HTTP_JOB_ALLOWED_CIDRS). */
+  url: string;
+};
+
 /** BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user. NONE: plain processes (KAIROS_SANDBOX=none, or dev without bubblewrap). */
 export type IsolationMode =
   | 'BUBBLEWRAP'
@@ -137,15 +151,27 @@ export type JobFilter = {
 };
 
 export type JobSpecInput = {
+  /** SCRIPT or BINARY: arguments after the file. */
+  args?: Array<string> | null | undefined;
+  /** COMMAND: executed directly, without a shell. */
   argv?: Array<string> | null | undefined;
+  /** SCRIPT or BINARY: an uploaded artifact of yours (completeArtifactUpload). */
+  artifactId?: string | number | null | undefined;
+  /** COMMAND: run by /bin/sh -c. */
   command?: string | null | undefined;
   env?: Record<string, unknown> | null | undefined;
+  /** HTTP: the request. */
+  http?: HttpRequestInput | null | undefined;
+  /** SCRIPT: bash, sh, python3 or node; runs only on nodes that have it. */
+  interpreter?: string | null | undefined;
   kind?: SpecKind;
   /** NONE (default): no network. EGRESS: outbound access, where the pool's nodes offer it. */
   network?: NetworkAccess | null | undefined;
   pool?: string | null | undefined;
   /** CPU, memory, processes and disk one attempt may use; left out: the pool's defaults. */
   resources?: ResourcesInput | null | undefined;
+  /** SCRIPT: the script's text, at most 1 MiB (or artifactId). */
+  source?: string | null | undefined;
   /** ISO-8601, at most P1D; default PT1H. */
   timeout?: string | null | undefined;
 };
@@ -262,7 +288,10 @@ export type ScheduleKind =
 
 /** What a job runs. Scripts, binaries and HTTP calls come later. */
 export type SpecKind =
-  | 'COMMAND';
+  | 'BINARY'
+  | 'COMMAND'
+  | 'HTTP'
+  | 'SCRIPT';
 
 /** When a DAG task runs, given its parents' states (docs/dags.md). Default ALL_SUCCESS. */
 export type TriggerRule =

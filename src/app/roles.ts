@@ -69,6 +69,8 @@ export async function startExecutor(config: KairosConfig, deps: RoleDeps, overri
       sandboxRwPaths: config.sandboxRwPaths,
       runDefaults: config.runDefaults,
       sandboxEgress: config.egress,
+      interpreters: config.jobKinds.interpreters,
+      httpTargets: { allowedCidrs: config.jobKinds.httpAllowedCidrs, deniedCidrs: config.jobKinds.httpDeniedCidrs },
       ...(config.executorCapacity ? { capacity: config.executorCapacity } : {}),
       ...(config.runMax ? { runMax: config.runMax } : {}),
       ...overrides.executor,

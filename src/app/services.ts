@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, HttpSigning, resolveArtifact, JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -34,7 +34,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
   });
   const pools = new PoolCoverage({ mongo, clock });
-  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
+  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null });
   dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
   const auth = createAuth({ mongo, tokens, clock, log });
   const artifacts = new ArtifactService({
@@ -61,6 +61,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dags: dagEngine.service,
     dagEvents: dagEngine.events,
     dagEngine,
+    httpSigning: new HttpSigning({ mongo, clock }),
     artifacts,
   };
 }

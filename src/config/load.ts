@@ -14,6 +14,7 @@ import { apiGuard } from "./api.js";
 import { artifactSettings, s3Settings } from "./blobs.js";
 import { adminSettings, jwtSecretSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
+import { jobKindSettings } from "./job-kinds.js";
 import { int, settingDuration, type Env } from "./parse.js";
 import { schedulerSettings } from "./scheduler.js";
 import type { KairosConfig, Role } from "./settings.js";
@@ -48,6 +49,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
     ...schedulerSettings(env),
     ...sandboxSettings(dev, env),
+    ...jobKindSettings(env),
     api: apiGuard(env, dev),
     s3: s3Settings(env),
     artifacts: artifactSettings(dev, dataDir, env),

@@ -88,6 +88,12 @@ export interface KairosConfig {
    * @default not offered; deny: every private, link-local, shared and loopback range
    */
   egress: { subnet: string; deny: string[] } | null;
+  /**
+   * Executor, job kinds (docs/job-kinds.md): the SCRIPT interpreters it offers of those it has
+   * (`KAIROS_INTERPRETERS`, default all it has); ranges HTTP jobs may reach although not public
+   * (`KAIROS_HTTP_JOB_ALLOWED_CIDRS`, default none) and more they may not (`KAIROS_HTTP_JOB_DENIED_CIDRS`).
+   */
+  jobKinds: { interpreters: string[] | null; httpAllowedCidrs: string[]; httpDeniedCidrs: string[] };
   /** API role: query limits, request rate limits and login protection (README "Limits"). */
   api: ApiGuardSettings;
   /**

@@ -2,6 +2,8 @@ export * from "./allocations.js";
 export * from "./artifacts/index.js";
 export * from "./events.js";
 export * from "./fires.js";
+export * from "./http-signing.js";
+export * from "./job-kinds.js";
 export * from "./jobs/index.js";
 export * from "./lookups.js";
 export * from "./nodes.js";

@@ -7,6 +7,7 @@ import type { Clock } from "../shared-state/index.js";
 import type { Mongo } from "../store/index.js";
 import { findOnlineNodePools } from "../store/index.js";
 import { countQueuedInPool, findQueuedPools } from "../store/index.js";
+import { readyQueueOf, readyQueuesFor } from "../domain/index.js";
 import type { JobDoc } from "../domain/index.js";
 
 export class PoolCoverage {
@@ -14,13 +15,15 @@ export class PoolCoverage {
 
   constructor(private readonly deps: { mongo: Mongo; clock: Clock; cacheMs?: number }) {}
 
-  /** Pool → number of ONLINE executor nodes pulling from it. */
+  /** Ready queue (a pool, or a pool's script queue `<pool>:<interpreter>`) → number of ONLINE executor nodes pulling from it. */
   served(): Promise<Map<string, number>> {
     const now = this.deps.clock();
     if (this.cached && now - this.cached.at < (this.deps.cacheMs ?? 2_000)) return this.cached.served;
     const served = findOnlineNodePools(this.deps.mongo).then((nodes) => {
       const m = new Map<string, number>();
-      for (const n of nodes) for (const p of n.pools) m.set(p, (m.get(p) ?? 0) + 1);
+      for (const n of nodes) {
+        for (const q of readyQueuesFor(n.pools, (n.interpreters ?? []).map((i) => i.name))) m.set(q, (m.get(q) ?? 0) + 1);
+      }
       return m;
     });
     served.catch(() => (this.cached = null));
@@ -29,10 +32,19 @@ export class PoolCoverage {
   }
 
   /** What a user should know about where the job's runs will run, in words; empty when all is well. */
-  async warnings(job: { spec: Pick<JobDoc["spec"], "pool"> }): Promise<string[]> {
+  async warnings(job: { spec: Pick<JobDoc["spec"], "pool"> & { kind?: string; interpreter?: string | null; script?: { interpreter: string } | null } }): Promise<string[]> {
     const served = await this.served();
-    if ((served.get(job.spec.pool) ?? 0) > 0) return [];
-    const known = [...served.keys()].sort();
+    const interpreter = job.spec.script?.interpreter ?? job.spec.interpreter ?? null;
+    const queue = readyQueueOf({ pool: job.spec.pool, kind: job.spec.kind ?? "COMMAND", script: interpreter ? { interpreter } : null });
+    if ((served.get(queue) ?? 0) > 0) return [];
+    const known = [...served.keys()].filter((q) => !q.includes(":")).sort();
+    if (queue !== job.spec.pool && (served.get(job.spec.pool) ?? 0) > 0) {
+      const here = [...served.keys()].filter((q) => q.startsWith(`${job.spec.pool}:`)).map((q) => q.slice(job.spec.pool.length + 1)).sort();
+      return [
+        `no online executor of pool "${job.spec.pool}" has the ${interpreter} interpreter: its runs wait QUEUED until one does ` +
+          `(interpreters in the pool now: ${here.length ? here.join(", ") : "none"})`,
+      ];
+    }
     return [
       `no online executor serves pool "${job.spec.pool}": its runs wait QUEUED until one does ` +
         `(pools served now: ${known.length ? known.join(", ") : "none"}; executors choose theirs with KAIROS_POOLS)`,

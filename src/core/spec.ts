@@ -4,13 +4,24 @@
  */
 import { ValidationError } from "../domain/index.js";
 import { normalizeTimeout, ScheduleError } from "../timing/index.js";
-import type { JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
+import { SpecKind } from "../domain/index.js";
+import type { SpecArtifact, JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
+import { HTTP_DEFAULT_TIMEOUT_MS, HTTP_RESOURCES, refuseForeignFields, validateBinary, validateHttp, validateScript, type HttpInput } from "./job-kinds.js";
 import { NETWORK_ACCESS, resolveResources, type ResourcesInput } from "./resources.js";
 
 export interface JobSpecInput {
-  kind: "COMMAND";
+  kind: SpecKind;
   command?: string | null;
   argv?: string[] | null;
+  /** SCRIPT: bash, sh, python3 or node. */
+  interpreter?: string | null;
+  /** SCRIPT: the script's text (or artifactId). */
+  source?: string | null;
+  /** SCRIPT or BINARY: an uploaded artifact of the submitter. */
+  artifactId?: string | null;
+  /** SCRIPT or BINARY: arguments after the file. */
+  args?: string[] | null;
+  http?: HttpInput | null;
   env?: Record<string, string> | null;
   timeout?: string | null;
   pool?: string | null;
@@ -31,7 +42,7 @@ export function wrapSchedule<T>(fn: () => T, prefix: string | null = "schedule")
   }
 }
 
-export type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation">;
+export type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation" | "interpreters">;
 
 /** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
 function refuseNul(field: string, value: string): void {
@@ -45,8 +56,43 @@ const FORBIDDEN_ENV = new Set(["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"]);
  * Checks a job's spec and fills in its defaults. `poolNodes`: the online nodes of its pool, whose
  * run defaults and maximums apply (none online: the built-in defaults and bounds only).
  */
-export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = []): JobSpec {
-  if (spec.kind !== "COMMAND") throw new ValidationError("spec.kind", `"${spec.kind}" is not supported; allowed: COMMAND`);
+export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] = [], artifact: SpecArtifact | null = null): JobSpec {
+  const kinds = Object.values(SpecKind) as string[];
+  if (!kinds.includes(spec.kind)) throw new ValidationError("spec.kind", `"${spec.kind}" is not a job kind; allowed: ${kinds.join(", ")}`);
+  refuseForeignFields(spec.kind, spec as unknown as Record<string, unknown>);
+  if (spec.kind === "COMMAND") return commandSpec(spec, poolNodes);
+  const common = commonFields(spec, poolNodes);
+  switch (spec.kind) {
+    case "SCRIPT": {
+      const script = validateScript(spec, artifact);
+      return { kind: "SCRIPT", command: null, argv: null, script, artifactId: script.artifact?.id ?? null, ...common };
+    }
+    case "BINARY": {
+      const binary = validateBinary(spec, artifact);
+      return { kind: "BINARY", command: null, argv: null, binary, artifactId: binary.artifact.id, ...common };
+    }
+    case "HTTP": {
+      // No process: no environment, no sandbox network, no resources of the node's beyond a slot.
+      if (spec.env != null && Object.keys(spec.env).length > 0) throw new ValidationError("spec.env", "HTTP jobs run no program, so they take no environment; send values in http.headers or http.body");
+      if (spec.resources != null) throw new ValidationError("spec.resources", "HTTP jobs run no program on the node; leave resources out");
+      if (spec.network != null && spec.network !== "NONE") throw new ValidationError("spec.network", "HTTP requests are made by the executor under its SSRF rules; network applies to programs only, leave it out");
+      const http = validateHttp(spec);
+      // A request left without a timeout gets 30 s, not a program's hour.
+      const timeoutMs = spec.timeout == null ? HTTP_DEFAULT_TIMEOUT_MS : common.timeoutMs;
+      return { kind: "HTTP", command: null, argv: null, http, ...common, timeoutMs, env: {}, resources: { ...HTTP_RESOURCES }, network: "NONE" };
+    }
+    default:
+      throw new ValidationError("spec.kind", `"${spec.kind}" is not a job kind; allowed: ${kinds.join(", ")}`);
+  }
+}
+
+/** The fields every kind has: environment, timeout, pool, resources, network. */
+function commonFields(spec: JobSpecInput, poolNodes: readonly PoolNode[]): Pick<JobSpec, "env" | "timeoutMs" | "pool" | "resources" | "network"> {
+  const full = commandSpec({ ...spec, kind: "COMMAND", command: null, argv: ["-"], interpreter: null, source: null, artifactId: null, args: null, http: null }, poolNodes);
+  return { env: full.env, timeoutMs: full.timeoutMs, pool: full.pool, resources: full.resources, network: full.network };
+}
+
+function commandSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[]): JobSpec {
   const hasCommand = spec.command != null;
   const hasArgv = spec.argv != null;
   if (hasCommand === hasArgv) {

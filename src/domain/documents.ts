@@ -4,6 +4,7 @@
  */
 import type { RunStatus } from "./lifecycle.js";
 import type { MisfirePolicy, OverlapPolicy, RetryPolicy, Schedule } from "./policies.js";
+import type { BinarySpec, HttpResponseRecord, HttpSpec, NodeInterpreter, ScriptSpec } from "./job-kinds.js";
 import type { ApiKeyScope, FireOutcome, IsolationMode, JobStatus, NetworkAccess, NodeStatus, RunTrigger, SpecKind, UserRole } from "./statuses.js";
 
 
@@ -27,6 +28,12 @@ export interface UserDoc {
    * version they were issued with. Missing on older documents: 0.
    */
   tokenVersion?: number;
+  /**
+   * The secret HTTP jobs' requests are signed with (core/http-signing.ts), made on the first HTTP
+   * run or by rotateHttpSigningSecret; the API shows it only when it is made. After a rotation
+   * the previous one signs too, until `previousUntil`, so receivers can switch without a gap.
+   */
+  httpSigning?: { current: string; createdAt: Date; previous: string | null; previousUntil: Date | null } | null;
   /** A disabled user cannot log in, and their tokens and API keys are refused. */
   disabled?: boolean;
   /** Set when deletion starts: from then on the user is treated as gone; the document is removed when deletion ends. */
@@ -89,11 +96,20 @@ export interface ResourceRequest {
 }
 
 
-/** What a job runs. `command` goes to `/bin/sh -c`; `argv` is executed directly (no shell). */
+/**
+ * What a job runs. COMMAND: `command` goes to `/bin/sh -c`; `argv` is executed directly (no shell).
+ * SCRIPT, BINARY, HTTP: `script`, `binary`, `http` (domain/job-kinds.ts); absent on COMMAND specs
+ * and on specs stored before these kinds existed.
+ */
 export interface JobSpec {
   kind: SpecKind;
   command: string | null;
   argv: string[] | null;
+  script?: ScriptSpec | null;
+  binary?: BinarySpec | null;
+  http?: HttpSpec | null;
+  /** The artifact a SCRIPT or BINARY runs, by id (deleteArtifact refuses while a job names one). */
+  artifactId?: string | null;
   env: Record<string, string>;
   timeoutMs: number;
   pool: string;
@@ -213,6 +229,8 @@ export interface RunDoc {
   error: string | null;
   outputTail: string | null;
   outputTruncated: boolean;
+  /** HTTP jobs: what the last attempt's request got back (null when it got no response). */
+  httpResponse?: HttpResponseRecord | null;
   /** What the last attempt used, where the node measures it (a cgroup). */
   usage?: RunUsage | null;
   history: RunTransition[];
@@ -272,6 +290,8 @@ export interface NodeDoc {
   /** What a run of this node's pools gets when its job leaves a resource out. */
   defaultRun?: ResourceRequest;
   isolation?: NodeIsolation;
+  /** SCRIPT interpreters this node has; absent on nodes of an older version (none). */
+  interpreters?: NodeInterpreter[];
   status: NodeStatus;
   running: number;
   usage: { cpuPercent: number; memoryMb: number; load1: number };

@@ -10,6 +10,7 @@ export * from "./documents.js";
 export * from "./errors.js";
 export * from "./fire-keys.js";
 export * from "./hash.js";
+export * from "./job-kinds.js";
 export * from "./lifecycle.js";
 export * from "./policies.js";
 export * from "./statuses.js";

@@ -14,8 +14,12 @@ export type ApiKeyScope = (typeof ApiKeyScope)[keyof typeof ApiKeyScope];
 export const DeletedUserJobs = { KEEP: "KEEP", DELETE: "DELETE" } as const;
 export type DeletedUserJobs = (typeof DeletedUserJobs)[keyof typeof DeletedUserJobs];
 
-/** What a job runs. */
-export const SpecKind = { COMMAND: "COMMAND" } as const;
+/**
+ * What a job runs (docs/job-kinds.md): COMMAND a shell command or an argv; SCRIPT a script (inline
+ * or an artifact) run by a named interpreter; BINARY an uploaded executable; HTTP one request made
+ * by the executor itself (no process).
+ */
+export const SpecKind = { COMMAND: "COMMAND", SCRIPT: "SCRIPT", BINARY: "BINARY", HTTP: "HTTP" } as const;
 export type SpecKind = (typeof SpecKind)[keyof typeof SpecKind];
 
 /** NONE: no network at all (a namespace with only loopback). EGRESS: a route out, never to the node itself. */

@@ -27,6 +27,7 @@ import { Capacity } from "./capacity.js";
 import { ClaimGuard } from "./claim-guard.js";
 import { ConfirmQueue } from "./confirm-queue.js";
 import { Deadlines } from "./deadlines.js";
+import { JobKinds } from "./kinds/job-kinds.js";
 import { NodeRegistry } from "./node-registry.js";
 import { leaseSafeMs, resolveOptions, type ExecutorOptions, type ResolvedOptions } from "./options.js";
 import { PullLoop } from "./pull-loop.js";
@@ -60,6 +61,9 @@ export class Executor {
   private readonly attempts: Attempts;
   private readonly pull: PullLoop;
   private readonly claimGuard: ClaimGuard;
+  private readonly kinds: JobKinds;
+  /** The ready queues this node pulls from: its pools', and their script queues of the interpreters it has. */
+  private readonly queues: string[];
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private unsubs: Unsubscribe[] = [];
@@ -77,7 +81,9 @@ export class Executor {
     this.registry = new NodeRegistry(nodeId, new NodeStore(deps.mongo), log);
     this.capacity = new Capacity({ slots: o.slots, reportBacklog: o.reportBacklog, capacity: o.capacity, runMax: o.runMax, fullPauseMs: o.pollMs });
     this.deadlines = new Deadlines({ attempts: table, runs, clock, log, leaseMs: o.leaseMs, heartbeatMs: o.heartbeatMs, safeMs });
-    this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines, dagIo: new DagTaskIo(deps.mongo) });
+    const kinds = (this.kinds = new JobKinds({ interpreters: o.interpreters, httpTargets: o.httpTargets, artifacts: deps.artifacts ?? null }, { mongo: deps.mongo, clock }));
+    this.queues = kinds.queues(o.pools);
+    this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines, kinds, dagIo: new DagTaskIo(deps.mongo) });
     this.confirms = new ConfirmQueue({ runs, clock, log, nodeId, leaseMs: o.leaseMs, delayMs: o.confirmDelayMs, safeMs });
     this.gate = new ReportGate(o.reportHoldMs, () => this.state === "running" && !this.capacity.backlogPressing(table.size));
     const backoff = new ReportBackoff();
@@ -85,8 +91,8 @@ export class Executor {
     const { capacity, deadlines, confirms, slots } = this;
     this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake });
     const parts = { capacity, attempts: this.attempts, gate: this.gate, backoff, wakeup: this.wakeup };
-    this.pull = new PullLoop({ o, nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
     this.claimGuard = new ClaimGuard({ state: deps.state, attempts: table, clock, log });
+    this.pull = new PullLoop({ o: { ...o, pools: this.queues }, canRun: (spec) => kinds.canRun(spec), nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
   }
 
   get running(): number {
@@ -96,8 +102,8 @@ export class Executor {
   async start(): Promise<void> {
     const sandbox = this.slots.open(this.o);
     this.deadlines.startSupervisor();
-    await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()));
-    for (const pool of this.o.pools) {
+    await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()), this.kinds.interpreters);
+    for (const pool of this.queues) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wakeup.wake()));
     }
     this.unsubs.push(await this.deps.state.bus.subscribe(Channels.cancel, (msg) => this.onCancel(msg)));
@@ -108,7 +114,7 @@ export class Executor {
     this.claimGuard.start();
     this.loopDone = this.pull.run();
     this.deps.log.info(
-      { nodeId: this.nodeId, name: this.o.nodeName, pools: this.o.pools, slots: this.o.slots, isolation: sandbox.isolation },
+      { nodeId: this.nodeId, name: this.o.nodeName, pools: this.o.pools, interpreters: this.kinds.interpreters.map((i) => i.name), slots: this.o.slots, isolation: sandbox.isolation },
       `executor online; isolation ${sandbox.isolation.mode}: ${sandbox.isolation.enforced.join(", ")}`,
     );
   }
@@ -142,6 +148,7 @@ export class Executor {
     this.unsubs = [];
     await this.deadlines.stopSupervisor();
     await this.slots.close();
+    this.kinds.close();
     await this.registry.offline(new Date(this.deps.clock()));
     this.state = "stopped";
     this.deps.log.info({ nodeId: this.nodeId }, "executor stopped");

@@ -8,7 +8,7 @@ import { cpus, freemem, hostname, loadavg, totalmem } from "node:os";
 import { coerceError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { NodeStore } from "../store/index.js";
-import type { NodeDoc, NodeIsolation } from "../domain/index.js";
+import type { NodeDoc, NodeInterpreter, NodeIsolation } from "../domain/index.js";
 import type { ResolvedOptions } from "./options.js";
 
 export class NodeRegistry {
@@ -19,7 +19,7 @@ export class NodeRegistry {
   ) {}
 
   /** Publishes the node, ONLINE. */
-  async register(o: ResolvedOptions, isolation: NodeIsolation, now: Date): Promise<void> {
+  async register(o: ResolvedOptions, isolation: NodeIsolation, now: Date, interpreters: NodeInterpreter[] = []): Promise<void> {
     const node: NodeDoc = {
       _id: this.nodeId,
       name: o.nodeName,
@@ -31,6 +31,7 @@ export class NodeRegistry {
       maxRun: o.runMax,
       defaultRun: o.runDefaults,
       isolation,
+      interpreters,
       status: "ONLINE",
       running: 0,
       usage: usage(),

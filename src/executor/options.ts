@@ -2,6 +2,7 @@
 import { cpus, totalmem } from "node:os";
 import { DEFAULT_RESOURCES } from "../core/index.js";
 import type { ResourceRequest } from "../domain/index.js";
+import type { HttpTargetRules } from "./kinds/ssrf.js";
 import type { SandboxMode } from "./sandbox/sandbox.js";
 
 export interface ExecutorOptions {
@@ -55,6 +56,10 @@ export interface ExecutorOptions {
   runDefaults?: ResourceRequest;
   /** The most one run may ask for on this node. @default cpu: cores, memory: all, pids 4096, disk 10 GiB */
   runMax?: ResourceRequest;
+  /** SCRIPT interpreters this node offers, of those it has (KAIROS_INTERPRETERS). @default null: every one it has */
+  interpreters?: string[] | null;
+  /** Where HTTP jobs may connect beyond public addresses, and what else is refused (executor/kinds/ssrf.ts). @default public addresses only */
+  httpTargets?: HttpTargetRules;
 }
 
 export type ResolvedOptions = Required<ExecutorOptions>;
@@ -80,6 +85,8 @@ export function resolveOptions(opts: ExecutorOptions): ResolvedOptions {
     capacity: { cpu: Math.max(cpus().length * 2, opts.slots * (opts.runDefaults ?? DEFAULT_RESOURCES).cpu), memoryMb: Math.floor(totalmem() / 1048576) },
     runDefaults: DEFAULT_RESOURCES,
     runMax: { cpu: cpus().length, memoryMb: Math.floor(totalmem() / 1048576), pids: 4096, diskMb: 10_240 },
+    interpreters: null,
+    httpTargets: { allowedCidrs: [], deniedCidrs: [] },
     ...opts,
   };
 }

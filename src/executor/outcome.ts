@@ -4,7 +4,18 @@
  * error texts users read in `run { error }`.
  */
 import type { AttemptOutcome } from "../core/index.js";
-import type { ResourceRequest, RunUsage } from "../domain/index.js";
+import type { HttpResponseRecord, ResourceRequest, RunUsage } from "../domain/index.js";
+
+/** What an HTTP job's attempt adds to its result (executor/kinds/http-job.ts). */
+export interface HttpAttemptResult {
+  response: HttpResponseRecord | null;
+  /** The request got a success status. */
+  succeeded: boolean;
+  /** Whether a failure may be retried (by the job's retry policy). */
+  retryable: boolean;
+  /** Why it failed, in words; null on success. */
+  error: string | null;
+}
 
 /** What running a program gave: how it ended and the tail of its output. */
 export interface ProcessResult {
@@ -21,6 +32,8 @@ export interface ProcessResult {
   truncated: boolean;
   outputBytes: number;
   durationMs: number;
+  /** HTTP jobs only: the request's result (no process ran). */
+  http?: HttpAttemptResult;
 }
 
 export interface EndCause {
@@ -33,6 +46,7 @@ export interface EndCause {
 }
 
 export function toOutcome(r: ProcessResult, cause: EndCause, endedAt: number, usage: RunUsage | null): AttemptOutcome {
+  if (r.http) return httpOutcome(r, r.http, cause, endedAt);
   const common = { exitCode: r.exitCode, signal: r.signal, outputTail: r.outputTail, outputTruncated: r.truncated, endedAt, usage };
   if (cause.cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
   if (r.spawnError) return { ...common, kind: "FAILED", error: `could not start the program: ${r.spawnError}` };
@@ -57,4 +71,13 @@ export function toOutcome(r: ProcessResult, cause: EndCause, endedAt: number, us
 /** The result of an attempt whose program never started (spawn refused it, or its sandbox could not be set up). */
 export function notStarted(message: string, durationMs = 0): ProcessResult {
   return { exitCode: null, signal: null, timedOut: false, aborted: false, abortReason: null, spawnError: message, outputTail: "", truncated: false, outputBytes: 0, durationMs };
+}
+
+/** An HTTP attempt's outcome: its response on the run, and whether a failure may be retried. */
+function httpOutcome(r: ProcessResult, h: HttpAttemptResult, cause: EndCause, endedAt: number): AttemptOutcome {
+  const common = { exitCode: null, signal: null, outputTail: r.outputTail, outputTruncated: false, endedAt, usage: null, httpResponse: h.response };
+  if (cause.cancelled) return { ...common, kind: "CANCELLED", error: "cancelled" };
+  if (r.timedOut) return { ...common, kind: "TIMED_OUT", error: h.error ?? `timed out after ${r.durationMs} ms` };
+  if (h.succeeded) return { ...common, kind: "SUCCEEDED", error: null };
+  return { ...common, kind: "FAILED", error: h.error, retryable: h.retryable };
 }

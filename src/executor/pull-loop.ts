@@ -11,7 +11,7 @@ import { resourcesOf } from "../core/index.js";
 import type { RunService } from "../core/index.js";
 import type { Clock, SharedState, TakenEntry } from "../shared-state/index.js";
 import type { Wakeup } from "../support/index.js";
-import type { RunDoc } from "../domain/index.js";
+import type { JobSpec, RunDoc } from "../domain/index.js";
 import type { Attempts } from "./attempts.js";
 import type { Capacity } from "./capacity.js";
 import type { ResolvedOptions } from "./options.js";
@@ -32,6 +32,8 @@ export interface PullLoopDeps {
   wakeup: Wakeup;
   /** The executor takes work (not draining or stopped). */
   taking: () => boolean;
+  /** Whether this node can start a run of the spec (a script whose interpreter it lacks: no, and it goes back). */
+  canRun?: (spec: JobSpec) => boolean;
 }
 
 export class PullLoop {
@@ -162,6 +164,11 @@ export class PullLoop {
     for (const { run, payload } of withPayload) {
       if (limited.has(run.ownerId)) inMongo.push(run._id);
       else if (!capacity.fits(resourcesOf(run.spec))) handBack.push(run._id);
+      else if (this.deps.canRun && !this.deps.canRun(run.spec)) {
+        // Only a run pushed to a queue not made for it gets here (script runs wait in their interpreter's queue).
+        this.deps.log.warn({ runId: run._id, interpreter: run.spec.script?.interpreter }, "took a run this node cannot start; handed back");
+        handBack.push(run._id);
+      }
       else {
         attempts.startTaken(run, payload);
         started++;

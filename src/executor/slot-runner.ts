@@ -12,6 +12,7 @@ import { ENDED, type Attempt } from "./attempt.js";
 import { dagEnv, readDagFiles, readDagResult, writeDagFiles, type DagResult } from "./dag-files.js";
 import type { DagTaskIo } from "../dag/index.js";
 import { SANDBOX_HOME } from "./sandbox/bwrap.js";
+import type { JobKinds } from "./kinds/job-kinds.js";
 import { watchIdOf, type Deadlines } from "./deadlines.js";
 import type { ResolvedOptions } from "./options.js";
 import { notStarted } from "./outcome.js";
@@ -22,7 +23,7 @@ import { Sandbox, type PreparedAttempt } from "./sandbox/sandbox.js";
 export class SlotRunner {
   private sandbox: Sandbox | null = null;
 
-  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines; dagIo?: DagTaskIo }) {}
+  constructor(private readonly deps: { nodeId: string; clock: Clock; log: Logger; deadlines: Deadlines; kinds: JobKinds; dagIo?: DagTaskIo }) {}
 
   /** Opens the node's sandbox (slot directories, cgroups, egress); returns what it enforces. */
   open(o: ResolvedOptions): Sandbox {
@@ -58,11 +59,14 @@ export class SlotRunner {
     let prepared: PreparedAttempt | null = null;
     let dagResult: DagResult | undefined;
     try {
+      // An HTTP job runs no process: the executor makes its request (a DAG task of this kind gets no inputs and gives no result).
+      if (run.spec.kind === "HTTP") return await this.runHttp(a, run);
       const dagFiles = await readDagFiles(this.deps.dagIo, run).catch((e: unknown) => {
         throw new Error(`could not read the DAG task's inputs: ${coerceError(e).message}`);
       });
       prepared = this.prepare(a, run, slot, dagFiles !== null);
       const p = prepared;
+      await this.deps.kinds.install(run, p.process.cwd);
       if (dagFiles) writeDagFiles(p.process.cwd, dagFiles);
       result = await runProcess(
         { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
@@ -70,7 +74,7 @@ export class SlotRunner {
       );
       if (run.dagRunId && result.exitCode === 0) dagResult = readDagResult(p.process.cwd);
     } catch (e) {
-      result = notStarted(`could not set up the run's sandbox: ${coerceError(e).message}`);
+      result = notStarted(`could not set up the run${prepared ? "'s program" : "'s sandbox"}: ${coerceError(e).message}`);
     } finally {
       a.process = ENDED;
       endedAt = this.deps.clock();
@@ -87,6 +91,11 @@ export class SlotRunner {
     return { result, usage, oomKilled, endedAt, ...(dagResult ? { dagResult } : {}) };
   }
 
+  private async runHttp(a: Attempt, run: RunDoc): Promise<ProcessEnd> {
+    const result = await this.deps.kinds.runHttp(run, a.token, a.abort);
+    return { result, usage: null, oomKilled: false, endedAt: this.deps.clock() };
+  }
+
   /** The attempt's sandbox in `slot`: its program, environment, limits and directories. */
   private prepare(a: Attempt, run: RunDoc, slot: number, dag: boolean): PreparedAttempt {
     const kairosEnv: Record<string, string> = {
@@ -99,7 +108,7 @@ export class SlotRunner {
     };
     // A DAG task's files sit in its working directory: /work inside bubblewrap, the slot's directory outside.
     if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME, run));
-    const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, run.spec, kairosEnv, a.resources);
+    const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, this.deps.kinds.sandboxSpec(run.spec), kairosEnv, a.resources);
     if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd, run));
     return prepared;
   }

@@ -7,6 +7,7 @@ import { ArtifactResolver } from "./artifact.resolver.js";
 import { AuthResolver } from "./auth.resolver.js";
 import { DagResolver, DagRunResolver } from "./dag.resolver.js";
 import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
+import { HttpSigningResolver } from "./http-signing.resolver.js";
 import { JobResolver } from "./job.resolver.js";
 import { LimitsResolver } from "./limits.resolver.js";
 import { NodeResolver } from "./node.resolver.js";
@@ -18,7 +19,7 @@ import { RunResolver } from "./run.resolver.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver],
     pubSub: createPubSub(),
     // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
     globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],

@@ -5,7 +5,7 @@ import type { ArtifactService, RunEvents } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
-import type { PoolCoverage } from "../core/index.js";
+import type { HttpSigning, PoolCoverage } from "../core/index.js";
 import type { RunReads } from "../core/index.js";
 import type { RunService } from "../core/index.js";
 import type { UserService } from "../core/index.js";
@@ -30,6 +30,8 @@ export interface Services extends AuthParts {
   /** Run status events, for subscriptions. */
   events: RunEvents;
   pools: PoolCoverage;
+  /** HTTP jobs' signing secrets (rotateHttpSigningSecret). */
+  httpSigning: HttpSigning;
   log: Logger;
   /** Request, submission and login limits (src/auth/rate-limit.ts). */
   limits: RateLimits;

@@ -24,7 +24,21 @@ export function scheduleIn(s: ScheduleInput): DomainScheduleInput {
 }
 
 export function specIn(s: JobSpecInput): DomainSpecInput {
-  return { kind: s.kind, command: s.command, argv: s.argv, env: s.env, timeout: s.timeout, pool: s.pool, resources: s.resources, network: s.network };
+  return {
+    kind: s.kind,
+    command: s.command,
+    argv: s.argv,
+    interpreter: s.interpreter,
+    source: s.source,
+    artifactId: s.artifactId,
+    args: s.args,
+    http: s.http ? { method: s.http.method, url: s.http.url, headers: s.http.headers, body: s.http.body, successStatuses: s.http.successStatuses } : null,
+    env: s.env,
+    timeout: s.timeout,
+    pool: s.pool,
+    resources: s.resources,
+    network: s.network,
+  };
 }
 
 export function retryIn(r: RetryInput | null | undefined) {

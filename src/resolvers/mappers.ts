@@ -1,6 +1,6 @@
 /** Document → GraphQL object mapping, in one place. */
-import { resourcesOf } from "../core/index.js";
-import { reportedStatus } from "../domain/index.js";
+import { formatStatusRange, resourcesOf } from "../core/index.js";
+import { poolOfQueue, reportedStatus } from "../domain/index.js";
 import type { RunEvent } from "../core/index.js";
 import { describeSchedule, formatDuration } from "../timing/index.js";
 import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
@@ -13,6 +13,11 @@ import type { Allocation } from "../core/index.js";
 
 const date = (ms: number | null | undefined): Date | null => (ms == null ? null : new Date(ms));
 const dur = (ms: number | null | undefined): string | null => (ms ? formatDuration(ms) : null);
+
+function artifactOf(spec: JobDoc["spec"]): { id: string; size: number; sha256: string } | null {
+  const a = spec.script?.artifact ?? spec.binary?.artifact ?? null;
+  return a ? { id: a.id, size: a.size, sha256: a.sha256 } : null;
+}
 
 export function toUser(u: UserDoc): User {
   return {
@@ -91,6 +96,11 @@ export function toSpec(spec: JobDoc["spec"]): Job["spec"] {
     kind: spec.kind,
     command: spec.command,
     argv: spec.argv,
+    interpreter: spec.script?.interpreter ?? null,
+    source: spec.script?.source ?? null,
+    artifact: artifactOf(spec),
+    args: spec.script?.args ?? spec.binary?.args ?? null,
+    http: spec.http ? { ...spec.http, successStatuses: spec.http.successStatuses.map(formatStatusRange) } : null,
     env: spec.env,
     timeout: formatDuration(spec.timeoutMs),
     pool: spec.pool,
@@ -125,7 +135,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     maxAttempts: r.retry.maxAttempts,
     fencingToken: r.fencingToken,
     priority: r.priority,
-    pool: r.pool,
+    pool: poolOfQueue(r.pool),
     scheduledFor: r.scheduledFor,
     queuedAt: r.queuedAt,
     startedAt: r.startedAt,
@@ -139,6 +149,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     outputTail: r.outputTail,
     outputTruncated: r.outputTruncated,
     usage: r.usage ?? null,
+    httpResponse: r.httpResponse ?? null,
     cancelRequested: r.cancelRequested,
     history: r.history.map((h) => ({ ...h, status: h.status, attempt: h.attempt ?? null })),
     createdAt: r.createdAt,
@@ -166,5 +177,5 @@ export function toNode(n: NodeDoc): ExecutorNode {
   const isolation = n.isolation
     ? { ...n.isolation, mode: n.isolation.mode, network: n.isolation.network }
     : null;
-  return { ...n, id: n._id, status: n.status, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation };
+  return { ...n, id: n._id, status: n.status, maxRun: n.maxRun ?? null, defaultRun: n.defaultRun ?? null, isolation, interpreters: n.interpreters ?? [] };
 }

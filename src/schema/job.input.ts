@@ -59,16 +59,49 @@ export class ScheduleInput {
   spread?: string | null;
 }
 
+@InputType({ description: "HTTP jobs: the request each attempt makes (docs/job-kinds.md)." })
+export class HttpRequestInput {
+  @Field(() => String, { nullable: true, description: "GET, HEAD, POST (default), PUT, PATCH, DELETE or OPTIONS." })
+  method?: string | null;
+
+  @Field(() => String, { description: "An http:// or https:// URL of a public address (admins may allow more with KAIROS_HTTP_JOB_ALLOWED_CIDRS)." })
+  url!: string;
+
+  @Field(() => JSONObject, { nullable: true, description: "Header name → value. Host, Content-Length, Connection and the like, and Kairos-* headers, are the executor's." })
+  headers?: Record<string, string> | null;
+
+  @Field(() => String, { nullable: true, description: "Request body (at most 1 MiB); not with GET or HEAD." })
+  body?: string | null;
+
+  @Field(() => [String], { nullable: true, description: 'Statuses that count as success: "204", "2xx", "200-299". Default ["2xx"].' })
+  successStatuses?: string[] | null;
+}
+
 @InputType()
 export class JobSpecInput {
   @Field(() => SpecKind, { defaultValue: SpecKind.COMMAND })
   kind!: SpecKind;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "COMMAND: run by /bin/sh -c." })
   command?: string | null;
 
-  @Field(() => [String], { nullable: true })
+  @Field(() => [String], { nullable: true, description: "COMMAND: executed directly, without a shell." })
   argv?: string[] | null;
+
+  @Field(() => String, { nullable: true, description: "SCRIPT: bash, sh, python3 or node; runs only on nodes that have it." })
+  interpreter?: string | null;
+
+  @Field(() => String, { nullable: true, description: "SCRIPT: the script's text, at most 1 MiB (or artifactId)." })
+  source?: string | null;
+
+  @Field(() => ID, { nullable: true, description: "SCRIPT or BINARY: an uploaded artifact of yours (completeArtifactUpload)." })
+  artifactId?: string | null;
+
+  @Field(() => [String], { nullable: true, description: "SCRIPT or BINARY: arguments after the file." })
+  args?: string[] | null;
+
+  @Field(() => HttpRequestInput, { nullable: true, description: "HTTP: the request." })
+  http?: HttpRequestInput | null;
 
   @Field(() => JSONObject, { nullable: true })
   env?: Record<string, string> | null;

@@ -2,6 +2,7 @@ import { Resources } from "./resources.type.js";
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
 import { PageInfo } from "./common.type.js";
 import { Run } from "./run.type.js";
+import { HttpRequest, JobArtifact } from "./job-kinds.type.js";
 import {
   BackoffKind,
   DstGapPolicy,
@@ -67,6 +68,21 @@ export class JobSpec {
 
   @Field(() => [String], { nullable: true, description: "Executed directly, without a shell." })
   argv!: string[] | null;
+
+  @Field(() => String, { nullable: true, description: "SCRIPT: its interpreter." })
+  interpreter!: string | null;
+
+  @Field(() => String, { nullable: true, description: "SCRIPT: the inline script." })
+  source!: string | null;
+
+  @Field(() => JobArtifact, { nullable: true, description: "SCRIPT or BINARY: the artifact it runs." })
+  artifact!: JobArtifact | null;
+
+  @Field(() => [String], { nullable: true, description: "SCRIPT or BINARY: arguments after the file." })
+  args!: string[] | null;
+
+  @Field(() => HttpRequest, { nullable: true, description: "HTTP: the request." })
+  http!: HttpRequest | null;
 
   @Field(() => JSONObject)
   env!: Record<string, string>;

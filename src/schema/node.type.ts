@@ -1,6 +1,7 @@
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
 import { NodeStatus } from "./enums.js";
 import { NodeIsolation, Resources } from "./resources.type.js";
+import { NodeInterpreter } from "./job-kinds.type.js";
 import { DateTime, JSONObject } from "./scalars.js";
 
 @ObjectType()
@@ -58,6 +59,9 @@ export class ExecutorNode {
 
   @Field(() => NodeIsolation, { nullable: true, description: "How this node isolates runs; null for nodes of an older version." })
   isolation!: NodeIsolation | null;
+
+  @Field(() => [NodeInterpreter], { description: "Interpreters this node has for SCRIPT jobs (a script runs only on a node with its interpreter)." })
+  interpreters!: NodeInterpreter[];
 
   @Field(() => Int)
   running!: number;

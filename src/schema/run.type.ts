@@ -1,4 +1,5 @@
 import { RunUsage } from "./resources.type.js";
+import { HttpResponse } from "./job-kinds.type.js";
 import { Field, ID, Int, ObjectType } from "type-graphql";
 import { PageInfo } from "./common.type.js";
 import { RunStatus, RunTrigger } from "./enums.js";
@@ -95,6 +96,9 @@ export class Run {
 
   @Field(() => RunUsage, { nullable: true, description: "What the last attempt used (peak memory, CPU seconds), where its node measures it." })
   usage!: RunUsage | null;
+
+  @Field(() => HttpResponse, { nullable: true, description: "HTTP jobs: what the last attempt's request got back (null: no response, or not an HTTP job)." })
+  httpResponse!: HttpResponse | null;
 
   @Field(() => Boolean)
   cancelRequested!: boolean;

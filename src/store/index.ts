@@ -35,6 +35,7 @@ export * from "./runs/transitions.js";
 export * from "./runs/user-limit.js";
 export * from "./runs/user-reads.js";
 export * from "./users/accounts.js";
+export * from "./users/http-signing.js";
 export * from "./users/run-limits.js";
 export * from "./users/run-slots.js";
 export * from "./counts.js";

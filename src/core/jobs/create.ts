@@ -7,6 +7,7 @@ import { findJob } from "../../store/index.js";
 import { findOwnedJob, insertJob } from "../../store/index.js";
 import { isDuplicateKey, newId } from "../../store/index.js";
 import { validateSpec, wrapSchedule } from "../spec.js";
+import { specArtifact } from "../job-kinds.js";
 import { firstCursor, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
 import type { JobInput, JobPatch, Submit } from "./types.js";
 import type { JobsKit } from "./writes.js";
@@ -57,7 +58,7 @@ export class JobEditor {
       name: validateName(input.name),
       description: validateDescription(input.description),
       tags: validateTags(input.tags),
-      spec: validateSpec(input.spec, await this.kit.poolNodes.of(input.spec.pool)),
+      spec: validateSpec(input.spec, await this.kit.poolNodes.of(input.spec.pool), await specArtifact(caller, input.spec, this.kit.deps.artifacts)),
       schedule,
       priority: validatePriority(input.priority),
       retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), null),
@@ -94,7 +95,7 @@ export class JobEditor {
   async update(caller: Principal, jobId: string, patch: JobPatch): Promise<JobDoc> {
     const current = await this.kit.writes.getFor(caller, jobId);
     const now = this.kit.deps.clock();
-    const set = await this.patchedFields(current, patch, now);
+    const set = await this.patchedFields(caller, current, patch, now);
     const rearm = patch.schedule != null && this.newSchedule(current, patch, set, now);
     const updated = await this.kit.writes.update(current, set);
     if (rearm) await this.kit.writes.arm(updated);
@@ -107,12 +108,12 @@ export class JobEditor {
   }
 
   /** The checked fields of `patch` other than the schedule, as a `$set`. */
-  private async patchedFields(current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
+  private async patchedFields(caller: Principal, current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
     const set: Partial<JobDoc> = { updatedAt: new Date(now) };
     if (patch.name != null) set.name = validateName(patch.name);
     if (patch.description !== undefined) set.description = validateDescription(patch.description);
     if (patch.tags != null) set.tags = validateTags(patch.tags);
-    if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.kit.poolNodes.of(patch.spec.pool));
+    if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.kit.poolNodes.of(patch.spec.pool), await specArtifact(caller, patch.spec, this.kit.deps.artifacts));
     if (patch.priority != null) set.priority = validatePriority(patch.priority);
     if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), null);
     if (patch.overlap != null) set.overlap = patch.overlap;

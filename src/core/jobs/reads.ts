@@ -78,7 +78,7 @@ export class JobReads {
   }
 
   /** Whether the job's runs can run, as of now (its pool served, its queue). */
-  async health(jobId: string, spec: Pick<JobSpec, "pool">): Promise<JobHealth> {
+  async health(jobId: string, spec: Pick<JobSpec, "pool"> & { kind?: string; interpreter?: string | null }): Promise<JobHealth> {
     const [served, warnings, queue] = await Promise.all([this.pools.served(), this.pools.warnings({ spec }), queueOfJob(this.deps.mongo, jobId)]);
     const servingNodes = served.get(spec.pool) ?? 0;
     return { poolServed: servingNodes > 0, servingNodes, ...queue, warnings };

@@ -8,6 +8,7 @@ import type { IdempotencyOptions } from "../idempotency.js";
 import type { PoolCoverage } from "../pools.js";
 import type { RunService } from "../runs/index.js";
 import type { JobSpecInput } from "../spec.js";
+import type { ArtifactLookup } from "../job-kinds.js";
 
 export interface JobInput {
   name: string;
@@ -58,4 +59,6 @@ export interface JobServiceDeps {
   idempotency?: IdempotencyOptions;
   /** Which pools executors serve (a job's health). Default: one of its own. */
   pools?: PoolCoverage;
+  /** Resolves the artifacts SCRIPT and BINARY specs name (the artifacts service); absent: such specs are refused, saying why. */
+  artifacts?: ArtifactLookup | null;
 }

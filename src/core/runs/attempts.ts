@@ -49,6 +49,7 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
     outputTruncated: outcome.outputTruncated,
     leaseUntil: null,
     ...(outcome.usage ? { usage: outcome.usage } : {}),
+    ...(outcome.httpResponse !== undefined ? { httpResponse: outcome.httpResponse } : {}),
   };
   if (outcome.kind === "SUCCEEDED" || outcome.kind === "CANCELLED") {
     const to = outcome.kind === "SUCCEEDED" ? RunStatus.SUCCEEDED : RunStatus.CANCELLED;
@@ -67,7 +68,7 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
       retryAt: null,
     };
   }
-  if (shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {
+  if (outcome.retryable !== false && shouldRetry(run.retry, run.attempt, outcome.exitCode, outcome.kind)) {
     // Backoff counts from the attempt's end (armed at once if a held result made it pass already).
     const retryAt = Math.max(now, ended.getTime() + retryDelay(run.retry, run.attempt, random));
     return {

@@ -4,7 +4,7 @@
  */
 import type { JobDoc, RunDoc, RunTrigger } from "../../domain/index.js";
 import type { OverlapPolicy } from "../../domain/index.js";
-import { fireKey } from "../../domain/index.js";
+import { fireKey, readyQueueOf } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { InsertBatcher } from "../../store/index.js";
@@ -53,7 +53,7 @@ export function newRun(
     overlap: r.overlap,
     fencingToken: 0,
     priority: job.priority,
-    pool: job.spec.pool,
+    pool: readyQueueOf(job.spec),
     spec: job.spec,
     nodeId: null,
     leaseUntil: null,

@@ -1,4 +1,4 @@
-import type { JobDoc, RunDoc, RunTrigger, RunUsage } from "../../domain/index.js";
+import type { HttpResponseRecord, JobDoc, RunDoc, RunTrigger, RunUsage } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -13,6 +13,13 @@ export interface AttemptOutcome {
   outputTruncated: boolean;
   /** What the attempt used (peak memory, CPU seconds), where the node measures it. */
   usage?: RunUsage | null;
+  /** HTTP jobs: what the request got back (null: no response). Absent for programs. */
+  httpResponse?: HttpResponseRecord | null;
+  /**
+   * False: the failure is final whatever the retry policy says (an HTTP 4xx, a request refused by
+   * the SSRF rules). Absent: the policy decides.
+   */
+  retryable?: boolean;
   /**
    * When the program ended (epoch ms), if the result is recorded later: the executor holds
    * results while it is starting due runs (see ReportGate in executor/report.ts). The run's `finishedAt` and
