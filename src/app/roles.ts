@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
+import { LogArchiver, LogWriter } from "../core/index.js";
 import { Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
@@ -38,8 +39,11 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
 
 export async function startExecutor(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Executor> {
   const { mongo, state, runs, clock, log } = deps;
+  // Every executor archives ended logs (its own and any a dead node left) when there is a blob store.
+  const archiver = deps.blobs ? new LogArchiver({ mongo, blobs: deps.blobs, clock, log: log.child({ component: "log-archiver" }), settings: config.logs }) : null;
+  const logs = { writer: new LogWriter({ mongo, bus: state.bus, clock }), settings: config.logs, onEnded: () => archiver?.nudge() };
   const executor = new Executor(
-    { mongo, state, runs, clock, log: log.child({ component: "executor" }) },
+    { mongo, state, runs, clock, log: log.child({ component: "executor" }), logs },
     {
       nodeName: config.nodeName,
       pools: config.pools,
@@ -59,6 +63,10 @@ export async function startExecutor(config: KairosConfig, deps: RoleDeps, overri
   );
   await executor.start();
   stops.push(() => executor.stop());
+  if (archiver) {
+    archiver.start();
+    stops.push(() => archiver.stop());
+  }
   return executor;
 }
 

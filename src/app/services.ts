@@ -4,7 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
+import { JobService, LookupService, NodeReads, PoolCoverage, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -38,6 +38,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
+    logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs, settings: config.logs, clock }),
   };
 }
 

@@ -13,6 +13,7 @@ import { resolve } from "node:path";
 import { apiGuard } from "./api.js";
 import { adminSettings, jwtSecretSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
+import { logSettings } from "./logs.js";
 import { int, settingDuration, type Env } from "./parse.js";
 import { schedulerSettings } from "./scheduler.js";
 import type { KairosConfig, Role } from "./settings.js";
@@ -46,6 +47,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
     ...schedulerSettings(env),
     ...sandboxSettings(dev, env),
+    ...logSettings(env),
     api: apiGuard(env, dev),
   };
 }

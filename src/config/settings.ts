@@ -5,6 +5,7 @@
 import type { ResourceRequest } from "../domain/index.js";
 import type { LogLevel } from "../support/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
+import type { LogSettings } from "../core/index.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
 export type Role = (typeof ROLES)[number];
@@ -86,6 +87,10 @@ export interface KairosConfig {
    * @default not offered; deny: every private, link-local, shared and loopback range
    */
   egress: { subnet: string; deny: string[] } | null;
+  /** Run logs: cap per attempt, flush period, archive retention, link lifetime (src/config/logs.ts). */
+  logs: LogSettings;
+  /** How long the store keeps finished runs (with their history), fire-ledger entries and live log chunks (TTL indexes). */
+  retention: { runsMs: number; firesMs: number; logsMs: number };
   /** API role: query limits, request rate limits and login protection (README "Limits"). */
   api: ApiGuardSettings;
 }

@@ -9,3 +9,4 @@ export * from "./resources.js";
 export * from "./run-reads.js";
 export * from "./runs/index.js";
 export * from "./users.js";
+export * from "./logs/index.js";

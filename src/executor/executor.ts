@@ -14,7 +14,7 @@
  * - deadlines.ts: lease renewal, the kill deadline, the supervisor.
  */
 import type { Logger } from "../support/index.js";
-import type { RunService } from "../core/index.js";
+import type { LogSettings, LogWriter, RunService } from "../core/index.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../shared-state/index.js";
 import { Wakeup } from "../support/index.js";
 import { newId, type Mongo } from "../store/index.js";
@@ -24,6 +24,7 @@ import { Attempts } from "./attempts.js";
 import { Capacity } from "./capacity.js";
 import { ConfirmQueue } from "./confirm-queue.js";
 import { Deadlines } from "./deadlines.js";
+import { LogShipper } from "./log-capture.js";
 import { NodeRegistry } from "./node-registry.js";
 import { leaseSafeMs, resolveOptions, type ExecutorOptions, type ResolvedOptions } from "./options.js";
 import { PullLoop } from "./pull-loop.js";
@@ -38,6 +39,8 @@ export interface ExecutorDeps {
   runs: RunService;
   clock: Clock;
   log: Logger;
+  /** Run logs: where the attempts' output goes (absent: only the output tail is kept). */
+  logs?: { writer: LogWriter; settings: LogSettings; onEnded?: () => void } | null;
 }
 
 export class Executor {
@@ -56,6 +59,7 @@ export class Executor {
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private unsubs: Unsubscribe[] = [];
+  private readonly logShipper: LogShipper | null;
 
   constructor(
     private readonly deps: ExecutorDeps,
@@ -76,7 +80,8 @@ export class Executor {
     const backoff = new ReportBackoff();
     const reporter = new Reporter({ runs, clock, log, nodeId, leaseMs: o.leaseMs }, this.gate);
     const { capacity, deadlines, confirms, slots } = this;
-    this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake });
+    this.logShipper = deps.logs ? new LogShipper({ ...deps.logs, nodeId, log }) : null;
+    this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake, logs: this.logShipper });
     const parts = { capacity, attempts: this.attempts, gate: this.gate, backoff, wakeup: this.wakeup };
     this.pull = new PullLoop({ o, nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
   }
@@ -88,6 +93,7 @@ export class Executor {
   async start(): Promise<void> {
     const sandbox = this.slots.open(this.o);
     this.deadlines.startSupervisor();
+    this.logShipper?.start();
     await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()));
     for (const pool of this.o.pools) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wakeup.wake()));
@@ -125,8 +131,9 @@ export class Executor {
     }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.deadlines.stopWatchdog();
-    // Every attempt has ended: no confirm is left to send.
+    // Every attempt has ended: no confirm is left to send, and their logs' last chunks go now.
     this.confirms.clear();
+    await this.logShipper?.stop();
     for (const u of this.unsubs) await u().catch(() => undefined);
     this.unsubs = [];
     await this.deadlines.stopSupervisor();

@@ -45,7 +45,7 @@ export class SlotRunner {
    * Runs the attempt of `run` in `slot` until its process ends, and marks it ended. A run that
    * cannot be set up (a cgroup could not be made ...) fails; the node does not.
    */
-  async run(a: Attempt, run: RunDoc, slot: number): Promise<ProcessEnd> {
+  async run(a: Attempt, run: RunDoc, slot: number, onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void): Promise<ProcessEnd> {
     const watchId = watchIdOf(a);
     const { deadlines } = this.deps;
     let result: ProcessResult;
@@ -57,7 +57,7 @@ export class SlotRunner {
       prepared = this.prepare(a, run, slot);
       const p = prepared;
       result = await runProcess(
-        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
+        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt), onOutput },
         a.abort,
       );
     } catch (e) {

@@ -24,6 +24,8 @@ import {
   FireOutcome,
   IsolationMode,
   JobStatus,
+  LogState,
+  LogStream,
   NetworkAccess,
   NodeStatus,
   RunTrigger,
@@ -52,6 +54,8 @@ export {
   NodeStatus,
   NetworkAccess,
   IsolationMode,
+  LogStream,
+  LogState,
 };
 
 registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
@@ -131,4 +135,21 @@ registerEnumType(NetworkAccess, {
 registerEnumType(IsolationMode, {
   name: "IsolationMode",
   description: "BUBBLEWRAP: every attempt in its own namespaces as an unprivileged user. NONE: plain processes (KAIROS_SANDBOX=none, or dev without bubblewrap).",
+});
+registerEnumType(LogStream, {
+  name: "LogStream",
+  valuesConfig: {
+    STDOUT: { description: "The program's standard output." },
+    STDERR: { description: "The program's standard error." },
+    SYSTEM: { description: "Kairos's own note in the log (the truncation marker)." },
+  },
+});
+registerEnumType(LogState, {
+  name: "LogState",
+  valuesConfig: {
+    LIVE: { description: "Being written, or ended and waiting for its archive: read with logs(...) or runLogs." },
+    ARCHIVING: { description: "Its archive is being written." },
+    ARCHIVED: { description: "In the blob store: logUrl downloads it (gzip); logs(...) still reads it." },
+    EXPIRED: { description: "Deleted by the log retention (KAIROS_LOG_RETENTION); reason says when." },
+  },
 });

@@ -300,6 +300,11 @@ export const Channels = {
   readyWake: (pool: string) => `kairos:wake:ready:${pool}`,
   /** Run status changes; payload is a serialized run event. */
   runEvents: "kairos:events:runs",
+  /**
+   * One run's log: each flush of its output that was stored (`{runId, attempt, token, chunks, ended}`).
+   * A channel per run, so only the API instances following that run receive its output.
+   */
+  runLogs: (runId: string) => `kairos:logs:${runId}`,
   /** Cancel requests for running runs, to whichever executor holds them; payload `{runId, nodeId, reason}`. */
   cancel: "kairos:cancel",
   /**

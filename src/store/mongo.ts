@@ -1,5 +1,6 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { ApiKeyDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { ApiKeyDoc, FireDoc, IdempotencyDoc, JobDoc, LogChunkDoc, LogSegmentDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import { LOG_INDEXES } from "./logs/indexes.js";
 
 export interface Collections {
   users: Collection<UserDoc>;
@@ -9,6 +10,10 @@ export interface Collections {
   nodes: Collection<NodeDoc>;
   apiKeys: Collection<ApiKeyDoc>;
   idempotency: Collection<IdempotencyDoc>;
+  /** Live log chunks (store/logs/). */
+  runLogs: Collection<LogChunkDoc>;
+  /** One document per attempt's log: live, archived, expired (store/logs/). */
+  runLogSegments: Collection<LogSegmentDoc>;
 }
 
 export interface Mongo {
@@ -47,6 +52,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     nodes: db.collection<NodeDoc>("nodes"),
     apiKeys: db.collection<ApiKeyDoc>("apiKeys"),
     idempotency: db.collection<IdempotencyDoc>("idempotency"),
+    runLogs: db.collection<LogChunkDoc>("runLogs"),
+    runLogSegments: db.collection<LogSegmentDoc>("runLogSegments"),
   };
   await Promise.all([
     c.users.createIndexes([{ key: { username: 1 }, name: "username_unique", unique: true }]),
@@ -76,6 +83,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { ownerId: 1, key: 1 }, name: "owner_key_unique", unique: true },
       { key: { expiresAt: 1 }, name: "expires_ttl", expireAfterSeconds: 0 },
     ]),
+    c.runLogs.createIndexes(LOG_INDEXES.runLogs),
+    c.runLogSegments.createIndexes(LOG_INDEXES.runLogSegments),
   ]);
   return { client, db, c, close: () => client.close() };
 }
