@@ -8,7 +8,7 @@ const LAYERS = [
   ["domain"],
   ["support"],
   ["timing"],
-  ["store", "shared-state"],
+  ["store", "shared-state", "blobs"],
   ["auth"],
   ["core"],
   ["dag"],
@@ -67,7 +67,7 @@ module.exports = {
     },
     {
       name: "no-dev-deps-in-production",
-      comment: "Production code does not import devDependencies (the MongoDB emulator is loaded by `kairos dev` only, dynamically).",
+      comment: "Production code does not import devDependencies (the MongoDB emulator and s3rver are loaded by `kairos dev` only, dynamically).",
       severity: "error",
       from: { path: "^src/" },
       to: { dependencyTypes: ["npm-dev"], dependencyTypesNot: ["dynamic-import", "type-only"] },

@@ -3,8 +3,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { LogArchiver, LogWriter } from "../core/index.js";
-import { Executor, type ExecutorOptions } from "../executor/index.js";
+import { LogArchiver, LogWriter, logBlobs } from "../core/index.js";
+import { ArtifactCache, Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
 import type { Clock } from "../shared-state/index.js";
@@ -38,12 +38,21 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
 }
 
 export async function startExecutor(config: KairosConfig, deps: RoleDeps, overrides: RoleOverrides, stops: Stops): Promise<Executor> {
-  const { mongo, state, runs, clock, log } = deps;
+  const { mongo, state, runs, clock, log, blobs } = deps;
+  const artifacts = blobs
+    ? new ArtifactCache({
+        dir: config.artifacts.cacheDir,
+        blobs,
+        maxArtifactBytes: config.artifacts.maxBytes,
+        maxBytes: config.artifacts.cacheMaxBytes,
+        log: log.child({ component: "artifact-cache" }),
+      })
+    : null;
   // Every executor archives ended logs (its own and any a dead node left) when there is a blob store.
-  const archiver = deps.blobs ? new LogArchiver({ mongo, blobs: deps.blobs, clock, log: log.child({ component: "log-archiver" }), settings: config.logs }) : null;
+  const archiver = blobs ? new LogArchiver({ mongo, blobs: logBlobs(blobs), clock, log: log.child({ component: "log-archiver" }), settings: config.logs }) : null;
   const logs = { writer: new LogWriter({ mongo, bus: state.bus, clock }), settings: config.logs, onEnded: () => archiver?.nudge() };
   const executor = new Executor(
-    { mongo, state, runs, clock, log: log.child({ component: "executor" }), logs },
+    { mongo, state, runs, clock, log: log.child({ component: "executor" }), artifacts, logs },
     {
       nodeName: config.nodeName,
       pools: config.pools,

@@ -4,7 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { JobService, LookupService, NodeReads, PoolCoverage, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
+import { JobService, logBlobs, LookupService, NodeReads, PoolCoverage, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -12,7 +12,7 @@ import { bridge, type Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
 
 /** The API's services plus the store and the shared state they are built on (for tests and metrics; resolvers never see these two). */
-export type AppServices = Services & Pick<Stores, "mongo" | "state">;
+export type AppServices = Services & Pick<Stores, "mongo" | "state" | "blobs">;
 
 /** The services the resolvers get: no store and no shared state among them. */
 export async function buildServices(config: KairosConfig, stores: Stores, opts: { log: Logger; clock: Clock; stageAheadMs: number }, stops: Stops): Promise<Services> {
@@ -38,7 +38,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
-    logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs, settings: config.logs, clock }),
+    logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs ? logBlobs(stores.blobs) : null, settings: config.logs, clock }),
   };
 }
 

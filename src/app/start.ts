@@ -56,7 +56,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const api = has("api") ? await startApi(config, services, ready, stops) : null;
     if (!api && config.metricsPort !== null) await startOps(config, config.metricsPort, services, ready, stops);
 
-    const appServices: AppServices = { ...services, mongo: stores.mongo, state: stores.state };
+    const appServices: AppServices = { ...services, mongo: stores.mongo, state: stores.state, blobs: stores.blobs };
     return { config, services: appServices, api, scheduler, executor, generatedAdminPassword, mongoUrl: stores.mongoUrl, stop: () => stops.all() };
   } catch (e) {
     await stops.all();

@@ -1,14 +1,16 @@
 /**
- * The stores a role runs on: MongoDB (or, in dev without MONGO_URL, the embedded emulator) and the
- * shared state (Redis with REDIS_URL, else in-memory).
+ * The stores a role runs on: MongoDB (or, in dev without MONGO_URL, the embedded emulator), the
+ * shared state (Redis with REDIS_URL, else in-memory) and the blob store (S3 with S3_BUCKET, else
+ * in dev the embedded S3 server, else none).
  */
 import { join } from "node:path";
+import { createS3BlobStore, type BlobStore } from "../blobs/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { createMemorySharedState, createRedisSharedState, type SharedState } from "../shared-state/index.js";
-import type { LogBlobs } from "../core/index.js";
 import { applyRetention, connectMongo, type Mongo } from "../store/index.js";
 import type { Logger } from "../support/index.js";
 import { loadEmulator } from "./dev-emulator.js";
+import { startEmbeddedS3 } from "./dev-s3.js";
 import type { Stops } from "./stops.js";
 
 type LogLevelName = "debug" | "info" | "warn" | "error";
@@ -21,8 +23,8 @@ export interface Stores {
   mongo: Mongo;
   mongoUrl: string;
   state: SharedState;
-  /** The blob store run logs are archived to; null when none is configured (logs then stay live until their retention). */
-  blobs: LogBlobs | null;
+  /** Artifacts and archived logs; null outside dev without S3_BUCKET (those features then say they need it). */
+  blobs: BlobStore | null;
 }
 
 export async function openStores(config: KairosConfig, log: Logger, stops: Stops): Promise<Stores> {
@@ -35,7 +37,33 @@ export async function openStores(config: KairosConfig, log: Logger, stops: Stops
     ? await createRedisSharedState({ url: config.redisUrl, prefix: config.redisPrefix, shardCount: config.shards, log: bridge(log, "redis") })
     : createMemorySharedState({ shardCount: config.shards });
   stops.push(() => state.close());
-  return { mongo, mongoUrl, state, blobs: null };
+  const blobs = await openBlobs(config, log, stops);
+  return { mongo, mongoUrl, state, blobs };
+}
+
+/** The blob store: S3 (S3_BUCKET), or in dev the embedded S3 server on the data dir, or none. */
+async function openBlobs(config: KairosConfig, log: Logger, stops: Stops): Promise<BlobStore | null> {
+  let settings = config.s3;
+  if (!settings) {
+    if (config.role !== "dev") {
+      log.warn("S3_BUCKET is not set: artifacts and archived logs are unavailable on this node");
+      return null;
+    }
+    const directory = join(config.dataDir, "s3");
+    const embedded = await startEmbeddedS3({ directory, bucket: "kairos" });
+    stops.push(() => embedded.stop());
+    log.info({ endpoint: embedded.settings.endpoint, directory }, "embedded S3 server started");
+    settings = embedded.settings;
+  }
+  const blobs = createS3BlobStore(settings);
+  stops.push(async () => blobs.close());
+  try {
+    await blobs.ensureBucket();
+  } catch (e) {
+    // Not fatal: scheduling does not need S3, and the store is tried again on every use.
+    log.error({ err: e, bucket: settings.bucket, endpoint: settings.endpoint }, "S3 bucket not reachable at start");
+  }
+  return blobs;
 }
 
 /** Only here (dev, no MONGO_URL) is the emulator package loaded; production roles never are. */

@@ -5,3 +5,5 @@ export type { LoginLimitSettings } from "../auth/index.js";
 export { settingDuration, type Env, type Rate } from "./parse.js";
 export { applyFlags } from "./flags.js";
 export { loadConfig } from "./load.js";
+export type { ArtifactSettings } from "./blobs.js";
+export type { BlobStoreSettings } from "../blobs/index.js";

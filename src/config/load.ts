@@ -11,6 +11,7 @@
 import { cpus, hostname } from "node:os";
 import { resolve } from "node:path";
 import { apiGuard } from "./api.js";
+import { artifactSettings, s3Settings } from "./blobs.js";
 import { adminSettings, jwtSecretSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { logSettings } from "./logs.js";
@@ -25,11 +26,12 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
   const jwtSecret = jwtSecretSetting(role, env);
   const pools = poolsSetting(env);
   const { adminUser, adminPassword } = adminSettings(env);
+  const dataDir = resolve(env.KAIROS_DATA_DIR ?? "./.kairos");
   return {
     role,
     port: int("KAIROS_PORT", env.KAIROS_PORT, 4000, 0, 65_535),
     host: env.KAIROS_HOST ?? (dev ? "127.0.0.1" : "0.0.0.0"),
-    dataDir: resolve(env.KAIROS_DATA_DIR ?? "./.kairos"),
+    dataDir,
     mongoUrl,
     mongoDb: env.MONGO_DB ?? "kairos",
     redisUrl,
@@ -49,5 +51,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     ...sandboxSettings(dev, env),
     ...logSettings(env),
     api: apiGuard(env, dev),
+    s3: s3Settings(env),
+    artifacts: artifactSettings(dev, dataDir, env),
   };
 }

@@ -6,6 +6,8 @@ import type { ResourceRequest } from "../domain/index.js";
 import type { LogLevel } from "../support/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
 import type { LogSettings } from "../core/index.js";
+import type { BlobStoreSettings } from "../blobs/index.js";
+import type { ArtifactSettings } from "./blobs.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
 export type Role = (typeof ROLES)[number];
@@ -93,4 +95,12 @@ export interface KairosConfig {
   retention: { runsMs: number; firesMs: number; logsMs: number };
   /** API role: query limits, request rate limits and login protection (README "Limits"). */
   api: ApiGuardSettings;
+  /**
+   * Blob storage for artifacts and archived logs: `S3_BUCKET`, `S3_ENDPOINT`, `S3_PUBLIC_ENDPOINT`,
+   * `S3_REGION`, `S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY`, `S3_FORCE_PATH_STYLE` (src/config/blobs.ts).
+   * Null without S3_BUCKET: `dev` embeds an S3 server; other roles have no artifacts or archived logs.
+   */
+  s3: BlobStoreSettings | null;
+  /** Artifact limits and the executor's artifact cache (src/config/blobs.ts). */
+  artifacts: ArtifactSettings;
 }

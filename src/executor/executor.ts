@@ -19,6 +19,7 @@ import { Channels, type Clock, type SharedState, type Unsubscribe } from "../sha
 import { Wakeup } from "../support/index.js";
 import { newId, type Mongo } from "../store/index.js";
 import { NodeStore } from "../store/index.js";
+import type { ArtifactCache } from "./artifact-cache.js";
 import type { Attempt } from "./attempt.js";
 import { Attempts } from "./attempts.js";
 import { Capacity } from "./capacity.js";
@@ -41,6 +42,8 @@ export interface ExecutorDeps {
   log: Logger;
   /** Run logs: where the attempts' output goes (absent: only the output tail is kept). */
   logs?: { writer: LogWriter; settings: LogSettings; onEnded?: () => void } | null;
+  /** Uploaded scripts and binaries, fetched and verified by sha256 (null: no blob store on this node). */
+  artifacts?: ArtifactCache | null;
 }
 
 export class Executor {

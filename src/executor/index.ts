@@ -1,2 +1,3 @@
 export * from "./executor.js";
 export * from "./sandbox/egress.js";
+export * from "./artifact-cache.js";

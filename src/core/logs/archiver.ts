@@ -116,8 +116,9 @@ export class LogArchiver {
     }
     const { log, index } = await builder.build();
     const keys = archiveKeys(held);
-    await blobs.put(keys.index, index, { contentType: "application/json", contentEncoding: "gzip" });
-    await blobs.put(keys.log, log, { contentType: "text/plain; charset=utf-8" });
+    // Stored as the .gz files they are (no Content-Encoding): a download gets the gzip itself.
+    await blobs.put(keys.index, index, { contentType: "application/gzip" });
+    await blobs.put(keys.log, log, { contentType: "application/gzip" });
     const at = this.deps.clock();
     if (!(await markLogArchived(mongo, held._id, until, keys.log, new Date(at), new Date(at + settings.retentionMs)))) return false;
     await deleteLogChunks(mongo, held.runId, held.token);

@@ -6,3 +6,4 @@ export * from "./settings.js";
 export * from "./types.js";
 export * from "./writer.js";
 export * from "./service.js";
+export * from "./blobs.js";
