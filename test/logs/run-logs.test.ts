@@ -91,11 +91,15 @@ describe("run logs", () => {
     expect(page.run.logs[0]!.offset).toBe(6);
     expect(expected(10).slice(6).startsWith(page.run.logs[0]!.data)).toBe(true);
     // Bad arguments are refused with what is allowed.
-    for (const vars of [{ offset: -1 }, { limit: 0 }, { limit: 5000 }]) {
+    for (const vars of [{ offset: -1 }, { limit: 0 }, { limit: 1001 }]) {
       const bad = await gql(t.app.url, q, { id: run.id, ...vars }, t.admin);
       expect(bad.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
-      expect(bad.errors?.[0]?.message).toMatch(/offset|limit/);
+      expect(bad.errors?.[0]?.message).toMatch(vars.offset !== undefined ? /offset: must be a byte offset/ : /limit: must be 1 to 1000 chunks/);
     }
+    // A huge limit is priced by the query cost before it runs.
+    const costly = await gql(t.app.url, q, { id: run.id, limit: 100_000 }, t.admin);
+    expect(costly.errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION_FAILED");
+    expect(costly.errors?.[0]?.message).toMatch(/cost/i);
   });
 
   it("caps an attempt's log with a visible truncation marker; outputTail stays", async () => {

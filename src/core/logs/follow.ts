@@ -124,7 +124,9 @@ class LogFollower {
         const seg = this.seg;
         // The bus's chunks that continue the cursor, else the store's.
         let got = this.fromBus(seg.token);
-        if (got.length === 0) got = (await this.deps.reads.readSegment(seg, this.offset, READ_BATCH)).filter((c) => c.offset + c.size > this.offset).map((c) => fromByte(c, this.offset));
+        // A log that is no longer live has nothing past its recorded size (it counts stored chunks only).
+        const more = seg.state === LogState.LIVE || this.offset < seg.bytes;
+        if (got.length === 0 && more) got = (await this.deps.reads.readSegment(seg, this.offset, READ_BATCH)).filter((c) => c.offset + c.size > this.offset).map((c) => fromByte(c, this.offset));
         for (const c of got) {
           if (this.closed) return;
           this.offset = c.offset + c.size;
