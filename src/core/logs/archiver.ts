@@ -45,12 +45,13 @@ export interface LogArchiverDeps {
 export class LogArchiver {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private stopped = true;
+  private started = false;
+  private stopped = false;
 
   constructor(private readonly deps: LogArchiverDeps) {}
 
   start(): void {
-    this.stopped = false;
+    this.started = true;
     this.schedule(this.deps.settings.sweepMs);
   }
 
@@ -63,7 +64,7 @@ export class LogArchiver {
 
   /** An attempt's log ended: sweep soon rather than at the next period. */
   nudge(): void {
-    if (!this.stopped && !this.running) this.schedule(50);
+    if (this.started && !this.stopped && !this.running) this.schedule(50);
   }
 
   private schedule(ms: number): void {
