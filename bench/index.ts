@@ -6,7 +6,7 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput,sandbox   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox,logs   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
  *            median round of each is tabled, every round listed; default 3, 1 with --quick)
@@ -29,6 +29,7 @@ import {
 import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
 import { extraRatioLines, formatStages, isKairos, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
+import { benchLogs, formatLogs } from "./logs.js";
 import { benchSandbox, formatSandbox } from "./sandbox.js";
 import { burstRatios, formatBurst, formatSchedules, formatThroughput, label, scheduleRatios } from "./lib/report.js";
 import type { BurstResult, ScheduleResult, ThroughputResult } from "./lib/shapes.js";
@@ -43,7 +44,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,logs").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -206,6 +207,13 @@ async function main(): Promise<void> {
       const rs = [await benchSandbox("none", { runs, slots: 4 }), await benchSandbox("bubblewrap", { runs, slots: 4 })];
       all.sandbox = rs;
       console.log(formatSandbox(rs, runs, 4) + "\n");
+    }
+    if (shapes.includes("logs") && systems.includes("kairos")) {
+      // Not a BullMQ shape either: BullMQ keeps no program output.
+      const mb = quick ? 8 : 32;
+      const rs = await section("log throughput", () => benchLogs({ scenarios: [{ runs: 1, mb }, { runs: 10, mb: mb / 4 }], runtime: kairosBase.runtime }));
+      all.logs = rs;
+      console.log(formatLogs(rs) + "\n");
     }
   } finally {
     await redis.stop();

@@ -52,7 +52,9 @@ export class LogCapture {
   /** Output read from the attempt's process. */
   write(chunk: Buffer, stream: "stdout" | "stderr"): void {
     if (this.ended || this.refused) return;
-    this.add(this.decoders[stream].write(chunk), stream === "stdout" ? LogStream.STDOUT : LogStream.STDERR);
+    const text = this.decoders[stream].write(chunk);
+    // Whole ASCII (most output): the bytes are the text's, no need to encode it again.
+    this.add(text, stream === "stdout" ? LogStream.STDOUT : LogStream.STDERR, text.length === chunk.length ? chunk : undefined);
   }
 
   /** The process ended: the rest of its output (a partial character) and the cap's note, then the log is complete. */
@@ -65,9 +67,9 @@ export class LogCapture {
     this.shipper.flushSoon();
   }
 
-  private add(text: string, stream: LogStream): void {
+  private add(text: string, stream: LogStream, bytes?: Buffer): void {
     if (text.length === 0) return;
-    let data = Buffer.from(text, "utf8");
+    let data = bytes ?? Buffer.from(text, "utf8");
     if (this.truncated) {
       this.dropped += data.length;
       return;
