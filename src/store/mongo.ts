@@ -29,9 +29,6 @@ export function isDuplicateKey(e: unknown): boolean {
   return e instanceof MongoServerError && e.code === 11000;
 }
 
-/** Finished runs are kept this long by default (DESIGN.md §2: retention configurable). */
-export const DEFAULT_RUN_RETENTION_SECONDS = 5 * 365 * 24 * 3600;
-
 /**
  * Connects and makes sure every index exists. Index creation is idempotent, so every process
  * runs it at start; a unique index that cannot be built (duplicates already stored) fails loudly.
@@ -68,7 +65,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { jobId: 1, scheduledFor: -1 }, name: "job_scheduledFor" },
       { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
-      { key: { finishedAt: 1 }, name: "finished_ttl", expireAfterSeconds: DEFAULT_RUN_RETENTION_SECONDS },
+      // finished_ttl (finishedAt, the run retention) is set by retention.ts from the settings: an
+      // index created here with a fixed expiry would conflict with a configured one at the next start.
       // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).
       { key: { ownerId: 1, queuedAt: 1 }, name: "held_by_limit", partialFilterExpression: { heldByLimit: true } },
     ]),
