@@ -123,6 +123,24 @@ describe("run logs", () => {
     expect(d.run.logs.filter((c) => c.stream !== "SYSTEM").reduce((n, c) => n + c.size, 0)).toBe(4096);
   });
 
+  it("refuses a subscription's bad arguments before any chunk, saying what is allowed", async () => {
+    const jobId = await runCommand(t.app.url, t.admin, "echo hi");
+    const run = await runOf(t.app.url, t.admin, jobId);
+    await finishedRun(t.app.url, t.admin, jobId);
+    const client = wsClient(t.app.wsUrl, t.admin);
+    try {
+      const neg = await follow(client, { runId: run.id, fromOffset: -5 }, () => false, () => undefined, 5_000);
+      expect(neg.chunks).toEqual([]);
+      expect(JSON.stringify(neg.errors)).toMatch(/fromOffset: must be a byte offset/);
+      const token = await follow(client, { runId: run.id, token: 999 }, () => false, () => undefined, 5_000);
+      expect(JSON.stringify(token.errors)).toMatch(/has no log for token 999; its logs are for tokens: \d+ \(attempt 1\)/);
+      const missing = await follow(client, { runId: "6b0000000000000000000000" }, () => false, () => undefined, 5_000);
+      expect(JSON.stringify(missing.errors)).toContain("NOT_FOUND");
+    } finally {
+      await client.dispose();
+    }
+  });
+
   it("another user's run: logs, logUrl and the subscription answer NOT_FOUND", async () => {
     const jobId = await runCommand(t.app.url, t.admin, "echo secret-output");
     const run = await runOf(t.app.url, t.admin, jobId);
