@@ -25,15 +25,21 @@ export async function applyRetention(mongo: Mongo, r: RetentionSeconds): Promise
 }
 
 async function ensureTtl<T extends Document>(coll: Collection<T>, field: string, name: string, seconds: number): Promise<void> {
-  const existing = (await coll.listIndexes().toArray()).find((i) => i.name === name);
+  const current = async () => (await coll.listIndexes().toArray().catch(() => [])).find((i) => i.name === name);
+  const existing = await current();
   if (existing && existing.expireAfterSeconds === seconds) return;
-  if (existing) {
-    try {
-      await coll.db.command({ collMod: coll.collectionName, index: { name, expireAfterSeconds: seconds } });
-      return;
-    } catch {
-      await coll.dropIndex(name);
+  try {
+    if (existing) {
+      try {
+        await coll.db.command({ collMod: coll.collectionName, index: { name, expireAfterSeconds: seconds } });
+        return;
+      } catch {
+        await coll.dropIndex(name);
+      }
     }
+    await coll.createIndex({ [field]: 1 } as Document, { name, expireAfterSeconds: seconds });
+  } catch (e) {
+    // Every role applies the settings at start: another process may have done it meanwhile.
+    if ((await current())?.expireAfterSeconds !== seconds) throw e;
   }
-  await coll.createIndex({ [field]: 1 } as Document, { name, expireAfterSeconds: seconds });
 }
