@@ -106,6 +106,9 @@ export class Attempts {
     const capture = this.deps.logs?.open(runId, attempt, token);
     const end = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
     capture?.end();
+    // Handed back on shutdown: its last output goes before the run is back in the queue (after
+    // that, the store refuses this claim's chunks).
+    if (capture && a.stop === "SHUTDOWN") await this.deps.logs!.flush();
     this.deps.capacity.release(slot, a.resources);
     this.deps.wake(); // the slot is free
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the

@@ -119,7 +119,7 @@ export class LogShipper {
   private readonly captures = new Map<string, LogCapture>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
-  private again = false;
+  private next: Promise<void> | null = null;
   private pendingBytes = 0;
   private soon = false;
   private failures = 0;
@@ -165,18 +165,21 @@ export class LogShipper {
     });
   }
 
-  /** Writes what every attempt has pending, in one batch; resolves when written (or failed). */
+  /**
+   * Writes what every attempt has pending, in one batch; resolves when what was pending at the
+   * call is written (or its write failed). While a flush is in flight, the next one is chained
+   * behind it (one for all callers meanwhile).
+   */
   flush(): Promise<void> {
     if (this.flushing) {
-      this.again = true;
-      return this.flushing;
+      this.next ??= this.flushing.then(() => {
+        this.next = null;
+        return this.flush();
+      });
+      return this.next;
     }
     this.flushing = this.write().finally(() => {
       this.flushing = null;
-      if (this.again) {
-        this.again = false;
-        void this.flush();
-      }
     });
     return this.flushing;
   }

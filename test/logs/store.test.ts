@@ -115,6 +115,35 @@ describe("log store", () => {
     await shipper.stop();
   });
 
+  it("a flush asked while one is in flight resolves once what was pending at the call is written", async () => {
+    const calls: LogBatch[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const writer = {
+      write: async (b: LogBatch[]) => {
+        calls.push(b);
+        if (calls.length === 1) await gate;
+        return new Set<string>();
+      },
+    } as unknown as LogWriter;
+    const shipper = new LogShipper({ writer, nodeId: "n", log: silentLogger(), settings: { ...DEFAULT_LOG_SETTINGS, flushMs: 60_000 } });
+    const c = shipper.open("run-f", 1, 1);
+    c.write(Buffer.from("first\n"), "stdout");
+    const first = shipper.flush();
+    c.write(Buffer.from("last\n"), "stdout");
+    c.end();
+    const second = shipper.flush();
+    let secondDone = false;
+    void second.then(() => (secondDone = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(secondDone).toBe(false); // waits behind the one in flight
+    release();
+    await Promise.all([first, second]);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]![0]).toMatchObject({ ended: true, chunks: [{ offset: 6, data: "last\n" }] });
+    await shipper.stop();
+  });
+
   it("caps a log: keeps what fits whole (no cut character), marks the cut, counts the rest", async () => {
     const calls: LogBatch[][] = [];
     const writer = { write: async (b: LogBatch[]) => (calls.push(b), new Set<string>()) } as unknown as LogWriter;
