@@ -7,6 +7,7 @@
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
  * Options: --shapes burst,schedules,throughput,sandbox,dag   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox,logs   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
@@ -32,6 +33,7 @@ import {
 import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
 import { extraRatioLines, formatStages, isKairos, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
+import { benchLogs, formatLogs } from "./logs.js";
 import { benchSandbox, formatSandbox } from "./sandbox.js";
 import { burstRatios, formatBurst, formatSchedules, formatThroughput, label, scheduleRatios } from "./lib/report.js";
 import type { BurstResult, ScheduleResult, ThroughputResult } from "./lib/shapes.js";
@@ -46,7 +48,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,logs").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop,http").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -220,6 +222,13 @@ async function main(): Promise<void> {
       const rs = [await benchSandbox("none", { runs, slots: 4 }), await benchSandbox("bubblewrap", { runs, slots: 4 })];
       all.sandbox = rs;
       console.log(formatSandbox(rs, runs, 4) + "\n");
+    }
+    if (shapes.includes("logs") && systems.includes("kairos")) {
+      // Not a BullMQ shape either: BullMQ keeps no program output.
+      const mb = quick ? 8 : 32;
+      const rs = await section("log throughput", () => benchLogs({ scenarios: [{ runs: 1, mb }, { runs: 10, mb: mb / 4 }], runtime: kairosBase.runtime }));
+      all.logs = rs;
+      console.log(formatLogs(rs) + "\n");
     }
   } finally {
     await redis.stop();

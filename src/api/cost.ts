@@ -3,7 +3,7 @@
  * server has to produce for it.
  *
  * - Every field costs 1 plus what is selected below it.
- * - A field with a `first` or `count` argument (connections, `nextFires`) returns that many
+ * - A field with a `first`, `count` or `limit` argument (connections, `nextFires`, a run's `logs`) returns that many
  *   items: what is below it is paid that many times, `1 + n × below`. Without the argument, the
  *   resolver's default page (`first`: 20) or the argument's schema default (`count: 5`) counts.
  * - A list of objects without such an argument (`users`, `nodes`, a backfill's `runs`) is
@@ -17,6 +17,7 @@
  */
 import { getNullableType, isListType, type GraphQLSchema, type DocumentNode } from "graphql";
 import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
+import { DEFAULT_LOG_READ_CHUNKS } from "../core/index.js";
 import { DEFAULT_PAGE } from "../resolvers/index.js";
 
 /** What a list of objects without a size argument is charged as. */
@@ -25,16 +26,17 @@ export const ASSUMED_LIST_SIZE = 20;
 /** Past this many fields and fragments the analysis itself stops (the document is refused). */
 const MAX_QUERY_NODES = 10_000;
 
-function listSize(args: Record<string, unknown>, hasSizeArg: boolean): number | null {
+function listSize(args: Record<string, unknown>, hasSizeArg: boolean, dflt: number): number | null {
   if (!hasSizeArg) return null;
-  const n = args.first ?? args.count;
-  return typeof n === "number" && Number.isFinite(n) ? Math.max(0, n) : DEFAULT_PAGE;
+  const n = args.first ?? args.count ?? args.limit;
+  return typeof n === "number" && Number.isFinite(n) ? Math.max(0, n) : dflt;
 }
 
 export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (type.name.startsWith("__") || field.name.startsWith("__")) return 0;
-  const hasSizeArg = field.args.some((a) => a.name === "first" || a.name === "count");
-  const sized = listSize(args, hasSizeArg);
+  const hasSizeArg = field.args.some((a) => a.name === "first" || a.name === "count" || a.name === "limit");
+  // `limit` (a run's `logs`): its default page is the log reader's.
+  const sized = listSize(args, hasSizeArg, field.args.some((a) => a.name === "limit") ? DEFAULT_LOG_READ_CHUNKS : DEFAULT_PAGE);
   if (sized !== null) return 1 + sized * Math.max(1, childComplexity);
   const unsizedList = childComplexity > 0 && isListType(getNullableType(field.type)) && !type.name.endsWith("Connection");
   if (unsizedList) return 1 + ASSUMED_LIST_SIZE * childComplexity;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
 import type { SweeperOptions } from "../dag/index.js";
-import { ArtifactSweeper } from "../core/index.js";
+import { ArtifactSweeper, LogArchiver, LogWriter, logBlobs } from "../core/index.js";
 import { ArtifactCache, Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
@@ -55,8 +55,11 @@ export async function startExecutor(config: KairosConfig, deps: RoleDeps, overri
         log: log.child({ component: "artifact-cache" }),
       })
     : null;
+  // Every executor archives ended logs (its own and any a dead node left) when there is a blob store.
+  const archiver = blobs ? new LogArchiver({ mongo, blobs: logBlobs(blobs), clock, log: log.child({ component: "log-archiver" }), settings: config.logs }) : null;
+  const logs = { writer: new LogWriter({ mongo, bus: state.bus, clock }), settings: config.logs, onEnded: () => archiver?.nudge() };
   const executor = new Executor(
-    { mongo, state, runs, clock, log: log.child({ component: "executor" }), artifacts },
+    { mongo, state, runs, clock, log: log.child({ component: "executor" }), artifacts, logs },
     {
       nodeName: config.nodeName,
       pools: config.pools,
@@ -78,6 +81,10 @@ export async function startExecutor(config: KairosConfig, deps: RoleDeps, overri
   );
   await executor.start();
   stops.push(() => executor.stop());
+  if (archiver) {
+    archiver.start();
+    stops.push(() => archiver.stop());
+  }
   return executor;
 }
 

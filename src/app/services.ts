@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, HttpSigning, resolveArtifact, JobService, LookupService, NodeReads, PoolCoverage, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, HttpSigning, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -63,6 +63,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dagEngine,
     httpSigning: new HttpSigning({ mongo, clock }),
     artifacts,
+    logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs ? logBlobs(stores.blobs) : null, settings: config.logs, clock }),
   };
 }
 

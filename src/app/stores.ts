@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createS3BlobStore, type BlobStore } from "../blobs/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { createMemorySharedState, createRedisSharedState, type SharedState } from "../shared-state/index.js";
-import { connectMongo, type Mongo } from "../store/index.js";
+import { applyRetention, connectMongo, type Mongo } from "../store/index.js";
 import type { Logger } from "../support/index.js";
 import { loadEmulator } from "./dev-emulator.js";
 import { startEmbeddedS3 } from "./dev-s3.js";
@@ -31,6 +31,8 @@ export async function openStores(config: KairosConfig, log: Logger, stops: Stops
   const mongoUrl = config.mongoUrl ?? (await startDevEmulator(config, log, stops));
   const mongo = await connectMongo(mongoUrl, config.mongoDb, { appName: `kairos-${config.role}` });
   stops.push(() => mongo.close());
+  const { retention } = config;
+  await applyRetention(mongo, { runs: Math.round(retention.runsMs / 1000), fires: Math.round(retention.firesMs / 1000), logs: Math.round(retention.logsMs / 1000) });
   const state: SharedState = config.redisUrl
     ? await createRedisSharedState({ url: config.redisUrl, prefix: config.redisPrefix, shardCount: config.shards, log: bridge(log, "redis") })
     : createMemorySharedState({ shardCount: config.shards });

@@ -15,6 +15,7 @@ import { artifactSettings, s3Settings } from "./blobs.js";
 import { adminSettings, jwtSecretSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { jobKindSettings } from "./job-kinds.js";
+import { logSettings } from "./logs.js";
 import { int, settingDuration, type Env } from "./parse.js";
 import { schedulerSettings } from "./scheduler.js";
 import type { KairosConfig, Role } from "./settings.js";
@@ -50,6 +51,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     ...schedulerSettings(env),
     ...sandboxSettings(dev, env),
     ...jobKindSettings(env),
+    ...logSettings(env),
     api: apiGuard(env, dev),
     s3: s3Settings(env),
     artifacts: artifactSettings(dev, dataDir, env),

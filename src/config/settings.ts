@@ -5,6 +5,7 @@
 import type { ResourceRequest } from "../domain/index.js";
 import type { LogLevel } from "../support/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
+import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
 import type { ArtifactSettings } from "./blobs.js";
 
@@ -94,6 +95,10 @@ export interface KairosConfig {
    * (`KAIROS_HTTP_JOB_ALLOWED_CIDRS`, default none) and more they may not (`KAIROS_HTTP_JOB_DENIED_CIDRS`).
    */
   jobKinds: { interpreters: string[] | null; httpAllowedCidrs: string[]; httpDeniedCidrs: string[] };
+  /** Run logs: cap per attempt, flush period, archive retention, link lifetime (src/config/logs.ts). */
+  logs: LogSettings;
+  /** How long the store keeps finished runs (with their history), fire-ledger entries and live log chunks (TTL indexes). */
+  retention: { runsMs: number; firesMs: number; logsMs: number };
   /** API role: query limits, request rate limits and login protection (README "Limits"). */
   api: ApiGuardSettings;
   /**

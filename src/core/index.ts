@@ -14,3 +14,4 @@ export * from "./runs/index.js";
 export * from "./users.js";
 export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, type IdempotencyOptions } from "./idempotency.js";
+export * from "./logs/index.js";

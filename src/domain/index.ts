@@ -16,3 +16,4 @@ export * from "./policies.js";
 export * from "./statuses.js";
 export * from "./time.js";
 export * from "./timers.js";
+export * from "./logs.js";

@@ -13,6 +13,7 @@ import { knownRun, newAttempt, stopAttempt, type Attempt, type Claim, type StopR
 import type { Capacity } from "./capacity.js";
 import type { ConfirmQueue } from "./confirm-queue.js";
 import type { Deadlines } from "./deadlines.js";
+import type { LogShipper } from "./log-capture.js";
 import type { ReportBackoff, Reporter } from "./report.js";
 import type { SlotRunner } from "./slot-runner.js";
 
@@ -29,6 +30,8 @@ export interface AttemptsDeps {
   backoff: ReportBackoff;
   /** A slot freed or an attempt left: the pull loop may take more. */
   wake: () => void;
+  /** Captures each attempt's output for the run's log (absent: only the output tail is kept). */
+  logs?: LogShipper | null;
 }
 
 export class Attempts {
@@ -100,7 +103,12 @@ export class Attempts {
     // Made only when something is logged (most attempts log nothing at the default levels' cost).
     let child: Logger | undefined;
     const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
-    const end = await this.deps.slots.run(a, run, slot);
+    const capture = this.deps.logs?.open(runId, attempt, token);
+    const end = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
+    capture?.end();
+    // Handed back on shutdown: its last output goes before the run is back in the queue (after
+    // that, the store refuses this claim's chunks).
+    if (capture && a.stop === "SHUTDOWN") await this.deps.logs!.flush();
     this.deps.capacity.release(slot, a.resources);
     this.deps.wake(); // the slot is free
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the

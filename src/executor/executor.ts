@@ -15,7 +15,7 @@
  * - claim-guard.ts: after a Redis data loss, the claim markers of unconfirmed takes written back.
  */
 import type { Logger } from "../support/index.js";
-import type { RunService } from "../core/index.js";
+import type { LogSettings, LogWriter, RunService } from "../core/index.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../shared-state/index.js";
 import { Wakeup } from "../support/index.js";
 import { newId, type Mongo } from "../store/index.js";
@@ -28,6 +28,7 @@ import { ClaimGuard } from "./claim-guard.js";
 import { ConfirmQueue } from "./confirm-queue.js";
 import { Deadlines } from "./deadlines.js";
 import { JobKinds } from "./kinds/job-kinds.js";
+import { LogShipper } from "./log-capture.js";
 import { NodeRegistry } from "./node-registry.js";
 import { leaseSafeMs, resolveOptions, type ExecutorOptions, type ResolvedOptions } from "./options.js";
 import { PullLoop } from "./pull-loop.js";
@@ -45,6 +46,8 @@ export interface ExecutorDeps {
   log: Logger;
   /** Uploaded scripts and binaries, fetched and verified by sha256 (null: no blob store on this node). */
   artifacts?: ArtifactCache | null;
+  /** Run logs: where the attempts' output goes (absent: only the output tail is kept). */
+  logs?: { writer: LogWriter; settings: LogSettings; onEnded?: () => void } | null;
 }
 
 export class Executor {
@@ -61,6 +64,7 @@ export class Executor {
   private readonly attempts: Attempts;
   private readonly pull: PullLoop;
   private readonly claimGuard: ClaimGuard;
+  private readonly logShipper: LogShipper | null;
   private readonly kinds: JobKinds;
   /** The ready queues this node pulls from: its pools', and their script queues of the interpreters it has. */
   private readonly queues: string[];
@@ -89,7 +93,8 @@ export class Executor {
     const backoff = new ReportBackoff();
     const reporter = new Reporter({ runs, clock, log, nodeId, leaseMs: o.leaseMs }, this.gate);
     const { capacity, deadlines, confirms, slots } = this;
-    this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake });
+    this.logShipper = deps.logs ? new LogShipper({ ...deps.logs, nodeId, log }) : null;
+    this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake, logs: this.logShipper });
     const parts = { capacity, attempts: this.attempts, gate: this.gate, backoff, wakeup: this.wakeup };
     this.claimGuard = new ClaimGuard({ state: deps.state, attempts: table, clock, log });
     this.pull = new PullLoop({ o: { ...o, pools: this.queues }, canRun: (spec) => kinds.canRun(spec), nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
@@ -102,6 +107,7 @@ export class Executor {
   async start(): Promise<void> {
     const sandbox = this.slots.open(this.o);
     this.deadlines.startSupervisor();
+    this.logShipper?.start();
     await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()), this.kinds.interpreters);
     for (const pool of this.queues) {
       this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wakeup.wake()));
@@ -142,8 +148,9 @@ export class Executor {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.deadlines.stopWatchdog();
     this.claimGuard.stop();
-    // Every attempt has ended: no confirm is left to send.
+    // Every attempt has ended: no confirm is left to send, and their logs' last chunks go now.
     this.confirms.clear();
+    await this.logShipper?.stop();
     for (const u of this.unsubs) await u().catch(() => undefined);
     this.unsubs = [];
     await this.deadlines.stopSupervisor();

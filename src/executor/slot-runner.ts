@@ -49,7 +49,7 @@ export class SlotRunner {
    * Runs the attempt of `run` in `slot` until its process ends, and marks it ended. A run that
    * cannot be set up (a cgroup could not be made ...) fails; the node does not.
    */
-  async run(a: Attempt, run: RunDoc, slot: number): Promise<ProcessEnd> {
+  async run(a: Attempt, run: RunDoc, slot: number, onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void): Promise<ProcessEnd> {
     const watchId = watchIdOf(a);
     const { deadlines } = this.deps;
     let result: ProcessResult;
@@ -69,7 +69,7 @@ export class SlotRunner {
       await this.deps.kinds.install(run, p.process.cwd);
       if (dagFiles) writeDagFiles(p.process.cwd, dagFiles);
       result = await runProcess(
-        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt) },
+        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt), onOutput },
         a.abort,
       );
       if (run.dagRunId && result.exitCode === 0) dagResult = readDagResult(p.process.cwd);

@@ -1,7 +1,7 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
 import type { DagEngine, DagEvents, DagService } from "../dag/index.js";
-import type { ArtifactService, RunEvents } from "../core/index.js";
+import type { ArtifactService, RunEvents, RunLogs } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
@@ -27,6 +27,8 @@ export interface Services extends AuthParts {
   nodes: NodeReads;
   /** Each request's batched reads by id. */
   lookups: LookupService;
+  /** Run logs: reads, links and the live stream. */
+  logs: RunLogs;
   /** Run status events, for subscriptions. */
   events: RunEvents;
   pools: PoolCoverage;

@@ -25,6 +25,8 @@ import {
   FireOutcome,
   IsolationMode,
   JobStatus,
+  LogState,
+  LogStream,
   NetworkAccess,
   NodeStatus,
   RunTrigger,
@@ -58,6 +60,8 @@ export {
   DagRunStatus,
   GraphFormat,
   ArtifactStatus,
+  LogStream,
+  LogState,
 };
 
 registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
@@ -143,6 +147,23 @@ registerEnumType(TriggerRule, { name: "TriggerRule", description: "When a DAG ta
 registerEnumType(DagTaskState, { name: "DagTaskState", description: "The state of a DAG task (or of one instance of a mapped task) in a DAG run." });
 registerEnumType(DagRunStatus, { name: "DagRunStatus", description: "RUNNING until no task can move any more; then SUCCEEDED, FAILED or CANCELLED." });
 registerEnumType(GraphFormat, { name: "GraphFormat", description: "MERMAID (a flowchart for Markdown) or DOT (Graphviz)." });
+registerEnumType(LogStream, {
+  name: "LogStream",
+  valuesConfig: {
+    STDOUT: { description: "The program's standard output." },
+    STDERR: { description: "The program's standard error." },
+    SYSTEM: { description: "Kairos's own note in the log (the truncation marker)." },
+  },
+});
+registerEnumType(LogState, {
+  name: "LogState",
+  valuesConfig: {
+    LIVE: { description: "Being written, or ended and waiting for its archive: read with logs(...) or runLogs." },
+    ARCHIVING: { description: "Its archive is being written." },
+    ARCHIVED: { description: "In the blob store: logUrl downloads it (gzip); logs(...) still reads it." },
+    EXPIRED: { description: "Deleted by the log retention (KAIROS_LOG_RETENTION); reason says when." },
+  },
+});
 registerEnumType(ArtifactStatus, {
   name: "ArtifactStatus",
   valuesConfig: {

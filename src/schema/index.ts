@@ -3,6 +3,7 @@ export * from "./enums.js";
 export * from "./job.input.js";
 export * from "./job.type.js";
 export * from "./job-kinds.type.js";
+export * from "./log.type.js";
 export * from "./node.type.js";
 export * from "./resources.type.js";
 export * from "./run.type.js";

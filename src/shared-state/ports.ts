@@ -326,6 +326,11 @@ export const Channels = {
   runEvents: "kairos:events:runs",
   /** DAG run changes (task states, the run's status); payload is a JSON array of DAG events (src/dag/engine/events.ts). */
   dagEvents: "kairos:events:dags",
+  /**
+   * One run's log: each flush of its output that was stored (`{runId, attempt, token, chunks, ended}`).
+   * A channel per run, so only the API instances following that run receive its output.
+   */
+  runLogs: (runId: string) => `kairos:logs:${runId}`,
   /** Cancel requests for running runs, to whichever executor holds them; payload `{runId, nodeId, reason}`. */
   cancel: "kairos:cancel",
   /**

@@ -1,5 +1,6 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { ApiKeyDoc, ArtifactDoc, DagDoc, DagRunDoc, FireDoc, IdempotencyDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { ApiKeyDoc, ArtifactDoc, DagDoc, DagRunDoc, FireDoc, IdempotencyDoc, JobDoc, LogChunkDoc, LogSegmentDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import { LOG_INDEXES } from "./logs/indexes.js";
 
 export interface Collections {
   users: Collection<UserDoc>;
@@ -11,6 +12,10 @@ export interface Collections {
   idempotency: Collection<IdempotencyDoc>;
   dags: Collection<DagDoc>;
   dagRuns: Collection<DagRunDoc>;
+  /** Live log chunks (store/logs/). */
+  runLogs: Collection<LogChunkDoc>;
+  /** One document per attempt's log: live, archived, expired (store/logs/). */
+  runLogSegments: Collection<LogSegmentDoc>;
   artifacts: Collection<ArtifactDoc>;
 }
 
@@ -26,9 +31,6 @@ export const newId = (): string => new ObjectId().toHexString();
 export function isDuplicateKey(e: unknown): boolean {
   return e instanceof MongoServerError && e.code === 11000;
 }
-
-/** Finished runs are kept this long by default (DESIGN.md §2: retention configurable). */
-export const DEFAULT_RUN_RETENTION_SECONDS = 5 * 365 * 24 * 3600;
 
 /**
  * Connects and makes sure every index exists. Index creation is idempotent, so every process
@@ -52,6 +54,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     idempotency: db.collection<IdempotencyDoc>("idempotency"),
     dags: db.collection<DagDoc>("dags"),
     dagRuns: db.collection<DagRunDoc>("dagRuns"),
+    runLogs: db.collection<LogChunkDoc>("runLogs"),
+    runLogSegments: db.collection<LogSegmentDoc>("runLogSegments"),
     artifacts: db.collection<ArtifactDoc>("artifacts"),
   };
   await Promise.all([
@@ -67,7 +71,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { jobId: 1, scheduledFor: -1 }, name: "job_scheduledFor" },
       { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
-      { key: { finishedAt: 1 }, name: "finished_ttl", expireAfterSeconds: DEFAULT_RUN_RETENTION_SECONDS },
+      // finished_ttl (finishedAt, the run retention) is set by retention.ts from the settings: an
+      // index created here with a fixed expiry would conflict with a configured one at the next start.
       // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).
       { key: { ownerId: 1, queuedAt: 1 }, name: "held_by_limit", partialFilterExpression: { heldByLimit: true } },
       // A DAG run's task runs (src/dag/engine: every advance reads them).
@@ -95,6 +100,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { ownerId: 1, key: 1 }, name: "owner_key_unique", unique: true },
       { key: { expiresAt: 1 }, name: "expires_ttl", expireAfterSeconds: 0 },
     ]),
+    c.runLogs.createIndexes(LOG_INDEXES.runLogs),
+    c.runLogSegments.createIndexes(LOG_INDEXES.runLogSegments),
     c.artifacts.createIndexes([
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
       // The sweep of abandoned uploads (core/artifacts/sweep.ts), and a TTL backstop a day later:
