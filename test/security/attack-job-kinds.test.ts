@@ -27,16 +27,21 @@ import { runHttpAttempt } from "../../src/executor/kinds/http-job.js";
 import { installProgram } from "../../src/executor/kinds/programs.js";
 import { httpAgents, type HttpTargetRules } from "../../src/executor/kinds/ssrf.js";
 import { useTestApp } from "../helpers/app.js";
-import { gql } from "../helpers/graphql.js";
+import { makeUser } from "../helpers/accounts.js";
+import { gql, gqlOk } from "../helpers/graphql.js";
 import { finishedRun, submitJob } from "../helpers/job-runs.js";
 
 let server: Server;
 let port = 0;
 let hits = 0;
+const received: Array<{ runId: string; signature: string }> = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     hits++;
+    if (req.url === "/echo") {
+      received.push({ runId: String(req.headers["kairos-run-id"]), signature: String(req.headers["kairos-signature"]) });
+    }
     if (req.url === "/redirect-to-metadata") {
       res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" });
       res.end();
@@ -133,6 +138,20 @@ describe("HTTP jobs: submission", () => {
     expect(() => validateSpec(spec({ "X-Note": value }))).toThrow(/spec\.http\.headers: value of "X-Note" .*(tab|visible)/);
   });
 
+  it.each([
+    [{ url: "file:///etc/passwd" }, /spec\.http\.url: scheme "file:" is not allowed; allowed: http, https/],
+    [{ url: "gopher://127.0.0.1:6379/_FLUSHALL" }, /scheme "gopher:" is not allowed/],
+    [{ url: "data:text/plain,hi" }, /scheme "data:" is not allowed/],
+    [{ url: "http://:pw@example.com/" }, /must not carry credentials/],
+    [{ url: "https://example.com/", headers: { "X-A": "1\r\nX-Injected: 1" } }, /value of "X-A" may hold only/],
+    [{ url: "https://example.com/", headers: { "X-A\r\nX-Injected": "1" } }, /is not a header name/],
+    [{ url: "https://example.com/", headers: { "transfer-ENCODING": "chunked" } }, /is set by the executor/],
+    [{ url: "https://example.com/", headers: { "KAIROS-signature": "t=1,v1=0" } }, /headers starting with Kairos- are the executor's/],
+    [{ url: `https://example.com/${"a".repeat(8192)}` }, /spec\.http\.url: at most 8192 characters/],
+  ])("refuses %j at submission", (http, why) => {
+    expect(() => validateSpec({ kind: "HTTP", http } as Parameters<typeof validateSpec>[0])).toThrow(why);
+  });
+
   it("keeps tabs, spaces and Latin-1 in header values", () => {
     expect(validateSpec(spec({ "X-Note": "caf\u00e9\tau lait" })).http!.headers["X-Note"]).toBe("caf\u00e9\tau lait");
   });
@@ -165,7 +184,30 @@ describe("BINARY: installing the program", () => {
 });
 
 describe("over the API", () => {
-  const t = useTestApp({ env: { KAIROS_SANDBOX: "bubblewrap" } });
+  const t = useTestApp({ env: { KAIROS_SANDBOX: "bubblewrap", KAIROS_HTTP_JOB_ALLOWED_CIDRS: "127.0.0.1/32" } });
+
+  it("a user's requests are signed with their own secret only, and no query shows a secret", async () => {
+    const rotate = `mutation { rotateHttpSigningSecret { secret } }`;
+    const victim = await makeUser(t.app, t.admin, `victim-${Math.random().toString(36).slice(2, 8)}`);
+    const mallory = await makeUser(t.app, t.admin, `mallory-${Math.random().toString(36).slice(2, 8)}`);
+    const victimSecret = (await gqlOk<{ rotateHttpSigningSecret: { secret: string } }>(t.app.url, rotate, {}, victim.token)).rotateHttpSigningSecret.secret;
+    const mallorySecret = (await gqlOk<{ rotateHttpSigningSecret: { secret: string } }>(t.app.url, rotate, {}, mallory.token)).rotateHttpSigningSecret.secret;
+    expect(mallorySecret).not.toBe(victimSecret);
+    const jobId = await submitJob(t.app.url, victim.token, { kind: "HTTP", timeout: "PT10S", http: { url: `http://127.0.0.1:${port}/echo`, body: "pay" } });
+    const run = await finishedRun(t.app.url, victim.token, jobId);
+    expect(run.status).toBe("SUCCEEDED");
+    const req = received.find((r) => r.runId === run.id)!;
+    const now = Math.floor(Date.now() / 1000);
+    expect(verifySignature(req.signature, victimSecret, run.id, "pay", now)).toBe(true);
+    expect(verifySignature(req.signature, mallorySecret, run.id, "pay", now)).toBe(false);
+    // The secret is in no type but the one rotateHttpSigningSecret returns.
+    const schema = await gqlOk<{ __schema: { types: Array<{ name: string; fields: Array<{ name: string }> | null }> } }>(t.app.url, `{ __schema { types { name fields { name } } } }`, {}, mallory.token);
+    const withSecret = schema.__schema.types.filter((ty) => !ty.name.startsWith("__") && (ty.fields ?? []).some((f) => /secret|signing|hmac/i.test(f.name)));
+    expect(withSecret.map((ty) => `${ty.name}: ${ty.fields!.filter((f) => /secret|signing|hmac/i.test(f.name)).map((f) => f.name).join(", ")}`).sort()).toEqual([
+      "HttpSigningSecret: secret",
+      "Mutation: rotateHttpSigningSecret",
+    ]);
+  });
 
   it("refuses a header value Node cannot send with BAD_USER_INPUT, and keeps no job", async () => {
     const name = `bad-header-${Math.random().toString(36).slice(2)}`;
