@@ -13,8 +13,10 @@
  * - A BINARY's program was copied over whatever `.kairos-program` already was, following a
  *   symlink (as root on a real node) when a slot's reset had failed and left a run's leftovers.
  */
+import dns from "node:dns";
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { syncBuiltinESMExports } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -108,6 +110,42 @@ describe("HTTP jobs: where they may connect", () => {
     const named = await attempt(`http://127.0.0.1:${port}/`, { allowedCidrs: ["127.0.0.1/32"], deniedCidrs: [] });
     expect(named.http.response?.status).toBe(200);
     expect(hits).toBe(before + 1);
+  });
+
+  it("DNS rebinding: a name is resolved once per connection, and the address checked is the one connected to", async () => {
+    // A second loopback server stands for the forbidden target; 127.0.0.1 alone is allowed.
+    let forbiddenHits = 0;
+    const forbidden = createServer((_req, res) => {
+      forbiddenHits++;
+      res.end("forbidden reached");
+    });
+    await new Promise<void>((r) => forbidden.listen(port, "127.0.0.2", r));
+    // The attacker's DNS: an allowed answer first, the forbidden one on every later query.
+    const original = dns.lookup;
+    let queries = 0;
+    const rebinding = ((hostname: string, options: unknown, cb: (...a: unknown[]) => void) => {
+      if (hostname !== "rebind.attacker.test") return (original as (...a: unknown[]) => void)(hostname, options, cb);
+      const address = queries++ === 0 ? "127.0.0.1" : "127.0.0.2";
+      if ((options as { all?: boolean }).all) cb(null, [{ address, family: 4 }]);
+      else cb(null, address, 4);
+    }) as typeof dns.lookup;
+    dns.lookup = rebinding;
+    syncBuiltinESMExports();
+    try {
+      const before = hits;
+      const first = await attempt(`http://rebind.attacker.test:${port}/`, { allowedCidrs: ["127.0.0.1/32"], deniedCidrs: [] });
+      expect(first.http.response?.status).toBe(200);
+      expect(queries).toBe(1);
+      expect(hits).toBe(before + 1);
+      const second = await attempt(`http://rebind.attacker.test:${port}/`, { allowedCidrs: ["127.0.0.1/32"], deniedCidrs: [] });
+      expect(second.http.error).toContain("refused to connect to rebind.attacker.test (127.0.0.2):");
+      expect(forbiddenHits).toBe(0);
+    } finally {
+      dns.lookup = original;
+      syncBuiltinESMExports();
+      forbidden.closeAllConnections();
+      await new Promise((r) => forbidden.close(r));
+    }
   });
 
   it("an allowed receiver's redirect to the metadata address is not followed", async () => {
