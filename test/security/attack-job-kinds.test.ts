@@ -21,9 +21,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/index.js";
 import { signatureOf, verifySignature } from "../../src/core/http-signing.js";
 import { validateSpec } from "../../src/core/spec.js";
-import type { JobSpec, RunDoc } from "../../src/domain/index.js";
+import { ConfigError, type JobSpec, type RunDoc } from "../../src/domain/index.js";
 import { RunAbort } from "../../src/executor/abort.js";
 import { runHttpAttempt } from "../../src/executor/kinds/http-job.js";
 import { installProgram } from "../../src/executor/kinds/programs.js";
@@ -146,6 +147,14 @@ describe("HTTP jobs: where they may connect", () => {
       forbidden.closeAllConnections();
       await new Promise((r) => forbidden.close(r));
     }
+  });
+
+  it.each(["10.0.0.7/40", "999.1.1.1", "fd00::/129", "10.0.0.0/8/8"])("refuses to start with a denied or allowed entry it could not apply (%s), never skipping it", (entry) => {
+    for (const name of ["KAIROS_HTTP_JOB_DENIED_CIDRS", "KAIROS_HTTP_JOB_ALLOWED_CIDRS"]) {
+      expect(() => loadConfig("dev", { [name]: `10.0.0.0/8,${entry}` })).toThrow(ConfigError);
+      expect(() => loadConfig("dev", { [name]: `10.0.0.0/8,${entry}` })).toThrow(`${name}: "${entry}" is not an address or CIDR`);
+    }
+    expect(loadConfig("dev", { KAIROS_HTTP_JOB_DENIED_CIDRS: "10.0.0.7, fd00::/8,2001:db8::1/128" }).jobKinds.httpDeniedCidrs).toEqual(["10.0.0.7", "fd00::/8", "2001:db8::1/128"]);
   });
 
   it("an allowed receiver's redirect to the metadata address is not followed", async () => {
