@@ -12,6 +12,12 @@
  *   instead of answering false: a forged header crashed the receiver's handler.
  * - A BINARY's program was copied over whatever `.kairos-program` already was, following a
  *   symlink (as root on a real node) when a slot's reset had failed and left a run's leftovers.
+ * - A denied or allowed CIDR the agent could not parse ("10.0.0.7/40") passed the settings and
+ *   was skipped with a warning: a mistyped deny silently denied nothing.
+ *
+ * Held, and pinned here: every spelling of loopback and of the other non-public ranges, DNS
+ * rebinding, redirects, schemes, CRLF, reserved headers, secrets per user and never readable (an
+ * API key cannot rotate one), a SCRIPT's view of the server's environment.
  */
 import dns from "node:dns";
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -240,6 +246,12 @@ describe("over the API", () => {
     const victimSecret = (await gqlOk<{ rotateHttpSigningSecret: { secret: string } }>(t.app.url, rotate, {}, victim.token)).rotateHttpSigningSecret.secret;
     const mallorySecret = (await gqlOk<{ rotateHttpSigningSecret: { secret: string } }>(t.app.url, rotate, {}, mallory.token)).rotateHttpSigningSecret.secret;
     expect(mallorySecret).not.toBe(victimSecret);
+    // A leaked API key (a CI's, with every scope) cannot rotate: rotating shows the new secret,
+    // with which the key's holder could sign as the user to every receiver of theirs.
+    const key = await gqlOk<{ createApiKey: { key: string } }>(t.app.url, `mutation { createApiKey(name: "ci", scope: READ_WRITE) { key } }`, {}, victim.token);
+    const byKey = await gql(t.app.url, rotate, {}, key.createApiKey.key);
+    expect(byKey.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+    expect(byKey.data?.rotateHttpSigningSecret ?? null).toBeNull();
     const jobId = await submitJob(t.app.url, victim.token, { kind: "HTTP", timeout: "PT10S", http: { url: `http://127.0.0.1:${port}/echo`, body: "pay" } });
     const run = await finishedRun(t.app.url, victim.token, jobId);
     expect(run.status).toBe("SUCCEEDED");
