@@ -43,7 +43,9 @@ export function verifySignature(header: string, secret: string, runId: string, b
   const t = Number(parts.find(([k]) => k === "t")?.[1]);
   if (!Number.isInteger(t) || Math.abs(nowS - t) > toleranceS) return false;
   const want = Buffer.from(signatureOf(secret, t, runId, body), "hex");
-  return parts.some(([k, v]) => k === "v1" && v !== undefined && v.length === want.length * 2 && timingSafeEqual(Buffer.from(v, "hex"), want));
+  // Only 64 hex digits can be a signature: anything else (Buffer.from would decode "zz…" to fewer
+  // bytes, and timingSafeEqual throw on the lengths) is a mismatch, never an exception.
+  return parts.some(([k, v]) => k === "v1" && v !== undefined && /^[0-9a-fA-F]{64}$/.test(v) && timingSafeEqual(Buffer.from(v, "hex"), want));
 }
 
 export class HttpSigning {

@@ -183,7 +183,10 @@ export function validateHttp(input: KindInput): HttpSpec {
     if (seen.has(lower)) throw new ValidationError("spec.http.headers", `"${name}" is given twice (names are case-insensitive)`);
     seen.add(lower);
     if (typeof value !== "string") throw new ValidationError("spec.http.headers", `value of "${name}" must be a string`);
-    if (/[\r\n\u0000]/.test(value)) throw new ValidationError("spec.http.headers", `value of "${name}" must not contain CR, LF or NUL`);
+    // What HTTP/1.1 (and Node's client) can send, less the C1 controls: tab, space, visible ASCII, Latin-1.
+    if (/[^\t\x20-\x7e\xa0-\xff]/.test(value)) {
+      throw new ValidationError("spec.http.headers", `value of "${name}" may hold only tab, space, visible ASCII and Latin-1 characters (U+00A0–U+00FF): no CR, LF, NUL or other control character, nor any character above U+00FF (percent- or base64-encode such text)`);
+    }
     if (value.length > 8_192) throw new ValidationError("spec.http.headers", `value of "${name}" is longer than 8192 characters`);
     headers[name] = value;
   }

@@ -95,7 +95,16 @@ function send(spec: HttpSpec, headers: Record<string, string>, body: string, age
       signal.removeEventListener("abort", onAbort);
       resolve({ ...s, ...state });
     };
-    const req = (https ? httpsRequest : httpRequest)(url, { method: spec.method, headers, agent: https ? agents.https : agents.http });
+    let req: ReturnType<typeof httpRequest>;
+    try {
+      req = (https ? httpsRequest : httpRequest)(url, { method: spec.method, headers, agent: https ? agents.https : agents.http });
+    } catch (e) {
+      // A request Node refuses to send (a header value submission let through, from a job saved
+      // before it was checked): the same request would be refused again, so not retried.
+      const err = e as Error & { code?: string };
+      resolve({ response: null, failure: `the request could not be sent: ${err.code ? `${err.code}: ` : ""}${err.message}`, retryable: false, timedOut: false, aborted: false, abortReason: null });
+      return;
+    }
     const timer = setTimeout(() => {
       state.timedOut = true;
       req.destroy(new Error(`timed out after ${timeoutMs} ms`));

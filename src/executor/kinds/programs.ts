@@ -4,7 +4,7 @@
  * that runs it in the same sandbox as a command: `<interpreter> <file> args...` for a script,
  * `./<file> args...` for a binary.
  */
-import { chmodSync, chownSync, copyFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, constants, copyFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SpecArtifact, JobSpec, NodeInterpreter } from "../../domain/index.js";
 
@@ -44,7 +44,9 @@ export async function installProgram(spec: JobSpec, workDir: string, artifacts: 
     if (!artifact) throw new Error("the spec names no artifact");
     if (!artifacts) throw new Error("this node has no artifact store configured (S3 settings), so it cannot run uploaded artifacts");
     const cached = await artifacts.fetch({ id: artifact.id, sha256: artifact.sha256, size: artifact.size, blobKey: artifact.blobKey });
-    copyFileSync(cached, file);
+    // Made, never overwritten (like the script's "wx"): a leftover of a slot whose reset failed,
+    // a symlink above all, is not followed by the executor (root on a real node).
+    copyFileSync(cached, file, constants.COPYFILE_EXCL);
   }
   chmodSync(file, mode);
   if (process.getuid?.() === 0 && uid !== 0) chownSync(file, uid, uid);

@@ -4,17 +4,21 @@
  * socket connects (so a name that resolves to a private address is refused too, and DNS
  * rebinding cannot slip one in between a check and the connect). Refused: loopback, link-local
  * (169.254.0.0/16, the cloud metadata address among them), private, unique-local, multicast,
- * unspecified and every other non-unicast range, and this node's own addresses; unless an admin
- * allows a range (KAIROS_HTTP_JOB_ALLOWED_CIDRS, e.g. for a trusted internal target or tests).
+ * unspecified and every other non-unicast range, unless an admin allows a range
+ * (KAIROS_HTTP_JOB_ALLOWED_CIDRS, e.g. for a trusted internal target or tests); and, allowed or
+ * not, KAIROS_HTTP_JOB_DENIED_CIDRS and this node's own addresses (unless one is named exactly).
  * Redirects are not followed, so they cannot lead past the check either.
  */
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { BlockList, isIP, Socket, type TcpNetConnectOpts } from "node:net";
 import { networkInterfaces } from "node:os";
+import type { Duplex } from "node:stream";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 
 export interface HttpTargetRules {
-  /** CIDRs (or single addresses) requests may go to whatever else says. @default none */
+  /** CIDRs (or single addresses) requests may go to although not public. @default none */
   allowedCidrs: readonly string[];
-  /** CIDRs refused on top of the built-in rules (the cluster's own public addresses). @default none */
+  /** CIDRs refused whatever else says, inside an allowed range too (the cluster's own addresses). @default none */
   deniedCidrs: readonly string[];
 }
 
@@ -31,18 +35,114 @@ function ownAddresses(): string[] {
     .map((i) => i.address.split("%")[0]!);
 }
 
+function addTo(list: BlockList, cidr: string): void {
+  const [address, bits] = cidr.trim().split("/") as [string, string | undefined];
+  const v = isIP(address);
+  if (v === 0) throw new Error(`"${cidr}" is not an address or CIDR`);
+  const type = v === 4 ? "ipv4" : "ipv6";
+  if (bits === undefined) list.addAddress(address, type);
+  else list.addSubnet(address, Number(bits), type);
+}
+
+function blockList(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const c of cidrs) addTo(list, c);
+  return list;
+}
+
+const familyOf = (address: string) => (isIP(address) === 6 ? "ipv6" : "ipv4");
+
+/**
+ * What no job may reach, checked before request-filtering-agent's rules (whose allow list wins
+ * over its deny list): the denied CIDRs, and this node's own addresses unless an admin names one
+ * exactly (an address, or a /32 or /128 of it: `127.0.0.1/32` for a receiver on the node itself).
+ * A range that merely covers the node (`10.0.0.0/8` for an internal receiver) does not open it.
+ */
+function deniedList(rules: HttpTargetRules): BlockList {
+  const exact = blockList(rules.allowedCidrs.filter((c) => !c.includes("/") || /\/(32|128)$/.test(c.trim())));
+  const own = ownAddresses().filter((a) => isIP(a) !== 0 && !exact.check(a, familyOf(a)));
+  return blockList([...rules.deniedCidrs, ...own]);
+}
+
+/** The refusal, worded as request-filtering-agent words its own (ssrfRefusal reads both). */
+function deniedError(address: string, family: number | string | undefined, host: string): Error {
+  return new Error(`DNS lookup ${address}(family:${family}, host:${host}) is not allowed. Because It is defined in denyIPAddressList.`);
+}
+
+type Lookup = NonNullable<TcpNetConnectOpts["lookup"]>;
+
+/** A DNS lookup that fails when any address a name resolves to is denied. */
+function denyingLookup(denied: BlockList): Lookup {
+  return ((hostname: string, options: { all?: boolean }, cb: (...a: unknown[]) => void) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return cb(err);
+      const bad = addresses.find((a) => denied.check(a.address, familyOf(a.address)));
+      if (bad) return cb(deniedError(bad.address, bad.family, hostname));
+      if (options.all) return cb(null, addresses);
+      cb(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  }) as unknown as Lookup;
+}
+
+/** `createConnection` that refuses a denied IP literal at once and resolves names through `lookup`. */
+function denyFirst(
+  denied: BlockList,
+  lookup: Lookup,
+  next: (options: TcpNetConnectOpts, cb?: (error: Error | null, socket: Duplex) => void) => Duplex,
+) {
+  return (options: TcpNetConnectOpts, cb?: (error: Error | null, socket: Duplex) => void): Duplex => {
+    const host = options.host;
+    if (host !== undefined && isIP(host) !== 0 && denied.check(host, familyOf(host))) {
+      const socket = new Socket();
+      const error = deniedError(host, isIP(host), host);
+      if (cb) cb(error, socket);
+      else socket.destroy(error);
+      return socket;
+    }
+    return next({ ...options, lookup }, cb);
+  };
+}
+
+class DenyFirstHttpAgent extends RequestFilteringHttpAgent {
+  constructor(
+    options: ConstructorParameters<typeof RequestFilteringHttpAgent>[0],
+    private readonly deny: { list: BlockList; lookup: Lookup },
+  ) {
+    super(options);
+  }
+  override createConnection(options: TcpNetConnectOpts, cb?: (error: Error | null, socket: Duplex) => void) {
+    return denyFirst(this.deny.list, this.deny.lookup, (o, c) => super.createConnection(o, c))(options, cb) as ReturnType<RequestFilteringHttpAgent["createConnection"]>;
+  }
+}
+
+class DenyFirstHttpsAgent extends RequestFilteringHttpsAgent {
+  constructor(
+    options: ConstructorParameters<typeof RequestFilteringHttpsAgent>[0],
+    private readonly deny: { list: BlockList; lookup: Lookup },
+  ) {
+    super(options);
+  }
+  override createConnection(options: TcpNetConnectOpts, cb?: (error: Error | null, socket: Duplex) => void) {
+    return denyFirst(this.deny.list, this.deny.lookup, (o, c) => super.createConnection(o, c))(options, cb) as ReturnType<RequestFilteringHttpsAgent["createConnection"]>;
+  }
+}
+
 export function httpAgents(rules: HttpTargetRules): HttpAgents {
+  const list = deniedList(rules);
+  const deny = { list, lookup: denyingLookup(list) };
   const options = {
     allowPrivateIPAddress: false,
     allowMetaIPAddress: false,
     allowIPAddressList: [...rules.allowedCidrs],
-    denyIPAddressList: [...ownAddresses().filter((a) => !rules.allowedCidrs.includes(a)), ...rules.deniedCidrs],
+    // Denied addresses are refused before these rules run (deniedList): the agent's own deny list
+    // would lose to its allow list.
+    denyIPAddressList: [],
     // Sockets are kept between requests to the same host and port (the check ran when each was opened).
     keepAlive: true,
     maxFreeSockets: 64,
   };
-  const http = new RequestFilteringHttpAgent(options);
-  const https = new RequestFilteringHttpsAgent(options);
+  const http = new DenyFirstHttpAgent(options, deny);
+  const https = new DenyFirstHttpsAgent(options, deny);
   return {
     http,
     https,
