@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { LogArchiver, LogWriter, logBlobs } from "../core/index.js";
+import { ArtifactSweeper, LogArchiver, LogWriter, logBlobs } from "../core/index.js";
 import { ArtifactCache, Executor, type ExecutorOptions } from "../executor/index.js";
 import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
@@ -93,4 +93,19 @@ export async function startOps(config: KairosConfig, port: number, deps: Pick<Se
   const ops = await startOpsServer(port, config.host, deps.log, ready);
   stops.push(() => ops.stop());
   deps.log.info({ port: ops.port }, "health and metrics listening");
+}
+
+/** API role: deletes abandoned artifact uploads and what no document claims (core/artifacts/sweep.ts). */
+export function startArtifactSweep(config: KairosConfig, deps: RoleDeps, stops: Stops): ArtifactSweeper | null {
+  if (!deps.blobs) return null;
+  const sweeper = new ArtifactSweeper({
+    mongo: deps.mongo,
+    blobs: deps.blobs,
+    clock: deps.clock,
+    log: deps.log.child({ component: "artifact-sweep" }),
+    uploadTtlMs: config.artifacts.uploadTtlMs,
+  });
+  sweeper.start();
+  stops.push(() => sweeper.stop());
+  return sweeper;
 }

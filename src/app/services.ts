@@ -4,7 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
-import { JobService, logBlobs, LookupService, NodeReads, PoolCoverage, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -25,7 +25,15 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const pools = new PoolCoverage({ mongo, clock });
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools });
   const auth = createAuth({ mongo, tokens, clock, log });
-  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs });
+  const artifacts = new ArtifactService({
+    mongo,
+    blobs: stores.blobs,
+    clock,
+    log: log.child({ component: "artifacts" }),
+    maxBytes: config.artifacts.maxBytes,
+    uploadTtlMs: config.artifacts.uploadTtlMs,
+  });
+  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API
   // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
   const serving = dev || config.role === "api";
@@ -39,6 +47,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
     logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs ? logBlobs(stores.blobs) : null, settings: config.logs, clock }),
+    artifacts,
   };
 }
 

@@ -13,7 +13,7 @@ import { pingMongo } from "../store/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
 import { registerSampledMetrics } from "./metrics.js";
-import { startApi, startExecutor, startOps, startScheduler, type RoleOverrides } from "./roles.js";
+import { startApi, startArtifactSweep, startExecutor, startOps, startScheduler, type RoleOverrides } from "./roles.js";
 import { buildServices, type AppServices } from "./services.js";
 import { Stops } from "./stops.js";
 import { openStores } from "./stores.js";
@@ -53,6 +53,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const scheduler = has("scheduler") ? await startScheduler(config, deps, opts, stops) : null;
     const executor = has("executor") ? await startExecutor(config, deps, opts, stops) : null;
     const ready = () => pingMongo(stores.mongo);
+    if (has("api")) startArtifactSweep(config, deps, stops);
     const api = has("api") ? await startApi(config, services, ready, stops) : null;
     if (!api && config.metricsPort !== null) await startOps(config, config.metricsPort, services, ready, stops);
 

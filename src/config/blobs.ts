@@ -9,7 +9,7 @@ import { ConfigError } from "../domain/index.js";
 import { bool, int, settingDuration, url, type Env } from "./parse.js";
 
 export interface ArtifactSettings {
-  /** Largest artifact accepted by createArtifactUpload. `KAIROS_ARTIFACT_MAX_BYTES`. @default 10485760 (10 MiB) */
+  /** Largest artifact accepted by createArtifactUpload (at most 256 MiB: completion holds the bytes in memory). `KAIROS_ARTIFACT_MAX_BYTES`. @default 10485760 (10 MiB) */
   maxBytes: number;
   /** An upload not completed within this is deleted with its bytes. `KAIROS_ARTIFACT_UPLOAD_TTL`. @default PT1H */
   uploadTtlMs: number;
@@ -56,7 +56,7 @@ export function artifactSettings(dev: boolean, dataDir: string, env: Env): Artif
   const cacheDir = env.KAIROS_ARTIFACT_CACHE_DIR?.trim();
   if (cacheDir && !isAbsolute(cacheDir)) throw new ConfigError(`KAIROS_ARTIFACT_CACHE_DIR: "${cacheDir}" is not an absolute path`);
   return {
-    maxBytes: int("KAIROS_ARTIFACT_MAX_BYTES", env.KAIROS_ARTIFACT_MAX_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    maxBytes: int("KAIROS_ARTIFACT_MAX_BYTES", env.KAIROS_ARTIFACT_MAX_BYTES, 10 * 1024 * 1024, 1, 256 * 1024 * 1024),
     uploadTtlMs: settingDuration("KAIROS_ARTIFACT_UPLOAD_TTL", env.KAIROS_ARTIFACT_UPLOAD_TTL ?? "PT1H"),
     cacheDir: cacheDir ? resolve(cacheDir) : dev ? join(dataDir, "artifact-cache") : join(tmpdir(), "kairos-artifact-cache"),
     cacheMaxBytes: int("KAIROS_ARTIFACT_CACHE_MAX_BYTES", env.KAIROS_ARTIFACT_CACHE_MAX_BYTES, 1024 * 1024 * 1024, 1024 * 1024, Number.MAX_SAFE_INTEGER),

@@ -1,4 +1,5 @@
 export * from "./allocations.js";
+export * from "./artifacts/index.js";
 export * from "./events.js";
 export * from "./fires.js";
 export * from "./jobs/index.js";

@@ -41,6 +41,8 @@ export interface UserServiceDeps {
   apiKeys?: ApiKeyService;
   /** Stops or removes a deleted user's jobs. */
   jobs?: JobService;
+  /** Deletes a deleted user's artifacts, documents and bytes (core/artifacts). */
+  artifacts?: { deleteOwner(ownerId: string): Promise<number> };
 }
 
 export interface DeletedUser {
@@ -125,10 +127,11 @@ export class UserService {
     this.changed(userId, "user deleted");
     const stopped = this.deps.jobs ? await this.deps.jobs.retireOwner(userId, jobs) : { kept: 0, deleted: 0, runsCancelled: 0 };
     const apiKeysDeleted = (await this.deps.apiKeys?.deleteOwner(userId)) ?? 0;
+    const artifactsDeleted = (await this.deps.artifacts?.deleteOwner(userId)) ?? 0;
     await deleteOwnerRecords(this.deps.mongo, userId);
     await this.deps.state?.ready.markLimited(userId, false);
     await deleteUser(this.deps.mongo, userId);
-    this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted }, "user deleted");
+    this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted, artifactsDeleted }, "user deleted");
     return { userId, jobsKept: stopped.kept, jobsDeleted: stopped.deleted, runsCancelled: stopped.runsCancelled, apiKeysDeleted };
   }
 

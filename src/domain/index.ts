@@ -3,6 +3,7 @@
  * the run lifecycle table, timer ids, fire keys and the domain errors. It imports nothing of the
  * product; every other folder may import it.
  */
+export * from "./artifacts.js";
 export * from "./documents.js";
 export * from "./errors.js";
 export * from "./fire-keys.js";

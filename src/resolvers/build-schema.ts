@@ -3,6 +3,7 @@ import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { ApiKeyResolver } from "./api-key.resolver.js";
+import { ArtifactResolver } from "./artifact.resolver.js";
 import { AuthResolver } from "./auth.resolver.js";
 import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
 import { JobResolver } from "./job.resolver.js";
@@ -17,7 +18,7 @@ import { RunResolver } from "./run.resolver.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, ArtifactResolver],
     pubSub: createPubSub(),
     // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
     globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],

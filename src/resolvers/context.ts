@@ -1,6 +1,6 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
-import type { RunEvents, RunLogs } from "../core/index.js";
+import type { ArtifactService, RunEvents, RunLogs } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
@@ -34,6 +34,8 @@ export interface Services extends AuthParts {
   log: Logger;
   /** Request, submission and login limits (src/auth/rate-limit.ts). */
   limits: RateLimits;
+  /** Uploaded scripts and binaries (issue #16). */
+  artifacts: ArtifactService;
 }
 
 export interface Context {

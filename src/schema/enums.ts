@@ -8,7 +8,7 @@
  * enum registry by the object's identity, so each domain object is registered exactly once.
  */
 import { registerEnumType } from "type-graphql";
-import { ReportedRunStatus } from "../domain/index.js";
+import { ArtifactStatus, ReportedRunStatus } from "../domain/index.js";
 import {
   Backoff,
   DstGapPolicy,
@@ -56,6 +56,7 @@ export {
   IsolationMode,
   LogStream,
   LogState,
+  ArtifactStatus,
 };
 
 registerEnumType(UserRole, { name: "Role", description: "ADMIN sees and changes everything; USER only their own jobs and runs." });
@@ -151,5 +152,13 @@ registerEnumType(LogState, {
     ARCHIVING: { description: "Its archive is being written." },
     ARCHIVED: { description: "In the blob store: logUrl downloads it (gzip); logs(...) still reads it." },
     EXPIRED: { description: "Deleted by the log retention (KAIROS_LOG_RETENTION); reason says when." },
+  },
+});
+registerEnumType(ArtifactStatus, {
+  name: "ArtifactStatus",
+  valuesConfig: {
+    PENDING: { description: "Created; PUT its bytes to the uploadUrl, then call completeArtifactUpload before the upload expires." },
+    COMPLETE: { description: "Its bytes were checked against the declared size and sha256: jobs may use it." },
+    DELETING: { description: "deleteArtifact is under way." },
   },
 });

@@ -1,3 +1,4 @@
+export * from "./artifact.type.js";
 export * from "./enums.js";
 export * from "./job.input.js";
 export * from "./job.type.js";

@@ -1,4 +1,6 @@
 export * from "./api-keys/keys.js";
+export * from "./artifacts/records.js";
+export * from "./artifacts/users.js";
 export * from "./batch.js";
 export * from "./fires/ledger.js";
 export * from "./fires/user-reads.js";

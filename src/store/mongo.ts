@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { ApiKeyDoc, FireDoc, IdempotencyDoc, JobDoc, LogChunkDoc, LogSegmentDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { ApiKeyDoc, ArtifactDoc, FireDoc, IdempotencyDoc, JobDoc, LogChunkDoc, LogSegmentDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
 import { LOG_INDEXES } from "./logs/indexes.js";
 
 export interface Collections {
@@ -14,6 +14,7 @@ export interface Collections {
   runLogs: Collection<LogChunkDoc>;
   /** One document per attempt's log: live, archived, expired (store/logs/). */
   runLogSegments: Collection<LogSegmentDoc>;
+  artifacts: Collection<ArtifactDoc>;
 }
 
 export interface Mongo {
@@ -51,6 +52,7 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     idempotency: db.collection<IdempotencyDoc>("idempotency"),
     runLogs: db.collection<LogChunkDoc>("runLogs"),
     runLogSegments: db.collection<LogSegmentDoc>("runLogSegments"),
+    artifacts: db.collection<ArtifactDoc>("artifacts"),
   };
   await Promise.all([
     c.users.createIndexes([{ key: { username: 1 }, name: "username_unique", unique: true }]),
@@ -83,6 +85,15 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     ]),
     c.runLogs.createIndexes(LOG_INDEXES.runLogs),
     c.runLogSegments.createIndexes(LOG_INDEXES.runLogSegments),
+    c.artifacts.createIndexes([
+      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      // The sweep of abandoned uploads (core/artifacts/sweep.ts), and a TTL backstop a day later:
+      // the sweep deletes the bytes with the document; the TTL only the document, should the sweep not run.
+      { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
+      { key: { purgeAt: 1 }, name: "purge_ttl", expireAfterSeconds: 0 },
+    ]),
+    // deleteArtifact's "used by jobs" check (store/artifacts/users.ts).
+    c.jobs.createIndexes([{ key: { "spec.artifactId": 1 }, name: "spec_artifact", sparse: true }]),
   ]);
   return { client, db, c, close: () => client.close() };
 }

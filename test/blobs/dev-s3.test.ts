@@ -40,3 +40,17 @@ describe("S3 settings", () => {
     expect(() => loadConfig("dev", { KAIROS_ARTIFACT_CACHE_DIR: "rel/dir" })).toThrow(/KAIROS_ARTIFACT_CACHE_DIR: "rel\/dir" is not an absolute path/);
   });
 });
+
+describe("loading s3rver on demand", () => {
+  const notFound = (message: string) => Object.assign(new Error(message), { code: "ERR_MODULE_NOT_FOUND" });
+
+  it("turns its absence (a production image) into a ConfigError that says to set S3_BUCKET", async () => {
+    const { loadS3rver } = await import("../../src/app/dev-s3.js");
+    const { ConfigError } = await import("../../src/domain/index.js");
+    const missing = loadS3rver(() => Promise.reject(notFound("Cannot find package 's3rver' imported from /app/dist/app/dev-s3.js")));
+    await expect(missing).rejects.toBeInstanceOf(ConfigError);
+    await expect(missing).rejects.toThrow(/kairos dev without S3_BUCKET needs the embedded S3 server \(s3rver\).*Set S3_BUCKET/);
+    const other = notFound("Cannot find package 'koa' imported from /x/s3rver/lib/s3rver.js");
+    await expect(loadS3rver(() => Promise.reject(other))).rejects.toBe(other);
+  });
+});
