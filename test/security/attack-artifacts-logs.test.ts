@@ -3,7 +3,11 @@
  * the embedded S3. Only attacks that found a hole, or that pin a property no other test asserts.
  */
 import { createHash } from "node:crypto";
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { ArtifactCache } from "../../src/executor/index.js";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp, type TestApp } from "../helpers/app.js";
 import { gql, gqlOk, waitFor, wsClient } from "../helpers/graphql.js";
@@ -67,6 +71,48 @@ describe("attacks on artifacts", () => {
     expect(JSON.stringify(done)).not.toContain(sha256(secret));
     // S3 refuses x-amz-* headers a presigned URL does not sign (HeadersNotSigned); so must dev.
     expect(res.status).toBe(403);
+  });
+
+  it("a presigned URL works for its one key and method only", async () => {
+    const { app, admin } = t;
+    const user = await makeUser(app, admin, "url-swap");
+    const bytes = Buffer.from("echo mine\n");
+    const theirs = await upload(app, (await makeUser(app, admin, "url-swap-victim")).token, Buffer.from("echo theirs\n"));
+    const up = await create(app, user.token, "m.sh", bytes.length, sha256(bytes));
+    const other = new URL(up.uploadUrl);
+    other.pathname = other.pathname.replace(/uploads\/[^/]+$/, `artifacts/${theirs}`);
+    expect((await fetch(other, { method: "PUT", body: bytes })).status).toBe(403);
+    expect((await fetch(up.uploadUrl, { method: "GET" })).status).toBe(403);
+    expect((await fetch(up.uploadUrl, { method: "DELETE" })).status).toBe(403);
+    expect((await objectBytes(app, `artifacts/${theirs}`))!.toString()).toBe("echo theirs\n");
+  });
+
+  it("the executor's cache never hands out a link planted under a sha256 name, and refuses a directory others can write", async () => {
+    const { app, admin } = t;
+    const user = await makeUser(app, admin, "cache-planter");
+    const bytes = Buffer.from("#!/bin/sh\necho verified\n");
+    const id = await upload(app, user.token, bytes);
+    const ref = { id, sha256: sha256(bytes), size: bytes.length, blobKey: `artifacts/${id}` };
+    const root = await mkdtemp(join(tmpdir(), "kairos-attack-cache-"));
+    try {
+      // Right bytes today behind a link whose target the planter can change after the check.
+      const dir = join(root, "cache");
+      await mkdir(dir, { mode: 0o755 });
+      const target = join(root, "planted");
+      await writeFile(target, bytes);
+      await symlink(target, join(dir, ref.sha256));
+      const path = await new ArtifactCache({ dir, blobs: app.services.blobs! }).fetch(ref);
+      expect((await lstat(path)).isFile()).toBe(true);
+      await writeFile(target, "echo swapped\n");
+      expect((await readFile(path)).equals(bytes)).toBe(true);
+      // A cache directory anyone can write (a /tmp name made first by someone else) is refused.
+      const open = join(root, "open");
+      await mkdir(open);
+      await chmod(open, 0o777);
+      await expect(new ArtifactCache({ dir: open, blobs: app.services.blobs! }).fetch(ref)).rejects.toThrow(/writable by no one else/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it("many concurrent completeArtifactUpload calls of one upload read its bytes once (no memory amplification)", async () => {
