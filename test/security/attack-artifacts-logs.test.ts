@@ -204,6 +204,32 @@ describe("attacks on run logs", () => {
     }
   });
 
+  it("one logs(...) read returns at most about 1 MiB, whatever its limit (the cost prices chunks, a chunk is up to 64 KiB)", async () => {
+    const { app, admin } = t;
+    const user = await makeUser(app, admin, "log-hoarder");
+    const total = 3 * 1024 * 1024;
+    const jobId = await runCommand(app.url, user.token, `head -c ${total} /dev/zero | tr '\\0' 'x'`);
+    const run = await runOf(app.url, user.token, jobId);
+    await finishedRun(app.url, user.token, jobId);
+    const q = `query($id: ID!, $offset: Int) { a: run(id: $id) { logs(offset: $offset, limit: 1000) { ${CHUNK_FIELDS} } logStatus { ended bytes } } }`;
+    type R = { a: { logs: Chunk[]; logStatus: { ended: boolean; bytes: number } | null } };
+    await waitFor(async () => ((await gqlOk<R>(app.url, q, { id: run.id }, user.token)).a.logStatus?.ended ? true : null), 20_000);
+    // Paging through the whole log: every page bounded, together the whole log.
+    let offset = 0;
+    let pages = 0;
+    while (offset < total) {
+      const page = (await gqlOk<R>(app.url, q, { id: run.id, offset }, user.token)).a.logs;
+      expect(page.length).toBeGreaterThan(0);
+      const bytes = page.reduce((n, c) => n + c.size, 0);
+      expect(bytes).toBeLessThanOrEqual(1024 * 1024);
+      contiguous(page, offset);
+      offset += bytes;
+      pages++;
+    }
+    expect(offset).toBe(total);
+    expect(pages).toBeGreaterThanOrEqual(3);
+  });
+
   it("binary and invalid UTF-8 output keeps the byte contract: contiguous offsets, size = bytes of data, total = logStatus.bytes", async () => {
     const { app, admin } = t;
     const user = await makeUser(app, admin, "binary-printer");
