@@ -4,7 +4,8 @@
  * loopback interface could read or write any object, and a presigned URL's expiry and signed
  * Content-Length would mean nothing in dev. With it, the embedded server refuses what S3 refuses:
  * an unsigned request, a wrong signature, an expired presigned URL, a PUT of another size than the
- * one signed. The payload hash is taken as declared (as UNSIGNED-PAYLOAD is), not recomputed.
+ * one signed, an x-amz-* header the signature does not cover (S3's HeadersNotSigned). The payload
+ * hash is taken as declared (as UNSIGNED-PAYLOAD is), not recomputed.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -73,6 +74,10 @@ export function checkSigV4(req: Pick<IncomingMessage, "method" | "url" | "header
   }
   const headerNames = signedHeaders.split(";");
   if (!headerNames.includes("host")) return refuse(400, "AuthorizationQueryParametersError", "the host header must be signed");
+  // As S3 (HeadersNotSigned): an x-amz-* header changes what a request does (x-amz-copy-source
+  // turns a presigned PUT into a copy of any object in the bucket), so each must be signed.
+  const unsigned = Object.keys(req.headers).filter((h) => h.toLowerCase().startsWith("x-amz-") && !headerNames.includes(h.toLowerCase()));
+  if (unsigned.length > 0) return refuse(403, "AccessDenied", `There were headers present in the request which were not signed: ${unsigned.join(", ")}`);
   const canonicalHeaders = headerNames.map((h) => `${h}:${(headerValue(req.headers[h]) ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
   const canonicalQuery = query
     .map(([k, v]) => [encodeRfc3986(k), encodeRfc3986(v)] as const)

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { chmod, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -133,6 +133,16 @@ export class ArtifactCache {
   private ensureDir(): Promise<void> {
     this.ready ??= (async () => {
       await mkdir(this.o.dir, { recursive: true, mode: 0o755 });
+      // Only this process may write it: a directory someone else owns or can write (a name in /tmp
+      // created first by another local user, a link) lets them swap a file between its check and its run.
+      const d = await lstat(this.o.dir);
+      const uid = process.getuid?.();
+      if (!d.isDirectory() || (uid !== undefined && d.uid !== uid) || (d.mode & 0o022) !== 0) {
+        throw new KairosError(
+          `artifact cache ${this.o.dir} (KAIROS_ARTIFACT_CACHE_DIR) must be a directory owned by this process's user and writable by no one else ` +
+            `(found ${d.isSymbolicLink() ? "a symbolic link" : d.isDirectory() ? `owner ${d.uid}, mode ${(d.mode & 0o777).toString(8)}` : "not a directory"}): refusing to run artifacts from it`,
+        );
+      }
       // Partial downloads of an earlier process.
       for (const name of await readdir(this.o.dir)) if (name.startsWith(".part-")) await rm(join(this.o.dir, name), { force: true });
     })().catch((e) => {
@@ -163,6 +173,11 @@ export class ArtifactCache {
 
 /** The sha256 and size of a file, or null when there is none. */
 async function fileHash(path: string): Promise<{ sha256: string; size: number } | null> {
+  // A link or anything but a plain file under a sha256 name was not put there by the cache: its
+  // target could change after the check. It counts as a mismatch (deleted, fetched again).
+  const st = await lstat(path).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? null : Promise.reject(e)));
+  if (st === null) return null;
+  if (!st.isFile()) return { sha256: "", size: -1 };
   const hash = createHash("sha256");
   let size = 0;
   try {

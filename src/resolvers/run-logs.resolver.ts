@@ -30,7 +30,7 @@ async function subscribeRunLogs({ args, context }: SubscribeResolverData<unknown
 export class RunLogsResolver {
   @FieldResolver(() => [LogChunk], {
     description:
-      "The output of one attempt (default: the latest), in order, from byte `offset` (default 0), at most `limit` chunks (default 100, at most 1000). " +
+      "The output of one attempt (default: the latest), in order, from byte `offset` (default 0), at most `limit` chunks (default 100, at most 1000) and about 1 MiB. " +
       "Page on with offset = last chunk's offset + size. Works while the run goes and after its log is archived.",
   })
   logs(

@@ -39,7 +39,9 @@ export const PURGE_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
 const SHA256_RE = /^[0-9a-fA-F]{64}$/;
 // Printable, no path separators or control characters: it is shown, and may become a file name.
-const NAME_RE = /^[^\u0000-\u001f\u007f/\\]{1,255}$/;
+// C0 and C1 controls (U+009B is an 8-bit terminal escape), line and paragraph separators, and the
+// bidi controls that make a name display as another ("evil\u202Ehs.txt" shows as "eviltxt.sh").
+const NAME_RE = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069/\\]{1,255}$/;
 
 export interface ArtifactServiceDeps {
   mongo: Mongo;
@@ -68,13 +70,18 @@ export interface ArtifactUpload {
 }
 
 export class ArtifactService {
+  /** Checks of uploads under way in this process, by artifact id (complete). */
+  private readonly completing = new Map<string, Promise<ArtifactDoc>>();
+
   constructor(private readonly deps: ArtifactServiceDeps) {}
 
   /** A new PENDING artifact and where to PUT its bytes. */
   async createUpload(caller: Principal, input: ArtifactUploadInput): Promise<ArtifactUpload> {
     const { mongo, clock } = this.deps;
     const name = input.name.trim();
-    if (!NAME_RE.test(name)) throw new ValidationError("name", "1–255 characters, without control characters, '/' or '\\'");
+    if (!NAME_RE.test(name) || name === "." || name === "..") {
+      throw new ValidationError("name", "1–255 characters, without control characters, line separators, bidi controls, '/' or '\\', and not '.' or '..'");
+    }
     if (!Number.isSafeInteger(input.size) || input.size < 1 || input.size > this.deps.maxBytes) {
       throw new ValidationError("size", `must be from 1 to ${this.deps.maxBytes} bytes (${formatBytes(this.deps.maxBytes)}, KAIROS_ARTIFACT_MAX_BYTES); got ${input.size}`);
     }
@@ -103,6 +110,12 @@ export class ArtifactService {
     const expiresInSeconds = Math.max(1, Math.min(MAX_URL_SECONDS, Math.floor(this.deps.uploadTtlMs / 1000)));
     const put = await blobs.presignPut(doc.uploadKey, { size: doc.size, sha256: doc.sha256, expiresInSeconds });
     await insertArtifact(mongo, doc);
+    // The count above raced with the caller's other requests: counted again with this one in, the
+    // last of a burst sees every upload kept before it, so never more than the cap stay.
+    if ((await countPendingArtifacts(mongo, caller.userId)) > MAX_PENDING_UPLOADS) {
+      await deleteArtifactRecord(mongo, id, ArtifactStatus.PENDING);
+      throw new ConflictError(`you have ${MAX_PENDING_UPLOADS} uploads pending, the most allowed: complete or delete one first (they also expire on their own)`);
+    }
     return { artifact: doc, uploadUrl: put.url, uploadHeaders: put.headers, expiresAt };
   }
 
@@ -112,9 +125,21 @@ export class ArtifactService {
    * the artifact again.
    */
   async complete(caller: Principal, id: string): Promise<ArtifactDoc> {
-    const { mongo, clock } = this.deps;
-    const doc = visible(caller, "artifact", id, await findArtifact(mongo, id));
+    const doc = visible(caller, "artifact", id, await findArtifact(this.deps.mongo, id));
     if (doc.status === ArtifactStatus.COMPLETE) return doc;
+    // One check per upload at a time in this process: each holds the whole object (up to
+    // KAIROS_ARTIFACT_MAX_BYTES) in memory, so concurrent calls of one id share it.
+    let running = this.completing.get(id);
+    if (!running) {
+      running = this.check(doc).finally(() => this.completing.delete(id));
+      this.completing.set(id, running);
+    }
+    return running;
+  }
+
+  private async check(doc: ArtifactDoc): Promise<ArtifactDoc> {
+    const { mongo, clock } = this.deps;
+    const id = doc._id;
     if (doc.status === ArtifactStatus.DELETING) throw new ConflictError(`artifact ${id} is being deleted`);
     const blobs = requireBlobs(this.deps.blobs);
     if (doc.expiresAt && doc.expiresAt.getTime() <= clock()) {
@@ -123,6 +148,9 @@ export class ArtifactService {
     }
     const head = await blobs.head(doc.uploadKey);
     if (!head) {
+      // A call that read the document just before another call completed it finds the upload gone.
+      const now = await findArtifact(mongo, id);
+      if (now?.status === ArtifactStatus.COMPLETE) return now;
       throw new ValidationError("id", `nothing was uploaded for artifact ${id} yet: PUT its ${doc.size} bytes to the uploadUrl first (until ${doc.expiresAt?.toISOString()})`);
     }
     const read = head.size === doc.size ? await readBack(blobs, doc.uploadKey, doc.size) : null;

@@ -13,6 +13,12 @@ import type { LogBlobs, LogChunk } from "./types.js";
 /** `logs(limit)`: at most this many chunks per read. */
 export const MAX_LOG_READ_CHUNKS = 1_000;
 export const DEFAULT_LOG_READ_CHUNKS = 100;
+/**
+ * `logs(...)`: at most about this many bytes per read (whole chunks, at least one). The query cost
+ * prices `limit` in chunks, and a chunk holds up to 64 KiB: without it one request could ask for a
+ * whole 10 MiB log once per alias.
+ */
+export const MAX_LOG_READ_BYTES = 1024 * 1024;
 
 /** Where an attempt's archive lives in the blob store. */
 export function archiveKeys(seg: Pick<LogSegmentDoc, "ownerId" | "runId" | "attempt" | "token">): { log: string; index: string } {
@@ -84,7 +90,16 @@ export class LogReads {
     if (!Number.isInteger(offset) || offset < 0) throw new ValidationError("offset", `must be a byte offset, an integer >= 0; got ${offset}`);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_READ_CHUNKS) throw new ValidationError("limit", `must be 1 to ${MAX_LOG_READ_CHUNKS} chunks; got ${limit}`);
     const seg = await this.segment(p, runId, args.token ?? null);
-    return seg ? this.readSegment(seg, offset, limit) : [];
+    if (!seg) return [];
+    const chunks = await this.readSegment(seg, offset, limit);
+    let bytes = 0;
+    const page: LogChunk[] = [];
+    for (const c of chunks) {
+      if (page.length > 0 && bytes + c.size > MAX_LOG_READ_BYTES) break;
+      page.push(c);
+      bytes += c.size;
+    }
+    return page;
   }
 
   /** Chunks of one log from `from`, wherever the log is now (no access check: callers made it). */
