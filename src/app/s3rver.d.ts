@@ -17,6 +17,10 @@ declare module "s3rver" {
     constructor(options?: S3rverOptions);
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
+    /** Creates the `configureBuckets` (run() does it too). */
+    configureBuckets(): Promise<void>;
+    /** The Koa request handler, to serve it from one's own HTTP server. */
+    callback(): (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void;
   }
 
   export default S3rver;

@@ -133,9 +133,12 @@ describe("artifacts", () => {
     const user = await makeUser(app, admin, "artifact-wrong-size");
     const declared = randomBytes(100);
     const up = await create(app, user.token, "x.bin", declared.length, sha256(declared));
-    // A server that enforces the signed Content-Length (S3, MinIO) refuses this PUT already; the
-    // embedded one does not, so the completion check is what refuses it here.
-    await put(up, declared.subarray(0, 60));
+    // The upload URL refuses another size: Content-Length is part of its signature.
+    const refused = await fetch(up.uploadUrl, { method: "PUT", body: declared.subarray(0, 60), headers: up.headers });
+    expect(refused.status).toBe(403);
+    expect(await app.services.blobs!.head(`uploads/${up.id}`)).toBeNull();
+    // Should a store take it anyway (one that does not check signatures), completion refuses it.
+    await app.services.blobs!.put(`uploads/${up.id}`, declared.subarray(0, 60), { contentType: "application/octet-stream" });
     const r = await gql(app.url, COMPLETE, { id: up.id }, user.token);
     expect(code(r)).toBe("BAD_USER_INPUT");
     expect(message(r)).toMatch(/holds 60 bytes, but 100 were declared/);

@@ -32,15 +32,16 @@ describe("S3 blob store (embedded s3rver)", () => {
     await blobs.delete("t/never-there");
   });
 
-  it("a presigned PUT (Content-Length signed) uploads the bytes, and a presigned GET reads them back", async () => {
+  it("a presigned PUT accepts exactly the declared size, and a presigned GET reads it back", async () => {
     const { blobs } = t.s3;
     const bytes = randomBytes(5_000);
     const put = await blobs.presignPut("up/one", { size: bytes.length, sha256: sha256(bytes), expiresInSeconds: 60 });
-    // S3 and MinIO refuse a PUT of another size: the length is part of the signature. (s3rver does
-    // not check SigV4 signatures at all: docs/decisions.md.)
-    const signed = new URL(put.url).searchParams.get("X-Amz-SignedHeaders")!.split(";");
-    expect(signed).toContain("content-length");
-    expect(new URL(put.url).searchParams.get("X-Amz-Expires")).toBe("60");
+    expect(new URL(put.url).searchParams.get("X-Amz-SignedHeaders")!.split(";")).toContain("content-length");
+    // Content-Length is part of the signature: another size is refused before anything is stored.
+    const shorter = await fetch(put.url, { method: "PUT", body: bytes.subarray(0, 4_000), headers: put.headers });
+    expect(shorter.status).toBe(403);
+    expect(await shorter.text()).toContain("<Code>SignatureDoesNotMatch</Code>");
+    expect(await blobs.head("up/one")).toBeNull();
     const ok = await fetch(put.url, { method: "PUT", body: bytes, headers: put.headers });
     expect(ok.status).toBe(200);
     expect(await blobs.head("up/one")).toMatchObject({ size: 5_000 });
@@ -48,6 +49,28 @@ describe("S3 blob store (embedded s3rver)", () => {
     const res = await fetch(get);
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+    // A presigned URL is for its key only.
+    const other = await fetch(get.replace("/up/one?", "/up/two?"));
+    expect(other.status).toBe(403);
+  });
+
+  it("refuses unsigned requests, a wrong secret and an expired URL, as S3 does", async () => {
+    const { blobs, settings } = t.s3;
+    await blobs.put("private/x", "secret bytes", { contentType: "text/plain" });
+    const unsigned = await fetch(`${settings.endpoint}/${settings.bucket}/private/x`);
+    expect(unsigned.status).toBe(403);
+    expect(await unsigned.text()).not.toContain("secret bytes");
+    const forged = createS3BlobStore({ ...settings, credentials: { accessKeyId: settings.credentials!.accessKeyId, secretAccessKey: "not-the-secret" } });
+    const put = await forged.presignPut("private/forged", { size: 3, sha256: sha256(Buffer.from("abc")), expiresInSeconds: 60 });
+    expect((await fetch(put.url, { method: "PUT", body: "abc" })).status).toBe(403);
+    await expect(forged.head("private/x")).rejects.toThrow();
+    forged.close();
+    expect(await blobs.head("private/forged")).toBeNull();
+    const soon = await blobs.presignGet("private/x", { expiresInSeconds: 1 });
+    await new Promise((r) => setTimeout(r, 2_100));
+    const late = await fetch(soon);
+    expect(late.status).toBe(403);
+    expect(await late.text()).toContain("Request has expired");
   });
 
   it("ensureBucket creates a missing bucket and is idempotent", async () => {
