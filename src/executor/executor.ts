@@ -110,7 +110,12 @@ export class Executor {
     this.logShipper?.start();
     await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()), this.kinds.interpreters);
     for (const pool of this.queues) {
-      this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => this.wakeup.wake()));
+      this.unsubs.push(
+        await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => {
+          this.pull.noteWork(pool);
+          this.wakeup.wake();
+        }),
+      );
     }
     this.unsubs.push(await this.deps.state.bus.subscribe(Channels.cancel, (msg) => this.onCancel(msg)));
     this.state = "running";

@@ -4,7 +4,8 @@
  * submission (unknown interpreter, oversize source, another user's or an incomplete artifact).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
@@ -116,6 +117,30 @@ describe("BINARY jobs", () => {
     expect(run.error).toBeNull();
     expect(run.status).toBe("SUCCEEDED");
     expect(run.outputTail).toBe("hello binary\n");
+  });
+
+  it("never runs a cached copy whose bytes were changed: the node fetches the artifact again", async () => {
+    const user = await makeUser(t.app, t.admin, "binary-tamper");
+    const echo = readFileSync("/bin/echo");
+    const id = await upload(user.token, echo, "echo");
+    const jobId = await submit(user.token, { kind: "BINARY", artifactId: id, args: ["genuine"] });
+    expect((await finishedRun(t.app.url, user.token, jobId)).outputTail).toBe("genuine\n");
+    const cached = join(t.app.config.artifacts.cacheDir, sha256(echo));
+    expect(existsSync(cached)).toBe(true);
+    chmodSync(cached, 0o644);
+    writeFileSync(cached, "#!/bin/sh\necho tampered\n");
+    await gqlOk(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: jobId }, user.token);
+    const end = Date.now() + 30_000;
+    let outputs: Array<string | null> = [];
+    while (Date.now() < end) {
+      const d = await gqlOk<{ runs: { edges: Array<{ node: { status: string; outputTail: string | null } }> } }>(t.app.url, `query($id: ID!) { runs(jobId: $id, first: 5) { edges { node { status outputTail } } } }`, { id: jobId }, user.token);
+      const done = d.runs.edges.filter((e) => e.node.status === "SUCCEEDED" || e.node.status === "FAILED");
+      outputs = done.map((e) => e.node.outputTail);
+      if (done.length === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(outputs).toEqual(["genuine\n", "genuine\n"]);
+    expect(readFileSync(cached)).toEqual(echo);
   });
 
   it("refuses another user's artifact as not found, and an incomplete one saying what to do", async () => {
