@@ -6,8 +6,9 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput,sandbox   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox,dag   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
+ *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
  *            median round of each is tabled, every round listed; default 3, 1 with --quick)
  *          --modes process,noop (Kairos executor: real process per run / no process)
@@ -18,6 +19,7 @@ import { writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { benchBullmqBurst, benchBullmqSchedulers, benchBullmqThroughput, machineLine } from "./bullmq.js";
+import { benchBullmqDag, benchKairosDag, formatDag, type DagBenchResult } from "./dag.js";
 import {
   benchKairosBurst,
   benchKairosSchedules,
@@ -43,7 +45,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -60,6 +62,7 @@ const plan = {
   scheduleSeconds: num("--schedule-seconds", quick ? 10 : 60),
   cronSeconds: num("--cron-seconds", quick ? 10 : 30),
   throughputSeconds: num("--throughput-seconds", quick ? 5 : 15),
+  dagRounds: Math.max(1, num("--dag-rounds", quick ? 3 : 5)),
 };
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
@@ -199,6 +202,15 @@ async function main(): Promise<void> {
       const k1 = rs.find((r) => r.system === "kairos" && r.workers === 1 && r.variant === "no process");
       const k2 = rs.find((r) => r.system === "kairos" && r.workers === 2 && r.variant === "no process");
       if (k1 && k2) console.log(`  Kairos (no process) 2 schedulers ÷ 1 scheduler: runs/s ${ratio(k2.perSecond, k1.perSecond, 0)}\n`);
+    }
+    if (shapes.includes("dag")) {
+      const rs: DagBenchResult[] = [];
+      if (systems.includes("kairos")) {
+        for (const mode of modes) rs.push(await section(`dag kairos (${mode})`, () => benchKairosDag(redis.url, { ...kairosBase, mode, rounds: plan.dagRounds })));
+      }
+      if (systems.includes("bullmq")) rs.push(await section("dag bullmq (flow)", () => benchBullmqDag(redis.url, { rounds: plan.dagRounds })));
+      all.dag = rs;
+      console.log(formatDag(rs) + "\n");
     }
     if (shapes.includes("sandbox") && systems.includes("kairos")) {
       // Not a BullMQ shape: BullMQ runs no user program, so there is nothing of its to set beside these.

@@ -13,6 +13,7 @@
  *   child  → parent { ev: "result", samples: WorkerSamples } then the child exits
  *   child  → parent { ev: "error", message }
  */
+import { fileURLToPath } from "node:url";
 import { Worker, type Job } from "bullmq";
 import { redisConnectionOptions } from "./redis.js";
 
@@ -117,7 +118,8 @@ async function run(config: WorkerConfig): Promise<void> {
   if (process.connected) await send({ ev: "result", samples });
 }
 
-if (process.send) {
+// Only as the forked entry point: bench/lib/bullmq-flow-worker.ts imports workerOptions from here.
+if (process.send && process.argv[1] === fileURLToPath(import.meta.url)) {
   process.once("message", (m: { cmd?: string; config?: WorkerConfig }) => {
     if (m?.cmd !== "start" || !m.config) return;
     run(m.config)

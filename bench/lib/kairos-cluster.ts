@@ -12,6 +12,7 @@
  * child runs with `--cpu-prof` and writes a V8 profile there when it exits (normal shutdown only).
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +25,7 @@ import { silentLogger } from "../../src/support/log.js";
 import type { SharedState } from "../../src/shared-state/ports.js";
 import { createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
+import { freePort } from "./redis.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Where the bench compiles src/ (gitignored; dist/ is left alone). */
@@ -253,6 +255,8 @@ const STATUS = '"status":"';
 export class KairosCluster {
   readonly schedulers: Child[] = [];
   readonly executors: Child[] = [];
+  /** API processes (`startApi`), for the benches that go through GraphQL. */
+  readonly apis: Child[] = [];
   private readonly workDir: string;
   private client?: { mongo: Mongo; state: SharedState; jobs: JobService; runs: RunService };
   private readonly redis: Redis;
@@ -299,7 +303,7 @@ export class KairosCluster {
     };
   }
 
-  private spawnRole(role: "scheduler" | "executor", name: string, extra: Record<string, string>, imports: string[] = []): Child {
+  private spawnRole(role: "scheduler" | "executor" | "api", name: string, extra: Record<string, string>, imports: string[] = []): Child {
     const cwd = join(this.workDir, name);
     mkdirSync(cwd, { recursive: true }); // the executor's run work dirs go to <cwd>/.kairos/work
     const runtime = this.o.runtime ?? "compiled";
@@ -356,6 +360,26 @@ export class KairosCluster {
     );
   }
 
+  /**
+   * Starts an `api` process on a free loopback port with the bootstrap admin `admin` /
+   * `adminPassword` and waits until /healthz answers; resolves with the GraphQL URL.
+   */
+  async startApi(adminPassword: string, extra: Record<string, string> = {}, timeoutMs = 60_000): Promise<string> {
+    if ((this.o.runtime ?? "compiled") === "compiled") await buildKairos();
+    const port = await freePort();
+    const child = this.spawnRole("api", `api-${this.apis.length + 1}`, {
+      KAIROS_HOST: "127.0.0.1",
+      KAIROS_PORT: String(port),
+      KAIROS_JWT_SECRET: randomBytes(32).toString("hex"),
+      KAIROS_ADMIN_PASSWORD: adminPassword,
+      ...extra,
+    });
+    this.apis.push(child);
+    const base = `http://127.0.0.1:${port}`;
+    await this.waitFor(() => fetch(`${base}/healthz`).then((r) => r.ok, () => false), timeoutMs, "api");
+    return `${base}/graphql`;
+  }
+
   /** The member holding each shard's lease (null when free). */
   async shardHolders(): Promise<Array<string | null>> {
     const p = this.redis.pipeline();
@@ -371,7 +395,7 @@ export class KairosCluster {
   private async waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await check())) {
-      const dead = [...this.schedulers, ...this.executors].find((c) => !c.alive);
+      const dead = [...this.schedulers, ...this.executors, ...this.apis].find((c) => !c.alive);
       if (dead) throw new Error(`${dead.name} exited during start-up: ${dead.firstLines.join(" | ")}`);
       if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms`);
       await sleep(100);
@@ -446,7 +470,7 @@ export class KairosCluster {
   /** CPU ms per process so far; "runs" = CPU of the processes the executors spawned and reaped. */
   cpu(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const c of [...this.schedulers, ...this.executors]) out[c.name] = processCpuMs(c.pid);
+    for (const c of [...this.schedulers, ...this.executors, ...this.apis]) out[c.name] = processCpuMs(c.pid);
     let runs = 0;
     for (const c of this.executors) runs += childrenCpuMs(c.pid);
     out["run processes"] = runs;
@@ -461,10 +485,11 @@ export class KairosCluster {
   private rolesStopped?: Promise<string[]>;
 
   private async stopRolesOnce(): Promise<string[]> {
+    await Promise.all(this.apis.map((c) => c.stop()));
     await Promise.all(this.executors.map((c) => c.stop()));
     await Promise.all(this.schedulers.map((c) => c.stop()));
     const notes: string[] = [];
-    for (const c of [...this.schedulers, ...this.executors]) {
+    for (const c of [...this.schedulers, ...this.executors, ...this.apis]) {
       const s = c.logSummary();
       if (s) notes.push(`${c.name} logged: ${s}`);
     }

@@ -243,7 +243,7 @@ describe("retryFromFailed", () => {
     expect(step({ dag, tasks: reset }).start).toEqual([{ key: "each", index: 1, attempt: 2 }]);
   });
 
-  it("decides a retried mapped task again: skipped now, its kept instances dropped", () => {
+  it("decides a retried mapped task again: skipped now, its succeeded instance kept", () => {
     const dag: DagDef = { tasks: [t("list"), t("flaky"), t("each", ["list", "flaky"], { mapOver: "list", trigger: R.ONE_FAILED })] };
     const tasks = states(dag, {
       list: S.SUCCEEDED,
@@ -252,7 +252,11 @@ describe("retryFromFailed", () => {
     });
     const reset = retryFromFailed(tasks);
     const r = step({ dag, tasks: { ...reset, flaky: { state: S.SUCCEEDED, attempt: 2 } } });
-    expect(r.tasks.each).toEqual({ state: S.SKIPPED, attempt: 2 });
+    expect(r.tasks.each).toEqual({
+      state: S.SKIPPED,
+      attempt: 2,
+      instances: [{ state: S.SUCCEEDED, attempt: 1 }, { state: S.SKIPPED, attempt: 2 }],
+    });
     expect(r.start).toEqual([]);
   });
 

@@ -30,7 +30,7 @@ describe("validation on random DAGs", () => {
       }),
       { numRuns: 200 },
     );
-  });
+  }, 60_000);
 
   it("finds every planted cycle, and each reported path is a real cycle", () => {
     const planted = scenario(40)
@@ -64,5 +64,5 @@ describe("validation on random DAGs", () => {
       }),
       { numRuns: 300 },
     );
-  });
+  }, 60_000);
 });

@@ -31,8 +31,10 @@ export function indexGraph(dag: DagDef): GraphIndex {
     if (seen.has(task.key)) continue;
     seen.add(task.key);
     const mine = parents.get(task.key)!;
+    const listed = new Set<string>();
     for (const parent of task.dependsOn) {
-      if (parent === task.key || !position.has(parent) || mine.includes(parent)) continue;
+      if (parent === task.key || !position.has(parent) || listed.has(parent)) continue;
+      listed.add(parent);
       mine.push(parent);
     }
   }

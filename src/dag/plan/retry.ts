@@ -8,7 +8,8 @@ import type { TaskStates, TaskView } from "./types.js";
  * to PENDING with its attempt bumped, so the engine's instance ids are new; SUCCEEDED tasks and
  * their results are kept. A mapped task keeps its SUCCEEDED instances and resets the others (its
  * source succeeded and is kept, so the count is the same); it is PENDING again, so `step` decides
- * anew whether it runs (and drops its instances if not), as for a plain task. SKIPPED tasks are reset too: `step`
+ * anew whether it runs, as for a plain task (if not, its reset instances take the task's
+ * new state, SKIPPED or UPSTREAM_FAILED). SKIPPED tasks are reset too: `step`
  * decides them again from their parents' new states (skipped again if nothing changed for them).
  * Active and PENDING tasks are left as they are. The engine also clears the run's `cancelled`.
  */

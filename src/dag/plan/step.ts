@@ -97,7 +97,8 @@ function settle(
   if (verdict === Readiness.WAIT) return;
   if (verdict !== Readiness.RUN) {
     view.state = verdict === Readiness.SKIPPED ? DagTaskState.SKIPPED : DagTaskState.UPSTREAM_FAILED;
-    delete view.instances;
+    // A retried mapped task: instances that succeeded before keep their state, the rest never run.
+    for (const instance of view.instances ?? []) if (instance.state === DagTaskState.PENDING) instance.state = view.state;
     return;
   }
   if (def.mapOver !== undefined && view.instances === undefined) {

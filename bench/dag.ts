@@ -1,0 +1,390 @@
+/**
+ * (4) DAG fan-out / fan-in (issue #15): the same wide workflow on both systems, no-op tasks.
+ *
+ * Width: the issue asks for 1 → 1,000 → 1, which is 1,002 tasks, and also caps a DAG at 1,000
+ * tasks (MAX_DAG_TASKS). The default width is therefore 998 middle tasks (a DAG of exactly 1,000
+ * tasks), on both sides alike; `--children N` changes it (past 998 Kairos refuses the DAG).
+ *
+ * - Kairos: a DAG `root → c0 … c997 → join` (1 → 998 → 1) created once through the GraphQL API
+ *   (`createDag`), then triggered `rounds` times, one DAG run after the other (`triggerDag`), each
+ *   waited for (`dagRun { status }`) and then read (`dagRun { tasks { key status run { startedAt
+ *   finishedAt } } }`). Every task is a COMMAND `argv: ["true"]`; the deployment is the one of the
+ *   other shapes (bench/lib/kairos-cluster.ts) plus one `api` process; executors run real
+ *   processes or, in `noop` mode, none (bench/lib/noop-process-hooks.mjs).
+ * - BullMQ: a flow (`FlowProducer.add`) whose parent `join` waits for 998 no-op children — the
+ *   fan-in BullMQ offers (a job has one parent, so there is no `root` whose end releases 1,000
+ *   jobs); one Worker process (bench/lib/bullmq-flow-worker.ts), concurrency 50, the options of the
+ *   other BullMQ benches.
+ *
+ * Figures per round, then p50 / p99 (nearest rank) over the rounds:
+ * - submit → last child start: from the client's call (`triggerDag` / `FlowProducer.add`) to the
+ *   start of the last of the middle tasks. For Kairos this includes the `root` task's run.
+ * - last child end → join start: from the end of the last middle task to the start of the join,
+ *   the fan-in latency.
+ * - (Kairos) root end → last child start: the fan-out alone.
+ * Start and end are as in the other benches: Kairos `run.startedAt` (the executor claimed the run)
+ * and `run.finishedAt`; BullMQ `Date.now()` at the first and last statement of the processor.
+ *
+ * Run directly:  node --import tsx bench/dag.ts [--quick] [--systems kairos,bullmq] [--modes noop,process]
+ */
+import { fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { FlowProducer } from "bullmq";
+import { kairosRevision, type ExecutorMode, type KairosOptions } from "./kairos.js";
+import type { WorkerConfig } from "./lib/bullmq-worker.js";
+import type { FlowSample } from "./lib/bullmq-flow-worker.js";
+import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
+import { redisConnectionOptions, startRedis } from "./lib/redis.js";
+import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
+
+const FLOW_WORKER = fileURLToPath(new URL("./lib/bullmq-flow-worker.ts", import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ADMIN_PASSWORD = "bench-admin-password";
+/** As bench/kairos.ts: a real program that does nothing, asking for what `true` needs. */
+const NOOP_SPEC = { kind: "COMMAND", argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** Middle tasks by default: root + 998 + join = 1,000 tasks, the most a DAG may have. */
+export const DAG_BENCH_CHILDREN = 998;
+
+/** One DAG run / flow. */
+export interface DagRound {
+  toLastChildStartMs: number;
+  joinDelayMs: number;
+  /** Kairos only: root's end → last child's start. */
+  fanOutMs: number | null;
+  /** submit → join's end. */
+  totalMs: number;
+}
+
+export interface DagBenchResult {
+  system: "kairos" | "bullmq";
+  variant?: string;
+  children: number;
+  rounds: DagRound[];
+  toLastChildStart: Summary;
+  joinDelay: Summary;
+  fanOut: Summary | null;
+  total: Summary;
+  notes: string[];
+}
+
+function result(system: DagBenchResult["system"], variant: string | undefined, children: number, rounds: DagRound[], notes: string[]): DagBenchResult {
+  const fanOuts = rounds.map((r) => r.fanOutMs).filter((x): x is number => x !== null);
+  return {
+    system,
+    variant,
+    children,
+    rounds,
+    toLastChildStart: summarize(rounds.map((r) => r.toLastChildStartMs)),
+    joinDelay: summarize(rounds.map((r) => r.joinDelayMs)),
+    fanOut: fanOuts.length ? summarize(fanOuts) : null,
+    total: summarize(rounds.map((r) => r.totalMs)),
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// BullMQ: FlowProducer, a parent waiting for its children
+// ---------------------------------------------------------------------------------------------
+
+export interface DagBenchOptions {
+  /** Middle tasks. @default DAG_BENCH_CHILDREN (998) */
+  children?: number;
+  /** DAG runs / flows, one after the other. @default 5 */
+  rounds?: number;
+  /** Give up on a round after this long. @default 120_000 */
+  timeoutMs?: number;
+}
+
+/** The BullMQ side: `rounds` flows of a join waiting for `children` no-op children. */
+export async function benchBullmqDag(redisUrl: string, opts: DagBenchOptions = {}): Promise<DagBenchResult> {
+  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 120_000 } = opts;
+  const queueName = `bench-dag-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
+  const config: WorkerConfig = { redisUrl, queue: queueName, concurrency: 50, kind: "throughput" };
+  const child = fork(FLOW_WORKER, [], { cwd: REPO_ROOT, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const joined = new Set<number>();
+  let samples: FlowSample[] | undefined;
+  let failure: Error | undefined;
+  let ready = false;
+  child.on("message", (m: { ev?: string; round?: number; samples?: FlowSample[]; message?: string }) => {
+    if (m?.ev === "ready") ready = true;
+    if (m?.ev === "joined" && typeof m.round === "number") joined.add(m.round);
+    if (m?.ev === "result") samples = m.samples;
+    if (m?.ev === "error") failure = new Error(`bullmq flow worker failed: ${m.message}`);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.send({ cmd: "start", config });
+  const flows = new FlowProducer({ connection: { ...redisConnectionOptions(redisUrl), maxRetriesPerRequest: null } });
+  const submits: number[] = [];
+  try {
+    await waitUntil(() => ready, 30_000, "the BullMQ flow worker to start", () => failure);
+    for (let round = 0; round < rounds; round++) {
+      submits.push(Date.now());
+      await flows.add({
+        name: "join",
+        queueName,
+        data: { round, role: "join" },
+        children: Array.from({ length: children }, (_, i) => ({ name: `c${i}`, queueName, data: { round, role: "child" } })),
+      });
+      await waitUntil(() => joined.has(round), timeoutMs, `BullMQ flow ${round} to join`, () => failure);
+    }
+    child.send({ cmd: "stop" });
+    await waitUntil(() => samples !== undefined, 30_000, "the BullMQ flow worker's samples", () => failure);
+  } finally {
+    if (child.connected) child.send({ cmd: "stop" });
+    await Promise.race([exited, sleep(10_000)]);
+    if (child.exitCode === null) child.kill("SIGKILL");
+    const { Queue } = await import("bullmq");
+    const queue = new Queue(queueName, { connection: { ...redisConnectionOptions(redisUrl), maxRetriesPerRequest: null } });
+    await queue.obliterate({ force: true }).catch((e: Error) => console.error(`[dag bench] obliterate failed: ${e.message}`));
+    await queue.close();
+    await flows.close();
+  }
+  const out: DagRound[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const mine = samples!.filter((s) => s.round === round);
+    const kids = mine.filter((s) => s.role === "child");
+    const join = mine.find((s) => s.role === "join");
+    if (kids.length !== children || !join) throw new Error(`BullMQ flow ${round}: ${kids.length} children and ${join ? 1 : 0} join processed`);
+    out.push({
+      toLastChildStartMs: Math.max(...kids.map((k) => k.start)) - submits[round]!,
+      joinDelayMs: join.start - Math.max(...kids.map((k) => k.end)),
+      fanOutMs: null,
+      totalMs: join.end - submits[round]!,
+    });
+  }
+  return result("bullmq", undefined, children, out, []);
+}
+
+async function waitUntil(done: () => boolean, timeoutMs: number, what: string, failed: () => Error | undefined = () => undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    const f = failed();
+    if (f) throw f;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(2);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kairos: createDag / triggerDag / dagRun over GraphQL
+// ---------------------------------------------------------------------------------------------
+
+export interface KairosDagOptions extends DagBenchOptions, KairosOptions {}
+
+interface RunTask {
+  key: string;
+  status: string;
+  run: { startedAt: string | null; finishedAt: string | null } | null;
+}
+
+/** A GraphQL call; throws with the server's messages on an error. */
+async function gql<T>(url: string, query: string, variables: Record<string, unknown>, token?: string): Promise<T> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+  if (body.errors?.length || !body.data) {
+    throw new Error(`GraphQL ${res.status}: ${(body.errors ?? []).map((e) => `${e.extensions?.code ?? "?"}: ${e.message}`).join("; ") || "no data"}`);
+  }
+  return body.data;
+}
+
+/** The 1 → N → 1 DAG as `createDag`'s input. */
+export function wideDag(name: string, children: number): Record<string, unknown> {
+  const middle = Array.from({ length: children }, (_, i) => `c${i}`);
+  return {
+    name,
+    tasks: [
+      { key: "root", spec: NOOP_SPEC, dependsOn: [] },
+      ...middle.map((key) => ({ key, spec: NOOP_SPEC, dependsOn: ["root"] })),
+      { key: "join", spec: NOOP_SPEC, dependsOn: middle },
+    ],
+  };
+}
+
+/** The Kairos side: one deployment, one DAG, `rounds` DAG runs one after the other. */
+export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = {}): Promise<DagBenchResult> {
+  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 120_000 } = opts;
+  const mode: ExecutorMode = opts.mode ?? "noop";
+  const runtime: Runtime = opts.runtime ?? "compiled";
+  const notes: string[] = [];
+  if (runtime === "compiled") {
+    const warning = await buildKairos();
+    if (warning) notes.push(warning);
+  }
+  const emu = opts.mongoUrl ? null : await startEmulatorProcess({ runtime });
+  const tag = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const cluster = new KairosCluster({
+    mongoUrl: opts.mongoUrl ?? emu!.uri,
+    redisUrl,
+    mongoDb: `bench_dag_${tag}`,
+    prefix: `bench-dag-${tag}`,
+    shards: opts.shards ?? 64,
+    stageAheadMs: opts.stageAheadMs ?? 10_000,
+    runtime,
+  });
+  const out: DagRound[] = [];
+  try {
+    await Promise.all([cluster.startExecutors(opts.executors ?? 2, opts.slots ?? 64, { noop: mode === "noop" }), cluster.startSchedulers(1)]);
+    const url = await cluster.startApi(ADMIN_PASSWORD);
+    const { login } = await gql<{ login: { token: string } }>(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: ADMIN_PASSWORD });
+    const token = login.token;
+    const { createDag } = await gql<{ createDag: { id: string } }>(
+      url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: wideDag(`wide-${tag}`, children) },
+      token,
+    );
+    for (let round = 0; round < rounds; round++) {
+      const submit = Date.now();
+      const { triggerDag } = await gql<{ triggerDag: { id: string } }>(url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: createDag.id }, token);
+      const deadline = submit + timeoutMs;
+      let status = "RUNNING";
+      let lastReport = Date.now();
+      while (status === "RUNNING" || status === "QUEUED") {
+        if (Date.now() > deadline) {
+          const counts = await taskCounts(url, triggerDag.id, token);
+          throw new Error(`Kairos DAG run ${round} still ${status} after ${timeoutMs} ms; tasks: ${counts}`);
+        }
+        await sleep(100);
+        status = (await gql<{ dagRun: { status: string } }>(url, `query($id: ID!) { dagRun(id: $id) { status } }`, { id: triggerDag.id }, token)).dagRun.status;
+        if (opts.verbose && Date.now() - lastReport > 5_000) {
+          lastReport = Date.now();
+          process.stderr.write(`[dag bench] round ${round} +${fmtMs(Date.now() - submit)}: ${await taskCounts(url, triggerDag.id, token)}\n`);
+        }
+      }
+      const { dagRun } = await gql<{ dagRun: { status: string; tasks: RunTask[] } }>(
+        url,
+        `query($id: ID!) { dagRun(id: $id) { status tasks { key status run { startedAt finishedAt } } } }`,
+        { id: triggerDag.id },
+        token,
+      );
+      if (dagRun.status !== "SUCCEEDED") {
+        const { dagRun: why } = await gql<{ dagRun: { tasks: Array<{ key: string; status: string; note: string | null; run: { status: string; error: string | null } | null }> } }>(
+          url,
+          `query($id: ID!) { dagRun(id: $id) { tasks { key status note run { status error } } } }`,
+          { id: triggerDag.id },
+          token,
+        );
+        const bad = why.tasks.filter((t) => t.status !== "SUCCEEDED").slice(0, 3);
+        throw new Error(`Kairos DAG run ${round} ended ${dagRun.status}; e.g. ${JSON.stringify(bad)}`);
+      }
+      out.push(kairosRound(dagRun.tasks, submit, children));
+    }
+    notes.push(...(await cluster.stopRoles()));
+  } finally {
+    await cluster.stop().catch((e: Error) => notes.push(`cleanup: ${e.message}`));
+    await emu?.child.stop();
+  }
+  return result("kairos", mode === "noop" ? "no process" : "process", children, out, notes);
+}
+
+/** "SUCCEEDED 120, RUNNING 64, …": the DAG run's tasks by state. */
+async function taskCounts(url: string, dagRunId: string, token: string): Promise<string> {
+  const { dagRun } = await gql<{ dagRun: { tasks: Array<{ status: string }> } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks { status } } }`, { id: dagRunId }, token);
+  const counts = new Map<string, number>();
+  for (const t of dagRun.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  return [...counts].map(([s, n]) => `${s} ${n}`).join(", ");
+}
+
+function kairosRound(tasks: RunTask[], submit: number, children: number): DagRound {
+  const at = (s: string | null | undefined, what: string) => {
+    if (!s) throw new Error(`Kairos DAG run: a task has no ${what}`);
+    return Date.parse(s);
+  };
+  const byKey = new Map(tasks.map((t) => [t.key, t]));
+  const root = byKey.get("root");
+  const join = byKey.get("join");
+  const middle = tasks.filter((t) => /^c\d+$/.test(t.key));
+  if (!root?.run || !join?.run || middle.length !== children) throw new Error(`Kairos DAG run: ${middle.length} middle tasks, root ${root ? "present" : "missing"}, join ${join ? "present" : "missing"}`);
+  const lastStart = Math.max(...middle.map((t) => at(t.run?.startedAt, "startedAt")));
+  const lastEnd = Math.max(...middle.map((t) => at(t.run?.finishedAt, "finishedAt")));
+  return {
+    toLastChildStartMs: lastStart - submit,
+    joinDelayMs: at(join.run.startedAt, "startedAt") - lastEnd,
+    fanOutMs: lastStart - at(root.run.finishedAt, "finishedAt"),
+    totalMs: at(join.run.finishedAt, "finishedAt") - submit,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------
+
+const name = (r: DagBenchResult) => (r.variant ? `${r.system} (${r.variant})` : r.system);
+
+/** The table, every round, and the ratios of each Kairos variant to BullMQ (BullMQ ÷ Kairos: > 1 = Kairos faster). */
+export function formatDag(results: DagBenchResult[]): string {
+  const n = results[0]?.children ?? DAG_BENCH_CHILDREN;
+  const rows = results.map((r) => [
+    name(r),
+    r.rounds.length,
+    fmtMs(r.toLastChildStart.p50),
+    fmtMs(r.toLastChildStart.p99),
+    fmtMs(r.joinDelay.p50),
+    fmtMs(r.joinDelay.p99),
+    r.fanOut ? fmtMs(r.fanOut.p50) : "—",
+    fmtMs(r.total.p50),
+  ]);
+  const lines = [
+    table(
+      ["system", "rounds", "→ last child start p50", "p99", "last child end → join start p50", "p99", "root end → last child start p50", "total p50"],
+      rows,
+      { title: `(4) DAG fan-out / fan-in: 1 → ${n.toLocaleString("en-US")} → 1 no-op tasks (Kairos DAG of ${n + 2} tasks) vs a flow of ${n.toLocaleString("en-US")} children → 1 parent (BullMQ FlowProducer)` },
+    ),
+    "  rounds (→ last child start / last child end → join start):",
+    ...results.map((r) => `    ${name(r)}: ${r.rounds.map((x) => `${fmtMs(x.toLastChildStartMs)} / ${fmtMs(x.joinDelayMs)}`).join(", ")}`),
+  ];
+  const bull = results.find((r) => r.system === "bullmq");
+  for (const k of results.filter((r) => r.system === "kairos")) {
+    if (!bull) break;
+    lines.push(
+      `  BullMQ ÷ ${name(k)} (> 1: Kairos faster): → last child start p50 ${ratio(bull.toLastChildStart.p50, k.toLastChildStart.p50)}, p99 ${ratio(bull.toLastChildStart.p99, k.toLastChildStart.p99)}; ` +
+        `join delay p50 ${ratio(bull.joinDelay.p50, k.joinDelay.p50)}, p99 ${ratio(bull.joinDelay.p99, k.joinDelay.p99)}`,
+    );
+  }
+  for (const r of results) for (const note of r.notes) lines.push(`  note (${name(r)}): ${note}`);
+  return lines.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Direct run
+// ---------------------------------------------------------------------------------------------
+
+function argValue(flag: string): string | undefined {
+  const i = process.argv.indexOf(flag);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes("--quick");
+  const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
+  const modes = (argValue("--modes") ?? "noop").split(",") as ExecutorMode[];
+  const verbose = process.argv.includes("--verbose");
+  const rounds = Number(argValue("--rounds") ?? (quick ? 3 : 5));
+  const children = Number(argValue("--children") ?? DAG_BENCH_CHILDREN);
+  const redis = await startRedis();
+  const results: DagBenchResult[] = [];
+  try {
+    console.log(`DAG bench: Kairos ${kairosRevision()}, ${children} children, ${rounds} rounds`);
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose }));
+    if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children }));
+  } finally {
+    await redis.stop();
+  }
+  console.log(formatDag(results));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(130));
+  main().catch((e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
