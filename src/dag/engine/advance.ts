@@ -11,7 +11,7 @@ import type { DagRunDoc, DagRunTaskDoc, DagTaskDoc, DagTaskState, JobDoc, RunSta
 import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { findDagRun, findTaskResults, findTaskRuns, updateDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
+import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
 import { isActive } from "../plan/readiness.js";
 import { step } from "../plan/step.js";
 import type { InstanceRef, StepResult, TaskView } from "../plan/types.js";
@@ -21,6 +21,8 @@ import { instanceFireKey } from "./keys.js";
 
 /** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
 const CAS_ROUNDS = 64;
+/** Definitions kept per process (a DAG run's is fixed for its life). */
+const DEFINITION_CACHE = 256;
 /** Runs created concurrently (their inserts go to MongoDB in batches). */
 const CREATE_CHUNK = 250;
 
@@ -76,6 +78,8 @@ export function observedStates(doc: Pick<DagRunDoc, "_id" | "tasks">, runs: Read
 export class DagAdvancer {
   /** Advances in progress in this process, by DAG run: a call while one runs asks it for one more round. */
   private readonly inFlight = new Map<string, { again: boolean; done: Promise<void> }>();
+  /** DAG runs' definition snapshots, read once: an advance then reads only the states (a few KB, not the specs). */
+  private readonly definitions = new Map<string, Promise<DagRunDoc["definition"] | null>>();
 
   constructor(private readonly deps: AdvancerDeps) {}
 
@@ -113,8 +117,11 @@ export class DagAdvancer {
   private async advanceOnce(dagRunId: string): Promise<void> {
     const { mongo, clock } = this.deps;
     for (let round = 0; round < CAS_ROUNDS; round++) {
-      const doc = await findDagRun(mongo, dagRunId);
-      if (!doc || doc.held || doc.status !== DagRunStatus.RUNNING) return;
+      const state = await findDagRunState(mongo, dagRunId);
+      if (!state || state.held || state.status !== DagRunStatus.RUNNING) return;
+      const definition = await this.definition(dagRunId);
+      if (!definition) return;
+      const doc: DagRunDoc = { ...state, definition };
       const runs = new Map((await findTaskRuns(mongo, dagRunId)).map((r) => [r.fireKey, r]));
       const observed = observedStates(doc, runs);
       const decided = step({
@@ -131,15 +138,17 @@ export class DagAdvancer {
       if (changedKeys.length > 0 || decided.status !== doc.status) {
         const now = clock();
         const terminal = decided.status !== DagRunStatus.RUNNING;
-        const written = await updateDagRunAtVersion(mongo, dagRunId, doc.version, {
+        const set = {
           tasks,
           status: decided.status,
           updatedAt: new Date(now),
           sweepAt: new Date(now + this.deps.sweepAfterMs),
           finishedAt: terminal ? new Date(now) : null,
-        });
-        if (!written) continue; // someone else advanced it: decide again from what they wrote
+        };
+        if (!(await setDagRunAtVersion(mongo, dagRunId, doc.version, set))) continue; // someone else advanced it: decide again from what they wrote
+        const written: DagRunDoc = { ...doc, ...set, version: doc.version + 1 };
         current = written;
+        if (terminal) this.definitions.delete(dagRunId);
         await this.publish(doc, written, changedKeys, now);
         if (terminal) {
           this.deps.log.info({ dagRunId, dagId: doc.dagId, status: decided.status }, "DAG run finished");
@@ -151,6 +160,17 @@ export class DagAdvancer {
       return;
     }
     this.deps.log.warn({ dagRunId }, "DAG run too contended to advance now; the sweeper will come back to it");
+  }
+
+  private definition(dagRunId: string): Promise<DagRunDoc["definition"] | null> {
+    let d = this.definitions.get(dagRunId);
+    if (!d) {
+      d = findDagRunDefinition(this.deps.mongo, dagRunId);
+      if (this.definitions.size >= DEFINITION_CACHE) this.definitions.delete(this.definitions.keys().next().value!);
+      this.definitions.set(dagRunId, d);
+      d.catch(() => this.definitions.delete(dagRunId));
+    }
+    return d;
   }
 
   /**
