@@ -96,6 +96,13 @@ export function findTaskRuns(mongo: Mongo, dagRunId: string): Promise<DagTaskRun
     .toArray() as Promise<DagTaskRun[]>;
 }
 
+/** The task runs with these fire keys (as findTaskRuns reads them). */
+export function findTaskRunsByFireKeys(mongo: Mongo, fireKeys: readonly string[]): Promise<DagTaskRun[]> {
+  return mongo.c.runs
+    .find({ fireKey: { $in: [...fireKeys] } }, { projection: { _id: 1, fireKey: 1, status: 1, attempt: 1, taskKey: 1, mapIndex: 1, cancelRequested: 1 } })
+    .toArray() as Promise<DagTaskRun[]>;
+}
+
 /** The runs of a DAG run's task instances, whole (the API shows them). */
 export function findTaskRunDocs(mongo: Mongo, dagRunId: string): Promise<RunDoc[]> {
   return mongo.c.runs.find({ dagRunId }, { projection: { spec: 0 } }).toArray() as Promise<RunDoc[]>;
