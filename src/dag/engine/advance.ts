@@ -162,14 +162,15 @@ export class DagAdvancer {
         const now = clock();
         const terminal = decided.status !== DagRunStatus.RUNNING;
         const set = {
-          tasks,
           status: decided.status,
           updatedAt: new Date(now),
           sweepAt: new Date(now + this.deps.sweepAfterMs),
           finishedAt: terminal ? new Date(now) : null,
         };
-        if (!(await setDagRunAtVersion(mongo, dagRunId, doc.version, set))) continue; // someone else advanced it: decide again from what they wrote
-        const written: DagRunDoc = { ...doc, ...set, version: doc.version + 1 };
+        // Only the tasks that changed are written (`tasks.<key>`: keys are plain, see TASK_KEY_PATTERN).
+        const changedTasks = Object.fromEntries(changedKeys.map((k) => [`tasks.${k}`, tasks[k]]));
+        if (!(await setDagRunAtVersion(mongo, dagRunId, doc.version, { ...set, ...changedTasks }))) continue; // someone else advanced it: decide again from what they wrote
+        const written: DagRunDoc = { ...doc, ...set, tasks, version: doc.version + 1 };
         current = written;
         if (terminal) this.definitions.delete(dagRunId);
         await this.publish(doc, written, changedKeys, now);

@@ -35,7 +35,7 @@ export async function findDagRunDefinition(mongo: Mongo, id: string): Promise<Da
 }
 
 /** The write of one advance, when the caller needs no document back: true when it applied (still at `version`). */
-export async function setDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc>): Promise<boolean> {
+export async function setDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc> & Record<`tasks.${string}`, unknown>): Promise<boolean> {
   return (await mongo.c.dagRuns.updateOne({ _id: id, version }, { $set: set, $inc: { version: 1 } })).modifiedCount === 1;
 }
 
