@@ -26,7 +26,7 @@
  * and `run.finishedAt`; BullMQ `Date.now()` at the first and last statement of the processor.
  *
  * Run directly:  node --import tsx bench/dag.ts [--quick] [--systems kairos,bullmq] [--modes noop,process]
- *                [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose]
+ *                [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose] [--profile DIR]
  */
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -219,7 +219,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     const warning = await buildKairos();
     if (warning) notes.push(warning);
   }
-  const emu = opts.mongoUrl ? null : await startEmulatorProcess({ runtime });
+  const emu = opts.mongoUrl ? null : await startEmulatorProcess({ runtime, cpuProfDir: opts.cpuProfDir });
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const cluster = new KairosCluster({
     mongoUrl: opts.mongoUrl ?? emu!.uri,
@@ -228,6 +228,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     prefix: `bench-dag-${tag}`,
     shards: opts.shards ?? 64,
     stageAheadMs: opts.stageAheadMs ?? 10_000,
+    cpuProfDir: opts.cpuProfDir,
     runtime,
   });
   const out: DagRound[] = [];
@@ -375,7 +376,7 @@ async function main(): Promise<void> {
   const results: DagBenchResult[] = [];
   try {
     console.log(`DAG bench: Kairos ${kairosRevision()}, ${children} children, ${rounds} rounds`);
-    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose, timeoutMs }));
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile") }));
     if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children, timeoutMs }));
   } finally {
     await redis.stop();
