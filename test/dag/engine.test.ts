@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
+import { collect, wsClient } from "../helpers/graphql.js";
 import { createDag, finishedDagRun, gql, gqlOk, readDagRun, row, tasksInput, triggerDag, waitFor } from "./helpers.js";
 
 const t = useTestApp();
@@ -233,5 +234,44 @@ describe("validation and ownership", () => {
     const run = await finishedDagRun(t.app.url, t.admin, runId);
     expect(run.tasks.map((x) => x.key)).toEqual(["a", "b"]);
     expect(row(run, "b").run!.outputTail).toBe("old\n");
+  });
+});
+
+describe("events and query cost", () => {
+  it("streams every task transition of a DAG run and its end through dagRunUpdated", async () => {
+    const id = await createDag(t.app.url, t.admin, "streamed", [
+      { key: "a", command: "true" },
+      { key: "bad", command: "exit 1" },
+      { key: "b", command: "true", dependsOn: ["a", "bad"] },
+    ]);
+    type Ev = { dagRunUpdated: { dagRunId: string; status: string; task: { key: string; status: string; runStatus: string | null } | null } };
+    const client = wsClient(t.app.wsUrl, t.admin);
+    try {
+      const sub = collect<Ev>(client, `subscription($dagId: ID) { dagRunUpdated(dagId: $dagId) { dagRunId status task { key status runStatus } } }`, { dagId: id }, (evs) => evs.some((e) => e.dagRunUpdated.task === null), 20_000);
+      await sub.ready;
+      const runId = await triggerDag(t.app.url, t.admin, id);
+      const { events, errors } = await sub.done;
+      expect(errors).toEqual([]);
+      expect(events.every((e) => e.dagRunUpdated.dagRunId === runId)).toBe(true);
+      const of = (k: string) => events.filter((e) => e.dagRunUpdated.task?.key === k).map((e) => e.dagRunUpdated.task!);
+      expect(of("a").map((x) => x.runStatus)).toEqual(expect.arrayContaining(["QUEUED", "RUNNING", "SUCCEEDED"]));
+      expect(of("bad").some((x) => x.runStatus === "FAILED")).toBe(true);
+      expect(of("b").map((x) => x.status)).toContain("UPSTREAM_FAILED");
+      expect(events.at(-1)!.dagRunUpdated).toMatchObject({ status: "FAILED", task: null });
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it("charges DagRun.tasks by its size, so the contract's read passes and a page of DAG runs with their tasks is refused", async () => {
+    const id = await createDag(t.app.url, t.admin, "costed", [{ key: "a", command: "true" }]);
+    const runId = await triggerDag(t.app.url, t.admin, id);
+    const ok = await gql(t.app.url, `query($id: ID!) { dagRun(id: $id) { status tasks { key status run { startedAt finishedAt } } } }`, { id: runId }, t.admin);
+    expect(ok.errors).toBeUndefined();
+    const heavy = await gql(t.app.url, `{ dagRuns(first: 100) { edges { node { tasks { key status run { startedAt } } } } } }`, {}, t.admin);
+    expect(heavy.errors?.[0]?.message).toMatch(/cost limit/);
+    const badFirst = await gql(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 0) { key } } }`, { id: runId }, t.admin);
+    expect(code(badFirst)).toBe("BAD_USER_INPUT");
+    await finishedDagRun(t.app.url, t.admin, runId);
   });
 });

@@ -11,7 +11,7 @@ import type { DagRunDoc, DagRunTaskDoc, DagTaskDoc, DagTaskState, JobDoc, RunSta
 import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { findDagRun, findTaskResults, findTaskRuns, updateDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
+import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
 import { isActive } from "../plan/readiness.js";
 import { step } from "../plan/step.js";
 import type { InstanceRef, StepResult, TaskView } from "../plan/types.js";
@@ -21,6 +21,8 @@ import { instanceFireKey } from "./keys.js";
 
 /** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
 const CAS_ROUNDS = 64;
+/** Definitions kept per process (a DAG run's is fixed for its life). */
+const DEFINITION_CACHE = 256;
 /** Runs created concurrently (their inserts go to MongoDB in batches). */
 const CREATE_CHUNK = 250;
 
@@ -73,9 +75,23 @@ export function observedStates(doc: Pick<DagRunDoc, "_id" | "tasks">, runs: Read
   return out;
 }
 
+/**
+ * An advance in progress, and what the calls that came meanwhile asked for: task runs that ended
+ * (a light round trusts the document for every other instance) or a full round (every task run
+ * read: a trigger, cancel, retry or sweep).
+ */
+interface Pending {
+  again: boolean;
+  full: boolean;
+  ended: Map<string, DagTaskRun>;
+  done: Promise<void>;
+}
+
 export class DagAdvancer {
   /** Advances in progress in this process, by DAG run: a call while one runs asks it for one more round. */
-  private readonly inFlight = new Map<string, { again: boolean; done: Promise<void> }>();
+  private readonly inFlight = new Map<string, Pending>();
+  /** DAG runs' definition snapshots, read once: an advance then reads only the states (a few KB, not the specs). */
+  private readonly definitions = new Map<string, Promise<DagRunDoc["definition"] | null>>();
 
   constructor(private readonly deps: AdvancerDeps) {}
 
@@ -83,19 +99,29 @@ export class DagAdvancer {
    * Advances the DAG run until nothing moves. Concurrent calls for one DAG run in this process
    * coalesce: the first does the work (and runs once more if others came meanwhile); the others
    * return at once. Other processes are kept apart by the compare-and-set.
+   *
+   * `ended`: the task run whose end this call reports. Such a call is *light*: it does not read
+   * the DAG run's other task runs, it trusts the document for them (every end is reported by its
+   * own call, and the sweeper's full rounds catch a report lost with its process). Without it the
+   * round is *full*: every task run is read and every QUEUED instance without a run gets one.
    */
-  advance(dagRunId: string): Promise<void> {
+  advance(dagRunId: string, ended?: DagTaskRun): Promise<void> {
     const cur = this.inFlight.get(dagRunId);
     if (cur) {
       cur.again = true;
+      if (ended) cur.ended.set(ended.fireKey, ended);
+      else cur.full = true;
       return Promise.resolve();
     }
-    const entry = { again: false, done: Promise.resolve() };
+    const entry: Pending = { again: false, full: !ended, ended: new Map(ended ? [[ended.fireKey, ended]] : []), done: Promise.resolve() };
     entry.done = (async () => {
       try {
         do {
+          const full = entry.full;
+          const known = new Map(entry.ended);
           entry.again = false;
-          await this.advanceOnce(dagRunId);
+          entry.full = false;
+          await this.advanceOnce(dagRunId, full ? null : known);
         } while (entry.again);
       } finally {
         this.inFlight.delete(dagRunId);
@@ -110,12 +136,16 @@ export class DagAdvancer {
     await Promise.allSettled([...this.inFlight.values()].map((e) => e.done));
   }
 
-  private async advanceOnce(dagRunId: string): Promise<void> {
+  /** One advance; `known`: the task runs a light round knows of (null: a full round reads them all). */
+  private async advanceOnce(dagRunId: string, known: ReadonlyMap<string, DagTaskRun> | null): Promise<void> {
     const { mongo, clock } = this.deps;
     for (let round = 0; round < CAS_ROUNDS; round++) {
-      const doc = await findDagRun(mongo, dagRunId);
-      if (!doc || doc.held || doc.status !== DagRunStatus.RUNNING) return;
-      const runs = new Map((await findTaskRuns(mongo, dagRunId)).map((r) => [r.fireKey, r]));
+      const state = await findDagRunState(mongo, dagRunId);
+      if (!state || state.held || state.status !== DagRunStatus.RUNNING) return;
+      const definition = await this.definition(dagRunId);
+      if (!definition) return;
+      const doc: DagRunDoc = { ...state, definition };
+      const runs = known ?? new Map((await findTaskRuns(mongo, dagRunId)).map((r) => [r.fireKey, r]));
       const observed = observedStates(doc, runs);
       const decided = step({
         dag: planOf(doc.definition.tasks),
@@ -131,26 +161,41 @@ export class DagAdvancer {
       if (changedKeys.length > 0 || decided.status !== doc.status) {
         const now = clock();
         const terminal = decided.status !== DagRunStatus.RUNNING;
-        const written = await updateDagRunAtVersion(mongo, dagRunId, doc.version, {
-          tasks,
+        const set = {
           status: decided.status,
           updatedAt: new Date(now),
           sweepAt: new Date(now + this.deps.sweepAfterMs),
           finishedAt: terminal ? new Date(now) : null,
-        });
-        if (!written) continue; // someone else advanced it: decide again from what they wrote
+        };
+        // Only the tasks that changed are written (`tasks.<key>`: keys are plain, see TASK_KEY_PATTERN).
+        const changedTasks = Object.fromEntries(changedKeys.map((k) => [`tasks.${k}`, tasks[k]]));
+        if (!(await setDagRunAtVersion(mongo, dagRunId, doc.version, { ...set, ...changedTasks }))) continue; // someone else advanced it: decide again from what they wrote
+        const written: DagRunDoc = { ...doc, ...set, tasks, version: doc.version + 1 };
         current = written;
+        if (terminal) this.definitions.delete(dagRunId);
         await this.publish(doc, written, changedKeys, now);
         if (terminal) {
           this.deps.log.info({ dagRunId, dagId: doc.dagId, status: decided.status }, "DAG run finished");
           await this.deps.onFinished(written);
         }
       }
-      await this.createRuns(current, runs);
+      // A full round creates every missing run; a light one those it just started (they have none).
+      await this.createRuns(current, known === null ? runs : null, decided.start);
       await this.cancelRuns(current, decided.cancel, runs);
       return;
     }
     this.deps.log.warn({ dagRunId }, "DAG run too contended to advance now; the sweeper will come back to it");
+  }
+
+  private definition(dagRunId: string): Promise<DagRunDoc["definition"] | null> {
+    let d = this.definitions.get(dagRunId);
+    if (!d) {
+      d = findDagRunDefinition(this.deps.mongo, dagRunId);
+      if (this.definitions.size >= DEFINITION_CACHE) this.definitions.delete(this.definitions.keys().next().value!);
+      this.definitions.set(dagRunId, d);
+      d.catch(() => this.definitions.delete(dagRunId));
+    }
+    return d;
   }
 
   /**
@@ -182,17 +227,25 @@ export class DagAdvancer {
     return out;
   }
 
-  /** Creates the run of every QUEUED instance that has none yet (the ones just started, and any a crash left without one). */
-  private async createRuns(doc: DagRunDoc, runs: ReadonlyMap<string, DagTaskRun>): Promise<void> {
+  /**
+   * Creates runs (idempotent by fire key). `runs` given (a full round): every QUEUED instance that
+   * has none yet, the ones just started and any a crash left without one; null (a light round):
+   * the instances just `started`.
+   */
+  private async createRuns(doc: DagRunDoc, runs: ReadonlyMap<string, DagTaskRun> | null, started: readonly InstanceRef[]): Promise<void> {
     const defs = new Map(doc.definition.tasks.map((t) => [t.key, t]));
     const todo: Array<{ def: DagTaskDoc; index: number | null; attempt: number; fireKey: string }> = [];
-    for (const [key, t] of Object.entries(doc.tasks)) {
-      const add = (index: number | null, state: DagTaskState, attempt: number) => {
-        const fireKey = instanceFireKey(doc._id, key, index, attempt);
-        if (state === S.QUEUED && !runs.has(fireKey)) todo.push({ def: defs.get(key)!, index, attempt, fireKey });
-      };
-      if (t.instances === undefined) add(null, t.state, t.attempt);
-      else t.instances.forEach((i, index) => add(index, i.state, i.attempt));
+    if (runs === null) {
+      for (const ref of started) todo.push({ def: defs.get(ref.key)!, index: ref.index, attempt: ref.attempt, fireKey: instanceFireKey(doc._id, ref.key, ref.index, ref.attempt) });
+    } else {
+      for (const [key, t] of Object.entries(doc.tasks)) {
+        const add = (index: number | null, state: DagTaskState, attempt: number) => {
+          const fireKey = instanceFireKey(doc._id, key, index, attempt);
+          if (state === S.QUEUED && !runs.has(fireKey)) todo.push({ def: defs.get(key)!, index, attempt, fireKey });
+        };
+        if (t.instances === undefined) add(null, t.state, t.attempt);
+        else t.instances.forEach((i, index) => add(index, i.state, i.attempt));
+      }
     }
     for (let i = 0; i < todo.length; i += CREATE_CHUNK) {
       await Promise.all(
@@ -212,7 +265,11 @@ export class DagAdvancer {
   }
 
   /** Cancels the runs of the instances `step` listed (idempotent: a run already ending is left alone). */
-  private async cancelRuns(doc: DagRunDoc, refs: readonly InstanceRef[], runs: ReadonlyMap<string, DagTaskRun>): Promise<void> {
+  private async cancelRuns(doc: DagRunDoc, refs: readonly InstanceRef[], known: ReadonlyMap<string, DagTaskRun>): Promise<void> {
+    if (refs.length === 0) return;
+    const keys = refs.map((ref) => instanceFireKey(doc._id, ref.key, ref.index, ref.attempt));
+    const missing = keys.filter((k) => !known.has(k));
+    const runs = missing.length === 0 ? known : new Map([...known, ...(await findTaskRunsByFireKeys(this.deps.mongo, missing)).map((r) => [r.fireKey, r] as const)]);
     const why = doc.cancelRequested ? `DAG run ${doc._id} cancelled` : `DAG run ${doc._id}: failFast after a failed task`;
     await Promise.all(
       refs.map(async (ref) => {

@@ -73,7 +73,7 @@ export class DagEngine {
   /** core's hook: a task instance's run ended; its DAG run advances. Never throws (the sweeper covers a failure). */
   async taskEnded(run: RunDoc): Promise<void> {
     if (!run.dagRunId) return;
-    await this.advancer.advance(run.dagRunId).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: run.dagRunId }, "DAG run advance failed; the sweeper will retry"));
+    await this.advancer.advance(run.dagRunId, run).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: run.dagRunId }, "DAG run advance failed; the sweeper will retry"));
   }
 
   /** The scheduler role's sweeper. */

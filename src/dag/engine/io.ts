@@ -1,17 +1,20 @@
 /**
  * What a DAG task instance's program is given (docs/dags.md, "Data along edges"): its DAG run's
  * params, and its parents' results (`{parentKey: result}`; a mapped parent's is the array of its
- * instances' results; a mapped instance also gets `item` (its element) and `index`). Read by the
- * executor when it starts the instance's run.
+ * instances' results, in index order; a mapped instance also gets `item` (its element) and
+ * `index`). Read by the executor when it starts the instance's run: the DAG run's graph and
+ * params (fixed for its life, so kept in a small cache per process) and one query for the
+ * parents' succeeded runs.
  */
 import type { RunDoc } from "../../domain/index.js";
-import { findDagRun, findTaskResults, type Mongo } from "../../store/index.js";
-import { instanceFireKey } from "./keys.js";
+import { findDagRunShape, findSucceededTaskResults, type Mongo } from "../../store/index.js";
 
 /** Largest result a task may write to KAIROS_RESULT. */
 export const MAX_RESULT_BYTES = 64 * 1024;
 /** Largest inputs file a task is given (a wide fan-in of large results). */
 export const MAX_INPUTS_BYTES = 16 * 1024 * 1024;
+/** DAG run shapes kept per process. */
+const SHAPE_CACHE = 256;
 
 export interface TaskFiles {
   /** JSON text of the inputs object. */
@@ -20,31 +23,49 @@ export interface TaskFiles {
   paramsJson: string;
 }
 
+type Shape = { paramsJson: string; tasks: Map<string, { dependsOn: string[]; mapOver: string | null; mapped: boolean }> };
+
 export class DagTaskIo {
+  private readonly shapes = new Map<string, Promise<Shape | null>>();
+
   constructor(private readonly mongo: Mongo) {}
+
+  private shape(dagRunId: string): Promise<Shape | null> {
+    let s = this.shapes.get(dagRunId);
+    if (!s) {
+      s = findDagRunShape(this.mongo, dagRunId).then((d) => {
+        if (!d) return null;
+        const mappedKeys = new Set(d.tasks.filter((t) => t.mapOver).map((t) => t.key));
+        return { paramsJson: d.paramsJson, tasks: new Map(d.tasks.map((t) => [t.key, { dependsOn: t.dependsOn, mapOver: t.mapOver, mapped: mappedKeys.has(t.key) }])) };
+      });
+      if (this.shapes.size >= SHAPE_CACHE) this.shapes.delete(this.shapes.keys().next().value!);
+      this.shapes.set(dagRunId, s);
+      s.catch(() => this.shapes.delete(dagRunId));
+    }
+    return s;
+  }
 
   /** The files of a DAG task run; throws (with a message for the user) when they cannot be made. */
   async filesFor(run: Pick<RunDoc, "dagRunId" | "taskKey" | "mapIndex">): Promise<TaskFiles> {
-    const doc = run.dagRunId ? await findDagRun(this.mongo, run.dagRunId) : null;
-    if (!doc) throw new Error(`DAG run ${run.dagRunId} not found (deleted?)`);
-    const def = doc.definition.tasks.find((t) => t.key === run.taskKey);
-    if (!def) throw new Error(`task ${run.taskKey} is not in DAG run ${doc._id}`);
-    const keysOf = new Map<string, string[]>();
-    for (const parent of def.dependsOn) {
-      const v = doc.tasks[parent];
-      if (!v) continue;
-      keysOf.set(
-        parent,
-        v.instances === undefined ? [instanceFireKey(doc._id, parent, null, v.attempt)] : v.instances.map((i, index) => instanceFireKey(doc._id, parent, index, i.attempt)),
-      );
-    }
-    const results = await findTaskResults(this.mongo, [...keysOf.values()].flat());
-    const parse = (fk: string): unknown => {
-      const text = results.get(fk);
-      return text == null ? null : (JSON.parse(text) as unknown);
-    };
+    const shape = run.dagRunId ? await this.shape(run.dagRunId) : null;
+    if (!shape) throw new Error(`DAG run ${run.dagRunId} not found (deleted?)`);
+    const def = shape.tasks.get(run.taskKey ?? "");
+    if (!def) throw new Error(`task ${run.taskKey} is not in DAG run ${run.dagRunId}`);
     const inputs: Record<string, unknown> = {};
-    for (const [parent, fks] of keysOf) inputs[parent] = doc.tasks[parent]!.instances === undefined ? parse(fks[0]!) : fks.map(parse);
+    for (const parent of def.dependsOn) inputs[parent] = shape.tasks.get(parent)?.mapped ? [] : null;
+    if (def.dependsOn.length > 0) {
+      for (const r of await findSucceededTaskResults(this.mongo, run.dagRunId!, def.dependsOn)) {
+        const value = r.resultJson == null ? null : (JSON.parse(r.resultJson) as unknown);
+        const list = inputs[r.taskKey!];
+        if (Array.isArray(list) && r.mapIndex != null) list[r.mapIndex] = value;
+        else inputs[r.taskKey!] = value;
+      }
+      // A mapped parent's array has one entry per instance (null where one wrote nothing).
+      for (const parent of def.dependsOn) {
+        const list = inputs[parent];
+        if (Array.isArray(list)) for (let i = 0; i < list.length; i++) list[i] ??= null;
+      }
+    }
     if (def.mapOver && run.mapIndex != null) {
       const source = inputs[def.mapOver];
       inputs.item = Array.isArray(source) ? (source[run.mapIndex] ?? null) : null;
@@ -54,7 +75,7 @@ export class DagTaskIo {
     if (Buffer.byteLength(inputsJson) > MAX_INPUTS_BYTES) {
       throw new Error(`the parents' results come to more than ${MAX_INPUTS_BYTES} bytes of KAIROS_INPUTS; write smaller results`);
     }
-    return { inputsJson, paramsJson: doc.paramsJson };
+    return { inputsJson, paramsJson: shape.paramsJson };
   }
 }
 

@@ -24,6 +24,21 @@ export function updateDagRunAtVersion(mongo: Mongo, id: string, version: number,
   return mongo.c.dagRuns.findOneAndUpdate({ _id: id, version }, { $set: set, $inc: { version: 1 } }, { returnDocument: "after" });
 }
 
+/** A DAG run without its definition (an advance keeps the definition, fixed for the run's life, in a cache). */
+export function findDagRunState(mongo: Mongo, id: string): Promise<Omit<DagRunDoc, "definition"> | null> {
+  return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0 } });
+}
+
+/** The definition snapshot of a DAG run. */
+export async function findDagRunDefinition(mongo: Mongo, id: string): Promise<DagRunDoc["definition"] | null> {
+  return (await mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 1 } }))?.definition ?? null;
+}
+
+/** The write of one advance, when the caller needs no document back: true when it applied (still at `version`). */
+export async function setDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc> & Record<`tasks.${string}`, unknown>): Promise<boolean> {
+  return (await mongo.c.dagRuns.updateOne({ _id: id, version }, { $set: set, $inc: { version: 1 } })).modifiedCount === 1;
+}
+
 /** A page of DAG runs (of one DAG, optionally of one status; `ownerId` null: anyone's), newest first. */
 export async function listDagRuns(
   mongo: Mongo,
@@ -81,6 +96,13 @@ export function findTaskRuns(mongo: Mongo, dagRunId: string): Promise<DagTaskRun
     .toArray() as Promise<DagTaskRun[]>;
 }
 
+/** The task runs with these fire keys (as findTaskRuns reads them). */
+export function findTaskRunsByFireKeys(mongo: Mongo, fireKeys: readonly string[]): Promise<DagTaskRun[]> {
+  return mongo.c.runs
+    .find({ fireKey: { $in: [...fireKeys] } }, { projection: { _id: 1, fireKey: 1, status: 1, attempt: 1, taskKey: 1, mapIndex: 1, cancelRequested: 1 } })
+    .toArray() as Promise<DagTaskRun[]>;
+}
+
 /** The runs of a DAG run's task instances, whole (the API shows them). */
 export function findTaskRunDocs(mongo: Mongo, dagRunId: string): Promise<RunDoc[]> {
   return mongo.c.runs.find({ dagRunId }, { projection: { spec: 0 } }).toArray() as Promise<RunDoc[]>;
@@ -90,6 +112,22 @@ export function findTaskRunDocs(mongo: Mongo, dagRunId: string): Promise<RunDoc[
 export async function findTaskResults(mongo: Mongo, fireKeys: readonly string[]): Promise<Map<string, string | null>> {
   const docs = await mongo.c.runs.find({ fireKey: { $in: [...fireKeys] } }, { projection: { fireKey: 1, resultJson: 1 } }).toArray();
   return new Map(docs.map((d) => [d.fireKey, d.resultJson ?? null]));
+}
+
+/** What a task's program is given of its DAG run: the definition's graph and the params (both fixed for the DAG run's life). */
+export async function findDagRunShape(mongo: Mongo, id: string): Promise<{ paramsJson: string; tasks: Array<{ key: string; dependsOn: string[]; mapOver: string | null }> } | null> {
+  const doc = await mongo.c.dagRuns.findOne({ _id: id }, { projection: { paramsJson: 1, "definition.tasks.key": 1, "definition.tasks.dependsOn": 1, "definition.tasks.mapOver": 1 } });
+  return doc ? { paramsJson: doc.paramsJson, tasks: doc.definition.tasks } : null;
+}
+
+/**
+ * The succeeded runs of these tasks of a DAG run, with their results (at most one per instance:
+ * a retry re-runs only what did not succeed).
+ */
+export function findSucceededTaskResults(mongo: Mongo, dagRunId: string, keys: readonly string[]): Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>> {
+  return mongo.c.runs
+    .find({ dagRunId, taskKey: { $in: [...keys] }, status: "SUCCEEDED" }, { projection: { taskKey: 1, mapIndex: 1, resultJson: 1 } })
+    .toArray() as Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>>;
 }
 
 /** A DAG's runs, for deleteDag: removed with it. */
