@@ -11,7 +11,8 @@
  * - confirm-queue.ts: claims of runs started from their payload, confirmed in MongoDB after they
  *   started (entries without a payload, of owners with a concurrency limit, are claimed first);
  * - report.ts: when and what an ended attempt reports (the report gate, late results);
- * - deadlines.ts: lease renewal, the kill deadline, the supervisor.
+ * - deadlines.ts: lease renewal, the kill deadline, the supervisor;
+ * - claim-guard.ts: after a Redis data loss, the claim markers of unconfirmed takes written back.
  */
 import type { Logger } from "../support/index.js";
 import type { LogSettings, LogWriter, RunService } from "../core/index.js";
@@ -23,6 +24,7 @@ import type { ArtifactCache } from "./artifact-cache.js";
 import type { Attempt } from "./attempt.js";
 import { Attempts } from "./attempts.js";
 import { Capacity } from "./capacity.js";
+import { ClaimGuard } from "./claim-guard.js";
 import { ConfirmQueue } from "./confirm-queue.js";
 import { Deadlines } from "./deadlines.js";
 import { LogShipper } from "./log-capture.js";
@@ -59,6 +61,7 @@ export class Executor {
   private readonly gate: ReportGate;
   private readonly attempts: Attempts;
   private readonly pull: PullLoop;
+  private readonly claimGuard: ClaimGuard;
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private unsubs: Unsubscribe[] = [];
@@ -87,6 +90,7 @@ export class Executor {
     this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake, logs: this.logShipper });
     const parts = { capacity, attempts: this.attempts, gate: this.gate, backoff, wakeup: this.wakeup };
     this.pull = new PullLoop({ o, nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
+    this.claimGuard = new ClaimGuard({ state: deps.state, attempts: table, clock, log });
   }
 
   get running(): number {
@@ -105,6 +109,8 @@ export class Executor {
     this.state = "running";
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs);
     this.deadlines.startWatchdog();
+    await this.claimGuard.check();
+    this.claimGuard.start();
     this.loopDone = this.pull.run();
     this.deps.log.info(
       { nodeId: this.nodeId, name: this.o.nodeName, pools: this.o.pools, slots: this.o.slots, isolation: sandbox.isolation },
@@ -134,6 +140,7 @@ export class Executor {
     }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.deadlines.stopWatchdog();
+    this.claimGuard.stop();
     // Every attempt has ended: no confirm is left to send, and their logs' last chunks go now.
     this.confirms.clear();
     await this.logShipper?.stop();

@@ -1,6 +1,7 @@
 /**
  * The lease watcher: runs of the shards this scheduler owns whose executor died are queued again
- * as soon as their lease ends, not on the reaper's next pass. It sleeps until the earliest lease
+ * as soon as their lease ends, not on the reaper's next pass; so are runs an executor took from a
+ * ready queue and died before confirming, as soon as their claim marker ends (taken-claims.ts). It sleeps until the earliest lease
  * end among RUNNING runs (one read of the `status_lease` index), at most `capMs` (a lease renewed
  * or a run claimed meanwhile may end earlier than what it read), then reclaims what has ended.
  *
@@ -23,6 +24,7 @@ import type { Mongo } from "../store/index.js";
 import { earliestLeaseEnd, findExpiredLeases } from "../store/index.js";
 import { shardOf, type Clock, type SharedState } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
+import { TakenClaims } from "./taken-claims.js";
 
 /** Rows reclaimed per pass; a full page means another pass at once. */
 const RECLAIM_LIMIT = 1_000;
@@ -55,8 +57,12 @@ export class LeaseWatch {
   private loop: Promise<void> | null = null;
   /** When this scheduler acquired each shard it owns (absent: owned since before any lease it reclaims). */
   private readonly acquiredAt = new Map<number, number>();
+  /** Runs whose taker died before confirming the claim: their marker is their lease. */
+  private readonly taken: TakenClaims;
 
-  constructor(private readonly deps: LeaseWatchDeps) {}
+  constructor(private readonly deps: LeaseWatchDeps) {
+    this.taken = new TakenClaims({ ...deps, orphanedAfterMs: ORPHANED_AFTER_MS, causeOf: (jobId, at) => this.causeOf(jobId, at) });
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -104,6 +110,14 @@ export class LeaseWatch {
     return { reclaimed: done.filter(Boolean).length, full: expired.length >= RECLAIM_LIMIT, nextOrphanAt };
   }
 
+  /**
+   * Queues again the runs taken by an executor that died before confirming, whose claim marker
+   * ended before `now` (see taken-claims.ts); returns when the next marker ends.
+   */
+  reclaimTaken(now: number): Promise<number | null> {
+    return this.taken.reclaim(now, this.deps.capMs);
+  }
+
   /** `orphan`: a run of a shard this scheduler does not own, whose owner left it (see ORPHANED_AFTER_MS). */
   private async reclaimOne(run: RunDoc, orphan: boolean): Promise<boolean> {
     const leaseUntil = run.leaseUntil!;
@@ -138,6 +152,8 @@ export class LeaseWatch {
         const next = await earliestLeaseEnd(this.deps.mongo, now);
         if (next !== null) sleepMs = Math.min(capMs, Math.max(0, next - clock()) + AFTER_END_MS);
         if (nextOrphanAt !== null) sleepMs = Math.min(sleepMs, Math.max(0, nextOrphanAt - clock()));
+        const nextClaimEnd = await this.reclaimTaken(clock());
+        if (nextClaimEnd !== null) sleepMs = Math.min(sleepMs, Math.max(0, nextClaimEnd - clock()) + AFTER_END_MS);
       } catch (e) {
         this.deps.log.error({ err: coerceError(e) }, "lease watch pass failed");
       }

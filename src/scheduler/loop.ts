@@ -131,6 +131,7 @@ export class Scheduler {
   /** One reaper pass, expired leases included (the role runs them on their own: lease watch, reaper period). */
   async reap(): Promise<void> {
     await this.leaseWatch.reclaim(this.deps.clock());
+    await this.leaseWatch.reclaimTaken(this.deps.clock());
     await this.reaper.reap();
   }
 

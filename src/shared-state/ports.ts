@@ -131,6 +131,13 @@ export function readyScore(entry: ReadyEntry): number {
   return (9 - priority) * READY_TIME_SPAN + enqueuedAt;
 }
 
+/** A taken run's claim marker: until when its taker may still confirm the claim. */
+export interface ClaimMarker {
+  runId: string;
+  /** When the marker expires (ms); for dropClaims, the latest expiry that may be dropped. */
+  expiresAt: Millis;
+}
+
 /**
  * Ready queues, one per executor pool, ordered by priority then age, with entries staged ahead
  * of their time. Taking an entry that carries a payload also records a *claim marker* until
@@ -158,6 +165,23 @@ export interface ReadyQueue {
    * (Redis lost it). Null when there is none.
    */
   claimExpiry(pool: string, runId: string): Promise<Millis | null>;
+  /**
+   * Up to `limit` claim markers of the pool that expire at or before `until`, earliest first: the
+   * lease watcher reads the expired ones (their taker died before confirming) and the next to come.
+   */
+  claimMarkers(pool: string, until: Millis, limit: number): Promise<ClaimMarker[]>;
+  /**
+   * Drops claim markers that are no longer needed (the claim was confirmed, or the run was queued
+   * again): each only while its expiry is at or before `notAfter`, so a newer marker of the same
+   * run (taken again since by another executor) stays.
+   */
+  dropClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void>;
+  /**
+   * Writes claim markers again where the pool has none for the run (an existing marker stays):
+   * an executor restores the markers of its unconfirmed takes after the store lost its data, so a
+   * rebuild does not hand those runs to another executor.
+   */
+  restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void>;
   /**
    * Since when the queues' store has held its data without a loss: the first caller's `now` after
    * the store started empty (a Redis flush or a failover to an empty replica starts it again).

@@ -1,6 +1,6 @@
 /** The chaos analysis on hand-made inputs: each figure of the chaos line counts what it claims. */
 import { describe, expect, it } from "vitest";
-import { analyze, chaosLine, executorEnds, faultLines, faultsFromEvents, recovery, recoveryLines, type RunLike } from "./analyze.js";
+import { analyze, chaosLine, executorEnds, faultLines, faultsFromEvents, recovery, recoveryLines, requeueOf, schedulerUpFrom, type RunLike } from "./analyze.js";
 import type { ChaosSchedule } from "./expected.js";
 import { expectedSlots } from "./expected.js";
 import type { LedgerLine } from "./ledger.js";
@@ -110,6 +110,8 @@ describe("recovery", () => {
       runs.push(run(`r${at}`, "j", at, "SUCCEEDED", token, at + lateness(at)));
       if (token === 2) {
         // Attempt 1 ran on executor pid 7, killed at KILL_EXEC; attempt 2 started 5.5 s after the kill.
+        // Its lease ended 2 s after the kill; it was queued again 40 ms later.
+        runs.at(-1)!.history!.unshift({ status: "QUEUED", at: new Date(KILL_EXEC + 2_040), reason: `executor lost: lease expired at ${new Date(KILL_EXEC + 2_000).toISOString()} on node n7; queued again as attempt 2` });
         ledger.push(line(`r${at}`, 1, "j", at, "start", at + 100, 7));
         ledger.push(line(`r${at}`, 2, "j", at, "start", KILL_EXEC + 5_500, 8));
         ledger.push(line(`r${at}`, 2, "j", at, "end", KILL_EXEC + 6_000, 8));
@@ -141,11 +143,14 @@ describe("recovery", () => {
     const i = input();
     const report = analyze(i);
     expect(report.lost).toBe(0);
-    expect(report.killedAttempts).toEqual([{ slot: `j@${T0 + 9_000}`, pid: 7, killedAt: KILL_EXEC, nextStart: KILL_EXEC + 5_500 }]);
+    expect(report.killedAttempts).toEqual([
+      { slot: `j@${T0 + 9_000}`, pid: 7, killedAt: KILL_EXEC, nextStart: KILL_EXEC + 5_500, requeue: { how: "lease", endAt: KILL_EXEC + 2_000, at: KILL_EXEC + 2_040 } },
+    ]);
     const rec = recovery(report, faultsFromEvents(i.events), { leaseMs: 3_000 });
     const [exec, flush, sched, restart] = rec.perFault;
     // Executor killed at 10 s: slots 8..13 s; the one due at 9 s restarted 6 s late.
-    expect(exec).toMatchObject({ due: 6, maxLateness: 6_000, slow: 1, killedAttempts: 1, restartAfterKillMax: 5_500, neverRestarted: 0 });
+    expect(exec).toMatchObject({ due: 6, maxLateness: 6_000, slow: 1, killedAttempts: 1, restartAfterKillMax: 5_500, neverRestarted: 0, requeueAfterEndMax: 40, startAfterRequeueMax: 3_460 });
+    expect(exec!.requeuedBy).toEqual({ lease: 1, claim: 0, other: 0, none: 0 });
     // Flush at 20 s: slots 18..23 s; 4 s is late but not slow (> 5 s).
     expect(flush).toMatchObject({ due: 6, maxLateness: 4_000, slow: 0 });
     // Scheduler killed at 30.5 s: slots 29..33 s (28 is outside [28.5, 33.5]).
@@ -164,9 +169,42 @@ describe("recovery", () => {
     const both = recovery(report, twice, { leaseMs: 3_000 });
     expect(both.byCause.executor_lost).toMatchObject({ faults: 2, due: 8, slow: 1, maxLateness: 6_000, killedAttempts: 1 });
     const lines = recoveryLines(rec, T0);
-    expect(lines[0]).toBe("recovery executor_lost faults=1 due=6 max_lateness=6000 ms (fault at T+10.0s) slow>5s=1 killed_attempts=1 restart_after_kill_max=5500 ms");
+    expect(lines[0]).toBe("recovery executor_lost faults=1 due=6 max_lateness=6000 ms (fault at T+10.0s) slow>5s=1 killed_attempts=1 restart_after_kill_max=5500 ms requeue_after_lease_end_max=40 ms start_after_requeue_max=3460 ms");
     expect(lines.at(-1)).toBe("recovery baseline due=8 p99/max=100/100 ms (slots due before the first fault)");
     expect(faultLines(rec, T0)[1]).toBe("fault T+20.0s store_flushed redis due=6 max_lateness=4000 ms slow>5s=0");
+  });
+
+  it("tells how a killed attempt's run was queued again, from its history", () => {
+    const r = run("r", "j", T0, "SUCCEEDED", 2);
+    r.history = [
+      { status: "RUNNING", at: new Date(T0 + 10), reason: "claimed" },
+      { status: "QUEUED", at: new Date(T0 + 30_020), reason: `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(T0 + 30_000).toISOString()}; queued again` },
+      { status: "QUEUED", at: new Date(T0 + 60_000), reason: "store rebuilt: Redis lost its data; queued again" },
+    ];
+    expect(requeueOf(r, T0)).toEqual({ how: "claim", endAt: T0 + 30_000, at: T0 + 30_020 });
+    expect(requeueOf(r, T0 + 40_000)).toEqual({ how: "other", endAt: null, at: T0 + 60_000 });
+    expect(requeueOf(r, T0 + 70_000)).toBeNull();
+    expect(requeueOf(undefined, T0)).toBeNull();
+  });
+
+  it("knows when a scheduler was serving, to count a reclaim from then when none was", () => {
+    const ev = (name: string, kind: "start" | "ready" | "kill9" | "exit", at: number, pid: number) => ({ name, kind, at, pid });
+    const events = [
+      ev("scheduler-1", "start", 0, 1),
+      ev("scheduler-1", "ready", 1_000, 1),
+      ev("scheduler-2", "ready", 1_500, 2),
+      ev("executor-1", "ready", 1_600, 3),
+      ev("scheduler-1", "kill9", 10_000, 1),
+      ev("scheduler-2", "kill9", 12_000, 2),
+      ev("executor-1", "kill9", 12_500, 3),
+      ev("scheduler-1", "start", 13_000, 4),
+      ev("scheduler-1", "ready", 20_000, 4),
+    ];
+    expect(schedulerUpFrom(events, 500)).toBe(1_000);
+    expect(schedulerUpFrom(events, 11_000)).toBe(11_000); // scheduler-2 still up
+    expect(schedulerUpFrom(events, 12_000)).toBe(20_000); // both down until the restart is ready
+    expect(schedulerUpFrom(events, 25_000)).toBe(25_000);
+    expect(schedulerUpFrom(events.slice(0, 7), 12_000)).toBe(Infinity);
   });
 
   it("counts an attempt killed with its executor that never started again", () => {

@@ -24,7 +24,7 @@ export interface RunLike {
   attempt: number;
   startedAt: Date | null;
   createdAt?: Date;
-  history?: Array<{ status: string; at: Date }>;
+  history?: Array<{ status: string; at: Date; reason?: string | null }>;
 }
 
 export interface AnalysisInput {
@@ -94,7 +94,18 @@ export interface ChaosReport {
    * Each attempt that was running on an executor when it was SIGKILLed (a `start` line from its
    * pid, no `end` line): the kill, and when the slot's next attempt started (null: none did).
    */
-  killedAttempts: Array<{ slot: string; pid: number; killedAt: number; nextStart: number | null }>;
+  killedAttempts: Array<{
+    slot: string;
+    pid: number;
+    killedAt: number;
+    nextStart: number | null;
+    /**
+     * How the run got back to the queue after the kill, from its history: `lease` (its lease ended),
+     * `claim` (taken and never confirmed: its claim marker ended), or `other` (a store rebuild, a
+     * missing queue entry); with the end it waited for (lease or marker, parsed from the reason) and when it was queued again.
+     */
+    requeue: { how: "lease" | "claim" | "other"; endAt: number | null; at: number } | null;
+  }>;
   details: {
     lostSlots: string[];
     dupSlots: string[];
@@ -113,6 +124,22 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 
+const REQUEUE_REASONS: Array<[RegExp, "lease" | "claim"]> = [
+  [/^executor lost: lease expired at (\S+) on node/, "lease"],
+  [/^executor lost: taken from the queue and never confirmed, claim expired at (\S+?);/, "claim"],
+];
+
+/** The first time `run` went back to QUEUED after `since` (an attempt's start), and why (see ChaosReport.killedAttempts). */
+export function requeueOf(run: RunLike | undefined, since: number): ChaosReport["killedAttempts"][number]["requeue"] {
+  const entry = (run?.history ?? []).find((h) => h.status === "QUEUED" && h.at.getTime() >= since);
+  if (!entry) return null;
+  for (const [re, how] of REQUEUE_REASONS) {
+    const m = re.exec(entry.reason ?? "");
+    if (m) return { how, endAt: Date.parse(m[1]!), at: entry.at.getTime() };
+  }
+  return { how: "other", endAt: null, at: entry.at.getTime() };
+}
+
 export function analyze(input: AnalysisInput): ChaosReport {
   const watchdogMs = input.watchdogMs ?? 1_100;
   const jobIds = new Set(input.jobs.map((j) => j.id));
@@ -120,6 +147,7 @@ export function analyze(input: AnalysisInput): ChaosReport {
   for (const j of input.jobs) for (const at of expectedSlots(j.schedule)) expected.add(slotKey(j.id, at));
 
   const runs = input.runs.filter((r) => jobIds.has(r.jobId));
+  const runsById = new Map(runs.map((r) => [r._id, r]));
   const statusCounts: Record<string, number> = {};
   const runsBySlot = new Map<string, RunLike[]>();
   const unexpectedRuns: string[] = [];
@@ -232,10 +260,11 @@ export function analyze(input: AnalysisInput): ChaosReport {
     intervals.sort((x, y) => x.start - y.start);
     for (const [key, a] of byToken) {
       if (!a.start || a.end) continue;
+      const [runId] = key.split(":");
       const killedAt = killOf(a.start.pid);
       if (killedAt === null || a.start.at > killedAt + watchdogMs) continue;
       const next = intervals.find((iv) => `${iv.runId}:${iv.token}` !== key && iv.start > a.start!.at);
-      killedAttempts.push({ slot, pid: a.start.pid, killedAt, nextStart: next ? next.start : null });
+      killedAttempts.push({ slot, pid: a.start.pid, killedAt, nextStart: next ? next.start : null, requeue: requeueOf(runsById.get(runId!), a.start.at) });
     }
     for (let i = 0; i < intervals.length; i++) {
       for (let j = i + 1; j < intervals.length; j++) {
@@ -344,6 +373,30 @@ export function faultsFromEvents(events: readonly ProcessEvent[]): Fault[] {
   return out.sort((a, b) => a.at - b.at);
 }
 
+/**
+ * When, at or after `t`, some scheduler was serving (between its `ready` event and its kill, term or
+ * exit): a run whose lease ended while every scheduler was down or restarting can only be queued
+ * again from then. `t` itself when one was up; Infinity when none came up again.
+ */
+export function schedulerUpFrom(events: readonly ProcessEvent[], t: number): number {
+  const spans: Array<[number, number]> = [];
+  const open = new Map<number, number>();
+  for (const e of [...events].filter((x) => x.name.startsWith("scheduler")).sort((a, b) => a.at - b.at)) {
+    if (e.kind === "ready") open.set(e.pid, e.at);
+    else if ((e.kind === "kill9" || e.kind === "term" || e.kind === "exit") && open.has(e.pid)) {
+      spans.push([open.get(e.pid)!, e.at]);
+      open.delete(e.pid);
+    }
+  }
+  for (const from of open.values()) spans.push([from, Infinity]);
+  let best = Infinity;
+  for (const [from, to] of spans) {
+    if (from <= t && t < to) return t;
+    if (from > t) best = Math.min(best, from);
+  }
+  return best;
+}
+
 export interface FaultRecovery {
   fault: Fault;
   /** Committed slots due within [at − before, at + lease]. */
@@ -357,6 +410,14 @@ export interface FaultRecovery {
   restartAfterKillMax?: number;
   /** Killed attempts whose slot never started again (its run must then have committed before, or it is lost). */
   neverRestarted?: number;
+  /** The longest wait from a killed attempt's lease (or claim marker) end to its run being queued again: the reclaim itself. */
+  requeueAfterEndMax?: number;
+  /** The same, counted from when a scheduler was up again if every one was down at the lease's end (only with `events`). */
+  requeueAfterUpMax?: number;
+  /** The longest wait from being queued again to the next start: the queue, not the recovery. */
+  startAfterRequeueMax?: number;
+  /** How the killed attempts' runs were queued again: `lease`, `claim`, `other` counts. */
+  requeuedBy?: Record<"lease" | "claim" | "other" | "none", number>;
 }
 
 export interface CauseRecovery {
@@ -369,6 +430,9 @@ export interface CauseRecovery {
   slow: number;
   killedAttempts?: number;
   restartAfterKillMax?: number;
+  requeueAfterEndMax?: number;
+  requeueAfterUpMax?: number;
+  startAfterRequeueMax?: number;
 }
 
 export interface RecoveryReport {
@@ -391,7 +455,7 @@ export interface RecoveryReport {
 export function recovery(
   report: Pick<ChaosReport, "slotLateness" | "killedAttempts">,
   faults: readonly Fault[],
-  o: { leaseMs: number; beforeMs?: number; slowMs?: number },
+  o: { leaseMs: number; beforeMs?: number; slowMs?: number; events?: readonly ProcessEvent[] },
 ): RecoveryReport {
   const beforeMs = o.beforeMs ?? 2_000;
   const slowMs = o.slowMs ?? 5_000;
@@ -410,6 +474,17 @@ export function recovery(
       r.killedAttempts = killed.length;
       r.restartAfterKillMax = waits.length ? Math.max(...waits) : NaN;
       r.neverRestarted = killed.length - waits.length;
+      const reclaims = killed.filter((k) => k.requeue?.endAt != null).map((k) => k.requeue!.at - k.requeue!.endAt!);
+      const queueing = killed.filter((k) => k.requeue && k.nextStart !== null).map((k) => k.nextStart! - k.requeue!.at);
+      r.requeueAfterEndMax = reclaims.length ? Math.max(...reclaims) : NaN;
+      if (o.events) {
+        const events = o.events;
+        const fromUp = killed.filter((k) => k.requeue?.endAt != null).map((k) => k.requeue!.at - Math.max(k.requeue!.endAt!, schedulerUpFrom(events, k.requeue!.endAt!)));
+        r.requeueAfterUpMax = fromUp.length ? Math.max(...fromUp) : NaN;
+      }
+      r.startAfterRequeueMax = queueing.length ? Math.max(...queueing) : NaN;
+      r.requeuedBy = { lease: 0, claim: 0, other: 0, none: 0 };
+      for (const k of killed) r.requeuedBy[k.requeue?.how ?? "none"]++;
     }
     return r;
   });
@@ -437,6 +512,12 @@ export function recovery(
       c.killedAttempts = (c.killedAttempts ?? 0) + r.killedAttempts;
       const m = r.restartAfterKillMax ?? NaN;
       if (!Number.isNaN(m) && !(m <= (c.restartAfterKillMax ?? -Infinity))) c.restartAfterKillMax = m;
+      const q = r.requeueAfterEndMax ?? NaN;
+      if (!Number.isNaN(q) && !(q <= (c.requeueAfterEndMax ?? -Infinity))) c.requeueAfterEndMax = q;
+      const u = r.requeueAfterUpMax ?? NaN;
+      if (!Number.isNaN(u) && !(u <= (c.requeueAfterUpMax ?? -Infinity))) c.requeueAfterUpMax = u;
+      const w = r.startAfterRequeueMax ?? NaN;
+      if (!Number.isNaN(w) && !(w <= (c.startAfterRequeueMax ?? -Infinity))) c.startAfterRequeueMax = w;
     }
   }
   const firstWindow = faults.length ? Math.min(...faults.map((f) => f.at - beforeMs)) : Infinity;
@@ -466,7 +547,11 @@ export function recoveryLines(r: RecoveryReport, t0: number): string[] {
       `recovery ${kind} faults=${c.faults} due=${c.due} max_lateness=${fmt(c.maxLateness)} ms` +
         (c.worstAt !== null ? ` (fault at T+${((c.worstAt - t0) / 1000).toFixed(1)}s)` : "") +
         ` slow>${r.slowMs / 1000}s=${c.slow}` +
-        (c.killedAttempts !== undefined ? ` killed_attempts=${c.killedAttempts} restart_after_kill_max=${fmt(c.restartAfterKillMax)} ms` : ""),
+        (c.killedAttempts !== undefined
+          ? ` killed_attempts=${c.killedAttempts} restart_after_kill_max=${fmt(c.restartAfterKillMax)} ms requeue_after_lease_end_max=${fmt(c.requeueAfterEndMax)} ms` +
+            (c.requeueAfterUpMax !== undefined ? ` (${fmt(c.requeueAfterUpMax)} ms from a scheduler up)` : "") +
+            ` start_after_requeue_max=${fmt(c.startAfterRequeueMax)} ms`
+          : ""),
     );
   }
   out.push(`recovery baseline due=${r.baseline.n} p99/max=${fmt(r.baseline.p99)}/${fmt(r.baseline.max)} ms (slots due before the first fault)`);
@@ -478,6 +563,12 @@ export function faultLines(r: RecoveryReport, t0: number): string[] {
   return r.perFault.map(
     (f) =>
       `fault T+${((f.fault.at - t0) / 1000).toFixed(1)}s ${f.fault.kind} ${f.fault.target} due=${f.due} max_lateness=${fmt(f.maxLateness)} ms slow>${r.slowMs / 1000}s=${f.slow}` +
-      (f.killedAttempts !== undefined ? ` killed_attempts=${f.killedAttempts} restart_after_kill_max=${fmt(f.restartAfterKillMax)} ms never_restarted=${f.neverRestarted}` : ""),
+      (f.killedAttempts !== undefined
+        ? ` killed_attempts=${f.killedAttempts} restart_after_kill_max=${fmt(f.restartAfterKillMax)} ms never_restarted=${f.neverRestarted}` +
+          ` requeue_after_lease_end_max=${fmt(f.requeueAfterEndMax)} ms` +
+          (f.requeueAfterUpMax !== undefined ? ` (${fmt(f.requeueAfterUpMax)} ms from a scheduler up)` : "") +
+          ` start_after_requeue_max=${fmt(f.startAfterRequeueMax)} ms` +
+          ` requeued_by=lease:${f.requeuedBy!.lease},claim:${f.requeuedBy!.claim},other:${f.requeuedBy!.other},none:${f.requeuedBy!.none}`
+        : ""),
   );
 }

@@ -29,7 +29,8 @@ export type Role = "redis" | "emulator" | "api" | "scheduler" | "executor";
 
 export interface ProcessEvent {
   name: string;
-  kind: "start" | "kill9" | "term" | "stop" | "cont" | "exit" | "flushall";
+  /** `ready`: the process passed its readiness check (a scheduler is serving from then on). */
+  kind: "start" | "ready" | "kill9" | "term" | "stop" | "cont" | "exit" | "flushall";
   at: number;
   pid: number;
   code?: number | null;
@@ -150,6 +151,7 @@ export class ManagedProcess {
           throw new Error(`${this.name} not ready within ${readyTimeoutMs} ms; see ${this.logPath}:\n${tail(this.logPath, 2_000)}`);
         }),
       ]);
+      this.record({ name: this.name, kind: "ready", at: Date.now(), pid });
     } catch (e) {
       await this.kill9().catch(() => undefined);
       throw e;

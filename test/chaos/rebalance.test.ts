@@ -67,7 +67,8 @@ describe("shard rebalancing when a third scheduler joins", () => {
       // 40 every-second jobs over a 16 s window that the join falls in the middle of.
       const jobs = apps[0]!.services.jobs;
       const caller = { userId: "000000000000000000000001", username: "rebalance", role: "ADMIN" as const };
-      const startAt = Math.ceil((Date.now() + 1_500) / 1000) * 1000;
+      // Far enough ahead that the 40 jobs exist before their first slot, also on a loaded machine.
+      const startAt = Math.ceil((Date.now() + 5_000) / 1000) * 1000;
       const endAt = startAt + 16_000;
       const ids: string[] = [];
       for (let i = 0; i < 40; i++) {

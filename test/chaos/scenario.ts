@@ -81,7 +81,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const [smin, smax] = o.sleepSeconds ?? [0.2, 1];
     const total = o.intervalJobs + o.cronJobs;
     // Leave time to create every job before the window opens (≈ 40 ms per job, generously).
-    const windowStart = Math.ceil((Date.now() + 4_000 + total * 40) / 1000) * 1000 + 137;
+    // A lead for creating the jobs over the API, enough on a loaded 2-core machine (creating 30 took over 5 s at load 20).
+    const windowStart = Math.ceil((Date.now() + 6_000 + total * 80) / 1000) * 1000 + 137;
     const windowEnd = windowStart + o.windowMs;
 
     const specs: Array<{ input: Record<string, unknown>; schedule: ChaosSchedule }> = [];
@@ -181,7 +182,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     const report = analyze({ jobs, runs: runs as any, ledger: lines, events: cluster.events, executorEnds: ends });
     const faults = faultsFromEvents(cluster.events);
-    const rec = recovery(report, faults, { leaseMs: isoSecondsToMs(o.cluster.lease ?? "PT3S") });
+    const rec = recovery(report, faults, { leaseMs: isoSecondsToMs(o.cluster.lease ?? "PT3S"), events: cluster.events });
     // Attempts that had a start line from a killed executor and no end line: killed mid-run.
     const killedMidRun = countKilledMidRun(lines, cluster.events);
     const notableLogs: Record<string, string[]> = {};
@@ -276,9 +277,14 @@ export function faultActions(plan: FaultPlan): ChaosAction[] {
       background: true,
       run: async (c) => {
         // Executors and schedulers in turn (either when none of the other is up), a random one of the role.
-        const up = [...c.procs.values()].filter((p) => (p.role === "scheduler" || p.role === "executor") && p.running && !busy.has(p.name));
-        const candidates = up.some((p) => p.role === role) ? up.filter((p) => p.role === role) : up;
-        if (candidates.length === 0) throw new Error("no scheduler or executor up to kill");
+        // On a loaded machine every process of both roles may still be restarting: wait (bounded) for one.
+        const pick = () => {
+          const up = [...c.procs.values()].filter((p) => (p.role === "scheduler" || p.role === "executor") && p.running && !busy.has(p.name));
+          return up.some((p) => p.role === role) ? up.filter((p) => p.role === role) : up;
+        };
+        let candidates = pick();
+        for (const until = Date.now() + 60_000; candidates.length === 0 && Date.now() < until; candidates = pick()) await sleep(100);
+        if (candidates.length === 0) throw new Error("no scheduler or executor up to kill within 60 s");
         const victim = candidates[Math.floor(rand() * candidates.length)]!;
         busy.add(victim.name);
         try {

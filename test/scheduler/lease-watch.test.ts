@@ -7,7 +7,7 @@
  * this scheduler only after the lease ended). The real processes and the default lease are in
  * test/chaos/lease-recovery.test.ts.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { RunService } from "../../src/core/runs/index.js";
 import { ORPHANED_AFTER_MS } from "../../src/scheduler/lease-watch.js";
 import { Scheduler } from "../../src/scheduler/loop.js";
@@ -45,6 +45,12 @@ async function recoveries(cause: string): Promise<{ count: number; sum: number }
 }
 
 const load = async (id: string) => (await mongo.c.runs.findOne({ _id: id }))!;
+
+/** Puts the QUEUED run `id` into the ready queue of a pool of its own (no other test's entries there). */
+async function enqueueAlone(id: string, pool: string) {
+  await mongo.c.runs.updateOne({ _id: id }, { $set: { pool } });
+  await runs.enqueue(await load(id));
+}
 
 /** Claims the run as an executor on `node` would (a lease of LEASE_MS from now), which then dies. */
 async function claimAndDie(id: string, node: string) {
@@ -148,5 +154,67 @@ describe("the lease watcher", () => {
     const after = await recoveries("shard_moved");
     expect(after.count - before.count).toBe(1);
     expect(after.sum - before.sum).toBeCloseTo(ORPHANED_AFTER_MS / 1000, 3);
+  });
+
+  it("a run taken by an executor that died before confirming: queued again as soon as its claim marker ends, once", async () => {
+    const a = scheduler("A5");
+    const b = scheduler("B5");
+    now += 180_000;
+    await a.rebalance();
+    const [id] = await insertQueuedRuns(mongo, 1, "taken-dead");
+    const POOL_OF_TEST = "taken-dead";
+    await enqueueAlone(id!, "taken-dead");
+    const takenAt = now;
+    const { taken } = await state.ready.take(POOL_OF_TEST, 10, takenAt, LEASE_MS);
+    expect(taken.map((t) => t.runId)).toContain(id);
+    const queued = await load(id!);
+    const before = await recoveries("executor_lost");
+    // The taker dies before confirming. Until its marker ends, the run is spoken for.
+    now = takenAt + LEASE_MS - 1;
+    await a.reap();
+    expect(await load(id!)).toMatchObject({ status: "QUEUED", fencingToken: queued.fencingToken });
+    expect(await state.ready.contains(POOL_OF_TEST, id!, now)).toBe(true);
+
+    now = takenAt + LEASE_MS + 1;
+    await Promise.all([a.reap(), b.reap()]); // B owns nothing, and it is not orphaned yet: A alone acts
+    const back = await load(id!);
+    expect(back).toMatchObject({ status: "QUEUED", attempt: 1, fencingToken: queued.fencingToken + 1 });
+    expect(back.history.at(-1)!.reason).toBe(`executor lost: taken from the queue and never confirmed, claim expired at ${new Date(takenAt + LEASE_MS).toISOString()}; queued again`);
+    expect(await state.ready.contains(POOL_OF_TEST, id!, now)).toBe(true);
+    expect(await state.ready.claimMarkers(POOL_OF_TEST, now, 10)).toEqual([]);
+    const after = await recoveries("executor_lost");
+    expect(after.count - before.count).toBe(1);
+    expect(after.sum - before.sum).toBeCloseTo(0.001, 6);
+    // The dead taker's claim can never be confirmed now.
+    expect(await runs.confirmClaim(queued, "node-dead", LEASE_MS, takenAt)).toBeNull();
+    // A later pass (or another scheduler) does not bump it again.
+    now += ORPHANED_AFTER_MS;
+    await Promise.all([a.reap(), b.reap()]);
+    expect((await load(id!)).fencingToken).toBe(queued.fencingToken + 1);
+  });
+
+  it("a confirmed claim gives its marker back: nothing is left for the watcher, and the run is not touched", async () => {
+    const a = scheduler("A6");
+    now += 240_000;
+    await a.rebalance();
+    const [id] = await insertQueuedRuns(mongo, 1, "taken-ok");
+    const POOL_OF_TEST = "taken-ok";
+    await enqueueAlone(id!, "taken-ok");
+    const takenAt = now;
+    await state.ready.take(POOL_OF_TEST, 10, takenAt, LEASE_MS);
+    const queued = await load(id!);
+    const running = await runs.confirmClaim(queued, "node-ok", LEASE_MS, takenAt);
+    expect(running?.status).toBe("RUNNING");
+    await vi.waitFor(async () => expect(await state.ready.claimMarkers(POOL_OF_TEST, Infinity, 10)).toEqual([]), { timeout: 2_000 });
+    // A marker the drop missed (a crash) is dropped by the watcher once it sees the run RUNNING.
+    await state.ready.take(POOL_OF_TEST, 0, takenAt, LEASE_MS);
+    const [again] = await insertQueuedRuns(mongo, 1, "taken-ok-2");
+    await enqueueAlone(again!, "taken-ok");
+    await state.ready.take(POOL_OF_TEST, 10, takenAt, LEASE_MS);
+    await mongo.c.runs.updateOne({ _id: again! }, { $set: { status: "RUNNING", leaseUntil: new Date(takenAt + 10 * LEASE_MS) }, $inc: { fencingToken: 1 } });
+    now = takenAt + LEASE_MS + 1;
+    await a.reap();
+    expect(await state.ready.claimMarkers(POOL_OF_TEST, Infinity, 10)).toEqual([]);
+    expect(await load(again!)).toMatchObject({ status: "RUNNING" });
   });
 });

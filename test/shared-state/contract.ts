@@ -554,6 +554,46 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.remove("p", "fast")).toBe(false);
       });
 
+      it("lists claim markers up to an instant, earliest first; drops each only up to its bound", async () => {
+        await s.ready.push("m", [
+          { runId: "a", priority: 5, enqueuedAt: T0, payload: "{}" },
+          { runId: "b", priority: 5, enqueuedAt: T0 + 1, payload: "{}" },
+        ]);
+        await s.ready.take("m", 1, T0, 5_000); // a: until T0 + 5,000
+        await s.ready.take("m", 1, T0 + 100, 5_000); // b: until T0 + 5,100
+        expect(await s.ready.claimMarkers("m", T0 + 5_000, 10)).toEqual([{ runId: "a", expiresAt: T0 + 5_000 }]);
+        expect(await s.ready.claimMarkers("m", T0 + 6_000, 10)).toEqual([
+          { runId: "a", expiresAt: T0 + 5_000 },
+          { runId: "b", expiresAt: T0 + 5_100 },
+        ]);
+        expect(await s.ready.claimMarkers("m", T0 + 6_000, 1)).toEqual([{ runId: "a", expiresAt: T0 + 5_000 }]);
+        expect(await s.ready.claimMarkers("other", T0 + 6_000, 10)).toEqual([]);
+        // A bound before the marker's expiry leaves it (a newer taker's marker); one at or after drops it.
+        await s.ready.dropClaims("m", [
+          { runId: "a", expiresAt: T0 + 4_999 },
+          { runId: "b", expiresAt: T0 + 5_100 },
+          { runId: "none", expiresAt: T0 + 9_000 },
+        ]);
+        expect(await s.ready.claimMarkers("m", T0 + 6_000, 10)).toEqual([{ runId: "a", expiresAt: T0 + 5_000 }]);
+        await s.ready.dropClaims("m", [{ runId: "a", expiresAt: T0 + 5_000 }]);
+        expect(await s.ready.claimMarkers("m", T0 + 6_000, 10)).toEqual([]);
+        expect(await s.ready.claimExpiry("m", "a")).toBeNull();
+        await s.ready.dropClaims("m", []);
+        // Restored markers (after a store loss) never replace one that is there.
+        await s.ready.push("m", [{ runId: "c", priority: 5, enqueuedAt: T0 + 2, payload: "{}" }]);
+        await s.ready.take("m", 1, T0 + 200, 5_000); // c: until T0 + 5,200
+        await s.ready.restoreClaims("m", [
+          { runId: "a", expiresAt: T0 + 7_000 },
+          { runId: "c", expiresAt: T0 + 9_000 },
+        ]);
+        expect(await s.ready.claimMarkers("m", T0 + 10_000, 10)).toEqual([
+          { runId: "c", expiresAt: T0 + 5_200 },
+          { runId: "a", expiresAt: T0 + 7_000 },
+        ]);
+        expect(await s.ready.contains("m", "a", T0 + 6_999)).toBe(true);
+        await s.ready.restoreClaims("m", []);
+      });
+
       it("a push that stages entries says from when in its wake-up", async () => {
         const wake = await record(s.bus, Channels.readyWake("gpu"));
         try {

@@ -9,6 +9,7 @@ import type { Clock } from "../../shared-state/index.js";
 import { retryDelay, shouldRetry } from "../../timing/index.js";
 import type { Mongo, RunIncrements } from "../../store/index.js";
 import { extendRunLease } from "../../store/index.js";
+import type { ClaimMarkerDrops } from "./claim-markers.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
 import type { TransitionWrite, Transitions, UnwrittenClaim } from "./transitions.js";
@@ -96,6 +97,7 @@ export class Attempts {
       random: () => number;
       transitions: Transitions;
       retries: Retries;
+      markers: ClaimMarkerDrops;
       enqueue: (run: RunDoc) => Promise<void>;
     },
   ) {}
@@ -127,7 +129,10 @@ export class Attempts {
   async finishTaken(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, outcome: AttemptOutcome): Promise<RunDoc | null> {
     const claim: UnwrittenClaim = takenClaim(queued, nodeId, leaseMs, startedAt);
     const done = await this.record(claim.running, outcome, { kind: "claimed", claim });
-    if (done) observeTakenLatency(queued, startedAt);
+    if (done) {
+      observeTakenLatency(queued, startedAt);
+      this.deps.markers.drop(queued.pool, queued._id, startedAt + leaseMs);
+    }
     return countFinish(done, outcome);
   }
 

@@ -12,6 +12,7 @@ import { bumpQueuedToken, claimBatch, findBatchClaimWinners, findClaimCandidates
 import { applyTransition } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { RunChange, Transitions, UnwrittenClaim } from "./transitions.js";
+import type { ClaimMarkerDrops } from "./claim-markers.js";
 import type { UserLimits } from "./user-limits.js";
 import { userSlotKey, type UserSlots } from "./user-slots.js";
 
@@ -59,6 +60,7 @@ export class Claims {
       transitions: Transitions;
       limits: UserLimits;
       slots: UserSlots;
+      markers: ClaimMarkerDrops;
       enqueue: (run: RunDoc) => Promise<void>;
     },
   ) {}
@@ -156,6 +158,8 @@ export class Claims {
     );
     if (run) {
       observeTakenLatency(queued, startedAt);
+      // The marker was set at the take, before the start: it expires by startedAt + leaseMs.
+      this.deps.markers.drop(queued.pool, queued._id, startedAt + leaseMs);
       return run;
     }
     return findConfirmedClaim(this.deps.mongo, queued, nodeId);
@@ -165,13 +169,16 @@ export class Claims {
    * Pushes a QUEUED run back to its queue after its entry was taken and the claim never reached
    * the store (the taker died, gave up, or shut down): the fencing token is bumped first, so the
    * token the lost taker started its run with is never handed to another attempt. `reason`, when
-   * given, is recorded in the run's history. Null when the run is not QUEUED (or parked) any more.
+   * given, is recorded in the run's history. `expectedToken`, when given: only while the run still
+   * holds that token (of two schedulers acting on one expired claim, one bumps it). Null when the
+   * run is not QUEUED (or parked) any more, or its token moved.
    */
-  async requeueTaken(runId: string, reason?: string): Promise<RunDoc | null> {
+  async requeueTaken(runId: string, reason?: string, expectedToken?: number): Promise<RunDoc | null> {
     const now = new Date(this.deps.clock());
     const entry: RunTransition | undefined = reason ? { status: RunStatus.QUEUED, at: now, reason, nodeId: null, attempt: null } : undefined;
-    const run = await bumpQueuedToken(this.deps.mongo, runId, now, entry);
+    const run = await bumpQueuedToken(this.deps.mongo, runId, now, entry, expectedToken);
     if (run) await this.deps.enqueue(run);
     return run;
   }
+
 }

@@ -8,6 +8,7 @@ import { findRun } from "../../store/index.js";
 import { RunEvents } from "../events.js";
 import { Attempts } from "./attempts.js";
 import { Cancellation } from "./cancellation.js";
+import { ClaimMarkerDrops } from "./claim-markers.js";
 import { Claims } from "./claims.js";
 import { Materializer, type MaterializeArgs, type Materialized } from "./materialize.js";
 import { OverlapLocks } from "./overlap.js";
@@ -61,9 +62,10 @@ export class RunService {
       enqueue,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
     });
-    this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, enqueue });
+    const markers = new ClaimMarkerDrops(state.ready, log);
+    this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, markers, enqueue });
     this.retries = new Retries({ mongo, state, clock, transitions, enqueue });
-    this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, enqueue });
+    this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, markers, enqueue });
     this.staged = new StagedRuns({ mongo, state, clock, transitions });
   }
 
@@ -87,8 +89,8 @@ export class RunService {
   }
 
   /** Back to the queue after a taken entry's claim never reached the store (see {@link Claims.requeueTaken}). */
-  requeueTaken(runId: string, reason?: string): Promise<RunDoc | null> {
-    return this.claims.requeueTaken(runId, reason);
+  requeueTaken(runId: string, reason?: string, expectedToken?: number): Promise<RunDoc | null> {
+    return this.claims.requeueTaken(runId, reason, expectedToken);
   }
 
   /** Claims a batch of popped runs (see {@link Claims.claimMany}). */

@@ -1,4 +1,4 @@
-import { Channels, readyScore, type EventBus, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
+import { Channels, readyScore, type ClaimMarker, type EventBus, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
 import { checkCount, checkTime } from "../checks.js";
 import { IndexedHeap } from "./indexed-heap.js";
 
@@ -103,6 +103,30 @@ export class MemoryReadyQueue implements ReadyQueue {
 
   async claimExpiry(pool: string, runId: string): Promise<Millis | null> {
     return this.pools.get(pool)?.claims.get(runId) ?? null;
+  }
+
+  async claimMarkers(pool: string, until: Millis, limit: number): Promise<ClaimMarker[]> {
+    checkCount("limit", limit);
+    const p = this.pools.get(pool);
+    if (!p) return [];
+    const due = [...p.claims].filter(([, at]) => at <= until).sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+    return due.slice(0, limit).map(([runId, expiresAt]) => ({ runId, expiresAt }));
+  }
+
+  async dropClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+    const p = this.pools.get(pool);
+    if (!p) return;
+    for (const m of markers) if ((p.claims.get(m.runId) ?? Infinity) <= m.expiresAt) p.claims.delete(m.runId);
+    this.gc(pool, p);
+  }
+
+  async restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+    if (markers.length === 0) return;
+    const p = this.pool(pool);
+    for (const m of markers) {
+      checkTime("expiresAt", m.expiresAt);
+      if (!p.claims.has(m.runId)) p.claims.set(m.runId, m.expiresAt);
+    }
   }
 
   async size(pool: string): Promise<number> {

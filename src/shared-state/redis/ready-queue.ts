@@ -1,4 +1,4 @@
-import { Channels, readyScore, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
+import { Channels, readyScore, type ClaimMarker, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
 import { checkCount, ms } from "./checks.js";
 import type { SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
@@ -68,6 +68,28 @@ export class RedisReadyQueue implements ReadyQueue {
   async claimExpiry(pool: string, runId: string): Promise<Millis | null> {
     const score = await this.conn.redis.zscore(this.keys.readyClaims(pool), runId);
     return score === null ? null : Number(score);
+  }
+
+  async claimMarkers(pool: string, until: Millis, limit: number): Promise<ClaimMarker[]> {
+    checkCount("limit", limit);
+    const flat = await this.conn.redis.zrangebyscore(this.keys.readyClaims(pool), "-inf", ms("until", until), "WITHSCORES", "LIMIT", 0, limit);
+    const out: ClaimMarker[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ runId: flat[i]!, expiresAt: Number(flat[i + 1]) });
+    return out;
+  }
+
+  async dropClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+    if (markers.length === 0) return;
+    const args: Array<string | number> = [];
+    for (const m of markers) args.push(m.runId, ms("notAfter", m.expiresAt));
+    await this.run.run(scripts.dropClaims, [this.keys.readyClaims(pool)], args);
+  }
+
+  async restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+    if (markers.length === 0) return;
+    const args: Array<string | number> = [];
+    for (const m of markers) args.push(ms("expiresAt", m.expiresAt), m.runId);
+    await this.conn.redis.zadd(this.keys.readyClaims(pool), "NX", ...args);
   }
 
   async size(pool: string): Promise<number> {

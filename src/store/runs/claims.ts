@@ -54,13 +54,14 @@ export function findConfirmedClaim(mongo: Mongo, queued: RunDoc, nodeId: string)
 }
 
 /** Bumps the token of a run still QUEUED and not parked (and records `entry` in its history); the run after, or null. */
-export function bumpQueuedToken(mongo: Mongo, runId: string, now: Date, entry?: RunTransition): Promise<RunDoc | null> {
+export function bumpQueuedToken(mongo: Mongo, runId: string, now: Date, entry?: RunTransition, expectedToken?: number): Promise<RunDoc | null> {
   const update = {
     $inc: { fencingToken: 1 },
     $set: { updatedAt: now },
     ...(entry ? { $push: { history: { $each: [entry], $slice: -HISTORY_LIMIT } } } : {}),
   } as unknown as UpdateFilter<RunDoc>;
-  return mongo.c.runs.findOneAndUpdate({ _id: runId, status: RunStatus.QUEUED, heldByLimit: { $ne: true } }, update, { returnDocument: "after" });
+  const filter = { _id: runId, status: RunStatus.QUEUED, heldByLimit: { $ne: true }, ...(expectedToken === undefined ? {} : { fencingToken: expectedToken }) };
+  return mongo.c.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
 }
 
 /** Moves a running attempt's lease to `leaseUntil` while it still holds `token`; null when it does not. */

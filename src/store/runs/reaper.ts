@@ -35,3 +35,10 @@ export function findStaleQueued(mongo: Mongo, queuedBefore: number, limit: numbe
 export function findRunStatus(mongo: Mongo, runId: string): Promise<Pick<RunDoc, "_id" | "status"> | null> {
   return mongo.c.runs.findOne({ _id: runId }, { projection: { status: 1 } });
 }
+
+/** Of `runIds`, what the lease watcher needs to judge an expired claim marker: status, token, job, pool. */
+export function findClaimStates(mongo: Mongo, runIds: readonly string[]): Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "jobId" | "pool" | "heldByLimit">>> {
+  return mongo.c.runs
+    .find({ _id: { $in: [...runIds] } }, { projection: { status: 1, fencingToken: 1, jobId: 1, pool: 1, heldByLimit: 1 } })
+    .toArray();
+}

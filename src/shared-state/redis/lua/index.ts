@@ -4,6 +4,7 @@ import { arm } from "./arm-3.js";
 import { claimDue } from "./claimDue-5.js";
 import { complete } from "./complete-5.js";
 import { disarm } from "./disarm-3.js";
+import { dropClaims } from "./dropClaims-1.js";
 import { heartbeat } from "./heartbeat-1.js";
 import { pushReady } from "./pushReady-3.js";
 import { queued } from "./queued-3.js";
@@ -15,5 +16,5 @@ import { unready } from "./unready-3.js";
 import type { LuaScript } from "./script.js";
 
 export type { LuaScript } from "./script.js";
-export const scripts = { acquire, arm, claimDue, complete, disarm, heartbeat, pushReady, queued, release, renew, replayInflight, takeReady, unready } as const;
+export const scripts = { acquire, arm, claimDue, complete, disarm, dropClaims, heartbeat, pushReady, queued, release, renew, replayInflight, takeReady, unready } as const;
 export const allScripts: readonly LuaScript[] = Object.values(scripts);
