@@ -105,10 +105,13 @@ export class Attempts {
     const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
     const capture = this.deps.logs?.open(runId, attempt, token);
     const end = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
-    capture?.end();
-    // Handed back on shutdown: its last output goes before the run is back in the queue (after
-    // that, the store refuses this claim's chunks).
-    if (capture && a.stop === "SHUTDOWN") await this.deps.logs!.flush();
+    // Its last output is stored before its result: a reader that sees the run ended has the whole
+    // log (and, handed back on shutdown, the store would refuse this claim's chunks after). One
+    // flush for every attempt ending meanwhile; a write that fails does not hold the result.
+    if (capture) {
+      capture.end();
+      if (capture.bytes > 0) await this.deps.logs!.flush();
+    }
     this.deps.capacity.release(slot, a.resources);
     this.deps.wake(); // the slot is free
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the

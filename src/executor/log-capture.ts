@@ -187,8 +187,12 @@ export class LogShipper {
   private async write(): Promise<void> {
     const taken: Array<{ capture: LogCapture; chunks: Pending[]; ended: boolean }> = [];
     const batches: LogBatch[] = [];
-    for (const c of this.captures.values()) {
+    for (const [id, c] of this.captures) {
       if (c.pending.length === 0 && !c.ended) continue;
+      if (c.ended && c.bytes === 0) {
+        this.captures.delete(id); // printed nothing: no log at all (most runs of a busy node)
+        continue;
+      }
       const chunks = c.pending;
       c.pending = [];
       taken.push({ capture: c, chunks, ended: c.ended });

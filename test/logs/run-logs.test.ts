@@ -79,10 +79,9 @@ describe("run logs", () => {
     }, 10_000);
     expect(expected(10).startsWith(contiguous(during.run.logs))).toBe(true);
     await finishedRun(t.app.url, t.admin, jobId);
-    const after = await waitFor(async () => {
-      const d = await gqlOk<R>(t.app.url, q, { id: run.id }, t.admin);
-      return d.run.logStatus?.ended ? d : null;
-    }, 10_000);
+    // The whole log is stored before the run's result: read at once, it is complete.
+    const after = await gqlOk<R>(t.app.url, q, { id: run.id }, t.admin);
+    expect(after.run.logStatus?.ended).toBe(true);
     expect(contiguous(after.run.logs)).toBe(expected(10));
     expect(after.run.logStatus!.bytes).toBe(Buffer.byteLength(expected(10)));
     // Paged: one chunk at a time from an offset.
@@ -121,6 +120,20 @@ describe("run logs", () => {
     expect(system).toContain("KAIROS_LOG_MAX_BYTES");
     expect(system).toMatch(/\d+ more bytes of output were dropped/);
     expect(d.run.logs.filter((c) => c.stream !== "SYSTEM").reduce((n, c) => n + c.size, 0)).toBe(4096);
+  });
+
+  it("a run that prints nothing has no log; its stream completes without chunks", async () => {
+    const jobId = await runCommand(t.app.url, t.admin, "true");
+    const run = await runOf(t.app.url, t.admin, jobId);
+    const client = wsClient(t.app.wsUrl, t.admin);
+    try {
+      const r = await follow(client, { runId: run.id }, () => false, () => undefined, 20_000);
+      expect(r).toMatchObject({ chunks: [], errors: [], completed: true });
+    } finally {
+      await client.dispose();
+    }
+    const d = await gqlOk<{ run: { status: string; logs: Chunk[]; logUrl: string | null; logStatus: unknown } }>(t.app.url, `query($id: ID!) { run(id: $id) { status logs { data } logUrl logStatus { state } } }`, { id: run.id }, t.admin);
+    expect(d.run).toEqual({ status: "SUCCEEDED", logs: [], logUrl: null, logStatus: null });
   });
 
   it("refuses a subscription's bad arguments before any chunk, saying what is allowed", async () => {

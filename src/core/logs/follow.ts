@@ -23,7 +23,7 @@ export interface FollowDeps {
   bus: EventBus;
   reads: LogReads;
   clock: Clock;
-  /** Store read when nothing came on the bus for this long. @default 1 s */
+  /** Store read when nothing came on the bus for this long. @default 3 s */
   pollMs?: number;
   /** A log whose claim no longer holds the run and silent this long is complete. @default 5 s */
   graceMs?: number;
@@ -65,7 +65,7 @@ class LogFollower {
     private seg: LogSegmentDoc | null,
     private offset: number,
   ) {
-    this.pollMs = deps.pollMs ?? 1_000;
+    this.pollMs = deps.pollMs ?? 3_000;
     this.graceMs = deps.graceMs ?? 5_000;
   }
 
@@ -197,7 +197,10 @@ class LogFollower {
     if (next) return next;
     const run = await findRun(this.deps.mongo, this.runId);
     if (!run || isTerminal(run.status)) {
-      // A run that ended before its first flush landed: one more look after the grace.
+      // An executor stores an attempt's last output before its result: the run ended after the
+      // log just read to its end was ended, so nothing follows it.
+      if (token !== null && this.seg?.ended) return "over";
+      // Otherwise (no log yet, or one its attempt never ended): a late write gets the grace.
       const ended = run?.finishedAt ? run.finishedAt.getTime() : 0;
       if (this.deps.clock() - ended > this.graceMs) return "over";
     }

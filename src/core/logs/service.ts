@@ -14,7 +14,7 @@ export interface RunLogsDeps {
   blobs: LogBlobs | null;
   settings: LogSettings;
   clock: Clock;
-  /** The live stream's store read without news (tests shrink it). @default 1 s */
+  /** The live stream's store read without news (tests shrink it). @default 3 s */
   pollMs?: number;
 }
 
