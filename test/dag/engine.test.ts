@@ -98,6 +98,18 @@ describe("failures, trigger rules, cancel and retry", () => {
     expect(row(run, "child_ALL_SUCCESS").run).toBeNull();
   });
 
+  it("retries a task's run with its own retry policy (an ordinary run), and its children wait for the retry", async () => {
+    const id = await createDag(t.app.url, t.admin, "run-retries", [
+      { key: "flaky", command: `test "$KAIROS_ATTEMPT" -ge 2`, retry: { maxAttempts: 2, initial: "PT0.2S", backoff: "FIXED" } },
+      { key: "after", command: "true", dependsOn: ["flaky"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status).toBe("SUCCEEDED");
+    expect(row(run, "flaky").run!.attempt).toBe(2);
+    expect(row(run, "flaky").attempt).toBe(1);
+    expect(new Date(row(run, "after").run!.startedAt!).getTime()).toBeGreaterThanOrEqual(new Date(row(run, "flaky").run!.finishedAt!).getTime());
+  });
+
   it("failFast cancels the rest", async () => {
     const id = await createDag(
       t.app.url,
