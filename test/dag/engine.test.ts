@@ -44,6 +44,15 @@ describe("fan-out, fan-in and data along edges", () => {
     }
   });
 
+  it("keeps at most maxParallel task instances running at once", async () => {
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ key: `p${i}`, command: "sleep 0.3" }));
+    const id = await createDag(t.app.url, t.admin, "narrow", tasks, { maxParallel: 2 });
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status).toBe("SUCCEEDED");
+    const spans = tasks.map((x) => row(run, x.key).run!).map((r) => [Date.parse(r.startedAt!), Date.parse(r.finishedAt!)] as const);
+    for (const [s] of spans) expect(spans.filter(([a, b]) => a <= s && s < b).length).toBeLessThanOrEqual(2);
+  });
+
   it("passes results to children (KAIROS_INPUTS), params to every task (KAIROS_PARAMS), and maps over a result at run time", async () => {
     const id = await createDag(
       t.app.url,
