@@ -26,6 +26,7 @@
  * and `run.finishedAt`; BullMQ `Date.now()` at the first and last statement of the processor.
  *
  * Run directly:  node --import tsx bench/dag.ts [--quick] [--systems kairos,bullmq] [--modes noop,process]
+ *                [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose] [--profile DIR]
  */
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -95,13 +96,13 @@ export interface DagBenchOptions {
   children?: number;
   /** DAG runs / flows, one after the other. @default 5 */
   rounds?: number;
-  /** Give up on a round after this long. @default 120_000 */
+  /** Give up on a round after this long. @default 300_000 */
   timeoutMs?: number;
 }
 
 /** The BullMQ side: `rounds` flows of a join waiting for `children` no-op children. */
 export async function benchBullmqDag(redisUrl: string, opts: DagBenchOptions = {}): Promise<DagBenchResult> {
-  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 120_000 } = opts;
+  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 300_000 } = opts;
   const queueName = `bench-dag-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
   const config: WorkerConfig = { redisUrl, queue: queueName, concurrency: 50, kind: "throughput" };
   const child = fork(FLOW_WORKER, [], { cwd: REPO_ROOT, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
@@ -210,7 +211,7 @@ export function wideDag(name: string, children: number): Record<string, unknown>
 
 /** The Kairos side: one deployment, one DAG, `rounds` DAG runs one after the other. */
 export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = {}): Promise<DagBenchResult> {
-  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 120_000 } = opts;
+  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 300_000 } = opts;
   const mode: ExecutorMode = opts.mode ?? "noop";
   const runtime: Runtime = opts.runtime ?? "compiled";
   const notes: string[] = [];
@@ -218,7 +219,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     const warning = await buildKairos();
     if (warning) notes.push(warning);
   }
-  const emu = opts.mongoUrl ? null : await startEmulatorProcess({ runtime });
+  const emu = opts.mongoUrl ? null : await startEmulatorProcess({ runtime, cpuProfDir: opts.cpuProfDir });
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const cluster = new KairosCluster({
     mongoUrl: opts.mongoUrl ?? emu!.uri,
@@ -227,6 +228,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     prefix: `bench-dag-${tag}`,
     shards: opts.shards ?? 64,
     stageAheadMs: opts.stageAheadMs ?? 10_000,
+    cpuProfDir: opts.cpuProfDir,
     runtime,
   });
   const out: DagRound[] = [];
@@ -369,12 +371,13 @@ async function main(): Promise<void> {
   const verbose = process.argv.includes("--verbose");
   const rounds = Number(argValue("--rounds") ?? (quick ? 3 : 5));
   const children = Number(argValue("--children") ?? DAG_BENCH_CHILDREN);
+  const timeoutMs = Number(argValue("--timeout-s") ?? 300) * 1000;
   const redis = await startRedis();
   const results: DagBenchResult[] = [];
   try {
     console.log(`DAG bench: Kairos ${kairosRevision()}, ${children} children, ${rounds} rounds`);
-    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose }));
-    if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children }));
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile") }));
+    if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children, timeoutMs }));
   } finally {
     await redis.stop();
   }
