@@ -44,6 +44,15 @@ describe("fan-out, fan-in and data along edges", () => {
     }
   });
 
+  it("keeps at most maxParallel task instances running at once", async () => {
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ key: `p${i}`, command: "sleep 0.3" }));
+    const id = await createDag(t.app.url, t.admin, "narrow", tasks, { maxParallel: 2 });
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status).toBe("SUCCEEDED");
+    const spans = tasks.map((x) => row(run, x.key).run!).map((r) => [Date.parse(r.startedAt!), Date.parse(r.finishedAt!)] as const);
+    for (const [s] of spans) expect(spans.filter(([a, b]) => a <= s && s < b).length).toBeLessThanOrEqual(2);
+  });
+
   it("passes results to children (KAIROS_INPUTS), params to every task (KAIROS_PARAMS), and maps over a result at run time", async () => {
     const id = await createDag(
       t.app.url,
@@ -96,6 +105,18 @@ describe("failures, trigger rules, cancel and retry", () => {
     expect(row(run, "after_bad").status).toBe("UPSTREAM_FAILED");
     // Tasks that never ran have no run.
     expect(row(run, "child_ALL_SUCCESS").run).toBeNull();
+  });
+
+  it("retries a task's run with its own retry policy (an ordinary run), and its children wait for the retry", async () => {
+    const id = await createDag(t.app.url, t.admin, "run-retries", [
+      { key: "flaky", command: `test "$KAIROS_ATTEMPT" -ge 2`, retry: { maxAttempts: 2, initial: "PT0.2S", backoff: "FIXED" } },
+      { key: "after", command: "true", dependsOn: ["flaky"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status).toBe("SUCCEEDED");
+    expect(row(run, "flaky").run!.attempt).toBe(2);
+    expect(row(run, "flaky").attempt).toBe(1);
+    expect(new Date(row(run, "after").run!.startedAt!).getTime()).toBeGreaterThanOrEqual(new Date(row(run, "flaky").run!.finishedAt!).getTime());
   });
 
   it("failFast cancels the rest", async () => {
