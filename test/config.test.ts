@@ -50,7 +50,7 @@ describe("API guard settings", () => {
       requestRate: { points: 1_200, durationMs: 60_000 },
       submissionRate: { points: 120, durationMs: 60_000 },
       login: { freeFailures: 3, lockoutAfter: 10, addressFreeFailures: 10, addressLockoutAfter: 100, delayMs: 1_000, lockoutMs: 900_000, windowMs: 3_600_000 },
-      maxBodyBytes: 1_048_576,
+      maxBodyBytes: 2_097_152,
       trustProxyHops: 0,
     });
     const api = loadConfig("api", distributed).api.query;

@@ -37,7 +37,7 @@ export function apiGuard(env: Env, dev: boolean): ApiGuardSettings {
     refusedCost: int("KAIROS_RATE_REFUSED_COST", env.KAIROS_RATE_REFUSED_COST, 20, 1, 10_000),
     submissionRate: rate("KAIROS_RATE_SUBMISSIONS", env.KAIROS_RATE_SUBMISSIONS, "120/PT1M"),
     login,
-    maxBodyBytes: int("KAIROS_MAX_BODY_BYTES", env.KAIROS_MAX_BODY_BYTES, 1_048_576, 1_024, 100 * 1_048_576),
+    maxBodyBytes: int("KAIROS_MAX_BODY_BYTES", env.KAIROS_MAX_BODY_BYTES, 2_097_152, 1_024, 100 * 1_048_576),
     trustProxyHops: int("KAIROS_TRUST_PROXY", env.KAIROS_TRUST_PROXY, 0, 0, 10),
   };
 }

@@ -38,10 +38,10 @@ describe("the HTTP error envelope", () => {
     expect(expectEnvelope(await post('{"query": '), 400, "BAD_REQUEST")).toMatch(/not valid JSON/);
   });
 
-  it("answers a body over 1 MiB with 413 BAD_REQUEST naming the limit", async () => {
-    const big = JSON.stringify({ query: `{ me { id } }`, variables: { pad: "x".repeat(1_100_000) } });
+  it("answers a body over 2 MiB with 413 BAD_REQUEST naming the limit", async () => {
+    const big = JSON.stringify({ query: `{ me { id } }`, variables: { pad: "x".repeat(2_200_000) } });
     const message = expectEnvelope(await post(big), 413, "BAD_REQUEST");
-    expect(message).toMatch(/larger than 1048576 bytes \(KAIROS_MAX_BODY_BYTES\)/);
+    expect(message).toMatch(/larger than 2097152 bytes \(KAIROS_MAX_BODY_BYTES\)/);
   });
 
   it("answers a wrong content type with 415 and a wrong method with 405", async () => {
@@ -85,7 +85,7 @@ describe("the HTTP error envelope", () => {
     const ws = new WebSocket(app.wsUrl, "graphql-transport-ws");
     await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
     const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
-    ws.send(JSON.stringify({ type: "connection_init", payload: { pad: "x".repeat(1_100_000) } }));
+    ws.send(JSON.stringify({ type: "connection_init", payload: { pad: "x".repeat(2_200_000) } }));
     expect(await closed).toBe(1009);
   });
 });
