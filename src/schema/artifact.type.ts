@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from "type-graphql";
-import { PageInfo } from "./common.type.js";
+import { connectionTypes } from "./common.type.js";
 import { ArtifactStatus } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
@@ -61,20 +61,6 @@ export class ArtifactUpload {
   expiresAt!: Date;
 }
 
-@ObjectType()
-export class ArtifactEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => Artifact)
-  node!: Artifact;
-}
-
-@ObjectType()
-export class ArtifactConnection {
-  @Field(() => [ArtifactEdge])
-  edges!: ArtifactEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of Artifact objects (Relay). */
+export const { Edge: ArtifactEdge, Connection: ArtifactConnection } = connectionTypes(Artifact, "Artifact");
+export type ArtifactConnection = InstanceType<typeof ArtifactConnection>;

@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from "type-graphql";
-import { PageInfo } from "./common.type.js";
+import { connectionTypes } from "./common.type.js";
 import { DagRunStatus, DagTaskState, MisfirePolicy, OverlapPolicy, RunStatus, RunTrigger, TriggerRule } from "./enums.js";
 import { JobSpec, RetryPolicy, Schedule } from "./job.type.js";
 import { Run } from "./run.type.js";
@@ -83,23 +83,9 @@ export class Dag {
   doc!: unknown;
 }
 
-@ObjectType()
-export class DagEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => Dag)
-  node!: Dag;
-}
-
-@ObjectType()
-export class DagConnection {
-  @Field(() => [DagEdge])
-  edges!: DagEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of Dag objects (Relay). */
+export const { Edge: DagEdge, Connection: DagConnection } = connectionTypes(Dag, "Dag");
+export type DagConnection = InstanceType<typeof DagConnection>;
 
 @ObjectType({ description: "A task of a DAG run, or one instance of a mapped task (mapIndex set)." })
 export class DagRunTask {
@@ -173,23 +159,9 @@ export class DagRun {
   doc!: unknown;
 }
 
-@ObjectType()
-export class DagRunEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => DagRun)
-  node!: DagRun;
-}
-
-@ObjectType()
-export class DagRunConnection {
-  @Field(() => [DagRunEdge])
-  edges!: DagRunEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of DagRun objects (Relay). */
+export const { Edge: DagRunEdge, Connection: DagRunConnection } = connectionTypes(DagRun, "DagRun");
+export type DagRunConnection = InstanceType<typeof DagRunConnection>;
 
 @ObjectType({ description: "A change of a task instance of a DAG run." })
 export class DagRunTaskEvent {

@@ -1,6 +1,6 @@
 import { Resources } from "./resources.type.js";
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
-import { PageInfo } from "./common.type.js";
+import { connectionTypes } from "./common.type.js";
 import { Run } from "./run.type.js";
 import { HttpRequest, JobArtifact } from "./job-kinds.type.js";
 import {
@@ -211,23 +211,9 @@ export class JobHealth {
   warnings!: string[];
 }
 
-@ObjectType()
-export class JobEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => Job)
-  node!: Job;
-}
-
-@ObjectType()
-export class JobConnection {
-  @Field(() => [JobEdge])
-  edges!: JobEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of Job objects (Relay). */
+export const { Edge: JobEdge, Connection: JobConnection } = connectionTypes(Job, "Job");
+export type JobConnection = InstanceType<typeof JobConnection>;
 
 @ObjectType({ description: "A future fire time of a job." })
 export class NextFire {
@@ -265,23 +251,9 @@ export class Fire {
   recordedAt!: Date;
 }
 
-@ObjectType()
-export class FireEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => Fire)
-  node!: Fire;
-}
-
-@ObjectType()
-export class FireConnection {
-  @Field(() => [FireEdge])
-  edges!: FireEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of Fire objects (Relay). */
+export const { Edge: FireEdge, Connection: FireConnection } = connectionTypes(Fire, "Fire");
+export type FireConnection = InstanceType<typeof FireConnection>;
 
 @ObjectType({ description: "A job due within the asked window." })
 export class UpcomingFire {

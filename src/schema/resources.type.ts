@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { IsolationMode, NetworkAccess } from "./enums.js";
 import { DateTime } from "./scalars.js";
-import { PageInfo } from "./common.type.js";
+import { connectionTypes } from "./common.type.js";
 
 @ObjectType({ description: "Resources of one run, or of a node." })
 export class Resources {
@@ -81,20 +81,6 @@ export class ResourceAllocation {
   since!: Date;
 }
 
-@ObjectType()
-export class ResourceAllocationEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => ResourceAllocation)
-  node!: ResourceAllocation;
-}
-
-@ObjectType()
-export class ResourceAllocationConnection {
-  @Field(() => [ResourceAllocationEdge])
-  edges!: ResourceAllocationEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of ResourceAllocation objects (Relay). */
+export const { Edge: ResourceAllocationEdge, Connection: ResourceAllocationConnection } = connectionTypes(ResourceAllocation, "ResourceAllocation");
+export type ResourceAllocationConnection = InstanceType<typeof ResourceAllocationConnection>;

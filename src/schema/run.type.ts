@@ -1,7 +1,7 @@
 import { RunUsage } from "./resources.type.js";
 import { HttpResponse } from "./job-kinds.type.js";
 import { Field, ID, Int, ObjectType } from "type-graphql";
-import { PageInfo } from "./common.type.js";
+import { connectionTypes } from "./common.type.js";
 import { RunStatus, RunTrigger } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
@@ -113,20 +113,6 @@ export class Run {
   updatedAt!: Date;
 }
 
-@ObjectType()
-export class RunEdge {
-  @Field(() => String)
-  cursor!: string;
-
-  @Field(() => Run)
-  node!: Run;
-}
-
-@ObjectType()
-export class RunConnection {
-  @Field(() => [RunEdge])
-  edges!: RunEdge[];
-
-  @Field(() => PageInfo)
-  pageInfo!: PageInfo;
-}
+/** A page of Run objects (Relay). */
+export const { Edge: RunEdge, Connection: RunConnection } = connectionTypes(Run, "Run");
+export type RunConnection = InstanceType<typeof RunConnection>;
