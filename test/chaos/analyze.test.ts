@@ -14,6 +14,7 @@ import {
   recoveryLines,
   requeueOf,
   schedulerUpFrom,
+  supervisorKills,
   type ChaosDag,
   type RunLike,
   type TaskRunLike,
@@ -94,6 +95,37 @@ describe("analyze", () => {
     const bounded = analyze({ jobs, runs, ledger, events: [], executorEnds: executorEnds(`${log}\n`) });
     expect(bounded.leaseOverlaps).toBe(0);
     expect(bounded.openAttempts).toBe(0);
+  });
+
+  it("bounds an attempt by its executor's log when its claim was not confirmed", () => {
+    const jobs = [job("j")];
+    const runs = [run("r1", "j", T0, "SUCCEEDED", 2)];
+    const ledger = [line("r1", 1, "j", T0, "start", T0 + 100), line("r1", 2, "j", T0, "start", T0 + 3_000), line("r1", 2, "j", T0, "end", T0 + 3_500)];
+    const log = JSON.stringify({ level: "warn", time: new Date(T0 + 2_000).toISOString(), runId: "r1", token: 1, reason: "claim refused", msg: "attempt killed: its claim was not confirmed; result not reported" });
+    expect(analyze({ jobs, runs, ledger, events: [], executorEnds: executorEnds(`${log}\n`) }).leaseOverlaps).toBe(0);
+  });
+
+  it("bounds an attempt by a supervisor kill of its run on its executor, before the run's next start there", () => {
+    const jobs = [job("j")];
+    const runs = [run("r1", "j", T0, "SUCCEEDED", 3)];
+    // Token 1 on pid 100 (no end), token 2 on pid 200 at +3000, token 3 again on pid 100 at +5000.
+    const ledger = [
+      line("r1", 1, "j", T0, "start", T0 + 100, 100),
+      line("r1", 2, "j", T0, "start", T0 + 3_000, 200),
+      line("r1", 2, "j", T0, "end", T0 + 3_500, 200),
+      line("r1", 3, "j", T0, "start", T0 + 5_000, 100),
+      line("r1", 3, "j", T0, "end", T0 + 5_500, 100),
+    ];
+    const kill = (at: number, pid: number) => JSON.stringify({ level: "error", time: new Date(at).toISOString(), pid, runId: "r1", msg: "the supervisor killed an attempt at its lease deadline (the executor did not renew or kill it in time)" });
+    expect(supervisorKills(`${kill(T0 + 2_000, 100)}\nnoise\n`)).toEqual([{ runId: "r1", pid: 100, at: T0 + 2_000 }]);
+    // Killed at +2000 on its own executor: ends before token 2 starts.
+    expect(analyze({ jobs, runs, ledger, events: [], supervisorKills: supervisorKills(kill(T0 + 2_000, 100)) }).leaseOverlaps).toBe(0);
+    // A kill on another executor, or one after the run's next start on this executor, says nothing about token 1.
+    for (const k of [kill(T0 + 2_000, 200), kill(T0 + 5_200, 100)]) {
+      const r = analyze({ jobs, runs, ledger, events: [], supervisorKills: supervisorKills(k) });
+      expect(r.openAttempts).toBe(1);
+      expect(r.leaseOverlaps).toBe(2);
+    }
   });
 
   it("reports a slot committed twice and a SUCCEEDED run without its end line", () => {

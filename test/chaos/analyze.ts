@@ -36,6 +36,8 @@ export interface AnalysisInput {
   watchdogMs?: number;
   /** `runId:token` → when the executor logged the attempt's program as ended (see executorEnds()). */
   executorEnds?: ReadonlyMap<string, number>;
+  /** The supervisor's deadline kills (see supervisorKills()). */
+  supervisorKills?: ReadonlyArray<{ runId: string; pid: number; at: number }>;
 }
 
 /**
@@ -44,7 +46,7 @@ export interface AnalysisInput {
  */
 export function executorEnds(logText: string): Map<string, number> {
   const ends = new Map<string, number>();
-  const msgs = /"msg":"(attempt killed: lease lost; result not reported|result refused: fencing token is stale[^"]*|attempt finished|attempt handed back on shutdown)"/;
+  const msgs = /"msg":"(attempt killed: lease lost; result not reported|result refused: fencing token is stale[^"]*|attempt killed: its claim was not confirmed; result not reported|attempt finished|attempt handed back on shutdown)"/;
   for (const line of logText.split("\n")) {
     if (!msgs.test(line)) continue;
     try {
@@ -55,6 +57,25 @@ export function executorEnds(logText: string): Map<string, number> {
     }
   }
   return ends;
+}
+
+/**
+ * From executor logs: the supervisor's kills at a lease deadline (the executor was too slow to
+ * renew or kill the attempt itself). The line is written after the process group was killed and
+ * names the run, not the token; {@link analyze} applies it to that run's attempt on that executor.
+ */
+export function supervisorKills(logText: string): Array<{ runId: string; pid: number; at: number }> {
+  const out: Array<{ runId: string; pid: number; at: number }> = [];
+  for (const line of logText.split("\n")) {
+    if (!line.includes('"msg":"the supervisor killed an attempt at its lease deadline')) continue;
+    try {
+      const o = JSON.parse(line) as { runId?: string; pid?: number; time?: string };
+      if (o.runId && o.pid !== undefined && o.time) out.push({ runId: o.runId, pid: o.pid, at: Date.parse(o.time) });
+    } catch {
+      // a torn line at a kill -9: skip
+    }
+  }
+  return out;
 }
 
 export interface Interval {
@@ -242,6 +263,12 @@ export function analyze(input: AnalysisInput): ChaosReport {
           bounds.push([Math.max(kill + watchdogMs, a.start.at), "killed"]);
         }
         if (seen !== undefined && seen >= a.start.at) bounds.push([seen, "executor-log"]);
+        // A supervisor kill of this run on this executor after this attempt started and before
+        // the run's next attempt started there (the line names no token).
+        const start = a.start;
+        const nextHere = Math.min(...ledger.filter((l) => l.kind === "start" && l.runId === runId && l.pid === start.pid && l.at > start.at).map((l) => l.at));
+        const sk = (input.supervisorKills ?? []).filter((k) => k.runId === runId && k.pid === start.pid && k.at >= start.at && k.at < nextHere).map((k) => k.at);
+        if (sk.length > 0) bounds.push([Math.min(...sk), "executor-log"]);
         if (bounds.length > 0) {
           [end, how] = bounds.reduce((m, b) => (b[0] < m[0] ? b : m));
         } else {

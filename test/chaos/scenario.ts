@@ -10,6 +10,7 @@ import {
   dagInstanceInput,
   executorEnds,
   faultsFromEvents,
+  supervisorKills,
   recovery,
   type ChaosDag,
   type ChaosReport,
@@ -229,12 +230,16 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const { lines, malformed } = readLedger(ledgerPath, (n) => cluster.pidOfNode(n));
     if (malformed > 0) mark(`ledger: ${malformed} malformed lines`);
     const ends = new Map<string, number>();
+    const kills: ReturnType<typeof supervisorKills> = [];
     for (const p of cluster.procs.values()) {
-      if (p.role === "executor") for (const [k, v] of executorEnds(p.logSince(0))) ends.set(k, v);
+      if (p.role !== "executor") continue;
+      const text = p.logSince(0);
+      for (const [k, v] of executorEnds(text)) ends.set(k, v);
+      kills.push(...supervisorKills(text));
     }
     const dagRuns = await db.collection("dagRuns").find({ dagId: { $in: dagIds } }, { projection: { _id: 1, dagId: 1, scheduledFor: 1, status: 1 } }).toArray();
     const inst = dagInstanceInput(dags, runs as any, lines);
-    const report = analyze({ jobs: [...jobs, ...inst.jobs], runs: inst.runs, ledger: inst.ledger, events: cluster.events, executorEnds: ends });
+    const report = analyze({ jobs: [...jobs, ...inst.jobs], runs: inst.runs, ledger: inst.ledger, events: cluster.events, executorEnds: ends, supervisorKills: kills });
     const dagReport = analyzeDags({ dags, dagRuns: dagRuns as any, runs: runs as any, ledger: lines });
     const faults = faultsFromEvents(cluster.events);
     const rec = recovery(report, faults, { leaseMs: isoSecondsToMs(o.cluster.lease ?? "PT3S"), events: cluster.events });
