@@ -164,7 +164,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
           key: t.key,
           dependsOn: t.dependsOn,
           retry: { maxAttempts: 5, initial: "PT1S", max: "PT2S" },
-          spec: { command: ledgerCommand(ledgerPath, 0.2 + ((i + j) % 4) / 10), timeout: "PT30S" },
+          spec: { command: ledgerCommand(ledgerPath, 0.4 + ((i + j) % 4) / 5), timeout: "PT30S" },
         })),
       });
       dags.push({ id, schedule: { kind: "INTERVAL", everyMs, startAt, endAt: windowEnd }, tasks });
