@@ -1,6 +1,24 @@
 /** The chaos analysis on hand-made inputs: each figure of the chaos line counts what it claims. */
 import { describe, expect, it } from "vitest";
-import { analyze, chaosLine, executorEnds, faultLines, faultsFromEvents, recovery, recoveryLines, requeueOf, schedulerUpFrom, type RunLike } from "./analyze.js";
+import {
+  analyze,
+  analyzeDags,
+  chaosLine,
+  dagFigures,
+  dagInstanceInput,
+  dagViolations,
+  executorEnds,
+  faultLines,
+  faultsFromEvents,
+  recovery,
+  recoveryLines,
+  requeueOf,
+  schedulerUpFrom,
+  supervisorKills,
+  type ChaosDag,
+  type RunLike,
+  type TaskRunLike,
+} from "./analyze.js";
 import type { ChaosSchedule } from "./expected.js";
 import { expectedSlots } from "./expected.js";
 import type { LedgerLine } from "./ledger.js";
@@ -77,6 +95,37 @@ describe("analyze", () => {
     const bounded = analyze({ jobs, runs, ledger, events: [], executorEnds: executorEnds(`${log}\n`) });
     expect(bounded.leaseOverlaps).toBe(0);
     expect(bounded.openAttempts).toBe(0);
+  });
+
+  it("bounds an attempt by its executor's log when its claim was not confirmed", () => {
+    const jobs = [job("j")];
+    const runs = [run("r1", "j", T0, "SUCCEEDED", 2)];
+    const ledger = [line("r1", 1, "j", T0, "start", T0 + 100), line("r1", 2, "j", T0, "start", T0 + 3_000), line("r1", 2, "j", T0, "end", T0 + 3_500)];
+    const log = JSON.stringify({ level: "warn", time: new Date(T0 + 2_000).toISOString(), runId: "r1", token: 1, reason: "claim refused", msg: "attempt killed: its claim was not confirmed; result not reported" });
+    expect(analyze({ jobs, runs, ledger, events: [], executorEnds: executorEnds(`${log}\n`) }).leaseOverlaps).toBe(0);
+  });
+
+  it("bounds an attempt by a supervisor kill of its run on its executor, before the run's next start there", () => {
+    const jobs = [job("j")];
+    const runs = [run("r1", "j", T0, "SUCCEEDED", 3)];
+    // Token 1 on pid 100 (no end), token 2 on pid 200 at +3000, token 3 again on pid 100 at +5000.
+    const ledger = [
+      line("r1", 1, "j", T0, "start", T0 + 100, 100),
+      line("r1", 2, "j", T0, "start", T0 + 3_000, 200),
+      line("r1", 2, "j", T0, "end", T0 + 3_500, 200),
+      line("r1", 3, "j", T0, "start", T0 + 5_000, 100),
+      line("r1", 3, "j", T0, "end", T0 + 5_500, 100),
+    ];
+    const kill = (at: number, pid: number) => JSON.stringify({ level: "error", time: new Date(at).toISOString(), pid, runId: "r1", msg: "the supervisor killed an attempt at its lease deadline (the executor did not renew or kill it in time)" });
+    expect(supervisorKills(`${kill(T0 + 2_000, 100)}\nnoise\n`)).toEqual([{ runId: "r1", pid: 100, at: T0 + 2_000 }]);
+    // Killed at +2000 on its own executor: ends before token 2 starts.
+    expect(analyze({ jobs, runs, ledger, events: [], supervisorKills: supervisorKills(kill(T0 + 2_000, 100)) }).leaseOverlaps).toBe(0);
+    // A kill on another executor, or one after the run's next start on this executor, says nothing about token 1.
+    for (const k of [kill(T0 + 2_000, 200), kill(T0 + 5_200, 100)]) {
+      const r = analyze({ jobs, runs, ledger, events: [], supervisorKills: supervisorKills(k) });
+      expect(r.openAttempts).toBe(1);
+      expect(r.leaseOverlaps).toBe(2);
+    }
   });
 
   it("reports a slot committed twice and a SUCCEEDED run without its end line", () => {
@@ -226,5 +275,109 @@ describe("parseLedger", () => {
     expect(malformed).toBe(1);
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ runId: "r1", token: 1, jobId: "j", scheduledFor: T0, kind: "start", at: 1767225600100, pid: 42 });
+  });
+});
+
+describe("DAG runs under chaos", () => {
+  // A diamond a → b, c → d firing at T0 and T0 + 1 s.
+  const dag: ChaosDag = {
+    id: "dag1",
+    schedule: { kind: "INTERVAL", everyMs: 1_000, startAt: T0, endAt: T0 + 1_000 },
+    tasks: [
+      { key: "a", dependsOn: [] },
+      { key: "b", dependsOn: ["a"] },
+      { key: "c", dependsOn: ["a"] },
+      { key: "d", dependsOn: ["b", "c"] },
+    ],
+  };
+  const taskRun = (id: string, key: string, at: number, status: string, token: number): TaskRunLike => ({ ...run(id, "dag1", at, status, token), dagRunId: `dr@${at}`, taskKey: key, mapIndex: null });
+  const dagRun = (at: number, status = "SUCCEEDED") => ({ _id: `dr@${at}`, dagId: "dag1", scheduledFor: new Date(at), status });
+  /** One fire run in dependency order: a 0-100, b and c 200-300, d 400-500 (offsets from the slot). */
+  const clean = (at: number, p = "") => {
+    const runs = ["a", "b", "c", "d"].map((k) => taskRun(`${p}${k}${at}`, k, at, "SUCCEEDED", 1));
+    const times: Record<string, [number, number]> = { a: [0, 100], b: [200, 300], c: [200, 300], d: [400, 500] };
+    const lines = ["a", "b", "c", "d"].flatMap((k) => [
+      line(`${p}${k}${at}`, 1, "dag1", at, "start", at + times[k]![0]),
+      line(`${p}${k}${at}`, 1, "dag1", at, "end", at + times[k]![1]),
+    ]);
+    return { runs, lines };
+  };
+  const both = (f: (at: number) => { runs: TaskRunLike[]; lines: LedgerLine[] }) => {
+    const x = f(T0);
+    const y = f(T0 + 1_000);
+    return { runs: [...x.runs, ...y.runs], lines: [...x.lines, ...y.lines] };
+  };
+  const full = (runs: TaskRunLike[], lines: LedgerLine[], dagRuns = [dagRun(T0), dagRun(T0 + 1_000)]) => {
+    const inst = dagInstanceInput([dag], runs, lines);
+    return { r: analyze({ jobs: inst.jobs, runs: inst.runs, ledger: inst.ledger, events: [] }), d: analyzeDags({ dags: [dag], dagRuns, runs, ledger: lines }) };
+  };
+
+  it("counts each task instance as a slot: all committed, in order, nothing to report", () => {
+    const { runs, lines } = both((at) => clean(at));
+    const { r, d } = full(runs, lines);
+    expect([r.expected, r.committed, r.lost, r.dupCommitted, r.leaseOverlaps, r.unexpected]).toEqual([8, 8, 0, 0, 0, 0]);
+    expect([d.expectedDagRuns, d.dagRuns, d.dagRunsSucceeded, d.taskInstances, d.orderViolations, d.missingDagRuns, d.dupDagRuns, d.notSucceeded]).toEqual([2, 2, 2, 8, 0, 0, 0, 0]);
+    expect(dagViolations(d)).toEqual([]);
+    expect(dagFigures(d)).toBe("dags=1 dag_runs=2/2 dag_runs_succeeded=2 dag_tasks=8 dag_runs_missing=0 dag_runs_dup=0 dag_runs_not_succeeded=0 dag_order_violations=0");
+  });
+
+  it("reports a task instance never committed as lost and one committed twice as dup_committed", () => {
+    const { runs, lines } = both((at) => clean(at));
+    // Fire 2's d never succeeded; fire 1's c has a second SUCCEEDED run.
+    const d2 = runs.find((x) => x._id === `d${T0 + 1_000}`)!;
+    d2.status = "FAILED";
+    d2.history = [];
+    runs.push(taskRun("c-dup", "c", T0, "SUCCEEDED", 1));
+    lines.push(line("c-dup", 1, "dag1", T0, "start", T0 + 310), line("c-dup", 1, "dag1", T0, "end", T0 + 350));
+    const { r, d } = full(runs, lines, [dagRun(T0), dagRun(T0 + 1_000, "FAILED")]);
+    expect(r.lost).toBe(1);
+    expect(r.details.lostSlots).toEqual([`dag1/d@${T0 + 1_000}`]);
+    expect(r.dupCommitted).toBe(1);
+    expect(r.details.dupSlots).toEqual([`dag1/c@${T0}`]);
+    expect(d.notSucceeded).toBe(1);
+    expect(dagViolations(d)).toHaveLength(1);
+  });
+
+  it("counts overlapping attempts of one task instance, not attempts of sibling tasks running side by side", () => {
+    const { runs, lines } = both((at) => clean(at));
+    // b and c of a fire run at the same time (siblings): no overlap. A second attempt of b's run
+    // (token 2) starting while token 1 still ran: one overlap.
+    lines.push(line(`b${T0}`, 2, "dag1", T0, "start", T0 + 250));
+    const { r } = full(runs, lines);
+    expect(r.leaseOverlaps).toBe(1);
+    expect(r.details.overlaps[0]!.slot).toBe(`dag1/b@${T0}`);
+  });
+
+  it("flags a child attempt that started before a parent's committed end, or whose parent never committed", () => {
+    const { runs, lines } = both((at) => clean(at));
+    // Fire 1: d's start moved before b's and c's ends (both at +300): one violation per parent.
+    lines.find((l) => l.runId === `d${T0}` && l.kind === "start")!.at = T0 + 250;
+    // Fire 2: b's run failed (no commit) but d ran anyway.
+    const b2 = runs.find((x) => x._id === `b${T0 + 1_000}`)!;
+    b2.status = "FAILED";
+    const { d } = full(runs, lines);
+    expect(d.orderViolations).toBe(3);
+    expect(d.details.order[0]).toContain(`d run d${T0} started at ${T0 + 250}, parent b ended at ${T0 + 300}`);
+    expect(d.details.order[1]).toContain("parent c ended at");
+    expect(d.details.order[2]).toContain("parent b never committed");
+    expect(dagViolations(d)[0]).toMatch(/^dag_order_violations=3/);
+  });
+
+  it("an earlier attempt of a parent that ended is not the committed end: the child must follow the committed attempt", () => {
+    const { runs, lines } = both((at) => clean(at));
+    // a's run committed under token 2 (ending at +150); token 1 ended at +100 but was not reported.
+    const a1 = runs.find((x) => x._id === `a${T0}`)!;
+    a1.fencingToken = 2;
+    lines.push(line(`a${T0}`, 2, "dag1", T0, "start", T0 + 120), line(`a${T0}`, 2, "dag1", T0, "end", T0 + 250));
+    const { d } = full(runs, lines);
+    // b and c started at +200, before the committed a's end at +250.
+    expect(d.orderViolations).toBe(2);
+  });
+
+  it("reports fires without a DAG run and fires with two", () => {
+    const { runs, lines } = both((at) => clean(at));
+    const { d } = full(runs, lines, [dagRun(T0), { ...dagRun(T0), _id: "other" }]);
+    expect([d.missingDagRuns, d.dupDagRuns]).toEqual([1, 1]);
+    expect(dagViolations(d)).toHaveLength(2);
   });
 });

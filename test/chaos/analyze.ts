@@ -36,6 +36,8 @@ export interface AnalysisInput {
   watchdogMs?: number;
   /** `runId:token` → when the executor logged the attempt's program as ended (see executorEnds()). */
   executorEnds?: ReadonlyMap<string, number>;
+  /** The supervisor's deadline kills (see supervisorKills()). */
+  supervisorKills?: ReadonlyArray<{ runId: string; pid: number; at: number }>;
 }
 
 /**
@@ -44,7 +46,7 @@ export interface AnalysisInput {
  */
 export function executorEnds(logText: string): Map<string, number> {
   const ends = new Map<string, number>();
-  const msgs = /"msg":"(attempt killed: lease lost; result not reported|result refused: fencing token is stale[^"]*|attempt finished|attempt handed back on shutdown)"/;
+  const msgs = /"msg":"(attempt killed: lease lost; result not reported|result refused: fencing token is stale[^"]*|attempt killed: its claim was not confirmed; result not reported|attempt finished|attempt handed back on shutdown)"/;
   for (const line of logText.split("\n")) {
     if (!msgs.test(line)) continue;
     try {
@@ -55,6 +57,25 @@ export function executorEnds(logText: string): Map<string, number> {
     }
   }
   return ends;
+}
+
+/**
+ * From executor logs: the supervisor's kills at a lease deadline (the executor was too slow to
+ * renew or kill the attempt itself). The line is written after the process group was killed and
+ * names the run, not the token; {@link analyze} applies it to that run's attempt on that executor.
+ */
+export function supervisorKills(logText: string): Array<{ runId: string; pid: number; at: number }> {
+  const out: Array<{ runId: string; pid: number; at: number }> = [];
+  for (const line of logText.split("\n")) {
+    if (!line.includes('"msg":"the supervisor killed an attempt at its lease deadline')) continue;
+    try {
+      const o = JSON.parse(line) as { runId?: string; pid?: number; time?: string };
+      if (o.runId && o.pid !== undefined && o.time) out.push({ runId: o.runId, pid: o.pid, at: Date.parse(o.time) });
+    } catch {
+      // a torn line at a kill -9: skip
+    }
+  }
+  return out;
 }
 
 export interface Interval {
@@ -242,6 +263,12 @@ export function analyze(input: AnalysisInput): ChaosReport {
           bounds.push([Math.max(kill + watchdogMs, a.start.at), "killed"]);
         }
         if (seen !== undefined && seen >= a.start.at) bounds.push([seen, "executor-log"]);
+        // A supervisor kill of this run on this executor after this attempt started and before
+        // the run's next attempt started there (the line names no token).
+        const start = a.start;
+        const nextHere = Math.min(...ledger.filter((l) => l.kind === "start" && l.runId === runId && l.pid === start.pid && l.at > start.at).map((l) => l.at));
+        const sk = (input.supervisorKills ?? []).filter((k) => k.runId === runId && k.pid === start.pid && k.at >= start.at && k.at < nextHere).map((k) => k.at);
+        if (sk.length > 0) bounds.push([Math.min(...sk), "executor-log"]);
         if (bounds.length > 0) {
           [end, how] = bounds.reduce((m, b) => (b[0] < m[0] ? b : m));
         } else {
@@ -571,4 +598,165 @@ export function faultLines(r: RecoveryReport, t0: number): string[] {
           ` requeued_by=lease:${f.requeuedBy!.lease},claim:${f.requeuedBy!.claim},other:${f.requeuedBy!.other},none:${f.requeuedBy!.none}`
         : ""),
   );
+}
+
+/**
+ * DAG runs under chaos. A scheduled DAG fires once per slot of its schedule (a DAG run), and each
+ * fire runs every task once: a *task instance* is one (DAG, slot, task key[, map index]). Task
+ * instances are counted exactly as job slots are, by giving each its own pseudo job id
+ * (`<dagId>/<taskKey>[<mapIndex>]`, see {@link dagInstanceInput}) and passing them to
+ * {@link analyze} beside the jobs: every instance must have one committed run (lost/dup), and its
+ * attempts must not overlap (lease_overlaps). {@link analyzeDags} adds what is DAG-specific: one
+ * DAG run per slot, each SUCCEEDED, and dependency order (every attempt of a child started after
+ * the `end` line of each parent's committed attempt).
+ */
+export interface ChaosDag {
+  id: string;
+  schedule: ChaosSchedule;
+  tasks: Array<{ key: string; dependsOn: string[] }>;
+}
+
+export interface DagRunLike {
+  _id: string;
+  dagId: string;
+  scheduledFor: Date;
+  status: string;
+}
+
+/** A run as read from MongoDB: a task instance's run has its DAG run, task key and map index. */
+export type TaskRunLike = RunLike & { dagRunId?: string | null; taskKey?: string | null; mapIndex?: number | null };
+
+const instanceJobId = (dagId: string, taskKey: string, mapIndex: number | null | undefined) =>
+  `${dagId}/${taskKey}${mapIndex === null || mapIndex === undefined ? "" : `[${mapIndex}]`}`;
+
+/**
+ * The DAGs' task instances as {@link analyze} input: one pseudo job per (DAG, task) with the DAG's
+ * schedule, the task runs re-keyed to it, and the ledger lines of those runs re-keyed by run id (a
+ * task run's program writes the DAG's id as its job id). Runs and lines of anything else pass through.
+ */
+export function dagInstanceInput(
+  dags: readonly ChaosDag[],
+  runs: readonly TaskRunLike[],
+  ledger: readonly LedgerLine[],
+): { jobs: Array<{ id: string; schedule: ChaosSchedule }>; runs: RunLike[]; ledger: LedgerLine[] } {
+  const dagIds = new Set(dags.map((d) => d.id));
+  const jobs = dags.flatMap((d) => d.tasks.map((t) => ({ id: instanceJobId(d.id, t.key, null), schedule: d.schedule })));
+  const instanceOf = new Map<string, string>();
+  const out: RunLike[] = [];
+  for (const r of runs) {
+    if (dagIds.has(r.jobId) && r.taskKey) {
+      const id = instanceJobId(r.jobId, r.taskKey, r.mapIndex);
+      instanceOf.set(r._id, id);
+      out.push({ ...r, jobId: id });
+    } else out.push(r);
+  }
+  const lines = ledger.map((l) => {
+    const id = instanceOf.get(l.runId);
+    return id ? { ...l, jobId: id } : l;
+  });
+  return { jobs, runs: out, ledger: lines };
+}
+
+export interface DagChaosReport {
+  dags: number;
+  /** DAG fires the schedules have in the window (independent evaluator). */
+  expectedDagRuns: number;
+  /** DAG runs in MongoDB for these DAGs. */
+  dagRuns: number;
+  dagRunsSucceeded: number;
+  /** Task instances the expected fires hold (fires × tasks). */
+  taskInstances: number;
+  /** Expected fires without a DAG run, and fires with more than one. */
+  missingDagRuns: number;
+  dupDagRuns: number;
+  /** Expected fires whose DAG run did not end SUCCEEDED. */
+  notSucceeded: number;
+  /** Attempts of a task that started before the `end` line of a parent's committed attempt (or whose parent never committed). */
+  orderViolations: number;
+  details: { missing: string[]; dup: string[]; notSucceeded: string[]; order: string[] };
+}
+
+export function analyzeDags(input: { dags: readonly ChaosDag[]; dagRuns: readonly DagRunLike[]; runs: readonly TaskRunLike[]; ledger: readonly LedgerLine[] }): DagChaosReport {
+  const dagIds = new Set(input.dags.map((d) => d.id));
+  const details: DagChaosReport["details"] = { missing: [], dup: [], notSucceeded: [], order: [] };
+  const dagRuns = input.dagRuns.filter((r) => dagIds.has(r.dagId));
+  const bySlot = new Map<string, DagRunLike[]>();
+  for (const r of dagRuns) {
+    const k = slotKey(r.dagId, r.scheduledFor.getTime());
+    bySlot.set(k, [...(bySlot.get(k) ?? []), r]);
+  }
+  // Per instance (pseudo job id @ slot): its committed attempt's end, and every attempt's starts.
+  const endOf = new Map<string, number>(); // runId:token → end line time
+  const startsOf = new Map<string, number[]>(); // runId → start line times (every token)
+  for (const l of input.ledger) {
+    if (l.kind === "end") endOf.set(`${l.runId}:${l.token}`, l.at);
+    else startsOf.set(l.runId, [...(startsOf.get(l.runId) ?? []), l.at]);
+  }
+  const committedEnd = new Map<string, number>(); // instance@slot → end of the committed attempt
+  const runsOf = new Map<string, TaskRunLike[]>(); // instance@slot → its runs
+  for (const r of input.runs) {
+    if (!dagIds.has(r.jobId) || !r.taskKey) continue;
+    const k = slotKey(instanceJobId(r.jobId, r.taskKey, r.mapIndex), r.scheduledFor.getTime());
+    runsOf.set(k, [...(runsOf.get(k) ?? []), r]);
+    const end = endOf.get(`${r._id}:${r.fencingToken}`);
+    if (r.status === "SUCCEEDED" && end !== undefined) committedEnd.set(k, Math.max(committedEnd.get(k) ?? -Infinity, end));
+  }
+
+  let expectedDagRuns = 0;
+  let taskInstances = 0;
+  let succeeded = 0;
+  for (const d of input.dags) {
+    for (const at of expectedSlots(d.schedule)) {
+      expectedDagRuns++;
+      taskInstances += d.tasks.length;
+      const k = slotKey(d.id, at);
+      const list = bySlot.get(k) ?? [];
+      if (list.length === 0) details.missing.push(k);
+      if (list.length > 1) details.dup.push(`${k} (${list.length} DAG runs)`);
+      if (list.some((r) => r.status === "SUCCEEDED")) succeeded++;
+      else if (list.length > 0) details.notSucceeded.push(`${k} ${list.map((r) => `${r._id}:${r.status}`).join(",")}`);
+      for (const t of d.tasks) {
+        for (const run of runsOf.get(slotKey(instanceJobId(d.id, t.key, null), at)) ?? []) {
+          for (const start of startsOf.get(run._id) ?? []) {
+            for (const p of t.dependsOn) {
+              const parentEnd = committedEnd.get(slotKey(instanceJobId(d.id, p, null), at));
+              if (parentEnd === undefined || start < parentEnd) {
+                details.order.push(`${k} ${t.key} run ${run._id} started at ${start}, parent ${p} ${parentEnd === undefined ? "never committed" : `ended at ${parentEnd}`}`);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return {
+    dags: input.dags.length,
+    expectedDagRuns,
+    dagRuns: dagRuns.length,
+    dagRunsSucceeded: succeeded,
+    taskInstances,
+    missingDagRuns: details.missing.length,
+    dupDagRuns: details.dup.length,
+    notSucceeded: details.notSucceeded.length,
+    orderViolations: details.order.length,
+    details,
+  };
+}
+
+/** The DAG figures appended to the chaos line (the task instances are already in its totals). */
+export function dagFigures(d: DagChaosReport): string {
+  return (
+    `dags=${d.dags} dag_runs=${d.dagRuns}/${d.expectedDagRuns} dag_runs_succeeded=${d.dagRunsSucceeded} dag_tasks=${d.taskInstances} ` +
+    `dag_runs_missing=${d.missingDagRuns} dag_runs_dup=${d.dupDagRuns} dag_runs_not_succeeded=${d.notSucceeded} dag_order_violations=${d.orderViolations}`
+  );
+}
+
+/** What makes a chaos run fail on the DAG side (empty: none). */
+export function dagViolations(d: DagChaosReport): string[] {
+  const v: string[] = [];
+  if (d.orderViolations !== 0) v.push(`dag_order_violations=${d.orderViolations} (first: ${d.details.order.slice(0, 3).join("; ")})`);
+  if (d.missingDagRuns !== 0) v.push(`dag_runs_missing=${d.missingDagRuns} (first: ${d.details.missing.slice(0, 5).join(", ")})`);
+  if (d.dupDagRuns !== 0) v.push(`dag_runs_dup=${d.dupDagRuns} (first: ${d.details.dup.slice(0, 5).join(", ")})`);
+  if (d.notSucceeded !== 0) v.push(`dag runs not SUCCEEDED=${d.notSucceeded} (first: ${d.details.notSucceeded.slice(0, 5).join(", ")})`);
+  return v;
 }

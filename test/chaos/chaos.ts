@@ -2,10 +2,12 @@
  * `npm run chaos`: INTERVAL and CRON jobs over a fixed window on a multi-process cluster (1 API,
  * 2 schedulers, 3 executors, Redis, the MongoDB emulator) under faults: 12 `kill -9` of random
  * schedulers and executors (each restarted 3 s later), one Redis FLUSHALL and one Redis restart
- * without persistence. Two scenarios, one after the other: the default run lease (PT30S, as an
+ * without persistence. Among the jobs, three scheduled DAGs (two diamonds a → b, c → d, every 4 s;
+ * one fan-out a → b1..b5 → c, every 5 s) whose task instances are counted like the jobs' slots. Two scenarios, one after the other: the default run lease (PT30S, as an
  * operator runs it) and a short one (PT3S). Prints, per scenario, the chaos line, its detail line
  * and the recovery figures (docs/chaos.md). Exits 1 when a run is lost, committed twice, or two
- * attempts of one slot overlapped in time, in either scenario; 2 when a scenario itself failed.
+ * attempts of one slot overlapped in time (a DAG task instance is a slot), a DAG task started before
+ * a parent's committed end, or a DAG fire has no single SUCCEEDED DAG run, in either scenario; 2 when a scenario itself failed.
  *
  * Options: `--lease default|short|both` (or CHAOS_LEASE; both by default).
  * Knobs (environment): CHAOS_INTERVAL_JOBS / CHAOS_CRON_JOBS (per scenario: 40/20 with the
@@ -14,7 +16,7 @@
  * the temp dirs (logs, ledger), CHAOS_VERBOSE=1 prints process events.
  */
 import { loadavg } from "node:os";
-import { chaosLine, detailLine, faultLines, recoveryLines, violations } from "./analyze.js";
+import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryLines, violations } from "./analyze.js";
 import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
 
 const num = (name: string, dflt: number) => {
@@ -71,6 +73,12 @@ function leaseChoice(): Array<Profile["name"]> {
   throw new Error(`--lease must be default, short or both, got ${v}`);
 }
 
+const DAGS: Array<{ shape: "diamond" | "fanout"; everySeconds: number }> = [
+  { shape: "diamond", everySeconds: 4 },
+  { shape: "diamond", everySeconds: 4 },
+  { shape: "fanout", everySeconds: 5 },
+];
+
 async function runProfile(p: Profile, executors: number): Promise<string[]> {
   const started = Date.now();
   const loadBefore = loadavg()[0]!.toFixed(1);
@@ -84,6 +92,7 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
     crons: ["*/3 * * * * *", "*/4 * * * * *", "*/5 * * * * *", "1-59/3 * * * * *", "*/2 * * * * *"],
     timezones: ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe"],
     sleepSeconds: [0.2, 1],
+    dags: DAGS,
     misfire: (process.env.CHAOS_MISFIRE || undefined) as "FIRE_ONCE" | "FIRE_ALL" | "SKIP" | undefined,
     cluster: {
       schedulers: 2,
@@ -100,8 +109,8 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
     log: (m) => process.stderr.write(`[chaos] ${m}\n`),
   });
   const r = result.report;
-  out(`== scenario ${p.name} (lease ${p.lease}, ${p.intervalJobs + p.cronJobs} jobs, ${p.windowMs / 1000} s window, ${result.faults.length} faults)`);
-  out(chaosLine(r));
+  out(`== scenario ${p.name} (lease ${p.lease}, ${p.intervalJobs + p.cronJobs} jobs + ${DAGS.length} DAGs, ${p.windowMs / 1000} s window, ${result.faults.length} faults)`);
+  out(`${chaosLine(r)} ${dagFigures(result.dags)}`);
   out(
     `${detailLine(r)} killed_mid_run=${result.killedMidRun} duration=${Math.round((Date.now() - started) / 1000)}s ` +
       `load1 before/after=${loadBefore}/${loadavg()[0]!.toFixed(1)}`,
@@ -115,7 +124,7 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
   const kills = result.faults.filter((f) => f.kind === "executor_lost" || f.kind === "scheduler_lost").length;
   if (kills < p.plan.killsAtMs.length) process.stderr.write(`chaos: note: ${kills} of ${p.plan.killsAtMs.length} kills happened\n`);
   if (result.killedMidRun === 0) process.stderr.write(`chaos: note: scenario ${p.name}: no attempt was running on a killed executor\n`);
-  return violations(r).map((v) => `${p.name}: ${v}`);
+  return [...violations(r), ...dagViolations(result.dags)].map((v) => `${p.name}: ${v}`);
 }
 
 async function main(): Promise<number> {

@@ -1,12 +1,13 @@
 /**
  * The chaos scenario in small (issue #5, "Proof"): a multi-process cluster (1 API, 2 schedulers,
- * 3 executors, Redis, the MongoDB emulator), 30 INTERVAL/CRON jobs over a 20 s window, one
+ * 3 executors, Redis, the MongoDB emulator), 30 INTERVAL/CRON jobs and one scheduled diamond DAG
+ * (a → b, c → d, every 3 s; each task instance counted as a slot) over a 20 s window, one
  * scheduler and one executor SIGKILLed mid-run and restarted. Every expected slot must be
  * committed exactly once, and no two attempts of one slot may have run at the same time.
  * `npm run chaos` is the large version.
  */
 import { describe, expect, it } from "vitest";
-import { chaosLine, detailLine, faultLines, recoveryLines } from "./analyze.js";
+import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryLines } from "./analyze.js";
 import { killExecutorMidRun, runScenario } from "./scenario.js";
 
 describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
@@ -21,6 +22,7 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
         crons: ["*/3 * * * * *", "*/2 * * * * *"],
         timezones: ["UTC", "Europe/Berlin"],
         sleepSeconds: [0.3, 1],
+        dags: [{ shape: "diamond", everySeconds: 3 }],
         cluster: { schedulers: 2, executors: 3, slots: 8, lease: "PT3S", shards: 64 },
         actions: [
           // Early, so the dead scheduler's shards (15 s lease) are back well before the window ends.
@@ -33,7 +35,7 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
         log: process.env.KAIROS_TEST_LOG ? (m) => process.stderr.write(`[chaos] ${m}\n`) : undefined,
       });
       const r = result.report;
-      const summary = `${chaosLine(r)}\n${detailLine(r)} killed_mid_run=${result.killedMidRun}`;
+      const summary = `${chaosLine(r)} ${dagFigures(result.dags)}\n${detailLine(r)} killed_mid_run=${result.killedMidRun}`;
       const rec = [...recoveryLines(result.recovery, result.windowStart), ...faultLines(result.recovery, result.windowStart)].join("\n");
       process.stderr.write(`[cluster.test] ${summary}\n${rec}\n`);
       // The fault log the recovery figures are computed from holds both kills, in order.
@@ -45,6 +47,12 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
       expect(r.dupCommitted, summary).toBe(0);
       expect(r.leaseOverlaps, summary).toBe(0);
       expect(r.committed, summary).toBe(r.expected);
+      // The DAG: a SUCCEEDED DAG run per fire, its 4 task instances among the slots above, each
+      // child started after its parents' committed ends.
+      expect(result.dags.expectedDagRuns, summary).toBeGreaterThanOrEqual(6);
+      expect(result.dags.taskInstances, summary).toBe(4 * result.dags.expectedDagRuns);
+      expect(dagViolations(result.dags), summary).toEqual([]);
+      expect(result.dags.dagRunsSucceeded, summary).toBe(result.dags.expectedDagRuns);
     },
     240_000,
   );

@@ -536,6 +536,12 @@ export class Cluster {
     return d.createJob.id;
   }
 
+  /** Creates a DAG over GraphQL (CreateDagInput) and returns its id. */
+  async createDag(input: Record<string, unknown>, token = this.token): Promise<string> {
+    const d = await this.gqlOk<{ createDag: { id: string } }>(`mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input }, token);
+    return d.createDag.id;
+  }
+
   /** Runs of a job over GraphQL (newest first, all pages). */
   async jobRuns(jobId: string): Promise<Array<Record<string, any>>> {
     const out: Array<Record<string, any>> = [];

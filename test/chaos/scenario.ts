@@ -4,7 +4,20 @@
  * wait for the system to drain, then analyse the runs in MongoDB against the external ledger and
  * the independent slot evaluator. Used by `npm run chaos` and by test/chaos/cluster.test.ts.
  */
-import { analyze, executorEnds, faultsFromEvents, recovery, type ChaosReport, type Fault, type RecoveryReport } from "./analyze.js";
+import {
+  analyze,
+  analyzeDags,
+  dagInstanceInput,
+  executorEnds,
+  faultsFromEvents,
+  supervisorKills,
+  recovery,
+  type ChaosDag,
+  type ChaosReport,
+  type DagChaosReport,
+  type Fault,
+  type RecoveryReport,
+} from "./analyze.js";
 import { isoSeconds, type ChaosSchedule } from "./expected.js";
 import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
@@ -36,6 +49,12 @@ export interface ScenarioOptions {
   misfire?: "FIRE_ONCE" | "FIRE_ALL" | "SKIP";
   /** Each job sleeps a fixed time in [min, max] seconds between its start and end lines. */
   sleepSeconds?: [number, number];
+  /**
+   * Scheduled DAGs among the jobs, each an INTERVAL schedule over the window: `diamond` is
+   * a → b, c → d; `fanout` is a → b1..b5 → c. Every task runs the jobs' ledger command, so each
+   * task instance is counted like a job's slot (see analyzeDags). @default none
+   */
+  dags?: Array<{ shape: "diamond" | "fanout"; everySeconds: number }>;
   cluster: ClusterOptions;
   actions: ChaosAction[];
   /** Longest wait after the window for every run to finish. @default 90 s */
@@ -46,7 +65,10 @@ export interface ScenarioOptions {
 }
 
 export interface ScenarioResult {
+  /** Jobs' slots and DAG task instances together. */
   report: ChaosReport;
+  /** The DAG side: DAG runs per fire, dependency order. */
+  dags: DagChaosReport;
   /** The faults (kills, Redis flush and restart) in time order, and what they did to lateness. */
   faults: Fault[];
   recovery: RecoveryReport;
@@ -79,7 +101,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const crons = o.crons ?? ["*/3 * * * * *"];
     const zones = o.timezones ?? ["UTC"];
     const [smin, smax] = o.sleepSeconds ?? [0.2, 1];
-    const total = o.intervalJobs + o.cronJobs;
+    const dagPlan = o.dags ?? [];
+    const total = o.intervalJobs + o.cronJobs + dagPlan.length;
     // Leave time to create every job before the window opens (≈ 40 ms per job, generously).
     // A lead for creating the jobs over the API, enough on a loaded 2-core machine (creating 30 took over 5 s at load 20).
     const windowStart = Math.ceil((Date.now() + 6_000 + total * 80) / 1000) * 1000 + 137;
@@ -120,8 +143,34 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         }
       }),
     );
-    if (Date.now() >= windowStart) throw new Error(`creating ${total} jobs took too long: the window had already opened`);
-    mark(`${total} jobs created; window ${new Date(windowStart).toISOString()} .. ${new Date(windowEnd).toISOString()}`);
+    const dags: ChaosDag[] = [];
+    for (const [i, d] of dagPlan.entries()) {
+      const tasks =
+        d.shape === "diamond"
+          ? [
+              { key: "a", dependsOn: [] },
+              { key: "b", dependsOn: ["a"] },
+              { key: "c", dependsOn: ["a"] },
+              { key: "d", dependsOn: ["b", "c"] },
+            ]
+          : [{ key: "a", dependsOn: [] }, ...[1, 2, 3, 4, 5].map((n) => ({ key: `b${n}`, dependsOn: ["a"] })), { key: "c", dependsOn: ["b1", "b2", "b3", "b4", "b5"] }];
+      const everyMs = d.everySeconds * 1000;
+      const startAt = windowStart + ((i * 157 + 503) % 1000);
+      const id = await cluster.createDag({
+        name: `chaos-dag-${i}-${d.shape}`,
+        ...(o.misfire ? { misfire: o.misfire } : {}),
+        schedule: { kind: "INTERVAL", every: isoSeconds(everyMs), startAt: new Date(startAt).toISOString(), endAt: new Date(windowEnd).toISOString() },
+        tasks: tasks.map((t, j) => ({
+          key: t.key,
+          dependsOn: t.dependsOn,
+          retry: { maxAttempts: 5, initial: "PT1S", max: "PT2S" },
+          spec: { command: ledgerCommand(ledgerPath, 0.4 + ((i + j) % 4) / 5), timeout: "PT30S" },
+        })),
+      });
+      dags.push({ id, schedule: { kind: "INTERVAL", everyMs, startAt, endAt: windowEnd }, tasks });
+    }
+    if (Date.now() >= windowStart) throw new Error(`creating ${total} jobs and DAGs took too long: the window had already opened`);
+    mark(`${total - dags.length} jobs and ${dags.length} DAGs created; window ${new Date(windowStart).toISOString()} .. ${new Date(windowEnd).toISOString()}`);
 
     // Timed actions, in order.
     const background: Array<Promise<unknown>> = [];
@@ -140,7 +189,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     mark("window closed; draining");
 
     const db = await cluster.db();
-    const ids = jobs.map((j) => j.id);
+    // A scheduled DAG's timer job and its task runs have the DAG's id as their job id.
+    const dagIds = dags.map((d) => d.id);
+    const ids = [...jobs.map((j) => j.id), ...dagIds];
     // Drain: until nothing is open, for at most drainMaxMs, and never longer than drainStallMs
     // without progress (a backlog that still shrinks is waited for; a stuck one is reported).
     const drainStart = Date.now();
@@ -149,7 +200,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     let lastReport = 0;
     for (;;) {
       const open = await db.collection("runs").countDocuments({ jobId: { $in: ids }, status: { $in: OPEN } });
-      const active = await db.collection("jobs").countDocuments({ _id: { $in: ids as any }, status: "ACTIVE" });
+      const active =
+        (await db.collection("jobs").countDocuments({ _id: { $in: ids as any }, status: "ACTIVE" })) +
+        (await db.collection("dagRuns").countDocuments({ dagId: { $in: dagIds }, status: "RUNNING" }));
       if (open === 0 && active === 0) {
         mark(`drained in ${Math.round((Date.now() - drainStart) / 1000)} s`);
         break;
@@ -177,10 +230,17 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const { lines, malformed } = readLedger(ledgerPath, (n) => cluster.pidOfNode(n));
     if (malformed > 0) mark(`ledger: ${malformed} malformed lines`);
     const ends = new Map<string, number>();
+    const kills: ReturnType<typeof supervisorKills> = [];
     for (const p of cluster.procs.values()) {
-      if (p.role === "executor") for (const [k, v] of executorEnds(p.logSince(0))) ends.set(k, v);
+      if (p.role !== "executor") continue;
+      const text = p.logSince(0);
+      for (const [k, v] of executorEnds(text)) ends.set(k, v);
+      kills.push(...supervisorKills(text));
     }
-    const report = analyze({ jobs, runs: runs as any, ledger: lines, events: cluster.events, executorEnds: ends });
+    const dagRuns = await db.collection("dagRuns").find({ dagId: { $in: dagIds } }, { projection: { _id: 1, dagId: 1, scheduledFor: 1, status: 1 } }).toArray();
+    const inst = dagInstanceInput(dags, runs as any, lines);
+    const report = analyze({ jobs: [...jobs, ...inst.jobs], runs: inst.runs, ledger: inst.ledger, events: cluster.events, executorEnds: ends, supervisorKills: kills });
+    const dagReport = analyzeDags({ dags, dagRuns: dagRuns as any, runs: runs as any, ledger: lines });
     const faults = faultsFromEvents(cluster.events);
     const rec = recovery(report, faults, { leaseMs: isoSecondsToMs(o.cluster.lease ?? "PT3S"), events: cluster.events });
     // Attempts that had a start line from a killed executor and no end line: killed mid-run.
@@ -194,7 +254,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
       if (notable.length) notableLogs[p.name] = [`${notable.length} warn/error lines`, ...notable.slice(0, 5)];
     }
-    return { report, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs };
+    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs };
   } finally {
     await cluster.stop();
     mark("cluster stopped");
