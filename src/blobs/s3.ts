@@ -22,6 +22,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { BlobHead, BlobListing, BlobPutOptions, BlobStore, BlobStoreSettings, PresignGetOptions, PresignPutOptions, PresignedPut } from "./ports.js";
+import { readBounded } from "./read-bounded.js";
 
 /** The most a streamed `put` reads into memory before it refuses (archived logs are capped far below). */
 export const MAX_STREAMED_PUT_BYTES = 256 * 1024 * 1024;
@@ -176,16 +177,7 @@ function isNotFound(e: unknown): boolean {
 }
 
 async function readAll(stream: Readable, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-    total += b.byteLength;
-    if (total > max) {
-      stream.destroy();
-      throw new Error(`blob put: the stream is over ${max} bytes`);
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks);
+  const bytes = await readBounded(stream, max);
+  if (!bytes) throw new Error(`blob put: the stream is over ${max} bytes`);
+  return bytes;
 }
