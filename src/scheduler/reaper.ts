@@ -20,6 +20,8 @@ import type { ShardOwnership } from "./shards.js";
 
 /** Rows read per reaper query. */
 const REAP_LIMIT = 1_000;
+/** How long after a claim marker ends the reaper leaves the run to the lease watcher. */
+const WATCHER_FIRST_MS = 5_000;
 /** A QUEUED run younger than this is not checked against its ready queue. */
 const QUEUED_CHECK_AFTER_MS = 10_000;
 
@@ -79,6 +81,9 @@ export class Reaper {
       // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
       // (So a new owner of the shard, without this memory, pushes such a run on its first pass.)
       const claimExpiry = await ready.claimExpiry(run.pool, run._id);
+      // A marker that ended just now is the lease watcher's (taken-claims.ts), which acts within
+      // milliseconds: acting on it here too could bump the token of a run it has just queued again.
+      if (claimExpiry !== null && claimExpiry > now - WATCHER_FIRST_MS) continue;
       const noTakerLeft = intact || (claimExpiry ?? Infinity) <= now;
       if (!noTakerLeft && (since === undefined || now - since < claimGraceMs)) {
         missing.set(run._id, since ?? now);
@@ -89,7 +94,7 @@ export class Reaper {
       const reason = taken
         ? `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(claimExpiry).toISOString()}; queued again`
         : "missing from its ready queue; queued again";
-      if (!(await this.deps.runs.requeueTaken(run._id, reason))) continue;
+      if (!(await this.deps.runs.requeueTaken(run._id, reason, run.fencingToken))) continue;
       if (taken) observeRecovery(this.deps.causeOf(run.jobId, claimExpiry), claimExpiry, this.deps.clock());
       this.deps.log.warn({ runId: run._id, pool: run.pool, claimExpiry }, "re-enqueued a QUEUED run missing from its ready queue");
     }

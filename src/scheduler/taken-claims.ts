@@ -37,14 +37,28 @@ export interface TakenClaimsDeps {
 
 export class TakenClaims {
   private pools: { at: number; names: string[] } | null = null;
+  /** The pass under way: passes run one at a time (see reclaim). */
+  private pass: Promise<number | null> | null = null;
 
   constructor(private readonly deps: TakenClaimsDeps) {}
 
   /**
    * Queues again the runs whose claim marker expired before `now` (of owned shards, or orphaned);
-   * returns when the next marker expires (null: none within `horizonMs`).
+   * returns when the next marker expires (null: none within `horizonMs`). One pass at a time: a
+   * second pass reading a marker between the first one's token bump and its push would find the
+   * run out of the queue under the new token and bump it again.
    */
   async reclaim(now: number, horizonMs: number): Promise<number | null> {
+    while (this.pass) await this.pass.catch(() => undefined);
+    const pass = (this.pass = this.reclaimAll(now, horizonMs));
+    try {
+      return await pass;
+    } finally {
+      this.pass = null;
+    }
+  }
+
+  private async reclaimAll(now: number, horizonMs: number): Promise<number | null> {
     let next: number | null = null;
     for (const pool of await this.poolNames(now)) {
       const markers = await this.deps.state.ready.claimMarkers(pool, now + horizonMs, MARKERS_PER_PASS);

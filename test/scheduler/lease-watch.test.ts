@@ -193,6 +193,31 @@ describe("the lease watcher", () => {
     expect((await load(id!)).fencingToken).toBe(queued.fencingToken + 1);
   });
 
+  it("the lease watcher and the reaper acting on the same expired claim at once bump its token once", async () => {
+    const a = scheduler("A7");
+    now += 300_000;
+    await a.rebalance();
+    for (let round = 0; round < 5; round++) {
+      const [id] = await insertQueuedRuns(mongo, 1, `taken-race-${round}`);
+      const pool = `taken-race-${round}`;
+      await enqueueAlone(id!, pool);
+      const takenAt = now;
+      await state.ready.take(pool, 10, takenAt, LEASE_MS);
+      // Queued long enough ago that the reaper looks at it too.
+      await mongo.c.runs.updateOne({ _id: id! }, { $set: { queuedAt: new Date(takenAt - 60_000) } });
+      const queued = await load(id!);
+      now = takenAt + LEASE_MS + 1;
+      await Promise.all([a.reap(), a.reap(), a.reap()]);
+      const back = await load(id!);
+      expect(back).toMatchObject({ status: "QUEUED", fencingToken: queued.fencingToken + 1 });
+      expect(back.history.filter((h) => /never confirmed/.test(h.reason ?? ""))).toHaveLength(1);
+      // Much later, the reaper (the safety net) leaves it alone too: it is in the queue.
+      now += 20_000;
+      await a.reap();
+      expect((await load(id!)).fencingToken).toBe(queued.fencingToken + 1);
+    }
+  });
+
   it("a confirmed claim gives its marker back: nothing is left for the watcher, and the run is not touched", async () => {
     const a = scheduler("A6");
     now += 240_000;
