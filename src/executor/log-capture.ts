@@ -12,6 +12,7 @@
  * the cut and the rest is only counted (a last SYSTEM chunk says how much was dropped). The
  * run's `outputTail` is kept apart, by process.ts, as before.
  */
+import { isAscii } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
 import { coerceError, LogStream, logSegmentId } from "../domain/index.js";
 import type { LogBatch, LogSettings, LogWriter } from "../core/index.js";
@@ -53,8 +54,10 @@ export class LogCapture {
   write(chunk: Buffer, stream: "stdout" | "stderr"): void {
     if (this.ended || this.refused) return;
     const text = this.decoders[stream].write(chunk);
-    // Whole ASCII (most output): the bytes are the text's, no need to encode it again.
-    this.add(text, stream === "stdout" ? LogStream.STDOUT : LogStream.STDERR, text.length === chunk.length ? chunk : undefined);
+    // Whole ASCII (most output), nothing held from an earlier chunk: the bytes are the text's, no
+    // need to encode it again. (Equal lengths alone are not enough: each invalid byte decodes to
+    // one U+FFFD, three bytes.)
+    this.add(text, stream === "stdout" ? LogStream.STDOUT : LogStream.STDERR, text.length === chunk.length && isAscii(chunk) ? chunk : undefined);
   }
 
   /** The process ended: the rest of its output (a partial character) and the cap's note, then the log is complete. */
