@@ -38,6 +38,7 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
       const summary = `${chaosLine(r)} ${dagFigures(result.dags)}\n${detailLine(r)} killed_mid_run=${result.killedMidRun}`;
       const rec = [...recoveryLines(result.recovery, result.windowStart), ...faultLines(result.recovery, result.windowStart)].join("\n");
       process.stderr.write(`[cluster.test] ${summary}\n${rec}\n`);
+      if (r.leaseOverlaps > 0) process.stderr.write(`[cluster.test] overlaps: ${JSON.stringify(r.details.overlaps)}\n`);
       // The fault log the recovery figures are computed from holds both kills, in order.
       expect(result.faults.map((f) => `${f.kind}:${f.target}`), rec).toEqual(["scheduler_lost:scheduler-1", "executor_lost:executor-1"]);
       expect(r.expected, summary).toBeGreaterThan(200);
