@@ -278,6 +278,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
         throw new Error(`Kairos DAG run ${round} ended ${dagRun.status}; e.g. ${JSON.stringify(bad)}`);
       }
       out.push(kairosRound(dagRun.tasks, submit, children));
+      if (opts.verbose) process.stderr.write(await timeline(url, triggerDag.id, token, submit));
     }
     notes.push(...(await cluster.stopRoles()));
   } finally {
@@ -285,6 +286,26 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     await emu?.child.stop();
   }
   return result("kairos", mode === "noop" ? "no process" : "process", children, out, notes);
+}
+
+/** --verbose: when the middle tasks' runs were created, queued, started and finished, from the root's end (quantiles). */
+async function timeline(url: string, dagRunId: string, token: string, submit: number): Promise<string> {
+  type T = { key: string; run: { createdAt: string; queuedAt: string | null; startedAt: string | null; finishedAt: string | null } | null };
+  const { dagRun } = await gql<{ dagRun: { tasks: T[] } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks { key run { createdAt queuedAt startedAt finishedAt } } } }`, { id: dagRunId }, token);
+  const root = dagRun.tasks.find((t) => t.key === "root")?.run;
+  const join = dagRun.tasks.find((t) => t.key === "join")?.run;
+  const base = root?.finishedAt ? Date.parse(root.finishedAt) : submit;
+  const middle = dagRun.tasks.filter((t) => /^c\d+$/.test(t.key)).map((t) => t.run!);
+  const q = (field: "createdAt" | "queuedAt" | "startedAt" | "finishedAt") => {
+    const xs = middle.map((r) => (r[field] ? Date.parse(r[field]) - base : NaN)).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    const at = (p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
+    return `${field} ${[0, 0.1, 0.5, 0.9, 1].map((p) => `${at(p)}`).join("/")}`;
+  };
+  const rel = (s: string | null | undefined) => (s ? `${Date.parse(s) - base}` : "?");
+  return (
+    `[dag bench] timeline from the root's end (root: created ${rel(root?.createdAt)} started ${rel(root?.startedAt)}; submit ${submit - base}), middle min/p10/p50/p90/max ms: ` +
+    `${q("createdAt")}; ${q("queuedAt")}; ${q("startedAt")}; ${q("finishedAt")}; join created ${rel(join?.createdAt)} queued ${rel(join?.queuedAt)} started ${rel(join?.startedAt)}\n`
+  );
 }
 
 /** "SUCCEEDED 120, RUNNING 64, …": the DAG run's tasks by state. */

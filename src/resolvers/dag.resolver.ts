@@ -196,7 +196,7 @@ export class DagResolver {
 export class DagRunResolver {
   @Query(() => DagRun, { description: "A DAG run of yours (admins: any)." })
   async dagRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<DagRun> {
-    return toDagRun(await ctx.services.dags.getRun(requireUser(ctx), id));
+    return toDagRun(await ctx.services.dags.getRunSummary(requireUser(ctx), id));
   }
 
   @Query(() => DagRunConnection, { description: "DAG runs, newest first: of one DAG, or (no dagId) all of yours." })
@@ -223,7 +223,7 @@ export class DagRunResolver {
     if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
     if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
     const doc = run.doc as DagRunDoc;
-    // A listing's documents come without the definition: read the DAG run whole.
+    // dagRun's and a listing's documents come without the definition: read the DAG run whole.
     const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
     return dagRunTasks(full, await ctx.services.dags.taskRuns(full._id)).slice(skip, skip + first);
   }

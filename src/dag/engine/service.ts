@@ -14,6 +14,7 @@ import {
   deleteDagDoc,
   findDag,
   findDagRun,
+  findDagRunSummary,
   findJob,
   findOwnedDag,
   findRunningDagRunIds,
@@ -85,6 +86,14 @@ export class DagService {
 
   async getRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
     return visible(caller, "DAG run", dagRunId, await findDagRun(this.deps.mongo, dagRunId));
+  }
+
+  /**
+   * A DAG run without its definition snapshot (up to 1,000 task specs) and task states: what a
+   * status poll needs. The API's `tasks` and `graph` read the rest when asked for.
+   */
+  async getRunSummary(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
+    return visible(caller, "DAG run", dagRunId, (await findDagRunSummary(this.deps.mongo, dagRunId)) as DagRunDoc | null);
   }
 
   /** A DAG's runs (the caller's DAG), or all of the caller's DAG runs when `dagId` is null; newest first. */

@@ -29,6 +29,11 @@ export function findDagRunState(mongo: Mongo, id: string): Promise<Omit<DagRunDo
   return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0 } });
 }
 
+/** A DAG run without its definition and task states: its status and times (a status poll's read). */
+export function findDagRunSummary(mongo: Mongo, id: string): Promise<Omit<DagRunDoc, "definition" | "tasks"> | null> {
+  return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0, tasks: 0 } });
+}
+
 /** The definition snapshot of a DAG run. */
 export async function findDagRunDefinition(mongo: Mongo, id: string): Promise<DagRunDoc["definition"] | null> {
   return (await mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 1 } }))?.definition ?? null;
