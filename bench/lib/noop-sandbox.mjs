@@ -24,13 +24,14 @@ export class Sandbox {
   dir(slot) {
     return join(this.root, `slot${slot}`);
   }
-  prepare(slot) {
+  prepare(slot, _name, spec) {
     const cwd = this.dir(slot);
     if (!this.made.has(slot)) {
       mkdirSync(cwd, { recursive: true });
       this.made.add(slot);
     }
-    return { process: { file: "true", args: [], env: {}, cwd, stop: "group" }, diskDir: cwd, diskBytes: 0, cgroup: null };
+    // The job's own variables pass through (noop-process.mjs honours BENCH_RESULT).
+    return { process: { file: "true", args: [], env: { ...(spec?.env ?? {}) }, cwd, stop: "group" }, diskDir: cwd, diskBytes: 0, cgroup: null };
   }
   releaseSlot(slot) {
     if (!this.made.has(slot)) return undefined;

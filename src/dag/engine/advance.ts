@@ -172,8 +172,8 @@ export class DagAdvancer {
           sweepAt: new Date(now + this.deps.sweepAfterMs),
           finishedAt: terminal ? new Date(now) : null,
         };
-        // Only the tasks that changed are written (`tasks.<key>`: keys are plain, see TASK_KEY_PATTERN).
-        const changedTasks = Object.fromEntries(changedKeys.map((k) => [`tasks.${k}`, tasks[k]]));
+        // Only what changed is written (`tasks.<key>`: keys are plain, see TASK_KEY_PATTERN).
+        const changedTasks = Object.fromEntries(changedKeys.flatMap((k) => taskWrites(k, tasks[k]!, doc.tasks[k])));
         if (!(await setDagRunAtVersion(mongo, dagRunId, doc.version, { ...set, ...changedTasks }))) continue; // someone else advanced it: decide again from what they wrote
         const written: DagRunDoc = { ...doc, ...set, tasks, version: doc.version + 1 };
         current = written;
@@ -333,6 +333,25 @@ function storedTasks(decided: StepResult, before: Readonly<Record<string, DagRun
     const note = notes.get(key) ?? (before[key]?.attempt === v.attempt ? (before[key]?.note ?? null) : null);
     out[key] = { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances.map((i) => ({ state: i.state, attempt: i.attempt })) } : {}), note };
   }
+  return out;
+}
+
+/**
+ * The `$set` entries that turn task `key`'s stored entry `before` into `after`: the whole entry,
+ * or for a mapped task whose instances were already stored (as many), its own fields and each
+ * instance that changed (`tasks.<key>.instances.<i>`), so one instance's end writes a few bytes,
+ * not its 1,000 siblings.
+ */
+export function taskWrites(key: string, after: DagRunTaskDoc, before: DagRunTaskDoc | undefined): Array<[string, unknown]> {
+  if (!before || after.instances === undefined || before.instances === undefined || after.instances.length !== before.instances.length) return [[`tasks.${key}`, after]];
+  const out: Array<[string, unknown]> = [];
+  if (after.state !== before.state) out.push([`tasks.${key}.state`, after.state]);
+  if (after.attempt !== before.attempt) out.push([`tasks.${key}.attempt`, after.attempt]);
+  if ((after.note ?? null) !== (before.note ?? null)) out.push([`tasks.${key}.note`, after.note ?? null]);
+  after.instances.forEach((x, i) => {
+    const b = before.instances![i]!;
+    if (x.state !== b.state || x.attempt !== b.attempt) out.push([`tasks.${key}.instances.${i}`, x]);
+  });
   return out;
 }
 
