@@ -249,9 +249,14 @@ export class DagSchedules {
       await this.startHeld(j._id);
     }
     this.missingHolders = stillMissing;
-    // Held DAG runs whose timer job was removed with the schedule (a lost end would leave them waiting).
+    // Held DAG runs whose lock is gone: their timer job was removed with the schedule (and maybe
+    // made again by a new one, with a lock of its own that does not name them). A held DAG run is
+    // named by its lock from before it is written (fire, retry) until it starts, so one that is
+    // not is waiting on nothing but the DAG runs of its old lock.
     for (const h of await findHeldDagRuns(this.deps.mongo, limit)) {
-      if (h.lockJobId && !(await findJob(this.deps.mongo, h.lockJobId))) await this.startOrphan(h.lockJobId);
+      if (!h.lockJobId) continue;
+      const j = await findJob(this.deps.mongo, h.lockJobId);
+      if (!j || (j.activeRunId !== h._id && j.pendingRunId !== h._id)) await this.startOrphan(h.lockJobId);
     }
   }
 }

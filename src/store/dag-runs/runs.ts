@@ -77,9 +77,10 @@ export async function deleteDagRunsOfOwner(mongo: Mongo, ownerId: string): Promi
  * DAG run of that lock is RUNNING and not held (the one it waits for).
  */
 export async function findHeldBehind(mongo: Mongo, lockJobId: string): Promise<{ held: DagRunDoc | null; holderRunning: boolean }> {
+  // A timer job's id is its DAG's: `dagId` puts the DAG's index to use.
   const [held, holder] = await Promise.all([
-    mongo.c.dagRuns.findOne({ lockJobId, held: true, status: "RUNNING" }, { projection: { definition: 0 } }),
-    mongo.c.dagRuns.findOne({ lockJobId, held: false, status: "RUNNING" }, { projection: { _id: 1 } }),
+    mongo.c.dagRuns.findOne({ dagId: lockJobId, lockJobId, held: true, status: "RUNNING" }, { projection: { definition: 0 } }),
+    mongo.c.dagRuns.findOne({ dagId: lockJobId, lockJobId, held: false, status: "RUNNING" }, { projection: { _id: 1 } }),
   ]);
   return { held: held as DagRunDoc | null, holderRunning: holder !== null };
 }
