@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { code, message } from "../helpers/accounts.js";
 import { gql, gqlOk, login, waitFor } from "../helpers/graphql.js";
-import { tasksInput, type TaskSpec } from "./helpers.js";
+import { DagSchedules } from "../../src/dag/engine/schedules.js";
+import { silentLogger } from "../../src/support/log.js";
+import { tasksInput, triggerDag, type TaskSpec } from "./helpers.js";
 
 let app: TestApp;
 let token: string;
@@ -189,6 +191,26 @@ describe("retryDagRun of a scheduled DAG run takes the DAG's overlap lock again"
     }, 20_000);
     expect(doneA.status).toBe("SUCCEEDED");
     expect(await lockOf(id)).toEqual({ active: null, pending: null });
+  });
+});
+
+describe("the sweeper's lock repair", () => {
+  it("does not release at first sight a lock held by a DAG run that is not RUNNING (a retry takes the lock before it writes its DAG run RUNNING)", async () => {
+    const id = await createDag("repair", [{ key: "a", command: "true" }], { overlap: "FORBID", schedule: { kind: "CRON", cron: "0 0 1 1 *" } });
+    const ended = await triggerDag(app.url, token, id);
+    await waitFor(async () => ((await dagRun(ended)).status === "SUCCEEDED" ? true : null), 20_000);
+    // The lock as retryDagRun leaves it between taking it and writing its DAG run RUNNING.
+    await app.services.mongo.c.jobs.updateOne({ _id: id }, { $set: { activeRunId: ended } });
+    const { services } = app;
+    const repair = new DagSchedules({
+      mongo: services.mongo, jobs: services.jobs, runs: services.runs, clock: Date.now, log: silentLogger(),
+      advancer: services.dagEngine.advancer, sweepAfterMs: 5_000, cancel: async () => undefined,
+    });
+    await repair.repairLocks();
+    expect((await lockOf(id)).active).toBe(ended);
+    // Seen ended on the next pass too: a lost release, repaired.
+    await repair.repairLocks();
+    expect((await lockOf(id)).active).toBeNull();
   });
 });
 

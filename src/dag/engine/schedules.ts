@@ -228,27 +228,31 @@ export class DagSchedules {
     }
   }
 
-  /** DAG runs whose lock holder seen missing on the last repair (it may have been being inserted). */
-  private missingHolders = new Set<string>();
+  /**
+   * Lock holders seen missing or ended on the last repair: a fire takes the lock before it inserts
+   * its DAG run, and a retry (relock) before it writes its ended DAG run RUNNING again.
+   */
+  private suspectHolders = new Set<string>();
 
   /**
    * Repairs timer locks (the sweeper, each pass): a lock held by a DAG run that ended (its end's
-   * release was lost with its process) or that never got created is released, and a held DAG run
-   * that has the lock starts.
+   * release was lost with its process) or that never got created, seen so on two passes in a row,
+   * is released, and a held DAG run that has the lock starts.
    */
   async repairLocks(limit = 200): Promise<void> {
-    const stillMissing = new Set<string>();
+    const stillSuspect = new Set<string>();
     for (const j of await findLockedDagTimers(this.deps.mongo, limit)) {
       const holder = await findDagRun(this.deps.mongo, j.activeRunId!);
-      const gone = holder ? holder.status !== DagRunStatus.RUNNING : this.missingHolders.has(j.activeRunId!);
-      if (!holder && !gone) stillMissing.add(j.activeRunId!);
+      const suspect = !holder || holder.status !== DagRunStatus.RUNNING;
+      const gone = suspect && this.suspectHolders.has(j.activeRunId!);
+      if (suspect && !gone) stillSuspect.add(j.activeRunId!);
       if (gone) {
         await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId!);
         this.deps.log.warn({ jobId: j._id, dagRunId: j.activeRunId }, "released a stale DAG timer lock");
       }
       await this.startHeld(j._id);
     }
-    this.missingHolders = stillMissing;
+    this.suspectHolders = stillSuspect;
     // Held DAG runs whose lock is gone: their timer job was removed with the schedule (and maybe
     // made again by a new one, with a lock of its own that does not name them). A held DAG run is
     // named by its lock from before it is written (fire, retry) until it starts, so one that is
