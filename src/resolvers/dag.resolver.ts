@@ -48,6 +48,7 @@ function dagPatch(i: UpdateDagInput): DagPatch {
   if (i.description !== undefined) p.description = i.description;
   if (i.tasks != null) p.tasks = i.tasks.map(taskIn);
   if (i.schedule != null) p.schedule = scheduleIn(i.schedule);
+  if (i.clearSchedule != null) p.clearSchedule = i.clearSchedule;
   if (i.misfire != null) p.misfire = i.misfire;
   if (i.overlap != null) p.overlap = i.overlap;
   if (i.catchupWindow != null) p.catchupWindow = i.catchupWindow;

@@ -89,6 +89,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { dagId: 1, createdAt: -1 }, name: "dag_created" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
       { key: { status: 1, sweepAt: 1 }, name: "status_sweep" },
+      // DAG runs held behind a timer's lock (QUEUE_ONE), for the sweeper's lock repair.
+      { key: { status: 1 }, name: "held_status", partialFilterExpression: { held: true } },
     ]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
