@@ -73,15 +73,12 @@ export class DagTaskIo {
         );
       }
     }
-    const rows = (await read).filter((r) => mapped.has(r.taskKey!));
+    // This call's rows: the mapped parents' and the unmapped ones it asked for from its own read
+    // (the cache may have dropped them meanwhile), the others from the entries it found.
+    const rows = (await read).filter((r) => mapped.has(r.taskKey!) || ask.includes(r.taskKey!));
     for (const [p, entry] of cached) {
       const r = await entry;
       if (r.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json });
-    }
-    for (const p of ask) {
-      if (mapped.has(p)) continue;
-      const r = await this.results.get(`${dagRunId}\n${p}`);
-      if (r?.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json });
     }
     return rows;
   }
