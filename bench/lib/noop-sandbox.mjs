@@ -6,7 +6,7 @@
  * files live there; for other runs it stays empty and costs one readdir per attempt. The
  * sandbox's own cost per run is measured by bench/sandbox.ts.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -24,19 +24,27 @@ export class Sandbox {
   dir(slot) {
     return join(this.root, `slot${slot}`);
   }
+  given(slot) {
+    return join(this.root, `slot${slot}-given`);
+  }
   prepare(slot, _name, spec) {
     const cwd = this.dir(slot);
+    const given = this.given(slot);
     if (!this.made.has(slot)) {
       mkdirSync(cwd, { recursive: true });
+      mkdirSync(given, { recursive: true });
       this.made.add(slot);
     }
     // The job's own variables pass through (noop-process.mjs honours BENCH_RESULT).
-    return { process: { file: "true", args: [], env: { ...(spec?.env ?? {}) }, cwd, stop: "group" }, diskDir: cwd, diskBytes: 0, cgroup: null };
+    return { process: { file: "true", args: [], env: { ...(spec?.env ?? {}) }, cwd, stop: "group" }, given: { host: given, inside: given }, diskDir: cwd, diskBytes: 0, cgroup: null };
   }
+  /** As the real sandbox: the work directory emptied, the given files emptied in place. */
   releaseSlot(slot) {
     if (!this.made.has(slot)) return undefined;
     const cwd = this.dir(slot);
     for (const name of readdirSync(cwd)) rmSync(join(cwd, name), { recursive: true, force: true });
+    const given = this.given(slot);
+    for (const name of readdirSync(given)) if (statSync(join(given, name)).size > 0) closeSync(openSync(join(given, name), constants.O_WRONLY | constants.O_TRUNC));
     return undefined;
   }
   async close() {
