@@ -6,7 +6,7 @@
  * files live there; for other runs it stays empty and costs one readdir per attempt. The
  * sandbox's own cost per run is measured by bench/sandbox.ts.
  */
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -44,7 +44,13 @@ export class Sandbox {
     const cwd = this.dir(slot);
     for (const name of readdirSync(cwd)) rmSync(join(cwd, name), { recursive: true, force: true });
     const given = this.given(slot);
-    for (const name of readdirSync(given)) if (statSync(join(given, name)).size > 0) closeSync(openSync(join(given, name), constants.O_WRONLY | constants.O_TRUNC));
+    // One space left, as the real sandbox does (given-files.ts: truncating to nothing makes ext4 wait for its journal).
+    for (const name of readdirSync(given)) {
+      const fd = openSync(join(given, name), constants.O_WRONLY | constants.O_NOFOLLOW);
+      writeSync(fd, " ", 0);
+      if (fstatSync(fd).size > 1) ftruncateSync(fd, 1);
+      closeSync(fd);
+    }
     return undefined;
   }
   async close() {

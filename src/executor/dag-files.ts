@@ -6,7 +6,7 @@
  * (never following a link the program made, at most 64 KiB, valid JSON) and goes with the
  * outcome. A result over the cap or not JSON fails the attempt with a clear error.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { AttemptOutcome } from "../core/index.js";
 import { checkResult, MAX_RESULT_BYTES, type DagTaskIo } from "../dag/index.js";
@@ -53,7 +53,7 @@ export function writeDagFiles(givenDir: string, files: DagFiles): void {
   writeGivenFile(givenDir, PARAMS_FILE, files.paramsJson);
 }
 
-/** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read). */
+/** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read), and removes the file. */
 export function readDagResult(workDir: string): DagResult {
   let fd: number;
   try {
@@ -79,6 +79,13 @@ export function readDagResult(workDir: string): DagResult {
     return checkResult(buf.subarray(0, n).toString("utf8"), n);
   } finally {
     closeSync(fd);
+    // Read: gone, so a task that wrote nothing else leaves its work directory empty, and the
+    // slot's directories are kept rather than made again (sandbox.ts releaseSlot).
+    try {
+      unlinkSync(join(workDir, RESULT_FILE));
+    } catch {
+      // gone already, or not ours to remove: the slot is made again
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 /** A slot's given directory (src/executor/sandbox/given-files.ts): files written and emptied in place, never through a link. */
-import { linkSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe("given files", () => {
-  it("writes a file in place (same inode every time) and empties it in place after the run", () => {
+  it("writes a file in place (same inode every time) and blanks it in place after the run", () => {
     writeGivenFile(dir, "inputs.json", `{"a":1,"long":"${"x".repeat(100)}"}`);
     const ino = statSync(join(dir, "inputs.json")).ino;
     writeGivenFile(dir, "inputs.json", `{"b":2}`);
@@ -27,8 +27,10 @@ describe("given files", () => {
     expect(statSync(join(dir, "inputs.json")).ino).toBe(ino);
     expect((statSync(join(dir, "inputs.json")).mode & 0o777).toString(8)).toBe("644");
     expect(emptyGivenFiles(dir)).toBe(true);
-    expect(readFileSync(join(dir, "inputs.json"), "utf8")).toBe("");
+    expect(readFileSync(join(dir, "inputs.json"), "utf8")).toBe(" ");
     expect(statSync(join(dir, "inputs.json")).ino).toBe(ino);
+    writeGivenFile(dir, "inputs.json", `[1]`);
+    expect(readFileSync(join(dir, "inputs.json"), "utf8")).toBe(`[1]`);
   });
 
   it("never writes through a link a run left: a symbolic link or a hard link to another file", () => {
@@ -58,5 +60,17 @@ describe("given files", () => {
     expect(emptyGivenFiles(loose)).toBe(false);
     expect(emptyGivenFiles(join(base, "missing"))).toBe(false);
     expect(lstatSync(dir).isDirectory()).toBe(true);
+  });
+});
+
+describe("a DAG task's result file", () => {
+  it("is read once and removed, so a task that wrote only its result leaves its work directory empty for the next run", async () => {
+    const { readDagResult } = await import("../../src/executor/dag-files.js");
+    const work = join(base, "work");
+    mkdirSync(work);
+    writeFileSync(join(work, ".kairos-result.json"), `{"rows": 3}`);
+    expect(readDagResult(work)).toEqual({ json: `{"rows":3}` });
+    expect(readdirSync(work)).toEqual([]);
+    expect(readDagResult(work)).toEqual({ json: null });
   });
 });

@@ -1,10 +1,12 @@
 /**
  * A slot's directory of files Kairos gives its runs (a DAG task's inputs and params): made once
  * with the slot, the executor's, read-only to a sandboxed run (bound at /kairos). The files are
- * written in place for each run and emptied in place after it, never made and deleted: making and
- * deleting two files per run was, with many slots at once on a journalled disk, a fifth of an
- * executor's CPU (docs/decisions.md). Nothing here follows a link: an unsandboxed run (same user
- * as the executor) could have put one there.
+ * written in place for each run and blanked in place after it (one space left), never made and
+ * deleted, and never truncated to nothing: on ext4, making and deleting two files per run, or
+ * truncating them to zero bytes (which makes the next write wait for the journal, ext4's
+ * auto_da_alloc), cost an executor running many slots at once up to a third of its time
+ * (docs/decisions.md). Nothing here follows a link: an unsandboxed run (same user as the
+ * executor) could have put one there.
  */
 import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readdirSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -23,21 +25,30 @@ function openOwn(path: string, create: boolean): number {
   return fd;
 }
 
+/** Writes `bytes` over the open file from its start and cuts it to their length (at least one byte). */
+function overwrite(fd: number, bytes: Buffer): void {
+  const buf = bytes.length > 0 ? bytes : BLANK;
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off, off);
+  if (fstatSync(fd).size !== buf.length) ftruncateSync(fd, buf.length);
+}
+
+/** What a blanked file holds. */
+const BLANK = Buffer.from(" ");
+
 /** Writes `text` to `name` in the slot's given directory (in place when the file is there). Throws on anything but a plain file of its own. */
 export function writeGivenFile(dir: string, name: string, text: string): void {
   const fd = openOwn(join(dir, name), true);
   try {
-    ftruncateSync(fd, 0);
-    const buf = Buffer.from(text);
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+    overwrite(fd, Buffer.from(text));
   } finally {
     closeSync(fd);
   }
 }
 
 /**
- * After a run: empties every file of the slot's given directory in place. False when the directory
- * is not as the executor left it (then the slot is made again): not a directory of the executor's
+ * After a run: blanks every file of the slot's given directory in place (one space: nothing of
+ * the run's inputs or params is left for the next run in the slot). False when the directory is
+ * not as the executor left it (then the slot is made again): not a directory of the executor's
  * with mode 0755, or holding anything but its plain files.
  */
 export function emptyGivenFiles(dir: string): boolean {
@@ -47,7 +58,7 @@ export function emptyGivenFiles(dir: string): boolean {
     for (const name of readdirSync(dir)) {
       const fd = openOwn(join(dir, name), false);
       try {
-        if (fstatSync(fd).size > 0) ftruncateSync(fd, 0);
+        overwrite(fd, BLANK);
       } finally {
         closeSync(fd);
       }
