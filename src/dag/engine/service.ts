@@ -278,9 +278,10 @@ export class DagService {
     const dag = await this.get(caller, dagId);
     const key = manualDagRunKey(dagId, opId);
     const paramsJson = mergeParams(dag.paramsJson, params);
-    // A takeover of an idempotent trigger whose first attempt wrote its DAG run: that one, no second lock.
+    // A takeover of an idempotent trigger whose first attempt wrote its DAG run: that one, advanced
+    // (the first attempt may have died before it did), and no second lock.
     const existing = await findDagRunByFireKey(this.deps.mongo, key);
-    if (existing) return existing;
+    if (existing) return this.advanceUnlessHeld(existing);
     // The DAG's overlap lock, as triggerJob takes its job's (CONFLICT where a fire would be skipped).
     const lock = await this.deps.schedules.lockTrigger(dagId, opId);
     const now = this.deps.clock();
@@ -303,10 +304,15 @@ export class DagService {
       throw e;
     }
     const { run, created } = written;
-    if (!created) return run;
+    if (!created) return this.advanceUnlessHeld(run);
     this.deps.log.info({ dagId, dagRunId: run._id, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG triggered");
     if (!lock.held) await this.deps.advancer.advance(run._id);
     if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a trigger replaced"));
+    return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+  }
+
+  private async advanceUnlessHeld(run: DagRunDoc): Promise<DagRunDoc> {
+    if (!run.held) await this.deps.advancer.advance(run._id);
     return (await findDagRun(this.deps.mongo, run._id)) ?? run;
   }
 
