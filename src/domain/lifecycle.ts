@@ -37,11 +37,12 @@ const TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   [S.RUNNING]: [S.SUCCEEDED, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.RETRY_SCHEDULED, S.DEAD, S.QUEUED],
   [S.RETRY_SCHEDULED]: [S.QUEUED, S.CANCELLED],
   [S.SUCCEEDED]: [],
-  // Terminal failures can be re-run by hand (`retryRun`).
-  [S.FAILED]: [S.QUEUED],
-  [S.TIMED_OUT]: [S.QUEUED],
-  [S.CANCELLED]: [S.QUEUED],
-  [S.DEAD]: [S.QUEUED],
+  // Terminal failures can be re-run by hand (`retryRun`): queued, or PENDING behind the run
+  // holding the job's overlap lock (QUEUE_ONE).
+  [S.FAILED]: [S.QUEUED, S.PENDING],
+  [S.TIMED_OUT]: [S.QUEUED, S.PENDING],
+  [S.CANCELLED]: [S.QUEUED, S.PENDING],
+  [S.DEAD]: [S.QUEUED, S.PENDING],
 };
 
 export const TERMINAL_STATUSES: readonly RunStatus[] = [S.SUCCEEDED, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.DEAD];

@@ -39,7 +39,7 @@ export interface ReaperDeps {
 }
 
 export class Reaper {
-  /** Overlap-lock holders seen missing at the previous reaper pass (a lock is taken just before its run is inserted). */
+  /** Overlap-lock holders seen missing or finished at the previous reaper pass (see repairOverlapLocks). */
   private missingLockHolders = new Set<string>();
   /** Per-user run slots that looked stale at the previous reaper pass (see RunService.reconcileUserSlots). */
   private staleUserSlots: ReadonlySet<string> = new Set<string>();
@@ -104,6 +104,9 @@ export class Reaper {
   /**
    * Overlap locks whose holder is finished (the process died between the run's final update and
    * the release) or never got created are released, so a FORBID job cannot stay blocked forever.
+   * A holder seen finished or missing is released only when seen so on two passes in a row: a
+   * fire takes the lock before it inserts its run, and retryRun takes it for an ended run before
+   * it writes that run QUEUED again.
    */
   private async repairOverlapLocks(): Promise<void> {
     const locked = await findLockedJobs(this.deps.mongo, REAP_LIMIT);
@@ -112,8 +115,9 @@ export class Reaper {
     for (const j of locked) {
       if (!this.deps.shards.ownsJob(j._id) || !j.activeRunId) continue;
       const run = await findRunStatus(this.deps.mongo, j.activeRunId);
-      const finished = run ? isTerminal(run.status) : seenMissing.has(j.activeRunId);
-      if (!run && !finished) stillMissing.add(j.activeRunId);
+      const suspect = !run || isTerminal(run.status);
+      const finished = suspect && seenMissing.has(j.activeRunId);
+      if (suspect && !finished) stillMissing.add(j.activeRunId);
       if (finished) {
         await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId);
         this.deps.log.warn({ jobId: j._id, runId: j.activeRunId }, "released a stale overlap lock");

@@ -1,18 +1,39 @@
 /** Retries: armed on the time wheel when an attempt fails, promoted when due, or asked for by a user. */
 import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
-import type { RunDoc } from "../../domain/index.js";
+import type { OverlapPolicy, RunDoc } from "../../domain/index.js";
 import { ConflictError } from "../../domain/index.js";
-import { RunStatus, assertTransition } from "../../domain/index.js";
+import { RunStatus, assertTransition, isTerminal } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
-import { findRun } from "../../store/index.js";
+import { findJob, findRun, readOverlapLock } from "../../store/index.js";
+import type { OverlapLocks } from "./overlap.js";
 import type { Transitions } from "./transitions.js";
+
+/** A retried run's hold on its job's overlap lock (see {@link Retries.relock}). */
+interface RetryLock {
+  jobId: string;
+  policy: OverlapPolicy;
+  /** QUEUE_ONE: the retry waits PENDING behind `holder`. */
+  held: boolean;
+  holder: string | null;
+  /** REPLACE: the run the retry displaces, cancelled once the retry is written. */
+  replaced: string | null;
+}
 
 export class Retries {
   constructor(
-    private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions; enqueue: (run: RunDoc) => Promise<void> },
+    private readonly deps: {
+      mongo: Mongo;
+      state: SharedState;
+      clock: Clock;
+      transitions: Transitions;
+      enqueue: (run: RunDoc) => Promise<void>;
+      overlap: OverlapLocks;
+      /** Cancels the run a retry displaced under REPLACE (no principal: the policy decided it). */
+      cancel: (runId: string, reason: string) => Promise<RunDoc>;
+    },
   ) {}
 
   /** Arms the run's retry timer for `retryAt` on its job's shard. */
@@ -38,7 +59,10 @@ export class Retries {
 
   /**
    * Re-runs, for `caller`, a run that ended without success (dead letter, failed, timed out,
-   * cancelled): one more attempt. Another user's run is NOT_FOUND, like a missing one.
+   * cancelled): one more attempt. Another user's run is NOT_FOUND, like a missing one. The retry
+   * takes its job's overlap lock again under the policy the job has now (see {@link relock}):
+   * CONFLICT where a fire would be skipped, PENDING behind the holder under QUEUE_ONE, the holder
+   * cancelled under REPLACE.
    */
   async retryRun(caller: Principal, runId: string): Promise<RunDoc> {
     const run = visible(caller, "run", runId, await findRun(this.deps.mongo, runId));
@@ -46,18 +70,85 @@ export class Retries {
     if (run.status === RunStatus.RUNNING || run.status === RunStatus.PENDING || run.status === RunStatus.RETRY_SCHEDULED) {
       throw new ConflictError(`run ${runId} is ${run.status}; only a finished run without success can be retried`);
     }
+    const lock = await this.relock(run);
     const now = this.deps.clock();
     const retry = { ...run.retry, maxAttempts: Math.max(run.retry.maxAttempts, run.attempt + 1) };
+    const held = lock?.held ?? false;
     const updated = await this.deps.transitions.apply(runId, {
-      to: RunStatus.QUEUED,
+      to: held ? RunStatus.PENDING : RunStatus.QUEUED,
       from: [run.status],
-      set: { queuedAt: new Date(now), retry, nodeId: null, startedAt: null, finishedAt: null, retryAt: null, cancelRequested: false },
+      set: {
+        queuedAt: held ? null : new Date(now),
+        retry,
+        nodeId: null,
+        startedAt: null,
+        finishedAt: null,
+        retryAt: null,
+        cancelRequested: false,
+        // The policy it holds the lock under: its end gives the lock back (Transitions).
+        ...(lock ? { overlap: lock.policy } : {}),
+      },
       inc: { attempt: 1 },
       attempt: run.attempt + 1,
-      reason: "retried by user",
+      reason: held ? `retried by user; waits for run ${lock!.holder} (overlap policy ${lock!.policy})` : "retried by user",
     });
-    if (!updated) throw new ConflictError(`run ${runId} changed while retrying it; try again`);
-    await this.deps.enqueue(updated);
-    return updated;
+    if (!updated) {
+      // The lock is taken under the run's id: it stays only if the run is open again after all.
+      const after = await findRun(this.deps.mongo, runId);
+      if (lock && (!after || isTerminal(after.status))) await this.deps.overlap.release(lock.jobId, runId);
+      throw new ConflictError(`run ${runId} changed while retrying it; try again`);
+    }
+    let out = updated;
+    if (held) {
+      // The holder may have ended between the lock's HOLD and this write: then the lock passed to
+      // this run while it was not PENDING yet, and nothing else will queue it.
+      const cur = await readOverlapLock(this.deps.mongo, lock!.jobId);
+      if (cur?.active === runId) out = (await this.queueHeld(runId, lock!.holder)) ?? (await findRun(this.deps.mongo, runId)) ?? updated;
+    } else {
+      await this.deps.enqueue(updated);
+    }
+    if (lock?.replaced) {
+      await this.deps.cancel(lock.replaced, `replaced by run ${runId}, retried (overlap policy REPLACE)`).catch(() => undefined);
+    }
+    return out;
+  }
+
+  /**
+   * The job's overlap lock for a retry of `run`, taken under the run's id with the policy the job
+   * has now, as a fire of the job would take it; null when the retry takes none: a BACKFILL run
+   * (backfills ignore the lock), a DAG task's run (its DAG run is what holds a lock), a run of a
+   * deleted job, or a job whose policy is ALLOW. Where a fire would be skipped (FORBID with a run
+   * holding the lock, QUEUE_ONE with one already waiting) the retry is refused with CONFLICT naming
+   * the run that holds the lock: the user asked for it, so nothing is dropped silently.
+   */
+  private async relock(run: RunDoc): Promise<RetryLock | null> {
+    if (run.trigger === "BACKFILL" || run.dagRunId) return null;
+    const job = await findJob(this.deps.mongo, run.jobId);
+    if (!job || job.dagId || job.overlap === "ALLOW") return null;
+    // A lock this run still holds from before (its end's give-back was lost) is stale: it ended.
+    await this.deps.overlap.release(job._id, run._id);
+    const slot = await this.deps.overlap.take(job, run._id);
+    if (slot.decision === "SKIP") {
+      const cur = await readOverlapLock(this.deps.mongo, job._id);
+      const why =
+        job.overlap === "QUEUE_ONE" && cur?.pending
+          ? `run ${cur.pending} is already waiting for the lock` + (cur.active ? ` behind run ${cur.active}` : "")
+          : `run ${cur?.active ?? "(another)"} holds the lock`;
+      throw new ConflictError(`run ${run._id} cannot be retried now: its job's overlap policy is ${job.overlap} and ${why}; retry it once that run has ended (or cancel it)`);
+    }
+    const holder = slot.decision === "HOLD" ? ((await readOverlapLock(this.deps.mongo, job._id))?.active ?? null) : null;
+    return { jobId: job._id, policy: job.overlap, held: slot.decision === "HOLD", holder, replaced: slot.replaced };
+  }
+
+  /** A retry written PENDING that already has the lock goes to the queue: PENDING → QUEUED. */
+  private async queueHeld(runId: string, holder: string | null): Promise<RunDoc | null> {
+    const queued = await this.deps.transitions.apply(runId, {
+      to: RunStatus.QUEUED,
+      from: [RunStatus.PENDING],
+      set: { queuedAt: new Date(this.deps.clock()) },
+      reason: `previous run ${holder ?? "(ended)"} finished`,
+    });
+    if (queued) await this.deps.enqueue(queued);
+    return queued;
   }
 }

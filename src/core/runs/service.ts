@@ -66,7 +66,15 @@ export class RunService {
     });
     const markers = new ClaimMarkerDrops(state.ready, log);
     this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, markers, enqueue });
-    this.retries = new Retries({ mongo, state, clock, transitions, enqueue });
+    this.retries = new Retries({
+      mongo,
+      state,
+      clock,
+      transitions,
+      enqueue,
+      overlap: this.overlap,
+      cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
+    });
     this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, markers, enqueue });
     this.staged = new StagedRuns({ mongo, state, clock, transitions });
   }

@@ -45,6 +45,18 @@ export interface DagSchedulesDeps {
   cancel: (dagRunId: string, reason: string) => Promise<void>;
 }
 
+/** A DAG run's hold on its DAG's overlap lock (see {@link DagSchedules.relock}, {@link DagSchedules.lockTrigger}). */
+export interface DagRunLock {
+  /** The timer job whose lock the DAG run holds, or null: it holds none. */
+  lockJobId: string | null;
+  /** QUEUE_ONE: the DAG run waits behind the holder (written `held`, started when the holder ends). */
+  held: boolean;
+  /** REPLACE: the DAG run it displaces, to cancel once it is written. */
+  replaced: string | null;
+}
+
+const NO_LOCK: DagRunLock = { lockJobId: null, held: false, replaced: null };
+
 /** The timer job's name: unique per owner, and no user job can be named so (a DAG id). */
 const timerName = (dagId: string) => `dag:${dagId}`;
 
@@ -161,33 +173,61 @@ export class DagSchedules {
   }
 
   /**
-   * A scheduled DAG run is retried (retryDagRun): it takes its DAG's overlap lock again, as the
-   * fire that made it did, so the policy holds while it runs again. The lock is the DAG's timer
-   * job's, with the policy the DAG has now; a DAG run that was not made by a fire (MANUAL,
-   * BACKFILL), or whose DAG has no schedule now or the policy ALLOW, takes none. Where a fire
-   * would be skipped (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting)
+   * A DAG run is retried (retryDagRun): it takes its DAG's overlap lock again, as the fire or the
+   * manual trigger that made it did (see {@link lockTrigger}), so the policy holds while it runs
+   * again. The lock is the DAG's timer job's, with the policy the DAG has now; a BACKFILL DAG run,
+   * or one whose DAG has no schedule now or the policy ALLOW, takes none. Where a fire would be
+   * skipped (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting)
    * the retry is refused (CONFLICT, saying which DAG run holds the lock): a user asked for it, so
    * nothing is dropped silently. QUEUE_ONE: the retry waits `held` behind the holder; REPLACE:
    * `replaced` is the DAG run it displaces (cancelled by the caller once the retry is written).
    * Call {@link unlock} if the retry is not written after all.
    */
-  async relock(run: DagRunDoc): Promise<{ lockJobId: string | null; held: boolean; replaced: string | null }> {
-    const none = { lockJobId: null, held: false, replaced: null };
-    if (run.trigger !== "SCHEDULE") return none;
+  async relock(run: DagRunDoc): Promise<DagRunLock> {
+    if (run.trigger === "BACKFILL") return NO_LOCK;
     const job = await findJob(this.deps.mongo, run.dagId);
-    if (!job?.dagId || job.overlap === "ALLOW") return none;
+    if (!job?.dagId || job.overlap === "ALLOW") return NO_LOCK;
     // A lock this DAG run still holds from before (its end's give-back was lost) is stale: it ended.
     await this.finished({ ...run, lockJobId: job._id });
     const slot = await this.deps.runs.takeOverlapSlot(job, run._id);
     if (slot.decision === "SKIP") {
-      const lock = await readOverlapLock(this.deps.mongo, job._id);
-      const why =
-        job.overlap === "QUEUE_ONE" && lock?.pending
-          ? `DAG run ${lock.pending} is already waiting for the lock` + (lock.active ? ` behind DAG run ${lock.active}` : "")
-          : `DAG run ${lock?.active ?? "(another)"} holds the lock`;
+      const why = await this.whyRefused(job);
       throw new ConflictError(`DAG run ${run._id} cannot be retried now: its DAG's overlap policy is ${job.overlap} and ${why}; retry it once that DAG run has ended (or cancel it)`);
     }
     return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
+  }
+
+  /**
+   * A manual trigger (triggerDag) of a scheduled DAG takes the DAG's overlap lock for the DAG run
+   * `dagRunId` it is about to write, as triggerJob takes its job's: where a fire would be skipped
+   * (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting) the trigger is
+   * refused (CONFLICT `not triggered: …`, naming the DAG run that holds the lock and the policy);
+   * QUEUE_ONE: the new DAG run waits `held`; REPLACE: `replaced` is the DAG run it displaces
+   * (cancelled by the caller once the new one is written). A DAG without a schedule (no timer job,
+   * so no lock) or with the policy ALLOW takes none. Call {@link unlock} if the DAG run is not
+   * written after all.
+   */
+  async lockTrigger(dagId: string, dagRunId: string): Promise<DagRunLock> {
+    const job = await findJob(this.deps.mongo, dagId);
+    if (!job?.dagId || job.overlap === "ALLOW") return NO_LOCK;
+    // A lock under this id is one an earlier attempt of the same idempotent trigger took and then
+    // died before writing its DAG run (the caller checked that there is none): it is stale.
+    const cur = await readOverlapLock(this.deps.mongo, job._id);
+    if (cur && (cur.active === dagRunId || cur.pending === dagRunId)) await this.unlock(job._id, dagRunId);
+    const slot = await this.deps.runs.takeOverlapSlot(job, dagRunId);
+    if (slot.decision === "SKIP") {
+      const why = await this.whyRefused(job);
+      throw new ConflictError(`not triggered: DAG ${dagId}'s overlap policy is ${job.overlap} and ${why}; trigger it once that DAG run has ended (or cancel it)`);
+    }
+    return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
+  }
+
+  /** Why the timer job's lock refused a new holder: which DAG run holds it (and which waits, QUEUE_ONE). */
+  private async whyRefused(job: JobDoc): Promise<string> {
+    const lock = await readOverlapLock(this.deps.mongo, job._id);
+    return job.overlap === "QUEUE_ONE" && lock?.pending
+      ? `DAG run ${lock.pending} is already waiting for the lock` + (lock.active ? ` behind DAG run ${lock.active}` : "")
+      : `DAG run ${lock?.active ?? "(another)"} holds the lock`;
   }
 
   /** Gives back a lock {@link relock} took for a retry that was not written. */

@@ -18,6 +18,7 @@ import {
   findDagIdsOfOwner,
   findDagTimerIdsOfOwner,
   findDagRun,
+  findDagRunByFireKey,
   findDagRunSummary,
   findJob,
   findOwnedDag,
@@ -275,18 +276,43 @@ export class DagService {
 
   private async triggerOnce(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opId: string): Promise<DagRunDoc> {
     const dag = await this.get(caller, dagId);
+    const key = manualDagRunKey(dagId, opId);
+    const paramsJson = mergeParams(dag.paramsJson, params);
+    // A takeover of an idempotent trigger whose first attempt wrote its DAG run: that one, advanced
+    // (the first attempt may have died before it did), and no second lock.
+    const existing = await findDagRunByFireKey(this.deps.mongo, key);
+    if (existing) return this.advanceUnlessHeld(existing);
+    // The DAG's overlap lock, as triggerJob takes its job's (CONFLICT where a fire would be skipped).
+    const lock = await this.deps.schedules.lockTrigger(dagId, opId);
     const now = this.deps.clock();
     const doc = newDagRun(dag, {
       id: opId,
-      fireKey: manualDagRunKey(dagId, opId),
+      fireKey: key,
       trigger: "MANUAL",
       scheduledFor: now,
-      paramsJson: mergeParams(dag.paramsJson, params),
+      paramsJson,
+      held: lock.held,
+      lockJobId: lock.lockJobId,
       now,
       sweepAfterMs: this.deps.sweepAfterMs,
     });
-    const { run } = await insertOnce(this.deps.mongo, doc);
-    await this.deps.advancer.advance(run._id);
+    let written: { run: DagRunDoc; created: boolean };
+    try {
+      written = await insertOnce(this.deps.mongo, doc);
+    } catch (e) {
+      if (lock.lockJobId) await this.deps.schedules.unlock(lock.lockJobId, opId).catch(() => undefined);
+      throw e;
+    }
+    const { run, created } = written;
+    if (!created) return this.advanceUnlessHeld(run);
+    this.deps.log.info({ dagId, dagRunId: run._id, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG triggered");
+    if (!lock.held) await this.deps.advancer.advance(run._id);
+    if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a trigger replaced"));
+    return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+  }
+
+  private async advanceUnlessHeld(run: DagRunDoc): Promise<DagRunDoc> {
+    if (!run.held) await this.deps.advancer.advance(run._id);
     return (await findDagRun(this.deps.mongo, run._id)) ?? run;
   }
 
