@@ -8,7 +8,7 @@ import { FireConnection } from "../schema/index.js";
 import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
 import { DateTime, JSONObject } from "../schema/index.js";
 import { requireSubmitter, requireUser, type Context } from "./context.js";
-import { dagRunTasks, toDag, toDagRun } from "./dag-mappers.js";
+import { dagRunTaskRows, toDag, toDagRun, withTaskRuns } from "./dag-mappers.js";
 import { dagStream } from "./dag-stream.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { specIn, retryIn, scheduleIn } from "./job-input.js";
@@ -145,7 +145,7 @@ export class DagResolver {
     return toDagRun(await ctx.services.dags.retryRun(requireUser(ctx), id, fromFailed));
   }
 
-  @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000; slots that have one are not repeated)." })
+  @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000 task runs: slots × the DAG's tasks; slots that have one are not repeated)." })
   async backfillDag(
     @Arg("id", () => ID) id: string,
     @Arg("from", () => DateTime) from: Date,
@@ -225,7 +225,9 @@ export class DagRunResolver {
     const doc = run.doc as DagRunDoc;
     // A listing's documents come without the definition: read the DAG run whole.
     const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
-    return dagRunTasks(full, await ctx.services.dags.taskRuns(full._id)).slice(skip, skip + first);
+    // Every task run's state (small), then whole only the runs of the rows asked for.
+    const rows = dagRunTaskRows(full, await ctx.services.dags.taskRunStates(full._id)).slice(skip, skip + first);
+    return withTaskRuns(rows, await ctx.services.dags.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })

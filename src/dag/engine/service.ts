@@ -5,7 +5,7 @@
  */
 import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
-import { backfillSlots, IdempotencyService, PoolNodes, type RunService } from "../../core/index.js";
+import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, PoolNodes, type RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
 import { ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
@@ -17,7 +17,8 @@ import {
   findJob,
   findOwnedDag,
   findRunningDagRunIds,
-  findTaskRunDocs,
+  findTaskRunDocsByFireKeys,
+  findTaskRuns,
   insertDag,
   isDuplicateKey,
   listDagRuns,
@@ -26,6 +27,7 @@ import {
   setDagFields,
   updateDagAtVersion,
   updateDagRunAtVersion,
+  type DagTaskRun,
   type Mongo,
   type Page,
   type PageQuery,
@@ -98,9 +100,14 @@ export class DagService {
     return (await findJob(this.deps.mongo, dagId))?.nextFireAt ?? null;
   }
 
-  /** The runs of a DAG run's task instances (every attempt), for a DAG run the caller saw already. */
-  taskRuns(dagRunId: string): Promise<RunDoc[]> {
-    return findTaskRunDocs(this.deps.mongo, dagRunId);
+  /** The states of a DAG run's task runs (every attempt; no results), for a DAG run the caller saw already. */
+  taskRunStates(dagRunId: string): Promise<DagTaskRun[]> {
+    return findTaskRuns(this.deps.mongo, dagRunId);
+  }
+
+  /** Task runs whole (results, output tails), by fire key: only those of the rows a page shows. */
+  taskRuns(fireKeys: readonly string[]): Promise<RunDoc[]> {
+    return findTaskRunDocsByFireKeys(this.deps.mongo, fireKeys);
   }
 
   // ---- writes ----
@@ -109,7 +116,7 @@ export class DagService {
     if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createDag",
-      input,
+      input: { ...input, params: input.params == null ? null : jsonFingerprint(input.params) },
       run: (opId) => this.createOnce(caller, input, opId),
       save: (dag) => ({ dagId: dag._id }),
       load: async ({ dagId }) => {
@@ -223,7 +230,8 @@ export class DagService {
     if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerDag",
-      input: { dagId, params },
+      // params are JSON data, where null is a value: {"day": null} is not the same request as {}.
+      input: { dagId, params: params == null ? null : jsonFingerprint(params) },
       run: (opId) => this.triggerOnce(caller, dagId, params, opId),
       save: (run) => ({ dagRunId: run._id }),
       load: async ({ dagRunId }) => {
@@ -253,7 +261,7 @@ export class DagService {
 
   /**
    * Creates the DAG runs of the schedule's slots in the past range `[from, to]` (trigger
-   * BACKFILL), at most MAX_BACKFILL; a slot that has a DAG run already (fired, or backfilled
+   * BACKFILL), at most MAX_BACKFILL task runs' worth (slots × tasks); a slot that has a DAG run already (fired, or backfilled
    * before: the same fire key) is not run again. They ignore the overlap policy, like a job's.
    */
   async backfill(caller: Principal, dagId: string, from: number, to: number): Promise<DagRunDoc[]> {
@@ -261,6 +269,15 @@ export class DagService {
     if (!dag.schedule) throw new ValidationError("id", `DAG ${dagId} has no schedule; backfill fills a schedule's past slots (use triggerDag for a one-off run)`);
     const now = this.deps.clock();
     const slots = backfillSlots(dag.schedule, from, to, now);
+    // A job's backfill makes at most MAX_BACKFILL runs; a DAG's, as many task runs (not 1000 DAG runs of 1000 tasks each).
+    const maxSlots = Math.max(1, Math.floor(MAX_BACKFILL / dag.tasks.length));
+    if (slots.length > maxSlots) {
+      throw new ValidationError(
+        "from",
+        `the range holds ${slots.length} slots, and each is a DAG run of ${dag.tasks.length} tasks; a backfill makes at most ${MAX_BACKFILL} task runs, ` +
+          `so at most ${maxSlots} slots of this DAG at a time: narrow the range`,
+      );
+    }
     const out: DagRunDoc[] = [];
     for (const slot of slots) {
       const doc = newDagRun(dag, {

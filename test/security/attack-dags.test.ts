@@ -1,0 +1,172 @@
+/**
+ * Attacks on DAG workflows by a hostile USER, over the real API, engine and executor (docs/dags.md).
+ * Only attacks that found a hole, or that pin a property no other test asserts; each hole and its
+ * fix is in docs/security.md, "DAG workflows".
+ */
+import type { Collection, Document } from "mongodb";
+import { describe, expect, it, vi } from "vitest";
+import { code, makeUser, message } from "../helpers/accounts.js";
+import { useTestApp } from "../helpers/app.js";
+import { collect, wsClient } from "../helpers/graphql.js";
+import { createDag, finishedDagRun, gql, gqlOk, triggerDag } from "../dag/helpers.js";
+
+const t = useTestApp();
+
+let users = 0;
+const user = () => makeUser(t.app, t.admin, `dag-attacker-${Date.now()}-${users++}`);
+
+/** Bytes of the `runs` documents the server reads while `fn` runs (every find on the collection). */
+async function runBytesRead(fn: () => Promise<unknown>): Promise<number> {
+  const runs = t.app.services.mongo.c.runs as unknown as Collection<Document>;
+  const find = runs.find.bind(runs);
+  let bytes = 0;
+  const spy = vi.spyOn(runs, "find").mockImplementation(((filter: Document, options?: Document) => {
+    const cursor = find(filter, options);
+    const toArray = cursor.toArray.bind(cursor);
+    cursor.toArray = async () => {
+      const docs = await toArray();
+      for (const d of docs) bytes += JSON.stringify(d).length;
+      return docs;
+    };
+    return cursor;
+  }) as never);
+  try {
+    await fn();
+  } finally {
+    spy.mockRestore();
+  }
+  return bytes;
+}
+
+describe("another user's DAGs and DAG runs", () => {
+  it("are NOT_FOUND for every query, mutation and subscription, and their events never reach the attacker", async () => {
+    const victim = await user();
+    const mallory = await user();
+    const dagId = await createDag(t.app.url, victim.token, "victim-dag", [{ key: "a", command: "echo secret-output > $KAIROS_RESULT; echo '\"victim-result\"' > $KAIROS_RESULT" }], {
+      schedule: { kind: "CRON", cron: "0 0 1 1 *" },
+    });
+    const runId = await triggerDag(t.app.url, victim.token, dagId);
+    await finishedDagRun(t.app.url, victim.token, runId);
+
+    for (const [q, v] of [
+      [`query($id: ID!) { dag(id: $id) { id } }`, { id: dagId }],
+      [`query($id: ID!) { dagRun(id: $id) { id } }`, { id: runId }],
+      [`query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id: dagId }],
+      [`mutation($id: ID!) { updateDag(id: $id, input: { description: "pwned" }) { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { resumeDag(id: $id) { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { triggerDag(id: $id, idempotencyKey: "k1") { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { backfillDag(id: $id, from: "2020-01-01T00:00:00Z", to: "2021-01-02T00:00:00Z") { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }],
+      [`mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }],
+      [`mutation($id: ID!) { deleteDag(id: $id) }`, { id: dagId }],
+    ] as const) {
+      const r = await gql(t.app.url, q, v, mallory.token);
+      expect([q, code(r), JSON.stringify(r)]).toEqual([q, "NOT_FOUND", expect.not.stringContaining("victim")]);
+    }
+
+    const client = wsClient(t.app.wsUrl, mallory.token);
+    try {
+      for (const v of [{ dagId }, { dagRunId: runId }]) {
+        const sub = collect<unknown>(client, `subscription($dagId: ID, $dagRunId: ID) { dagRunUpdated(dagId: $dagId, dagRunId: $dagRunId) { dagRunId } }`, v, () => true, 5_000);
+        const { events, errors } = await sub.done;
+        expect(events).toEqual([]);
+        expect(JSON.stringify(errors)).toContain("NOT_FOUND");
+      }
+      // Subscribed to everything of hers: the victim's DAG run's events are not hers.
+      const all = collect<{ dagRunUpdated: { dagRunId: string } }>(client, `subscription { dagRunUpdated { dagRunId task { key } } }`, {}, () => false, 3_000);
+      await all.ready;
+      const again = await triggerDag(t.app.url, victim.token, dagId);
+      await finishedDagRun(t.app.url, victim.token, again);
+      expect((await all.done).events).toEqual([]);
+    } finally {
+      await client.dispose();
+    }
+    // Nothing of the above changed the victim's DAG.
+    const dag = await gqlOk<{ dag: { description: string | null; paused: boolean } }>(t.app.url, `query($id: ID!) { dag(id: $id) { description paused } }`, { id: dagId }, victim.token);
+    expect(dag.dag).toEqual({ description: null, paused: false });
+  });
+});
+
+describe("reading a DAG run", () => {
+  it("DagRun.tasks(first: 1) reads one task's run, not every run of the DAG run with its 64 KiB result", async () => {
+    const u = await user();
+    // Ten tasks, each leaving a ~50 KB result.
+    const big = `printf '"%s"' "$(head -c 50000 /dev/zero | tr '\\0' x)" > $KAIROS_RESULT`;
+    const id = await createDag(t.app.url, u.token, "heavy-results", Array.from({ length: 10 }, (_, i) => ({ key: `t${i}`, command: big })));
+    const runId = await triggerDag(t.app.url, u.token, id);
+    const done = await finishedDagRun(t.app.url, u.token, runId);
+    expect(done.status).toBe("SUCCEEDED");
+    const bytes = await runBytesRead(() => gqlOk(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1) { key status } } }`, { id: runId }, u.token));
+    // Before: every task run whole (10 × 50 KB) for a query that costs 4.
+    expect(bytes).toBeLessThan(60_000);
+  });
+});
+
+describe("query cost of DAG-sized fields", () => {
+  it("charges a DAG's tasks, order and graph as a DAG of 1000 tasks: a page of graphs or task lists is refused, one DAG's reads pass", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "costed-graph", [{ key: "a", command: "true" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    for (const q of [
+      `{ dags(first: 20) { edges { node { graph(format: DOT) } } } }`,
+      `{ dags(first: 20) { edges { node { tasks { key dependsOn spec { command } } } } } }`,
+      `{ dags(first: 20) { edges { node { topologicalOrder } } } }`,
+      `{ dagRuns(first: 100) { edges { node { graph } } } }`,
+    ]) {
+      const r = await gql(t.app.url, q, {}, u.token);
+      expect([q, code(r), r.errors?.[0]?.extensions?.limit]).toEqual([q, "GRAPHQL_VALIDATION_FAILED", "cost"]);
+    }
+    const many = Array.from({ length: 12 }, (_, i) => `g${i}: graph`).join(" ");
+    expect(code(await gql(t.app.url, `query($id: ID!) { dag(id: $id) { ${many} } }`, { id }, u.token))).toBe("GRAPHQL_VALIDATION_FAILED");
+    // The typed client's reads of one DAG pass.
+    const one = await gqlOk<{ dag: { graph: string; topologicalOrder: string[]; tasks: unknown[] } }>(
+      t.app.url,
+      `query($id: ID!) { dag(id: $id) { graph topologicalOrder tasks { key dependsOn trigger priority mapOver spec { kind command argv timeout pool } } } }`,
+      { id },
+      u.token,
+    );
+    expect(one.dag.topologicalOrder).toEqual(["a", "b"]);
+  });
+});
+
+describe("backfillDag", () => {
+  it("makes at most 1000 task runs per call (slots × tasks), refusing a wider range with what is allowed", async () => {
+    const u = await user();
+    // A chain of 20 tasks on an every-minute schedule; 100 past minutes would be 2,000 task runs.
+    const chain = Array.from({ length: 20 }, (_, i) => ({ key: `s${i}`, command: "true", ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}) }));
+    const id = await createDag(t.app.url, u.token, "backfill-amplifier", chain, {
+      schedule: { kind: "CRON", cron: "* * * * *", startAt: new Date(Date.now() - 3 * 3600_000).toISOString() },
+      paused: true,
+    });
+    const to = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
+    const from = new Date(to.getTime() - 99 * 60_000);
+    const q = `mutation($id: ID!, $from: DateTime!, $to: DateTime!) { backfillDag(id: $id, from: $from, to: $to) { id } }`;
+    const r = await gql(t.app.url, q, { id, from: from.toISOString(), to: to.toISOString() }, u.token);
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(r.errors?.[0]?.extensions?.field).toBe("from");
+    expect(message(r)).toBe(
+      "from: the range holds 100 slots, and each is a DAG run of 20 tasks; a backfill makes at most 1000 task runs, so at most 50 slots of this DAG at a time: narrow the range",
+    );
+    const made = await gqlOk<{ dagRuns: { edges: unknown[] } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id }, u.token);
+    expect(made.dagRuns.edges).toEqual([]);
+    // Within the bound it works.
+    const ok = await gqlOk<{ backfillDag: unknown[] }>(t.app.url, q, { id, from: new Date(to.getTime() - 60_000).toISOString(), to: to.toISOString() }, u.token);
+    expect(ok.backfillDag).toHaveLength(2);
+  });
+});
+
+describe("idempotency keys", () => {
+  it("a triggerDag repeated with a key but other params (a null that overrides a default) is CONFLICT, not the first DAG run", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "idem-params", [{ key: "a", command: "cat $KAIROS_PARAMS > $KAIROS_RESULT" }], { params: { day: "2026-01-01" } });
+    const q = `mutation($id: ID!, $params: JSONObject) { triggerDag(id: $id, params: $params, idempotencyKey: "same-key") { id params } }`;
+    const first = await gqlOk<{ triggerDag: { id: string; params: unknown } }>(t.app.url, q, { id, params: { day: null } }, u.token);
+    expect(first.triggerDag.params).toEqual({ day: null });
+    const again = await gqlOk<{ triggerDag: { id: string } }>(t.app.url, q, { id, params: { day: null } }, u.token);
+    expect(again.triggerDag.id).toBe(first.triggerDag.id);
+    // Before: the fingerprint dropped nulls, so {} (the default day) got the first DAG run back.
+    const other = await gql(t.app.url, q, { id, params: {} }, u.token);
+    expect(code(other)).toBe("CONFLICT");
+    await finishedDagRun(t.app.url, u.token, first.triggerDag.id);
+  });
+});
