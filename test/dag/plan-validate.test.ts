@@ -19,6 +19,18 @@ describe("validateDag", () => {
     expect(validateDag({ tasks: tasks.slice(0, 1000) })).toEqual([]);
   });
 
+  it("refuses a parent named item or index of a mapped task (its KAIROS_INPUTS has those of its own)", () => {
+    const problems = validateDag({ tasks: [t("item"), t("src"), t("m", ["src", "item"], { mapOver: "src" }), t("plain", ["item"])] });
+    expect(problems).toEqual([
+      {
+        path: "tasks[2].dependsOn[1]",
+        message:
+          'task "m" maps over "src" and depends on "item": a mapped instance\'s KAIROS_INPUTS has "item" (its element) and "index" of its own, ' +
+          'so a mapped task\'s parents cannot be named "item" or "index"; rename that task',
+      },
+    ]);
+  });
+
   it.each(["", "1abc", "_a", "a b", "a.b", "a\"b", "é", "a".repeat(65), "a\nb"])("refuses the key %j", (key) => {
     const problems = validateDag({ tasks: [t(key)] });
     expect(problems).toEqual([

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
-import { createDag, finishedDagRun, gql, gqlOk, triggerDag } from "../dag/helpers.js";
+import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag } from "../dag/helpers.js";
 
 const t = useTestApp();
 
@@ -168,5 +168,49 @@ describe("idempotency keys", () => {
     const other = await gql(t.app.url, q, { id, params: {} }, u.token);
     expect(code(other)).toBe("CONFLICT");
     await finishedDagRun(t.app.url, u.token, first.triggerDag.id);
+  });
+});
+
+describe("task keys", () => {
+  it("keys that are names every JavaScript object has (constructor, toString, hasOwnProperty, valueOf) run like any other", async () => {
+    const u = await user();
+    // Before: initialStates' `tasks[key] ??= …` found Object.prototype's "constructor" and left the
+    // task out, so nothing started and the DAG run stayed RUNNING for ever (swept every 5 s).
+    const id = await createDag(t.app.url, u.token, "prototype-keys", [
+      { key: "constructor", command: "echo '[1,2]' > $KAIROS_RESULT" },
+      { key: "toString", command: "cat $KAIROS_INPUTS > $KAIROS_RESULT", dependsOn: ["constructor"], mapOver: "constructor" },
+      { key: "valueOf", command: "true" },
+      { key: "hasOwnProperty", command: "cat $KAIROS_INPUTS > $KAIROS_RESULT", dependsOn: ["toString", "valueOf"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, u.token, await triggerDag(t.app.url, u.token, id), 30_000);
+    expect(run.status).toBe("SUCCEEDED");
+    expect(run.tasks.map((x) => [x.key, x.mapIndex, x.status])).toEqual([
+      ["constructor", null, "SUCCEEDED"],
+      ["toString", null, "SUCCEEDED"],
+      ["toString", 0, "SUCCEEDED"],
+      ["toString", 1, "SUCCEEDED"],
+      ["valueOf", null, "SUCCEEDED"],
+      ["hasOwnProperty", null, "SUCCEEDED"],
+    ]);
+    expect(run.tasks.at(-1)!.result).toEqual({
+      toString: [
+        { constructor: [1, 2], item: 1, index: 0 },
+        { constructor: [1, 2], item: 2, index: 1 },
+      ],
+      valueOf: null,
+    });
+  });
+
+  it("a mapped task's parent named item or index is refused (it would be overwritten by the instance's own item/index)", async () => {
+    const u = await user();
+    const r = await gql(
+      t.app.url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: { name: "item-collision", tasks: tasksInput([{ key: "item", command: "true" }, { key: "src", command: "true" }, { key: "m", command: "true", dependsOn: ["src", "item"], mapOver: "src" }]) } },
+      u.token,
+    );
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(r.errors?.[0]?.extensions?.field).toBe("tasks[2].dependsOn[1]");
+    expect(message(r)).toContain('a mapped task\'s parents cannot be named "item" or "index"');
   });
 });

@@ -21,7 +21,8 @@ interface Candidate {
 /** Every task PENDING at attempt 1: a new DAG run. */
 export function initialStates(dag: DagDef): Record<string, TaskView> {
   const tasks: Record<string, TaskView> = {};
-  for (const task of dag.tasks) tasks[task.key] ??= { state: DagTaskState.PENDING, attempt: 1 };
+  // Own properties only: `tasks.constructor ??= …` would find Object.prototype's and leave the task out.
+  for (const task of dag.tasks) if (!Object.hasOwn(tasks, task.key)) tasks[task.key] = { state: DagTaskState.PENDING, attempt: 1 };
   return tasks;
 }
 

@@ -19,6 +19,9 @@ export const TASK_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 const TRIGGERS = new Set<string>(Object.values(TriggerRule));
 
+/** What a mapped instance's KAIROS_INPUTS holds besides its parents' results (src/dag/engine/io.ts). */
+const MAPPED_INPUT_NAMES: ReadonlySet<string> = new Set(["item", "index"]);
+
 /**
  * Every problem of the definition's graph, in a stable order; empty when it is valid. Over
  * `MAX_DAG_TASKS` tasks, only that problem is reported.
@@ -89,6 +92,17 @@ function taskProblems(dag: DagDef, i: number, keys: Set<string>, firstAt: Map<st
     problems.push({
       path: `${at}.mapOver`,
       message: `task ${quote(task.key)} maps over ${quote(task.mapOver)}, which is not in its dependsOn; mapOver names one of the task's own parents`,
+    });
+  }
+  if (task.mapOver !== undefined) {
+    task.dependsOn.forEach((parent, j) => {
+      if (!MAPPED_INPUT_NAMES.has(parent)) return;
+      problems.push({
+        path: `${at}.dependsOn[${j}]`,
+        message:
+          `task ${quote(task.key)} maps over ${quote(task.mapOver!)} and depends on ${quote(parent)}: a mapped instance's KAIROS_INPUTS has ` +
+          `"item" (its element) and "index" of its own, so a mapped task's parents cannot be named "item" or "index"; rename that task`,
+      });
     });
   }
   return problems;
