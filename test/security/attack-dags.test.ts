@@ -8,6 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
+import { checkResult } from "../../src/dag/index.js";
 import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag } from "../dag/helpers.js";
 
 const t = useTestApp();
@@ -212,5 +213,51 @@ describe("task keys", () => {
     expect(code(r)).toBe("BAD_USER_INPUT");
     expect(r.errors?.[0]?.extensions?.field).toBe("tasks[2].dependsOn[1]");
     expect(message(r)).toContain('a mapped task\'s parents cannot be named "item" or "index"');
+  });
+});
+
+describe("deeply nested JSON", () => {
+  /** A request whose variables are sent as written (JSON.stringify here would overflow the stack too). */
+  async function raw(query: string, variables: string, token: string): Promise<{ errors?: Array<{ message: string; extensions?: Record<string, unknown> }> }> {
+    const res = await fetch(t.app.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: `{"query":${JSON.stringify(query)},"variables":${variables}}`,
+    });
+    return (await res.json()) as { errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
+  }
+  const nested = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
+
+  it("params nested 6,000 levels deep are BAD_USER_INPUT on params, not an internal error (createDag, updateDag, triggerDag with and without a key)", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deep-params", [{ key: "a", command: "true" }]);
+    const task = `[{"key":"a","spec":{"kind":"COMMAND","command":"true"}}]`;
+    for (const [q, vars, field] of [
+      [`mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, `{"input":{"name":"deep","params":${nested(6000)},"tasks":${task}}}`, "params"],
+      [`mutation($input: CreateDagInput!) { createDag(input: $input, idempotencyKey: "deep-c") { id } }`, `{"input":{"name":"deep","params":${nested(6000)},"tasks":${task}}}`, "params"],
+      [`mutation($id: ID!, $input: UpdateDagInput!) { updateDag(id: $id, input: $input) { id } }`, `{"id":"${id}","input":{"params":${nested(6000)}}}`, "params"],
+      [`mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p) { id } }`, `{"id":"${id}","p":${nested(6000)}}`, "params"],
+      [`mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p, idempotencyKey: "deep-t") { id } }`, `{"id":"${id}","p":${nested(3000)}}`, "params"],
+    ] as const) {
+      const r = await raw(q, vars, u.token);
+      expect([q, r.errors?.[0]?.extensions?.code, r.errors?.[0]?.extensions?.field, r.errors?.[0]?.message]).toEqual([
+        q,
+        "BAD_USER_INPUT",
+        field,
+        "params: nests objects and arrays more than 100 levels deep; at most 100",
+      ]);
+    }
+    // 100 levels are fine.
+    expect((await raw(`mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p) { id } }`, `{"id":"${id}","p":${nested(99)}}`, u.token)).errors).toBeUndefined();
+  });
+
+  it("a result nested past 100 levels fails its attempt with RESULT_TOO_DEEP (it was stored, or refused as 'not JSON')", () => {
+    const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
+    expect(checkResult(deep(100), 200)).toEqual({ json: deep(100) });
+    expect(checkResult(deep(101), 202)).toEqual({ error: "RESULT_TOO_DEEP: KAIROS_RESULT nests objects and arrays 101 levels deep; at most 100" });
+    expect(checkResult(deep(20_000), 40_000)).toEqual({ error: "RESULT_TOO_DEEP: KAIROS_RESULT nests objects and arrays 20000 levels deep; at most 100" });
+    // Brackets inside strings are text, not nesting.
+    const text = JSON.stringify(["[[[[".repeat(50), '\\"{{{'.repeat(40)]);
+    expect(checkResult(text, text.length)).toEqual({ json: text });
   });
 });

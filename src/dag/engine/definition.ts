@@ -9,6 +9,7 @@ import { ValidationError } from "../../domain/index.js";
 import { normalizeRetry, normalizeSchedule, type RetryInput, type ScheduleInput } from "../../timing/index.js";
 import type { DagDef } from "../plan/types.js";
 import { validateDag } from "../plan/validate.js";
+import { MAX_JSON_DEPTH, valueDepth } from "./json-depth.js";
 
 export interface DagTaskInput {
   key: string;
@@ -109,6 +110,8 @@ function prefixed<T>(key: string, fn: () => T): T {
 export function paramsText(params: Record<string, unknown> | null | undefined, field = "params"): string {
   if (params == null) return "{}";
   if (typeof params !== "object" || Array.isArray(params)) throw new ValidationError(field, "must be a JSON object");
+  const depth = valueDepth(params);
+  if (depth > MAX_JSON_DEPTH) throw new ValidationError(field, `nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep; at most ${MAX_JSON_DEPTH}`);
   const text = JSON.stringify(params);
   if (Buffer.byteLength(text) > MAX_PARAMS_BYTES) throw new ValidationError(field, `at most ${MAX_PARAMS_BYTES} bytes of JSON`);
   return text;

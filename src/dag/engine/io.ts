@@ -8,6 +8,7 @@
  */
 import type { RunDoc } from "../../domain/index.js";
 import { findDagRunShape, findSucceededTaskResults, type Mongo } from "../../store/index.js";
+import { MAX_JSON_DEPTH, textDepth } from "./json-depth.js";
 
 /** Largest result a task may write to KAIROS_RESULT. */
 export const MAX_RESULT_BYTES = 64 * 1024;
@@ -87,6 +88,10 @@ export function checkResult(text: string | null, bytes: number): { json: string 
   if (text === null) return { json: null };
   if (bytes > MAX_RESULT_BYTES) return { error: `RESULT_TOO_LARGE: the task wrote ${bytes} bytes to KAIROS_RESULT; at most ${MAX_RESULT_BYTES} bytes (64 KiB) of JSON are kept` };
   if (text.trim() === "") return { json: null };
+  const depth = textDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    return { error: `RESULT_TOO_DEEP: KAIROS_RESULT nests objects and arrays ${depth} levels deep; at most ${MAX_JSON_DEPTH}` };
+  }
   try {
     return { json: JSON.stringify(JSON.parse(text)) };
   } catch (e) {

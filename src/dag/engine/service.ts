@@ -113,6 +113,7 @@ export class DagService {
   // ---- writes ----
 
   async create(caller: Principal, input: DagInput, opts: Submit = {}): Promise<DagDoc> {
+    paramsText(input.params); // refused before the idempotency fingerprint reads them
     if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createDag",
@@ -227,6 +228,7 @@ export class DagService {
 
   /** Starts a DAG run now, with `params` over the DAG's defaults. */
   async trigger(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opts: Submit = {}): Promise<DagRunDoc> {
+    paramsText(params); // refused before the idempotency fingerprint reads them
     if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerDag",
