@@ -261,3 +261,43 @@ describe("deeply nested JSON", () => {
     expect(checkResult(text, text.length)).toEqual({ json: text });
   });
 });
+
+describe("lifecycle races", () => {
+  it("a triggerDag whose DAG is deleted between reading it and making the run gets a CANCELLED DAG run, not one running for a deleted DAG", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-mid-trigger", [{ key: "a", command: "sleep 2" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const dags = t.app.services.dags;
+    const get = dags.get.bind(dags);
+    let armed = true;
+    // deleteDag runs to the end right after the trigger read the DAG: it finds no DAG run to cancel.
+    const spy = vi.spyOn(dags, "get").mockImplementation(async (caller, dagId) => {
+      const dag = await get(caller, dagId);
+      if (armed && dagId === id) {
+        armed = false;
+        await dags.delete(caller, dagId);
+      }
+      return dag;
+    });
+    let runId: string;
+    try {
+      runId = await triggerDag(t.app.url, u.token, id);
+    } finally {
+      spy.mockRestore();
+    }
+    const run = await finishedDagRun(t.app.url, u.token, runId, 20_000);
+    expect(run.status).toBe("CANCELLED");
+    expect(run.tasks.map((x) => x.status)).toEqual(["CANCELLED", "CANCELLED"]);
+  });
+
+  it("retryDagRun of a deleted DAG's run is CONFLICT: deleteDag's cancelled runs stay readable, they do not come back", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-then-retried", [{ key: "a", command: "sleep 30" }]);
+    const runId = await triggerDag(t.app.url, u.token, id);
+    await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+    expect((await finishedDagRun(t.app.url, u.token, runId, 20_000)).status).toBe("CANCELLED");
+    const r = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id status } }`, { id: runId }, u.token);
+    expect(code(r)).toBe("CONFLICT");
+    expect(message(r)).toBe(`DAG ${id} of DAG run ${runId} was deleted; its DAG runs can be read but not retried`);
+    expect((await finishedDagRun(t.app.url, u.token, runId)).status).toBe("CANCELLED");
+  });
+});

@@ -257,6 +257,7 @@ export class DagService {
       sweepAfterMs: this.deps.sweepAfterMs,
     });
     const { run } = await insertOnce(this.deps.mongo, doc);
+    if (await this.cancelIfDeleted(dagId, [run._id])) return (await findDagRun(this.deps.mongo, run._id)) ?? run;
     await this.deps.advancer.advance(run._id);
     return (await findDagRun(this.deps.mongo, run._id)) ?? run;
   }
@@ -292,10 +293,25 @@ export class DagService {
         sweepAfterMs: this.deps.sweepAfterMs,
       });
       const { run, created } = await insertOnce(this.deps.mongo, doc);
+      if (created && (await this.cancelIfDeleted(dagId, [run._id]))) {
+        out.push((await findDagRun(this.deps.mongo, run._id)) ?? run);
+        break; // the DAG is gone: no more slots
+      }
       if (created) await this.deps.advancer.advance(run._id);
       out.push(run);
     }
     return out;
+  }
+
+  /**
+   * After inserting DAG runs of `dagId`: if the DAG was deleted meanwhile (after this request read
+   * it, so deleteDag did not see these runs to cancel them), cancels them. True when it did.
+   */
+  private async cancelIfDeleted(dagId: string, dagRunIds: readonly string[]): Promise<boolean> {
+    if (await findDag(this.deps.mongo, dagId)) return false;
+    for (const id of dagRunIds) await this.requestCancel(id);
+    this.deps.log.info({ dagId, dagRunIds }, "DAG deleted while its runs were being made: cancelled them");
+    return true;
   }
 
   /** Cancels a DAG run: running task runs are cancelled, tasks not started become CANCELLED, the run ends CANCELLED. */
@@ -326,6 +342,9 @@ export class DagService {
     if (!fromFailed) throw new ValidationError("fromFailed", "only fromFailed: true is supported (re-run the failed, upstream-failed and cancelled tasks); trigger the DAG for a fresh run");
     for (let i = 0; i < 32; i++) {
       const run = await this.getRun(caller, dagRunId);
+      if (i === 0 && !(await findDag(this.deps.mongo, run.dagId))) {
+        throw new ConflictError(`DAG ${run.dagId} of DAG run ${dagRunId} was deleted; its DAG runs can be read but not retried`);
+      }
       if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
       if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
       const reset = retryFromFailed(run.tasks);
