@@ -8,7 +8,9 @@ import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
 import { createDag, finishedDagRun, gql, gqlOk, readDagRun, row, tasksInput, triggerDag, waitFor } from "./helpers.js";
 
-const t = useTestApp();
+// A DAG run takes one submission per task (src/resolvers/dag.resolver.ts): these tests trigger
+// hundreds of tasks a minute as one user.
+const t = useTestApp({ env: { KAIROS_RATE_SUBMISSIONS: "100000/PT1M" } });
 
 describe("DAG runs", () => {
   it("runs a diamond A → B, C → D in dependency order", async () => {

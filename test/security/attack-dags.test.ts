@@ -301,3 +301,31 @@ describe("lifecycle races", () => {
     expect((await finishedDagRun(t.app.url, u.token, runId)).status).toBe("CANCELLED");
   });
 });
+
+describe("trigger storms", () => {
+  it("triggerDag takes one submission per task: a loop of triggers of a 50-task DAG is refused after 120 task runs' worth, like 120 triggerJob calls", async () => {
+    const u = await user();
+    // A chain, so each DAG run starts one task at a time.
+    const chain = Array.from({ length: 50 }, (_, i) => ({ key: `c${i}`, command: "sleep 30", ...(i > 0 ? { dependsOn: [`c${i - 1}`] } : {}) }));
+    const id = await createDag(t.app.url, u.token, "storm", chain); // 1 submission
+    const runs = [await triggerDag(t.app.url, u.token, id), await triggerDag(t.app.url, u.token, id)]; // 50 + 50
+    const third = await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }, u.token);
+    // Before: one submission per DAG run, 120 DAG runs (6,000 task runs) a minute.
+    expect(code(third)).toBe("RATE_LIMITED");
+    expect(third.errors?.[0]?.extensions?.limit).toBe("submissions");
+    expect(message(third)).toMatch(/^too many submissions for user dag-attacker-\S+: at most 120 per PT1M; a DAG run counts one per task \(this DAG has 50\); retry in \d+ s$/);
+    const made = await gqlOk<{ dagRuns: { edges: unknown[] } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id }, u.token);
+    expect(made.dagRuns.edges).toHaveLength(2);
+    for (const r of runs) await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: r }, u.token);
+  });
+
+  it("another user's DAG id is NOT_FOUND before any submission is charged for its tasks", async () => {
+    const victim = await user();
+    const mallory = await user();
+    const id = await createDag(t.app.url, victim.token, "big-victim", Array.from({ length: 200 }, (_, i) => ({ key: `v${i}`, command: "true" })));
+    for (let i = 0; i < 3; i++) expect(code(await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }, mallory.token))).toBe("NOT_FOUND");
+    // Mallory's budget was charged one per call, not 200: her own small DAG still triggers.
+    const own = await createDag(t.app.url, mallory.token, "small", [{ key: "a", command: "true" }]);
+    await finishedDagRun(t.app.url, mallory.token, await triggerDag(t.app.url, mallory.token, own));
+  });
+});
