@@ -329,3 +329,22 @@ describe("trigger storms", () => {
     await finishedDagRun(t.app.url, mallory.token, await triggerDag(t.app.url, mallory.token, own));
   });
 });
+
+describe("task runs through the run API", () => {
+  it("retryRun on a DAG task's run is CONFLICT pointing to retryDagRun (it re-ran the task behind its DAG run's back)", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "retry-behind", [{ key: "a", command: "echo '\"sneaky\"' > $KAIROS_RESULT; exit 1" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const dagRunId = await triggerDag(t.app.url, u.token, id);
+    const done = await finishedDagRun(t.app.url, u.token, dagRunId);
+    expect(done.status).toBe("FAILED");
+    const runId = done.tasks[0]!.run!.id;
+    const r = await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id status } }`, { id: runId }, u.token);
+    expect(code(r)).toBe("CONFLICT");
+    expect(message(r)).toBe(`run ${runId} is task "a" of DAG run ${dagRunId}; retry it with retryDagRun(id: "${dagRunId}"), which re-runs its failed tasks and their children`);
+    const run = await gqlOk<{ run: { status: string; attempt: number } }>(t.app.url, `query($id: ID!) { run(id: $id) { status attempt } }`, { id: runId }, u.token);
+    expect(run.run).toEqual({ status: "FAILED", attempt: 1 });
+    // Another user's task run stays NOT_FOUND (the check comes after the ownership one).
+    const other = await user();
+    expect(code(await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: runId }, other.token))).toBe("NOT_FOUND");
+  });
+});
