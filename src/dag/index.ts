@@ -23,4 +23,4 @@ export type {
   TaskStates,
   TaskView,
 } from "./plan/types.js";
-export { MAX_DAG_TASKS, TASK_KEY_PATTERN, validateDag } from "./plan/validate.js";
+export { MAX_DAG_EDGES, MAX_DAG_TASKS, TASK_KEY_PATTERN, validateDag } from "./plan/validate.js";

@@ -348,3 +348,35 @@ describe("task runs through the run API", () => {
     expect(code(await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: runId }, other.token))).toBe("NOT_FOUND");
   });
 });
+
+describe("KAIROS_RESULT that is not a file", () => {
+  it("a FIFO, a symbolic link to a host file, a directory: each fails its task with a clear error, and the node carries on", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "odd-results", [
+      // Opening a FIFO for reading blocks until a writer comes: the executor must not wait on it.
+      { key: "fifo", command: "mkfifo $KAIROS_RESULT" },
+      { key: "link", command: "ln -s /etc/passwd $KAIROS_RESULT" },
+      { key: "dir", command: "mkdir $KAIROS_RESULT" },
+      { key: "after", command: "echo 1 > $KAIROS_RESULT", trigger: "ALL_DONE", dependsOn: ["fifo", "link", "dir"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, u.token, await triggerDag(t.app.url, u.token, id), 30_000);
+    const error = (k: string) => run.tasks.find((x) => x.key === k)!.run!.error;
+    expect(error("fifo")).toBe("RESULT_NOT_A_FILE: KAIROS_RESULT must be a regular file");
+    expect(error("link")).toBe("RESULT_NOT_A_FILE: KAIROS_RESULT is a symbolic link; write the result to the file itself");
+    expect(error("dir")).toBe("RESULT_NOT_A_FILE: KAIROS_RESULT must be a regular file");
+    expect(JSON.stringify(run)).not.toContain("root:");
+    expect(run.tasks.find((x) => x.key === "after")).toMatchObject({ status: "SUCCEEDED", result: 1 });
+  });
+});
+
+describe("wide graphs", () => {
+  it("a DAG of more than 20,000 dependencies is BAD_USER_INPUT on tasks (each advance walks every edge)", async () => {
+    const u = await user();
+    // Each of 1,000 tasks on its 21 predecessors: 20,769 edges, a 200 KB request.
+    const tasks = Array.from({ length: 1000 }, (_, i) => ({ key: `t${i}`, command: "true", dependsOn: Array.from({ length: Math.min(i, 21) }, (_, j) => `t${i - 1 - j}`) }));
+    const r = await gql(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "wide", tasks: tasksInput(tasks) } }, u.token);
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(r.errors?.[0]?.extensions?.field).toBe("tasks");
+    expect(message(r)).toBe("tasks: a DAG has at most 20000 dependencies (dependsOn entries of all tasks together); this one has 20769");
+  });
+});
