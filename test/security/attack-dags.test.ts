@@ -266,18 +266,17 @@ describe("lifecycle races", () => {
   it("a triggerDag whose DAG is deleted between reading it and making the run gets a CANCELLED DAG run, not one running for a deleted DAG", async () => {
     const u = await user();
     const id = await createDag(t.app.url, u.token, "deleted-mid-trigger", [{ key: "a", command: "sleep 2" }, { key: "b", command: "true", dependsOn: ["a"] }]);
-    const dags = t.app.services.dags;
-    const get = dags.get.bind(dags);
+    const dagRuns = t.app.services.mongo.c.dagRuns as unknown as Collection<Document>;
+    const insertOne = dagRuns.insertOne.bind(dagRuns);
     let armed = true;
-    // deleteDag runs to the end right after the trigger read the DAG: it finds no DAG run to cancel.
-    const spy = vi.spyOn(dags, "get").mockImplementation(async (caller, dagId) => {
-      const dag = await get(caller, dagId);
-      if (armed && dagId === id) {
+    // deleteDag runs to the end after the trigger read the DAG and before it inserts its DAG run: it finds none to cancel.
+    const spy = vi.spyOn(dagRuns, "insertOne").mockImplementation((async (doc: Document, options?: Document) => {
+      if (armed && doc.dagId === id) {
         armed = false;
-        await dags.delete(caller, dagId);
+        await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
       }
-      return dag;
-    });
+      return insertOne(doc, options);
+    }) as never);
     let runId: string;
     try {
       runId = await triggerDag(t.app.url, u.token, id);
