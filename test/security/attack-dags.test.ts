@@ -47,7 +47,7 @@ describe("another user's DAGs and DAG runs", () => {
       schedule: { kind: "CRON", cron: "0 0 1 1 *" },
     });
     const runId = await triggerDag(t.app.url, victim.token, dagId);
-    await finishedDagRun(t.app.url, victim.token, runId);
+    const taskRunId = (await finishedDagRun(t.app.url, victim.token, runId)).tasks[0]!.run!.id;
 
     for (const [q, v] of [
       [`query($id: ID!) { dag(id: $id) { id } }`, { id: dagId }],
@@ -61,6 +61,12 @@ describe("another user's DAGs and DAG runs", () => {
       [`mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }],
       [`mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }],
       [`mutation($id: ID!) { deleteDag(id: $id) }`, { id: dagId }],
+      // A task's run is a run: the run API's ownership holds for it too, and the DAG id names no job of hers.
+      [`query($id: ID!) { run(id: $id) { id } }`, { id: taskRunId }],
+      [`query($id: ID!) { run(id: $id) { logs { data } } }`, { id: taskRunId }],
+      [`mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: taskRunId }],
+      [`mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: taskRunId }],
+      [`query($id: ID!) { runs(jobId: $id) { edges { node { id } } } }`, { id: dagId }],
     ] as const) {
       const r = await gql(t.app.url, q, v, mallory.token);
       expect([q, code(r), JSON.stringify(r)]).toEqual([q, "NOT_FOUND", expect.not.stringContaining("victim")]);
