@@ -206,7 +206,9 @@ describe("validation and ownership", () => {
       t.admin,
     );
     expect(code(spec)).toBe("BAD_USER_INPUT");
-    expect(message(spec)).toContain(`task "broken": spec.env: "KAIROS_X": names starting with KAIROS_ are reserved`);
+    expect(message(spec)).toBe(`task "broken": spec.env: "KAIROS_X": names starting with KAIROS_ are reserved`);
+    // The input path of the refused field, as for a job's (docs/api-errors.md).
+    expect(spec.errors?.[0]?.extensions?.field).toBe("tasks[1].spec.env");
     const empty = await gql(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "empty", tasks: [] } }, t.admin);
     expect(message(empty)).toContain("at least one task");
   });

@@ -77,12 +77,12 @@ export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefin
   }
   const nodesByPool = new Map<string, Promise<PoolNode[]>>();
   const out: DagTaskDoc[] = [];
-  for (const t of tasks) {
+  for (const [i, t] of tasks.entries()) {
     const pool = t.spec?.pool ?? "default";
     if (!nodesByPool.has(pool)) nodesByPool.set(pool, poolNodes(pool));
     const nodes = await nodesByPool.get(pool)!;
     out.push(
-      prefixed(t.key, () => ({
+      prefixed(t.key, i, () => ({
         key: t.key,
         spec: validateSpec(t.spec, nodes),
         dependsOn: [...(t.dependsOn ?? [])],
@@ -96,12 +96,23 @@ export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefin
   return out;
 }
 
-/** Runs `fn`; a validation error it throws is reported as the task's: `task "<key>": <field>: <message>`. */
-function prefixed<T>(key: string, fn: () => T): T {
+/**
+ * A task's spec, retry or priority refused: `extensions.field` is the input path
+ * (`tasks[1].spec.env`), the message names the task by its key (`task "load": spec.env: …`).
+ */
+class TaskFieldError extends ValidationError {
+  constructor(field: string, message: string) {
+    super(field, message);
+    this.message = message;
+  }
+}
+
+/** Runs `fn`; a validation error it throws is reported as the task's (see {@link TaskFieldError}). */
+function prefixed<T>(key: string, index: number, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof ValidationError) throw new ValidationError(`task ${JSON.stringify(key)}`, e.message);
+    if (e instanceof ValidationError) throw new TaskFieldError(`tasks[${index}].${e.field}`, `task ${JSON.stringify(key)}: ${e.message}`);
     throw e;
   }
 }
