@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
-import { checkResult } from "../../src/dag/index.js";
+import { checkResult, DagTaskIo, MAX_INPUTS_BYTES } from "../../src/dag/index.js";
 import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag } from "../dag/helpers.js";
 
 const t = useTestApp();
@@ -383,5 +383,30 @@ describe("wide graphs", () => {
     expect(code(r)).toBe("BAD_USER_INPUT");
     expect(r.errors?.[0]?.extensions?.field).toBe("tasks");
     expect(message(r)).toBe("tasks: a DAG has at most 20000 dependencies (dependsOn entries of all tasks together); this one has 20769");
+  });
+});
+
+describe("KAIROS_INPUTS of a wide join", () => {
+  it("over 16 MiB is refused from the results' sizes, before the executor parses any of them", async () => {
+    // 300 parents of ~60 KB each: 18 MB of results. A fake store: only what filesFor reads.
+    const parents = Array.from({ length: 300 }, (_, i) => `p${i}`);
+    const result = JSON.stringify("x".repeat(60_000));
+    const mongo = {
+      c: {
+        dagRuns: { findOne: async () => ({ paramsJson: "{}", definition: { tasks: [...parents.map((key) => ({ key, dependsOn: [], mapOver: null })), { key: "join", dependsOn: parents, mapOver: null }] } }) },
+        runs: { find: () => ({ toArray: async () => parents.map((taskKey) => ({ taskKey, mapIndex: null, resultJson: result })) }) },
+      },
+    };
+    const io = new DagTaskIo(mongo as never);
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      await expect(io.filesFor({ dagRunId: "r", taskKey: "join", mapIndex: null })).rejects.toThrow(
+        `the parents' results come to ${300 * result.length} bytes of KAIROS_INPUTS; at most ${MAX_INPUTS_BYTES} (16 MiB): write smaller results, or join fewer parents`,
+      );
+      // Before: all 300 parsed, then stringified into one 18 MB string, then refused.
+      expect(parse.mock.calls.filter(([text]) => text === result)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });

@@ -55,7 +55,12 @@ export class DagTaskIo {
     const inputs: Record<string, unknown> = {};
     for (const parent of def.dependsOn) inputs[parent] = shape.tasks.get(parent)?.mapped ? [] : null;
     if (def.dependsOn.length > 0) {
-      for (const r of await findSucceededTaskResults(this.mongo, run.dagRunId!, def.dependsOn)) {
+      const results = await findSucceededTaskResults(this.mongo, run.dagRunId!, def.dependsOn);
+      // Refused on the texts' sizes, before parsing them: a join of 1,000 parents of 64 KiB each is
+      // 64 MB of text, several times that parsed, and again as one string, in the executor's heap.
+      const bytes = results.reduce((n, r) => n + (r.resultJson == null ? 0 : Buffer.byteLength(r.resultJson)), 0);
+      if (bytes > MAX_INPUTS_BYTES) throw inputsTooLarge(bytes);
+      for (const r of results) {
         const value = r.resultJson == null ? null : (JSON.parse(r.resultJson) as unknown);
         const list = inputs[r.taskKey!];
         if (Array.isArray(list) && r.mapIndex != null) list[r.mapIndex] = value;
@@ -73,11 +78,14 @@ export class DagTaskIo {
       inputs.index = run.mapIndex;
     }
     const inputsJson = JSON.stringify(inputs);
-    if (Buffer.byteLength(inputsJson) > MAX_INPUTS_BYTES) {
-      throw new Error(`the parents' results come to more than ${MAX_INPUTS_BYTES} bytes of KAIROS_INPUTS; write smaller results`);
-    }
+    const size = Buffer.byteLength(inputsJson);
+    if (size > MAX_INPUTS_BYTES) throw inputsTooLarge(size);
     return { inputsJson, paramsJson: shape.paramsJson };
   }
+}
+
+function inputsTooLarge(bytes: number): Error {
+  return new Error(`the parents' results come to ${bytes} bytes of KAIROS_INPUTS; at most ${MAX_INPUTS_BYTES} (16 MiB): write smaller results, or join fewer parents`);
 }
 
 /**
