@@ -9,7 +9,7 @@ import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
 import { checkResult, DagTaskIo, MAX_INPUTS_BYTES } from "../../src/dag/index.js";
-import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag } from "../dag/helpers.js";
+import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag, waitFor } from "../dag/helpers.js";
 
 const t = useTestApp();
 
@@ -292,6 +292,31 @@ describe("lifecycle races", () => {
     const run = await finishedDagRun(t.app.url, u.token, runId, 20_000);
     expect(run.status).toBe("CANCELLED");
     expect(run.tasks.map((x) => x.status)).toEqual(["CANCELLED", "CANCELLED"]);
+  });
+
+  it("a scheduled fire whose DAG is deleted between reading it and making the run gets a CANCELLED DAG run", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-mid-fire", [{ key: "a", command: "sleep 2" }], { schedule: { kind: "CRON", cron: "* * * * * *" } });
+    const dagRuns = t.app.services.mongo.c.dagRuns as unknown as Collection<Document>;
+    const insertOne = dagRuns.insertOne.bind(dagRuns);
+    let fired: string | null = null;
+    const spy = vi.spyOn(dagRuns, "insertOne").mockImplementation((async (doc: Document, options?: Document) => {
+      if (fired === null && doc.dagId === id && doc.trigger !== "MANUAL") {
+        fired = String(doc.fireKey);
+        await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+      }
+      return insertOne(doc, options);
+    }) as never);
+    try {
+      await waitFor(async () => fired, 10_000);
+    } finally {
+      spy.mockRestore();
+    }
+    // The slot's DAG run (a replay of the fire may have made it first, under its own id).
+    const made = await waitFor(() => dagRuns.findOne({ fireKey: fired }), 10_000);
+    const run = await finishedDagRun(t.app.url, u.token, String(made._id), 20_000);
+    // Before: SUCCEEDED, a DAG run of a deleted DAG run to its end.
+    expect(run.status).toBe("CANCELLED");
   });
 
   it("retryDagRun of a deleted DAG's run is CONFLICT: deleteDag's cancelled runs stay readable, they do not come back", async () => {
