@@ -1,9 +1,12 @@
 /**
  * (4) DAG fan-out / fan-in (issue #15): the same wide workflow on both systems, no-op tasks.
  *
- * Width: the issue asks for 1 → 1,000 → 1, which is 1,002 tasks, and also caps a DAG at 1,000
- * tasks (MAX_DAG_TASKS). The default width is therefore 998 middle tasks (a DAG of exactly 1,000
- * tasks), on both sides alike; `--children N` changes it (past 998 Kairos refuses the DAG).
+ * Shape (`--shape`): the issue asks for 1 → 1,000 → 1, which as a static DAG is 1,002 tasks, past
+ * the cap of 1,000 tasks (MAX_DAG_TASKS). So the default, `mapped`, is the fan-out Kairos offers for
+ * that width: `root` (whose result is the list [0 … 999]) → `c` mapped over it (1,000 instances at
+ * run time, MAX_MAP_INSTANCES) → `join`; `static` is `root → c0 … c997 → join` (998 middle tasks, a
+ * DAG of exactly 1,000 tasks). BullMQ gets as many children as Kairos's middle; `--children N`
+ * changes the width.
  *
  * - Kairos: a DAG `root → c0 … c997 → join` (1 → 998 → 1) created once through the GraphQL API
  *   (`createDag`), then triggered `rounds` times, one DAG run after the other (`triggerDag`), each
@@ -26,7 +29,7 @@
  * and `run.finishedAt`; BullMQ `Date.now()` at the first and last statement of the processor.
  *
  * Run directly:  node --import tsx bench/dag.ts [--quick] [--systems kairos,bullmq] [--modes noop,process]
- *                [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose] [--profile DIR]
+ *                [--shape mapped|static] [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose] [--profile DIR]
  */
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -47,8 +50,16 @@ const NOOP_SPEC = { kind: "COMMAND", argv: ["true"], resources: { cpu: 0.1, memo
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
-/** Middle tasks by default: root + 998 + join = 1,000 tasks, the most a DAG may have. */
+/** Static shape's middle tasks by default: root + 998 + join = 1,000 tasks, the most a DAG may have. */
 export const DAG_BENCH_CHILDREN = 998;
+/** Mapped shape's instances by default: the issue's 1,000. */
+export const DAG_BENCH_MAPPED = 1_000;
+
+/** `mapped`: root → c (mapOver root) → join; `static`: root → c0 … cN-1 → join. */
+export type DagShape = "mapped" | "static";
+
+/** The middle's width of a shape when not given. */
+export const defaultChildren = (shape: DagShape): number => (shape === "mapped" ? DAG_BENCH_MAPPED : DAG_BENCH_CHILDREN);
 
 /** One DAG run / flow. */
 export interface DagRound {
@@ -63,6 +74,8 @@ export interface DagRound {
 export interface DagBenchResult {
   system: "kairos" | "bullmq";
   variant?: string;
+  /** Kairos only: the DAG's shape. */
+  shape?: DagShape;
   children: number;
   rounds: DagRound[];
   toLastChildStart: Summary;
@@ -72,11 +85,12 @@ export interface DagBenchResult {
   notes: string[];
 }
 
-function result(system: DagBenchResult["system"], variant: string | undefined, children: number, rounds: DagRound[], notes: string[]): DagBenchResult {
+function result(system: DagBenchResult["system"], variant: string | undefined, children: number, rounds: DagRound[], notes: string[], shape?: DagShape): DagBenchResult {
   const fanOuts = rounds.map((r) => r.fanOutMs).filter((x): x is number => x !== null);
   return {
     system,
     variant,
+    ...(shape ? { shape } : {}),
     children,
     rounds,
     toLastChildStart: summarize(rounds.map((r) => r.toLastChildStartMs)),
@@ -92,8 +106,10 @@ function result(system: DagBenchResult["system"], variant: string | undefined, c
 // ---------------------------------------------------------------------------------------------
 
 export interface DagBenchOptions {
-  /** Middle tasks. @default DAG_BENCH_CHILDREN (998) */
+  /** Middle tasks. @default defaultChildren(shape): 1,000 mapped, 998 static */
   children?: number;
+  /** Kairos's DAG. @default "mapped" */
+  shape?: DagShape;
   /** DAG runs / flows, one after the other. @default 5 */
   rounds?: number;
   /** Give up on a round after this long. @default 300_000 */
@@ -102,7 +118,7 @@ export interface DagBenchOptions {
 
 /** The BullMQ side: `rounds` flows of a join waiting for `children` no-op children. */
 export async function benchBullmqDag(redisUrl: string, opts: DagBenchOptions = {}): Promise<DagBenchResult> {
-  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 300_000 } = opts;
+  const { children = defaultChildren(opts.shape ?? "mapped"), rounds = 5, timeoutMs = 300_000 } = opts;
   const queueName = `bench-dag-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
   const config: WorkerConfig = { redisUrl, queue: queueName, concurrency: 50, kind: "throughput" };
   const child = fork(FLOW_WORKER, [], { cwd: REPO_ROOT, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
@@ -178,6 +194,7 @@ export interface KairosDagOptions extends DagBenchOptions, KairosOptions {}
 
 interface RunTask {
   key: string;
+  mapIndex: number | null;
   status: string;
   run: { startedAt: string | null; finishedAt: string | null } | null;
 }
@@ -197,7 +214,19 @@ async function gql<T>(url: string, query: string, variables: Record<string, unkn
 }
 
 /** The 1 → N → 1 DAG as `createDag`'s input. */
-export function wideDag(name: string, children: number): Record<string, unknown> {
+export function wideDag(name: string, children: number, shape: DagShape = "static"): Record<string, unknown> {
+  if (shape === "mapped") {
+    const list = JSON.stringify(Array.from({ length: children }, (_, i) => i));
+    return {
+      name,
+      tasks: [
+        // A no-op whose result is the list (bench/lib/noop-process.mjs; a real process in process mode).
+        { key: "root", spec: { ...NOOP_SPEC, argv: ["/bin/sh", "-c", 'printf %s "$BENCH_RESULT" > "$KAIROS_RESULT"'], env: { BENCH_RESULT: list } }, dependsOn: [] },
+        { key: "c", spec: NOOP_SPEC, dependsOn: ["root"], mapOver: "root" },
+        { key: "join", spec: NOOP_SPEC, dependsOn: ["c"] },
+      ],
+    };
+  }
   const middle = Array.from({ length: children }, (_, i) => `c${i}`);
   return {
     name,
@@ -211,7 +240,8 @@ export function wideDag(name: string, children: number): Record<string, unknown>
 
 /** The Kairos side: one deployment, one DAG, `rounds` DAG runs one after the other. */
 export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = {}): Promise<DagBenchResult> {
-  const { children = DAG_BENCH_CHILDREN, rounds = 5, timeoutMs = 300_000 } = opts;
+  const shape = opts.shape ?? "mapped";
+  const { children = defaultChildren(shape), rounds = 5, timeoutMs = 300_000 } = opts;
   const mode: ExecutorMode = opts.mode ?? "noop";
   const runtime: Runtime = opts.runtime ?? "compiled";
   const notes: string[] = [];
@@ -240,7 +270,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
     const { createDag } = await gql<{ createDag: { id: string } }>(
       url,
       `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
-      { input: wideDag(`wide-${tag}`, children) },
+      { input: wideDag(`wide-${tag}`, children, shape) },
       token,
     );
     for (let round = 0; round < rounds; round++) {
@@ -261,38 +291,64 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
           process.stderr.write(`[dag bench] round ${round} +${fmtMs(Date.now() - submit)}: ${await taskCounts(url, triggerDag.id, token)}\n`);
         }
       }
-      const { dagRun } = await gql<{ dagRun: { status: string; tasks: RunTask[] } }>(
-        url,
-        `query($id: ID!) { dagRun(id: $id) { status tasks { key status run { startedAt finishedAt } } } }`,
-        { id: triggerDag.id },
-        token,
-      );
+      const dagRun = { status, tasks: await taskRows<RunTask>(url, triggerDag.id, token, "key mapIndex status run { startedAt finishedAt }") };
       if (dagRun.status !== "SUCCEEDED") {
-        const { dagRun: why } = await gql<{ dagRun: { tasks: Array<{ key: string; status: string; note: string | null; run: { status: string; error: string | null } | null }> } }>(
-          url,
-          `query($id: ID!) { dagRun(id: $id) { tasks { key status note run { status error } } } }`,
-          { id: triggerDag.id },
-          token,
-        );
+        const why = { tasks: await taskRows<{ key: string; status: string; note: string | null; run: { status: string; error: string | null } | null }>(url, triggerDag.id, token, "key status note run { status error }") };
         const bad = why.tasks.filter((t) => t.status !== "SUCCEEDED").slice(0, 3);
         throw new Error(`Kairos DAG run ${round} ended ${dagRun.status}; e.g. ${JSON.stringify(bad)}`);
       }
       out.push(kairosRound(dagRun.tasks, submit, children));
+      if (opts.verbose) process.stderr.write(await timeline(url, triggerDag.id, token, submit));
     }
     notes.push(...(await cluster.stopRoles()));
   } finally {
     await cluster.stop().catch((e: Error) => notes.push(`cleanup: ${e.message}`));
     await emu?.child.stop();
   }
-  return result("kairos", mode === "noop" ? "no process" : "process", children, out, notes);
+  return result("kairos", mode === "noop" ? "no process" : "process", children, out, notes, shape);
+}
+
+/** Every task row of a DAG run, in pages of 1,000 (the API's query cost limit bounds a page). */
+async function taskRows<T>(url: string, dagRunId: string, token: string, fields: string): Promise<T[]> {
+  const rows: T[] = [];
+  for (;;) {
+    const { dagRun } = await gql<{ dagRun: { tasks: T[] } }>(url, `query($id: ID!, $skip: Int!) { dagRun(id: $id) { tasks(first: 1000, skip: $skip) { ${fields} } } }`, { id: dagRunId, skip: rows.length }, token);
+    rows.push(...dagRun.tasks);
+    if (dagRun.tasks.length < 1000) return rows;
+  }
+}
+
+/** --verbose: when the middle tasks' runs were created, queued, started and finished, from the root's end (quantiles). */
+async function timeline(url: string, dagRunId: string, token: string, submit: number): Promise<string> {
+  type T = { key: string; mapIndex: number | null; run: { createdAt: string; queuedAt: string | null; startedAt: string | null; finishedAt: string | null } | null };
+  const dagRun = { tasks: await taskRows<T>(url, dagRunId, token, "key mapIndex run { createdAt queuedAt startedAt finishedAt }") };
+  const root = dagRun.tasks.find((t) => t.key === "root")?.run;
+  const join = dagRun.tasks.find((t) => t.key === "join")?.run;
+  const base = root?.finishedAt ? Date.parse(root.finishedAt) : submit;
+  const middle = dagRun.tasks.filter(isMiddle).map((t) => t.run!);
+  const q = (field: "createdAt" | "queuedAt" | "startedAt" | "finishedAt") => {
+    const xs = middle.map((r) => (r[field] ? Date.parse(r[field]) - base : NaN)).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    const at = (p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
+    return `${field} ${[0, 0.1, 0.5, 0.9, 1].map((p) => `${at(p)}`).join("/")}`;
+  };
+  const rel = (s: string | null | undefined) => (s ? `${Date.parse(s) - base}` : "?");
+  return (
+    `[dag bench] timeline from the root's end (root: created ${rel(root?.createdAt)} started ${rel(root?.startedAt)}; submit ${submit - base}), middle min/p10/p50/p90/max ms: ` +
+    `${q("createdAt")}; ${q("queuedAt")}; ${q("startedAt")}; ${q("finishedAt")}; join created ${rel(join?.createdAt)} queued ${rel(join?.queuedAt)} started ${rel(join?.startedAt)}\n`
+  );
 }
 
 /** "SUCCEEDED 120, RUNNING 64, …": the DAG run's tasks by state. */
 async function taskCounts(url: string, dagRunId: string, token: string): Promise<string> {
-  const { dagRun } = await gql<{ dagRun: { tasks: Array<{ status: string }> } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks { status } } }`, { id: dagRunId }, token);
+  const { dagRun } = await gql<{ dagRun: { tasks: Array<{ status: string }> } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 5000) { status } } }`, { id: dagRunId }, token);
   const counts = new Map<string, number>();
   for (const t of dagRun.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
   return [...counts].map(([s, n]) => `${s} ${n}`).join(", ");
+}
+
+/** A middle task's row: `c<i>` (static) or an instance of `c` (mapped; the row without mapIndex is the task itself). */
+function isMiddle(t: { key: string; mapIndex: number | null }): boolean {
+  return /^c\d+$/.test(t.key) || (t.key === "c" && t.mapIndex !== null);
 }
 
 function kairosRound(tasks: RunTask[], submit: number, children: number): DagRound {
@@ -300,10 +356,10 @@ function kairosRound(tasks: RunTask[], submit: number, children: number): DagRou
     if (!s) throw new Error(`Kairos DAG run: a task has no ${what}`);
     return Date.parse(s);
   };
-  const byKey = new Map(tasks.map((t) => [t.key, t]));
+  const byKey = new Map(tasks.filter((t) => t.mapIndex === null).map((t) => [t.key, t]));
   const root = byKey.get("root");
   const join = byKey.get("join");
-  const middle = tasks.filter((t) => /^c\d+$/.test(t.key));
+  const middle = tasks.filter(isMiddle);
   if (!root?.run || !join?.run || middle.length !== children) throw new Error(`Kairos DAG run: ${middle.length} middle tasks, root ${root ? "present" : "missing"}, join ${join ? "present" : "missing"}`);
   const lastStart = Math.max(...middle.map((t) => at(t.run?.startedAt, "startedAt")));
   const lastEnd = Math.max(...middle.map((t) => at(t.run?.finishedAt, "finishedAt")));
@@ -323,7 +379,9 @@ const name = (r: DagBenchResult) => (r.variant ? `${r.system} (${r.variant})` : 
 
 /** The table, every round, and the ratios of each Kairos variant to BullMQ (BullMQ ÷ Kairos: > 1 = Kairos faster). */
 export function formatDag(results: DagBenchResult[]): string {
-  const n = results[0]?.children ?? DAG_BENCH_CHILDREN;
+  const n = results[0]?.children ?? DAG_BENCH_MAPPED;
+  const shape = results.find((r) => r.shape)?.shape ?? "mapped";
+  const kairosDag = shape === "mapped" ? `Kairos DAG root → c mapped over root's list of ${n.toLocaleString("en-US")} → join` : `Kairos DAG of ${n + 2} tasks`;
   const rows = results.map((r) => [
     name(r),
     r.rounds.length,
@@ -338,7 +396,7 @@ export function formatDag(results: DagBenchResult[]): string {
     table(
       ["system", "rounds", "→ last child start p50", "p99", "last child end → join start p50", "p99", "root end → last child start p50", "total p50"],
       rows,
-      { title: `(4) DAG fan-out / fan-in: 1 → ${n.toLocaleString("en-US")} → 1 no-op tasks (Kairos DAG of ${n + 2} tasks) vs a flow of ${n.toLocaleString("en-US")} children → 1 parent (BullMQ FlowProducer)` },
+      { title: `(4) DAG fan-out / fan-in: 1 → ${n.toLocaleString("en-US")} → 1 no-op tasks (${kairosDag}) vs a flow of ${n.toLocaleString("en-US")} children → 1 parent (BullMQ FlowProducer)` },
     ),
     "  rounds (→ last child start / last child end → join start):",
     ...results.map((r) => `    ${name(r)}: ${r.rounds.map((x) => `${fmtMs(x.toLastChildStartMs)} / ${fmtMs(x.joinDelayMs)}`).join(", ")}`),
@@ -370,13 +428,15 @@ async function main(): Promise<void> {
   const modes = (argValue("--modes") ?? "noop").split(",") as ExecutorMode[];
   const verbose = process.argv.includes("--verbose");
   const rounds = Number(argValue("--rounds") ?? (quick ? 3 : 5));
-  const children = Number(argValue("--children") ?? DAG_BENCH_CHILDREN);
+  const shape = (argValue("--shape") ?? "mapped") as DagShape;
+  if (shape !== "mapped" && shape !== "static") throw new Error(`--shape: mapped or static, not ${shape}`);
+  const children = Number(argValue("--children") ?? defaultChildren(shape));
   const timeoutMs = Number(argValue("--timeout-s") ?? 300) * 1000;
   const redis = await startRedis();
   const results: DagBenchResult[] = [];
   try {
-    console.log(`DAG bench: Kairos ${kairosRevision()}, ${children} children, ${rounds} rounds`);
-    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile") }));
+    console.log(`DAG bench: Kairos ${kairosRevision()}, ${shape} shape, ${children} children, ${rounds} rounds`);
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, shape, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile") }));
     if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children, timeoutMs }));
   } finally {
     await redis.stop();

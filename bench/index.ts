@@ -10,6 +10,8 @@
  * Options: --shapes burst,schedules,throughput,sandbox,logs   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
+ *          --dag-shape mapped|static (Kairos's DAG: root → c mapped over 1,000 → join, the default,
+ *            or root → 998 tasks → join)
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
  *            median round of each is tabled, every round listed; default 3, 1 with --quick)
  *          --modes process,noop,http (Kairos executor: real process per run / no process / HTTP
@@ -21,7 +23,7 @@ import { writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { benchBullmqBurst, benchBullmqSchedulers, benchBullmqThroughput, machineLine } from "./bullmq.js";
-import { benchBullmqDag, benchKairosDag, formatDag, type DagBenchResult } from "./dag.js";
+import { benchBullmqDag, benchKairosDag, formatDag, type DagBenchResult, type DagShape } from "./dag.js";
 import {
   benchKairosBurst,
   benchKairosSchedules,
@@ -66,7 +68,9 @@ const plan = {
   cronSeconds: num("--cron-seconds", quick ? 10 : 30),
   throughputSeconds: num("--throughput-seconds", quick ? 5 : 15),
   dagRounds: Math.max(1, num("--dag-rounds", quick ? 3 : 5)),
+  dagShape: (argValue("--dag-shape") ?? "mapped") as DagShape,
 };
+if (plan.dagShape !== "mapped" && plan.dagShape !== "static") throw new Error(`--dag-shape: mapped or static, not ${String(plan.dagShape)}`);
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 
@@ -219,9 +223,9 @@ async function main(): Promise<void> {
         }
       };
       if (systems.includes("kairos")) {
-        for (const mode of modes) await attempt(`dag kairos (${mode})`, () => benchKairosDag(redis.url, { ...kairosBase, mode, rounds: plan.dagRounds }));
+        for (const mode of modes) await attempt(`dag kairos (${mode})`, () => benchKairosDag(redis.url, { ...kairosBase, mode, shape: plan.dagShape, rounds: plan.dagRounds }));
       }
-      if (systems.includes("bullmq")) await attempt("dag bullmq (flow)", () => benchBullmqDag(redis.url, { rounds: plan.dagRounds }));
+      if (systems.includes("bullmq")) await attempt("dag bullmq (flow)", () => benchBullmqDag(redis.url, { rounds: plan.dagRounds, shape: plan.dagShape }));
       all.dag = rs;
       console.log([rs.length ? formatDag(rs) : "(4) DAG fan-out / fan-in: no result", ...failures].join("\n") + "\n");
     }

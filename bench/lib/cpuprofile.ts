@@ -42,9 +42,17 @@ export function areaOf(url: string): string {
     return rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!;
   }
   if (url.startsWith("node:")) return url.split("/").slice(0, 2).join("/");
-  const src = url.indexOf("/src/");
-  if (src >= 0) return url.slice(src + 1).replace(/\?.*$/, "");
+  const src = kairosPath(url);
+  if (src !== null) return src;
   return url.replace(/^file:\/\//, "");
+}
+
+/** A Kairos source file's path from src/ (a tsx run's src/…, a compiled bench's .kairos/bench-dist/…), else null. */
+function kairosPath(url: string): string | null {
+  const dist = url.indexOf("/.kairos/bench-dist/");
+  if (dist >= 0) return `src/${url.slice(dist + "/.kairos/bench-dist/".length)}`.replace(/\?.*$/, "");
+  const src = url.indexOf("/src/");
+  return src >= 0 ? url.slice(src + 1).replace(/\?.*$/, "") : null;
 }
 
 export function summarizeProfile(path: string, focus: string[] = []): ProfileSummary {
@@ -81,7 +89,7 @@ export function summarizeProfile(path: string, focus: string[] = []): ProfileSum
     let charged: string | null = null;
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const cf = byId.get(cur)!.callFrame;
-      if (cf.url.includes("/src/")) {
+      if (kairosPath(cf.url) !== null) {
         charged = `${cf.functionName || "(anonymous)"} ${areaOf(cf.url)}`;
         break;
       }

@@ -6,7 +6,7 @@
  * files live there; for other runs it stays empty and costs one readdir per attempt. The
  * sandbox's own cost per run is measured by bench/sandbox.ts.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -24,18 +24,33 @@ export class Sandbox {
   dir(slot) {
     return join(this.root, `slot${slot}`);
   }
-  prepare(slot) {
+  given(slot) {
+    return join(this.root, `slot${slot}-given`);
+  }
+  prepare(slot, _name, spec) {
     const cwd = this.dir(slot);
+    const given = this.given(slot);
     if (!this.made.has(slot)) {
       mkdirSync(cwd, { recursive: true });
+      mkdirSync(given, { recursive: true });
       this.made.add(slot);
     }
-    return { process: { file: "true", args: [], env: {}, cwd, stop: "group" }, diskDir: cwd, diskBytes: 0, cgroup: null };
+    // The job's own variables pass through (noop-process.mjs honours BENCH_RESULT).
+    return { process: { file: "true", args: [], env: { ...(spec?.env ?? {}) }, cwd, stop: "group" }, given: { host: given, inside: given }, diskDir: cwd, diskBytes: 0, cgroup: null };
   }
+  /** As the real sandbox: the work directory emptied, the given files emptied in place. */
   releaseSlot(slot) {
     if (!this.made.has(slot)) return undefined;
     const cwd = this.dir(slot);
     for (const name of readdirSync(cwd)) rmSync(join(cwd, name), { recursive: true, force: true });
+    const given = this.given(slot);
+    // One space left, as the real sandbox does (given-files.ts: truncating to nothing makes ext4 wait for its journal).
+    for (const name of readdirSync(given)) {
+      const fd = openSync(join(given, name), constants.O_WRONLY | constants.O_NOFOLLOW);
+      writeSync(fd, " ", 0);
+      if (fstatSync(fd).size > 1) ftruncateSync(fd, 1);
+      closeSync(fd);
+    }
     return undefined;
   }
   async close() {

@@ -45,7 +45,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     maxBytes: config.artifacts.maxBytes,
     uploadTtlMs: config.artifacts.uploadTtlMs,
   });
-  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts });
+  const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts, dags: dagEngine.service });
   // Rate-limit counters are shared through Redis when the deployment has it, so every API
   // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
   const serving = dev || config.role === "api";

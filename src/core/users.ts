@@ -43,6 +43,11 @@ export interface UserServiceDeps {
   jobs?: JobService;
   /** Deletes a deleted user's artifacts, documents and bytes (core/artifacts). */
   artifacts?: { deleteOwner(ownerId: string): Promise<number> };
+  /**
+   * Deletes a deleted user's DAGs, their schedules and their DAG runs (running ones cancelled
+   * first). src/dag's engine, injected by app/ (core does not import dag/).
+   */
+  dags?: { deleteOwner(ownerId: string): Promise<{ dags: number; dagRuns: number }> };
 }
 
 export interface DeletedUser {
@@ -51,6 +56,8 @@ export interface DeletedUser {
   jobsDeleted: number;
   runsCancelled: number;
   apiKeysDeleted: number;
+  dagsDeleted: number;
+  dagRunsDeleted: number;
 }
 
 // Verifying against a dummy hash when the user does not exist keeps the response time the same,
@@ -113,10 +120,13 @@ export class UserService {
 
   /**
    * Deletes a user. The user is marked deleted first, so from that moment their tokens and keys
-   * are refused everywhere; then their jobs are stopped (KEEP: paused and marked as ownerless,
-   * DELETE: removed), their open runs cancelled, their API keys and idempotency records removed,
-   * and last the user document. Every step is idempotent: after a crash midway, deleting again
-   * finishes the job.
+   * are refused everywhere; then their DAGs go (schedules first, then the DAGs, their running DAG
+   * runs cancelled, then every DAG run document: whatever `jobs` says, as a DAG has no ownerless
+   * state), then their jobs are stopped (KEEP: paused and marked as ownerless, DELETE: removed),
+   * their open runs cancelled (DAG task runs among them), their API keys and idempotency records
+   * removed, and last the user document. DAGs go before jobs so that no DAG run is advanced by
+   * its task runs' cancellation into starting more tasks. Every step is idempotent: after a crash
+   * midway, deleting again finishes the job.
    */
   async delete(caller: Principal, userId: string, jobs: OwnerJobs): Promise<DeletedUser> {
     if (userId === caller.userId) throw new ConflictError("you cannot delete yourself; ask another administrator");
@@ -125,14 +135,15 @@ export class UserService {
     if (!marked) throw new NotFoundError("user", userId);
     if (marked.deletedAt) this.deps.log.info({ userId }, "resuming an unfinished user deletion");
     this.changed(userId, "user deleted");
+    const dags = (await this.deps.dags?.deleteOwner(userId)) ?? { dags: 0, dagRuns: 0 };
     const stopped = this.deps.jobs ? await this.deps.jobs.retireOwner(userId, jobs) : { kept: 0, deleted: 0, runsCancelled: 0 };
     const apiKeysDeleted = (await this.deps.apiKeys?.deleteOwner(userId)) ?? 0;
     const artifactsDeleted = (await this.deps.artifacts?.deleteOwner(userId)) ?? 0;
     await deleteOwnerRecords(this.deps.mongo, userId);
     await this.deps.state?.ready.markLimited(userId, false);
     await deleteUser(this.deps.mongo, userId);
-    this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted, artifactsDeleted }, "user deleted");
-    return { userId, jobsKept: stopped.kept, jobsDeleted: stopped.deleted, runsCancelled: stopped.runsCancelled, apiKeysDeleted };
+    this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted, artifactsDeleted, dagsDeleted: dags.dags, dagRunsDeleted: dags.dagRuns }, "user deleted");
+    return { userId, jobsKept: stopped.kept, jobsDeleted: stopped.deleted, runsCancelled: stopped.runsCancelled, apiKeysDeleted, dagsDeleted: dags.dags, dagRunsDeleted: dags.dagRuns };
   }
 
   /** A user that exists and is not being deleted. */

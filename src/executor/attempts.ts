@@ -117,6 +117,6 @@ export class Attempts {
     // Ended before its confirm was sent: the claim goes with the result, in one write (after the
     // report turn, still well inside the attempt's kill deadline).
     if (a.claim.state === "queued") a.claim = { state: "withResult", payload: a.claim.payload, startedAt: a.claim.startedAt };
-    await this.deps.reporter.report(a, end, { token, attempt, log });
+    await this.deps.reporter.report(a, end, { token, attempt, log, dagTask: run.dagRunId != null });
   }
 }

@@ -1,19 +1,21 @@
 /**
  * Data along a DAG's edges, on the executor's side (docs/dags.md): before a DAG task's program
- * starts, its inputs and params are written into the run's working directory (KAIROS_INPUTS,
- * KAIROS_PARAMS), and KAIROS_RESULT names where it may write its result; after it exits 0, that
- * file is read (never following a link the program made, at most 64 KiB, valid JSON) and goes
- * with the outcome. A result over the cap or not JSON fails the attempt with a clear error.
+ * starts, its inputs and params are written into its slot's given directory (KAIROS_INPUTS,
+ * KAIROS_PARAMS; read-only to the program, see sandbox/given-files.ts), and KAIROS_RESULT names
+ * where in its working directory it may write its result; after it exits 0, that file is read
+ * (never following a link the program made, at most 64 KiB, valid JSON) and goes with the
+ * outcome. A result over the cap or not JSON fails the attempt with a clear error.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { AttemptOutcome } from "../core/index.js";
 import { checkResult, MAX_RESULT_BYTES, type DagTaskIo } from "../dag/index.js";
 import type { RunDoc } from "../domain/index.js";
+import { writeGivenFile } from "./sandbox/given-files.js";
 
 const RESULT_FILE = ".kairos-result.json";
-const INPUTS_FILE = ".kairos-inputs.json";
-const PARAMS_FILE = ".kairos-params.json";
+const INPUTS_FILE = "inputs.json";
+const PARAMS_FILE = "params.json";
 
 export type DagResult = { json: string | null } | { error: string };
 
@@ -28,11 +30,14 @@ export async function readDagFiles(io: DagTaskIo | undefined, run: RunDoc): Prom
   return io.filesFor(run);
 }
 
-/** The KAIROS_* variables of a DAG task, for a program whose working directory is `home` (as it sees it). */
-export function dagEnv(home: string, run: Pick<RunDoc, "dagRunId" | "taskKey" | "mapIndex" | "fireKey">): Record<string, string> {
+/**
+ * The KAIROS_* variables of a DAG task, for a program whose working directory is `home` and whose
+ * given directory is `given` (both as it sees them).
+ */
+export function dagEnv(home: string, given: string, run: Pick<RunDoc, "dagRunId" | "taskKey" | "mapIndex" | "fireKey">): Record<string, string> {
   return {
-    KAIROS_INPUTS: join(home, INPUTS_FILE),
-    KAIROS_PARAMS: join(home, PARAMS_FILE),
+    KAIROS_INPUTS: join(given, INPUTS_FILE),
+    KAIROS_PARAMS: join(given, PARAMS_FILE),
     KAIROS_RESULT: join(home, RESULT_FILE),
     KAIROS_DAG_RUN_ID: run.dagRunId ?? "",
     KAIROS_TASK_KEY: run.taskKey ?? "",
@@ -42,21 +47,13 @@ export function dagEnv(home: string, run: Pick<RunDoc, "dagRunId" | "taskKey" | 
   };
 }
 
-/**
- * Writes the inputs and params into the run's working directory (`workDir`, on the host): files of
- * the executor's user, world-readable, in a directory only the run's user may enter.
- */
-export function writeDagFiles(workDir: string, files: DagFiles): void {
-  for (const [name, text] of [
-    [INPUTS_FILE, files.inputsJson],
-    [PARAMS_FILE, files.paramsJson],
-  ] as const) {
-    const path = join(workDir, name);
-    writeFileSync(path, text, { mode: 0o644, flag: "wx" });
-  }
+/** Writes the inputs and params into the slot's given directory (`givenDir`, on the host), in place. */
+export function writeDagFiles(givenDir: string, files: DagFiles): void {
+  writeGivenFile(givenDir, INPUTS_FILE, files.inputsJson);
+  writeGivenFile(givenDir, PARAMS_FILE, files.paramsJson);
 }
 
-/** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read). */
+/** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read), and removes the file. */
 export function readDagResult(workDir: string): DagResult {
   let fd: number;
   try {
@@ -82,6 +79,13 @@ export function readDagResult(workDir: string): DagResult {
     return checkResult(buf.subarray(0, n).toString("utf8"), n);
   } finally {
     closeSync(fd);
+    // Read: gone, so a task that wrote nothing else leaves its work directory empty, and the
+    // slot's directories are kept rather than made again (sandbox.ts releaseSlot).
+    try {
+      unlinkSync(join(workDir, RESULT_FILE));
+    } catch {
+      // gone already, or not ours to remove: the slot is made again
+    }
   }
 }
 

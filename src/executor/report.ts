@@ -27,7 +27,8 @@ export interface ProcessEnd {
 
 /**
  * Results of ended runs wait here while the pull loop keeps every slot busy with runs that are
- * due: starting work on time comes before writing down work that is done. They go as soon as
+ * due: starting work on time comes before writing down work that is done. Not a DAG task's: its
+ * result is what starts its children (Reporter.report). They go as soon as
  * the loop pauses (queue drained) or after `holdMs`, and at once when half the backlog is
  * used. Confirms of runs still going never wait. A held run is safe: its claim marker in Redis
  * keeps the reaper off it for a lease, and its claim-and-result write is fenced like any other.
@@ -107,6 +108,8 @@ export interface AttemptRef {
   token: number;
   attempt: number;
   log: () => Logger;
+  /** A DAG task's run: its result is what its children wait for, so it never waits at the gate. */
+  dagTask?: boolean;
 }
 
 export class Reporter {
@@ -117,7 +120,7 @@ export class Reporter {
 
   /** Waits for the report turn, then writes what the attempt's end means for its run. */
   async report(a: Attempt, end: ProcessEnd, ref: AttemptRef): Promise<void> {
-    await this.gate.turn();
+    if (!ref.dagTask) await this.gate.turn();
     // A claim written with the result needs no confirmation; any other must be in MongoDB.
     if (a.claim.state !== "withResult" && !(await confirmation(a.claim))) {
       ref.log().warn({ reason: a.stop === "CLAIM_LOST" ? "claim refused" : "claim not confirmed in time" }, "attempt killed: its claim was not confirmed; result not reported");

@@ -11,7 +11,7 @@ import type { RunDoc, RunUsage } from "../domain/index.js";
 import { ENDED, type Attempt } from "./attempt.js";
 import { dagEnv, readDagFiles, readDagResult, writeDagFiles, type DagResult } from "./dag-files.js";
 import type { DagTaskIo } from "../dag/index.js";
-import { SANDBOX_HOME } from "./sandbox/bwrap.js";
+import { SANDBOX_GIVEN, SANDBOX_HOME } from "./sandbox/bwrap.js";
 import type { JobKinds } from "./kinds/job-kinds.js";
 import { watchIdOf, type Deadlines } from "./deadlines.js";
 import type { ResolvedOptions } from "./options.js";
@@ -67,7 +67,7 @@ export class SlotRunner {
       prepared = this.prepare(a, run, slot, dagFiles !== null);
       const p = prepared;
       await this.deps.kinds.install(run, p.process.cwd);
-      if (dagFiles) writeDagFiles(p.process.cwd, dagFiles);
+      if (dagFiles) writeDagFiles(p.given.host, dagFiles);
       result = await runProcess(
         { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt), onOutput },
         a.abort,
@@ -106,10 +106,10 @@ export class SlotRunner {
       KAIROS_SCHEDULED_FOR: run.scheduledFor.toISOString(),
       KAIROS_NODE_ID: this.deps.nodeId,
     };
-    // A DAG task's files sit in its working directory: /work inside bubblewrap, the slot's directory outside.
-    if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME, run));
+    // A DAG task's files: its result in its working directory (/work inside bubblewrap), its inputs and params in the slot's given directory (/kairos).
+    if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME, SANDBOX_GIVEN, run));
     const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, this.deps.kinds.sandboxSpec(run.spec), kairosEnv, a.resources);
-    if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd, run));
+    if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd, prepared.given.inside, run));
     return prepared;
   }
 }

@@ -106,7 +106,8 @@ export class AuthResolver {
   @Mutation(() => DeleteUserResult, {
     description:
       "Deletes a user: their tokens and keys stop working at once, their jobs stop firing and are kept (paused, ownerDeleted) or " +
-      "deleted as `jobs` says, their open runs are cancelled, their API keys deleted. Administrators only; not yourself.",
+      "deleted as `jobs` says, their open runs are cancelled, their API keys deleted; their DAGs, DAG schedules and DAG runs are deleted " +
+      "either way (running DAG runs cancelled first). Administrators only; not yourself.",
   })
   async deleteUser(
     @Arg("userId", () => ID) userId: string,

@@ -48,6 +48,7 @@ function dagPatch(i: UpdateDagInput): DagPatch {
   if (i.description !== undefined) p.description = i.description;
   if (i.tasks != null) p.tasks = i.tasks.map(taskIn);
   if (i.schedule != null) p.schedule = scheduleIn(i.schedule);
+  if (i.clearSchedule != null) p.clearSchedule = i.clearSchedule;
   if (i.misfire != null) p.misfire = i.misfire;
   if (i.overlap != null) p.overlap = i.overlap;
   if (i.catchupWindow != null) p.catchupWindow = i.catchupWindow;
@@ -203,7 +204,7 @@ export class DagResolver {
 export class DagRunResolver {
   @Query(() => DagRun, { description: "A DAG run of yours (admins: any)." })
   async dagRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<DagRun> {
-    return toDagRun(await ctx.services.dags.getRun(requireUser(ctx), id));
+    return toDagRun(await ctx.services.dags.getRunSummary(requireUser(ctx), id));
   }
 
   @Query(() => DagRunConnection, { description: "DAG runs, newest first: of one DAG, or (no dagId) all of yours." })
@@ -230,7 +231,7 @@ export class DagRunResolver {
     if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
     if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
     const doc = run.doc as DagRunDoc;
-    // A listing's documents come without the definition: read the DAG run whole.
+    // dagRun's and a listing's documents come without the definition: read the DAG run whole.
     const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
     // Every task run's state (small), then whole only the runs of the rows asked for.
     const rows = dagRunTaskRows(full, await ctx.services.dags.taskRunStates(full._id)).slice(skip, skip + first);

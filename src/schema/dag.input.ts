@@ -77,8 +77,16 @@ export class UpdateDagInput {
   @Field(() => [DagTaskInput], { nullable: true })
   tasks?: DagTaskInput[] | null;
 
-  @Field(() => ScheduleInput, { nullable: true })
+  @Field(() => ScheduleInput, { nullable: true, description: "A new schedule (the DAG gets one if it had none). Null or absent: unchanged, as in updateJob." })
   schedule?: ScheduleInput | null;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "true: remove the schedule (no more fires; DAG runs in flight, and one waiting under QUEUE_ONE, carry on). Not together with schedule. " +
+      "misfire, overlap and catchupWindow are kept for a schedule given later.",
+  })
+  clearSchedule?: boolean | null;
 
   @Field(() => MisfirePolicy, { nullable: true })
   misfire?: MisfirePolicy | null;

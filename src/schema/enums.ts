@@ -125,7 +125,7 @@ registerEnumType(ApiKeyScope, {
 });
 registerEnumType(DeletedUserJobs, {
   name: "DeletedUserJobs",
-  description: "What deleteUser does with the user's jobs. Either way they stop firing and their open runs are cancelled.",
+  description: "What deleteUser does with the user's jobs. Either way they stop firing and their open runs are cancelled. DAGs are deleted either way.",
   valuesConfig: {
     KEEP: { description: "Keep them, paused and marked ownerDeleted, for reference (they cannot run again)." },
     DELETE: { description: "Delete them." },

@@ -42,6 +42,12 @@ export class DeleteUserResult {
 
   @Field(() => Int)
   apiKeysDeleted!: number;
+
+  @Field(() => Int, { description: "DAGs deleted with their schedules (whatever `jobs` says)." })
+  dagsDeleted!: number;
+
+  @Field(() => Int, { description: "DAG runs deleted (running ones cancelled first, their task runs with them)." })
+  dagRunsDeleted!: number;
 }
 
 @ObjectType({ description: "An API key of a service account. The key itself is shown once, by createApiKey." })

@@ -75,8 +75,9 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       // index created here with a fixed expiry would conflict with a configured one at the next start.
       // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).
       { key: { ownerId: 1, queuedAt: 1 }, name: "held_by_limit", partialFilterExpression: { heldByLimit: true } },
-      // A DAG run's task runs (src/dag/engine: every advance reads them).
-      { key: { dagRunId: 1 }, name: "dagRun", partialFilterExpression: { dagRunId: { $type: "string" } } },
+      // A DAG run's task runs (src/dag/engine's full rounds), and those of given tasks (a task's
+      // parents' results, read for KAIROS_INPUTS at each start).
+      { key: { dagRunId: 1, taskKey: 1 }, name: "dagRun_task", partialFilterExpression: { dagRunId: { $type: "string" } } },
     ]),
     c.dags.createIndexes([
       { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },
@@ -88,6 +89,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { dagId: 1, createdAt: -1 }, name: "dag_created" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
       { key: { status: 1, sweepAt: 1 }, name: "status_sweep" },
+      // DAG runs held behind a timer's lock (QUEUE_ONE), for the sweeper's lock repair.
+      { key: { status: 1 }, name: "held_status", partialFilterExpression: { held: true } },
     ]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
@@ -112,6 +115,10 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     // deleteArtifact's "used by jobs" check (store/artifacts/users.ts).
     c.jobs.createIndexes([{ key: { "spec.artifactId": 1 }, name: "spec_artifact", sparse: true }]),
   ]);
+  // Superseded by dagRun_task (its prefix); dropped where an earlier version made it.
+  await c.runs.dropIndex("dagRun").catch((e: unknown) => {
+    if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
+  });
   return { client, db, c, close: () => client.close() };
 }
 

@@ -22,6 +22,17 @@ describe("bench/dag", () => {
     expect(dag.tasks.at(-1)!.dependsOn).toHaveLength(998);
   });
 
+  it("builds the issue's 1 → 1,000 → 1 as a mapped DAG Kairos accepts: root's result is the list the middle maps over", () => {
+    const dag = wideDag("wide", 1000, "mapped") as { tasks: Array<{ key: string; dependsOn: string[]; mapOver?: string; spec: { env?: Record<string, string> } }> };
+    expect(validateDag(dag)).toEqual([]);
+    expect(dag.tasks.map((t) => [t.key, t.dependsOn, t.mapOver ?? null])).toEqual([
+      ["root", [], null],
+      ["c", ["root"], "root"],
+      ["join", ["c"], null],
+    ]);
+    expect(JSON.parse(dag.tasks[0]!.spec.env!.BENCH_RESULT!)).toHaveLength(1000);
+  });
+
   it("prints the ratios of each Kairos variant to BullMQ", () => {
     const s = (v: number) => ({ count: 1, min: v, mean: v, p50: v, p95: v, p99: v, max: v });
     const mk = (system: "kairos" | "bullmq", start: number, join: number): DagBenchResult => ({

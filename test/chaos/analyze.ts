@@ -36,7 +36,7 @@ export interface AnalysisInput {
   watchdogMs?: number;
   /** `runId:token` → when the executor logged the attempt's program as ended (see executorEnds()). */
   executorEnds?: ReadonlyMap<string, number>;
-  /** The supervisor's deadline kills (see supervisorKills()). */
+  /** The supervisor's kills (see supervisorKills()). */
   supervisorKills?: ReadonlyArray<{ runId: string; pid: number; at: number }>;
 }
 
@@ -60,14 +60,19 @@ export function executorEnds(logText: string): Map<string, number> {
 }
 
 /**
- * From executor logs: the supervisor's kills at a lease deadline (the executor was too slow to
- * renew or kill the attempt itself). The line is written after the process group was killed and
- * names the run, not the token; {@link analyze} applies it to that run's attempt on that executor.
+ * From executor logs: the supervisor's kills — at a lease deadline (the executor was too slow to
+ * renew or kill the attempt itself; logged by the executor and by the supervisor), and of every
+ * attempt it watched when its executor died (logged by the supervisor alone, on the executor's log
+ * stream, which outlives it). Without the latter an attempt of a SIGKILLed executor is bounded
+ * only by kill + watchdogMs. Each line is written after the kill and names the run (the
+ * executor's line not the token); {@link analyze} applies it to that run's attempt on that executor.
  */
 export function supervisorKills(logText: string): Array<{ runId: string; pid: number; at: number }> {
   const out: Array<{ runId: string; pid: number; at: number }> = [];
   for (const line of logText.split("\n")) {
-    if (!line.includes('"msg":"the supervisor killed an attempt at its lease deadline')) continue;
+    // The executor's line for a deadline kill, or the supervisor's own for any kill (it writes
+    // that one also when the executor is gone: its kills when the executor died).
+    if (!line.includes('"msg":"the supervisor killed an attempt')) continue;
     try {
       const o = JSON.parse(line) as { runId?: string; pid?: number; time?: string };
       if (o.runId && o.pid !== undefined && o.time) out.push({ runId: o.runId, pid: o.pid, at: Date.parse(o.time) });

@@ -259,6 +259,10 @@ describe("validation and ownership", () => {
     const run = await finishedDagRun(t.app.url, t.admin, runId);
     expect(run.tasks.map((x) => x.key)).toEqual(["a", "b"]);
     expect(row(run, "b").run!.outputTail).toBe("old\n");
+    // The next run is on the new version (definitions are cached per version, never per DAG).
+    const next = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(next.tasks.map((x) => x.key)).toEqual(["a", "b", "c"]);
+    expect(row(next, "b").run!.outputTail).toBe("new\n");
   });
 });
 

@@ -153,6 +153,21 @@ describe("what an ended attempt reports", () => {
     expect(calls[0]!.slice(2, 5)).toEqual(["n1", 30_000, 3_000]);
   });
 
+  it("writes a DAG task's result at once while the gate holds other results (its children wait for it)", async () => {
+    const gate = new ReportGate(60_000, () => true);
+    gate.dispatched(true); // every slot busy: results are held
+    const held = new Reporter({ runs, clock: () => 7_000, log: silentLogger(), nodeId: "n1", leaseMs: 30_000 }, gate);
+    calls.length = 0;
+    let plainDone = false;
+    const plain = held.report(attemptOf({ state: "confirmed", run: stored }), end, ref).then(() => (plainDone = true));
+    await held.report(attemptOf({ state: "confirmed", run: stored }), end, { ...ref, dagTask: true });
+    expect(calls.map((c) => c[0])).toEqual(["finishAttempt"]);
+    expect(plainDone).toBe(false);
+    gate.release();
+    await plain;
+    expect(calls.map((c) => c[0])).toEqual(["finishAttempt", "finishAttempt"]);
+  });
+
   it("waits for a confirm being written, and reports nothing when it is refused", async () => {
     expect(await report(attemptOf({ state: "confirming", run: stored, confirmation: Promise.resolve(false) }))).toEqual([]);
     expect(await report(attemptOf(REFUSED))).toEqual([]);

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { monotonicMs, Supervisor, type SupervisorKill } from "../../src/executor/sandbox/supervisor.js";
+import { supervisorKills } from "../chaos/analyze.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -90,5 +91,38 @@ describe.runIf(process.platform === "linux")("run supervisor", () => {
     await new Promise((r) => setTimeout(r, 100));
     await s.stop(); // closes its stdin, as the executor's death would
     expect(await waitUntil(() => !alive(g.pid!), 3_000)).toBe(true);
+  });
+});
+
+describe("when its executor is SIGKILLed", () => {
+  it("kills the executor's runs at once and says so on the executor's log stream, in the executor's log format", async () => {
+    const entry = new URL("../../src/executor/sandbox/supervisor.ts", import.meta.url).href;
+    const script = `
+      const { Supervisor, monotonicMs } = await import(${JSON.stringify(entry)});
+      const { spawn } = await import("node:child_process");
+      const s = new Supervisor(() => undefined, () => undefined);
+      s.start();
+      const g = spawn("/bin/sh", ["-c", "sleep 30 & sleep 30"], { detached: true, stdio: "ignore" });
+      s.watch("r5:7", g.pid, true, monotonicMs() + 60000, 0, ${JSON.stringify(dir)});
+      setTimeout(() => process.stdout.write("ready " + g.pid + "\\n"), 200);
+      setInterval(() => undefined, 1000);
+    `;
+    const executor = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    executor.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+    executor.stderr!.on("data", (b: Buffer) => (err += b.toString()));
+    expect(await waitUntil(() => /ready \d+/.test(out), 20_000), err).toBe(true);
+    const runPid = Number(/ready (\d+)/.exec(out)![1]);
+    expect(alive(runPid)).toBe(true);
+    const killedAt = Date.now();
+    executor.kill("SIGKILL");
+    expect(await waitUntil(() => !alive(runPid), 3_000)).toBe(true);
+    expect(await waitUntil(() => err.includes("the supervisor killed an attempt"), 3_000), err).toBe(true);
+    const line = JSON.parse(err.split("\n").find((l) => l.includes("the supervisor killed an attempt"))!) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: "error", pid: executor.pid, runId: "r5", token: 7, why: "executor-gone", msg: "the supervisor killed an attempt: its executor is gone" });
+    expect(Date.parse(String(line.time))).toBeGreaterThanOrEqual(killedAt - 5);
+    // The chaos analysis reads it as the end of that attempt on that executor.
+    expect(supervisorKills(err)).toEqual([{ runId: "r5", pid: executor.pid, at: Date.parse(String(line.time)) }]);
   });
 });

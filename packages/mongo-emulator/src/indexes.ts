@@ -14,6 +14,9 @@ import { formatKeyValue } from "./format.js";
 import { translateMingoError, type Rec } from "./matcher.js";
 import { canonInner, canonKey, isPlainObject, toView, type Doc } from "./values.js";
 
+/** Listed values (`$in`) impliedBy tests at most per field. */
+const MAX_IMPLIED_PROBES = 64;
+
 export interface IndexSpec {
   v: 2;
   key: Doc;
@@ -138,6 +141,8 @@ export class Index {
   readonly sparse: boolean;
   readonly ttlSeconds: number | null;
   private readonly partial: Query | null;
+  /** The partial filter by top-level field (its conjuncts), when it names only plain fields (see impliedBy). */
+  private readonly partialFields: Array<{ field: string; query: Query }> | null;
   /** levels[i]: key of the first i+1 fields → ids of documents with that key. */
   private readonly levels: Map<string, Ids>[];
   private readonly entries = new Map<string, Entry>();
@@ -159,6 +164,8 @@ export class Index {
     } catch (e) {
       throw translateMingoError(e);
     }
+    this.partialFields =
+      !pfe || pfeTop.some((k) => k.startsWith("$") || k.includes(".")) ? null : pfeTop.map((field) => ({ field, query: new Query(toView({ [field]: pfe[field] }), { scriptEnabled: false }) }));
     this.levels = this.fields.map(() => new Map());
   }
 
@@ -168,7 +175,7 @@ export class Index {
 
   /** Keys the document would have in this index, or null if it is not indexed (sparse/partial). */
   entryFor(rec: Rec): Entry | null {
-    if (this.partial && !this.partial.test(rec.view)) return null;
+    if (this.partial && !this.inPartial(rec)) return null;
     const fast = this.scalarEntry(rec.doc);
     if (fast !== undefined) return fast;
     const tuples = keyTuples(rec.doc, this.fields, this.name);
@@ -183,6 +190,21 @@ export class Index {
       for (let i = 0; i < keys.length; i++) if (!levels[i].includes(keys[i])) levels[i].push(keys[i]);
     }
     return levels;
+  }
+
+  /**
+   * Whether the document passes the partial filter, as MongoDB judges it: an array field passes
+   * when the array itself or one of its elements does (mingo judges `$type` on the whole array
+   * only). The element rule is what makes impliedBy sound for documents holding arrays.
+   */
+  private inPartial(rec: Rec): boolean {
+    if (this.partial!.test(rec.view)) return true;
+    const fields = this.partialFields;
+    if (!fields || !fields.some((f) => Array.isArray(rec.doc[f.field]))) return false;
+    return fields.every(({ field, query }) => {
+      const v = rec.doc[field];
+      return (Array.isArray(v) ? [v, ...v] : [v]).some((o) => query.test(toView(o === undefined ? {} : { [field]: o })));
+    });
   }
 
   /**
@@ -304,9 +326,28 @@ export class Index {
 
   /** Whether an equality lookup finds every match (sparse and partial indexes skip documents). */
   canAnswerEquality(values: unknown[]): boolean {
-    if (this.partial) return false;
     if (this.sparse && values.some((v) => v === null || v === undefined)) return false;
     return true;
+  }
+
+  /**
+   * Whether every document a query with these equality conditions matches is in this index — as
+   * MongoDB decides before it uses a partial index: the query must imply the filter. Decided here
+   * for filters whose every top-level field the query pins to listed values (at most
+   * MAX_IMPLIED_PROBES combinations): a matching document holds one of those values there, so it
+   * is indexed exactly when that value passes the filter. The operators MongoDB allows in a
+   * partial filter (equality, $exists: true, $gt/$gte/$lt/$lte, $type, $in) hold for an array
+   * when they hold for one of its elements, so an array field holding the value is indexed too.
+   * Anything else (a `$`-operator or dotted path at the top): not implied, the index is not used.
+   */
+  impliedBy(eq: ReadonlyMap<string, unknown[]>): boolean {
+    if (!this.partial) return true;
+    const fields = this.partialFields;
+    if (!fields) return false;
+    return fields.every(({ field, query }) => {
+      const values = eq.get(field);
+      return values !== undefined && values.length <= MAX_IMPLIED_PROBES && values.every((v) => query.test(toView({ [field]: v })));
+    });
   }
 
   clear(): void {

@@ -41,7 +41,7 @@ function chooseIndex(coll: Collection, eq: Map<string, unknown[]>): { ix: Index;
     let lists = ix.fields.slice(0, n).map((f) => eq.get(f)!);
     while (n > 1 && lists.reduce((p, l) => p * l.length, 1) > MAX_PROBES) lists = lists.slice(0, --n);
     if (lists.reduce((p, l) => p * l.length, 1) > MAX_PROBES) continue;
-    if (!lists.every((l) => ix.canAnswerEquality(l))) continue;
+    if (!lists.every((l) => ix.canAnswerEquality(l)) || !ix.impliedBy(eq)) continue;
     const better =
       !best ||
       n > best.n ||

@@ -751,6 +751,28 @@ describe("query planning", () => {
     expect(await probe(() => c.findOne({ status: "nope" }))).toBeGreaterThan(9000);
   });
 
+  it("answers queries through a partial index only when the query implies its filter, with the same results either way", async () => {
+    const c = coll();
+    await c.createIndex({ g: 1, k: 1 }, { name: "g_k_partial", partialFilterExpression: { g: { $type: "string" } } });
+    await c.insertMany([
+      ...Array.from({ length: 40 }, (_, i) => ({ _id: i, g: `g${i % 4}`, k: i % 3 })),
+      { _id: 100, g: 7, k: 1 },
+      { _id: 101, g: ["g1", 9], k: 1 },
+      { _id: 102, k: 1 },
+    ]);
+    const ids = async (f: Document) => (await c.find(f).toArray()).map((d) => d._id as number).sort((a, b) => a - b);
+    expect(await ids({ g: "g1", k: 1 })).toEqual([1, 13, 25, 37, 101]);
+    expect(await ids({ g: { $in: ["g1", "g2"] }, k: 2 })).toEqual([2, 5, 14, 17, 26, 29, 38]);
+    // A number is not a string: the index (which leaves that document out) must not answer.
+    expect(await ids({ g: 7 })).toEqual([100]);
+    expect(await ids({ g: { $in: ["g3", 7] }, k: 1 })).toEqual([7, 19, 31, 100]);
+    expect(await ids({ k: 1, g: { $exists: false } })).toEqual([102]);
+    if (!ON_EMULATOR) return;
+    const plan = async (f: Document) => (await c.find(f).explain("executionStats")).queryPlanner.winningPlan;
+    expect((await plan({ g: "g1", k: 1 })).inputStage).toEqual({ stage: "IXSCAN", indexName: "g_k_partial" });
+    expect((await plan({ g: 7 })).stage).toBe("COLLSCAN");
+  });
+
   it.skipIf(!ON_EMULATOR)(`explains the access path of find and count ${EMULATOR_ONLY}`, async () => {
     const c = coll();
     await c.createIndex({ k: 1 });

@@ -19,8 +19,10 @@ export class JobLifecycle {
     const job = await writes.getFor(caller, jobId);
     if (!(await deleteJob(deps.mongo, jobId))) throw new NotFoundError("job", jobId);
     await writes.disarm(job);
-    // Waiting runs die with their job; a RUNNING one finishes (its result is still recorded).
-    for (const runId of await findWaitingRunIdsOfJob(deps.mongo, jobId)) {
+    // Waiting runs die with their job; a RUNNING one finishes (its result is still recorded). A
+    // DAG's timer job has no runs of its own: the runs under its id are the DAG's task runs, which
+    // belong to their DAG runs (removing a DAG's schedule leaves its DAG runs in flight alone).
+    for (const runId of job.dagId ? [] : await findWaitingRunIdsOfJob(deps.mongo, jobId)) {
       await deps.runs.cancelBySystem(runId, "job deleted").catch(() => undefined);
     }
     deps.log.info({ jobId, ownerId: job.ownerId }, "job deleted");

@@ -80,6 +80,11 @@ export class RunService {
     return this.materializer.materialize(job, args);
   }
 
+  /** The overlap decision for a new holder `runId` of `job`'s lock, taken unless SKIP (see {@link OverlapLocks.take}). */
+  takeOverlapSlot(job: JobDoc, runId: string): ReturnType<OverlapLocks["take"]> {
+    return this.overlap.take(job, runId);
+  }
+
   /** Frees the job's overlap lock held by `runId` (see {@link OverlapLocks.release}). */
   releaseOverlapSlot(jobId: string, runId: string): Promise<void> {
     return this.overlap.release(jobId, runId);

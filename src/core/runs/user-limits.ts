@@ -8,6 +8,8 @@ const LIMIT_CACHE_MS = 2_000;
 /** Users' `maxConcurrentRuns`, cached briefly: every enqueue and claim asks. */
 export class UserLimits {
   private readonly cache = new Map<string, { limit: number | null; at: number }>();
+  /** Reads under way, by owner: a burst of enqueues and claims for one owner reads once, not once each. */
+  private readonly reading = new Map<string, Promise<number | null>>();
 
   constructor(
     private readonly mongo: Mongo,
@@ -19,8 +21,16 @@ export class UserLimits {
     const now = this.clock();
     const hit = this.cache.get(ownerId);
     if (hit && now - hit.at >= 0 && now - hit.at < LIMIT_CACHE_MS) return hit.limit;
-    const limit = await findRunLimit(this.mongo, ownerId);
-    this.cache.set(ownerId, { limit, at: now });
-    return limit;
+    let read = this.reading.get(ownerId);
+    if (!read) {
+      read = findRunLimit(this.mongo, ownerId).then((limit) => {
+        this.cache.set(ownerId, { limit, at: now });
+        return limit;
+      });
+      const forget = () => this.reading.delete(ownerId);
+      read.then(forget, forget);
+      this.reading.set(ownerId, read);
+    }
+    return read;
   }
 }

@@ -36,7 +36,11 @@ export interface DagInput {
   paused?: boolean | null;
 }
 
-export type DagPatch = Partial<DagInput>;
+/**
+ * A change to a DAG: only the fields given. `schedule: null` means unchanged (as updateJob's);
+ * `clearSchedule: true` removes the schedule (not together with a new `schedule`).
+ */
+export type DagPatch = Partial<DagInput> & { clearSchedule?: boolean | null };
 
 /** Largest params object (as JSON text), defaults or a trigger's. */
 export const MAX_PARAMS_BYTES = 64 * 1024;

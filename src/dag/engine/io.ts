@@ -16,6 +16,8 @@ export const MAX_RESULT_BYTES = 64 * 1024;
 export const MAX_INPUTS_BYTES = 16 * 1024 * 1024;
 /** DAG run shapes kept per process. */
 const SHAPE_CACHE = 256;
+/** Bytes of parents' results kept per process (a wide fan-out's children all read the same parent's). */
+const RESULT_CACHE_BYTES = 16 * 1024 * 1024;
 
 export interface TaskFiles {
   /** JSON text of the inputs object. */
@@ -26,10 +28,79 @@ export interface TaskFiles {
 
 type Shape = { paramsJson: string; tasks: Map<string, { dependsOn: string[]; mapOver: string | null; mapped: boolean }> };
 
+/** A parent's succeeded result (JSON text, null when it wrote none), or none yet. */
+type ParentResult = { found: true; json: string | null } | { found: false };
+
 export class DagTaskIo {
   private readonly shapes = new Map<string, Promise<Shape | null>>();
+  /**
+   * Succeeded results of unmapped parents, by `<dagRunId>\n<taskKey>`: a task instance that
+   * succeeded keeps its result for its DAG run's life (a retry re-runs only what did not succeed),
+   * so the 1,000 children of one parent read it once per process, not 1,000 times. An entry whose
+   * parent had not succeeded is dropped once answered. Bounded by RESULT_CACHE_BYTES, oldest out.
+   */
+  private readonly results = new Map<string, Promise<ParentResult>>();
+  private readonly resultBytes = new Map<string, number>();
+  private cachedBytes = 0;
 
   constructor(private readonly mongo: Mongo) {}
+
+  /**
+   * The succeeded results of `parents` (unmapped ones through the cache) and of every instance of
+   * the `mapped` ones, as findSucceededTaskResults gives them.
+   */
+  private async parentResults(dagRunId: string, parents: readonly string[], mapped: ReadonlySet<string>): Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>> {
+    const cached: Array<[string, Promise<ParentResult>]> = [];
+    const ask: string[] = [];
+    for (const p of parents) {
+      const hit = mapped.has(p) ? undefined : this.results.get(`${dagRunId}\n${p}`);
+      if (hit) cached.push([p, hit]);
+      else ask.push(p);
+    }
+    let read: Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>> = Promise.resolve([]);
+    if (ask.length > 0) {
+      read = findSucceededTaskResults(this.mongo, dagRunId, ask);
+      for (const p of ask) {
+        if (mapped.has(p)) continue;
+        const key = `${dagRunId}\n${p}`;
+        const entry: Promise<ParentResult> = read.then((rows) => {
+          const r = rows.find((x) => x.taskKey === p);
+          return r ? { found: true as const, json: r.resultJson ?? null } : { found: false as const };
+        });
+        this.results.set(key, entry);
+        entry.then(
+          (r) => (r.found ? this.account(key, entry, (r.json?.length ?? 0) + key.length) : this.forget(key, entry)),
+          () => this.forget(key, entry),
+        );
+      }
+    }
+    // This call's rows: the mapped parents' and the unmapped ones it asked for from its own read
+    // (the cache may have dropped them meanwhile), the others from the entries it found.
+    const rows = (await read).filter((r) => mapped.has(r.taskKey!) || ask.includes(r.taskKey!));
+    for (const [p, entry] of cached) {
+      const r = await entry;
+      if (r.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json });
+    }
+    return rows;
+  }
+
+  private account(key: string, entry: Promise<ParentResult>, bytes: number): void {
+    if (this.results.get(key) !== entry) return;
+    this.resultBytes.set(key, bytes);
+    this.cachedBytes += bytes;
+    for (const oldest of this.results.keys()) {
+      if (this.cachedBytes <= RESULT_CACHE_BYTES) break;
+      if (oldest === key) continue;
+      this.forget(oldest);
+    }
+  }
+
+  private forget(key: string, entry?: Promise<ParentResult>): void {
+    if (entry && this.results.get(key) !== entry) return;
+    this.results.delete(key);
+    this.cachedBytes -= this.resultBytes.get(key) ?? 0;
+    this.resultBytes.delete(key);
+  }
 
   private shape(dagRunId: string): Promise<Shape | null> {
     let s = this.shapes.get(dagRunId);
@@ -55,7 +126,8 @@ export class DagTaskIo {
     const inputs: Record<string, unknown> = {};
     for (const parent of def.dependsOn) inputs[parent] = shape.tasks.get(parent)?.mapped ? [] : null;
     if (def.dependsOn.length > 0) {
-      const results = await findSucceededTaskResults(this.mongo, run.dagRunId!, def.dependsOn);
+      const mapped = new Set(def.dependsOn.filter((p) => shape.tasks.get(p)?.mapped));
+      const results = await this.parentResults(run.dagRunId!, def.dependsOn, mapped);
       // Refused on the texts' sizes, before parsing them: a join of 1,000 parents of 64 KiB each is
       // 64 MB of text, several times that parsed, and again as one string, in the executor's heap.
       const bytes = results.reduce((n, r) => n + (r.resultJson == null ? 0 : Buffer.byteLength(r.resultJson)), 0);

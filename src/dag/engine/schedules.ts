@@ -12,11 +12,23 @@
 import type { Principal } from "../../auth/index.js";
 import type { DagFired, DagFireLock, JobService, RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, JobDoc, RunTrigger } from "../../domain/index.js";
-import { DagRunStatus, NotFoundError } from "../../domain/index.js";
+import { ConflictError, DagRunStatus, NotFoundError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
-import { findDag, findDagRun, findDagRunByFireKey, findJob, findLockedDagTimers, newId, updateDagRunAtVersion, type Mongo } from "../../store/index.js";
+import {
+  findDag,
+  findDagRun,
+  findDagRunByFireKey,
+  findHeldBehind,
+  findHeldDagRuns,
+  findJob,
+  findLockedDagTimers,
+  newId,
+  readOverlapLock,
+  updateDagRunAtVersion,
+  type Mongo,
+} from "../../store/index.js";
 import type { DagAdvancer } from "./advance.js";
 import type { DagPatch } from "./definition.js";
 import { insertOnce, newDagRun } from "./runs.js";
@@ -64,8 +76,12 @@ export class DagSchedules {
     );
   }
 
-  /** The DAG changed: its timer follows (a new schedule, misfire or overlap policy); made if the DAG got its first schedule. */
+  /**
+   * The DAG changed: its timer follows (a new schedule, misfire or overlap policy); made if the DAG
+   * got its first schedule, removed with its schedule (`clearSchedule`, see {@link detach}).
+   */
   async sync(dag: DagDoc, patch: DagPatch): Promise<void> {
+    if (patch.clearSchedule) return this.detach(dag);
     const timer = await findJob(this.deps.mongo, dag._id);
     if (!timer) {
       if (patch.schedule) await this.attach(dag, { ...patch, schedule: patch.schedule });
@@ -80,7 +96,13 @@ export class DagSchedules {
     });
   }
 
-  async detach(dag: DagDoc): Promise<void> {
+  /**
+   * The DAG's schedule goes (its timer job, disarmed): no more fires. DAG runs in flight are left
+   * alone (core deletes a timer job without touching the runs under its id, the DAG's task runs);
+   * a DAG run held behind the timer's lock (QUEUE_ONE) still starts when the one it waits for ends
+   * (see {@link startHeld}).
+   */
+  async detach(dag: Pick<DagDoc, "_id" | "ownerId">): Promise<void> {
     if (!(await findJob(this.deps.mongo, dag._id))) return;
     await this.deps.jobs.delete(timerCaller(dag), dag._id).catch((e: unknown) => {
       if (!(e instanceof NotFoundError)) throw e;
@@ -143,6 +165,42 @@ export class DagSchedules {
     return { dagRunId: run._id, created, skipped: null };
   }
 
+  /**
+   * A scheduled DAG run is retried (retryDagRun): it takes its DAG's overlap lock again, as the
+   * fire that made it did, so the policy holds while it runs again. The lock is the DAG's timer
+   * job's, with the policy the DAG has now; a DAG run that was not made by a fire (MANUAL,
+   * BACKFILL), or whose DAG has no schedule now or the policy ALLOW, takes none. Where a fire
+   * would be skipped (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting)
+   * the retry is refused (CONFLICT, saying which DAG run holds the lock): a user asked for it, so
+   * nothing is dropped silently. QUEUE_ONE: the retry waits `held` behind the holder; REPLACE:
+   * `replaced` is the DAG run it displaces (cancelled by the caller once the retry is written).
+   * Call {@link unlock} if the retry is not written after all.
+   */
+  async relock(run: DagRunDoc): Promise<{ lockJobId: string | null; held: boolean; replaced: string | null }> {
+    const none = { lockJobId: null, held: false, replaced: null };
+    if (run.trigger !== "SCHEDULE") return none;
+    const job = await findJob(this.deps.mongo, run.dagId);
+    if (!job?.dagId || job.overlap === "ALLOW") return none;
+    // A lock this DAG run still holds from before (its end's give-back was lost) is stale: it ended.
+    await this.finished({ ...run, lockJobId: job._id });
+    const slot = await this.deps.runs.takeOverlapSlot(job, run._id);
+    if (slot.decision === "SKIP") {
+      const lock = await readOverlapLock(this.deps.mongo, job._id);
+      const why =
+        job.overlap === "QUEUE_ONE" && lock?.pending
+          ? `DAG run ${lock.pending} is already waiting for the lock` + (lock.active ? ` behind DAG run ${lock.active}` : "")
+          : `DAG run ${lock?.active ?? "(another)"} holds the lock`;
+      throw new ConflictError(`DAG run ${run._id} cannot be retried now: its DAG's overlap policy is ${job.overlap} and ${why}; retry it once that DAG run has ended (or cancel it)`);
+    }
+    return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
+  }
+
+  /** Gives back a lock {@link relock} took for a retry that was not written. */
+  async unlock(lockJobId: string, dagRunId: string): Promise<void> {
+    await this.deps.runs.releaseOverlapSlot(lockJobId, dagRunId);
+    await this.startHeld(lockJobId);
+  }
+
   /** A DAG run ended: its timer job's lock goes back, and the DAG run held behind it (QUEUE_ONE) starts. */
   async finished(run: DagRunDoc): Promise<void> {
     if (!run.lockJobId) return;
@@ -150,37 +208,64 @@ export class DagSchedules {
     await this.startHeld(run.lockJobId);
   }
 
-  /** Starts the DAG run that holds the timer job's lock if it is still held (QUEUE_ONE's next). */
+  /**
+   * Starts the DAG run that holds the timer job's lock if it is still held (QUEUE_ONE's next).
+   * Without the timer job (the schedule was removed, see {@link detach}) there is no lock to pass:
+   * the DAG run held behind it starts once no DAG run of that lock is running.
+   */
   private async startHeld(jobId: string): Promise<void> {
     const job = await findJob(this.deps.mongo, jobId);
-    if (!job?.activeRunId) return;
+    if (!job) return this.startOrphan(jobId);
+    if (!job.activeRunId) return;
     const next = await findDagRun(this.deps.mongo, job.activeRunId);
-    if (!next?.held) return;
-    if (await updateDagRunAtVersion(this.deps.mongo, next._id, next.version, { held: false, updatedAt: new Date(this.deps.clock()) })) {
-      await this.deps.advancer.advance(next._id);
+    if (next?.held) await this.unhold(next);
+  }
+
+  /** A DAG run held behind the lock of timer job `jobId`, which is gone: it starts when nothing of that lock runs. */
+  private async startOrphan(jobId: string): Promise<void> {
+    const { held, holderRunning } = await findHeldBehind(this.deps.mongo, jobId);
+    if (held && !holderRunning) await this.unhold(held);
+  }
+
+  private async unhold(run: Pick<DagRunDoc, "_id" | "version">): Promise<void> {
+    if (await updateDagRunAtVersion(this.deps.mongo, run._id, run.version, { held: false, updatedAt: new Date(this.deps.clock()) })) {
+      await this.deps.advancer.advance(run._id);
     }
   }
 
-  /** DAG runs whose lock holder seen missing on the last repair (it may have been being inserted). */
-  private missingHolders = new Set<string>();
+  /**
+   * Lock holders seen missing or ended on the last repair: a fire takes the lock before it inserts
+   * its DAG run, and a retry (relock) before it writes its ended DAG run RUNNING again.
+   */
+  private suspectHolders = new Set<string>();
 
   /**
    * Repairs timer locks (the sweeper, each pass): a lock held by a DAG run that ended (its end's
-   * release was lost with its process) or that never got created is released, and a held DAG run
-   * that has the lock starts.
+   * release was lost with its process) or that never got created, seen so on two passes in a row,
+   * is released, and a held DAG run that has the lock starts.
    */
   async repairLocks(limit = 200): Promise<void> {
-    const stillMissing = new Set<string>();
+    const stillSuspect = new Set<string>();
     for (const j of await findLockedDagTimers(this.deps.mongo, limit)) {
       const holder = await findDagRun(this.deps.mongo, j.activeRunId!);
-      const gone = holder ? holder.status !== DagRunStatus.RUNNING : this.missingHolders.has(j.activeRunId!);
-      if (!holder && !gone) stillMissing.add(j.activeRunId!);
+      const suspect = !holder || holder.status !== DagRunStatus.RUNNING;
+      const gone = suspect && this.suspectHolders.has(j.activeRunId!);
+      if (suspect && !gone) stillSuspect.add(j.activeRunId!);
       if (gone) {
         await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId!);
         this.deps.log.warn({ jobId: j._id, dagRunId: j.activeRunId }, "released a stale DAG timer lock");
       }
       await this.startHeld(j._id);
     }
-    this.missingHolders = stillMissing;
+    this.suspectHolders = stillSuspect;
+    // Held DAG runs whose lock is gone: their timer job was removed with the schedule (and maybe
+    // made again by a new one, with a lock of its own that does not name them). A held DAG run is
+    // named by its lock from before it is written (fire, retry) until it starts, so one that is
+    // not is waiting on nothing but the DAG runs of its old lock.
+    for (const h of await findHeldDagRuns(this.deps.mongo, limit)) {
+      if (!h.lockJobId) continue;
+      const j = await findJob(this.deps.mongo, h.lockJobId);
+      if (!j || (j.activeRunId !== h._id && j.pendingRunId !== h._id)) await this.startOrphan(h.lockJobId);
+    }
   }
 }

@@ -7,16 +7,22 @@ import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
 import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, PoolNodes, type RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
-import { ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
+import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
   deleteDagDoc,
+  deleteDagRunsOfOwner,
+  deleteDagsOfOwner,
   findDag,
+  findDagIdsOfOwner,
+  findDagTimerIdsOfOwner,
   findDagRun,
+  findDagRunSummary,
   findJob,
   findOwnedDag,
   findRunningDagRunIds,
+  findRunningDagRunIdsOfOwner,
   findTaskRunDocsByFireKeys,
   findTaskRuns,
   insertDag,
@@ -87,6 +93,14 @@ export class DagService {
 
   async getRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
     return visible(caller, "DAG run", dagRunId, await findDagRun(this.deps.mongo, dagRunId));
+  }
+
+  /**
+   * A DAG run without its definition snapshot (up to 1,000 task specs) and task states: what a
+   * status poll needs. The API's `tasks` and `graph` read the rest when asked for.
+   */
+  async getRunSummary(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
+    return visible(caller, "DAG run", dagRunId, (await findDagRunSummary(this.deps.mongo, dagRunId)) as DagRunDoc | null);
   }
 
   /** A DAG's runs (the caller's DAG), or all of the caller's DAG runs when `dagId` is null; newest first. */
@@ -185,7 +199,11 @@ export class DagService {
     if (patch.misfire != null) set.misfire = patch.misfire;
     if (patch.overlap != null) set.overlap = patch.overlap;
     if (patch.catchupWindow != null) set.catchupWindowMs = validateCatchup(patch.catchupWindow, current.catchupWindowMs);
-    if (patch.schedule !== undefined) set.schedule = checkSchedule(patch.schedule, now);
+    if (patch.clearSchedule && patch.schedule != null) {
+      throw new ValidationError("clearSchedule", "give either a new schedule or clearSchedule: true (to remove the schedule), not both");
+    }
+    if (patch.clearSchedule) set.schedule = null;
+    else if (patch.schedule != null) set.schedule = checkSchedule(patch.schedule, now);
     if (patch.paused != null && patch.paused !== current.paused) throw new ValidationError("paused", "use pauseDag / resumeDag to pause or resume a DAG");
     let updated: DagDoc | null;
     try {
@@ -209,6 +227,27 @@ export class DagService {
     }
     this.deps.log.info({ dagId, ownerId: dag.ownerId }, "DAG deleted");
     return dag;
+  }
+
+  /**
+   * A deleted user's DAGs (core's UserService calls this before it stops the user's jobs and
+   * runs): their schedules stop first (every timer job of the owner, also one whose DAG a crashed
+   * deletion removed already), then the DAGs go (no more triggers or fires), their RUNNING DAG
+   * runs are cancelled (task runs not started become CANCELLED, running ones are killed), and
+   * every DAG run document of the owner is deleted. Idempotent: an interrupted deletion run again
+   * finishes it. Task runs still ending after their DAG run is gone advance nothing.
+   */
+  async deleteOwner(ownerId: string): Promise<{ dags: number; dagRuns: number }> {
+    const { mongo, log } = this.deps;
+    const ids = new Set([...(await findDagIdsOfOwner(mongo, ownerId)), ...(await findDagTimerIdsOfOwner(mongo, ownerId))]);
+    for (const id of ids) await this.deps.schedules.detach({ _id: id, ownerId });
+    const dags = await deleteDagsOfOwner(mongo, ownerId);
+    for (const runId of await findRunningDagRunIdsOfOwner(mongo, ownerId)) {
+      await this.requestCancel(runId).catch((e: unknown) => log.warn({ err: coerceError(e), dagRunId: runId }, "could not cancel a deleted user's DAG run; its task runs are cancelled with the user's runs"));
+    }
+    const dagRuns = await deleteDagRunsOfOwner(mongo, ownerId);
+    log.info({ ownerId, dags, dagRuns }, "deleted user's DAGs deleted");
+    return { dags, dagRuns };
   }
 
   /** Stops the DAG's schedule (slots while paused are recorded SKIPPED_PAUSED); triggers still run. */
@@ -347,6 +386,8 @@ export class DagService {
       }
       if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
       if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
+      // A scheduled DAG run takes its DAG's overlap lock again (CONFLICT where a fire would be skipped).
+      const lock = await this.deps.schedules.relock(run);
       const reset = retryFromFailed(run.tasks);
       const tasks = Object.fromEntries(Object.entries(reset).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances } : {}), note: null }]));
       const now = this.deps.clock();
@@ -354,15 +395,22 @@ export class DagService {
         tasks,
         status: RS.RUNNING,
         cancelRequested: false,
-        held: false,
+        held: lock.held,
+        lockJobId: lock.lockJobId,
         finishedAt: null,
         notBefore: null,
         updatedAt: new Date(now),
         sweepAt: new Date(now + this.deps.sweepAfterMs),
       });
-      if (!written) continue;
-      this.deps.log.info({ dagRunId, by: caller.userId }, "DAG run retried from failed");
-      await this.deps.advancer.advance(dagRunId);
+      if (!written) {
+        // The lock is held under the DAG run's id: if a concurrent retry of it won, the lock is its own.
+        const after = await findDagRun(this.deps.mongo, dagRunId);
+        if (lock.lockJobId && after?.status !== RS.RUNNING) await this.deps.schedules.unlock(lock.lockJobId, dagRunId);
+        continue;
+      }
+      this.deps.log.info({ dagRunId, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG run retried from failed");
+      if (!lock.held) await this.deps.advancer.advance(dagRunId);
+      if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a retry replaced"));
       return (await findDagRun(this.deps.mongo, dagRunId))!;
     }
     throw new ConflictError(`DAG run ${dagRunId} is too busy to retry now; try again`);

@@ -7,13 +7,16 @@
  * (--die-with-parent; its PID namespace takes every descendant along, setsid and double forks
  * included); no user namespaces of its own (--disable-userns, where bubblewrap has it). The
  * filesystem is /usr (and the /bin, /lib, /sbin links or directories) read-only, a few files of /etc, a fresh /proc showing only the run's own processes, a minimal /dev, and two
- * writable directories of its own: /work (the working directory, also HOME) and /tmp.
+ * writable directories of its own: /work (the working directory, also HOME) and /tmp, and /kairos,
+ * read-only: the files Kairos gives the run (a DAG task's inputs and params).
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 
 /** The user a run is inside its sandbox (outside it is the slot's own unprivileged uid). */
 export const SANDBOX_UID = 1000;
 export const SANDBOX_HOME = "/work";
+/** Where a run finds the files Kairos gives it (read-only): a DAG task's inputs and params. */
+export const SANDBOX_GIVEN = "/kairos";
 export const SANDBOX_TMP = "/tmp";
 /** PATH inside the sandbox, and for unsandboxed runs: fixed, never the server's. */
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -38,6 +41,8 @@ export interface BwrapPlan {
   /** The slot's writable directories on the host. */
   workDir: string;
   tmpDir: string;
+  /** The slot's directory of files Kairos gives the run (a DAG task's inputs and params), bound read-only at SANDBOX_GIVEN. */
+  givenDir: string;
   /** Generated /etc/passwd and /etc/group naming the sandbox user. */
   passwdFile: string;
   groupFile: string;
@@ -97,7 +102,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--ro-bind", plan.groupFile, "/etc/group",
   ];
   if (plan.egress) for (const f of ["/etc/resolv.conf", "/etc/hosts"]) args.push("--ro-bind-try", f, f);
-  args.push("--proc", "/proc", "--dev", "/dev", "--bind", plan.workDir, SANDBOX_HOME, "--bind", plan.tmpDir, SANDBOX_TMP);
+  args.push("--proc", "/proc", "--dev", "/dev", "--bind", plan.workDir, SANDBOX_HOME, "--bind", plan.tmpDir, SANDBOX_TMP, "--ro-bind", plan.givenDir, SANDBOX_GIVEN);
   // After /work and /tmp, so a configured path below either is not hidden by them.
   for (const p of plan.roPaths) args.push("--ro-bind-try", p, p);
   for (const p of plan.rwPaths) args.push("--bind-try", p, p);

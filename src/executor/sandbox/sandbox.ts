@@ -18,7 +18,8 @@ import { ConfigError } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/index.js";
 import type { ProcessSpec } from "../process.js";
-import { bwrapArgs, GROUP, PASSWD, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
+import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
+import { emptyGivenFiles } from "./given-files.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
 import { EgressNetworks } from "./egress.js";
 
@@ -47,6 +48,12 @@ export interface SandboxOptions {
 /** One attempt, ready to spawn. */
 export interface PreparedAttempt {
   process: Pick<ProcessSpec, "file" | "args" | "env" | "cwd" | "stop">;
+  /**
+   * The slot's directory of files Kairos gives the run (a DAG task's inputs and params): where the
+   * executor writes them, and where the program finds them. Read-only to a sandboxed run; its
+   * files are emptied in place after each run (releaseSlot), so writing them costs no file creation.
+   */
+  given: { host: string; inside: string };
   /** The directory the disk cap applies to (work and tmp), and the cap in bytes. */
   diskDir: string;
   diskBytes: number;
@@ -141,9 +148,9 @@ export class Sandbox {
     }
   }
 
-  private slotDirs(slot: number): { root: string; work: string; tmp: string } {
+  private slotDirs(slot: number): { root: string; work: string; tmp: string; given: string } {
     const root = join(this.o.workRoot, `${this.o.nodeTag}-${slot}`);
-    return { root, work: join(root, "work"), tmp: join(root, "tmp") };
+    return { root, work: join(root, "work"), tmp: join(root, "tmp"), given: join(root, "given") };
   }
 
   /** The slot's uid, when runs get one of their own (bubblewrap as root). */
@@ -162,6 +169,9 @@ export class Sandbox {
       mkdirSync(dir, { mode: 0o700 });
       if (uid !== null) chownSync(dir, uid, uid);
     }
+    // The executor's, readable by the run, not writable by it (read-only inside bubblewrap too).
+    mkdirSync(d.given, { mode: 0o755 });
+    chmodSync(d.given, 0o755);
   }
 
   /**
@@ -177,7 +187,7 @@ export class Sandbox {
         const st = lstatSync(dir);
         return st.isDirectory() && (st.mode & 0o7777) === 0o700 && (uid === undefined || st.uid === uid) && readdirSync(dir).length === 0;
       });
-      if (clean) return undefined;
+      if (clean && emptyGivenFiles(d.given)) return undefined;
     } catch {
       // changed or gone: made again below
     }
@@ -205,7 +215,7 @@ export class Sandbox {
     if (egress && !this.egress) throw new Error("this node does not offer EGRESS network access");
     const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
     const argv = sandboxed
-      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress, disableUserns: this.disableUserns })]
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, givenDir: d.given, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress, disableUserns: this.disableUserns })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
     const [file, args] = wrapperArgs({
@@ -221,6 +231,7 @@ export class Sandbox {
     return {
       // bubblewrap gets no environment of ours (its /proc/1/environ is visible inside); a plain program gets its own.
       process: { file, args, env: sandboxed ? {} : env, cwd: d.work, stop: sandboxed ? "sandbox" : "group" },
+      given: { host: d.given, inside: sandboxed ? SANDBOX_GIVEN : d.given },
       diskDir: d.root,
       diskBytes: res.diskMb * 1048576,
       cgroup,

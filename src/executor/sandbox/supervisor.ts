@@ -12,6 +12,9 @@
  *   attempt it knows of and exits. Sandboxed attempts die with the executor anyway (bubblewrap's
  *   --die-with-parent and the PID namespace); unsandboxed ones (KAIROS_SANDBOX=none) rely on this.
  *
+ * Every kill is also logged on its stderr (the executor's log stream, which outlives the executor)
+ * as a JSON line in the executor's log format: after a crash, which runs it ended and when.
+ *
  * Protocol: lines on its stdin, `S id pid group deadline diskBytes procs dir` (start; `group` 1 kills the
  * process group -pid, 0 the pid: the sandbox's outer process, whose death takes its PID namespace
  * with it; `procs` the run's cgroup.procs or `-`), `U id deadline` (moved), `E id` (ended). Deadlines are CLOCK_MONOTONIC milliseconds
@@ -33,11 +36,17 @@ const fs = require("node:fs");
 const entries = new Map();
 const mono = () => Number(process.hrtime.bigint() / 1000000n);
 const MAX_ENTRIES = 200000;
+// The executor's pid, for the log lines (once it is gone, ppid is no longer it).
+const EXECUTOR_PID = process.ppid;
+const REASONS = { "executor-gone": "its executor is gone", deadline: "its lease deadline passed", disk: "it went over its disk cap" };
+process.stderr.on("error", () => {});
 function kill(id, e, why) {
   if (e.killed) return;
   e.killed = true;
   try { process.kill(e.group ? -e.pid : e.pid, "SIGKILL"); } catch {}
   process.stdout.write("K " + id + " " + why + "\n");
+  const cut = id.lastIndexOf(":");
+  process.stderr.write(JSON.stringify({ level: why === "disk" ? "warn" : "error", time: new Date().toISOString(), pid: EXECUTOR_PID, component: "supervisor", runId: id.slice(0, cut), token: Number(id.slice(cut + 1)), why, msg: "the supervisor killed an attempt: " + REASONS[why] }) + "\n");
 }
 // Files the run's processes hold open after unlinking them: no directory shows them, the disk
 // holds them until closed. Read from /proc/<pid>/fd of every process in the run's cgroup.

@@ -29,6 +29,11 @@ export function findDagRunState(mongo: Mongo, id: string): Promise<Omit<DagRunDo
   return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0 } });
 }
 
+/** A DAG run without its definition and task states: its status and times (a status poll's read). */
+export function findDagRunSummary(mongo: Mongo, id: string): Promise<Omit<DagRunDoc, "definition" | "tasks"> | null> {
+  return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0, tasks: 0 } });
+}
+
 /** The definition snapshot of a DAG run. */
 export async function findDagRunDefinition(mongo: Mongo, id: string): Promise<DagRunDoc["definition"] | null> {
   return (await mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 1 } }))?.definition ?? null;
@@ -60,6 +65,34 @@ export async function listDagRuns(
 /** Ids of a DAG's runs still RUNNING (to cancel them when the DAG is deleted). */
 export async function findRunningDagRunIds(mongo: Mongo, dagId: string): Promise<string[]> {
   return (await mongo.c.dagRuns.find({ dagId, status: "RUNNING" }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+}
+
+/** Ids of the owner's DAG runs still RUNNING (a deleted user's, to cancel them). */
+export async function findRunningDagRunIdsOfOwner(mongo: Mongo, ownerId: string): Promise<string[]> {
+  return (await mongo.c.dagRuns.find({ ownerId, status: "RUNNING" }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+}
+
+/** Deletes every DAG run of the owner (a deleted user's); how many. */
+export async function deleteDagRunsOfOwner(mongo: Mongo, ownerId: string): Promise<number> {
+  return (await mongo.c.dagRuns.deleteMany({ ownerId })).deletedCount;
+}
+
+/**
+ * The DAG run held (QUEUE_ONE) behind the overlap lock of timer job `lockJobId`, and whether a
+ * DAG run of that lock is RUNNING and not held (the one it waits for).
+ */
+export async function findHeldBehind(mongo: Mongo, lockJobId: string): Promise<{ held: DagRunDoc | null; holderRunning: boolean }> {
+  // A timer job's id is its DAG's: `dagId` puts the DAG's index to use.
+  const [held, holder] = await Promise.all([
+    mongo.c.dagRuns.findOne({ dagId: lockJobId, lockJobId, held: true, status: "RUNNING" }, { projection: { definition: 0 } }),
+    mongo.c.dagRuns.findOne({ dagId: lockJobId, lockJobId, held: false, status: "RUNNING" }, { projection: { _id: 1 } }),
+  ]);
+  return { held: held as DagRunDoc | null, holderRunning: holder !== null };
+}
+
+/** Up to `limit` RUNNING DAG runs held behind a timer job's overlap lock (QUEUE_ONE), with their lock's job. */
+export function findHeldDagRuns(mongo: Mongo, limit: number): Promise<Array<Pick<DagRunDoc, "_id" | "lockJobId">>> {
+  return mongo.c.dagRuns.find({ status: "RUNNING", held: true }, { projection: { _id: 1, lockJobId: 1 } }).limit(limit).toArray();
 }
 
 /**

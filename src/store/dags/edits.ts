@@ -31,6 +31,16 @@ export async function deleteDagDoc(mongo: Mongo, dagId: string): Promise<boolean
   return (await mongo.c.dags.deleteOne({ _id: dagId })).deletedCount === 1;
 }
 
+/** Ids of the owner's DAGs (a deleted user's, to delete them). */
+export async function findDagIdsOfOwner(mongo: Mongo, ownerId: string): Promise<string[]> {
+  return (await mongo.c.dags.find({ ownerId }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+}
+
+/** Deletes every DAG of the owner (a deleted user's); how many. */
+export async function deleteDagsOfOwner(mongo: Mongo, ownerId: string): Promise<number> {
+  return (await mongo.c.dags.deleteMany({ ownerId })).deletedCount;
+}
+
 /** A page of DAGs (of `ownerId`; null: everyone's), newest first. */
 export async function listDags(mongo: Mongo, ownerId: string | null, page: PageQuery): Promise<Page<DagDoc>> {
   const q: Filter<DagDoc> = ownerId === null ? {} : { ownerId };

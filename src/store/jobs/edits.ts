@@ -34,6 +34,11 @@ export async function findJobIdsOfOwner(mongo: Mongo, ownerId: string): Promise<
   return (await mongo.c.jobs.find({ ownerId }, { projection: { _id: 1 } }).toArray()).map((j) => j._id);
 }
 
+/** Ids of the owner's DAG timer jobs (the job carrying a scheduled DAG's schedule; id = the DAG's). */
+export async function findDagTimerIdsOfOwner(mongo: Mongo, ownerId: string): Promise<string[]> {
+  return (await mongo.c.jobs.find({ ownerId, dagId: { $type: "string" } }, { projection: { _id: 1 } }).toArray()).map((j) => j._id);
+}
+
 /** Marks a job as kept for reference after its owner was deleted. */
 export async function markOwnerDeleted(mongo: Mongo, jobId: string, at: Date): Promise<void> {
   await mongo.c.jobs.updateOne({ _id: jobId }, { $set: { ownerDeleted: true, updatedAt: at }, $inc: { version: 1 } });

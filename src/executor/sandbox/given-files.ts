@@ -1,0 +1,70 @@
+/**
+ * A slot's directory of files Kairos gives its runs (a DAG task's inputs and params): made once
+ * with the slot, the executor's, read-only to a sandboxed run (bound at /kairos). The files are
+ * written in place for each run and blanked in place after it (one space left), never made and
+ * deleted, and never truncated to nothing: on ext4, making and deleting two files per run, or
+ * truncating them to zero bytes (which makes the next write wait for the journal, ext4's
+ * auto_da_alloc), cost an executor running many slots at once up to a third of its time
+ * (docs/decisions.md). Nothing here follows a link: an unsandboxed run (same user as the
+ * executor) could have put one there.
+ */
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readdirSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/** No O_TRUNC: a file is checked (fstat) before anything of it changes. */
+const OPEN = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** Opens `path` for writing if it is a plain file of the executor's with one name; throws otherwise (the fd closed). */
+function openOwn(path: string, create: boolean): number {
+  const fd = openSync(path, create ? OPEN | constants.O_CREAT : OPEN, 0o644);
+  const st = fstatSync(fd);
+  if (!st.isFile() || st.nlink !== 1 || st.uid !== process.getuid?.()) {
+    closeSync(fd);
+    throw new Error(`${path} is not a file of the executor's; the slot is reset`);
+  }
+  return fd;
+}
+
+/** Writes `bytes` over the open file from its start and cuts it to their length (at least one byte). */
+function overwrite(fd: number, bytes: Buffer): void {
+  const buf = bytes.length > 0 ? bytes : BLANK;
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off, off);
+  if (fstatSync(fd).size !== buf.length) ftruncateSync(fd, buf.length);
+}
+
+/** What a blanked file holds. */
+const BLANK = Buffer.from(" ");
+
+/** Writes `text` to `name` in the slot's given directory (in place when the file is there). Throws on anything but a plain file of its own. */
+export function writeGivenFile(dir: string, name: string, text: string): void {
+  const fd = openOwn(join(dir, name), true);
+  try {
+    overwrite(fd, Buffer.from(text));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * After a run: blanks every file of the slot's given directory in place (one space: nothing of
+ * the run's inputs or params is left for the next run in the slot). False when the directory is
+ * not as the executor left it (then the slot is made again): not a directory of the executor's
+ * with mode 0755, or holding anything but its plain files.
+ */
+export function emptyGivenFiles(dir: string): boolean {
+  try {
+    const st = lstatSync(dir);
+    if (!st.isDirectory() || (st.mode & 0o7777) !== 0o755 || st.uid !== process.getuid?.()) return false;
+    for (const name of readdirSync(dir)) {
+      const fd = openOwn(join(dir, name), false);
+      try {
+        overwrite(fd, BLANK);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}

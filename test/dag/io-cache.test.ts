@@ -1,0 +1,59 @@
+/** The executor's read of a DAG task's inputs (src/dag/engine/io.ts): parents' results, cached where that is safe. */
+import { describe, expect, it } from "vitest";
+import { DagTaskIo } from "../../src/dag/index.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
+
+const m = useEmulatedMongo("dag_io");
+
+async function dagRun(id: string, tasks: Array<{ key: string; dependsOn: string[]; mapOver?: string }>): Promise<void> {
+  await m.mongo.c.dagRuns.insertOne({ _id: id, fireKey: id, paramsJson: `{"p":1}`, definition: { tasks: tasks.map((t) => ({ mapOver: null, ...t })) } } as never);
+}
+
+async function taskRun(dagRunId: string, taskKey: string, status: string, resultJson: string | null, mapIndex: number | null = null, attempt = 1): Promise<string> {
+  const _id = `${dagRunId}-${taskKey}-${mapIndex}-${attempt}`;
+  await m.mongo.c.runs.insertOne({ _id, fireKey: _id, dagRunId, taskKey, mapIndex, status, resultJson } as never);
+  return _id;
+}
+
+const inputs = async (io: DagTaskIo, dagRunId: string, taskKey: string, mapIndex: number | null = null) => JSON.parse((await io.filesFor({ dagRunId, taskKey, mapIndex })).inputsJson) as unknown;
+
+describe("DagTaskIo", () => {
+  it("reads a succeeded parent's result once for all its children, and never keeps a parent that had not succeeded", async () => {
+    await dagRun("d1", [
+      { key: "root", dependsOn: [] },
+      { key: "a", dependsOn: ["root"] },
+      { key: "b", dependsOn: ["root"] },
+      { key: "late", dependsOn: [] },
+      { key: "after", dependsOn: ["late"] },
+    ]);
+    const rootRun = await taskRun("d1", "root", "SUCCEEDED", `{"rows":3}`);
+    const io = new DagTaskIo(m.mongo);
+    // Many children at once: they share one read.
+    const all = await Promise.all(Array.from({ length: 20 }, () => inputs(io, "d1", "a")));
+    for (const x of all) expect(x).toEqual({ root: { rows: 3 } });
+    // The result is kept: the run document going away (it cannot change while the DAG run lives) is not seen.
+    await m.mongo.c.runs.deleteOne({ _id: rootRun });
+    expect(await inputs(io, "d1", "b")).toEqual({ root: { rows: 3 } });
+
+    // A parent that failed gives null (an ALL_DONE child) and is read again next time: its retry may succeed.
+    await taskRun("d1", "late", "FAILED", null);
+    expect(await inputs(io, "d1", "after")).toEqual({ late: null });
+    await taskRun("d1", "late", "SUCCEEDED", `"second try"`, null, 2);
+    expect(await inputs(io, "d1", "after")).toEqual({ late: "second try" });
+  });
+
+  it("reads a mapped parent's instances every time (their number grows with the fan-out)", async () => {
+    await dagRun("d2", [
+      { key: "list", dependsOn: [] },
+      { key: "sq", dependsOn: ["list"], mapOver: "list" },
+      { key: "sum", dependsOn: ["sq", "list"] },
+    ]);
+    await taskRun("d2", "list", "SUCCEEDED", `[1,2]`);
+    await taskRun("d2", "sq", "SUCCEEDED", `1`, 0);
+    const io = new DagTaskIo(m.mongo);
+    expect(await inputs(io, "d2", "sq", 1)).toEqual({ list: [1, 2], item: 2, index: 1 });
+    expect(await inputs(io, "d2", "sum")).toEqual({ sq: [1], list: [1, 2] });
+    await taskRun("d2", "sq", "SUCCEEDED", `4`, 1);
+    expect(await inputs(io, "d2", "sum")).toEqual({ sq: [1, 4], list: [1, 2] });
+  });
+});
