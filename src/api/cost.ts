@@ -9,6 +9,11 @@
  * - A list of objects without such an argument (`users`, `nodes`, a backfill's `runs`) is
  *   charged as {@link ASSUMED_LIST_SIZE} items — except a connection's `edges`, which the
  *   connection's own `first` has paid for already.
+ * - A field whose size is a DAG's, which no argument bounds ({@link DAG_SIZED}: a DAG's `tasks`,
+ *   `topologicalOrder` and `graph`, a DAG run's `graph`), costs MAX_DAG_TASKS more (a DAG's size,
+ *   counted once, not per field selected below it): `dags(first: 20) { edges { node { graph } } }`
+ *   would otherwise render twenty graphs of hundreds of thousands of edges each (a 2 MiB
+ *   definition) for a cost of about 60. One DAG's whole definition and graph stay well within it.
  * - Introspection fields cost nothing: the schema is fixed and small, and introspection is off
  *   outside dev.
  *
@@ -18,10 +23,14 @@
 import { getNullableType, isListType, type GraphQLSchema, type DocumentNode } from "graphql";
 import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
 import { DEFAULT_LOG_READ_CHUNKS } from "../core/index.js";
+import { MAX_DAG_TASKS } from "../dag/index.js";
 import { DEFAULT_PAGE } from "../resolvers/index.js";
 
 /** What a list of objects without a size argument is charged as. */
 export const ASSUMED_LIST_SIZE = 20;
+
+/** Fields (`Type.field`) as large as a DAG: up to MAX_DAG_TASKS tasks, or a graph of them. */
+export const DAG_SIZED: ReadonlySet<string> = new Set(["Dag.tasks", "Dag.topologicalOrder", "Dag.graph", "DagRun.graph"]);
 
 /** Past this many fields and fragments the analysis itself stops (the document is refused). */
 const MAX_QUERY_NODES = 10_000;
@@ -34,6 +43,7 @@ function listSize(args: Record<string, unknown>, hasSizeArg: boolean, dflt: numb
 
 export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (type.name.startsWith("__") || field.name.startsWith("__")) return 0;
+  if (DAG_SIZED.has(`${type.name}.${field.name}`)) return 1 + MAX_DAG_TASKS + childComplexity;
   const hasSizeArg = field.args.some((a) => a.name === "first" || a.name === "count" || a.name === "limit");
   // `limit` (a run's `logs`): its default page is the log reader's.
   const sized = listSize(args, hasSizeArg, field.args.some((a) => a.name === "limit") ? DEFAULT_LOG_READ_CHUNKS : DEFAULT_PAGE);

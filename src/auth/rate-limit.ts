@@ -114,18 +114,22 @@ export class RateBudget {
     }
   }
 
-  /** Takes one point for `key`; throws RateLimitedError when the window's budget is spent. */
-  async take(key: string, who: string): Promise<void> {
+  /**
+   * Takes `count` points for `key` (one call; a DAG run counts one per task), at most a whole
+   * window's budget, so a call worth more than the budget can still be made once a window. Throws
+   * RateLimitedError when the window's budget cannot cover them; `why` says what the count is.
+   */
+  async take(key: string, who: string, count = 1, why = ""): Promise<void> {
     if (!this.limiter || !this.rate) return;
     try {
-      await this.limiter.consume(key);
+      await this.limiter.consume(key, Math.max(1, Math.min(count, this.rate.points)));
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e;
       const { points, durationMs } = this.rate;
       throw new RateLimitedError(
         this.name,
         e.msBeforeNext,
-        `too many ${this.name} for ${who}: at most ${points} per ${isoDuration(durationMs)}; retry in ${retryAfterSeconds(e.msBeforeNext)} s`,
+        `too many ${this.name} for ${who}: at most ${points} per ${isoDuration(durationMs)}${why}; retry in ${retryAfterSeconds(e.msBeforeNext)} s`,
       );
     }
   }
@@ -237,7 +241,7 @@ export function budgetKey(principal: { userId: string; username: string } | null
 export interface RateLimits {
   /** HTTP requests and WebSocket operations, per user (per client address when anonymous). */
   requests: RateBudget;
-  /** createJob, triggerJob and backfillJob, per user. */
+  /** createJob, triggerJob, backfillJob, createDag, backfillDag (one each) and triggerDag (one per task of the DAG), per user. */
   submissions: RateBudget;
   login: LoginGuard;
   /** What a refused document costs of the request budget (KAIROS_RATE_REFUSED_COST). */

@@ -127,14 +127,23 @@ export function fingerprintOf(operation: string, input: unknown): string {
   return createHash("sha256").update(canonical({ operation, input })).digest("hex");
 }
 
-function canonical(v: unknown): string {
+/**
+ * A JSON value (a JSON scalar argument such as a DAG trigger's params) as it is fingerprinted:
+ * keys sorted, and `null` kept — in JSON data null is a value (`{"day": null}` overrides a
+ * default), unlike in the GraphQL input objects around it, where null means "not given".
+ */
+export function jsonFingerprint(v: unknown): string {
+  return canonical(v, true);
+}
+
+function canonical(v: unknown, keepNull = false): string {
   if (v instanceof Date) return JSON.stringify(v.toISOString());
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? "null" : canonical(x))).join(",")}]`;
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? "null" : canonical(x, keepNull))).join(",")}]`;
   if (v !== null && typeof v === "object") {
     const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined && x !== null) // an omitted field and a null one mean the same
+      .filter(([, x]) => x !== undefined && (keepNull || x !== null)) // an omitted field and a null one mean the same
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(",")}}`;
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x, keepNull)}`).join(",")}}`;
   }
   return JSON.stringify(v ?? null);
 }

@@ -13,5 +13,5 @@ export * from "./run-reads.js";
 export * from "./runs/index.js";
 export * from "./users.js";
 export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
-export { IdempotencyService, type IdempotencyOptions } from "./idempotency.js";
+export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
 export * from "./logs/index.js";

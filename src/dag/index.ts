@@ -5,7 +5,7 @@
  */
 export * from "./engine/index.js";
 export { indexGraph, leaves, roots, type GraphIndex } from "./plan/graph.js";
-export { aggregateMapped, MAX_MAP_INSTANCES, mapCount, type MapCount } from "./plan/mapped.js";
+export { aggregateMapped, MAX_DAG_RUN_INSTANCES, MAX_MAP_INSTANCES, mapCount, type MapCount } from "./plan/mapped.js";
 export { countParents, countsAsFailed, isActive, isTerminal, Readiness, readiness, type ParentCounts } from "./plan/readiness.js";
 export { renderDot, renderGraph, renderMermaid, type StateColours } from "./plan/render.js";
 export { retryFromFailed } from "./plan/retry.js";
@@ -23,4 +23,4 @@ export type {
   TaskStates,
   TaskView,
 } from "./plan/types.js";
-export { MAX_DAG_TASKS, TASK_KEY_PATTERN, validateDag } from "./plan/validate.js";
+export { MAX_DAG_EDGES, MAX_DAG_TASKS, TASK_KEY_PATTERN, validateDag } from "./plan/validate.js";

@@ -91,3 +91,13 @@ export async function requireSubmitter(ctx: Context): Promise<Caller> {
   await ctx.services.limits.submissions.take(key, who);
   return p;
 }
+
+/**
+ * Takes `count` more submissions from the caller's budget (after requireSubmitter's one): a
+ * submission that makes that many runs counts as that many (at most a whole window's budget).
+ */
+export async function takeSubmissions(ctx: Context, p: Caller, count: number, why: string): Promise<void> {
+  if (count <= 0) return;
+  const { key, who } = budgetKey(p, ctx.clientAddress);
+  await ctx.services.limits.submissions.take(key, who, count, why);
+}

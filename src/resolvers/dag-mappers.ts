@@ -48,27 +48,29 @@ export function toDagRun(r: DagRunDoc): DagRun {
   };
 }
 
+/** A row of `DagRun.tasks` before its run is read: the fire key of the run it shows (none for a mapped task's own row). */
+export interface DagRunTaskRow extends Omit<DagRunTask, "run" | "result"> {
+  fireKey: string | null;
+}
+
 /**
  * The rows of a DAG run's tasks, in definition order: a task, or a mapped task followed by its
- * instances. A live instance shows its run's state (the document keeps QUEUED until the run ends).
+ * instances. A live instance shows its run's state (the document keeps QUEUED until the run ends):
+ * `runs` are the task runs' states only, so a page's runs are read whole afterwards, and only its
+ * rows' (see {@link withTaskRuns}).
  */
-export function dagRunTasks(r: DagRunDoc, runs: readonly RunDoc[]): DagRunTask[] {
-  const byKey = new Map(runs.map((run) => [run.fireKey, run]));
-  const observed = observedStates(r, byKey);
-  const rows: DagRunTask[] = [];
-  const row = (key: string, index: number | null, state: DagRunTask["status"], attempt: number, mapped: boolean, note: string | null): DagRunTask => {
-    const run = mapped ? undefined : byKey.get(instanceFireKey(r._id, key, index, attempt));
-    return {
-      key,
-      mapIndex: index,
-      status: state,
-      attempt,
-      mapped,
-      note,
-      run: run ? toRun(run) : null,
-      result: run?.resultJson != null ? (JSON.parse(run.resultJson) as unknown) : null,
-    };
-  };
+export function dagRunTaskRows(r: DagRunDoc, runs: readonly Pick<RunDoc, "fireKey" | "status">[]): DagRunTaskRow[] {
+  const observed = observedStates(r, new Map(runs.map((run) => [run.fireKey, run])));
+  const rows: DagRunTaskRow[] = [];
+  const row = (key: string, index: number | null, state: DagRunTask["status"], attempt: number, mapped: boolean, note: string | null): DagRunTaskRow => ({
+    key,
+    mapIndex: index,
+    status: state,
+    attempt,
+    mapped,
+    note,
+    fireKey: mapped ? null : instanceFireKey(r._id, key, index, attempt),
+  });
   for (const def of r.definition.tasks) {
     const t = r.tasks[def.key];
     const v = observed[def.key];
@@ -80,6 +82,15 @@ export function dagRunTasks(r: DagRunDoc, runs: readonly RunDoc[]): DagRunTask[]
     }
   }
   return rows;
+}
+
+/** The rows with their runs (read whole, by the rows' fire keys) and results. */
+export function withTaskRuns(rows: readonly DagRunTaskRow[], runs: readonly RunDoc[]): DagRunTask[] {
+  const byKey = new Map(runs.map((run) => [run.fireKey, run]));
+  return rows.map(({ fireKey, ...row }) => {
+    const run = fireKey === null ? undefined : byKey.get(fireKey);
+    return { ...row, run: run ? toRun(run) : null, result: run?.resultJson != null ? (JSON.parse(run.resultJson) as unknown) : null };
+  });
 }
 
 export function dagEventOf(e: DagEvent): DagRunEvent {

@@ -7,8 +7,8 @@ import { ValidationError } from "../domain/index.js";
 import { FireConnection } from "../schema/index.js";
 import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
 import { DateTime, JSONObject } from "../schema/index.js";
-import { requireSubmitter, requireUser, type Context } from "./context.js";
-import { dagRunTasks, toDag, toDagRun } from "./dag-mappers.js";
+import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
+import { dagRunTaskRows, toDag, toDagRun, withTaskRuns } from "./dag-mappers.js";
 import { dagStream } from "./dag-stream.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { specIn, retryIn, scheduleIn } from "./job-input.js";
@@ -122,14 +122,21 @@ export class DagResolver {
     return toDag(await ctx.services.dags.resume(requireUser(ctx), id));
   }
 
-  @Mutation(() => DagRun, { description: "Starts a DAG run now; `params` are merged over the DAG's defaults (top-level keys)." })
+  @Mutation(() => DagRun, {
+    description: "Starts a DAG run now; `params` are merged over the DAG's defaults (top-level keys). Takes one submission per task of the DAG (at most the whole budget).",
+  })
   async triggerDag(
     @Arg("id", () => ID) id: string,
     @Ctx() ctx: Context,
     @Arg("params", () => JSONObject, { nullable: true }) params?: Record<string, unknown> | null,
     @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey?: string | null,
   ): Promise<DagRun> {
-    return toDagRun(await ctx.services.dags.trigger(await requireSubmitter(ctx), id, params, { idempotencyKey }));
+    const p = await requireSubmitter(ctx);
+    // A DAG run is as many submissions as its DAG has tasks (one triggerJob call makes one run): a
+    // loop of triggers of a 1,000-task DAG must not queue 1,000 times what a job's loop queues.
+    const tasks = (await ctx.services.dags.get(p, id)).tasks.length;
+    await takeSubmissions(ctx, p, tasks - 1, `; a DAG run counts one per task (this DAG has ${tasks})`);
+    return toDagRun(await ctx.services.dags.trigger(p, id, params, { idempotencyKey }));
   }
 
   @Mutation(() => DagRun, { description: "Cancels a RUNNING DAG run: its running task runs are cancelled, tasks not started become CANCELLED." })
@@ -146,7 +153,7 @@ export class DagResolver {
     return toDagRun(await ctx.services.dags.retryRun(requireUser(ctx), id, fromFailed));
   }
 
-  @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000; slots that have one are not repeated)." })
+  @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000 task runs: slots × the DAG's tasks; slots that have one are not repeated)." })
   async backfillDag(
     @Arg("id", () => ID) id: string,
     @Arg("from", () => DateTime) from: Date,
@@ -226,7 +233,9 @@ export class DagRunResolver {
     const doc = run.doc as DagRunDoc;
     // dagRun's and a listing's documents come without the definition: read the DAG run whole.
     const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
-    return dagRunTasks(full, await ctx.services.dags.taskRuns(full._id)).slice(skip, skip + first);
+    // Every task run's state (small), then whole only the runs of the rows asked for.
+    const rows = dagRunTaskRows(full, await ctx.services.dags.taskRunStates(full._id)).slice(skip, skip + first);
+    return withTaskRuns(rows, await ctx.services.dags.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })

@@ -5,6 +5,7 @@ import { RunStatus } from "../schema/index.js";
 import { Job } from "../schema/index.js";
 import { Run, RunConnection } from "../schema/index.js";
 import { canSee } from "../auth/index.js";
+import { ConflictError } from "../domain/index.js";
 import { requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";
@@ -76,9 +77,15 @@ export class RunResolver {
     return toRun(await ctx.services.runs.cancel(p, id, `cancelled by ${p.username}`));
   }
 
-  @Mutation(() => Run, { description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt." })
+  @Mutation(() => Run, { description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: CONFLICT, use retryDagRun)." })
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     const p = requireUser(ctx);
+    // A DAG task's run belongs to its DAG run, which has decided on its end already (its children
+    // ran, or were UPSTREAM_FAILED): running it again outside would change nothing there but its result.
+    const run = await ctx.lookups.run(p, id);
+    if (run.dagRunId) {
+      throw new ConflictError(`run ${id} is task ${JSON.stringify(run.taskKey)} of DAG run ${run.dagRunId}; retry it with retryDagRun(id: "${run.dagRunId}"), which re-runs its failed tasks and their children`);
+    }
     return toRun(await ctx.services.runs.retryRun(p, id));
   }
 

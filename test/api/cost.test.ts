@@ -4,11 +4,14 @@
  * per-address limits key on (src/api/client-address.ts).
  */
 import "reflect-metadata";
+import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
+import { join } from "node:path";
 import { parse, type GraphQLSchema } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { clientAddress } from "../../src/api/client-address.js";
 import { ASSUMED_LIST_SIZE, operationCost } from "../../src/api/cost.js";
+import { MAX_DAG_TASKS } from "../../src/dag/index.js";
 import { buildKairosSchema } from "../../src/resolvers/index.js";
 
 let schema: GraphQLSchema;
@@ -35,6 +38,19 @@ describe("cost model", () => {
   it("charges an unsized list of objects as ASSUMED_LIST_SIZE items, scalar lists as one field", () => {
     expect(cost(`{ users { id username } }`)).toBe(1 + ASSUMED_LIST_SIZE * 2);
     expect(cost(`{ job(id: "x") { tags } }`)).toBe(2);
+  });
+
+  it("charges a DAG's tasks, order and graph as a DAG of MAX_DAG_TASKS (once each, not per field below them)", () => {
+    expect(cost(`{ dag(id: "x") { graph } }`)).toBe(1 + (1 + MAX_DAG_TASKS));
+    expect(cost(`{ dag(id: "x") { tasks { key spec { command } } } }`)).toBe(1 + (1 + MAX_DAG_TASKS + 3));
+    expect(cost(`{ dags(first: 20) { edges { node { graph } } } }`)).toBeGreaterThan(20 * MAX_DAG_TASKS);
+  });
+
+  it("keeps every operation of the typed client's client/dags.graphql within the default cost limit (10000)", () => {
+    const doc = parse(readFileSync(join(import.meta.dirname, "../../client/dags.graphql"), "utf8"));
+    const vars = { id: "x", input: { name: "x", tasks: [] }, from: "2020-01-01T00:00:00Z", to: "2020-01-01T00:00:00Z" };
+    const costs = doc.definitions.flatMap((d) => (d.kind === "OperationDefinition" ? [[d.name!.value, operationCost(schema, doc, vars, d.name!.value)] as const] : []));
+    expect(costs.filter(([, c]) => c > 10_000)).toEqual([]);
   });
 
   it("leaves introspection free", () => {

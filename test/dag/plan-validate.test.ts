@@ -19,6 +19,26 @@ describe("validateDag", () => {
     expect(validateDag({ tasks: tasks.slice(0, 1000) })).toEqual([]);
   });
 
+  it("refuses more than 20,000 dependencies in all, saying how many (every advance walks them all)", () => {
+    // 1,000 tasks, each on up to 21 predecessors: 20,769 edges.
+    const wide = Array.from({ length: 1000 }, (_, i) => t(`t${i}`, Array.from({ length: Math.min(i, 21) }, (_, j) => `t${i - 1 - j}`)));
+    expect(validateDag({ tasks: wide })).toEqual([{ path: "tasks", message: "a DAG has at most 20000 dependencies (dependsOn entries of all tasks together); this one has 20769" }]);
+    const fits = Array.from({ length: 1000 }, (_, i) => t(`t${i}`, Array.from({ length: Math.min(i, 20) }, (_, j) => `t${i - 1 - j}`)));
+    expect(validateDag({ tasks: fits })).toEqual([]);
+  });
+
+  it("refuses a parent named item or index of a mapped task (its KAIROS_INPUTS has those of its own)", () => {
+    const problems = validateDag({ tasks: [t("item"), t("src"), t("m", ["src", "item"], { mapOver: "src" }), t("plain", ["item"])] });
+    expect(problems).toEqual([
+      {
+        path: "tasks[2].dependsOn[1]",
+        message:
+          'task "m" maps over "src" and depends on "item": a mapped instance\'s KAIROS_INPUTS has "item" (its element) and "index" of its own, ' +
+          'so a mapped task\'s parents cannot be named "item" or "index"; rename that task',
+      },
+    ]);
+  });
+
   it.each(["", "1abc", "_a", "a b", "a.b", "a\"b", "é", "a".repeat(65), "a\nb"])("refuses the key %j", (key) => {
     const problems = validateDag({ tasks: [t(key)] });
     expect(problems).toEqual([

@@ -9,6 +9,7 @@ import { ValidationError } from "../../domain/index.js";
 import { normalizeRetry, normalizeSchedule, type RetryInput, type ScheduleInput } from "../../timing/index.js";
 import type { DagDef } from "../plan/types.js";
 import { validateDag } from "../plan/validate.js";
+import { MAX_JSON_DEPTH, valueDepth } from "./json-depth.js";
 
 export interface DagTaskInput {
   key: string;
@@ -80,12 +81,12 @@ export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefin
   }
   const nodesByPool = new Map<string, Promise<PoolNode[]>>();
   const out: DagTaskDoc[] = [];
-  for (const t of tasks) {
+  for (const [i, t] of tasks.entries()) {
     const pool = t.spec?.pool ?? "default";
     if (!nodesByPool.has(pool)) nodesByPool.set(pool, poolNodes(pool));
     const nodes = await nodesByPool.get(pool)!;
     out.push(
-      prefixed(t.key, () => ({
+      prefixed(t.key, i, () => ({
         key: t.key,
         spec: validateSpec(t.spec, nodes),
         dependsOn: [...(t.dependsOn ?? [])],
@@ -99,12 +100,23 @@ export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefin
   return out;
 }
 
-/** Runs `fn`; a validation error it throws is reported as the task's: `task "<key>": <field>: <message>`. */
-function prefixed<T>(key: string, fn: () => T): T {
+/**
+ * A task's spec, retry or priority refused: `extensions.field` is the input path
+ * (`tasks[1].spec.env`), the message names the task by its key (`task "load": spec.env: …`).
+ */
+class TaskFieldError extends ValidationError {
+  constructor(field: string, message: string) {
+    super(field, message);
+    this.message = message;
+  }
+}
+
+/** Runs `fn`; a validation error it throws is reported as the task's (see {@link TaskFieldError}). */
+function prefixed<T>(key: string, index: number, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof ValidationError) throw new ValidationError(`task ${JSON.stringify(key)}`, e.message);
+    if (e instanceof ValidationError) throw new TaskFieldError(`tasks[${index}].${e.field}`, `task ${JSON.stringify(key)}: ${e.message}`);
     throw e;
   }
 }
@@ -113,6 +125,8 @@ function prefixed<T>(key: string, fn: () => T): T {
 export function paramsText(params: Record<string, unknown> | null | undefined, field = "params"): string {
   if (params == null) return "{}";
   if (typeof params !== "object" || Array.isArray(params)) throw new ValidationError(field, "must be a JSON object");
+  const depth = valueDepth(params);
+  if (depth > MAX_JSON_DEPTH) throw new ValidationError(field, `nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep; at most ${MAX_JSON_DEPTH}`);
   const text = JSON.stringify(params);
   if (Buffer.byteLength(text) > MAX_PARAMS_BYTES) throw new ValidationError(field, `at most ${MAX_PARAMS_BYTES} bytes of JSON`);
   return text;

@@ -8,6 +8,7 @@
  */
 import type { RunDoc } from "../../domain/index.js";
 import { findDagRunShape, findSucceededTaskResults, type Mongo } from "../../store/index.js";
+import { MAX_JSON_DEPTH, textDepth } from "./json-depth.js";
 
 /** Largest result a task may write to KAIROS_RESULT. */
 export const MAX_RESULT_BYTES = 64 * 1024;
@@ -126,7 +127,12 @@ export class DagTaskIo {
     for (const parent of def.dependsOn) inputs[parent] = shape.tasks.get(parent)?.mapped ? [] : null;
     if (def.dependsOn.length > 0) {
       const mapped = new Set(def.dependsOn.filter((p) => shape.tasks.get(p)?.mapped));
-      for (const r of await this.parentResults(run.dagRunId!, def.dependsOn, mapped)) {
+      const results = await this.parentResults(run.dagRunId!, def.dependsOn, mapped);
+      // Refused on the texts' sizes, before parsing them: a join of 1,000 parents of 64 KiB each is
+      // 64 MB of text, several times that parsed, and again as one string, in the executor's heap.
+      const bytes = results.reduce((n, r) => n + (r.resultJson == null ? 0 : Buffer.byteLength(r.resultJson)), 0);
+      if (bytes > MAX_INPUTS_BYTES) throw inputsTooLarge(bytes);
+      for (const r of results) {
         const value = r.resultJson == null ? null : (JSON.parse(r.resultJson) as unknown);
         const list = inputs[r.taskKey!];
         if (Array.isArray(list) && r.mapIndex != null) list[r.mapIndex] = value;
@@ -144,11 +150,14 @@ export class DagTaskIo {
       inputs.index = run.mapIndex;
     }
     const inputsJson = JSON.stringify(inputs);
-    if (Buffer.byteLength(inputsJson) > MAX_INPUTS_BYTES) {
-      throw new Error(`the parents' results come to more than ${MAX_INPUTS_BYTES} bytes of KAIROS_INPUTS; write smaller results`);
-    }
+    const size = Buffer.byteLength(inputsJson);
+    if (size > MAX_INPUTS_BYTES) throw inputsTooLarge(size);
     return { inputsJson, paramsJson: shape.paramsJson };
   }
+}
+
+function inputsTooLarge(bytes: number): Error {
+  return new Error(`the parents' results come to ${bytes} bytes of KAIROS_INPUTS; at most ${MAX_INPUTS_BYTES} (16 MiB): write smaller results, or join fewer parents`);
 }
 
 /**
@@ -159,6 +168,10 @@ export function checkResult(text: string | null, bytes: number): { json: string 
   if (text === null) return { json: null };
   if (bytes > MAX_RESULT_BYTES) return { error: `RESULT_TOO_LARGE: the task wrote ${bytes} bytes to KAIROS_RESULT; at most ${MAX_RESULT_BYTES} bytes (64 KiB) of JSON are kept` };
   if (text.trim() === "") return { json: null };
+  const depth = textDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    return { error: `RESULT_TOO_DEEP: KAIROS_RESULT nests objects and arrays ${depth} levels deep; at most ${MAX_JSON_DEPTH}` };
+  }
   try {
     return { json: JSON.stringify(JSON.parse(text)) };
   } catch (e) {

@@ -167,6 +167,11 @@ export class DagSchedules {
     });
     const { run, created } = await insertOnce(mongo, doc);
     if (!created && locked) await lock.release(id);
+    // deleteDag may have run since the DAG was read here: its sweep of RUNNING DAG runs missed this one.
+    if (created && !(await findDag(mongo, dag._id))) {
+      await this.deps.cancel(id, "its DAG was deleted while the fire made it");
+      return { dagRunId: id, created, skipped: null };
+    }
     if (created && !held) await this.deps.advancer.advance(id);
     if (created && replaced) await this.deps.cancel(replaced, `replaced by DAG run ${id} (overlap policy REPLACE)`);
     return { dagRunId: run._id, created, skipped: null };

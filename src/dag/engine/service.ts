@@ -5,7 +5,7 @@
  */
 import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
-import { backfillSlots, IdempotencyService, PoolNodes, type RunService } from "../../core/index.js";
+import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, PoolNodes, type RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
 import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
@@ -24,7 +24,8 @@ import {
   findOwnedDag,
   findRunningDagRunIds,
   findRunningDagRunIdsOfOwner,
-  findTaskRunDocs,
+  findTaskRunDocsByFireKeys,
+  findTaskRuns,
   insertDag,
   isDuplicateKey,
   listDagRuns,
@@ -33,6 +34,7 @@ import {
   setDagFields,
   updateDagAtVersion,
   updateDagRunAtVersion,
+  type DagTaskRun,
   type Mongo,
   type Page,
   type PageQuery,
@@ -113,18 +115,24 @@ export class DagService {
     return (await findJob(this.deps.mongo, dagId))?.nextFireAt ?? null;
   }
 
-  /** The runs of a DAG run's task instances (every attempt), for a DAG run the caller saw already. */
-  taskRuns(dagRunId: string): Promise<RunDoc[]> {
-    return findTaskRunDocs(this.deps.mongo, dagRunId);
+  /** The states of a DAG run's task runs (every attempt; no results), for a DAG run the caller saw already. */
+  taskRunStates(dagRunId: string): Promise<DagTaskRun[]> {
+    return findTaskRuns(this.deps.mongo, dagRunId);
+  }
+
+  /** Task runs whole (results, output tails), by fire key: only those of the rows a page shows. */
+  taskRuns(fireKeys: readonly string[]): Promise<RunDoc[]> {
+    return findTaskRunDocsByFireKeys(this.deps.mongo, fireKeys);
   }
 
   // ---- writes ----
 
   async create(caller: Principal, input: DagInput, opts: Submit = {}): Promise<DagDoc> {
+    paramsText(input.params); // refused before the idempotency fingerprint reads them
     if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createDag",
-      input,
+      input: { ...input, params: input.params == null ? null : jsonFingerprint(input.params) },
       run: (opId) => this.createOnce(caller, input, opId),
       save: (dag) => ({ dagId: dag._id }),
       load: async ({ dagId }) => {
@@ -260,10 +268,12 @@ export class DagService {
 
   /** Starts a DAG run now, with `params` over the DAG's defaults. */
   async trigger(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opts: Submit = {}): Promise<DagRunDoc> {
+    paramsText(params); // refused before the idempotency fingerprint reads them
     if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerDag",
-      input: { dagId, params },
+      // params are JSON data, where null is a value: {"day": null} is not the same request as {}.
+      input: { dagId, params: params == null ? null : jsonFingerprint(params) },
       run: (opId) => this.triggerOnce(caller, dagId, params, opId),
       save: (run) => ({ dagRunId: run._id }),
       load: async ({ dagRunId }) => {
@@ -304,6 +314,8 @@ export class DagService {
       throw e;
     }
     const { run, created } = written;
+    // The DAG deleted meanwhile: what this made is cancelled (cancelIfDeleted), not run.
+    if (await this.cancelIfDeleted(dagId, [run._id])) return (await findDagRun(this.deps.mongo, run._id)) ?? run;
     if (!created) return this.advanceUnlessHeld(run);
     this.deps.log.info({ dagId, dagRunId: run._id, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG triggered");
     if (!lock.held) await this.deps.advancer.advance(run._id);
@@ -318,7 +330,7 @@ export class DagService {
 
   /**
    * Creates the DAG runs of the schedule's slots in the past range `[from, to]` (trigger
-   * BACKFILL), at most MAX_BACKFILL; a slot that has a DAG run already (fired, or backfilled
+   * BACKFILL), at most MAX_BACKFILL task runs' worth (slots × tasks); a slot that has a DAG run already (fired, or backfilled
    * before: the same fire key) is not run again. They ignore the overlap policy, like a job's.
    */
   async backfill(caller: Principal, dagId: string, from: number, to: number): Promise<DagRunDoc[]> {
@@ -326,6 +338,15 @@ export class DagService {
     if (!dag.schedule) throw new ValidationError("id", `DAG ${dagId} has no schedule; backfill fills a schedule's past slots (use triggerDag for a one-off run)`);
     const now = this.deps.clock();
     const slots = backfillSlots(dag.schedule, from, to, now);
+    // A job's backfill makes at most MAX_BACKFILL runs; a DAG's, as many task runs (not 1000 DAG runs of 1000 tasks each).
+    const maxSlots = Math.max(1, Math.floor(MAX_BACKFILL / dag.tasks.length));
+    if (slots.length > maxSlots) {
+      throw new ValidationError(
+        "from",
+        `the range holds ${slots.length} slots, and each is a DAG run of ${dag.tasks.length} tasks; a backfill makes at most ${MAX_BACKFILL} task runs, ` +
+          `so at most ${maxSlots} slots of this DAG at a time: narrow the range`,
+      );
+    }
     const out: DagRunDoc[] = [];
     for (const slot of slots) {
       const doc = newDagRun(dag, {
@@ -338,10 +359,25 @@ export class DagService {
         sweepAfterMs: this.deps.sweepAfterMs,
       });
       const { run, created } = await insertOnce(this.deps.mongo, doc);
+      if (created && (await this.cancelIfDeleted(dagId, [run._id]))) {
+        out.push((await findDagRun(this.deps.mongo, run._id)) ?? run);
+        break; // the DAG is gone: no more slots
+      }
       if (created) await this.deps.advancer.advance(run._id);
       out.push(run);
     }
     return out;
+  }
+
+  /**
+   * After inserting DAG runs of `dagId`: if the DAG was deleted meanwhile (after this request read
+   * it, so deleteDag did not see these runs to cancel them), cancels them. True when it did.
+   */
+  private async cancelIfDeleted(dagId: string, dagRunIds: readonly string[]): Promise<boolean> {
+    if (await findDag(this.deps.mongo, dagId)) return false;
+    for (const id of dagRunIds) await this.requestCancel(id);
+    this.deps.log.info({ dagId, dagRunIds }, "DAG deleted while its runs were being made: cancelled them");
+    return true;
   }
 
   /** Cancels a DAG run: running task runs are cancelled, tasks not started become CANCELLED, the run ends CANCELLED. */
@@ -372,6 +408,9 @@ export class DagService {
     if (!fromFailed) throw new ValidationError("fromFailed", "only fromFailed: true is supported (re-run the failed, upstream-failed and cancelled tasks); trigger the DAG for a fresh run");
     for (let i = 0; i < 32; i++) {
       const run = await this.getRun(caller, dagRunId);
+      if (i === 0 && !(await findDag(this.deps.mongo, run.dagId))) {
+        throw new ConflictError(`DAG ${run.dagId} of DAG run ${dagRunId} was deleted; its DAG runs can be read but not retried`);
+      }
       if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
       if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
       // A scheduled DAG run takes its DAG's overlap lock again (CONFLICT where a fire would be skipped).

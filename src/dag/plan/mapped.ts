@@ -9,6 +9,13 @@ import type { InstanceView } from "./types.js";
 /** Most instances one mapped task may have. */
 export const MAX_MAP_INSTANCES = 1_000;
 
+/**
+ * Most task instances one DAG run may have, counting a task as one and a mapped task as its
+ * instances: one DAG run must not become a million runs (999 tasks mapping over 1,000 elements
+ * each), nor a document past MongoDB's 16 MiB (each instance's state is in the DAG run's).
+ */
+export const MAX_DAG_RUN_INSTANCES = 10_000;
+
 /** The instance count, or why the result cannot be mapped over. */
 export type MapCount = { ok: true; count: number } | { ok: false; message: string };
 
@@ -31,6 +38,13 @@ export function mapCount(parentKey: string, result: unknown): MapCount {
     };
   }
   return { ok: true, count: result.length };
+}
+
+/** How many task instances a DAG run has now (a task not mapped, or not expanded yet, is one). */
+export function instanceTotal(tasks: Readonly<Record<string, { instances?: readonly unknown[] }>>): number {
+  let n = 0;
+  for (const t of Object.values(tasks)) n += t.instances === undefined ? 1 : t.instances.length;
+  return n;
 }
 
 /**

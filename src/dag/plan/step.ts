@@ -6,7 +6,7 @@
  */
 import { DagRunStatus, DagTaskState } from "../../domain/index.js";
 import { indexGraph, leaves, type GraphIndex } from "./graph.js";
-import { aggregateMapped, mapCount } from "./mapped.js";
+import { aggregateMapped, instanceTotal, mapCount, MAX_DAG_RUN_INSTANCES } from "./mapped.js";
 import { isActive, isTerminal, Readiness, readiness } from "./readiness.js";
 import { topologicalOrder } from "./topo.js";
 import type { DagDef, DagTaskDef, InstanceRef, StepInput, StepResult, TaskNote, TaskView } from "./types.js";
@@ -21,7 +21,8 @@ interface Candidate {
 /** Every task PENDING at attempt 1: a new DAG run. */
 export function initialStates(dag: DagDef): Record<string, TaskView> {
   const tasks: Record<string, TaskView> = {};
-  for (const task of dag.tasks) tasks[task.key] ??= { state: DagTaskState.PENDING, attempt: 1 };
+  // Own properties only: `tasks.constructor ??= …` would find Object.prototype's and leave the task out.
+  for (const task of dag.tasks) if (!Object.hasOwn(tasks, task.key)) tasks[task.key] = { state: DagTaskState.PENDING, attempt: 1 };
   return tasks;
 }
 
@@ -130,6 +131,16 @@ function expand(
   if (!count.ok) {
     view.state = DagTaskState.FAILED;
     notes.push({ key: def.key, message: count.message });
+    return;
+  }
+  // The task counted as one so far; its instances replace that one.
+  const total = instanceTotal(tasks) - 1 + count.count;
+  if (total > MAX_DAG_RUN_INSTANCES) {
+    view.state = DagTaskState.FAILED;
+    notes.push({
+      key: def.key,
+      message: `mapOver ${JSON.stringify(source)}: its ${count.count} instances would make this DAG run ${total} task instances; a DAG run has at most ${MAX_DAG_RUN_INSTANCES}`,
+    });
     return;
   }
   view.instances = Array.from({ length: count.count }, () => ({ state: DagTaskState.PENDING, attempt: view.attempt }));

@@ -12,6 +12,14 @@ import type { DagDef, DagProblem } from "./types.js";
 export const MAX_DAG_TASKS = 1_000;
 
 /**
+ * Most dependencies (dependsOn entries of all tasks together) a DAG may have. Every advance of a
+ * DAG run walks them all (step, ~0.5 µs an edge): 1,000 tasks each on their 330 predecessors, 275,000
+ * edges in a 2 MiB request, cost ~150 ms of the engine's CPU per advance and a thousand advances a
+ * DAG run, taken from every other user's DAG runs on that process.
+ */
+export const MAX_DAG_EDGES = 20_000;
+
+/**
  * A task key: a letter, then up to 63 letters, digits, `_` or `-`. Keys name tasks in messages,
  * graphs, environment variables and run ids, so they are kept plain.
  */
@@ -19,9 +27,12 @@ export const TASK_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 const TRIGGERS = new Set<string>(Object.values(TriggerRule));
 
+/** What a mapped instance's KAIROS_INPUTS holds besides its parents' results (src/dag/engine/io.ts). */
+const MAPPED_INPUT_NAMES: ReadonlySet<string> = new Set(["item", "index"]);
+
 /**
  * Every problem of the definition's graph, in a stable order; empty when it is valid. Over
- * `MAX_DAG_TASKS` tasks, only that problem is reported.
+ * `MAX_DAG_TASKS` tasks or `MAX_DAG_EDGES` dependencies, only that problem is reported.
  */
 export function validateDag(dag: DagDef): DagProblem[] {
   if (dag.tasks.length === 0) {
@@ -30,6 +41,10 @@ export function validateDag(dag: DagDef): DagProblem[] {
   // Past the cap, per-task messages would be thousands of lines of noise: say only this.
   if (dag.tasks.length > MAX_DAG_TASKS) {
     return [{ path: "tasks", message: `a DAG has at most ${MAX_DAG_TASKS} tasks; this one has ${dag.tasks.length}` }];
+  }
+  const edges = dag.tasks.reduce((n, t) => n + t.dependsOn.length, 0);
+  if (edges > MAX_DAG_EDGES) {
+    return [{ path: "tasks", message: `a DAG has at most ${MAX_DAG_EDGES} dependencies (dependsOn entries of all tasks together); this one has ${edges}` }];
   }
   const problems: DagProblem[] = [];
   const keys = new Set(dag.tasks.map((t) => t.key));
@@ -89,6 +104,17 @@ function taskProblems(dag: DagDef, i: number, keys: Set<string>, firstAt: Map<st
     problems.push({
       path: `${at}.mapOver`,
       message: `task ${quote(task.key)} maps over ${quote(task.mapOver)}, which is not in its dependsOn; mapOver names one of the task's own parents`,
+    });
+  }
+  if (task.mapOver !== undefined) {
+    task.dependsOn.forEach((parent, j) => {
+      if (!MAPPED_INPUT_NAMES.has(parent)) return;
+      problems.push({
+        path: `${at}.dependsOn[${j}]`,
+        message:
+          `task ${quote(task.key)} maps over ${quote(task.mapOver!)} and depends on ${quote(parent)}: a mapped instance's KAIROS_INPUTS has ` +
+          `"item" (its element) and "index" of its own, so a mapped task's parents cannot be named "item" or "index"; rename that task`,
+      });
     });
   }
   return problems;

@@ -136,9 +136,13 @@ export function findTaskRunsByFireKeys(mongo: Mongo, fireKeys: readonly string[]
     .toArray() as Promise<DagTaskRun[]>;
 }
 
-/** The runs of a DAG run's task instances, whole (the API shows them). */
-export function findTaskRunDocs(mongo: Mongo, dagRunId: string): Promise<RunDoc[]> {
-  return mongo.c.runs.find({ dagRunId }, { projection: { spec: 0 } }).toArray() as Promise<RunDoc[]>;
+/**
+ * The runs of these task instances (by fire key), whole but for their specs (the API shows them):
+ * only the rows of the page asked for, since each may carry a 64 KiB result.
+ */
+export function findTaskRunDocsByFireKeys(mongo: Mongo, fireKeys: readonly string[]): Promise<RunDoc[]> {
+  if (fireKeys.length === 0) return Promise.resolve([]);
+  return mongo.c.runs.find({ fireKey: { $in: [...fireKeys] } }, { projection: { spec: 0 } }).toArray() as Promise<RunDoc[]>;
 }
 
 /** The results of the runs with these fire keys (task instances that succeeded), by fire key. */

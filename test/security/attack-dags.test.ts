@@ -1,0 +1,437 @@
+/**
+ * Attacks on DAG workflows by a hostile USER, over the real API, engine and executor (docs/dags.md).
+ * Only attacks that found a hole, or that pin a property no other test asserts; each hole and its
+ * fix is in docs/security.md, "DAG workflows".
+ */
+import type { Collection, Document } from "mongodb";
+import { describe, expect, it, vi } from "vitest";
+import { code, makeUser, message } from "../helpers/accounts.js";
+import { useTestApp } from "../helpers/app.js";
+import { collect, wsClient } from "../helpers/graphql.js";
+import { checkResult, DagTaskIo, MAX_INPUTS_BYTES } from "../../src/dag/index.js";
+import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag, waitFor } from "../dag/helpers.js";
+
+const t = useTestApp();
+
+let users = 0;
+const user = () => makeUser(t.app, t.admin, `dag-attacker-${Date.now()}-${users++}`);
+
+/** Bytes of the `runs` documents the server reads while `fn` runs (every find on the collection). */
+async function runBytesRead(fn: () => Promise<unknown>): Promise<number> {
+  const runs = t.app.services.mongo.c.runs as unknown as Collection<Document>;
+  const find = runs.find.bind(runs);
+  let bytes = 0;
+  const spy = vi.spyOn(runs, "find").mockImplementation(((filter: Document, options?: Document) => {
+    const cursor = find(filter, options);
+    const toArray = cursor.toArray.bind(cursor);
+    cursor.toArray = async () => {
+      const docs = await toArray();
+      for (const d of docs) bytes += JSON.stringify(d).length;
+      return docs;
+    };
+    return cursor;
+  }) as never);
+  try {
+    await fn();
+  } finally {
+    spy.mockRestore();
+  }
+  return bytes;
+}
+
+describe("another user's DAGs and DAG runs", () => {
+  it("are NOT_FOUND for every query, mutation and subscription, and their events never reach the attacker", async () => {
+    const victim = await user();
+    const mallory = await user();
+    const dagId = await createDag(t.app.url, victim.token, "victim-dag", [{ key: "a", command: "echo secret-output > $KAIROS_RESULT; echo '\"victim-result\"' > $KAIROS_RESULT" }], {
+      schedule: { kind: "CRON", cron: "0 0 1 1 *" },
+    });
+    const runId = await triggerDag(t.app.url, victim.token, dagId);
+    const taskRunId = (await finishedDagRun(t.app.url, victim.token, runId)).tasks[0]!.run!.id;
+
+    for (const [q, v] of [
+      [`query($id: ID!) { dag(id: $id) { id } }`, { id: dagId }],
+      [`query($id: ID!) { dagRun(id: $id) { id } }`, { id: runId }],
+      [`query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id: dagId }],
+      [`mutation($id: ID!) { updateDag(id: $id, input: { description: "pwned" }) { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { resumeDag(id: $id) { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { triggerDag(id: $id, idempotencyKey: "k1") { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { backfillDag(id: $id, from: "2020-01-01T00:00:00Z", to: "2021-01-02T00:00:00Z") { id } }`, { id: dagId }],
+      [`mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }],
+      [`mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }],
+      [`mutation($id: ID!) { deleteDag(id: $id) }`, { id: dagId }],
+      // A task's run is a run: the run API's ownership holds for it too, and the DAG id names no job of hers.
+      [`query($id: ID!) { run(id: $id) { id } }`, { id: taskRunId }],
+      [`query($id: ID!) { run(id: $id) { logs { data } } }`, { id: taskRunId }],
+      [`mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: taskRunId }],
+      [`mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: taskRunId }],
+      [`query($id: ID!) { runs(jobId: $id) { edges { node { id } } } }`, { id: dagId }],
+    ] as const) {
+      const r = await gql(t.app.url, q, v, mallory.token);
+      expect([q, code(r), JSON.stringify(r)]).toEqual([q, "NOT_FOUND", expect.not.stringContaining("victim")]);
+    }
+
+    const client = wsClient(t.app.wsUrl, mallory.token);
+    try {
+      for (const v of [{ dagId }, { dagRunId: runId }]) {
+        const sub = collect<unknown>(client, `subscription($dagId: ID, $dagRunId: ID) { dagRunUpdated(dagId: $dagId, dagRunId: $dagRunId) { dagRunId } }`, v, () => true, 5_000);
+        const { events, errors } = await sub.done;
+        expect(events).toEqual([]);
+        expect(JSON.stringify(errors)).toContain("NOT_FOUND");
+      }
+      // Subscribed to everything of hers: the victim's DAG run's events are not hers.
+      const all = collect<{ dagRunUpdated: { dagRunId: string } }>(client, `subscription { dagRunUpdated { dagRunId task { key } } }`, {}, () => false, 3_000);
+      await all.ready;
+      const again = await triggerDag(t.app.url, victim.token, dagId);
+      await finishedDagRun(t.app.url, victim.token, again);
+      expect((await all.done).events).toEqual([]);
+    } finally {
+      await client.dispose();
+    }
+    // Nothing of the above changed the victim's DAG.
+    const dag = await gqlOk<{ dag: { description: string | null; paused: boolean } }>(t.app.url, `query($id: ID!) { dag(id: $id) { description paused } }`, { id: dagId }, victim.token);
+    expect(dag.dag).toEqual({ description: null, paused: false });
+  });
+});
+
+describe("reading a DAG run", () => {
+  it("DagRun.tasks(first: 1) reads one task's run, not every run of the DAG run with its 64 KiB result", async () => {
+    const u = await user();
+    // Ten tasks, each leaving a ~50 KB result.
+    const big = `printf '"%s"' "$(head -c 50000 /dev/zero | tr '\\0' x)" > $KAIROS_RESULT`;
+    const id = await createDag(t.app.url, u.token, "heavy-results", Array.from({ length: 10 }, (_, i) => ({ key: `t${i}`, command: big })));
+    const runId = await triggerDag(t.app.url, u.token, id);
+    const done = await finishedDagRun(t.app.url, u.token, runId);
+    expect(done.status).toBe("SUCCEEDED");
+    const bytes = await runBytesRead(() => gqlOk(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1) { key status } } }`, { id: runId }, u.token));
+    // Before: every task run whole (10 × 50 KB) for a query that costs 4.
+    expect(bytes).toBeLessThan(60_000);
+  });
+});
+
+describe("query cost of DAG-sized fields", () => {
+  it("charges a DAG's tasks, order and graph as a DAG of 1000 tasks: a page of graphs or task lists is refused, one DAG's reads pass", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "costed-graph", [{ key: "a", command: "true" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    for (const q of [
+      `{ dags(first: 20) { edges { node { graph(format: DOT) } } } }`,
+      `{ dags(first: 20) { edges { node { tasks { key dependsOn spec { command } } } } } }`,
+      `{ dags(first: 20) { edges { node { topologicalOrder } } } }`,
+      `{ dagRuns(first: 100) { edges { node { graph } } } }`,
+    ]) {
+      const r = await gql(t.app.url, q, {}, u.token);
+      expect([q, code(r), r.errors?.[0]?.extensions?.limit]).toEqual([q, "GRAPHQL_VALIDATION_FAILED", "cost"]);
+    }
+    const many = Array.from({ length: 12 }, (_, i) => `g${i}: graph`).join(" ");
+    expect(code(await gql(t.app.url, `query($id: ID!) { dag(id: $id) { ${many} } }`, { id }, u.token))).toBe("GRAPHQL_VALIDATION_FAILED");
+    // The typed client's reads of one DAG pass.
+    const one = await gqlOk<{ dag: { graph: string; topologicalOrder: string[]; tasks: unknown[] } }>(
+      t.app.url,
+      `query($id: ID!) { dag(id: $id) { graph topologicalOrder tasks { key dependsOn trigger priority mapOver spec { kind command argv timeout pool } } } }`,
+      { id },
+      u.token,
+    );
+    expect(one.dag.topologicalOrder).toEqual(["a", "b"]);
+  });
+});
+
+describe("backfillDag", () => {
+  it("makes at most 1000 task runs per call (slots × tasks), refusing a wider range with what is allowed", async () => {
+    const u = await user();
+    // A chain of 20 tasks on an every-minute schedule; 100 past minutes would be 2,000 task runs.
+    const chain = Array.from({ length: 20 }, (_, i) => ({ key: `s${i}`, command: "true", ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}) }));
+    const id = await createDag(t.app.url, u.token, "backfill-amplifier", chain, {
+      schedule: { kind: "CRON", cron: "* * * * *", startAt: new Date(Date.now() - 3 * 3600_000).toISOString() },
+      paused: true,
+    });
+    const to = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
+    const from = new Date(to.getTime() - 99 * 60_000);
+    const q = `mutation($id: ID!, $from: DateTime!, $to: DateTime!) { backfillDag(id: $id, from: $from, to: $to) { id } }`;
+    const r = await gql(t.app.url, q, { id, from: from.toISOString(), to: to.toISOString() }, u.token);
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(r.errors?.[0]?.extensions?.field).toBe("from");
+    expect(message(r)).toBe(
+      "from: the range holds 100 slots, and each is a DAG run of 20 tasks; a backfill makes at most 1000 task runs, so at most 50 slots of this DAG at a time: narrow the range",
+    );
+    const made = await gqlOk<{ dagRuns: { edges: unknown[] } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id }, u.token);
+    expect(made.dagRuns.edges).toEqual([]);
+    // Within the bound it works.
+    const ok = await gqlOk<{ backfillDag: unknown[] }>(t.app.url, q, { id, from: new Date(to.getTime() - 60_000).toISOString(), to: to.toISOString() }, u.token);
+    expect(ok.backfillDag).toHaveLength(2);
+  });
+});
+
+describe("idempotency keys", () => {
+  it("a triggerDag repeated with a key but other params (a null that overrides a default) is CONFLICT, not the first DAG run", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "idem-params", [{ key: "a", command: "cat $KAIROS_PARAMS > $KAIROS_RESULT" }], { params: { day: "2026-01-01" } });
+    const q = `mutation($id: ID!, $params: JSONObject) { triggerDag(id: $id, params: $params, idempotencyKey: "same-key") { id params } }`;
+    const first = await gqlOk<{ triggerDag: { id: string; params: unknown } }>(t.app.url, q, { id, params: { day: null } }, u.token);
+    expect(first.triggerDag.params).toEqual({ day: null });
+    const again = await gqlOk<{ triggerDag: { id: string } }>(t.app.url, q, { id, params: { day: null } }, u.token);
+    expect(again.triggerDag.id).toBe(first.triggerDag.id);
+    // Before: the fingerprint dropped nulls, so {} (the default day) got the first DAG run back.
+    const other = await gql(t.app.url, q, { id, params: {} }, u.token);
+    expect(code(other)).toBe("CONFLICT");
+    await finishedDagRun(t.app.url, u.token, first.triggerDag.id);
+  });
+});
+
+describe("task keys", () => {
+  it("keys that are names every JavaScript object has (constructor, toString, hasOwnProperty, valueOf) run like any other", async () => {
+    const u = await user();
+    // Before: initialStates' `tasks[key] ??= …` found Object.prototype's "constructor" and left the
+    // task out, so nothing started and the DAG run stayed RUNNING for ever (swept every 5 s).
+    const id = await createDag(t.app.url, u.token, "prototype-keys", [
+      { key: "constructor", command: "echo '[1,2]' > $KAIROS_RESULT" },
+      { key: "toString", command: "cat $KAIROS_INPUTS > $KAIROS_RESULT", dependsOn: ["constructor"], mapOver: "constructor" },
+      { key: "valueOf", command: "true" },
+      { key: "hasOwnProperty", command: "cat $KAIROS_INPUTS > $KAIROS_RESULT", dependsOn: ["toString", "valueOf"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, u.token, await triggerDag(t.app.url, u.token, id), 30_000);
+    expect(run.status).toBe("SUCCEEDED");
+    expect(run.tasks.map((x) => [x.key, x.mapIndex, x.status])).toEqual([
+      ["constructor", null, "SUCCEEDED"],
+      ["toString", null, "SUCCEEDED"],
+      ["toString", 0, "SUCCEEDED"],
+      ["toString", 1, "SUCCEEDED"],
+      ["valueOf", null, "SUCCEEDED"],
+      ["hasOwnProperty", null, "SUCCEEDED"],
+    ]);
+    expect(run.tasks.at(-1)!.result).toEqual({
+      toString: [
+        { constructor: [1, 2], item: 1, index: 0 },
+        { constructor: [1, 2], item: 2, index: 1 },
+      ],
+      valueOf: null,
+    });
+  });
+
+  it("a mapped task's parent named item or index is refused (it would be overwritten by the instance's own item/index)", async () => {
+    const u = await user();
+    const r = await gql(
+      t.app.url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: { name: "item-collision", tasks: tasksInput([{ key: "item", command: "true" }, { key: "src", command: "true" }, { key: "m", command: "true", dependsOn: ["src", "item"], mapOver: "src" }]) } },
+      u.token,
+    );
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(r.errors?.[0]?.extensions?.field).toBe("tasks[2].dependsOn[1]");
+    expect(message(r)).toContain('a mapped task\'s parents cannot be named "item" or "index"');
+  });
+});
+
+describe("deeply nested JSON", () => {
+  /** A request whose variables are sent as written (JSON.stringify here would overflow the stack too). */
+  async function raw(query: string, variables: string, token: string): Promise<{ errors?: Array<{ message: string; extensions?: Record<string, unknown> }> }> {
+    const res = await fetch(t.app.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: `{"query":${JSON.stringify(query)},"variables":${variables}}`,
+    });
+    return (await res.json()) as { errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
+  }
+  const nested = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
+
+  it("params nested 6,000 levels deep are BAD_USER_INPUT on params, not an internal error (createDag, updateDag, triggerDag with and without a key)", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deep-params", [{ key: "a", command: "true" }]);
+    const task = `[{"key":"a","spec":{"kind":"COMMAND","command":"true"}}]`;
+    for (const [q, vars, field] of [
+      [`mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, `{"input":{"name":"deep","params":${nested(6000)},"tasks":${task}}}`, "params"],
+      [`mutation($input: CreateDagInput!) { createDag(input: $input, idempotencyKey: "deep-c") { id } }`, `{"input":{"name":"deep","params":${nested(6000)},"tasks":${task}}}`, "params"],
+      [`mutation($id: ID!, $input: UpdateDagInput!) { updateDag(id: $id, input: $input) { id } }`, `{"id":"${id}","input":{"params":${nested(6000)}}}`, "params"],
+      [`mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p) { id } }`, `{"id":"${id}","p":${nested(6000)}}`, "params"],
+      [`mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p, idempotencyKey: "deep-t") { id } }`, `{"id":"${id}","p":${nested(3000)}}`, "params"],
+    ] as const) {
+      const r = await raw(q, vars, u.token);
+      expect([q, r.errors?.[0]?.extensions?.code, r.errors?.[0]?.extensions?.field, r.errors?.[0]?.message]).toEqual([
+        q,
+        "BAD_USER_INPUT",
+        field,
+        "params: nests objects and arrays more than 100 levels deep; at most 100",
+      ]);
+    }
+    // 100 levels are fine.
+    expect((await raw(`mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p) { id } }`, `{"id":"${id}","p":${nested(99)}}`, u.token)).errors).toBeUndefined();
+  });
+
+  it("a result nested past 100 levels fails its attempt with RESULT_TOO_DEEP (it was stored, or refused as 'not JSON')", () => {
+    const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
+    expect(checkResult(deep(100), 200)).toEqual({ json: deep(100) });
+    expect(checkResult(deep(101), 202)).toEqual({ error: "RESULT_TOO_DEEP: KAIROS_RESULT nests objects and arrays 101 levels deep; at most 100" });
+    expect(checkResult(deep(20_000), 40_000)).toEqual({ error: "RESULT_TOO_DEEP: KAIROS_RESULT nests objects and arrays 20000 levels deep; at most 100" });
+    // Brackets inside strings are text, not nesting.
+    const text = JSON.stringify(["[[[[".repeat(50), '\\"{{{'.repeat(40)]);
+    expect(checkResult(text, text.length)).toEqual({ json: text });
+  });
+});
+
+describe("lifecycle races", () => {
+  it("a triggerDag whose DAG is deleted between reading it and making the run gets a CANCELLED DAG run, not one running for a deleted DAG", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-mid-trigger", [{ key: "a", command: "sleep 2" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const dagRuns = t.app.services.mongo.c.dagRuns as unknown as Collection<Document>;
+    const insertOne = dagRuns.insertOne.bind(dagRuns);
+    let armed = true;
+    // deleteDag runs to the end after the trigger read the DAG and before it inserts its DAG run: it finds none to cancel.
+    const spy = vi.spyOn(dagRuns, "insertOne").mockImplementation((async (doc: Document, options?: Document) => {
+      if (armed && doc.dagId === id) {
+        armed = false;
+        await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+      }
+      return insertOne(doc, options);
+    }) as never);
+    let runId: string;
+    try {
+      runId = await triggerDag(t.app.url, u.token, id);
+    } finally {
+      spy.mockRestore();
+    }
+    const run = await finishedDagRun(t.app.url, u.token, runId, 20_000);
+    expect(run.status).toBe("CANCELLED");
+    expect(run.tasks.map((x) => x.status)).toEqual(["CANCELLED", "CANCELLED"]);
+  });
+
+  it("a scheduled fire whose DAG is deleted between reading it and making the run gets a CANCELLED DAG run", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-mid-fire", [{ key: "a", command: "sleep 2" }], { schedule: { kind: "CRON", cron: "* * * * * *" } });
+    const dagRuns = t.app.services.mongo.c.dagRuns as unknown as Collection<Document>;
+    const insertOne = dagRuns.insertOne.bind(dagRuns);
+    let fired: string | null = null;
+    const spy = vi.spyOn(dagRuns, "insertOne").mockImplementation((async (doc: Document, options?: Document) => {
+      if (fired === null && doc.dagId === id && doc.trigger !== "MANUAL") {
+        fired = String(doc.fireKey);
+        await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+      }
+      return insertOne(doc, options);
+    }) as never);
+    try {
+      await waitFor(async () => fired, 10_000);
+    } finally {
+      spy.mockRestore();
+    }
+    // The slot's DAG run (a replay of the fire may have made it first, under its own id).
+    const made = await waitFor(() => dagRuns.findOne({ fireKey: fired }), 10_000);
+    const run = await finishedDagRun(t.app.url, u.token, String(made._id), 20_000);
+    // Before: SUCCEEDED, a DAG run of a deleted DAG run to its end.
+    expect(run.status).toBe("CANCELLED");
+  });
+
+  it("retryDagRun of a deleted DAG's run is CONFLICT: deleteDag's cancelled runs stay readable, they do not come back", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-then-retried", [{ key: "a", command: "sleep 30" }]);
+    const runId = await triggerDag(t.app.url, u.token, id);
+    await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+    expect((await finishedDagRun(t.app.url, u.token, runId, 20_000)).status).toBe("CANCELLED");
+    const r = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id status } }`, { id: runId }, u.token);
+    expect(code(r)).toBe("CONFLICT");
+    expect(message(r)).toBe(`DAG ${id} of DAG run ${runId} was deleted; its DAG runs can be read but not retried`);
+    expect((await finishedDagRun(t.app.url, u.token, runId)).status).toBe("CANCELLED");
+  });
+});
+
+describe("trigger storms", () => {
+  it("triggerDag takes one submission per task: a loop of triggers of a 50-task DAG is refused after 120 task runs' worth, like 120 triggerJob calls", async () => {
+    const u = await user();
+    // A chain, so each DAG run starts one task at a time.
+    const chain = Array.from({ length: 50 }, (_, i) => ({ key: `c${i}`, command: "sleep 30", ...(i > 0 ? { dependsOn: [`c${i - 1}`] } : {}) }));
+    const id = await createDag(t.app.url, u.token, "storm", chain); // 1 submission
+    const runs = [await triggerDag(t.app.url, u.token, id), await triggerDag(t.app.url, u.token, id)]; // 50 + 50
+    const third = await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }, u.token);
+    // Before: one submission per DAG run, 120 DAG runs (6,000 task runs) a minute.
+    expect(code(third)).toBe("RATE_LIMITED");
+    expect(third.errors?.[0]?.extensions?.limit).toBe("submissions");
+    expect(message(third)).toMatch(/^too many submissions for user dag-attacker-\S+: at most 120 per PT1M; a DAG run counts one per task \(this DAG has 50\); retry in \d+ s$/);
+    const made = await gqlOk<{ dagRuns: { edges: unknown[] } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id }, u.token);
+    expect(made.dagRuns.edges).toHaveLength(2);
+    for (const r of runs) await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: r }, u.token);
+  });
+
+  it("another user's DAG id is NOT_FOUND before any submission is charged for its tasks", async () => {
+    const victim = await user();
+    const mallory = await user();
+    const id = await createDag(t.app.url, victim.token, "big-victim", Array.from({ length: 200 }, (_, i) => ({ key: `v${i}`, command: "true" })));
+    for (let i = 0; i < 3; i++) expect(code(await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }, mallory.token))).toBe("NOT_FOUND");
+    // Mallory's budget was charged one per call, not 200: her own small DAG still triggers.
+    const own = await createDag(t.app.url, mallory.token, "small", [{ key: "a", command: "true" }]);
+    await finishedDagRun(t.app.url, mallory.token, await triggerDag(t.app.url, mallory.token, own));
+  });
+});
+
+describe("task runs through the run API", () => {
+  it("retryRun on a DAG task's run is CONFLICT pointing to retryDagRun (it re-ran the task behind its DAG run's back)", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "retry-behind", [{ key: "a", command: "echo '\"sneaky\"' > $KAIROS_RESULT; exit 1" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const dagRunId = await triggerDag(t.app.url, u.token, id);
+    const done = await finishedDagRun(t.app.url, u.token, dagRunId);
+    expect(done.status).toBe("FAILED");
+    const runId = done.tasks[0]!.run!.id;
+    const r = await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id status } }`, { id: runId }, u.token);
+    expect(code(r)).toBe("CONFLICT");
+    expect(message(r)).toBe(`run ${runId} is task "a" of DAG run ${dagRunId}; retry it with retryDagRun(id: "${dagRunId}"), which re-runs its failed tasks and their children`);
+    const run = await gqlOk<{ run: { status: string; attempt: number } }>(t.app.url, `query($id: ID!) { run(id: $id) { status attempt } }`, { id: runId }, u.token);
+    expect(run.run).toEqual({ status: "FAILED", attempt: 1 });
+    // Another user's task run stays NOT_FOUND (the check comes after the ownership one).
+    const other = await user();
+    expect(code(await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: runId }, other.token))).toBe("NOT_FOUND");
+  });
+});
+
+describe("KAIROS_RESULT that is not a file", () => {
+  it("a FIFO, a symbolic link to a host file, a directory: each fails its task with a clear error, and the node carries on", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "odd-results", [
+      // Opening a FIFO for reading blocks until a writer comes: the executor must not wait on it.
+      { key: "fifo", command: "mkfifo $KAIROS_RESULT" },
+      { key: "link", command: "ln -s /etc/passwd $KAIROS_RESULT" },
+      { key: "dir", command: "mkdir $KAIROS_RESULT" },
+      { key: "after", command: "echo 1 > $KAIROS_RESULT", trigger: "ALL_DONE", dependsOn: ["fifo", "link", "dir"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, u.token, await triggerDag(t.app.url, u.token, id), 30_000);
+    const error = (k: string) => run.tasks.find((x) => x.key === k)!.run!.error;
+    expect(error("fifo")).toBe("RESULT_NOT_A_FILE: KAIROS_RESULT must be a regular file");
+    expect(error("link")).toBe("RESULT_NOT_A_FILE: KAIROS_RESULT is a symbolic link; write the result to the file itself");
+    expect(error("dir")).toBe("RESULT_NOT_A_FILE: KAIROS_RESULT must be a regular file");
+    expect(JSON.stringify(run)).not.toContain("root:");
+    expect(run.tasks.find((x) => x.key === "after")).toMatchObject({ status: "SUCCEEDED", result: 1 });
+  });
+});
+
+describe("wide graphs", () => {
+  it("a DAG of more than 20,000 dependencies is BAD_USER_INPUT on tasks (each advance walks every edge)", async () => {
+    const u = await user();
+    // Each of 1,000 tasks on its 21 predecessors: 20,769 edges, a 200 KB request.
+    const tasks = Array.from({ length: 1000 }, (_, i) => ({ key: `t${i}`, command: "true", dependsOn: Array.from({ length: Math.min(i, 21) }, (_, j) => `t${i - 1 - j}`) }));
+    const r = await gql(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "wide", tasks: tasksInput(tasks) } }, u.token);
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(r.errors?.[0]?.extensions?.field).toBe("tasks");
+    expect(message(r)).toBe("tasks: a DAG has at most 20000 dependencies (dependsOn entries of all tasks together); this one has 20769");
+  });
+});
+
+describe("KAIROS_INPUTS of a wide join", () => {
+  it("over 16 MiB is refused from the results' sizes, before the executor parses any of them", async () => {
+    // 300 parents of ~60 KB each: 18 MB of results. A fake store: only what filesFor reads.
+    const parents = Array.from({ length: 300 }, (_, i) => `p${i}`);
+    const result = JSON.stringify("x".repeat(60_000));
+    const mongo = {
+      c: {
+        dagRuns: { findOne: async () => ({ paramsJson: "{}", definition: { tasks: [...parents.map((key) => ({ key, dependsOn: [], mapOver: null })), { key: "join", dependsOn: parents, mapOver: null }] } }) },
+        runs: { find: () => ({ toArray: async () => parents.map((taskKey) => ({ taskKey, mapIndex: null, resultJson: result })) }) },
+      },
+    };
+    const io = new DagTaskIo(mongo as never);
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      await expect(io.filesFor({ dagRunId: "r", taskKey: "join", mapIndex: null })).rejects.toThrow(
+        `the parents' results come to ${300 * result.length} bytes of KAIROS_INPUTS; at most ${MAX_INPUTS_BYTES} (16 MiB): write smaller results, or join fewer parents`,
+      );
+      // Before: all 300 parsed, then stringified into one 18 MB string, then refused.
+      expect(parse.mock.calls.filter(([text]) => text === result)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+});
