@@ -5,24 +5,15 @@
  * fire (CONFLICT where a fire would be skipped); updateDag(clearSchedule: true) removes the
  * schedule and leaves DAG runs in flight, including one held under QUEUE_ONE, to finish.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../helpers/app.js";
 import { code, message } from "../helpers/accounts.js";
-import { gql, gqlOk, login, waitFor } from "../helpers/graphql.js";
+import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
 import { DagSchedules } from "../../src/dag/engine/schedules.js";
 import { silentLogger } from "../../src/support/log.js";
 import { tasksInput, triggerDag, type TaskSpec } from "./helpers.js";
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
-  token = await login(app.url, ADMIN.username, ADMIN.password);
-});
-afterAll(async () => {
-  await app?.dispose();
-});
+const t = useTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
 
 interface Fire { slotAt: string; outcome: string; runId: string | null; reason: string | null }
 interface TaskRun { key: string; status: string; attempt: number; run: { status: string; startedAt: string | null; finishedAt: string | null } | null }
@@ -33,35 +24,35 @@ const EVERY_SECOND = { kind: "CRON", cron: "* * * * * *" };
 const DAG_RUN = `id status held createdAt finishedAt tasks(first: 5) { key status attempt run { status startedAt finishedAt } }`;
 
 async function createDag(name: string, tasks: TaskSpec[], extra: Record<string, unknown>): Promise<string> {
-  const d = await gqlOk<{ createDag: { id: string } }>(app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name, tasks: tasksInput(tasks), ...extra } }, token);
+  const d = await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name, tasks: tasksInput(tasks), ...extra } }, t.admin);
   return d.createDag.id;
 }
 
-const setPaused = (id: string, paused: boolean) => gqlOk(app.url, `mutation($id: ID!) { ${paused ? "pauseDag" : "resumeDag"}(id: $id) { id } }`, { id }, token);
+const setPaused = (id: string, paused: boolean) => gqlOk(t.app.url, `mutation($id: ID!) { ${paused ? "pauseDag" : "resumeDag"}(id: $id) { id } }`, { id }, t.admin);
 
 async function fires(id: string): Promise<Fire[]> {
-  const d = await gqlOk<{ dag: { fires: { edges: Array<{ node: Fire }> } } }>(app.url, `query($id: ID!) { dag(id: $id) { fires(first: 100) { edges { node { slotAt outcome runId reason } } } } }`, { id }, token);
+  const d = await gqlOk<{ dag: { fires: { edges: Array<{ node: Fire }> } } }>(t.app.url, `query($id: ID!) { dag(id: $id) { fires(first: 100) { edges { node { slotAt outcome runId reason } } } } }`, { id }, t.admin);
   return d.dag.fires.edges.map((e) => e.node).reverse();
 }
 
 /** The DAG's runs, oldest first. */
 async function dagRuns(id: string): Promise<DagRunRow[]> {
-  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: DagRunRow }> } }>(app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 30) { edges { node { ${DAG_RUN} } } } }`, { id }, token);
+  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: DagRunRow }> } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 30) { edges { node { ${DAG_RUN} } } } }`, { id }, t.admin);
   return d.dagRuns.edges.map((e) => e.node).reverse();
 }
 
 async function dagRun(id: string): Promise<DagRunRow> {
-  return (await gqlOk<{ dagRun: DagRunRow }>(app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, token)).dagRun;
+  return (await gqlOk<{ dagRun: DagRunRow }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin)).dagRun;
 }
 
 const allEnded = async (id: string) => ((await dagRuns(id)).every((r) => r.status !== "RUNNING") ? true : null);
 const started = (r: DagRunRow) => Date.parse(r.tasks[0]!.run!.startedAt!);
 const ended = (r: DagRunRow) => Date.parse(r.finishedAt!);
 const lockOf = async (dagId: string) => {
-  const j = await app.services.mongo.c.jobs.findOne({ _id: dagId });
+  const j = await t.app.services.mongo.c.jobs.findOne({ _id: dagId });
   return { active: j?.activeRunId ?? null, pending: j?.pendingRunId ?? null };
 };
-const retry = (id: string) => gql(app.url, `mutation($id: ID!) { retryDagRun(id: $id) { ${DAG_RUN} } }`, { id }, token);
+const retry = (id: string) => gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin);
 
 describe("overlap policies of scheduled DAGs, a fire coming while the previous DAG run runs", () => {
   it("QUEUE_ONE: one fire waits (held) and starts when the running DAG run ends; further fires are SKIPPED_OVERLAP; runs never overlap", async () => {
@@ -122,7 +113,7 @@ async function failedWhileAnotherRuns(name: string, overlap: string): Promise<{ 
   const a = await waitFor(async () => (await dagRuns(id)).find((r) => r.status === "FAILED") ?? null, 10_000, 50);
   await setPaused(id, true);
   await waitFor(() => allEnded(id), 10_000);
-  await gqlOk(app.url, `mutation($id: ID!) { updateDag(id: $id, input: { params: { mode: "slow" } }) { id } }`, { id }, token);
+  await gqlOk(t.app.url, `mutation($id: ID!) { updateDag(id: $id, input: { params: { mode: "slow" } }) { id } }`, { id }, t.admin);
   const before = new Set((await dagRuns(id)).map((r) => r.id));
   await setPaused(id, false);
   const b = await waitFor(async () => (await dagRuns(id)).find((r) => !before.has(r.id) && r.tasks[0]!.status === "RUNNING") ?? null, 10_000, 50);
@@ -197,11 +188,11 @@ describe("retryDagRun of a scheduled DAG run takes the DAG's overlap lock again"
 describe("the sweeper's lock repair", () => {
   it("does not release at first sight a lock held by a DAG run that is not RUNNING (a retry takes the lock before it writes its DAG run RUNNING)", async () => {
     const id = await createDag("repair", [{ key: "a", command: "true" }], { overlap: "FORBID", schedule: { kind: "CRON", cron: "0 0 1 1 *" } });
-    const ended = await triggerDag(app.url, token, id);
+    const ended = await triggerDag(t.app.url, t.admin, id);
     await waitFor(async () => ((await dagRun(ended)).status === "SUCCEEDED" ? true : null), 20_000);
     // The lock as retryDagRun leaves it between taking it and writing its DAG run RUNNING.
-    await app.services.mongo.c.jobs.updateOne({ _id: id }, { $set: { activeRunId: ended } });
-    const { services } = app;
+    await t.app.services.mongo.c.jobs.updateOne({ _id: id }, { $set: { activeRunId: ended } });
+    const { services } = t.app;
     const repair = new DagSchedules({
       mongo: services.mongo, jobs: services.jobs, runs: services.runs, clock: Date.now, log: silentLogger(),
       advancer: services.dagEngine.advancer, sweepAfterMs: 5_000, cancel: async () => undefined,
@@ -229,23 +220,23 @@ describe("updateDag(clearSchedule: true)", () => {
     const first = (await dagRuns(id)).find((r) => !r.held)!;
     await waitFor(async () => ((await dagRun(first.id)).tasks.find((t) => t.key === "flaky")!.status === "RETRYING" ? true : null), 10_000, 50);
 
-    const both = await gql(app.url, `mutation($id: ID!) { updateDag(id: $id, input: { clearSchedule: true, schedule: { kind: ONCE } }) { id } }`, { id }, token);
+    const both = await gql(t.app.url, `mutation($id: ID!) { updateDag(id: $id, input: { clearSchedule: true, schedule: { kind: ONCE } }) { id } }`, { id }, t.admin);
     expect(code(both), JSON.stringify(both.errors)).toBe("BAD_USER_INPUT");
     expect(message(both)).toMatch(/either a new schedule or clearSchedule: true/);
 
     const cleared = await gqlOk<{ updateDag: { schedule: unknown; nextFireAt: string | null } }>(
-      app.url,
+      t.app.url,
       `mutation($id: ID!) { updateDag(id: $id, input: { clearSchedule: true }) { schedule { kind } nextFireAt } }`,
       { id },
-      token,
+      t.admin,
     );
     expect(cleared.updateDag).toEqual({ schedule: null, nextFireAt: null });
-    expect(await app.services.mongo.c.jobs.findOne({ _id: id })).toBeNull();
+    expect(await t.app.services.mongo.c.jobs.findOne({ _id: id })).toBeNull();
     await pause(1_200); // a fire already being made when the timer went may still land
     const count = (await dagRuns(id)).length;
     // A schedule given again (none of its slots comes during the test) makes a new timer, whose
     // lock does not name the held DAG run: it still starts after the one it waits for.
-    const again = await gqlOk<{ updateDag: { nextFireAt: string | null } }>(app.url, `mutation($id: ID!) { updateDag(id: $id, input: { schedule: { kind: CRON, cron: "0 0 1 1 *" } }) { nextFireAt } }`, { id }, token);
+    const again = await gqlOk<{ updateDag: { nextFireAt: string | null } }>(t.app.url, `mutation($id: ID!) { updateDag(id: $id, input: { schedule: { kind: CRON, cron: "0 0 1 1 *" } }) { nextFireAt } }`, { id }, t.admin);
     expect(again.updateDag.nextFireAt).not.toBeNull();
     expect((await dagRun(first.id)).status).toBe("RUNNING");
 
