@@ -6,22 +6,13 @@
  * same DAG run and takes no second lock; a DAG without a schedule has no lock. A retried DAG run
  * a trigger made takes the lock again, like a fire's.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../helpers/app.js";
 import { code, message } from "../helpers/accounts.js";
-import { gql, gqlOk, login, waitFor } from "../helpers/graphql.js";
+import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
 import { tasksInput, type TaskSpec } from "./helpers.js";
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
-  token = await login(app.url, ADMIN.username, ADMIN.password);
-});
-afterAll(async () => {
-  await app?.dispose();
-});
+const t = useTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
 
 interface DagRunRow { id: string; status: string; held: boolean; trigger: string; finishedAt: string | null; tasks: Array<{ key: string; status: string; attempt: number; run: { startedAt: string | null } | null }> }
 
@@ -31,12 +22,12 @@ const YEARLY = { kind: "CRON", cron: "0 0 1 1 *" };
 const SLOW: TaskSpec[] = [{ key: "slow", command: "sleep 2.5" }];
 
 async function createDag(name: string, tasks: TaskSpec[], extra: Record<string, unknown>): Promise<string> {
-  const d = await gqlOk<{ createDag: { id: string } }>(app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name, tasks: tasksInput(tasks), ...extra } }, token);
+  const d = await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name, tasks: tasksInput(tasks), ...extra } }, t.admin);
   return d.createDag.id;
 }
 
 const trigger = (id: string, opts: { params?: Record<string, unknown>; key?: string } = {}) =>
-  gql(app.url, `mutation($id: ID!, $params: JSONObject, $key: String) { triggerDag(id: $id, params: $params, idempotencyKey: $key) { ${DAG_RUN} } }`, { id, params: opts.params, key: opts.key }, token);
+  gql(t.app.url, `mutation($id: ID!, $params: JSONObject, $key: String) { triggerDag(id: $id, params: $params, idempotencyKey: $key) { ${DAG_RUN} } }`, { id, params: opts.params, key: opts.key }, t.admin);
 
 async function triggered(id: string, opts: { params?: Record<string, unknown>; key?: string } = {}): Promise<DagRunRow> {
   const r = await trigger(id, opts);
@@ -45,11 +36,11 @@ async function triggered(id: string, opts: { params?: Record<string, unknown>; k
 }
 
 async function dagRun(id: string): Promise<DagRunRow> {
-  return (await gqlOk<{ dagRun: DagRunRow }>(app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, token)).dagRun;
+  return (await gqlOk<{ dagRun: DagRunRow }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin)).dagRun;
 }
 
 async function dagRunIds(dagId: string): Promise<string[]> {
-  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: { id: string } }> } }>(app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 30) { edges { node { id } } } }`, { id: dagId }, token);
+  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: { id: string } }> } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 30) { edges { node { id } } } }`, { id: dagId }, t.admin);
   return d.dagRuns.edges.map((e) => e.node.id).sort();
 }
 
@@ -61,7 +52,7 @@ const ended = (id: string, ms = 20_000) =>
 const running = (id: string) => waitFor(async () => ((await dagRun(id)).tasks[0]!.status === "RUNNING" ? true : null), 10_000, 50);
 const startedAt = (r: DagRunRow) => Date.parse(r.tasks[0]!.run!.startedAt!);
 const lockOf = async (dagId: string) => {
-  const j = await app.services.mongo.c.jobs.findOne({ _id: dagId });
+  const j = await t.app.services.mongo.c.jobs.findOne({ _id: dagId });
   return { active: j?.activeRunId ?? null, pending: j?.pendingRunId ?? null };
 };
 
@@ -155,13 +146,13 @@ describe("retryDagRun of a DAG run a trigger made takes the lock again", () => {
     const b = await triggered(id, { params: { mode: "slow" } });
     expect(await lockOf(id)).toEqual({ active: b.id, pending: null });
 
-    const refused = await gql(app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: a.id }, token);
+    const refused = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: a.id }, t.admin);
     expect(code(refused)).toBe("CONFLICT");
     expect(message(refused)).toContain(`overlap policy is FORBID and DAG run ${b.id} holds the lock`);
     expect((await dagRun(a.id)).status).toBe("FAILED");
 
     expect((await ended(b.id)).status).toBe("SUCCEEDED");
-    await gqlOk(app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: a.id }, token);
+    await gqlOk(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: a.id }, t.admin);
     expect(await lockOf(id)).toEqual({ active: a.id, pending: null });
     expect(code(await trigger(id))).toBe("CONFLICT");
     expect((await ended(a.id)).status).toBe("SUCCEEDED");
