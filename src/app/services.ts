@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, HttpSigning, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -34,8 +34,9 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
   });
   const pools = new PoolCoverage({ mongo, clock });
-  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null });
-  dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs });
+  const artifactLookup: ArtifactLookup | null = stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null;
+  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: artifactLookup });
+  dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs, artifacts: artifactLookup });
   const auth = createAuth({ mongo, tokens, clock, log });
   const artifacts = new ArtifactService({
     mongo,

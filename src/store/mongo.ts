@@ -112,8 +112,9 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { status: 1, expiresAt: 1 }, name: "status_expires" },
       { key: { purgeAt: 1 }, name: "purge_ttl", expireAfterSeconds: 0 },
     ]),
-    // deleteArtifact's "used by jobs" check (store/artifacts/users.ts).
+    // deleteArtifact's "used by jobs and DAGs" check (store/artifacts/users.ts).
     c.jobs.createIndexes([{ key: { "spec.artifactId": 1 }, name: "spec_artifact", sparse: true }]),
+    c.dags.createIndexes([{ key: { "tasks.spec.artifactId": 1 }, name: "task_spec_artifact", sparse: true }]),
   ]);
   // Superseded by dagRun_task (its prefix); dropped where an earlier version made it.
   await c.runs.dropIndex("dagRun").catch((e: unknown) => {

@@ -192,7 +192,7 @@ describe("artifacts", () => {
     await app.services.mongo.c.jobs.updateOne({ _id: jobId }, { $set: { "spec.artifactId": id } });
     const r = await gql(app.url, DELETE, { id }, user.token);
     expect(code(r)).toBe("CONFLICT");
-    expect(message(r)).toBe(`artifact ${id} is used by "nightly-report" (${jobId}): change or delete that job first`);
+    expect(message(r)).toBe(`artifact ${id} is used by job "nightly-report" (${jobId}): change or delete that job first`);
     expect((await gqlOk(app.url, GET, { id }, user.token)).artifact.status).toBe("COMPLETE");
     await app.services.mongo.c.jobs.updateOne({ _id: jobId }, { $unset: { "spec.artifactId": "" } });
     expect((await gqlOk(app.url, DELETE, { id }, user.token)).deleteArtifact).toBe(id);
@@ -203,6 +203,41 @@ describe("artifacts", () => {
     await put(up, bytes);
     expect((await gqlOk(app.url, DELETE, { id: up.id }, user.token)).deleteArtifact).toBe(up.id);
     await nothingLeft(app, up.id);
+  });
+
+  it("a DAG task runs an uploaded script like a job, and the artifact cannot be deleted while the DAG uses it", async () => {
+    const { app, admin } = t;
+    const user = await makeUser(app, admin, "artifact-dag");
+    const other = await makeUser(app, admin, "artifact-dag-other");
+    const id = await upload(app, user.token, Buffer.from('printf \'{"from":"script"}\' > "$KAIROS_RESULT"\n'), "task.sh");
+    const CREATE_DAG = `mutation($input: CreateDagInput!) { createDag(input: $input) { id tasks { key spec { kind } } } }`;
+    const input = (name: string) => ({
+      name,
+      tasks: [
+        { key: "script", spec: { kind: "SCRIPT", artifactId: id, interpreter: "sh", timeout: "PT30S" } },
+        { key: "after", spec: { kind: "COMMAND", command: 'cat "$KAIROS_INPUTS"', timeout: "PT30S" }, dependsOn: ["script"] },
+      ],
+    });
+    // Another user's artifact is not theirs to name.
+    const refused = await gql(app.url, CREATE_DAG, { input: input("not-mine") }, other.token);
+    expect(code(refused)).toBe("NOT_FOUND");
+    expect((refused.errors![0]!.extensions as { field?: string }).field ?? "").toBe("");
+    const dag = (await gqlOk<{ createDag: { id: string } }>(app.url, CREATE_DAG, { input: input("uses-artifact") }, user.token)).createDag;
+    const run = (await gqlOk<{ triggerDag: { id: string } }>(app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: dag.id }, user.token)).triggerDag;
+    type DagRunView = { status: string; tasks: Array<{ key: string; status: string; run: { outputTail: string | null; error: string | null } | null }> };
+    const read = async () => (await gqlOk<{ dagRun: DagRunView }>(app.url, `query($id: ID!) { dagRun(id: $id) { status tasks { key status run { outputTail error } } } }`, { id: run.id }, user.token)).dagRun;
+    let done = await read();
+    for (let i = 0; i < 300 && done.status === "RUNNING"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      done = await read();
+    }
+    expect(done.status, JSON.stringify(done)).toBe("SUCCEEDED");
+    expect(done.tasks.find((x) => x.key === "after")!.run!.outputTail).toContain(`{"script":{"from":"script"}}`);
+    const r = await gql(app.url, DELETE, { id }, user.token);
+    expect(code(r)).toBe("CONFLICT");
+    expect(message(r)).toBe(`artifact ${id} is used by DAG "uses-artifact" (${dag.id}): change or delete that DAG first`);
+    await gqlOk(app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id: dag.id }, user.token);
+    expect((await gqlOk(app.url, DELETE, { id }, user.token)).deleteArtifact).toBe(id);
   });
 
   it("a completed artifact keeps its verified bytes even if its upload URL is used again", async () => {

@@ -13,7 +13,7 @@ import {
   deleteArtifactRecord,
   findArtifact,
   findArtifactsOfOwner,
-  findJobsUsingArtifact,
+  findArtifactUsers,
   insertArtifact,
   listArtifacts,
   markArtifactComplete,
@@ -203,13 +203,13 @@ export class ArtifactService {
     // DELETING first: from now on no new job can resolve it, so the check below cannot go stale.
     const marked = await markArtifactDeleting(mongo, id, new Date(clock()));
     if (!marked) return this.delete(caller, id);
-    const users = await findJobsUsingArtifact(mongo, id, 21);
+    const users = await findArtifactUsers(mongo, id, 21);
     if (users.length > 0) {
       await unmarkArtifactDeleting(mongo, id);
-      const named = users.filter((u) => canSee(caller, u.ownerId)).slice(0, 20).map((u) => `"${u.name}" (${u.jobId})`);
+      const named = users.filter((u) => canSee(caller, u.ownerId)).slice(0, 20).map((u) => `${u.kind} "${u.name}" (${u.id})`);
       const others = users.length - named.length;
-      const list = [named.join(", "), others > 0 ? `${others === 21 ? "more than 20" : others} job(s) of other users` : ""].filter(Boolean).join(" and ");
-      throw new ConflictError(`artifact ${id} is used by ${list}: change or delete ${users.length === 1 ? "that job" : "those jobs"} first`);
+      const list = [named.join(", "), others > 0 ? `${others === 21 ? "more than 20" : others} job(s) or DAG(s) of other users` : ""].filter(Boolean).join(" and ");
+      throw new ConflictError(`artifact ${id} is used by ${list}: change or delete ${users.length === 1 ? `that ${users[0]!.kind}` : "them"} first`);
     }
     await blobs.deleteMany([doc.uploadKey, ...(doc.blobKey ? [doc.blobKey] : [])]);
     await deleteArtifactRecord(mongo, id, ArtifactStatus.DELETING);

@@ -12,7 +12,7 @@ import {
   deleteArtifactRecord,
   existingArtifactIds,
   findExpiredUploads,
-  findJobsUsingArtifact,
+  findArtifactUsers,
   findStaleDeletions,
   unmarkArtifactDeleting,
   type Mongo,
@@ -85,7 +85,7 @@ export class ArtifactSweeper {
 
   private async finishDeletion(doc: ArtifactDoc): Promise<boolean> {
     const { mongo, blobs } = this.deps;
-    if ((await findJobsUsingArtifact(mongo, doc._id, 1)).length > 0) {
+    if ((await findArtifactUsers(mongo, doc._id, 1)).length > 0) {
       await unmarkArtifactDeleting(mongo, doc._id);
       return false;
     }

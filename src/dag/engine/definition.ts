@@ -4,7 +4,7 @@
  * by the task's key, and the DAG's own fields like a job's.
  */
 import { validateCatchup, validateDescription, validateName, validatePriority, validateSpec, wrapSchedule, type JobSpecInput, type PoolNode } from "../../core/index.js";
-import type { DagTaskDoc, MisfirePolicy, OverlapPolicy, Schedule, TriggerRule } from "../../domain/index.js";
+import type { DagTaskDoc, MisfirePolicy, OverlapPolicy, Schedule, SpecArtifact, TriggerRule } from "../../domain/index.js";
 import { ValidationError } from "../../domain/index.js";
 import { normalizeRetry, normalizeSchedule, type RetryInput, type ScheduleInput } from "../../timing/index.js";
 import type { DagDef } from "../plan/types.js";
@@ -61,7 +61,12 @@ export function planOf(tasks: readonly Pick<DagTaskDoc, "key" | "dependsOn" | "t
 }
 
 /** Checks the task list (graph, then each task) and returns it as stored. */
-export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefined, poolNodes: (pool: string | null | undefined) => Promise<PoolNode[]>): Promise<DagTaskDoc[]> {
+export async function checkTasks(
+  tasks: readonly DagTaskInput[] | null | undefined,
+  poolNodes: (pool: string | null | undefined) => Promise<PoolNode[]>,
+  /** The uploaded script or binary a task's spec names, resolved as a job's is (the caller's artifacts only). */
+  artifactOf: (spec: JobSpecInput) => Promise<SpecArtifact | null> = async () => null,
+): Promise<DagTaskDoc[]> {
   if (!Array.isArray(tasks)) throw new ValidationError("tasks", "a DAG needs at least one task");
   const graph: DagDef = {
     tasks: tasks.map((t) => ({
@@ -85,10 +90,11 @@ export async function checkTasks(tasks: readonly DagTaskInput[] | null | undefin
     const pool = t.spec?.pool ?? "default";
     if (!nodesByPool.has(pool)) nodesByPool.set(pool, poolNodes(pool));
     const nodes = await nodesByPool.get(pool)!;
+    const artifact = await prefixedAsync(t.key, i, () => artifactOf(t.spec));
     out.push(
       prefixed(t.key, i, () => ({
         key: t.key,
-        spec: validateSpec(t.spec, nodes),
+        spec: validateSpec(t.spec, nodes, artifact),
         dependsOn: [...(t.dependsOn ?? [])],
         trigger: t.trigger ?? "ALL_SUCCESS",
         retry: wrapSchedule(() => normalizeRetry(t.retry ?? undefined), null),
@@ -116,9 +122,21 @@ function prefixed<T>(key: string, index: number, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof ValidationError) throw new TaskFieldError(`tasks[${index}].${e.field}`, `task ${JSON.stringify(key)}: ${e.message}`);
-    throw e;
+    throw asTaskError(key, index, e);
   }
+}
+
+/** {@link prefixed} for an asynchronous check (an artifact lookup). */
+async function prefixedAsync<T>(key: string, index: number, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw asTaskError(key, index, e);
+  }
+}
+
+function asTaskError(key: string, index: number, e: unknown): unknown {
+  return e instanceof ValidationError ? new TaskFieldError(`tasks[${index}].${e.field}`, `task ${JSON.stringify(key)}: ${e.message}`) : e;
 }
 
 /** Params (defaults or a trigger's) as stored: JSON text of an object, at most MAX_PARAMS_BYTES. */

@@ -2,7 +2,7 @@
  * The DAG engine, built once per process by app/services.ts: the advancer (which core's run
  * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
  */
-import type { DagFireHook, JobService, RunService } from "../../core/index.js";
+import type { ArtifactLookup, DagFireHook, JobService, RunService } from "../../core/index.js";
 import type { RunDoc } from "../../domain/index.js";
 import { coerceError } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
@@ -25,6 +25,8 @@ export interface DagEngineDeps {
   defaultCatchupWindowMs: number;
   /** When the sweeper looks again at a RUNNING DAG run nothing wrote. @default 5 s */
   sweepAfterMs?: number;
+  /** Resolves the artifacts tasks' SCRIPT and BINARY specs name (the jobs' lookup). */
+  artifacts?: ArtifactLookup | null;
 }
 
 export class DagEngine {
@@ -67,6 +69,7 @@ export class DagEngine {
       schedules: this.schedules,
       sweepAfterMs: this.sweepAfterMs,
       defaultCatchupWindowMs: deps.defaultCatchupWindowMs,
+      artifacts: deps.artifacts ?? null,
     });
   }
 

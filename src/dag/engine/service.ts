@@ -5,7 +5,7 @@
  */
 import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
-import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, PoolNodes, type RunService } from "../../core/index.js";
+import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, PoolNodes, specArtifact, type ArtifactLookup, type RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
 import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
@@ -66,6 +66,8 @@ export interface DagServiceDeps {
   schedules: DagSchedules;
   sweepAfterMs: number;
   defaultCatchupWindowMs: number;
+  /** Resolves the artifacts SCRIPT and BINARY task specs name, as for jobs (absent: such specs are refused, saying why). */
+  artifacts?: ArtifactLookup | null;
 }
 
 export interface Submit {
@@ -153,7 +155,7 @@ export class DagService {
       name: validateName(input.name),
       description: validateDescription(input.description),
       version: 1,
-      tasks: await checkTasks(input.tasks, (pool) => this.poolNodes.of(pool)),
+      tasks: await checkTasks(input.tasks, (pool) => this.poolNodes.of(pool), (spec) => specArtifact(caller, spec, this.deps.artifacts)),
       schedule: checkSchedule(input.schedule, now),
       misfire: input.misfire ?? "FIRE_ONCE",
       overlap: input.overlap ?? "ALLOW",
@@ -193,7 +195,7 @@ export class DagService {
     const set: Partial<DagDoc> = { updatedAt: new Date(now) };
     if (patch.name != null) set.name = validateName(patch.name);
     if (patch.description !== undefined) set.description = validateDescription(patch.description);
-    if (patch.tasks != null) set.tasks = await checkTasks(patch.tasks, (pool) => this.poolNodes.of(pool));
+    if (patch.tasks != null) set.tasks = await checkTasks(patch.tasks, (pool) => this.poolNodes.of(pool), (spec) => specArtifact(caller, spec, this.deps.artifacts));
     if (patch.maxParallel !== undefined) set.maxParallel = checkMaxParallel(patch.maxParallel);
     if (patch.failFast != null) set.failFast = patch.failFast;
     if (patch.params !== undefined) set.paramsJson = paramsText(patch.params);
