@@ -6,6 +6,7 @@
  * owner of shard 0 also does the cluster-wide chores: the set of users with a run limit,
  * per-user run slots, and nodes that stopped heartbeating (marked DEAD).
  */
+import { takenClaimReason } from "./taken-claims.js";
 import type { Logger, RecoveryCause } from "../support/index.js";
 import { observeRecovery } from "../support/index.js";
 import type { RunService } from "../core/index.js";
@@ -91,10 +92,8 @@ export class Reaper {
       }
       // It may have been taken by an executor that died before confirming: a new token.
       const taken = claimExpiry !== null && claimExpiry <= now;
-      const reason = taken
-        ? `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(claimExpiry).toISOString()}; queued again`
-        : "missing from its ready queue; queued again";
-      if (!(await this.deps.runs.requeueTaken(run._id, reason, run.fencingToken))) continue;
+      const reason = taken ? takenClaimReason(claimExpiry) : "missing from its ready queue; queued again";
+      if (!(await this.deps.runs.requeueTaken(run._id, reason, run.fencingToken, taken))) continue;
       if (taken) observeRecovery(this.deps.causeOf(run.jobId, claimExpiry), claimExpiry, this.deps.clock());
       this.deps.log.warn({ runId: run._id, pool: run.pool, claimExpiry }, "re-enqueued a QUEUED run missing from its ready queue");
     }

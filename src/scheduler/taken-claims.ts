@@ -35,6 +35,15 @@ export interface TakenClaimsDeps {
   causeOf: (jobId: string, faultAt: number) => RecoveryCause;
 }
 
+/**
+ * The history reason of a run queued again after its taker's claim marker expired at
+ * `expiresAt`. It names the claim, so the requeue happens once per claim whoever makes it (the
+ * lease watcher, the reaper, another scheduler): see RunService.requeueTaken's `once`.
+ */
+export function takenClaimReason(expiresAt: number): string {
+  return `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(expiresAt).toISOString()}; queued again`;
+}
+
 export class TakenClaims {
   private pools: { at: number; names: string[] } | null = null;
   /** The pass under way: passes run one at a time (see reclaim). */
@@ -95,8 +104,10 @@ export class TakenClaims {
         done.push(m);
         continue;
       }
-      const reason = `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(m.expiresAt).toISOString()}; queued again`;
-      const back = await this.deps.runs.requeueTaken(run._id, reason, run.fencingToken);
+      const reason = takenClaimReason(m.expiresAt);
+      // Once per expired claim (the reason names it): another scheduler may have acted on this
+      // marker between our read of it and of the run (see requeueTaken).
+      const back = await this.deps.runs.requeueTaken(run._id, reason, run.fencingToken, true);
       done.push(m);
       if (!back) continue;
       observeRecovery(orphan ? "shard_moved" : this.deps.causeOf(run.jobId, m.expiresAt), m.expiresAt, this.deps.clock());

@@ -218,6 +218,33 @@ describe("the lease watcher", () => {
     }
   });
 
+  it("a scheduler that reads an expired claim's run after another one queued it again does not queue it a second time", async () => {
+    // The interleaving chaos found: A bumps the token and pushes; an executor takes the new entry;
+    // B, which listed the same expired marker, reads the run after A's bump (the new token) and,
+    // finding it neither queued nor claimed under the old marker, queued it again: two executors
+    // ran it at once. A requeue for an expired claim happens once: its reason names the claim.
+    now += 360_000;
+    const [id] = await insertQueuedRuns(mongo, 1, "taken-twice");
+    const pool = "taken-twice";
+    await enqueueAlone(id!, pool);
+    const takenAt = now;
+    await state.ready.take(pool, 10, takenAt, LEASE_MS);
+    const expiry = takenAt + LEASE_MS;
+    const queued = await load(id!);
+    now = expiry + 1;
+    const reason = `executor lost: taken from the queue and never confirmed, claim expired at ${new Date(expiry).toISOString()}; queued again`;
+    const byA = await runs.requeueTaken(id!, reason, queued.fencingToken, true);
+    expect(byA).toMatchObject({ fencingToken: queued.fencingToken + 1 });
+    await state.ready.take(pool, 10, now, LEASE_MS); // an executor takes A's entry
+    now += 5;
+    const seenByB = await load(id!);
+    expect(seenByB.fencingToken).toBe(queued.fencingToken + 1);
+    expect(await runs.requeueTaken(id!, reason, seenByB.fencingToken, true)).toBeNull();
+    const after = await load(id!);
+    expect(after.fencingToken).toBe(queued.fencingToken + 1);
+    expect(after.history.filter((h) => /queued again/.test(h.reason ?? "")).map((h) => h.reason)).toEqual([reason]);
+  });
+
   it("a confirmed claim gives its marker back: nothing is left for the watcher, and the run is not touched", async () => {
     const a = scheduler("A6");
     now += 240_000;

@@ -170,13 +170,17 @@ export class Claims {
    * the store (the taker died, gave up, or shut down): the fencing token is bumped first, so the
    * token the lost taker started its run with is never handed to another attempt. `reason`, when
    * given, is recorded in the run's history. `expectedToken`, when given: only while the run still
-   * holds that token (of two schedulers acting on one expired claim, one bumps it). Null when the
-   * run is not QUEUED (or parked) any more, or its token moved.
+   * holds that token (of two schedulers acting on one expired claim, one bumps it). `once`: only
+   * if the run's history does not hold `reason` already — the reason names the expired claim
+   * (its expiry), so a scheduler that read the run after another one queued it again for that
+   * claim (the new token) does not queue it a second time, perhaps beside an executor that took
+   * the first (chaos found it). Null when the run is not QUEUED (or parked) any more, its token
+   * moved, or (`once`) the claim was acted on already.
    */
-  async requeueTaken(runId: string, reason?: string, expectedToken?: number): Promise<RunDoc | null> {
+  async requeueTaken(runId: string, reason?: string, expectedToken?: number, once = false): Promise<RunDoc | null> {
     const now = new Date(this.deps.clock());
     const entry: RunTransition | undefined = reason ? { status: RunStatus.QUEUED, at: now, reason, nodeId: null, attempt: null } : undefined;
-    const run = await bumpQueuedToken(this.deps.mongo, runId, now, entry, expectedToken);
+    const run = await bumpQueuedToken(this.deps.mongo, runId, now, entry, expectedToken, once);
     if (run) await this.deps.enqueue(run);
     return run;
   }

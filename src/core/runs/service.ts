@@ -104,8 +104,8 @@ export class RunService {
   }
 
   /** Back to the queue after a taken entry's claim never reached the store (see {@link Claims.requeueTaken}). */
-  requeueTaken(runId: string, reason?: string, expectedToken?: number): Promise<RunDoc | null> {
-    return this.claims.requeueTaken(runId, reason, expectedToken);
+  requeueTaken(runId: string, reason?: string, expectedToken?: number, once = false): Promise<RunDoc | null> {
+    return this.claims.requeueTaken(runId, reason, expectedToken, once);
   }
 
   /** Claims a batch of popped runs (see {@link Claims.claimMany}). */

@@ -54,13 +54,20 @@ export function findConfirmedClaim(mongo: Mongo, queued: RunDoc, nodeId: string)
 }
 
 /** Bumps the token of a run still QUEUED and not parked (and records `entry` in its history); the run after, or null. */
-export function bumpQueuedToken(mongo: Mongo, runId: string, now: Date, entry?: RunTransition, expectedToken?: number): Promise<RunDoc | null> {
+export function bumpQueuedToken(mongo: Mongo, runId: string, now: Date, entry?: RunTransition, expectedToken?: number, onceForReason = false): Promise<RunDoc | null> {
   const update = {
     $inc: { fencingToken: 1 },
     $set: { updatedAt: now },
     ...(entry ? { $push: { history: { $each: [entry], $slice: -HISTORY_LIMIT } } } : {}),
   } as unknown as UpdateFilter<RunDoc>;
-  const filter = { _id: runId, status: RunStatus.QUEUED, heldByLimit: { $ne: true }, ...(expectedToken === undefined ? {} : { fencingToken: expectedToken }) };
+  const filter = {
+    _id: runId,
+    status: RunStatus.QUEUED,
+    heldByLimit: { $ne: true },
+    ...(expectedToken === undefined ? {} : { fencingToken: expectedToken }),
+    // Not if its history already says this (the same expired claim acted on before).
+    ...(onceForReason && entry?.reason ? { "history.reason": { $ne: entry.reason } } : {}),
+  };
   return mongo.c.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
 }
 
