@@ -33,9 +33,7 @@ export class OverlapLocks {
       const cur = await readOverlapLock(mongo, job._id);
       if (!cur) return { decision: "SKIP", reason: "job deleted", replaced: null };
       const decision = decideOverlap(job.overlap, { active: cur.active ? 1 : 0, pending: cur.pending ? 1 : 0 });
-      if (decision === "SKIP") {
-        return { decision, reason: `run ${cur.active} is still active (overlap policy ${job.overlap})`, replaced: null };
-      }
+      if (decision === "SKIP") return { decision, reason: skipReason(cur, job.overlap), replaced: null };
       const set = decision === "HOLD" ? { pendingRunId: runId } : { activeRunId: runId };
       if (await setOverlapLockIf(mongo, job._id, cur, set)) {
         return { decision, reason: "", replaced: decision === "REPLACE" ? cur.active : null };
@@ -72,4 +70,11 @@ export class OverlapLocks {
     });
     if (queued) await this.deps.enqueue(queued);
   }
+}
+
+/** Why a fire or trigger is skipped: the run holding the lock, and the one already waiting behind it (QUEUE_ONE). */
+function skipReason(cur: { active: string | null; pending: string | null }, policy: string): string {
+  const held = cur.active ? `run ${cur.active} is still active` : null;
+  const waiting = cur.pending ? `run ${cur.pending} already waits for the lock` : null;
+  return `${[held, waiting].filter(Boolean).join(" and ") || "another run holds the lock"} (overlap policy ${policy})`;
 }
