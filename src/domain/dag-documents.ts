@@ -60,6 +60,13 @@ export interface DagRunTaskDoc {
   attempt: number;
   /** A mapped task, once its parent's result is known: its instances. */
   instances?: DagInstanceDoc[];
+  /**
+   * A mapped task: how many of its stored instances have not ended. An instance's success while
+   * others remain is recorded by one conditional write that decrements it (DagAdvancer's quick
+   * path); the write that ends the last one is a full advance. Absent (an older or a retried DAG
+   * run): the next advance writes it, and until then every end takes the full advance.
+   */
+  open?: number;
   /** Why the task ended without running, when that needs saying (e.g. a map over something not an array). */
   note?: string | null;
 }

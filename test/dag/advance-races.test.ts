@@ -4,14 +4,18 @@
  * - two parents ending at the same instant, advanced by two processes at once (two engines, so no
  *   in-process coalescing helps), enqueue their child exactly once;
  * - a DAG run whose advance never happened (the process died between the run's final write and
- *   the DAG run's) is advanced by the sweeper.
+ *   the DAG run's) is advanced by the sweeper;
+ * - a mapped task's instances ending in any order on two processes: each success but the last is
+ *   one conditional write (no read of the DAG run), and the last starts the join exactly once;
+ *   where an end may start more (maxParallel), every end takes the full advance.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { Principal } from "../../src/auth/index.js";
 import { JobService, RunService } from "../../src/core/index.js";
 import { DagEngine } from "../../src/dag/index.js";
 import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
 import type { SharedState } from "../../src/shared-state/index.js";
+import type { RunDoc } from "../../src/domain/index.js";
 import { createLogger } from "../../src/support/log.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
 
@@ -38,11 +42,41 @@ beforeAll(() => {
 });
 
 /** Ends a QUEUED task run as SUCCEEDED straight in the store, as if an executor's write landed and its process died right after. */
-async function endInStore(runId: string): Promise<void> {
+async function endInStore(runId: string, resultJson?: string): Promise<RunDoc> {
   const now = new Date();
-  const r = await db.mongo.c.runs.updateOne({ _id: runId, status: "QUEUED" }, { $set: { status: "SUCCEEDED", startedAt: now, finishedAt: now, updatedAt: now } });
-  expect(r.modifiedCount).toBe(1);
+  const set = { status: "SUCCEEDED" as const, startedAt: now, finishedAt: now, updatedAt: now, ...(resultJson ? { resultJson } : {}) };
+  const r = await db.mongo.c.runs.findOneAndUpdate({ _id: runId, status: "QUEUED" }, { $set: set }, { returnDocument: "after" });
+  expect(r).not.toBeNull();
   await state.ready.remove("nowhere", runId); // an executor had taken it
+  return r!;
+}
+
+/** A random permutation of `xs` (Fisher–Yates). */
+function shuffled<T>(xs: readonly T[]): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** Triggers a root → c (mapped over root's list of `width`) → join DAG and ends its root; returns the DAG run's id and c's runs. */
+async function fannedOut(engine: DagEngine, name: string, width: number, maxParallel?: number): Promise<{ dagRunId: string; instances: RunDoc[] }> {
+  const dag = await engine.service.create(owner, {
+    name,
+    ...(maxParallel ? { maxParallel } : {}),
+    tasks: [
+      { key: "root", spec },
+      { key: "c", spec, dependsOn: ["root"], mapOver: "root" },
+      { key: "join", spec, dependsOn: ["c"] },
+    ],
+  });
+  const run = await engine.service.trigger(owner, dag._id, null);
+  const [root] = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
+  await engine.taskEnded(await endInStore(root!._id, JSON.stringify(Array.from({ length: width }, (_, i) => i))));
+  const instances = await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: "c" }).sort({ mapIndex: 1 }).toArray();
+  return { dagRunId: run._id, instances };
 }
 
 describe("DAG advance races", () => {
@@ -106,5 +140,64 @@ describe("DAG advance races", () => {
     await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { sweepAt: new Date(Date.now() - 1) } });
     await one.sweeper().sweepOnce();
     expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "a" })).toBe(1);
+  });
+
+  it("records a mapped instance's success in one write while others run, and the last one starts the join once", async () => {
+    const [one, two] = engines as [DagEngine, DagEngine];
+    for (let round = 0; round < 5; round++) {
+      const { dagRunId, instances } = await fannedOut(one, `fan-${round}`, 40);
+      expect(instances).toHaveLength(40);
+      const order = shuffled(instances);
+      const last = order.pop()!;
+      const reads = vi.spyOn(db.mongo.c.dagRuns, "findOne");
+      try {
+        // 39 ends at once, half on each process: none reads the DAG run, none starts the join.
+        const ended = await Promise.all(order.map((r) => endInStore(r._id)));
+        await Promise.all(ended.map((r, i) => (i % 2 ? two : one).taskEnded(r)));
+        expect(reads).not.toHaveBeenCalled();
+      } finally {
+        reads.mockRestore();
+      }
+      let doc = (await db.mongo.c.dagRuns.findOne({ _id: dagRunId }))!;
+      expect(doc.tasks.c!.open).toBe(1);
+      expect(doc.tasks.c!.state).toBe("RUNNING");
+      expect(doc.tasks.c!.instances!.filter((i) => i.state === "SUCCEEDED")).toHaveLength(39);
+      expect(doc.tasks.join!.state).toBe("PENDING");
+      expect(await db.mongo.c.runs.countDocuments({ dagRunId, taskKey: "join" })).toBe(0);
+      // The last end, reported twice (a retried report) on both processes at once.
+      const lastRun = await endInStore(last._id);
+      await Promise.all([one.taskEnded(lastRun), two.taskEnded(lastRun), one.taskEnded(lastRun)]);
+      doc = (await db.mongo.c.dagRuns.findOne({ _id: dagRunId }))!;
+      expect(doc.tasks.c!.state).toBe("SUCCEEDED");
+      expect(doc.tasks.c!.open).toBe(0);
+      expect(doc.tasks.join!.state).toBe("QUEUED");
+      const joins = await db.mongo.c.runs.find({ dagRunId, taskKey: "join" }).toArray();
+      expect(joins).toHaveLength(1);
+      expect(await state.ready.contains("nowhere", joins[0]!._id, Date.now())).toBe(true);
+      // A success reported again after the task ended changes nothing.
+      await one.taskEnded(await db.mongo.c.runs.findOne({ _id: order[0]!._id }).then((r) => r!));
+      expect(await db.mongo.c.runs.countDocuments({ dagRunId, taskKey: "join" })).toBe(1);
+    }
+  });
+
+  it("takes the full advance for every end when maxParallel lets an end start another instance", async () => {
+    const [one, two] = engines as [DagEngine, DagEngine];
+    const { dagRunId, instances } = await fannedOut(one, "fan-limited", 6, 2);
+    // Two at a time: instances 0 and 1 have runs, the rest wait.
+    expect(instances.map((r) => r.mapIndex)).toEqual([0, 1]);
+    await one.taskEnded(await endInStore(instances[0]!._id));
+    let runs = await db.mongo.c.runs.find({ dagRunId, taskKey: "c" }).sort({ mapIndex: 1 }).toArray();
+    expect(runs.map((r) => r.mapIndex)).toEqual([0, 1, 2]);
+    // Ending the rest, each on either process, starts each next one and finally the join.
+    for (let next = 1; next < 6; next++) {
+      const run = runs.find((r) => r.mapIndex === next)!;
+      await (next % 2 ? two : one).taskEnded(await endInStore(run._id));
+      runs = await db.mongo.c.runs.find({ dagRunId, taskKey: "c" }).sort({ mapIndex: 1 }).toArray();
+      expect(runs).toHaveLength(Math.min(6, next + 3));
+    }
+    const doc = (await db.mongo.c.dagRuns.findOne({ _id: dagRunId }))!;
+    expect(doc.tasks.c!.state).toBe("SUCCEEDED");
+    expect(doc.tasks.join!.state).toBe("QUEUED");
+    expect(await db.mongo.c.runs.countDocuments({ dagRunId, taskKey: "join" })).toBe(1);
   });
 });

@@ -19,8 +19,25 @@ export interface CollectionHooks {
 
 export const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: "_id_" };
 
+/**
+ * A stored document's record. Its numeric view is made when first asked for (a residual filter,
+ * an aggregation): most writes are matched on the exact form alone, and a scan of a large
+ * document for numeric wrappers on every write of a few of its fields would cost more than the
+ * write.
+ */
+class StoredRec implements Rec {
+  private viewDoc: Doc | undefined;
+  constructor(
+    readonly id: string,
+    readonly doc: Doc,
+  ) {}
+  get view(): Doc {
+    return (this.viewDoc ??= hasNumericWrappers(this.doc) ? toView(this.doc) : this.doc);
+  }
+}
+
 export function makeRec(doc: Doc): Rec {
-  return { id: canonKey(doc._id), doc, view: hasNumericWrappers(doc) ? toView(doc) : doc };
+  return new StoredRec(canonKey(doc._id), doc);
 }
 
 /** Checks a document may be stored; returns it with `_id` as its first field. */

@@ -11,7 +11,7 @@
 import { Query } from "mingo";
 import { commandError, CommandError, ErrorCode } from "./errors.js";
 import { formatKeyValue } from "./format.js";
-import { translateMingoError, type Rec } from "./matcher.js";
+import { compileFilter, translateMingoError, type Matcher, type Rec } from "./matcher.js";
 import { canonInner, canonKey, isPlainObject, toView, type Doc } from "./values.js";
 
 /** Listed values (`$in`) impliedBy tests at most per field. */
@@ -141,6 +141,8 @@ export class Index {
   readonly sparse: boolean;
   readonly ttlSeconds: number | null;
   private readonly partial: Query | null;
+  /** The partial filter compiled as a query's (its plain conditions judged without the document's numeric view). */
+  private readonly partialMatch: Matcher | null;
   /** The partial filter by top-level field (its conjuncts), when it names only plain fields (see impliedBy). */
   private readonly partialFields: Array<{ field: string; query: Query }> | null;
   /** levels[i]: key of the first i+1 fields → ids of documents with that key. */
@@ -164,6 +166,7 @@ export class Index {
     } catch (e) {
       throw translateMingoError(e);
     }
+    this.partialMatch = pfe ? compileFilter(pfe) : null;
     this.partialFields =
       !pfe || pfeTop.some((k) => k.startsWith("$") || k.includes(".")) ? null : pfeTop.map((field) => ({ field, query: new Query(toView({ [field]: pfe[field] }), { scriptEnabled: false }) }));
     this.levels = this.fields.map(() => new Map());
@@ -198,7 +201,7 @@ export class Index {
    * only). The element rule is what makes impliedBy sound for documents holding arrays.
    */
   private inPartial(rec: Rec): boolean {
-    if (this.partial!.test(rec.view)) return true;
+    if (this.partialMatch!.test(rec)) return true;
     const fields = this.partialFields;
     if (!fields || !fields.some((f) => Array.isArray(rec.doc[f.field]))) return false;
     return fields.every(({ field, query }) => {

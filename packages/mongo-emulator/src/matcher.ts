@@ -2,7 +2,9 @@
  * Filter compilation. A filter is split into
  *   - a fast part: top-level fields compared with scalars through $eq/$ne/$gt/$gte/$lt/$lte/$in/
  *     $nin/$exists, evaluated here directly on the stored document with MongoDB's type
- *     bracketing (no mingo involved), and
+ *     bracketing (no mingo involved); the same for dotted paths (and `null` equality) on
+ *     documents where the path reads one value (no array on the way, or one it indexes by
+ *     position), the rest of them left to mingo, and
  *   - a residual part handed to a compiled mingo `Query` over the numeric view of the document.
  * Compiling a mingo Query costs ~15 µs, so the common point filters of the scheduler
  * (`{_id, status}`) never touch mingo, and residual queries are cached by their canonical text.
@@ -156,6 +158,51 @@ function fastField(field: string, cond: unknown): Pred | null {
   return preds.length === 1 ? preds[0] : (d) => preds.every((p) => p(d));
 }
 
+/** The value a dotted path reads where arrays on the way would make it several (each element's field). */
+const SEVERAL = Symbol("several values");
+
+/**
+ * The one value `parts` reads in `doc` (undefined: missing), or SEVERAL where an array on the way
+ * makes it read a field of each element. A numeric part reads an array's element at that position,
+ * as mingo does (the property test in test/dotted-match.test.ts holds the two to the same answers);
+ * it costs no scan of the array, so a write to one of 1,000 elements is matched in a few steps.
+ */
+function pathValue(doc: Doc, parts: readonly string[]): unknown {
+  let cur: unknown = doc;
+  for (const part of parts) {
+    if (Array.isArray(cur)) {
+      if (!/^\d+$/.test(part)) return SEVERAL;
+      cur = cur[Number(part)];
+    } else if (isPlainObject(cur)) {
+      cur = cur[part];
+    } else return undefined;
+    if (cur === undefined) return undefined;
+  }
+  return cur;
+}
+
+/** `field: null` (or `$eq: null`) on one value: null, missing, or an array holding null. */
+const nullPred: Pred = (d) => d.v === null || d.v === undefined || (Array.isArray(d.v) && d.v.includes(null));
+
+/**
+ * Fast predicate for a dotted `field: cond` (or null when it needs mingo): `cond` judged as for a
+ * top-level field on the value the path reads, and by mingo on documents where it reads several.
+ */
+function dottedField(field: string, cond: unknown): ((rec: Rec) => boolean) | null {
+  if (!field.includes(".") || field.startsWith("$")) return null;
+  const parts = field.split(".");
+  if (parts.some((p) => p === "" || p.startsWith("$"))) return null;
+  const isNull = cond === null || (isPlainObject(cond) && Object.keys(cond).length === 1 && (cond as Doc).$eq === null);
+  const leaf = isNull ? nullPred : fastField("v", cond);
+  if (!leaf) return null;
+  let several: Query | null = null;
+  return (rec) => {
+    const v = pathValue(rec.doc, parts);
+    if (v === SEVERAL) return (several ??= mingoQuery(toView({ [field]: cond }))).test(rec.view);
+    return leaf({ v });
+  };
+}
+
 /** Flattens top-level `$and` of plain documents into one list of (field, condition) pairs. */
 export function conjuncts(filter: Doc, out: [string, unknown][]): void {
   for (const k of Object.keys(filter)) {
@@ -171,12 +218,18 @@ export function conjuncts(filter: Doc, out: [string, unknown][]): void {
 export function compileFilter(filter: Doc | undefined | null): Matcher {
   if (filter == null || Object.keys(filter).length === 0) return { matchesAll: true, test: () => true };
   const fast: Pred[] = [];
+  const dotted: Array<(rec: Rec) => boolean> = [];
   const residual: Doc[] = [];
   const parts: [string, unknown][] = [];
   conjuncts(filter, parts);
   for (const [field, cond] of parts) {
     const p = fastField(field, cond);
-    if (p) fast.push(p);
+    if (p) {
+      fast.push(p);
+      continue;
+    }
+    const d = dottedField(field, cond);
+    if (d) dotted.push(d);
     else residual.push({ [field]: cond });
   }
   let slow: Query | null = null;
@@ -189,6 +242,7 @@ export function compileFilter(filter: Doc | undefined | null): Matcher {
     matchesAll: false,
     test(rec: Rec): boolean {
       for (const p of fast) if (!p(rec.doc)) return false;
+      for (const p of dotted) if (!p(rec)) return false;
       return q === null || q.test(rec.view);
     },
   };

@@ -150,6 +150,29 @@ describe("insert and find", () => {
     expect(await ids({ _id: { $nin: [1, 2] } })).toEqual([3]);
   });
 
+  it("matches dotted paths through documents and array positions, with null meaning missing", async () => {
+    const c = coll();
+    await c.insertMany([
+      { _id: 1, t: { c: { open: 3, list: [{ s: "Q", a: 1 }, { s: "OK", a: 1 }, { s: "Q", a: 2 }] } } },
+      { _id: 2, t: { c: { open: 1, list: [{ s: "OK", a: 1 }, { s: "Q", a: 1 }] } }, d: { max: null } },
+      { _id: 3, t: { c: { open: 0, list: [{ s: "X" }, { s: "OK", a: 3 }] } }, d: { max: 4 } },
+      { _id: 4, t: 5, d: 7 },
+      { _id: 5, t: { c: { list: [[{ s: "Q" }], { s: "Q" }] } }, d: { max: [null, 2] } },
+    ]);
+    const ids = async (f: Document) => (await c.find(f).sort({ _id: 1 }).toArray()).map((d) => d._id);
+    expect(await ids({ "t.c.open": { $gt: 1 } })).toEqual([1]);
+    expect(await ids({ "t.c.list.0.s": "Q" })).toEqual([1, 5]);
+    expect(await ids({ "t.c.list.1.s": { $in: ["Q", "R"] } })).toEqual([2, 5]);
+    expect(await ids({ "t.c.list.1.s": "OK" })).toEqual([1, 3]);
+    expect(await ids({ "t.c.list.2.a": 2, "t.c.open": 3 })).toEqual([1]);
+    expect(await ids({ "t.c.list.9.s": { $exists: false } })).toEqual([1, 2, 3, 4, 5]);
+    expect(await ids({ "t.c.list.s": "X" })).toEqual([3]);
+    expect(await ids({ "t.c.list.1.s": { $ne: "Q" } })).toEqual([1, 3, 4]);
+    expect(await ids({ "d.max": null })).toEqual([1, 2, 4, 5]);
+    expect(await ids({ "d.max": { $eq: null }, "t.c.open": { $gt: 0 } })).toEqual([1, 2]);
+    expect(await ids({ "t.c.x.y": null, _id: { $lte: 2 } })).toEqual([1, 2]);
+  });
+
   it("compares numbers across BSON numeric types and keeps type brackets", async () => {
     const c = coll();
     await c.insertMany([

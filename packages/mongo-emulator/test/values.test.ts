@@ -3,7 +3,7 @@
  */
 import { Decimal128, Double, Int32, Long, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
-import { applyUpdate, parseUpdate, upsertSeed } from "../src/update/index.js";
+import { applyUpdate, copyForUpdate, parseUpdate, upsertSeed } from "../src/update/index.js";
 import { canonKey, compareValues, normalizeInPlace, toView, valuesEqual, type Doc } from "../src/values.js";
 import { CommandError } from "../src/errors.js";
 
@@ -93,5 +93,40 @@ describe("update engine", () => {
       e: 2,
       f: 3,
     });
+  });
+
+  it("never changes the stored document, and copies only the path an update leads through", () => {
+    const stored = (): Doc => ({
+      _id: 1,
+      tasks: { c: { state: "RUNNING", open: 3, instances: [{ state: "QUEUED" }, { state: "QUEUED" }, { state: "QUEUED" }] }, d: { state: "PENDING", list: [1, 2] } },
+      other: { x: [1] },
+    });
+    const cases: Doc[] = [
+      { $set: { "tasks.c.instances.1.state": "SUCCEEDED", "tasks.c.state": "RUNNING" }, $inc: { "tasks.c.open": -1 } },
+      { $push: { "tasks.d.list": 3 }, $set: { "tasks.d.state": "QUEUED" } },
+      { $pull: { "tasks.c.instances": { state: "QUEUED" } } },
+      { $set: { "tasks.c.instances.$[].state": "CANCELLED" } },
+      { $unset: { "tasks.c.instances.0": "" }, $pop: { "other.x": 1 } },
+      { $set: { "tasks.e.f": 1, "tasks.c.instances.5": { state: "NEW" } } },
+    ];
+    for (const update of cases) {
+      const doc = stored();
+      const before = structuredClone(doc);
+      const parsed = parseUpdate(update);
+      const { doc: after } = applyUpdate(copyForUpdate(doc, parsed), parsed, ctx);
+      expect(doc, JSON.stringify(update)).toEqual(before);
+      // The same result as an update of a full copy.
+      const full = applyUpdate(structuredClone(before), parsed, ctx).doc;
+      expect(after, JSON.stringify(update)).toEqual(full);
+    }
+    // One instance's state set: its siblings and the untouched branches are shared, not copied.
+    type Shape = { tasks: { c: { instances: object[] }; d: object }; other: object };
+    const doc = stored() as Doc & Shape;
+    const parsed = parseUpdate({ $set: { "tasks.c.instances.1.state": "SUCCEEDED" } });
+    const after = applyUpdate(copyForUpdate(doc, parsed), parsed, ctx).doc as Doc & Shape;
+    expect(after.tasks.c.instances[0]).toBe(doc.tasks.c.instances[0]);
+    expect(after.tasks.d).toBe(doc.tasks.d);
+    expect(after.other).toBe(doc.other);
+    expect(after.tasks.c.instances[1]).not.toBe(doc.tasks.c.instances[1]);
   });
 });

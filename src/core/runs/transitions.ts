@@ -147,10 +147,14 @@ export class Transitions {
     if (updated.userSlot && to !== RunStatus.RUNNING && allowed.includes(RunStatus.RUNNING)) {
       await hooks.releaseUserSlot(updated.ownerId, updated.userSlot);
     }
-    if (claim) await events.publish(claim.running);
-    await events.publish(updated);
+    // Published in this order (one bus message per turn), but not waited for before the hooks: a
+    // DAG task's end advances its DAG run while its events travel. A failed publish still fails
+    // the call, after the hooks.
+    const published = claim ? Promise.all([events.publish(claim.running), events.publish(updated)]) : events.publish(updated);
+    published.catch(() => undefined);
     if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
     if (isTerminal(to) && updated.overlap !== "ALLOW") await hooks.releaseOverlapLock(updated.jobId, updated._id);
     if (isTerminal(to) && updated.dagRunId) await hooks.dagTaskEnded(updated);
+    await published;
   }
 }

@@ -4,20 +4,21 @@
  * again), then make what was decided happen: the runs of newly QUEUED instances are created
  * (idempotent by their fireKey, so two advances deciding the same start create one run), and the
  * instances to cancel are cancelled. Called when a task's run ends (the hook core calls), after a
- * trigger, a cancel or a retry, and by the sweeper; every call is safe to repeat.
+ * trigger, a cancel or a retry, and by the sweeper; every call is safe to repeat. A mapped
+ * instance's success that decides nothing else is recorded without a round (quickSuccess).
  */
 import type { RunService } from "../../core/index.js";
 import type { DagRunDoc, DagRunTaskDoc, DagTaskDoc, DagTaskState, JobDoc, RunStatus } from "../../domain/index.js";
 import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
-import { isActive } from "../plan/readiness.js";
+import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, recordInstanceSuccesses, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
+import { isActive, isTerminal } from "../plan/readiness.js";
 import { step } from "../plan/step.js";
 import type { InstanceRef, StepResult, TaskView } from "../plan/types.js";
 import { planOf } from "./definition.js";
 import type { DagEvent, DagEvents } from "./events.js";
-import { instanceFireKey } from "./keys.js";
+import { dagAttemptOfFireKey, instanceFireKey } from "./keys.js";
 
 /** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
 const CAS_ROUNDS = 64;
@@ -90,6 +91,8 @@ interface Pending {
 export class DagAdvancer {
   /** Advances in progress in this process, by DAG run: a call while one runs asks it for one more round. */
   private readonly inFlight = new Map<string, Pending>();
+  /** Mapped instances' successes reported in this event-loop turn, by DAG run (see quickSuccess). */
+  private readonly quickBatches = new Map<string, { ends: Map<string, DagTaskRun>; done: Promise<void> }>();
   /**
    * Definition snapshots by `<dagId>@<dagVersion>`, read once per process: an advance then reads
    * only the states, not the specs. Every DAG run of one version has the same snapshot (any change
@@ -111,14 +114,63 @@ export class DagAdvancer {
    * round is *full*: every task run is read and every QUEUED instance without a run gets one.
    */
   advance(dagRunId: string, ended?: DagTaskRun): Promise<void> {
+    if (ended && ended.status === "SUCCEEDED" && ended.mapIndex != null && dagAttemptOfFireKey(ended.fireKey) !== null) return this.quickSuccess(dagRunId, ended);
+    return this.coalesced(dagRunId, ended ? [ended] : null);
+  }
+
+  /**
+   * A mapped instance's success while other instances of its task are still under way decides
+   * nothing but its own state. The successes one process reports in one event-loop turn are
+   * recorded in one conditional write (recordInstanceSuccesses), with no read of the DAG run and
+   * no compare-and-set round: the 1,000 ends of a fan-out are a few dozen small writes rather than
+   * rounds that read and rewrite 1,000 instance states, and the last end (a full round: it starts
+   * the join) does not queue behind them. When a condition does not hold (the last instance among
+   * them, a cancel, maxParallel ...), they take the full advance together.
+   */
+  private quickSuccess(dagRunId: string, ended: DagTaskRun): Promise<void> {
+    let batch = this.quickBatches.get(dagRunId);
+    if (!batch) {
+      const ends = new Map<string, DagTaskRun>();
+      const done = new Promise<void>((resolve) =>
+        setImmediate(() => {
+          this.quickBatches.delete(dagRunId);
+          resolve(this.recordSuccesses(dagRunId, [...ends.values()]));
+        }),
+      );
+      batch = { ends, done };
+      this.quickBatches.set(dagRunId, batch);
+    }
+    batch.ends.set(ended.fireKey, ended);
+    return batch.done;
+  }
+
+  private async recordSuccesses(dagRunId: string, ends: DagTaskRun[]): Promise<void> {
+    const now = this.deps.clock();
+    const successes = ends.map((r) => ({ taskKey: r.taskKey!, mapIndex: r.mapIndex!, attempt: dagAttemptOfFireKey(r.fireKey)! }));
+    const written = await recordInstanceSuccesses(this.deps.mongo, dagRunId, successes, { now: new Date(now), sweepAt: new Date(now + this.deps.sweepAfterMs) }).catch((e: unknown) => {
+      this.deps.log.warn({ err: coerceError(e), dagRunId }, "could not record DAG task successes in one write; advancing the DAG run instead");
+      return null;
+    });
+    if (!written) return this.coalesced(dagRunId, ends);
+    const base = { dagRunId, dagId: written.dagId, ownerId: written.ownerId, status: DagRunStatus.RUNNING, at: now };
+    const events: DagEvent[] = [];
+    for (const key of new Set(successes.map((s) => s.taskKey))) {
+      events.push({ ...base, task: { key, mapIndex: null, state: S.RUNNING, attempt: successes.find((s) => s.taskKey === key)!.attempt, runStatus: null, runId: null } });
+    }
+    for (const s of successes) events.push({ ...base, task: { key: s.taskKey, mapIndex: s.mapIndex, state: S.SUCCEEDED, attempt: s.attempt, runStatus: null, runId: null } });
+    await this.deps.events.publish(events).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e) }, "could not publish DAG events"));
+  }
+
+  /** See {@link advance}: one advance at a time per DAG run in this process; `ended` null: a full round. */
+  private coalesced(dagRunId: string, ended: readonly DagTaskRun[] | null): Promise<void> {
     const cur = this.inFlight.get(dagRunId);
     if (cur) {
       cur.again = true;
-      if (ended) cur.ended.set(ended.fireKey, ended);
+      if (ended) for (const r of ended) cur.ended.set(r.fireKey, r);
       else cur.full = true;
       return Promise.resolve();
     }
-    const entry: Pending = { again: false, full: !ended, ended: new Map(ended ? [[ended.fireKey, ended]] : []), done: Promise.resolve() };
+    const entry: Pending = { again: false, full: !ended, ended: new Map((ended ?? []).map((r) => [r.fireKey, r])), done: Promise.resolve() };
     entry.done = (async () => {
       try {
         do {
@@ -138,6 +190,7 @@ export class DagAdvancer {
 
   /** Advances in progress (shutdown waits for them). */
   async idle(): Promise<void> {
+    await Promise.allSettled([...this.quickBatches.values()].map((b) => b.done));
     await Promise.allSettled([...this.inFlight.values()].map((e) => e.done));
   }
 
@@ -331,7 +384,8 @@ function storedTasks(decided: StepResult, before: Readonly<Record<string, DagRun
   const out: Record<string, DagRunTaskDoc> = {};
   for (const [key, v] of Object.entries(decided.tasks)) {
     const note = notes.get(key) ?? (before[key]?.attempt === v.attempt ? (before[key]?.note ?? null) : null);
-    out[key] = { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances.map((i) => ({ state: i.state, attempt: i.attempt })) } : {}), note };
+    const instances = v.instances ? { instances: v.instances.map((i) => ({ state: i.state, attempt: i.attempt })), open: v.instances.filter((i) => !isTerminal(i.state)).length } : {};
+    out[key] = { state: v.state, attempt: v.attempt, ...instances, note };
   }
   return out;
 }
@@ -348,6 +402,7 @@ export function taskWrites(key: string, after: DagRunTaskDoc, before: DagRunTask
   if (after.state !== before.state) out.push([`tasks.${key}.state`, after.state]);
   if (after.attempt !== before.attempt) out.push([`tasks.${key}.attempt`, after.attempt]);
   if ((after.note ?? null) !== (before.note ?? null)) out.push([`tasks.${key}.note`, after.note ?? null]);
+  if (after.open !== before.open) out.push([`tasks.${key}.open`, after.open]);
   after.instances.forEach((x, i) => {
     const b = before.instances![i]!;
     if (x.state !== b.state || x.attempt !== b.attempt) out.push([`tasks.${key}.instances.${i}`, x]);
@@ -356,7 +411,7 @@ export function taskWrites(key: string, after: DagRunTaskDoc, before: DagRunTask
 }
 
 function sameTask(a: DagRunTaskDoc, b: DagRunTaskDoc | undefined): boolean {
-  if (!b || a.state !== b.state || a.attempt !== b.attempt || (a.note ?? null) !== (b.note ?? null)) return false;
+  if (!b || a.state !== b.state || a.attempt !== b.attempt || (a.note ?? null) !== (b.note ?? null) || a.open !== b.open) return false;
   if (a.instances === undefined || b.instances === undefined) return a.instances === b.instances;
   return a.instances.length === b.instances.length && a.instances.every((x, i) => x.state === b.instances![i]!.state && x.attempt === b.instances![i]!.attempt);
 }

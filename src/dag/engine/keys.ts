@@ -8,6 +8,12 @@ export function instanceFireKey(dagRunId: string, key: string, index: number | n
   return `${dagRunId}:${key}${index === null ? "" : `:${index}`}#${attempt}`;
 }
 
+/** The instance's attempt in its DAG run, from its run's fire key (null: not a task instance's key). */
+export function dagAttemptOfFireKey(fireKey: string): number | null {
+  const m = /#(\d+)$/.exec(fireKey);
+  return m ? Number(m[1]) : null;
+}
+
 /** A trigger's or a backfill's DAG run key: `dagId@manual:<unique>` (a schedule slot's is `dagId@<ms>`). */
 export function manualDagRunKey(dagId: string, unique: string): string {
   return `${dagId}@manual:${unique}`;

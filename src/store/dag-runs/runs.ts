@@ -2,7 +2,8 @@
  * DAG runs: inserted once per fire key, advanced by compare-and-set on `version`, listed, swept.
  */
 import type { Filter } from "mongodb";
-import type { DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
+import type { DagRunDoc, RunDoc } from "../../domain/index.js";
+import { DagRunStatus, DagTaskState } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
@@ -42,6 +43,57 @@ export async function findDagRunDefinition(mongo: Mongo, id: string): Promise<Da
 /** The write of one advance, when the caller needs no document back: true when it applied (still at `version`). */
 export async function setDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc> & Record<`tasks.${string}`, unknown>): Promise<boolean> {
   return (await mongo.c.dagRuns.updateOne({ _id: id, version }, { $set: set, $inc: { version: 1 } })).modifiedCount === 1;
+}
+
+/** A mapped task instance that succeeded, as {@link recordInstanceSuccesses} writes it. */
+export interface InstanceSuccess {
+  taskKey: string;
+  mapIndex: number;
+  /** The instance's attempt in its DAG run (its run's fire key says which). */
+  attempt: number;
+}
+
+/**
+ * Records that these mapped task instances succeeded, in one conditional write, when that decides
+ * nothing else in the DAG run: it is RUNNING (not held, not being cancelled), it has no
+ * `maxParallel` (which an end would let start another instance), each instance is still stored
+ * active at its attempt, and each task keeps at least one instance that has not ended (so it stays
+ * RUNNING and no child's readiness changes). The write bumps the DAG run's version, so an advance
+ * that read it before decides again. Returns the DAG run's DAG and owner (for its events), or null
+ * when a condition did not hold and a full advance must record these ends.
+ */
+export function recordInstanceSuccesses(
+  mongo: Mongo,
+  dagRunId: string,
+  successes: readonly InstanceSuccess[],
+  at: { now: Date; sweepAt: Date },
+): Promise<Pick<DagRunDoc, "_id" | "dagId" | "ownerId"> | null> {
+  const filter: Record<string, unknown> = {
+    _id: dagRunId,
+    status: DagRunStatus.RUNNING,
+    held: { $ne: true },
+    cancelRequested: { $ne: true },
+    "definition.maxParallel": null,
+  };
+  const set: Record<string, unknown> = { updatedAt: at.now, sweepAt: at.sweepAt };
+  const ended = new Map<string, number>();
+  for (const s of successes) {
+    const instance = `tasks.${s.taskKey}.instances.${s.mapIndex}`;
+    filter[`${instance}.attempt`] = s.attempt;
+    filter[`${instance}.state`] = { $in: [DagTaskState.QUEUED, DagTaskState.RUNNING, DagTaskState.RETRYING] };
+    set[`${instance}.state`] = DagTaskState.SUCCEEDED;
+    ended.set(s.taskKey, (ended.get(s.taskKey) ?? 0) + 1);
+  }
+  const inc: Record<string, number> = { version: 1 };
+  for (const [key, n] of ended) {
+    filter[`tasks.${key}.open`] = { $gt: n };
+    set[`tasks.${key}.state`] = DagTaskState.RUNNING;
+    inc[`tasks.${key}.open`] = -n;
+  }
+  return mongo.c.dagRuns.findOneAndUpdate(filter as Filter<DagRunDoc>, { $set: set, $inc: inc }, { projection: { _id: 1, dagId: 1, ownerId: 1 }, returnDocument: "after" }) as Promise<Pick<
+    DagRunDoc,
+    "_id" | "dagId" | "ownerId"
+  > | null>;
 }
 
 /** A page of DAG runs (of one DAG, optionally of one status; `ownerId` null: anyone's), newest first. */

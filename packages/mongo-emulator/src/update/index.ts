@@ -134,20 +134,61 @@ export function buildUpsertDoc(filter: Doc | null, parsed: ParsedUpdate, ctx: Up
 
 /**
  * The copy of a stored document an update works on. Stored documents are never changed in place
- * (a write swaps in a new document), so an operator update shares every top-level field it does
- * not touch with the stored one and deep-copies only the fields its paths start with; a
- * replacement, a pipeline or a `$rename` (two paths per entry) gets a full copy. For the
- * typical update of a few fields of a large document this avoids copying the rest.
+ * (a write swaps in a new document), so an operator update shares with the stored one everything
+ * its paths do not lead through: each container on an entry's path is copied one level deep, and
+ * the value at its end in full (`$push` and its kin change an array in place). An entry with a
+ * positional part (`$`, `$[]`, `$[id]`) may reach any element, so the whole top-level field it
+ * starts with is copied; a replacement, a pipeline or a `$rename` (two paths per entry) gets a
+ * full copy. One instance's state set in a document of 1,000 (a DAG run) copies the path to it,
+ * not its 999 siblings.
  */
 export function copyForUpdate(doc: Doc, parsed: ParsedUpdate): Doc {
   if (!fieldByField(parsed)) return cloneValue(doc);
   const out: Doc = { ...doc };
+  // Containers already private to `out` (copied for an earlier entry).
+  const own = new Set<object>([out]);
   for (const e of parsed.entries) {
-    const top = e.parts[0]!;
-    const v = doc[top];
-    if (v !== null && typeof v === "object" && out[top] === v) out[top] = cloneValue(v);
+    if (e.parts.some((p) => p.startsWith("$"))) {
+      const top = e.parts[0]!;
+      const v = out[top];
+      if (v !== null && typeof v === "object" && !own.has(v)) {
+        out[top] = cloneValue(v);
+        own.add(out[top] as object);
+      }
+      continue;
+    }
+    copyPath(out, e.parts, e.op, own);
   }
   return out;
+}
+
+/** Operators that replace or remove the value at their path's end rather than change it in place. */
+const REPLACING = new Set(["$set", "$setOnInsert", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$bit"]);
+
+/**
+ * Makes every container along `parts` private to the copy `out` (one level deep each), and the
+ * value at its end too unless `op` replaces it.
+ */
+function copyPath(out: Doc, parts: readonly string[], op: string, own: Set<object>): void {
+  let cur: Record<string, unknown> | unknown[] = out;
+  for (let i = 0; i < parts.length; i++) {
+    const key = parts[i]!;
+    const inArray = Array.isArray(cur);
+    if (inArray && !/^\d+$/.test(key)) return; // the operator reports the path as not viable
+    const child: unknown = inArray ? (cur as unknown[])[Number(key)] : (cur as Record<string, unknown>)[key];
+    // Missing, a scalar or a BSON value: nothing below it can change in place.
+    if (child === null || typeof child !== "object" || !(Array.isArray(child) || isPlainObject(child))) return;
+    const last = i === parts.length - 1;
+    if (last && REPLACING.has(op)) return;
+    if (!own.has(child)) {
+      const copy: Record<string, unknown> | unknown[] = last ? cloneValue(child) : Array.isArray(child) ? child.slice() : { ...child };
+      if (inArray) (cur as unknown[])[Number(key)] = copy;
+      else (cur as Record<string, unknown>)[key] = copy;
+      own.add(copy);
+      cur = copy;
+    } else cur = child as Record<string, unknown> | unknown[];
+    if (last) return;
+  }
 }
 
 /** The top-level fields an operator update may change (undefined: any, for other update kinds). */
