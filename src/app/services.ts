@@ -60,6 +60,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     lookups: new LookupService({ mongo, clock, users }),
     events: runs.events,
     dags: dagEngine.service,
+    dagRuns: dagEngine.dagRuns,
     dagEvents: dagEngine.events,
     dagEngine,
     httpSigning: new HttpSigning({ mongo, clock }),

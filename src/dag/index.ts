@@ -1,7 +1,7 @@
 /**
  * DAG workflows (issue #15). plan/: the pure part (validation, topological order, trigger rules,
  * mapped tasks, the step decision, retry from failed, graph rendering); docs/dags.md. engine/:
- * documents to runs and back (advance, sweeper, service, data along edges).
+ * documents to runs and back (advance, sweeper, the DAG and DAG run services, data along edges).
  */
 export * from "./engine/index.js";
 export { indexGraph, leaves, roots, type GraphIndex } from "./plan/graph.js";

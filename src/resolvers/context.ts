@@ -1,6 +1,6 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
-import type { DagEngine, DagEvents, DagService } from "../dag/index.js";
+import type { DagEngine, DagEvents, DagRunService, DagService } from "../dag/index.js";
 import type { ArtifactService, RunEvents, RunLogs } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups } from "../core/index.js";
@@ -37,11 +37,13 @@ export interface Services extends AuthParts {
   log: Logger;
   /** Request, submission and login limits (src/auth/rate-limit.ts). */
   limits: RateLimits;
-  /** DAGs and DAG runs (src/dag). */
+  /** DAGs (src/dag): create, change, delete, pause, resume, read. */
   dags: DagService;
+  /** DAG runs (src/dag): trigger, backfill, cancel, retry, read. */
+  dagRuns: DagRunService;
   /** DAG run events, for dagRunUpdated. */
   dagEvents: DagEvents;
-  /** The DAG engine (the scheduler role's sweeper); resolvers use `dags`. */
+  /** The DAG engine (the scheduler role's sweeper); resolvers use `dags` and `dagRuns`. */
   dagEngine: DagEngine;
   /** Uploaded scripts and binaries (issue #16). */
   artifacts: ArtifactService;

@@ -69,7 +69,7 @@ async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<u
     const p = requireUser(context);
     const { dagId, dagRunId } = args;
     if (dagId) await context.services.dags.get(p, dagId);
-    if (dagRunId) await context.services.dags.getRun(p, dagRunId);
+    if (dagRunId) await context.services.dagRuns.getRun(p, dagRunId);
     return dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null });
   } catch (e) {
     logRefusal(context, "Subscription.dagRunUpdated", e, args as Record<string, unknown>);
@@ -136,12 +136,12 @@ export class DagResolver {
     // loop of triggers of a 1,000-task DAG must not queue 1,000 times what a job's loop queues.
     const tasks = (await ctx.services.dags.get(p, id)).tasks.length;
     await takeSubmissions(ctx, p, tasks - 1, `; a DAG run counts one per task (this DAG has ${tasks})`);
-    return toDagRun(await ctx.services.dags.trigger(p, id, params, { idempotencyKey }));
+    return toDagRun(await ctx.services.dagRuns.trigger(p, id, params, { idempotencyKey }));
   }
 
   @Mutation(() => DagRun, { description: "Cancels a RUNNING DAG run: its running task runs are cancelled, tasks not started become CANCELLED." })
   async cancelDagRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<DagRun> {
-    return toDagRun(await ctx.services.dags.cancelRun(requireUser(ctx), id));
+    return toDagRun(await ctx.services.dagRuns.cancelRun(requireUser(ctx), id));
   }
 
   @Mutation(() => DagRun, { description: "Re-runs a FAILED or CANCELLED DAG run's failed, upstream-failed, cancelled and skipped tasks as new attempts; succeeded ones keep their results." })
@@ -150,7 +150,7 @@ export class DagResolver {
     @Ctx() ctx: Context,
     @Arg("fromFailed", () => Boolean, { defaultValue: true }) fromFailed: boolean,
   ): Promise<DagRun> {
-    return toDagRun(await ctx.services.dags.retryRun(requireUser(ctx), id, fromFailed));
+    return toDagRun(await ctx.services.dagRuns.retryRun(requireUser(ctx), id, fromFailed));
   }
 
   @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000 task runs: slots × the DAG's tasks; slots that have one are not repeated)." })
@@ -160,7 +160,7 @@ export class DagResolver {
     @Arg("to", () => DateTime) to: Date,
     @Ctx() ctx: Context,
   ): Promise<DagRun[]> {
-    return (await ctx.services.dags.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime())).map(toDagRun);
+    return (await ctx.services.dagRuns.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime())).map(toDagRun);
   }
 
   @FieldResolver(() => [String], { description: "The task keys in an order that respects every dependency (ties: declaration order)." })
@@ -196,7 +196,7 @@ export class DagResolver {
     @Arg("first", () => Int, { nullable: true }) first?: number | null,
     @Arg("after", () => String, { nullable: true }) after?: string | null,
   ): Promise<DagRunConnection> {
-    return mapPage(await ctx.services.dags.listRuns(requireUser(ctx), dag.id, status ?? null, pageArgs(first, after)), toDagRun);
+    return mapPage(await ctx.services.dagRuns.listRuns(requireUser(ctx), dag.id, status ?? null, pageArgs(first, after)), toDagRun);
   }
 }
 
@@ -204,7 +204,7 @@ export class DagResolver {
 export class DagRunResolver {
   @Query(() => DagRun, { description: "A DAG run of yours (admins: any)." })
   async dagRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<DagRun> {
-    return toDagRun(await ctx.services.dags.getRunSummary(requireUser(ctx), id));
+    return toDagRun(await ctx.services.dagRuns.getRunSummary(requireUser(ctx), id));
   }
 
   @Query(() => DagRunConnection, { description: "DAG runs, newest first: of one DAG, or (no dagId) all of yours." })
@@ -215,7 +215,7 @@ export class DagRunResolver {
     @Arg("first", () => Int, { nullable: true }) first?: number | null,
     @Arg("after", () => String, { nullable: true }) after?: string | null,
   ): Promise<DagRunConnection> {
-    return mapPage(await ctx.services.dags.listRuns(requireUser(ctx), dagId ?? null, status ?? null, pageArgs(first, after)), toDagRun);
+    return mapPage(await ctx.services.dagRuns.listRuns(requireUser(ctx), dagId ?? null, status ?? null, pageArgs(first, after)), toDagRun);
   }
 
   @FieldResolver(() => [DagRunTask], {
@@ -232,16 +232,16 @@ export class DagRunResolver {
     if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
     const doc = run.doc as DagRunDoc;
     // dagRun's and a listing's documents come without the definition: read the DAG run whole.
-    const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
+    const full = doc.definition ? doc : await ctx.services.dagRuns.getRun(requireUser(ctx), doc._id);
     // Every task run's state (small), then whole only the runs of the rows asked for.
-    const rows = dagRunTaskRows(full, await ctx.services.dags.taskRunStates(full._id)).slice(skip, skip + first);
-    return withTaskRuns(rows, await ctx.services.dags.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
+    const rows = dagRunTaskRows(full, await ctx.services.dagRuns.taskRunStates(full._id)).slice(skip, skip + first);
+    return withTaskRuns(rows, await ctx.services.dagRuns.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })
   async graph(@Root() run: DagRun, @Ctx() ctx: Context, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): Promise<string> {
     const doc = run.doc as DagRunDoc;
-    const full = doc.definition ? doc : await ctx.services.dags.getRun(requireUser(ctx), doc._id);
+    const full = doc.definition ? doc : await ctx.services.dagRuns.getRun(requireUser(ctx), doc._id);
     const states = Object.fromEntries(Object.entries(full.tasks).map(([k, v]) => [k, v.state]));
     return renderGraph(planOf(full.definition.tasks), format, states);
   }

@@ -72,7 +72,7 @@ async function fannedOut(engine: DagEngine, name: string, width: number, maxPara
       { key: "join", spec, dependsOn: ["c"] },
     ],
   });
-  const run = await engine.service.trigger(owner, dag._id, null);
+  const run = await engine.dagRuns.trigger(owner, dag._id, null);
   const [root] = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
   await engine.taskEnded(await endInStore(root!._id, JSON.stringify(Array.from({ length: width }, (_, i) => i))));
   const instances = await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: "c" }).sort({ mapIndex: 1 }).toArray();
@@ -91,7 +91,7 @@ describe("DAG advance races", () => {
       ],
     });
     for (let i = 0; i < 15; i++) {
-      const run = await one.service.trigger(owner, dag._id, null);
+      const run = await one.dagRuns.trigger(owner, dag._id, null);
       const roots = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
       expect(roots.map((r) => r.taskKey).sort()).toEqual(["a", "b"]);
       await Promise.all(roots.map((r) => endInStore(r._id)));
@@ -111,7 +111,7 @@ describe("DAG advance races", () => {
   it("the sweeper advances a DAG run whose advance was interrupted", async () => {
     const [one] = engines as [DagEngine, DagEngine];
     const dag = await one.service.create(owner, { name: "crashy", tasks: [{ key: "a", spec }, { key: "b", spec, dependsOn: ["a"] }] });
-    const run = await one.service.trigger(owner, dag._id, null);
+    const run = await one.dagRuns.trigger(owner, dag._id, null);
     const [a] = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
     await endInStore(a!._id); // no hook: the DAG run does not move
     expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "b" })).toBe(0);
@@ -133,7 +133,7 @@ describe("DAG advance races", () => {
   it("the sweeper also creates a task's run that a crash left decided but not created", async () => {
     const [one] = engines as [DagEngine, DagEngine];
     const dag = await one.service.create(owner, { name: "half-written", tasks: [{ key: "a", spec }] });
-    const run = await one.service.trigger(owner, dag._id, null);
+    const run = await one.dagRuns.trigger(owner, dag._id, null);
     // The decision was written (a QUEUED) but the run never created: remove it to simulate that.
     const removed = await db.mongo.c.runs.deleteMany({ dagRunId: run._id });
     expect(removed.deletedCount).toBe(1);

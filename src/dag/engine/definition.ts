@@ -21,6 +21,11 @@ export interface DagTaskInput {
   mapOver?: string | null;
 }
 
+/** Options of a request that creates something (createDag, triggerDag). */
+export interface Submit {
+  idempotencyKey?: string | null;
+}
+
 export interface DagInput {
   name: string;
   description?: string | null;

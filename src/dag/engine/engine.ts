@@ -11,6 +11,7 @@ import type { Mongo } from "../../store/index.js";
 import { DagAdvancer } from "./advance.js";
 import { DagEvents } from "./events.js";
 import { DagSchedules } from "./schedules.js";
+import { DagRunService } from "./run-service.js";
 import { DagService } from "./service.js";
 import { DagSweeper, type SweeperOptions } from "./sweeper.js";
 
@@ -32,7 +33,10 @@ export interface DagEngineDeps {
 export class DagEngine {
   readonly events: DagEvents;
   readonly advancer: DagAdvancer;
+  /** DAGs: create, change, delete, pause, resume, read. */
   readonly service: DagService;
+  /** DAG runs: trigger, backfill, cancel, retry, read. */
+  readonly dagRuns: DagRunService;
   readonly schedules: DagSchedules;
   private readonly sweepAfterMs: number;
 
@@ -57,17 +61,23 @@ export class DagEngine {
       advancer: this.advancer,
       sweepAfterMs: this.sweepAfterMs,
       cancel: async (id) => {
-        await this.service.requestCancel(id);
+        await this.dagRuns.requestCancel(id);
       },
     });
-    this.service = new DagService({
+    this.dagRuns = new DagRunService({
       mongo: deps.mongo,
-      runs: deps.runs,
       clock: deps.clock,
       log: deps.log,
       advancer: this.advancer,
       schedules: this.schedules,
       sweepAfterMs: this.sweepAfterMs,
+    });
+    this.service = new DagService({
+      mongo: deps.mongo,
+      clock: deps.clock,
+      log: deps.log,
+      schedules: this.schedules,
+      dagRuns: this.dagRuns,
       defaultCatchupWindowMs: deps.defaultCatchupWindowMs,
       artifacts: deps.artifacts ?? null,
     });

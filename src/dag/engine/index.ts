@@ -4,5 +4,7 @@ export { DagEngine, type DagEngineDeps } from "./engine.js";
 export { DagEvents, type DagEvent } from "./events.js";
 export { checkResult, DagTaskIo, MAX_INPUTS_BYTES, MAX_RESULT_BYTES, type TaskFiles } from "./io.js";
 export { instanceFireKey } from "./keys.js";
-export { DagService, type Submit as DagSubmit } from "./service.js";
+export { type Submit as DagSubmit } from "./definition.js";
+export { DagRunService } from "./run-service.js";
+export { DagService } from "./service.js";
 export { DagSweeper, type SweeperOptions } from "./sweeper.js";
