@@ -12,6 +12,7 @@ import { isDuplicateKey, newId, type Mongo } from "../../store/index.js";
 import { createRunInserter, findRunByFireKey } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { OverlapLocks } from "./overlap.js";
+import type { ReadyQueueing } from "./ready.js";
 import type { DagFireHook } from "./types.js";
 
 export interface MaterializeArgs {
@@ -85,7 +86,8 @@ export class Materializer {
       clock: Clock;
       events: RunEvents;
       overlap: OverlapLocks;
-      enqueue: (run: RunDoc) => Promise<void>;
+      /** A new QUEUED run's ready-queue entry is made while its insert is in flight, and pushed once it landed. */
+      ready: Pick<ReadyQueueing, "entryOf" | "push">;
       /** Cancels the run a REPLACE displaced (no principal: the policy decided it). */
       cancel: (runId: string, reason: string) => Promise<RunDoc>;
       /** A DAG timer's fire: the DAG engine's (RunServiceDeps.dagFire). */
@@ -119,9 +121,13 @@ export class Materializer {
       replaced = slot.replaced;
     }
     const run = newRun(job, args, { id, key, status, overlap, now: this.deps.clock() });
+    // The entry (its payload encoded) is made while the insert is in flight: a fan-out of 1,000
+    // runs is pushed as soon as its insert lands, not after 1,000 encodings more.
+    const entry = status === RunStatus.QUEUED ? this.deps.ready.entryOf(run) : null;
+    entry?.catch(() => undefined); // awaited below, or dropped with the insert's failure
     const existing = await this.insert(run, job);
     if (existing) return { run: existing, created: false, skipped: null };
-    if (status === RunStatus.QUEUED) await this.deps.enqueue(run);
+    if (entry) await this.deps.ready.push(run.pool, await entry);
     await this.deps.events.publish(run);
     if (replaced) await this.deps.cancel(replaced, `replaced by run ${id} (overlap policy REPLACE)`).catch(() => undefined);
     return { run, created: true, skipped: null };

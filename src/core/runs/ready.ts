@@ -25,21 +25,33 @@ export class ReadyQueueing {
 
   /** Pushes a QUEUED run to its pool's ready queue (idempotent). */
   async enqueue(run: RunDoc): Promise<void> {
+    await this.push(run.pool, await this.entryOf(run));
+  }
+
+  /**
+   * The QUEUED run's ready-queue entry as of now, its payload encoded: made ahead of the run's
+   * insert, it is ready to {@link push} the moment the insert lands.
+   */
+  async entryOf(run: RunDoc): Promise<ReadyEntry> {
     const now = this.deps.clock();
     const payload = (await this.deps.limits.of(run.ownerId)) === null ? encodeRunPayload(run) : null;
-    const entry = readyEntry(run, now, payload);
+    return readyEntry(run, now, payload);
+  }
+
+  /** Pushes an entry (see entryOf) to `pool`'s ready queue (idempotent). */
+  async push(pool: string, entry: ReadyEntry): Promise<void> {
     // The pushes of one event-loop turn go to each pool's queue in one call (one script, one wake-up).
-    let pending = this.pendingPushes.get(run.pool);
+    let pending = this.pendingPushes.get(pool);
     if (!pending) {
       const entries = [entry];
       const done = new Promise<void>((resolve, reject) =>
         setImmediate(() => {
-          this.pendingPushes.delete(run.pool);
-          this.deps.state.ready.push(run.pool, entries).then(resolve, reject);
+          this.pendingPushes.delete(pool);
+          this.deps.state.ready.push(pool, entries).then(resolve, reject);
         }),
       );
       pending = { entries, done };
-      this.pendingPushes.set(run.pool, pending);
+      this.pendingPushes.set(pool, pending);
     } else {
       pending.entries.push(entry);
     }

@@ -60,7 +60,7 @@ export class RunService {
       clock,
       events,
       overlap: this.overlap,
-      enqueue,
+      ready: this.ready,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
       ...(deps.dagFire ? { dagFire: deps.dagFire } : {}),
     });
