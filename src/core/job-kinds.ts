@@ -7,6 +7,8 @@ import type { Principal } from "../auth/index.js";
 import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter } from "../domain/index.js";
 import type { SpecArtifact, BinarySpec, HttpMethod, HttpSpec, ResourceRequest, ScriptSpec } from "../domain/index.js";
 
+/** Most bytes of a SCRIPT's arguments (its strings, with their terminators). */
+export const MAX_ARGS_BYTES = 64 * 1024;
 /** Most bytes of an inline script (UTF-8). */
 export const MAX_SCRIPT_SOURCE_BYTES = 1024 * 1024;
 /** Most bytes of an HTTP job's request body (UTF-8). */
@@ -100,6 +102,8 @@ function checkArgs(args: string[] | null | undefined): string[] {
   const list = args ?? [];
   if (list.length > MAX_ARGS) throw new ValidationError("spec.args", `at most ${MAX_ARGS} arguments`);
   list.forEach((a, i) => refuseNul(`spec.args[${i}]`, a));
+  const bytes = list.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+  if (bytes > MAX_ARGS_BYTES) throw new ValidationError("spec.args", `the arguments come to ${bytes} bytes; at most ${MAX_ARGS_BYTES} (64 KiB) in all`);
   return [...list];
 }
 

@@ -86,6 +86,11 @@ export function validateSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[] 
   }
 }
 
+/** Most bytes of a spec's environment (`NAME=value` strings, with their terminators). */
+export const MAX_ENV_BYTES = 64 * 1024;
+/** Most bytes of an argv (its strings, with their terminators). */
+export const MAX_ARGV_BYTES = 64 * 1024;
+
 /** The fields every kind has: environment, timeout, pool, resources, network. */
 function commonFields(spec: JobSpecInput, poolNodes: readonly PoolNode[]): Pick<JobSpec, "env" | "timeoutMs" | "pool" | "resources" | "network"> {
   const full = commandSpec({ ...spec, kind: "COMMAND", command: null, argv: ["-"], interpreter: null, source: null, artifactId: null, args: null, http: null }, poolNodes);
@@ -107,6 +112,8 @@ function commandSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[]): JobSpe
     }
     if (spec.argv!.length > 1_024) throw new ValidationError("spec.argv", "at most 1024 arguments");
     spec.argv!.forEach((a, i) => refuseNul(`spec.argv[${i}]`, a));
+    const bytes = spec.argv!.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+    if (bytes > MAX_ARGV_BYTES) throw new ValidationError("spec.argv", `the arguments come to ${bytes} bytes; at most ${MAX_ARGV_BYTES} (64 KiB) in all`);
   }
   const env = spec.env ?? {};
   const keys = Object.keys(env);
@@ -118,6 +125,12 @@ function commandSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[]): JobSpe
     if (typeof env[k] !== "string") throw new ValidationError("spec.env", `value of "${k}" must be a string`);
     refuseNul(`spec.env.${k}`, env[k]);
   }
+  // Each variable is a NAME=value string the kernel copies into every process the run starts
+  // (execve refuses one over 128 KiB, and all of them with the arguments over its limit): refused
+  // here with its size rather than failing every run at its start; and the spec is copied into
+  // every run document.
+  const envBytes = keys.reduce((n, k) => n + Buffer.byteLength(k) + Buffer.byteLength(env[k]!) + 2, 0);
+  if (envBytes > MAX_ENV_BYTES) throw new ValidationError("spec.env", `the variables come to ${envBytes} bytes; at most ${MAX_ENV_BYTES} (64 KiB) in all: pass larger data as a file (a script, an artifact)`);
   const pool = spec.pool ?? "default";
   if (!POOL_RE.test(pool)) throw new ValidationError("spec.pool", "1–64 characters of letters, digits, '_', '.', '-'");
   const network = spec.network ?? "NONE";

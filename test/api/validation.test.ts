@@ -40,6 +40,11 @@ describe("input validation", () => {
     await refused({ spec: { kind: "COMMAND", argv: [] } }, "spec.argv", /program/);
     await refused({ spec: { kind: "COMMAND", command: "true", env: { KAIROS_RUN_ID: "x" } } }, "spec.env", /reserved/);
     await refused({ spec: { kind: "COMMAND", command: "true", pool: "no spaces" } }, "spec.pool", /letters/);
+    // Sizes the kernel would refuse at every start (execve), and that every run document copies.
+    const env = Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`V${i}`, "x".repeat(30_000)]));
+    await refused({ spec: { kind: "COMMAND", command: "true", env } }, "spec.env", /the variables come to 90\d{3} bytes; at most 65536 \(64 KiB\) in all/);
+    await refused({ spec: { kind: "COMMAND", argv: ["echo", "y".repeat(70_000)] } }, "spec.argv", /the arguments come to 700\d\d bytes; at most 65536/);
+    await refused({ spec: { kind: "SCRIPT", interpreter: "sh", source: "echo", args: ["z".repeat(40_000), "z".repeat(40_000)] } }, "spec.args", /at most 65536/);
   });
 
   it("refuses other bad fields", async () => {

@@ -4,9 +4,10 @@
  * by the task's key, and the DAG's own fields like a job's.
  */
 import { validateCatchup, validateDescription, validateName, validatePriority, validateSpec, wrapSchedule, type JobSpecInput, type PoolNode } from "../../core/index.js";
-import type { DagTaskDoc, MisfirePolicy, OverlapPolicy, Schedule, SpecArtifact, TriggerRule } from "../../domain/index.js";
+import type { DagTaskDoc, JobSpec, MisfirePolicy, OverlapPolicy, Schedule, SpecArtifact, TriggerRule } from "../../domain/index.js";
 import { ValidationError } from "../../domain/index.js";
 import { normalizeRetry, normalizeSchedule, type RetryInput, type ScheduleInput } from "../../timing/index.js";
+import { MAX_MAP_INSTANCES } from "../plan/mapped.js";
 import type { DagDef } from "../plan/types.js";
 import { validateDag } from "../plan/validate.js";
 import { MAX_JSON_DEPTH, valueDepth } from "./json-depth.js";
@@ -65,6 +66,25 @@ export function planOf(tasks: readonly Pick<DagTaskDoc, "key" | "dependsOn" | "t
   };
 }
 
+/** Most bytes of a mapped task's spec: each of its instances (up to MAX_MAP_INSTANCES) is a run holding a copy. */
+export const MAX_MAPPED_SPEC_BYTES = 64 * 1024;
+
+/**
+ * A mapped task's spec, refused past MAX_MAPPED_SPEC_BYTES: the 2 MiB request limit bounds one
+ * copy, but a task mapped over 1,000 elements stores 1,000 (a 1 MiB inline script would be 1 GB
+ * of run documents from one trigger).
+ */
+function mappedSpec(spec: JobSpec): JobSpec {
+  const bytes = Buffer.byteLength(JSON.stringify(spec));
+  if (bytes > MAX_MAPPED_SPEC_BYTES) {
+    throw new ValidationError(
+      "spec",
+      `is ${bytes} bytes; a task with mapOver runs as up to ${MAX_MAP_INSTANCES} instances, each a run holding a copy of its spec, so at most ${MAX_MAPPED_SPEC_BYTES} bytes (64 KiB): upload a large script as an artifact and give its artifactId`,
+    );
+  }
+  return spec;
+}
+
 /** Checks the task list (graph, then each task) and returns it as stored. */
 export async function checkTasks(
   tasks: readonly DagTaskInput[] | null | undefined,
@@ -99,7 +119,7 @@ export async function checkTasks(
     out.push(
       prefixed(t.key, i, () => ({
         key: t.key,
-        spec: validateSpec(t.spec, nodes, artifact),
+        spec: t.mapOver != null ? mappedSpec(validateSpec(t.spec, nodes, artifact)) : validateSpec(t.spec, nodes, artifact),
         dependsOn: [...(t.dependsOn ?? [])],
         trigger: t.trigger ?? "ALL_SUCCESS",
         retry: wrapSchedule(() => normalizeRetry(t.retry ?? undefined), null),
