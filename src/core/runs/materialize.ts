@@ -129,6 +129,7 @@ export class Materializer {
     if (existing) return { run: existing, created: false, skipped: null };
     if (entry) await this.deps.ready.push(run.pool, await entry);
     await this.deps.events.publish(run);
+    if (status === RunStatus.PENDING) await this.deps.overlap.queueIfPassed(job._id, id);
     if (replaced) await this.deps.cancel(replaced, `replaced by run ${id} (overlap policy REPLACE)`).catch(() => undefined);
     return { run, created: true, skipped: null };
   }

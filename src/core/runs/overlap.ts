@@ -54,18 +54,28 @@ export class OverlapLocks {
       if (!cur) return;
       const next = cur.pending;
       if (!(await passOverlapLock(mongo, jobId, runId, next))) continue;
-      if (next) await this.queuePending(next, runId);
+      if (next) await this.queuePending(next, `previous run ${runId} finished`);
       return;
     }
   }
 
-  /** The run held behind `previous` goes to the ready queue: PENDING → QUEUED. */
-  private async queuePending(runId: string, previous: string): Promise<void> {
+  /**
+   * A run just inserted PENDING (held behind the lock) whose lock was passed to it meanwhile: the
+   * run holding it ended between the hold and the insert, and its release could not queue a run
+   * not written yet. Queued now; without this it waited for the reaper's lock repair.
+   */
+  async queueIfPassed(jobId: string, runId: string): Promise<void> {
+    const cur = await readOverlapLock(this.deps.mongo, jobId);
+    if (cur?.active === runId) await this.queuePending(runId, "the run ahead of it finished while it was being created");
+  }
+
+  /** The run held behind the lock goes to the ready queue: PENDING → QUEUED (once: the transition is conditional). */
+  private async queuePending(runId: string, reason: string): Promise<void> {
     const queued = await this.deps.transitions.apply(runId, {
       to: RunStatus.QUEUED,
       from: [RunStatus.PENDING],
       set: { queuedAt: new Date(this.deps.clock()) },
-      reason: `previous run ${previous} finished`,
+      reason,
       attempt: 1,
     });
     if (queued) await this.deps.enqueue(queued);
