@@ -14,32 +14,43 @@ import { join } from "node:path";
 /** No O_TRUNC: a file is checked (fstat) before anything of it changes. */
 const OPEN = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** Opens `path` for writing if it is a plain file of the executor's with one name; throws otherwise (the fd closed). */
-function openOwn(path: string, create: boolean): number {
+/**
+ * Opens `path` for writing if it is a plain file of the executor's with one name; throws otherwise
+ * (the fd closed). Returns the fd and the file's size.
+ */
+function openOwn(path: string, create: boolean): { fd: number; size: number } {
   const fd = openSync(path, create ? OPEN | constants.O_CREAT : OPEN, 0o644);
   const st = fstatSync(fd);
   if (!st.isFile() || st.nlink !== 1 || st.uid !== process.getuid?.()) {
     closeSync(fd);
     throw new Error(`${path} is not a file of the executor's; the slot is reset`);
   }
-  return fd;
+  return { fd, size: st.size };
 }
 
-/** Writes `bytes` over the open file from its start and cuts it to their length (at least one byte). */
-function overwrite(fd: number, bytes: Buffer): void {
-  const buf = bytes.length > 0 ? bytes : BLANK;
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off, off);
-  if (fstatSync(fd).size !== buf.length) ftruncateSync(fd, buf.length);
+/**
+ * Writes `text` over the open file of `size` bytes from its start and cuts it to its length (at
+ * least one byte): written from offset 0, the file is as long as the text unless it was longer.
+ */
+function overwrite(fd: number, size: number, text: string): void {
+  if (text.length === 0) text = BLANK;
+  const length = Buffer.byteLength(text);
+  let off = writeSync(fd, text, 0, "utf8");
+  if (off < length) {
+    const buf = Buffer.from(text);
+    while (off < length) off += writeSync(fd, buf, off, length - off, off);
+  }
+  if (size > length) ftruncateSync(fd, length);
 }
 
 /** What a blanked file holds. */
-const BLANK = Buffer.from(" ");
+const BLANK = " ";
 
 /** Writes `text` to `name` in the slot's given directory (in place when the file is there). Throws on anything but a plain file of its own. */
 export function writeGivenFile(dir: string, name: string, text: string): void {
-  const fd = openOwn(join(dir, name), true);
+  const { fd, size } = openOwn(join(dir, name), true);
   try {
-    overwrite(fd, Buffer.from(text));
+    overwrite(fd, size, text);
   } finally {
     closeSync(fd);
   }
@@ -56,9 +67,9 @@ export function emptyGivenFiles(dir: string): boolean {
     const st = lstatSync(dir);
     if (!st.isDirectory() || (st.mode & 0o7777) !== 0o755 || st.uid !== process.getuid?.()) return false;
     for (const name of readdirSync(dir)) {
-      const fd = openOwn(join(dir, name), false);
+      const { fd, size } = openOwn(join(dir, name), false);
       try {
-        overwrite(fd, BLANK);
+        overwrite(fd, size, BLANK);
       } finally {
         closeSync(fd);
       }
