@@ -11,7 +11,6 @@ import { join } from "node:path";
 import type { AttemptOutcome } from "../core/index.js";
 import { checkResult, MAX_RESULT_BYTES, type DagTaskIo } from "../dag/index.js";
 import type { RunDoc } from "../domain/index.js";
-import { writeGivenFile } from "./sandbox/given-files.js";
 
 const RESULT_FILE = ".kairos-result.json";
 const INPUTS_FILE = "inputs.json";
@@ -50,10 +49,9 @@ export function dagEnv(home: string, given: string, run: Pick<RunDoc, "dagRunId"
   };
 }
 
-/** Writes the inputs and params into the slot's given directory (`givenDir`, on the host), in place. */
-export function writeDagFiles(givenDir: string, files: DagFiles): void {
-  writeGivenFile(givenDir, INPUTS_FILE, files.inputsJson);
-  writeGivenFile(givenDir, PARAMS_FILE, files.paramsJson);
+/** The inputs and params as the files of the slot's given directory (Sandbox.prepare writes them there). */
+export function givenDagFiles(files: DagFiles): Record<string, string> {
+  return { [INPUTS_FILE]: files.inputsJson, [PARAMS_FILE]: files.paramsJson };
 }
 
 /** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read), and removes the file. */
