@@ -6,18 +6,20 @@
  * (never following a link the program made, at most 64 KiB, valid JSON) and goes with the
  * outcome. A result over the cap or not JSON fails the attempt with a clear error.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { AttemptOutcome } from "../core/index.js";
 import { checkResult, MAX_RESULT_BYTES, type DagTaskIo } from "../dag/index.js";
 import type { RunDoc } from "../domain/index.js";
-import { writeGivenFile } from "./sandbox/given-files.js";
 
 const RESULT_FILE = ".kairos-result.json";
 const INPUTS_FILE = "inputs.json";
 const PARAMS_FILE = "params.json";
 
 export type DagResult = { json: string | null } | { error: string };
+
+/** Where a result is read (one byte past the cap, to see it is over): one for the process, as readDagResult is synchronous. */
+const RESULT_BUFFER = Buffer.allocUnsafe(MAX_RESULT_BYTES + 1);
 
 /** The files of a DAG task run, read before the program starts. */
 export interface DagFiles {
@@ -47,17 +49,20 @@ export function dagEnv(home: string, given: string, run: Pick<RunDoc, "dagRunId"
   };
 }
 
-/** Writes the inputs and params into the slot's given directory (`givenDir`, on the host), in place. */
-export function writeDagFiles(givenDir: string, files: DagFiles): void {
-  writeGivenFile(givenDir, INPUTS_FILE, files.inputsJson);
-  writeGivenFile(givenDir, PARAMS_FILE, files.paramsJson);
+/** The inputs and params as the files of the slot's given directory (Sandbox.prepare writes them there). */
+export function givenDagFiles(files: DagFiles): Record<string, string> {
+  return { [INPUTS_FILE]: files.inputsJson, [PARAMS_FILE]: files.paramsJson };
 }
 
 /** Reads the result the program left in `workDir` (not following links; at most one byte past the cap is read), and removes the file. */
 export function readDagResult(workDir: string): DagResult {
+  const path = join(workDir, RESULT_FILE);
+  // Most tasks write no result: asked without an exception (open's ENOENT, an Error made with its
+  // stack, cost more than all the rest). A link is still found below: open does not follow it.
+  if (!lstatSync(path, { throwIfNoEntry: false })) return { json: null };
   let fd: number;
   try {
-    fd = openSync(join(workDir, RESULT_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { json: null };
@@ -68,7 +73,7 @@ export function readDagResult(workDir: string): DagResult {
     const st = fstatSync(fd);
     if (!st.isFile()) return { error: "RESULT_NOT_A_FILE: KAIROS_RESULT must be a regular file" };
     if (st.size > MAX_RESULT_BYTES) return checkResult("", st.size);
-    const buf = Buffer.alloc(MAX_RESULT_BYTES + 1);
+    const buf = RESULT_BUFFER;
     let n = 0;
     for (;;) {
       const got = readSync(fd, buf, n, buf.length - n, null);
@@ -82,7 +87,7 @@ export function readDagResult(workDir: string): DagResult {
     // Read: gone, so a task that wrote nothing else leaves its work directory empty, and the
     // slot's directories are kept rather than made again (sandbox.ts releaseSlot).
     try {
-      unlinkSync(join(workDir, RESULT_FILE));
+      unlinkSync(path);
     } catch {
       // gone already, or not ours to remove: the slot is made again
     }

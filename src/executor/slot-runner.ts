@@ -9,7 +9,7 @@ import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunDoc, RunUsage } from "../domain/index.js";
 import { ENDED, type Attempt } from "./attempt.js";
-import { dagEnv, readDagFiles, readDagResult, writeDagFiles, type DagResult } from "./dag-files.js";
+import { dagEnv, givenDagFiles, readDagFiles, readDagResult, type DagFiles, type DagResult } from "./dag-files.js";
 import type { DagTaskIo } from "../dag/index.js";
 import { SANDBOX_GIVEN, SANDBOX_HOME } from "./sandbox/bwrap.js";
 import type { JobKinds } from "./kinds/job-kinds.js";
@@ -64,10 +64,9 @@ export class SlotRunner {
       const dagFiles = await readDagFiles(this.deps.dagIo, run).catch((e: unknown) => {
         throw new Error(`could not read the DAG task's inputs: ${coerceError(e).message}`);
       });
-      prepared = this.prepare(a, run, slot, dagFiles !== null);
+      prepared = this.prepare(a, run, slot, dagFiles);
       const p = prepared;
       await this.deps.kinds.install(run, p.process.cwd);
-      if (dagFiles) writeDagFiles(p.given.host, dagFiles);
       result = await runProcess(
         { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt), onOutput },
         a.abort,
@@ -96,8 +95,9 @@ export class SlotRunner {
     return { result, usage: null, oomKilled: false, endedAt: this.deps.clock() };
   }
 
-  /** The attempt's sandbox in `slot`: its program, environment, limits and directories. */
-  private prepare(a: Attempt, run: RunDoc, slot: number, dag: boolean): PreparedAttempt {
+  /** The attempt's sandbox in `slot`: its program, environment, limits and directories (with a DAG task's files written). */
+  private prepare(a: Attempt, run: RunDoc, slot: number, dagFiles: DagFiles | null): PreparedAttempt {
+    const dag = dagFiles !== null;
     const kairosEnv: Record<string, string> = {
       KAIROS_RUN_ID: run._id,
       KAIROS_JOB_ID: run.jobId,
@@ -108,7 +108,7 @@ export class SlotRunner {
     };
     // A DAG task's files: its result in its working directory (/work inside bubblewrap), its inputs and params in the slot's given directory (/kairos).
     if (dag && this.sandbox!.mode === "bubblewrap") Object.assign(kairosEnv, dagEnv(SANDBOX_HOME, SANDBOX_GIVEN, run));
-    const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, this.deps.kinds.sandboxSpec(run.spec), kairosEnv, a.resources);
+    const prepared = this.sandbox!.prepare(slot, `${run._id}-${a.token}`, this.deps.kinds.sandboxSpec(run.spec), kairosEnv, a.resources, dag ? givenDagFiles(dagFiles) : {});
     if (dag && this.sandbox!.mode !== "bubblewrap") Object.assign(prepared.process.env, dagEnv(prepared.process.cwd, prepared.given.inside, run));
     return prepared;
   }

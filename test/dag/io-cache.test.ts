@@ -56,4 +56,17 @@ describe("DagTaskIo", () => {
     await taskRun("d2", "sq", "SUCCEEDED", `4`, 1);
     expect(await inputs(io, "d2", "sum")).toEqual({ sq: [1, 4], list: [1, 2] });
   });
+
+  it("gives each instance of a fan-out over a cached list its own element, the list read once", async () => {
+    await dagRun("d3", [
+      { key: "root", dependsOn: [] },
+      { key: "c", dependsOn: ["root"], mapOver: "root" },
+    ]);
+    const list = Array.from({ length: 50 }, (_, i) => ({ n: i, s: `x,"]${i}` }));
+    const rootRun = await taskRun("d3", "root", "SUCCEEDED", JSON.stringify(list));
+    const io = new DagTaskIo(m.mongo);
+    expect(await inputs(io, "d3", "c", 0)).toEqual({ root: list, item: list[0], index: 0 });
+    await m.mongo.c.runs.deleteOne({ _id: rootRun });
+    for (const i of [49, 7, 0, 50]) expect(await inputs(io, "d3", "c", i)).toEqual({ root: list, item: list[i] ?? null, index: i });
+  });
 });

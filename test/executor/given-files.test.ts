@@ -4,7 +4,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { emptyGivenFiles, writeGivenFile } from "../../src/executor/sandbox/given-files.js";
+import { emptyGivenFiles, giveFiles, writeGivenFile } from "../../src/executor/sandbox/given-files.js";
+import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
+import { DEFAULT_RESOURCES } from "../../src/core/resources.js";
+import type { JobSpec } from "../../src/domain/documents.js";
+import { silentLogger } from "../../src/support/log.js";
 
 let base: string;
 let dir: string;
@@ -60,6 +64,73 @@ describe("given files", () => {
     expect(emptyGivenFiles(loose)).toBe(false);
     expect(emptyGivenFiles(join(base, "missing"))).toBe(false);
     expect(lstatSync(dir).isDirectory()).toBe(true);
+  });
+});
+
+describe("the files a run is given (written before it, not blanked after the one before)", () => {
+  it("writes the run's files in place over the last run's, blanks the others, and makes the missing ones", () => {
+    writeGivenFile(dir, "inputs.json", `{"secret":"${"s".repeat(200)}"}`);
+    writeGivenFile(dir, "params.json", `{"token":"t0"}`);
+    const ino = statSync(join(dir, "inputs.json")).ino;
+    // A run given only its params: the last run's inputs are gone (blanked), its params replaced.
+    expect(giveFiles(dir, { "params.json": `{"p":2}` })).toBe(true);
+    expect(readFileSync(join(dir, "inputs.json"), "utf8")).toBe(" ");
+    expect(readFileSync(join(dir, "params.json"), "utf8")).toBe(`{"p":2}`);
+    expect(statSync(join(dir, "inputs.json")).ino).toBe(ino);
+    // A run given nothing: every file blank; a shorter text leaves nothing of a longer one.
+    expect(giveFiles(dir, {})).toBe(true);
+    expect(readdirSync(dir).sort().map((n) => readFileSync(join(dir, n), "utf8"))).toEqual([" ", " "]);
+    expect(giveFiles(dir, { "inputs.json": `{"aaaaaaaaaa":1}`, "new.json": "" })).toBe(true);
+    expect(giveFiles(dir, { "inputs.json": `[1]` })).toBe(true);
+    expect(readFileSync(join(dir, "inputs.json"), "utf8")).toBe(`[1]`);
+    expect(readFileSync(join(dir, "new.json"), "utf8")).toBe(" ");
+  });
+
+  it("writes through no link and over no file of another's, and asks for a new slot instead", () => {
+    const outside = join(base, "outside.txt");
+    writeFileSync(outside, "precious");
+    writeGivenFile(dir, "inputs.json", "{}");
+    symlinkSync(outside, join(dir, "params.json"));
+    expect(giveFiles(dir, { "inputs.json": "[1]", "params.json": "{}" })).toBe(false);
+    expect(giveFiles(dir, {})).toBe(false);
+    expect(readFileSync(outside, "utf8")).toBe("precious");
+    const dir2 = join(base, "given2");
+    mkdirSync(dir2, { mode: 0o755 });
+    chmodSync(dir2, 0o755);
+    linkSync(outside, join(dir2, "inputs.json"));
+    expect(giveFiles(dir2, { "inputs.json": "{}" })).toBe(false);
+    expect(readFileSync(outside, "utf8")).toBe("precious");
+  });
+
+  it("leave nothing of a slot's last run for its next one, of any kind, and a tampered directory is made again", async () => {
+    const log = silentLogger();
+    const sandbox = Sandbox.open({ mode: "none", workRoot: join(base, "work"), slots: 1, uidBase: 61_500, roPaths: [], nodeTag: "given", log });
+    try {
+      const spec: JobSpec = { kind: "COMMAND", command: null, argv: ["true"], env: {}, timeoutMs: 60_000, pool: "default", resources: DEFAULT_RESOURCES };
+      const a = sandbox.prepare(0, "a", spec, {}, DEFAULT_RESOURCES, { "inputs.json": `{"secret":"victim"}`, "params.json": `{"token":"victim"}` });
+      const given = a.given.host;
+      expect(readFileSync(join(given, "params.json"), "utf8")).toBe(`{"token":"victim"}`);
+      a.cgroup?.remove();
+      await sandbox.releaseSlot(0);
+      // The next run, not a DAG task: every file blank before it exists.
+      const b = sandbox.prepare(0, "b", spec, {}, DEFAULT_RESOURCES);
+      expect(readdirSync(given).sort().map((n) => readFileSync(join(given, n), "utf8"))).toEqual([" ", " "]);
+      b.cgroup?.remove();
+      await sandbox.releaseSlot(0);
+      // A run (unsandboxed, the executor's user) left a link where a file was: the slot is made again, the link's target untouched.
+      const outside = join(base, "outside.txt");
+      writeFileSync(outside, "precious");
+      await rm(join(given, "inputs.json"));
+      symlinkSync(outside, join(given, "inputs.json"));
+      const c = sandbox.prepare(0, "c", spec, {}, DEFAULT_RESOURCES, { "inputs.json": `{"c":1}` });
+      expect(lstatSync(join(given, "inputs.json")).isFile()).toBe(true);
+      expect(readFileSync(join(given, "inputs.json"), "utf8")).toBe(`{"c":1}`);
+      expect(readdirSync(given)).toEqual(["inputs.json"]);
+      expect(readFileSync(outside, "utf8")).toBe("precious");
+      c.cgroup?.remove();
+    } finally {
+      await sandbox.close();
+    }
   });
 });
 

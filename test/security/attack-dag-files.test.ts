@@ -62,4 +62,21 @@ describe("a DAG task's given files", () => {
     expect(spy.outputTail).toContain("END");
     expect(spy.outputTail).not.toContain(secret);
   });
+
+  it("written over the last run's in place, keep nothing of longer ones: the next DAG task reads only its own", async () => {
+    const secret = `victim-secret-${Math.random().toString(36).slice(2)}`;
+    const id = await createDag(app.url, victim, "long", [
+      { key: "a", command: `printf '"${secret}-${"x".repeat(300)}"' > "$KAIROS_RESULT"` },
+      { key: "b", command: `cat "$KAIROS_INPUTS" > /dev/null`, dependsOn: ["a"] },
+    ], { params: { token: secret, pad: "y".repeat(300) } });
+    expect((await finishedDagRun(app.url, victim, await triggerDag(app.url, victim, id))).status).toBe("SUCCEEDED");
+    const spyDag = await createDag(app.url, mallory, "short", [{ key: "s", command: `cat /kairos/*; echo; echo END` }], { params: { q: 1 } });
+    const spy = await finishedDagRun(app.url, mallory, await triggerDag(app.url, mallory, spyDag));
+    const out = row(spy, "s").run!.outputTail ?? "";
+    expect(out).toContain("END");
+    expect(out).toContain(`{"q":1}`);
+    expect(out).not.toContain(secret);
+    expect(out).not.toMatch(/xxx|yyy/);
+  });
 });
+

@@ -28,8 +28,23 @@ export interface TaskFiles {
 
 type Shape = { paramsJson: string; tasks: Map<string, { dependsOn: string[]; mapOver: string | null; mapped: boolean }> };
 
-/** A parent's succeeded result (JSON text, null when it wrote none), or none yet. */
-type ParentResult = { found: true; json: string | null } | { found: false };
+/**
+ * A parent's succeeded result (JSON text, null when it wrote none), or none yet. `starts`: where
+ * each element of the result begins, when it is an array and a mapped child asked for one.
+ */
+type ParentResult = { found: true; json: string | null; owner: CacheSlot; starts?: Uint32Array | null } | { found: false };
+type CacheSlot = { key: string; entry: Promise<ParentResult> };
+
+/** A parent's succeeded run, as filesFor reads it (`cached`: its entry, for an unmapped parent's). */
+export type ParentRow = Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson"> & { cached?: ParentResult & { found: true } };
+
+/** What filesFor needs of the task whose inputs it makes. */
+export interface InputsTask {
+  dependsOn: readonly string[];
+  /** Its parents that are mapped (their result is the array of their instances'). */
+  mapped: ReadonlySet<string>;
+  mapOver: string | null | undefined;
+}
 
 export class DagTaskIo {
   private readonly shapes = new Map<string, Promise<Shape | null>>();
@@ -49,7 +64,7 @@ export class DagTaskIo {
    * The succeeded results of `parents` (unmapped ones through the cache) and of every instance of
    * the `mapped` ones, as findSucceededTaskResults gives them.
    */
-  private async parentResults(dagRunId: string, parents: readonly string[], mapped: ReadonlySet<string>): Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>> {
+  private async parentResults(dagRunId: string, parents: readonly string[], mapped: ReadonlySet<string>): Promise<ParentRow[]> {
     const cached: Array<[string, Promise<ParentResult>]> = [];
     const ask: string[] = [];
     for (const p of parents) {
@@ -65,7 +80,7 @@ export class DagTaskIo {
         const key = `${dagRunId}\n${p}`;
         const entry: Promise<ParentResult> = read.then((rows) => {
           const r = rows.find((x) => x.taskKey === p);
-          return r ? { found: true as const, json: r.resultJson ?? null } : { found: false as const };
+          return r ? { found: true as const, json: r.resultJson ?? null, owner: { key, entry } } : { found: false as const };
         });
         this.results.set(key, entry);
         entry.then(
@@ -76,17 +91,17 @@ export class DagTaskIo {
     }
     // This call's rows: the mapped parents' and the unmapped ones it asked for from its own read
     // (the cache may have dropped them meanwhile), the others from the entries it found.
-    const rows = (await read).filter((r) => mapped.has(r.taskKey!) || ask.includes(r.taskKey!));
+    const rows: ParentRow[] = (await read).filter((r) => mapped.has(r.taskKey!) || ask.includes(r.taskKey!));
     for (const [p, entry] of cached) {
       const r = await entry;
-      if (r.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json });
+      if (r.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json, cached: r });
     }
     return rows;
   }
 
   private account(key: string, entry: Promise<ParentResult>, bytes: number): void {
     if (this.results.get(key) !== entry) return;
-    this.resultBytes.set(key, bytes);
+    this.resultBytes.set(key, (this.resultBytes.get(key) ?? 0) + bytes);
     this.cachedBytes += bytes;
     for (const oldest of this.results.keys()) {
       if (this.cachedBytes <= RESULT_CACHE_BYTES) break;
@@ -123,37 +138,141 @@ export class DagTaskIo {
     if (!shape) throw new Error(`DAG run ${run.dagRunId} not found (deleted?)`);
     const def = shape.tasks.get(run.taskKey ?? "");
     if (!def) throw new Error(`task ${run.taskKey} is not in DAG run ${run.dagRunId}`);
-    const inputs: Record<string, unknown> = {};
-    for (const parent of def.dependsOn) inputs[parent] = shape.tasks.get(parent)?.mapped ? [] : null;
-    if (def.dependsOn.length > 0) {
-      const mapped = new Set(def.dependsOn.filter((p) => shape.tasks.get(p)?.mapped));
-      const results = await this.parentResults(run.dagRunId!, def.dependsOn, mapped);
-      // Refused on the texts' sizes, before parsing them: a join of 1,000 parents of 64 KiB each is
-      // 64 MB of text, several times that parsed, and again as one string, in the executor's heap.
-      const bytes = results.reduce((n, r) => n + (r.resultJson == null ? 0 : Buffer.byteLength(r.resultJson)), 0);
-      if (bytes > MAX_INPUTS_BYTES) throw inputsTooLarge(bytes);
-      for (const r of results) {
-        const value = r.resultJson == null ? null : (JSON.parse(r.resultJson) as unknown);
-        const list = inputs[r.taskKey!];
-        if (Array.isArray(list) && r.mapIndex != null) list[r.mapIndex] = value;
-        else inputs[r.taskKey!] = value;
-      }
-      // A mapped parent's array has one entry per instance (null where one wrote nothing).
-      for (const parent of def.dependsOn) {
-        const list = inputs[parent];
-        if (Array.isArray(list)) for (let i = 0; i < list.length; i++) list[i] ??= null;
-      }
-    }
-    if (def.mapOver && run.mapIndex != null) {
-      const source = inputs[def.mapOver];
-      inputs.item = Array.isArray(source) ? (source[run.mapIndex] ?? null) : null;
-      inputs.index = run.mapIndex;
-    }
-    const inputsJson = JSON.stringify(inputs);
+    const task: InputsTask = { dependsOn: def.dependsOn, mapped: new Set(def.dependsOn.filter((p) => shape.tasks.get(p)?.mapped)), mapOver: def.mapOver };
+    const rows = def.dependsOn.length > 0 ? await this.parentResults(run.dagRunId!, def.dependsOn, task.mapped) : [];
+    const inputsJson = inputsJsonOf(task, run.mapIndex ?? null, rows, (row) => this.startsOf(row));
     const size = Buffer.byteLength(inputsJson);
     if (size > MAX_INPUTS_BYTES) throw inputsTooLarge(size);
     return { inputsJson, paramsJson: shape.paramsJson };
   }
+
+  /**
+   * Where the elements of an unmapped parent's result begin (null: not an array), kept with its
+   * cached result (and counted in the cache's bytes) so that a fan-out's children find their
+   * `item` without reading the whole list again.
+   */
+  private startsOf(row: ParentRow): Uint32Array | null {
+    const json = row.resultJson ?? null;
+    if (json === null) return null;
+    const c = row.cached;
+    if (!c || c.json !== json) return elementStarts(json);
+    if (c.starts === undefined) {
+      c.starts = elementStarts(json);
+      if (c.starts) this.account(c.owner.key, c.owner.entry, c.starts.byteLength);
+    }
+    return c.starts;
+  }
+}
+
+/** A task key that JSON.stringify writes as `"<key>"`, and that an object keeps in insertion order (not an array index, not `__proto__`). */
+const PLAIN_KEY = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/**
+ * The JSON text of a task's inputs object (docs/dags.md, "Data along edges"): `{parentKey: result}`
+ * in `dependsOn` order, a mapped parent's result the array of its instances' (null where one has
+ * none), and for a mapped instance (`mapIndex` not null) `item` and `index` last.
+ *
+ * Made from the parents' stored texts rather than by parsing them and serialising the whole object
+ * again: a fan-out's 1,000 children each get the parent's list of 1,000, and parsing and writing
+ * it anew for each was quadratic. The texts are as checkResult stored them (JSON.stringify of
+ * what JSON.parse made of the task's file), so each is exactly what JSON.stringify would write for
+ * its value, and the whole text is exactly JSON.stringify of the object the value-by-value
+ * construction (inputsByValue) makes; for a shape where that could differ (a key that is not a
+ * plain task key, a mapped parent's run without an index or an unmapped one's with one: never
+ * stored by Kairos), that construction is used. Throws when the parents' results alone exceed
+ * MAX_INPUTS_BYTES.
+ */
+export function inputsJsonOf(task: InputsTask, mapIndex: number | null, rows: readonly ParentRow[], startsOf: (row: ParentRow) => Uint32Array | null = (r) => (r.resultJson == null ? null : elementStarts(r.resultJson))): string {
+  // Refused on the texts' sizes, before anything is built: a join of 1,000 parents of 64 KiB each
+  // is 64 MB of text, and again as one string, in the executor's heap.
+  const bytes = rows.reduce((n, r) => n + (r.resultJson == null ? 0 : Buffer.byteLength(r.resultJson)), 0);
+  if (bytes > MAX_INPUTS_BYTES) throw inputsTooLarge(bytes);
+  const instance = !!task.mapOver && mapIndex != null;
+  const parents = new Set(task.dependsOn);
+  const plain =
+    parents.size === task.dependsOn.length &&
+    task.dependsOn.every((p) => PLAIN_KEY.test(p) && !(instance && (p === "item" || p === "index"))) &&
+    rows.every((r) => parents.has(r.taskKey!) && (task.mapped.has(r.taskKey!) ? Number.isInteger(r.mapIndex) && r.mapIndex! >= 0 : r.mapIndex == null)) &&
+    (!instance || (Number.isInteger(mapIndex) && mapIndex! >= 0));
+  if (!plain) return JSON.stringify(inputsByValue(task, mapIndex, rows));
+  // Each parent's value as JSON text (a mapped parent's as its instances' texts), the last row of a
+  // parent (or of an instance) winning, as in inputsByValue.
+  const single = new Map<string, ParentRow>();
+  const lists = new Map<string, string[]>();
+  for (const p of task.dependsOn) if (task.mapped.has(p)) lists.set(p, []);
+  for (const r of rows) {
+    const list = lists.get(r.taskKey!);
+    if (list) list[r.mapIndex!] = r.resultJson ?? "null";
+    else single.set(r.taskKey!, r);
+  }
+  const parts: string[] = [];
+  for (const p of task.dependsOn) {
+    const list = lists.get(p);
+    if (list) {
+      for (let i = 0; i < list.length; i++) list[i] ??= "null";
+      parts.push(`"${p}":[${list.join(",")}]`);
+    } else parts.push(`"${p}":${single.get(p)?.resultJson ?? "null"}`);
+  }
+  if (instance) {
+    const i = mapIndex!;
+    let item = "null";
+    const list = lists.get(task.mapOver!);
+    if (list) item = list[i] ?? "null";
+    else {
+      const row = parents.has(task.mapOver!) ? single.get(task.mapOver!) : undefined;
+      const starts = row ? startsOf(row) : null;
+      if (starts && i < starts.length) item = row!.resultJson!.slice(starts[i], i + 1 < starts.length ? starts[i + 1]! - 1 : row!.resultJson!.length - 1);
+    }
+    parts.push(`"item":${item}`, `"index":${JSON.stringify(i)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/**
+ * The inputs object built value by value: each parent's result parsed and put in place. What
+ * inputsJsonOf's text is JSON.stringify of; used as it is only for shapes Kairos does not store.
+ */
+export function inputsByValue(task: InputsTask, mapIndex: number | null, rows: readonly ParentRow[]): Record<string, unknown> {
+  const inputs: Record<string, unknown> = {};
+  for (const parent of task.dependsOn) inputs[parent] = task.mapped.has(parent) ? [] : null;
+  for (const r of rows) {
+    const value = r.resultJson == null ? null : (JSON.parse(r.resultJson) as unknown);
+    const list = inputs[r.taskKey!];
+    if (Array.isArray(list) && r.mapIndex != null) list[r.mapIndex] = value;
+    else inputs[r.taskKey!] = value;
+  }
+  // A mapped parent's array has one entry per instance (null where one wrote nothing).
+  for (const parent of task.dependsOn) {
+    const list = inputs[parent];
+    if (Array.isArray(list)) for (let i = 0; i < list.length; i++) list[i] ??= null;
+  }
+  if (task.mapOver && mapIndex != null) {
+    const source = inputs[task.mapOver];
+    inputs.item = Array.isArray(source) ? (source[mapIndex] ?? null) : null;
+    inputs.index = mapIndex;
+  }
+  return inputs;
+}
+
+/**
+ * Where each element of `json` begins, when it is the text JSON.stringify writes for an array (no
+ * white space: elements are separated by exactly one comma); null when it is not an array.
+ */
+export function elementStarts(json: string): Uint32Array | null {
+  if (json.charCodeAt(0) !== 0x5b /* [ */) return null;
+  if (json.length === 2) return new Uint32Array(0);
+  const starts: number[] = [1];
+  let depth = 0;
+  for (let i = 1; i < json.length - 1; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // A string: to its closing quote, stepping over escapes.
+      for (i++; json.charCodeAt(i) !== 0x22; i++) if (json.charCodeAt(i) === 0x5c /* \ */) i++;
+    } else if (c === 0x5b || c === 0x7b /* [ { */) depth++;
+    else if (c === 0x5d || c === 0x7d /* ] } */) depth--;
+    else if (c === 0x2c /* , */ && depth === 0) starts.push(i + 1);
+  }
+  return Uint32Array.from(starts);
 }
 
 function inputsTooLarge(bytes: number): Error {

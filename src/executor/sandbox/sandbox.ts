@@ -19,7 +19,7 @@ import type { Logger } from "../../support/index.js";
 import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/index.js";
 import type { ProcessSpec } from "../process.js";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
-import { emptyGivenFiles } from "./given-files.js";
+import { giveFiles } from "./given-files.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
 import { EgressNetworks } from "./egress.js";
 
@@ -51,7 +51,7 @@ export interface PreparedAttempt {
   /**
    * The slot's directory of files Kairos gives the run (a DAG task's inputs and params): where the
    * executor writes them, and where the program finds them. Read-only to a sandboxed run; its
-   * files are emptied in place after each run (releaseSlot), so writing them costs no file creation.
+   * files are rewritten in place for each run (prepare), so writing them costs no file creation.
    */
   given: { host: string; inside: string };
   /** The directory the disk cap applies to (work and tmp), and the cap in bytes. */
@@ -175,9 +175,10 @@ export class Sandbox {
   }
 
   /**
-   * After a run: the slot's directories as they were before it. Left exactly as they were given
-   * (empty, same owner and mode: the common case) they are kept, which costs two reads; otherwise
-   * they are removed and made again.
+   * After a run: the slot's working directories as they were before it. Left exactly as they were
+   * given (empty, same owner and mode: the common case) they are kept, which costs two reads;
+   * otherwise they are removed and made again. The given directory is the next run's to rewrite
+   * (prepare), before anything of that run exists.
    */
   releaseSlot(slot: number): Promise<void> | undefined {
     const d = this.slotDirs(slot);
@@ -187,7 +188,7 @@ export class Sandbox {
         const st = lstatSync(dir);
         return st.isDirectory() && (st.mode & 0o7777) === 0o700 && (uid === undefined || st.uid === uid) && readdirSync(dir).length === 0;
       });
-      if (clean && emptyGivenFiles(d.given)) return undefined;
+      if (clean) return undefined;
     } catch {
       // changed or gone: made again below
     }
@@ -197,9 +198,17 @@ export class Sandbox {
   /**
    * What to spawn for one attempt in `slot`. `kairosEnv` are the documented KAIROS_* variables;
    * the rest of the environment is the job's own plus a fixed PATH, HOME, TMPDIR and LANG.
+   * `given` are the files the run is given (a DAG task's inputs and params, by name): written into
+   * the slot's given directory first, every other file there blanked, so that nothing of the
+   * slot's previous run (another user's, maybe) is left for this one, whatever kind it is.
    */
-  prepare(slot: number, name: string, spec: JobSpec, kairosEnv: Record<string, string>, res: ResourceRequest): PreparedAttempt {
+  prepare(slot: number, name: string, spec: JobSpec, kairosEnv: Record<string, string>, res: ResourceRequest, given: Readonly<Record<string, string>> = {}): PreparedAttempt {
     const d = this.slotDirs(slot);
+    if (!giveFiles(d.given, given)) {
+      // Not as the executor left it (a link, a file of another's): the slot made again, then written afresh.
+      this.resetSlotSync(slot);
+      if (!giveFiles(d.given, given)) throw new Error("the slot's given files could not be written");
+    }
     const sandboxed = this.mode === "bubblewrap";
     const env: Record<string, string> = {
       PATH: SANDBOX_PATH,
