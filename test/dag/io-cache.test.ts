@@ -1,11 +1,11 @@
 /** The executor's read of a DAG task's inputs (src/dag/engine/io.ts): parents' results, cached where that is safe. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DagTaskIo } from "../../src/dag/index.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
 
 const m = useEmulatedMongo("dag_io");
 
-async function dagRun(id: string, tasks: Array<{ key: string; dependsOn: string[]; mapOver?: string }>): Promise<void> {
+async function dagRun(id: string, tasks: Array<{ key: string; dependsOn: string[]; mapOver?: string; trigger?: string }>): Promise<void> {
   await m.mongo.c.dagRuns.insertOne({ _id: id, fireKey: id, paramsJson: `{"p":1}`, definition: { tasks: tasks.map((t) => ({ mapOver: null, ...t })) } } as never);
 }
 
@@ -68,5 +68,35 @@ describe("DagTaskIo", () => {
     expect(await inputs(io, "d3", "c", 0)).toEqual({ root: list, item: list[0], index: 0 });
     await m.mongo.c.runs.deleteOne({ _id: rootRun });
     for (const i of [49, 7, 0, 50]) expect(await inputs(io, "d3", "c", i)).toEqual({ root: list, item: list[i] ?? null, index: i });
+  });
+
+  it("reads a mapped parent's results once per DAG attempt for tasks that start after all their parents, every time for the others", async () => {
+    await dagRun("d4", [
+      { key: "root", dependsOn: [] },
+      { key: "c", dependsOn: ["root"], mapOver: "root" },
+      { key: "d", dependsOn: ["c"], mapOver: "c" },
+      { key: "early", dependsOn: ["c", "root"], trigger: "ONE_SUCCESS" },
+    ]);
+    await taskRun("d4", "root", "SUCCEEDED", `[0,1,2,3]`);
+    for (const i of [0, 1, 3]) await taskRun("d4", "c", "SUCCEEDED", `${i * 10}`, i);
+    await taskRun("d4", "c", "FAILED", null, 2);
+    const io = new DagTaskIo(m.mongo);
+    const find = vi.spyOn(m.mongo.c.runs, "find");
+    const of = (taskKey: string, mapIndex: number | null, attempt: number) => io.filesFor({ dagRunId: "d4", taskKey, mapIndex, fireKey: `d4:${taskKey}${mapIndex === null ? "" : `:${mapIndex}`}#${attempt}` }).then((f) => JSON.parse(f.inputsJson) as unknown);
+    try {
+      // d's 4 instances (attempt 1) read c's results once.
+      for (const i of [0, 1, 2, 3]) expect(await of("d", i, 1)).toEqual({ c: [0, 10, null, 30], item: [0, 10, null, 30][i], index: i });
+      expect(find).toHaveBeenCalledTimes(1);
+      // ONE_SUCCESS may start while c runs: it reads c every time.
+      await of("early", null, 1);
+      await of("early", null, 1);
+      expect(find).toHaveBeenCalledTimes(3);
+      // After retryDagRun, c's instance 2 succeeds; d's instance 2 runs again at attempt 2 and reads afresh.
+      await taskRun("d4", "c", "SUCCEEDED", `20`, 2, 2);
+      expect(await of("d", 2, 2)).toEqual({ c: [0, 10, 20, 30], item: 20, index: 2 });
+      expect(find).toHaveBeenCalledTimes(4);
+    } finally {
+      find.mockRestore();
+    }
   });
 });

@@ -7,8 +7,10 @@
  * parents' succeeded runs.
  */
 import type { RunDoc } from "../../domain/index.js";
+import { TriggerRule } from "../../domain/index.js";
 import { findDagRunShape, findSucceededTaskResults, type Mongo } from "../../store/index.js";
 import { MAX_JSON_DEPTH, textDepth } from "./json-depth.js";
+import { dagAttemptOfFireKey } from "./keys.js";
 
 /** Largest result a task may write to KAIROS_RESULT. */
 export const MAX_RESULT_BYTES = 64 * 1024;
@@ -26,7 +28,14 @@ export interface TaskFiles {
   paramsJson: string;
 }
 
-type Shape = { paramsJson: string; tasks: Map<string, { dependsOn: string[]; mapOver: string | null; mapped: boolean }> };
+type Shape = { paramsJson: string; tasks: Map<string, { dependsOn: string[]; mapOver: string | null; mapped: boolean; trigger: TriggerRule }> };
+
+/**
+ * Trigger rules under which a task starts only once every parent has ended (readiness.ts gives
+ * RUN for them only then): what such a task reads of a mapped parent is that parent's final set of
+ * results for the task's attempt. ONE_SUCCESS and ONE_FAILED may start it while a parent runs.
+ */
+const AFTER_ALL_PARENTS: ReadonlySet<TriggerRule> = new Set([TriggerRule.ALL_SUCCESS, TriggerRule.ALL_DONE, TriggerRule.ALL_FAILED, TriggerRule.NONE_FAILED]);
 
 /**
  * A parent's succeeded result (JSON text, null when it wrote none), or none yet. `starts`: where
@@ -55,6 +64,16 @@ export class DagTaskIo {
    * parent had not succeeded is dropped once answered. Bounded by RESULT_CACHE_BYTES, oldest out.
    */
   private readonly results = new Map<string, Promise<ParentResult>>();
+  /**
+   * Succeeded instance results of mapped parents, by `<dagRunId>\n<taskKey>\n@<attempt>`: the
+   * rows a task that starts after all its parents ended read at its DAG attempt (see
+   * AFTER_ALL_PARENTS). Those rows do not change while that attempt runs: every instance of the
+   * parent has ended, a succeeded one's result is kept, and only retryDagRun (after the DAG run
+   * ended, giving every task it re-runs a new attempt) lets a failed one succeed. So a mapped
+   * child of a mapped parent reads the parent's 1,000 results once per process, not once per
+   * instance. Counted in the same bytes as `results`.
+   */
+  private readonly mappedRows = new Map<string, Promise<ParentRow[]>>();
   private readonly resultBytes = new Map<string, number>();
   private cachedBytes = 0;
 
@@ -64,11 +83,18 @@ export class DagTaskIo {
    * The succeeded results of `parents` (unmapped ones through the cache) and of every instance of
    * the `mapped` ones, as findSucceededTaskResults gives them.
    */
-  private async parentResults(dagRunId: string, parents: readonly string[], mapped: ReadonlySet<string>): Promise<ParentRow[]> {
+  private async parentResults(dagRunId: string, parents: readonly string[], mapped: ReadonlySet<string>, mappedKey: ((parent: string) => string) | null): Promise<ParentRow[]> {
     const cached: Array<[string, Promise<ParentResult>]> = [];
+    const cachedRows: Array<Promise<ParentRow[]>> = [];
     const ask: string[] = [];
     for (const p of parents) {
-      const hit = mapped.has(p) ? undefined : this.results.get(`${dagRunId}\n${p}`);
+      if (mapped.has(p)) {
+        const hit = mappedKey ? this.mappedRows.get(mappedKey(p)) : undefined;
+        if (hit) cachedRows.push(hit);
+        else ask.push(p);
+        continue;
+      }
+      const hit = this.results.get(`${dagRunId}\n${p}`);
       if (hit) cached.push([p, hit]);
       else ask.push(p);
     }
@@ -76,7 +102,10 @@ export class DagTaskIo {
     if (ask.length > 0) {
       read = findSucceededTaskResults(this.mongo, dagRunId, ask);
       for (const p of ask) {
-        if (mapped.has(p)) continue;
+        if (mapped.has(p)) {
+          if (mappedKey) this.keepRows(mappedKey(p), read.then((rows) => rows.filter((r) => r.taskKey === p)));
+          continue;
+        }
         const key = `${dagRunId}\n${p}`;
         const entry: Promise<ParentResult> = read.then((rows) => {
           const r = rows.find((x) => x.taskKey === p);
@@ -96,23 +125,38 @@ export class DagTaskIo {
       const r = await entry;
       if (r.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json, cached: r });
     }
+    for (const entry of cachedRows) rows.push(...(await entry));
     return rows;
   }
 
-  private account(key: string, entry: Promise<ParentResult>, bytes: number): void {
-    if (this.results.get(key) !== entry) return;
+  /** Keeps a mapped parent's rows (see mappedRows), counted by their results' sizes; a failed read is not kept. */
+  private keepRows(key: string, entry: Promise<ParentRow[]>): void {
+    this.mappedRows.set(key, entry);
+    entry.then(
+      (rows) => this.account(key, entry, rows.reduce((n, r) => n + (r.resultJson?.length ?? 0) + 16, key.length)),
+      () => this.forget(key, entry),
+    );
+  }
+
+  private account(key: string, entry: Promise<unknown>, bytes: number): void {
+    if (this.entryOf(key) !== entry) return;
     this.resultBytes.set(key, (this.resultBytes.get(key) ?? 0) + bytes);
     this.cachedBytes += bytes;
-    for (const oldest of this.results.keys()) {
+    for (const oldest of [...this.results.keys(), ...this.mappedRows.keys()]) {
       if (this.cachedBytes <= RESULT_CACHE_BYTES) break;
       if (oldest === key) continue;
       this.forget(oldest);
     }
   }
 
-  private forget(key: string, entry?: Promise<ParentResult>): void {
-    if (entry && this.results.get(key) !== entry) return;
+  private entryOf(key: string): Promise<unknown> | undefined {
+    return this.results.get(key) ?? this.mappedRows.get(key);
+  }
+
+  private forget(key: string, entry?: Promise<unknown>): void {
+    if (entry && this.entryOf(key) !== entry) return;
     this.results.delete(key);
+    this.mappedRows.delete(key);
     this.cachedBytes -= this.resultBytes.get(key) ?? 0;
     this.resultBytes.delete(key);
   }
@@ -123,7 +167,10 @@ export class DagTaskIo {
       s = findDagRunShape(this.mongo, dagRunId).then((d) => {
         if (!d) return null;
         const mappedKeys = new Set(d.tasks.filter((t) => t.mapOver).map((t) => t.key));
-        return { paramsJson: d.paramsJson, tasks: new Map(d.tasks.map((t) => [t.key, { dependsOn: t.dependsOn, mapOver: t.mapOver, mapped: mappedKeys.has(t.key) }])) };
+        return {
+          paramsJson: d.paramsJson,
+          tasks: new Map(d.tasks.map((t) => [t.key, { dependsOn: t.dependsOn, mapOver: t.mapOver, mapped: mappedKeys.has(t.key), trigger: t.trigger ?? TriggerRule.ALL_SUCCESS }])),
+        };
       });
       if (this.shapes.size >= SHAPE_CACHE) this.shapes.delete(this.shapes.keys().next().value!);
       this.shapes.set(dagRunId, s);
@@ -133,13 +180,16 @@ export class DagTaskIo {
   }
 
   /** The files of a DAG task run; throws (with a message for the user) when they cannot be made. */
-  async filesFor(run: Pick<RunDoc, "dagRunId" | "taskKey" | "mapIndex">): Promise<TaskFiles> {
+  async filesFor(run: Pick<RunDoc, "dagRunId" | "taskKey" | "mapIndex"> & Partial<Pick<RunDoc, "fireKey">>): Promise<TaskFiles> {
     const shape = run.dagRunId ? await this.shape(run.dagRunId) : null;
     if (!shape) throw new Error(`DAG run ${run.dagRunId} not found (deleted?)`);
     const def = shape.tasks.get(run.taskKey ?? "");
     if (!def) throw new Error(`task ${run.taskKey} is not in DAG run ${run.dagRunId}`);
     const task: InputsTask = { dependsOn: def.dependsOn, mapped: new Set(def.dependsOn.filter((p) => shape.tasks.get(p)?.mapped)), mapOver: def.mapOver };
-    const rows = def.dependsOn.length > 0 ? await this.parentResults(run.dagRunId!, def.dependsOn, task.mapped) : [];
+    // A mapped parent's rows are shared by the readers of one DAG attempt that start after all their parents ended.
+    const attempt = run.fireKey ? dagAttemptOfFireKey(run.fireKey) : null;
+    const mappedKey = attempt !== null && AFTER_ALL_PARENTS.has(def.trigger) ? (p: string) => `${run.dagRunId}\n${p}\n@${attempt}` : null;
+    const rows = def.dependsOn.length > 0 ? await this.parentResults(run.dagRunId!, def.dependsOn, task.mapped, mappedKey) : [];
     const inputsJson = inputsJsonOf(task, run.mapIndex ?? null, rows, (row) => this.startsOf(row));
     const size = Buffer.byteLength(inputsJson);
     if (size > MAX_INPUTS_BYTES) throw inputsTooLarge(size);

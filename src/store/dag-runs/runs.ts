@@ -2,7 +2,7 @@
  * DAG runs: inserted once per fire key, advanced by compare-and-set on `version`, listed, swept.
  */
 import type { Filter } from "mongodb";
-import type { DagRunDoc, RunDoc } from "../../domain/index.js";
+import type { DagRunDoc, RunDoc, TriggerRule } from "../../domain/index.js";
 import { DagRunStatus, DagTaskState } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
@@ -204,8 +204,14 @@ export async function findTaskResults(mongo: Mongo, fireKeys: readonly string[])
 }
 
 /** What a task's program is given of its DAG run: the definition's graph and the params (both fixed for the DAG run's life). */
-export async function findDagRunShape(mongo: Mongo, id: string): Promise<{ paramsJson: string; tasks: Array<{ key: string; dependsOn: string[]; mapOver: string | null }> } | null> {
-  const doc = await mongo.c.dagRuns.findOne({ _id: id }, { projection: { paramsJson: 1, "definition.tasks.key": 1, "definition.tasks.dependsOn": 1, "definition.tasks.mapOver": 1 } });
+export async function findDagRunShape(
+  mongo: Mongo,
+  id: string,
+): Promise<{ paramsJson: string; tasks: Array<{ key: string; dependsOn: string[]; mapOver: string | null; trigger: TriggerRule }> } | null> {
+  const doc = await mongo.c.dagRuns.findOne(
+    { _id: id },
+    { projection: { paramsJson: 1, "definition.tasks.key": 1, "definition.tasks.dependsOn": 1, "definition.tasks.mapOver": 1, "definition.tasks.trigger": 1 } },
+  );
   return doc ? { paramsJson: doc.paramsJson, tasks: doc.definition.tasks } : null;
 }
 
