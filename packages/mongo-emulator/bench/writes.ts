@@ -12,10 +12,13 @@
  *     the batcher's marker field): `$set` of ~12 fields, `$push` of two history entries with
  *     `$slice`, `$inc` of the fencing token;
  *   - a `find` of those runs by `dagRunId` (the fan-in's read), for scale.
- * Medians over the rounds are printed as JSON, in ms per operation.
+ * Medians over the rounds are printed as JSON, in ms per operation, with the emulator process's
+ * CPU time per operation (from /proc, so Linux only), which other load on the machine disturbs
+ * less than the wall-clock times.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { MongoClient, type AnyBulkWriteOperation, type Document, type IndexDescription } from "mongodb";
@@ -29,6 +32,8 @@ const ROUNDS = arg("rounds", 15);
 const FAN_OUT = 1000;
 const BATCH = 64;
 const HISTORY_LIMIT = 50;
+/** The first rounds warm the JIT; they are left out of the figures. */
+const WARM = Math.min(3, ROUNDS - 1);
 
 /** The index set of the `runs` collection (src/store/mongo.ts, plus retention's TTL index). */
 const RUN_INDEXES: IndexDescription[] = [
@@ -151,6 +156,16 @@ function claimAndResult(id: string, op: string, nodeId: string, now: Date): AnyB
   };
 }
 
+/** CPU time (ms) used so far by a process, from /proc (Linux). */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime in 10 ms ticks
+  } catch {
+    return NaN;
+  }
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return Number(s[Math.floor(s.length / 2)].toFixed(2));
@@ -164,6 +179,11 @@ async function main(): Promise<void> {
     const insertMs: number[] = [];
     const bulkMs: number[] = [];
     const findMs: number[] = [];
+    const pid = child.pid!;
+    let insertCpu = 0;
+    let bulkCpu = 0;
+    let inserts = 0;
+    let bulks = 0;
     for (let round = 0; round < ROUNDS; round++) {
       await db.dropDatabase();
       const runs = db.collection<RunRow>("runs");
@@ -174,15 +194,25 @@ async function main(): Promise<void> {
 
       const dagRunId = randomUUID();
       const docs = Array.from({ length: FAN_OUT }, (_, i) => runDoc(dagRunId, "job-1", "owner-1", i, now));
+      let cpu = processCpuMs(pid);
       let t = performance.now();
       await runs.insertMany(docs, { ordered: false });
       insertMs.push(performance.now() - t);
+      if (round >= WARM) {
+        insertCpu += processCpuMs(pid) - cpu;
+        inserts++;
+      }
 
       for (let start = 0; start + BATCH <= FAN_OUT; start += BATCH) {
         const ops = docs.slice(start, start + BATCH).map((d) => claimAndResult(d._id, randomUUID(), "node-1", new Date()));
+        cpu = processCpuMs(pid);
         t = performance.now();
         const res = await runs.bulkWrite(ops, { ordered: false });
         bulkMs.push(performance.now() - t);
+        if (round >= WARM) {
+          bulkCpu += processCpuMs(pid) - cpu;
+          bulks++;
+        }
         if (res.matchedCount !== BATCH) throw new Error(`bulkWrite matched ${res.matchedCount} of ${BATCH}`);
       }
 
@@ -191,17 +221,17 @@ async function main(): Promise<void> {
       findMs.push(performance.now() - t);
       if (found.length !== FAN_OUT) throw new Error(`find returned ${found.length}`);
     }
-    // The first rounds warm the JIT; they are dropped from the medians.
-    const warm = Math.min(3, ROUNDS - 1);
-    const perRound = (xs: number[], k: number) => xs.slice(warm * k);
+    const perRound = (xs: number[], k: number) => xs.slice(WARM * k);
     const bulksPerRound = Math.floor(FAN_OUT / BATCH);
     console.log(
       JSON.stringify(
         {
-          rounds: ROUNDS - warm,
+          rounds: ROUNDS - WARM,
           insertMany1000Ms: median(perRound(insertMs, 1)),
           bulkWrite64Ms: median(perRound(bulkMs, bulksPerRound)),
           find1000Ms: median(perRound(findMs, 1)),
+          emulatorCpuMsPerInsertMany: Number((insertCpu / inserts).toFixed(1)),
+          emulatorCpuMsPerBulkWrite: Number((bulkCpu / bulks).toFixed(2)),
         },
         null,
         2,
