@@ -41,7 +41,7 @@ function rng(seed: number): () => number {
   };
 }
 
-const KEYS = ["a", "b", "status", "é", "日本", "x.y", "$set", "", "0", "history", "_id"];
+const KEYS = ["a", "b", "status", "é", "日本", "x.y", "$set", "", "0", "history", "_id", "k".repeat(40), "ab", "ba"];
 const STRINGS = ["", "s", "QUEUED", "ünïcødé", "🙂 emoji", "\ufffd", "x".repeat(40), "a\u0000b"];
 const NUMBERS = [0, -0, 1, -1, 2147483647, -2147483648, 2147483648, 1.5, -2.25, 1e300, NaN, Infinity, -Infinity, 2 ** 53];
 
@@ -114,6 +114,15 @@ describe("decodeExact", () => {
       else expectIdentical(fast, reference(bytes));
     }
     expect(declined).toBeGreaterThan(100);
+  });
+
+  it("names fields right when many distinct names share the table of names seen", () => {
+    const wide: Doc = {};
+    for (let i = 0; i < 5000; i++) wide[`f${(i * 7919) % 10007}`] = i;
+    for (let round = 0; round < 2; round++) {
+      const bytes = Buffer.from(BSON.serialize({ wide, again: wide, list: [wide] }));
+      expectIdentical(decodeExact(bytes), reference(bytes));
+    }
   });
 
   it("declines DBRef-like documents and __proto__ keys", () => {
