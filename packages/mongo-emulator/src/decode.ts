@@ -1,9 +1,10 @@
 /**
  * Decoding of incoming BSON documents straight into the exact form (see values.ts), for the
- * types scheduler documents are made of: double, string, document, array, ObjectId, bool, date,
- * null, int32 and int64. Decoding with the `bson` package (numbers kept as wrappers so their
- * types survive) and then normalizing allocates a wrapper for every number and walks each
- * document twice; for an insertMany of 1,000 run documents that was most of the command's time.
+ * types scheduler documents (and the driver's command envelopes) are made of: double, string,
+ * document, array, binary, ObjectId, bool, date, null, int32 and int64. Decoding with the `bson`
+ * package (numbers kept as wrappers so their types survive) and then normalizing allocates a
+ * wrapper for every number and walks each document twice; for an insertMany of 1,000 run
+ * documents that was most of the command's time.
  *
  * The result is exactly what `BSON.deserialize(bytes, {promoteValues: false, ...})` followed by
  * `normalizeInPlace` gives (test/decode.test.ts holds the two to the same answers). Anything
@@ -11,7 +12,7 @@
  * a string whose UTF-8 may be invalid, a malformed length — makes it return undefined, and the
  * caller takes the `bson` path, which decodes the rarer types and reports malformed input.
  */
-import { Double, Long, ObjectId } from "bson";
+import { Binary, Double, Long, ObjectId, UUID } from "bson";
 import type { Doc } from "./values.js";
 
 const INT32_MIN = -2147483648;
@@ -145,6 +146,19 @@ function readContainer(buf: Buffer, start: number, isArray: boolean): Doc | unkn
         if (cursor > end) throw GIVE_UP;
         pos = cursor;
         break;
+      case 0x05: {
+        // Binary (the driver's session id is a UUID in every command), as bson builds it; the
+        // old subtype 2, with its inner length, is left to bson.
+        if (pos + 5 > end) throw GIVE_UP;
+        const len = int32(buf, pos);
+        const sub = buf[pos + 4];
+        pos += 5;
+        if (len < 0 || len > end - pos || sub === 2) throw GIVE_UP;
+        const bin = new Binary(buf.subarray(pos, pos + len), sub);
+        value = sub === 4 && UUID.isValid(bin) ? bin.toUUID() : bin;
+        pos += len;
+        break;
+      }
       case 0x07:
         if (pos + 12 > end) throw GIVE_UP;
         value = new ObjectId(buf.subarray(pos, pos + 12));

@@ -4,7 +4,7 @@
  * same keys in the same order, same values with the same classes — and it declines (undefined)
  * rather than guess on types it does not decode, unusual keys and corrupted bytes.
  */
-import { BSON, Binary, Decimal128, Double, Int32, Long, MinKey, ObjectId, Timestamp } from "bson";
+import { BSON, Binary, Decimal128, Double, Int32, Long, MinKey, ObjectId, Timestamp, UUID } from "bson";
 import { describe, expect, it } from "vitest";
 import { decodeExact } from "../src/decode.js";
 import { normalizeInPlace, type Doc } from "../src/values.js";
@@ -28,6 +28,10 @@ function expectIdentical(a: unknown, b: unknown, path = "$"): void {
   if (a instanceof ObjectId) return expect(a.toHexString(), path).toBe((b as ObjectId).toHexString());
   if (a instanceof Long) return expect(a.equals(b as Long), path).toBe(true);
   if (a instanceof Double) return expect(Object.is(a.value, (b as Double).value), path).toBe(true);
+  if (a instanceof Binary) {
+    expect(a.sub_type, path).toBe((b as Binary).sub_type);
+    return expect(Buffer.from(a.value()).equals(Buffer.from((b as Binary).value())), path).toBe(true);
+  }
   const ka = Object.keys(a);
   expect(ka, `${path}: keys`).toEqual(Object.keys(b as object));
   for (const k of ka) expectIdentical((a as Doc)[k], (b as Doc)[k], `${path}.${k}`);
@@ -43,6 +47,13 @@ function rng(seed: number): () => number {
 
 const KEYS = ["a", "b", "status", "é", "日本", "x.y", "$set", "", "0", "history", "_id", "k".repeat(40), "ab", "ba"];
 const STRINGS = ["", "s", "QUEUED", "ünïcødé", "🙂 emoji", "\ufffd", "x".repeat(40), "a\u0000b"];
+const BINARIES = [
+  () => new Binary(Buffer.from([1, 2, 3])),
+  () => new Binary(Buffer.alloc(0), 5),
+  () => new UUID(),
+  () => new Binary(Buffer.alloc(15, 7), 4),
+  () => new Binary(Buffer.from("xyz"), 0x80),
+];
 const NUMBERS = [0, -0, 1, -1, 2147483647, -2147483648, 2147483648, 1.5, -2.25, 1e300, NaN, Infinity, -Infinity, 2 ** 53];
 
 function value(next: () => number, depth: number, rare: boolean): unknown {
@@ -64,7 +75,7 @@ function value(next: () => number, depth: number, rare: boolean): unknown {
     case 6:
       return new Date(Math.floor((next() - 0.3) * 4e12));
     case 7:
-      return null;
+      return next() < 0.5 ? null : pick(BINARIES)();
     case 8:
       return new Int32(Math.floor((next() - 0.5) * 2 ** 31));
     case 9:
@@ -75,7 +86,7 @@ function value(next: () => number, depth: number, rare: boolean): unknown {
     case 12:
       return Decimal128.fromString("1.5");
     case 13:
-      return new Binary(Buffer.from([1, 2, 3]));
+      return new Binary(Buffer.from([1, 2, 3]), 2);
     case 14:
       return new Timestamp({ t: 1, i: 2 });
     default:
@@ -135,7 +146,9 @@ describe("decodeExact", () => {
   });
 
   it("never accepts bytes bson refuses, nor decodes them differently", () => {
-    const base = Buffer.from(BSON.serialize({ _id: "r1", n: 5, d: 2.5, s: "QUEUED", at: new Date(0), h: [{ a: 1 }], o: { b: null, t: true } }));
+    const base = Buffer.from(
+      BSON.serialize({ _id: "r1", n: 5, d: 2.5, s: "QUEUED", at: new Date(0), h: [{ a: 1 }], o: { b: null, t: true }, lsid: { id: new UUID() } }),
+    );
     const next = rng(7);
     for (let i = 0; i < 5000; i++) {
       const bytes = Buffer.from(base);
