@@ -104,12 +104,6 @@ function levelKeys(t: unknown[]): string[] {
  */
 type Entry = string | string[] | string[][];
 
-function forEachKey(e: Entry, fn: (level: number, key: string) => void): void {
-  if (typeof e === "string") fn(0, e);
-  else if (typeof e[0] === "string") for (let i = 0; i < e.length; i++) fn(i, e[i] as string);
-  else for (let i = 0; i < e.length; i++) for (const k of e[i] as string[]) fn(i, k);
-}
-
 function fullLevelKeys(e: Entry): readonly string[] {
   if (typeof e === "string") return [e];
   const last = e[e.length - 1];
@@ -272,32 +266,40 @@ export class Index {
   add(id: string, entry: Entry | null): void {
     if (entry === null) return;
     this.entries.set(id, entry);
-    forEachKey(entry, (level, key) => {
-      const map = this.levels[level];
-      const ids = map.get(key);
-      if (ids === undefined) map.set(key, id);
-      else if (typeof ids === "string") {
-        if (ids !== id) map.set(key, new Set([ids, id]));
-      } else ids.add(id);
-    });
+    if (typeof entry === "string") this.addKey(0, entry, id);
+    else if (typeof entry[0] === "string") for (let i = 0; i < entry.length; i++) this.addKey(i, entry[i] as string, id);
+    else for (let i = 0; i < entry.length; i++) for (const k of entry[i] as string[]) this.addKey(i, k, id);
+  }
+
+  private addKey(level: number, key: string, id: string): void {
+    const map = this.levels[level];
+    const ids = map.get(key);
+    if (ids === undefined) map.set(key, id);
+    else if (typeof ids === "string") {
+      if (ids !== id) map.set(key, new Set([ids, id]));
+    } else ids.add(id);
   }
 
   remove(id: string): void {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
-    forEachKey(entry, (level, key) => {
-      const map = this.levels[level];
-      const ids = map.get(key);
-      if (ids === undefined) return;
-      if (typeof ids === "string") {
-        if (ids === id) map.delete(key);
-        return;
-      }
-      ids.delete(id);
-      if (ids.size === 1) map.set(key, ids.values().next().value as string);
-      else if (ids.size === 0) map.delete(key);
-    });
+    if (typeof entry === "string") this.removeKey(0, entry, id);
+    else if (typeof entry[0] === "string") for (let i = 0; i < entry.length; i++) this.removeKey(i, entry[i] as string, id);
+    else for (let i = 0; i < entry.length; i++) for (const k of entry[i] as string[]) this.removeKey(i, k, id);
+  }
+
+  private removeKey(level: number, key: string, id: string): void {
+    const map = this.levels[level];
+    const ids = map.get(key);
+    if (ids === undefined) return;
+    if (typeof ids === "string") {
+      if (ids === id) map.delete(key);
+      return;
+    }
+    ids.delete(id);
+    if (ids.size === 1) map.set(key, ids.values().next().value as string);
+    else if (ids.size === 0) map.delete(key);
   }
 
   /** Whether the document is in this index (false for documents a sparse/partial index skips). */

@@ -108,6 +108,35 @@ function inPred(field: string, values: unknown[]): Pred {
   };
 }
 
+/**
+ * `$type` tests judged here (by alias or number, or a list of them), for types whose exact form is unambiguous; the
+ * numeric types (a Double may be a JS number or a wrapper, see values.ts), arrays and the rest go
+ * to mingo. A partial index's `{dagRunId: {$type: "string"}}` is judged for every insert.
+ */
+const TYPE_TESTS = new Map<string | number, (x: unknown) => boolean>();
+for (const [alias, code, is] of [
+  ["string", 2, (x: unknown) => typeof x === "string"],
+  ["objectId", 7, (x: unknown) => typeof x === "object" && x !== null && (x as { _bsontype?: string })._bsontype === "ObjectId"],
+  ["bool", 8, (x: unknown) => typeof x === "boolean"],
+  ["date", 9, (x: unknown) => x instanceof Date],
+  ["null", 10, (x: unknown) => x === null],
+] as const) {
+  TYPE_TESTS.set(alias, is);
+  TYPE_TESTS.set(code, is);
+}
+
+/** `field: {$type: t}`: the value is of type t, or is an array with an element of type t (as MongoDB judges it). */
+function typePred(field: string, is: (x: unknown) => boolean): Pred {
+  return (doc) => {
+    const x = doc[field];
+    if (Array.isArray(x)) {
+      for (const el of x) if (is(el)) return true;
+      return false;
+    }
+    return is(x);
+  };
+}
+
 /** Fast predicate for `field: cond`, or null when the condition needs mingo. */
 function fastField(field: string, cond: unknown): Pred | null {
   if (field.includes(".") || field.startsWith("$")) return null;
@@ -144,6 +173,13 @@ function fastField(field: string, cond: unknown): Pred | null {
         if (!Array.isArray(v) || !v.every(isFastScalar)) return null;
         const p = inPred(field, v);
         preds.push(op === "$in" ? p : (d) => !p(d));
+        break;
+      }
+      case "$type": {
+        const tests = (Array.isArray(v) ? v : [v]).map((t) => TYPE_TESTS.get(typeof t === "number" || typeof t === "string" ? t : ""));
+        if (tests.length === 0 || tests.some((is) => is === undefined)) return null;
+        const all = tests as Array<(x: unknown) => boolean>;
+        preds.push(typePred(field, all.length === 1 ? all[0] : (x) => all.some((is) => is(x))));
         break;
       }
       case "$exists": {

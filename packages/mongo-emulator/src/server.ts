@@ -6,12 +6,12 @@ import { createServer, type Server, type Socket } from "node:net";
 import { runCommand, OP_QUERY_COMMANDS, type ConnectionInfo, type ServerInfo } from "./commands/index.js";
 import type { Engine } from "./engine.js";
 import { commandError, ErrorCode, ProtocolError } from "./errors.js";
+import { MessageFramer } from "./framing.js";
 import type { LogFn, Persistence } from "./persistence.js";
 import { isPlainObject, type Doc } from "./values.js";
 import {
   encodeMsgReply,
   encodeOpReply,
-  messageLength,
   OP_COMPRESSED,
   parseMessage,
   REPLY_QUERY_FAILURE,
@@ -78,7 +78,7 @@ export class EmulatorServer {
 
 /** One client connection: framing state and the ordered reply stream. */
 class Connection {
-  private buffer: Buffer | null = null;
+  private readonly framer = new MessageFramer();
   /** Set while a reply waits for the journal; later replies queue behind it to keep order. */
   private replyChain: Promise<void> | null = null;
 
@@ -90,19 +90,12 @@ class Connection {
   ) {}
 
   onData(chunk: Buffer): void {
-    const buf = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk;
-    this.buffer = null;
     this.socket.cork();
     try {
-      let pos = 0;
-      while (buf.length - pos >= 4) {
-        const len = messageLength(buf, pos);
-        if (buf.length - pos < len) break;
-        this.handle(buf.subarray(pos, pos + len));
+      for (const msg of this.framer.push(chunk)) {
+        this.handle(msg);
         if (this.socket.destroyed) return;
-        pos += len;
       }
-      if (pos < buf.length) this.buffer = pos === 0 ? buf : Buffer.from(buf.subarray(pos));
     } catch (e) {
       this.protocolFailure(e);
     } finally {

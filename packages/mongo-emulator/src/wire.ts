@@ -6,6 +6,7 @@
  * int32 requestID, int32 responseTo, int32 opCode, all little-endian.
  */
 import { BSON } from "bson";
+import { decodeExact } from "./decode.js";
 import { ProtocolError } from "./errors.js";
 import { normalizeInPlace, type Doc } from "./values.js";
 
@@ -26,7 +27,10 @@ const FLAG_EXHAUST_ALLOWED = 1 << 16;
 /** Bits 0-15 are "required": a receiver that does not know one must fail the message. */
 const KNOWN_REQUIRED_BITS = FLAG_CHECKSUM | FLAG_MORE_TO_COME;
 
-/** Documents are decoded without promoting numbers so their BSON types survive (see values.ts). */
+/**
+ * Documents are decoded straight into exact form where they hold only common types (decode.ts);
+ * others without promoting numbers so their BSON types survive, then normalized (see values.ts).
+ */
 const DESERIALIZE_OPTIONS = { promoteValues: false, promoteBuffers: false, bsonRegExp: false } as const;
 
 export interface OpMsgRequest {
@@ -81,13 +85,16 @@ function readDocument(msg: Buffer, offset: number, end: number): { doc: Doc; nex
   if (offset + 5 > end) throw new ProtocolError("truncated BSON document");
   const size = msg.readInt32LE(offset);
   if (size < 5 || offset + size > end) throw new ProtocolError(`BSON document length ${size} exceeds its section`);
-  let doc: Doc;
-  try {
-    doc = BSON.deserialize(msg.subarray(offset, offset + size), DESERIALIZE_OPTIONS) as Doc;
-  } catch (e) {
-    throw new ProtocolError(`invalid BSON: ${(e as Error).message}`);
+  const bytes = msg.subarray(offset, offset + size);
+  let doc = decodeExact(bytes);
+  if (doc === undefined) {
+    try {
+      doc = BSON.deserialize(bytes, DESERIALIZE_OPTIONS) as Doc;
+    } catch (e) {
+      throw new ProtocolError(`invalid BSON: ${(e as Error).message}`);
+    }
+    normalizeInPlace(doc);
   }
-  normalizeInPlace(doc);
   return { doc, next: offset + size };
 }
 

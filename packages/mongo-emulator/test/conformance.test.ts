@@ -188,6 +188,34 @@ describe("insert and find", () => {
     expect(await ids({ v: { $type: "string" } })).toEqual([4]);
   });
 
+  it("matches $type by alias and number, on values and on array elements", async () => {
+    const c = coll();
+    const oid = new ObjectId();
+    await c.insertMany([
+      { _id: 1, v: "s" },
+      { _id: 2, v: ["x", 1] },
+      { _id: 3, v: [[["nested"]]] },
+      { _id: 4, v: null },
+      { _id: 5 },
+      { _id: 6, v: true },
+      { _id: 7, v: new Date(0) },
+      { _id: 8, v: oid },
+      { _id: 9, v: [null, false] },
+      { _id: 10, v: 3 },
+      { _id: 11, v: { s: "s" } },
+    ]);
+    const ids = async (f: Document) => (await c.find(f).sort({ _id: 1 }).toArray()).map((d) => d._id);
+    expect(await ids({ v: { $type: "string" } })).toEqual([1, 2]);
+    expect(await ids({ v: { $type: 2 } })).toEqual([1, 2]);
+    expect(await ids({ v: { $type: "null" } })).toEqual([4, 9]);
+    expect(await ids({ v: { $type: 10 } })).toEqual([4, 9]);
+    expect(await ids({ v: { $type: "bool" } })).toEqual([6, 9]);
+    expect(await ids({ v: { $type: "date" } })).toEqual([7]);
+    expect(await ids({ v: { $type: "objectId" } })).toEqual([8]);
+    expect(await ids({ v: { $type: "string", $ne: "s" } })).toEqual([2]);
+    expect(await ids({ v: { $type: ["bool", "string"] } })).toEqual([1, 2, 6, 9]);
+  });
+
   it("sorts across types in BSON order with missing as null", async () => {
     const c = coll();
     await c.insertMany([

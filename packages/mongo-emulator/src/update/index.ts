@@ -194,7 +194,7 @@ function copyPath(out: Doc, parts: readonly string[], op: string, own: Set<objec
 /** The top-level fields an operator update may change (undefined: any, for other update kinds). */
 export function touchedFields(parsed: ParsedUpdate): ReadonlySet<string> | undefined {
   if (!fieldByField(parsed)) return undefined;
-  return new Set(parsed.entries.map((e) => e.parts[0]!));
+  return parsed.topFields;
 }
 
 /** An operator update whose every entry changes only the path it names (a `$rename` changes two). */

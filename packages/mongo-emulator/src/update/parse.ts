@@ -36,7 +36,13 @@ export interface OpEntry {
 }
 
 export type ParsedUpdate =
-  | { kind: "ops"; entries: OpEntry[]; identifiers: Set<string> }
+  | {
+      kind: "ops";
+      entries: OpEntry[];
+      identifiers: Set<string>;
+      /** The top-level fields the entries start with. */
+      topFields: ReadonlySet<string>;
+    }
   | { kind: "replace"; doc: Doc }
   | { kind: "pipeline"; stages: Doc[] };
 
@@ -99,6 +105,47 @@ export function parseUpdate(u: unknown): ParsedUpdate {
     }
     return { kind: "replace", doc: u };
   }
+  const shape = shapeKey(u, keys);
+  const known = shape === null ? undefined : shapes.get(shape);
+  if (known) return fromShape(u, known);
+  const parsed = parseOps(u, keys);
+  if (shape !== null) {
+    if (shapes.size >= SHAPE_CACHE_MAX) shapes.clear();
+    shapes.set(shape, parsed);
+  }
+  return parsed;
+}
+
+/**
+ * Parsed operator updates by shape (the operators and the paths each names, in order): a batch of
+ * writes sends the same shape with other values (1,000 executors' claim-and-result updates), and
+ * everything parsing decides — that the operators exist, that the paths are valid and do not
+ * conflict, their order, the array-filter identifiers — depends on the shape alone. Only the
+ * values are taken from each update. `$rename` (its values are paths) is never cached.
+ */
+const shapes = new Map<string, Extract<ParsedUpdate, { kind: "ops" }>>();
+const SHAPE_CACHE_MAX = 256;
+
+/** The shape of an operator update, or null when it cannot be cached (an operand is not a document, a `$rename`). */
+function shapeKey(u: Doc, ops: string[]): string | null {
+  // Field names hold no NUL byte (BSON C strings), so NUL separates them unambiguously; each
+  // list is prefixed with its length.
+  let key = "";
+  for (const op of ops) {
+    const arg = u[op];
+    if (op === "$rename" || !isPlainObject(arg)) return null;
+    const paths = Object.keys(arg);
+    key += op + "\0" + paths.length + "\0" + paths.join("\0") + "\0";
+  }
+  return key;
+}
+
+function fromShape(u: Doc, known: Extract<ParsedUpdate, { kind: "ops" }>): ParsedUpdate {
+  const entries = known.entries.map((e) => ({ op: e.op, path: e.path, parts: e.parts, arg: (u[e.op] as Doc)[e.path] }));
+  return { kind: "ops", entries, identifiers: known.identifiers, topFields: known.topFields };
+}
+
+function parseOps(u: Doc, keys: string[]): Extract<ParsedUpdate, { kind: "ops" }> {
   const entries: OpEntry[] = [];
   const identifiers = new Set<string>();
   for (const op of keys) {
@@ -147,7 +194,8 @@ export function parseUpdate(u: unknown): ParsedUpdate {
       throw commandError("ConflictingUpdateOperators", `Updating the path '${entries[i].path}' would create a conflict at '${entries[i - 1].path}'`);
     }
   }
-  return { kind: "ops", entries: entries.filter((e) => e.op !== "$rename:to"), identifiers };
+  const kept = entries.filter((e) => e.op !== "$rename:to");
+  return { kind: "ops", entries: kept, identifiers, topFields: new Set(kept.map((e) => e.parts[0]!)) };
 }
 
 /** Compiles arrayFilters and checks they match the identifiers used by the update. */
