@@ -99,4 +99,21 @@ describe("DagTaskIo", () => {
       find.mockRestore();
     }
   });
+
+  it("gives a mapped parent's array one entry per instance, null for those that failed, also at its end", async () => {
+    await m.mongo.c.dagRuns.insertOne({
+      _id: "d5",
+      fireKey: "d5",
+      paramsJson: "{}",
+      definition: { tasks: [{ key: "root", dependsOn: [], mapOver: null }, { key: "c", dependsOn: ["root"], mapOver: "root" }, { key: "all", dependsOn: ["c"], mapOver: null, trigger: "ALL_DONE" }] },
+      tasks: { c: { state: "FAILED", attempt: 1, instances: [{ state: "SUCCEEDED", attempt: 1 }, { state: "FAILED", attempt: 1 }, { state: "FAILED", attempt: 1 }] } },
+    } as never);
+    await taskRun("d5", "c", "SUCCEEDED", `"a"`, 0);
+    await taskRun("d5", "c", "FAILED", null, 2);
+    const io = new DagTaskIo(m.mongo);
+    expect(await inputs(io, "d5", "all")).toEqual({ c: ["a", null, null] });
+    // The same through the per-attempt cache.
+    const cachedRead = await io.filesFor({ dagRunId: "d5", taskKey: "all", mapIndex: null, fireKey: "d5:all#1" });
+    expect(JSON.parse(cachedRead.inputsJson)).toEqual({ c: ["a", null, null] });
+  });
 });

@@ -16,7 +16,7 @@ const keyArb = fc.constantFrom("root", "a", "b-2", "C_3", "list", "z9");
 
 const caseArb = fc
   .record({
-    parents: fc.uniqueArray(fc.record({ key: keyArb, mapped: fc.boolean() }), { selector: (p) => p.key, maxLength: 4 }),
+    parents: fc.uniqueArray(fc.record({ key: keyArb, mapped: fc.boolean(), size: fc.option(fc.nat(9), { nil: undefined }) }), { selector: (p) => p.key, maxLength: 4 }),
     mapOverPick: fc.option(fc.nat(5), { nil: null }),
     mapIndex: fc.option(fc.nat(7), { nil: null }),
     rowPicks: fc.array(
@@ -28,6 +28,8 @@ const caseArb = fc
     const task: InputsTask = {
       dependsOn: parents.map((p) => p.key),
       mapped: new Set(parents.filter((p) => p.mapped).map((p) => p.key)),
+      // A mapped parent's instance count (from its DAG run), when known: at least as many entries.
+      sizes: new Map(parents.filter((p) => p.mapped && p.size !== undefined).map((p) => [p.key, p.size!])),
       // Over one of its parents, or (to see that it gives null) over a task it does not depend on.
       mapOver: mapOverPick === null ? null : (parents[mapOverPick]?.key ?? "elsewhere"),
     };

@@ -8,7 +8,7 @@
  */
 import type { RunDoc } from "../../domain/index.js";
 import { TriggerRule } from "../../domain/index.js";
-import { findDagRunShape, findSucceededTaskResults, type Mongo } from "../../store/index.js";
+import { findDagRunShape, findInstanceCounts, findSucceededTaskResults, type Mongo } from "../../store/index.js";
 import { MAX_JSON_DEPTH, textDepth } from "./json-depth.js";
 import { dagAttemptOfFireKey } from "./keys.js";
 
@@ -43,6 +43,8 @@ const AFTER_ALL_PARENTS: ReadonlySet<TriggerRule> = new Set([TriggerRule.ALL_SUC
  */
 type ParentResult = { found: true; json: string | null; owner: CacheSlot; starts?: Uint32Array | null } | { found: false };
 type CacheSlot = { key: string; entry: Promise<ParentResult> };
+/** A mapped parent as its children read it: its instances' succeeded runs, and how many instances it has. */
+type MappedParent = { rows: ParentRow[]; size: number };
 
 /** A parent's succeeded run, as filesFor reads it (`cached`: its entry, for an unmapped parent's). */
 export type ParentRow = Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson"> & { cached?: ParentResult & { found: true } };
@@ -52,6 +54,8 @@ export interface InputsTask {
   dependsOn: readonly string[];
   /** Its parents that are mapped (their result is the array of their instances'). */
   mapped: ReadonlySet<string>;
+  /** A mapped parent's number of instances: its array has that many entries (null for one with no result), at least. */
+  sizes?: ReadonlyMap<string, number>;
   mapOver: string | null | undefined;
 }
 
@@ -73,7 +77,7 @@ export class DagTaskIo {
    * child of a mapped parent reads the parent's 1,000 results once per process, not once per
    * instance. Counted in the same bytes as `results`.
    */
-  private readonly mappedRows = new Map<string, Promise<ParentRow[]>>();
+  private readonly mappedRows = new Map<string, Promise<MappedParent>>();
   private readonly resultBytes = new Map<string, number>();
   private cachedBytes = 0;
 
@@ -83,14 +87,19 @@ export class DagTaskIo {
    * The succeeded results of `parents` (unmapped ones through the cache) and of every instance of
    * the `mapped` ones, as findSucceededTaskResults gives them.
    */
-  private async parentResults(dagRunId: string, parents: readonly string[], mapped: ReadonlySet<string>, mappedKey: ((parent: string) => string) | null): Promise<ParentRow[]> {
+  private async parentResults(
+    dagRunId: string,
+    parents: readonly string[],
+    mapped: ReadonlySet<string>,
+    mappedKey: ((parent: string) => string) | null,
+  ): Promise<{ rows: ParentRow[]; sizes: Map<string, number> }> {
     const cached: Array<[string, Promise<ParentResult>]> = [];
-    const cachedRows: Array<Promise<ParentRow[]>> = [];
+    const cachedRows: Array<[string, Promise<MappedParent>]> = [];
     const ask: string[] = [];
     for (const p of parents) {
       if (mapped.has(p)) {
         const hit = mappedKey ? this.mappedRows.get(mappedKey(p)) : undefined;
-        if (hit) cachedRows.push(hit);
+        if (hit) cachedRows.push([p, hit]);
         else ask.push(p);
         continue;
       }
@@ -99,11 +108,14 @@ export class DagTaskIo {
       else ask.push(p);
     }
     let read: Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>> = Promise.resolve([]);
+    const askMapped = ask.filter((p) => mapped.has(p));
+    const counts = askMapped.length > 0 ? findInstanceCounts(this.mongo, dagRunId, askMapped) : Promise.resolve(new Map<string, number>());
+    counts.catch(() => undefined); // awaited below
     if (ask.length > 0) {
       read = findSucceededTaskResults(this.mongo, dagRunId, ask);
       for (const p of ask) {
         if (mapped.has(p)) {
-          if (mappedKey) this.keepRows(mappedKey(p), read.then((rows) => rows.filter((r) => r.taskKey === p)));
+          if (mappedKey) this.keepRows(mappedKey(p), Promise.all([read, counts]).then(([rows, n]) => ({ rows: rows.filter((r) => r.taskKey === p), size: n.get(p) ?? 0 })));
           continue;
         }
         const key = `${dagRunId}\n${p}`;
@@ -125,15 +137,20 @@ export class DagTaskIo {
       const r = await entry;
       if (r.found) rows.push({ taskKey: p, mapIndex: null, resultJson: r.json, cached: r });
     }
-    for (const entry of cachedRows) rows.push(...(await entry));
-    return rows;
+    const sizes = new Map(await counts);
+    for (const [p, entry] of cachedRows) {
+      const m = await entry;
+      rows.push(...m.rows);
+      sizes.set(p, m.size);
+    }
+    return { rows, sizes };
   }
 
   /** Keeps a mapped parent's rows (see mappedRows), counted by their results' sizes; a failed read is not kept. */
-  private keepRows(key: string, entry: Promise<ParentRow[]>): void {
+  private keepRows(key: string, entry: Promise<MappedParent>): void {
     this.mappedRows.set(key, entry);
     entry.then(
-      (rows) => this.account(key, entry, rows.reduce((n, r) => n + (r.resultJson?.length ?? 0) + 16, key.length)),
+      (m) => this.account(key, entry, m.rows.reduce((n, r) => n + (r.resultJson?.length ?? 0) + 16, key.length)),
       () => this.forget(key, entry),
     );
   }
@@ -189,8 +206,8 @@ export class DagTaskIo {
     // A mapped parent's rows are shared by the readers of one DAG attempt that start after all their parents ended.
     const attempt = run.fireKey ? dagAttemptOfFireKey(run.fireKey) : null;
     const mappedKey = attempt !== null && AFTER_ALL_PARENTS.has(def.trigger) ? (p: string) => `${run.dagRunId}\n${p}\n@${attempt}` : null;
-    const rows = def.dependsOn.length > 0 ? await this.parentResults(run.dagRunId!, def.dependsOn, task.mapped, mappedKey) : [];
-    const inputsJson = inputsJsonOf(task, run.mapIndex ?? null, rows, (row) => this.startsOf(row));
+    const { rows, sizes } = def.dependsOn.length > 0 ? await this.parentResults(run.dagRunId!, def.dependsOn, task.mapped, mappedKey) : { rows: [], sizes: new Map<string, number>() };
+    const inputsJson = inputsJsonOf({ ...task, sizes }, run.mapIndex ?? null, rows, (row) => this.startsOf(row));
     const size = Buffer.byteLength(inputsJson);
     if (size > MAX_INPUTS_BYTES) throw inputsTooLarge(size);
     return { inputsJson, paramsJson: shape.paramsJson };
@@ -249,7 +266,7 @@ export function inputsJsonOf(task: InputsTask, mapIndex: number | null, rows: re
   // parent (or of an instance) winning, as in inputsByValue.
   const single = new Map<string, ParentRow>();
   const lists = new Map<string, string[]>();
-  for (const p of task.dependsOn) if (task.mapped.has(p)) lists.set(p, []);
+  for (const p of task.dependsOn) if (task.mapped.has(p)) lists.set(p, new Array<string>(task.sizes?.get(p) ?? 0));
   for (const r of rows) {
     const list = lists.get(r.taskKey!);
     if (list) list[r.mapIndex!] = r.resultJson ?? "null";
@@ -284,7 +301,7 @@ export function inputsJsonOf(task: InputsTask, mapIndex: number | null, rows: re
  */
 export function inputsByValue(task: InputsTask, mapIndex: number | null, rows: readonly ParentRow[]): Record<string, unknown> {
   const inputs: Record<string, unknown> = {};
-  for (const parent of task.dependsOn) inputs[parent] = task.mapped.has(parent) ? [] : null;
+  for (const parent of task.dependsOn) inputs[parent] = task.mapped.has(parent) ? new Array<unknown>(task.sizes?.get(parent) ?? 0) : null;
   for (const r of rows) {
     const value = r.resultJson == null ? null : (JSON.parse(r.resultJson) as unknown);
     const list = inputs[r.taskKey!];

@@ -225,6 +225,13 @@ export function findSucceededTaskResults(mongo: Mongo, dagRunId: string, keys: r
     .toArray() as Promise<Array<Pick<RunDoc, "taskKey" | "mapIndex" | "resultJson">>>;
 }
 
+/** How many instances each of these mapped tasks of a DAG run has (0: not expanded, or no such DAG run). */
+export async function findInstanceCounts(mongo: Mongo, dagRunId: string, keys: readonly string[]): Promise<Map<string, number>> {
+  const projection = Object.fromEntries(keys.map((k) => [`tasks.${k}.instances.attempt`, 1]));
+  const doc = await mongo.c.dagRuns.findOne({ _id: dagRunId }, { projection });
+  return new Map(keys.map((k) => [k, doc?.tasks?.[k]?.instances?.length ?? 0]));
+}
+
 /** A DAG's runs, for deleteDag: removed with it. */
 export async function deleteDagRunsOf(mongo: Mongo, dagId: string): Promise<number> {
   return (await mongo.c.dagRuns.deleteMany({ dagId })).deletedCount;
