@@ -67,6 +67,13 @@ export interface DagRunTaskDoc {
    * run): the next advance writes it, and until then every end takes the full advance.
    */
   open?: number;
+  /**
+   * A task with parents: how many of them have not ended (as stored). A parent's success that
+   * leaves it above zero decides nothing for this task under rules decided by the last parent
+   * (src/dag/plan/quiet-ends.ts), and is recorded by one conditional write that lowers it.
+   * Absent (an older or a retried DAG run): the next advance writes it.
+   */
+  openParents?: number;
   /** Why the task ended without running, when that needs saying (e.g. a map over something not an array). */
   note?: string | null;
 }

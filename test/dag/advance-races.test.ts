@@ -200,4 +200,78 @@ describe("DAG advance races", () => {
     expect(doc.tasks.join!.state).toBe("QUEUED");
     expect(await db.mongo.c.runs.countDocuments({ dagRunId, taskKey: "join" })).toBe(1);
   });
+
+  it("records a static fan-in's parents' successes without a round while the join waits for another, and the last starts it once", async () => {
+    const [one, two] = engines as [DagEngine, DagEngine];
+    const width = 30;
+    const dag = await one.service.create(owner, {
+      name: "static-fan",
+      tasks: [
+        { key: "root", spec },
+        ...Array.from({ length: width }, (_, i) => ({ key: `c${i}`, spec, dependsOn: ["root"] })),
+        { key: "join", spec, dependsOn: Array.from({ length: width }, (_, i) => `c${i}`) },
+        // ALL_DONE waits for its last parent too; its count is lowered with the join's.
+        { key: "tally", spec, dependsOn: ["c0", "c1"], trigger: "ALL_DONE" as const },
+      ],
+    });
+    for (let round = 0; round < 3; round++) {
+      const run = await one.dagRuns.trigger(owner, dag._id, null);
+      const [root] = await db.mongo.c.runs.find({ dagRunId: run._id }).toArray();
+      // Both processes advance the DAG run once (each learns which successes can be quiet).
+      await one.taskEnded(await endInStore(root!._id));
+      const middle = await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: { $ne: "root" } }).toArray();
+      expect(middle).toHaveLength(width);
+      await two.advancer.advance(run._id);
+      let doc = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+      expect(doc.tasks.join!.openParents).toBe(width);
+      expect(doc.tasks.tally!.openParents).toBe(2);
+      const order = shuffled(middle.filter((r) => r.taskKey !== "c0" && r.taskKey !== "c1"));
+      const reads = vi.spyOn(db.mongo.c.dagRuns, "findOne");
+      try {
+        const ended = await Promise.all(order.map((r) => endInStore(r._id)));
+        await Promise.all(ended.map((r, i) => (i % 2 ? two : one).taskEnded(r)));
+        // c0 first: tally still waits for c1, the join for c1.
+        await one.taskEnded(await endInStore(middle.find((r) => r.taskKey === "c0")!._id));
+        expect(reads).not.toHaveBeenCalled();
+      } finally {
+        reads.mockRestore();
+      }
+      doc = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+      expect(doc.tasks.join!.openParents).toBe(1);
+      expect(doc.tasks.tally!.openParents).toBe(1);
+      expect(doc.tasks.c0!.state).toBe("SUCCEEDED");
+      expect(doc.tasks.join!.state).toBe("PENDING");
+      expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: { $in: ["join", "tally"] } })).toBe(0);
+      // The last parent, reported on both processes at once: both children start, once each.
+      const last = await endInStore(middle.find((r) => r.taskKey === "c1")!._id);
+      await Promise.all([one.taskEnded(last), two.taskEnded(last)]);
+      doc = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+      expect(doc.tasks.join!.state).toBe("QUEUED");
+      expect(doc.tasks.tally!.state).toBe("QUEUED");
+      expect(doc.tasks.join!.openParents).toBe(0);
+      expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "join" })).toBe(1);
+      expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "tally" })).toBe(1);
+    }
+  });
+
+  it("never takes the quiet path for a success a child decides on at once (ONE_SUCCESS, ALL_FAILED)", async () => {
+    const [one] = engines as [DagEngine, DagEngine];
+    const dag = await one.service.create(owner, {
+      name: "eager-children",
+      tasks: [
+        { key: "a", spec },
+        { key: "b", spec },
+        { key: "any", spec, dependsOn: ["a", "b"], trigger: "ONE_SUCCESS" as const },
+        { key: "none", spec, dependsOn: ["a", "b"], trigger: "ALL_FAILED" as const },
+      ],
+    });
+    const run = await one.dagRuns.trigger(owner, dag._id, null);
+    const a = (await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: "a" }).toArray())[0]!;
+    await one.taskEnded(await endInStore(a._id));
+    const doc = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+    // a's success started ONE_SUCCESS's child and skipped ALL_FAILED's, with b still running.
+    expect(doc.tasks.any!.state).toBe("QUEUED");
+    expect(doc.tasks.none!.state).toBe("SKIPPED");
+    expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "any" })).toBe(1);
+  });
 });

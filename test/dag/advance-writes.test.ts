@@ -24,6 +24,7 @@ const task = (n: number | null) =>
     state: fc.constantFrom(...STATES),
     attempt: fc.integer({ min: 1, max: 3 }),
     note: fc.option(fc.string({ maxLength: 5 }), { nil: null }),
+    openParents: fc.integer({ min: 0, max: 3 }),
     ...(n === null ? {} : { instances: fc.array(instance, { minLength: n, maxLength: n }), open: fc.integer({ min: 0, max: n }) }),
   }) as fc.Arbitrary<DagRunTaskDoc>;
 

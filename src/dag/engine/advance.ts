@@ -4,22 +4,34 @@
  * again), then make what was decided happen: the runs of newly QUEUED instances are created
  * (idempotent by their fireKey, so two advances deciding the same start create one run), and the
  * instances to cancel are cancelled. Called when a task's run ends (the hook core calls), after a
- * trigger, a cancel or a retry, and by the sweeper; every call is safe to repeat. A mapped
- * instance's success that decides nothing else is recorded without a round (quickSuccess).
+ * trigger, a cancel or a retry, and by the sweeper; every call is safe to repeat. A success that
+ * decides nothing else is recorded without a round (batchQuiet).
  */
 import type { RunService } from "../../core/index.js";
 import type { DagRunDoc, DagRunTaskDoc, DagTaskDoc, DagTaskState, JobDoc, RunStatus } from "../../domain/index.js";
 import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, recordInstanceSuccesses, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
+import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, recordQuietSuccesses, setDagRunAtVersion, type DagTaskRun, type Mongo, type QuietSuccess } from "../../store/index.js";
 import { isActive, isTerminal } from "../plan/readiness.js";
+import { indexGraph, type GraphIndex } from "../plan/graph.js";
+import { openParentCounts, quietSuccessChildren } from "../plan/quiet-ends.js";
 import { step } from "../plan/step.js";
-import type { InstanceRef, StepResult, TaskView } from "../plan/types.js";
+import type { DagDef, InstanceRef, StepResult, TaskView } from "../plan/types.js";
 import { planOf } from "./definition.js";
 import type { DagEvent, DagEvents } from "./events.js";
 import { dagAttemptOfFireKey, instanceFireKey } from "./keys.js";
 
+/** A definition as the advance uses it (see DagAdvancer.compile). */
+interface Compiled {
+  dag: DagDef;
+  graph: GraphIndex;
+  /** Tasks whose success can be quiet, and the children whose counts it lowers. */
+  quiet: ReadonlyMap<string, readonly string[]>;
+}
+
+/** DAG runs whose quiet successes a process remembers (those it advanced last). */
+const QUIET_RUNS = 1024;
 /** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
 const CAS_ROUNDS = 64;
 /** Definitions kept per process, by DAG version (up to 1,000 task specs each). */
@@ -97,8 +109,13 @@ interface Pending {
 export class DagAdvancer {
   /** Advances in progress in this process, by DAG run: a call while one runs asks it for one more round. */
   private readonly inFlight = new Map<string, Pending>();
-  /** Mapped instances' successes reported in this event-loop turn, by DAG run (see quickSuccess). */
-  private readonly quickBatches = new Map<string, { ends: Map<string, DagTaskRun>; done: Promise<void> }>();
+  /** Quiet successes reported in this event-loop turn, by DAG run (see batchQuiet). */
+  private readonly quietBatches = new Map<string, { ends: Map<string, { run: DagTaskRun; quiet: QuietSuccess }>; done: Promise<void> }>();
+  /**
+   * By DAG run this process advanced lately: the tasks whose success can be quiet, and the children
+   * whose counts it lowers (quietSuccessChildren). Learned from the definition in each round.
+   */
+  private readonly quietChildren = new Map<string, ReadonlyMap<string, readonly string[]>>();
   /**
    * Definition snapshots by `<dagId>@<dagVersion>`, read once per process: an advance then reads
    * only the states, not the specs. Every DAG run of one version has the same snapshot (any change
@@ -106,6 +123,8 @@ export class DagAdvancer {
    * schedule's next fire, reads nothing more.
    */
   private readonly definitions = new Map<string, Promise<DagRunDoc["definition"] | null>>();
+  /** Each cached definition's graph and quiet successes. */
+  private readonly compiled = new WeakMap<DagRunDoc["definition"], Compiled>();
 
   constructor(private readonly deps: AdvancerDeps) {}
 
@@ -120,47 +139,63 @@ export class DagAdvancer {
    * round is *full*: every task run is read and every QUEUED instance without a run gets one.
    */
   advance(dagRunId: string, ended?: DagTaskRun): Promise<void> {
-    if (ended && ended.status === "SUCCEEDED" && ended.mapIndex != null && dagAttemptOfFireKey(ended.fireKey) !== null) return this.quickSuccess(dagRunId, ended);
+    const quiet = ended ? this.quietSuccess(dagRunId, ended) : null;
+    if (quiet) return this.batchQuiet(dagRunId, ended!, quiet);
     return this.coalesced(dagRunId, ended ? [ended] : null);
   }
 
   /**
-   * A mapped instance's success while other instances of its task are still under way decides
-   * nothing but its own state. The successes one process reports in one event-loop turn are
-   * recorded in one conditional write (recordInstanceSuccesses), with no read of the DAG run and
-   * no compare-and-set round: the 1,000 ends of a fan-out are a few dozen small writes rather than
-   * rounds that read and rewrite 1,000 instance states, and the last end (a full round: it starts
-   * the join) does not queue behind them. When a condition does not hold (the last instance among
-   * them, a cancel, maxParallel ...), they take the full advance together.
+   * The quiet success (src/dag/plan/quiet-ends.ts) `ended` may be, or null: a mapped instance's
+   * success (quiet while other instances of its task are under way), or the success of a task
+   * whose children all wait for their last parent (quiet while each still waits for another; the
+   * DAG's graph as this process last advanced that DAG run, none known: not quiet).
    */
-  private quickSuccess(dagRunId: string, ended: DagTaskRun): Promise<void> {
-    let batch = this.quickBatches.get(dagRunId);
+  private quietSuccess(dagRunId: string, ended: DagTaskRun): QuietSuccess | null {
+    if (ended.status !== "SUCCEEDED" || !ended.taskKey) return null;
+    const attempt = dagAttemptOfFireKey(ended.fireKey);
+    if (attempt === null) return null;
+    if (ended.mapIndex != null) return { taskKey: ended.taskKey, mapIndex: ended.mapIndex, attempt };
+    const children = this.quietChildren.get(dagRunId)?.get(ended.taskKey) ?? null;
+    return children ? { taskKey: ended.taskKey, mapIndex: null, attempt, children } : null;
+  }
+
+  /**
+   * Quiet successes decide nothing but their own state. Those one process reports in one
+   * event-loop turn are recorded in one conditional write (recordQuietSuccesses), with no read of
+   * the DAG run and no compare-and-set round: the 1,000 ends of a fan-out are a few dozen small
+   * writes rather than rounds that read and rewrite 1,000 states, and the last end (a full round:
+   * it starts the join) does not queue behind them. When a condition does not hold (the last
+   * instance or parent among them, a cancel, maxParallel ...), they take the full advance together.
+   */
+  private batchQuiet(dagRunId: string, ended: DagTaskRun, quiet: QuietSuccess): Promise<void> {
+    let batch = this.quietBatches.get(dagRunId);
     if (!batch) {
-      const ends = new Map<string, DagTaskRun>();
+      const ends = new Map<string, { run: DagTaskRun; quiet: QuietSuccess }>();
       const done = new Promise<void>((resolve) =>
         setImmediate(() => {
-          this.quickBatches.delete(dagRunId);
-          resolve(this.recordSuccesses(dagRunId, [...ends.values()]));
+          this.quietBatches.delete(dagRunId);
+          resolve(this.recordQuiet(dagRunId, [...ends.values()]));
         }),
       );
       batch = { ends, done };
-      this.quickBatches.set(dagRunId, batch);
+      this.quietBatches.set(dagRunId, batch);
     }
-    batch.ends.set(ended.fireKey, ended);
+    batch.ends.set(ended.fireKey, { run: ended, quiet });
     return batch.done;
   }
 
-  private async recordSuccesses(dagRunId: string, ends: DagTaskRun[]): Promise<void> {
+  private async recordQuiet(dagRunId: string, ends: Array<{ run: DagTaskRun; quiet: QuietSuccess }>): Promise<void> {
     const now = this.deps.clock();
-    const successes = ends.map((r) => ({ taskKey: r.taskKey!, mapIndex: r.mapIndex!, attempt: dagAttemptOfFireKey(r.fireKey)! }));
-    const written = await recordInstanceSuccesses(this.deps.mongo, dagRunId, successes, { now: new Date(now), sweepAt: new Date(now + this.deps.sweepAfterMs) }).catch((e: unknown) => {
+    const successes = ends.map((e) => e.quiet);
+    const written = await recordQuietSuccesses(this.deps.mongo, dagRunId, successes, { now: new Date(now), sweepAt: new Date(now + this.deps.sweepAfterMs) }).catch((e: unknown) => {
       this.deps.log.warn({ err: coerceError(e), dagRunId }, "could not record DAG task successes in one write; advancing the DAG run instead");
       return null;
     });
-    if (!written) return this.coalesced(dagRunId, ends);
+    if (!written) return this.coalesced(dagRunId, ends.map((e) => e.run));
     const base = { dagRunId, dagId: written.dagId, ownerId: written.ownerId, status: DagRunStatus.RUNNING, at: now };
     const events: DagEvent[] = [];
-    for (const key of new Set(successes.map((s) => s.taskKey))) {
+    // A mapped task stays RUNNING (its task-level event, once per task); a task's own success is its event.
+    for (const key of new Set(successes.filter((s) => s.mapIndex !== null).map((s) => s.taskKey))) {
       events.push({ ...base, task: { key, mapIndex: null, state: S.RUNNING, attempt: successes.find((s) => s.taskKey === key)!.attempt, runStatus: null, runId: null } });
     }
     for (const s of successes) events.push({ ...base, task: { key: s.taskKey, mapIndex: s.mapIndex, state: S.SUCCEEDED, attempt: s.attempt, runStatus: null, runId: null } });
@@ -196,7 +231,7 @@ export class DagAdvancer {
 
   /** Advances in progress (shutdown waits for them). */
   async idle(): Promise<void> {
-    await Promise.allSettled([...this.quickBatches.values()].map((b) => b.done));
+    await Promise.allSettled([...this.quietBatches.values()].map((b) => b.done));
     await Promise.allSettled([...this.inFlight.values()].map((e) => e.done));
   }
 
@@ -208,18 +243,20 @@ export class DagAdvancer {
       if (!state || state.held || state.status !== DagRunStatus.RUNNING) return;
       const definition = await this.definition(state);
       if (!definition) return;
+      const plan = this.compile(definition);
+      this.noteQuiet(dagRunId, plan.quiet);
       const doc: DagRunDoc = { ...state, definition };
       const runs = known ?? new Map((await findTaskRuns(mongo, dagRunId)).map((r) => [r.fireKey, r]));
       const observed = observedStates(doc, runs);
       const decided = step({
-        dag: planOf(doc.definition.tasks),
+        dag: plan.dag,
         tasks: observed,
         mapSources: await this.mapSources(doc, observed),
         failFast: doc.definition.failFast,
         maxParallel: doc.definition.maxParallel,
         cancelled: doc.cancelRequested,
       });
-      const tasks = storedTasks(decided, doc.tasks);
+      const tasks = storedTasks(decided, doc.tasks, plan.graph);
       let current = doc;
       const changedKeys = Object.keys(tasks).filter((k) => !sameTask(tasks[k]!, doc.tasks[k]));
       if (changedKeys.length > 0 || decided.status !== doc.status) {
@@ -238,6 +275,7 @@ export class DagAdvancer {
         current = written;
         await this.publish(doc, written, changedKeys, now);
         if (terminal) {
+          this.quietChildren.delete(dagRunId);
           this.deps.log.info({ dagRunId, dagId: doc.dagId, status: decided.status }, "DAG run finished");
           await this.deps.onFinished(written);
         }
@@ -248,6 +286,30 @@ export class DagAdvancer {
       return;
     }
     this.deps.log.warn({ dagRunId }, "DAG run too contended to advance now; the sweeper will come back to it");
+  }
+
+  /** A definition's graph and quiet successes, made once per definition snapshot (they are cached per DAG version). */
+  private compile(definition: DagRunDoc["definition"]): Compiled {
+    let c = this.compiled.get(definition);
+    if (!c) {
+      const dag = planOf(definition.tasks);
+      const graph = indexGraph(dag);
+      const quiet = new Map<string, readonly string[]>();
+      for (const key of graph.keys) {
+        const children = quietSuccessChildren(dag, graph, key);
+        if (children) quiet.set(key, children);
+      }
+      c = { dag, graph, quiet };
+      this.compiled.set(definition, c);
+    }
+    return c;
+  }
+
+  /** Remembers which successes of the DAG run's tasks can be quiet (a bounded number of DAG runs, the least recent out). */
+  private noteQuiet(dagRunId: string, quiet: ReadonlyMap<string, readonly string[]>): void {
+    this.quietChildren.delete(dagRunId);
+    if (this.quietChildren.size >= QUIET_RUNS) this.quietChildren.delete(this.quietChildren.keys().next().value!);
+    this.quietChildren.set(dagRunId, quiet);
   }
 
   private definition(run: Pick<DagRunDoc, "_id" | "dagId" | "dagVersion">): Promise<DagRunDoc["definition"] | null> {
@@ -385,13 +447,15 @@ function taskJob(doc: DagRunDoc, def: DagTaskDoc): JobDoc {
 }
 
 /** `step`'s views as stored, with each task's note (kept from before when `step` gave none now). */
-function storedTasks(decided: StepResult, before: Readonly<Record<string, DagRunTaskDoc>>): Record<string, DagRunTaskDoc> {
+function storedTasks(decided: StepResult, before: Readonly<Record<string, DagRunTaskDoc>>, graph: GraphIndex): Record<string, DagRunTaskDoc> {
   const notes = new Map(decided.notes.map((n) => [n.key, n.message]));
+  const openParents = openParentCounts(graph, decided.tasks);
   const out: Record<string, DagRunTaskDoc> = {};
   for (const [key, v] of Object.entries(decided.tasks)) {
     const note = notes.get(key) ?? (before[key]?.attempt === v.attempt ? (before[key]?.note ?? null) : null);
     const instances = v.instances ? { instances: v.instances.map((i) => ({ state: i.state, attempt: i.attempt })), open: v.instances.filter((i) => !isTerminal(i.state)).length } : {};
-    out[key] = { state: v.state, attempt: v.attempt, ...instances, note };
+    const parents = openParents.has(key) ? { openParents: openParents.get(key)! } : {};
+    out[key] = { state: v.state, attempt: v.attempt, ...instances, ...parents, note };
   }
   return out;
 }
@@ -409,6 +473,7 @@ export function taskWrites(key: string, after: DagRunTaskDoc, before: DagRunTask
   if (after.attempt !== before.attempt) out.push([`tasks.${key}.attempt`, after.attempt]);
   if ((after.note ?? null) !== (before.note ?? null)) out.push([`tasks.${key}.note`, after.note ?? null]);
   if (after.open !== before.open) out.push([`tasks.${key}.open`, after.open]);
+  if (after.openParents !== before.openParents) out.push([`tasks.${key}.openParents`, after.openParents]);
   after.instances.forEach((x, i) => {
     const b = before.instances![i]!;
     if (x.state !== b.state || x.attempt !== b.attempt) out.push([`tasks.${key}.instances.${i}`, x]);
@@ -417,7 +482,7 @@ export function taskWrites(key: string, after: DagRunTaskDoc, before: DagRunTask
 }
 
 function sameTask(a: DagRunTaskDoc, b: DagRunTaskDoc | undefined): boolean {
-  if (!b || a.state !== b.state || a.attempt !== b.attempt || (a.note ?? null) !== (b.note ?? null) || a.open !== b.open) return false;
+  if (!b || a.state !== b.state || a.attempt !== b.attempt || (a.note ?? null) !== (b.note ?? null) || a.open !== b.open || a.openParents !== b.openParents) return false;
   if (a.instances === undefined || b.instances === undefined) return a.instances === b.instances;
   return a.instances.length === b.instances.length && a.instances.every((x, i) => x.state === b.instances![i]!.state && x.attempt === b.instances![i]!.attempt);
 }

@@ -45,29 +45,37 @@ export async function setDagRunAtVersion(mongo: Mongo, id: string, version: numb
   return (await mongo.c.dagRuns.updateOne({ _id: id, version }, { $set: set, $inc: { version: 1 } })).modifiedCount === 1;
 }
 
-/** A mapped task instance that succeeded, as {@link recordInstanceSuccesses} writes it. */
-export interface InstanceSuccess {
+/**
+ * A task instance that succeeded, as {@link recordQuietSuccesses} writes it: an instance of a
+ * mapped task (`mapIndex`), or a task with children (`children`: whose counts of unended parents,
+ * `tasks.<child>.openParents`, its end lowers).
+ */
+export interface QuietSuccess {
   taskKey: string;
-  mapIndex: number;
+  mapIndex: number | null;
   /** The instance's attempt in its DAG run (its run's fire key says which). */
   attempt: number;
+  children?: readonly string[];
 }
 
 /**
- * Records that these mapped task instances succeeded, in one conditional write, when that decides
- * nothing else in the DAG run: it is RUNNING (not held, not being cancelled), it has no
- * `maxParallel` (which an end would let start another instance), each instance is still stored
- * active at its attempt, and each task keeps at least one instance that has not ended (so it stays
- * RUNNING and no child's readiness changes). The write bumps the DAG run's version, so an advance
- * that read it before decides again. Returns the DAG run's DAG and owner (for its events), or null
- * when a condition did not hold and a full advance must record these ends.
+ * Records that these task instances succeeded, in one conditional write, when that decides
+ * nothing else in the DAG run (src/dag/plan/quiet-ends.ts): it is RUNNING (not held, not being
+ * cancelled), it has no `maxParallel` (which an end would let start another instance), each
+ * instance is still stored active at its attempt; a mapped task keeps at least one instance that
+ * has not ended (so it stays RUNNING), and each child of an unmapped one at least one parent that
+ * has not ended (so no child's verdict changes, and the DAG run does not end). The write bumps the
+ * DAG run's version, so an advance that read it before decides again. Returns the DAG run's DAG
+ * and owner (for its events), or null when a condition did not hold and a full advance must
+ * record these ends.
  */
-export function recordInstanceSuccesses(
+export function recordQuietSuccesses(
   mongo: Mongo,
   dagRunId: string,
-  successes: readonly InstanceSuccess[],
+  successes: readonly QuietSuccess[],
   at: { now: Date; sweepAt: Date },
 ): Promise<Pick<DagRunDoc, "_id" | "dagId" | "ownerId"> | null> {
+  const active = { $in: [DagTaskState.QUEUED, DagTaskState.RUNNING, DagTaskState.RETRYING] };
   const filter: Record<string, unknown> = {
     _id: dagRunId,
     status: DagRunStatus.RUNNING,
@@ -76,19 +84,25 @@ export function recordInstanceSuccesses(
     "definition.maxParallel": null,
   };
   const set: Record<string, unknown> = { updatedAt: at.now, sweepAt: at.sweepAt };
-  const ended = new Map<string, number>();
-  for (const s of successes) {
-    const instance = `tasks.${s.taskKey}.instances.${s.mapIndex}`;
-    filter[`${instance}.attempt`] = s.attempt;
-    filter[`${instance}.state`] = { $in: [DagTaskState.QUEUED, DagTaskState.RUNNING, DagTaskState.RETRYING] };
-    set[`${instance}.state`] = DagTaskState.SUCCEEDED;
-    ended.set(s.taskKey, (ended.get(s.taskKey) ?? 0) + 1);
-  }
   const inc: Record<string, number> = { version: 1 };
+  const ended = new Map<string, number>();
+  const parentsEnding = new Map<string, number>();
+  for (const s of successes) {
+    const path = s.mapIndex === null ? `tasks.${s.taskKey}` : `tasks.${s.taskKey}.instances.${s.mapIndex}`;
+    filter[`${path}.attempt`] = s.attempt;
+    filter[`${path}.state`] = active;
+    set[`${path}.state`] = DagTaskState.SUCCEEDED;
+    if (s.mapIndex !== null) ended.set(s.taskKey, (ended.get(s.taskKey) ?? 0) + 1);
+    for (const c of s.children ?? []) parentsEnding.set(c, (parentsEnding.get(c) ?? 0) + 1);
+  }
   for (const [key, n] of ended) {
     filter[`tasks.${key}.open`] = { $gt: n };
     set[`tasks.${key}.state`] = DagTaskState.RUNNING;
     inc[`tasks.${key}.open`] = -n;
+  }
+  for (const [child, n] of parentsEnding) {
+    filter[`tasks.${child}.openParents`] = { $gt: n };
+    inc[`tasks.${child}.openParents`] = -n;
   }
   return mongo.c.dagRuns.findOneAndUpdate(filter as Filter<DagRunDoc>, { $set: set, $inc: inc }, { projection: { _id: 1, dagId: 1, ownerId: 1 }, returnDocument: "after" }) as Promise<Pick<
     DagRunDoc,
