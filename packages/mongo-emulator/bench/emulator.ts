@@ -11,20 +11,12 @@
  * Part 2, server capacity: the same operations as hand-encoded OP_MSG frames over 8 raw sockets
  * with 8 requests in flight each, so the driver's own per-operation cost is out of the picture.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { loadavg } from "node:os";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { BSON, UUID } from "bson";
 import { MongoClient, ObjectId, type Collection } from "mongodb";
 import { encodeMsgRequest } from "../src/wire.js";
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
+import { arg, processCpuMs, startServer } from "./server.js";
 
 const SECONDS = arg("seconds", 3);
 const CLIENTS = arg("clients", 8);
@@ -65,31 +57,6 @@ function runDoc(fireKey: string): RunDoc {
     resources: { cpu: 0.5, memoryMb: 256 },
     history: [{ from: "PENDING", to: "QUEUED", at: now }],
   };
-}
-
-async function startServer(): Promise<{ uri: string; port: number; child: ChildProcess }> {
-  const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url));
-  const prof = process.env.EMULATOR_CPU_PROF;
-  const args = [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), "--import", "tsx", bin, "--port", "0"];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-  const uri = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const entry = JSON.parse(line) as { uri?: string };
-      if (entry.uri) resolve(entry.uri);
-    });
-    child.once("exit", (code) => reject(new Error(`emulator exited with ${code}`)));
-  });
-  return { uri, port: Number(uri.split(":").pop()), child };
-}
-
-/** CPU time (ms) used so far by a process, from /proc (Linux). */
-function processCpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime in 10 ms ticks
-  } catch {
-    return NaN;
-  }
 }
 
 interface Phase {

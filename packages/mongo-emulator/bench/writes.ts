@@ -16,17 +16,9 @@
  * CPU time per operation (from /proc, so Linux only), which other load on the machine disturbs
  * less than the wall-clock times.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { MongoClient, type AnyBulkWriteOperation, type Document, type IndexDescription } from "mongodb";
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
+import { arg, processCpuMs, startServer } from "./server.js";
 
 const ROUNDS = arg("rounds", 15);
 const FAN_OUT = 1000;
@@ -45,21 +37,6 @@ const RUN_INDEXES: IndexDescription[] = [
   { key: { dagRunId: 1, taskKey: 1 }, name: "dagRun_task", partialFilterExpression: { dagRunId: { $type: "string" } } },
   { key: { finishedAt: 1 }, name: "finished_ttl", expireAfterSeconds: 90 * 86400 },
 ];
-
-async function startServer(): Promise<{ uri: string; child: ChildProcess }> {
-  const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url));
-  const prof = process.env.EMULATOR_CPU_PROF;
-  const args = [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), "--import", "tsx", bin, "--port", "0"];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-  const uri = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const entry = JSON.parse(line) as { uri?: string };
-      if (entry.uri) resolve(entry.uri);
-    });
-    child.once("exit", (code) => reject(new Error(`emulator exited with ${code}`)));
-  });
-  return { uri, child };
-}
 
 /** A run document, loosely typed (string ids, operator shapes the driver's types do not model). */
 type RunRow = Document & { _id: string };
@@ -154,16 +131,6 @@ function claimAndResult(id: string, op: string, nodeId: string, now: Date): AnyB
       } as Document,
     },
   };
-}
-
-/** CPU time (ms) used so far by a process, from /proc (Linux). */
-function processCpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime in 10 ms ticks
-  } catch {
-    return NaN;
-  }
 }
 
 function median(xs: number[]): number {
