@@ -25,9 +25,9 @@ afterAll(async () => {
   await app?.dispose();
 });
 
-interface RunRow { id: string; status: string; attempt: number; startedAt: string | null; finishedAt: string | null; history: Array<{ status: string; reason: string | null }> }
+interface RunRow { id: string; status: string; attempt: number; startedAt: string | null; finishedAt: string | null; history: Array<{ status: string; reason: string | null; attempt: number | null }> }
 
-const RUN = `id status attempt startedAt finishedAt history { status reason }`;
+const RUN = `id status attempt startedAt finishedAt history { status reason attempt }`;
 const FAR = "2099-01-01T00:00:00Z";
 
 async function createJob(name: string, overlap: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -97,6 +97,8 @@ describe("retryRun takes the job's overlap lock again", () => {
     const doneA = await until(a, ["SUCCEEDED", "FAILED"]);
     expect([doneB.status, doneA.status]).toEqual(["SUCCEEDED", "SUCCEEDED"]);
     expect(Date.parse(doneA.startedAt!)).toBeGreaterThanOrEqual(Date.parse(doneB.finishedAt!));
+    // Queued when b ended, as the attempt it was retried into (not attempt 1).
+    expect(doneA.history.find((h) => h.reason === `previous run ${b} finished`)).toMatchObject({ status: "QUEUED", attempt: 2 });
     await waitFor(async () => ((await lockOf(id)).active === null ? true : null), 5_000, 50);
     expect(await lockOf(id)).toEqual({ active: null, pending: null });
   });

@@ -9,7 +9,7 @@ import { ConflictError } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { decideOverlap } from "../../timing/index.js";
-import { dropPendingRun, findPendingBehind, passOverlapLock, readOverlapLock, setOverlapLockIf } from "../../store/index.js";
+import { dropPendingRun, findPendingBehind, findRun, passOverlapLock, readOverlapLock, setOverlapLockIf } from "../../store/index.js";
 import type { Mongo } from "../../store/index.js";
 import type { Transitions } from "./transitions.js";
 
@@ -69,14 +69,20 @@ export class OverlapLocks {
     if (cur?.active === runId) await this.queuePending(runId, "the run ahead of it finished while it was being created");
   }
 
-  /** The run held behind the lock goes to the ready queue: PENDING → QUEUED (once: the transition is conditional). */
+  /**
+   * The run held behind the lock goes to the ready queue: PENDING → QUEUED (once: the transition is
+   * conditional). Its history entry names its own attempt: a held run is a fire's (attempt 1) or a
+   * retry's (the attempt it retries into).
+   */
   private async queuePending(runId: string, reason: string): Promise<void> {
+    const held = await findRun(this.deps.mongo, runId);
+    if (!held || held.status !== RunStatus.PENDING) return;
     const queued = await this.deps.transitions.apply(runId, {
       to: RunStatus.QUEUED,
       from: [RunStatus.PENDING],
       set: { queuedAt: new Date(this.deps.clock()) },
       reason,
-      attempt: 1,
+      attempt: held.attempt,
     });
     if (queued) await this.deps.enqueue(queued);
   }
