@@ -5,14 +5,14 @@
  * (idempotent by their fireKey, so two advances deciding the same start create one run), and the
  * instances to cancel are cancelled. Called when a task's run ends (the hook core calls), after a
  * trigger, a cancel or a retry, and by the sweeper; every call is safe to repeat. A success that
- * decides nothing else is recorded without a round (batchQuiet).
+ * decides nothing else is recorded without a round (quiet-writes.ts).
  */
 import type { RunService } from "../../core/index.js";
 import type { DagRunDoc, DagRunTaskDoc, DagTaskDoc, DagTaskState, JobDoc, RunStatus } from "../../domain/index.js";
 import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, recordQuietSuccesses, setDagRunAtVersion, type DagTaskRun, type Mongo, type QuietSuccess } from "../../store/index.js";
+import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
 import { isActive, isTerminal } from "../plan/readiness.js";
 import { indexGraph, type GraphIndex } from "../plan/graph.js";
 import { openParentCounts, quietSuccessChildren } from "../plan/quiet-ends.js";
@@ -20,7 +20,8 @@ import { step } from "../plan/step.js";
 import type { DagDef, InstanceRef, StepResult, TaskView } from "../plan/types.js";
 import { planOf } from "./definition.js";
 import type { DagEvent, DagEvents } from "./events.js";
-import { dagAttemptOfFireKey, instanceFireKey } from "./keys.js";
+import { instanceFireKey } from "./keys.js";
+import { QuietWrites } from "./quiet-writes.js";
 
 /** A definition as the advance uses it (see DagAdvancer.compile). */
 interface Compiled {
@@ -30,8 +31,6 @@ interface Compiled {
   quiet: ReadonlyMap<string, readonly string[]>;
 }
 
-/** DAG runs whose quiet successes a process remembers (those it advanced last). */
-const QUIET_RUNS = 1024;
 /** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
 const CAS_ROUNDS = 64;
 /** Definitions kept per process, by DAG version (up to 1,000 task specs each). */
@@ -109,13 +108,8 @@ interface Pending {
 export class DagAdvancer {
   /** Advances in progress in this process, by DAG run: a call while one runs asks it for one more round. */
   private readonly inFlight = new Map<string, Pending>();
-  /** Quiet successes reported in this event-loop turn, by DAG run (see batchQuiet). */
-  private readonly quietBatches = new Map<string, { ends: Map<string, { run: DagTaskRun; quiet: QuietSuccess }>; done: Promise<void> }>();
-  /**
-   * By DAG run this process advanced lately: the tasks whose success can be quiet, and the children
-   * whose counts it lowers (quietSuccessChildren). Learned from the definition in each round.
-   */
-  private readonly quietChildren = new Map<string, ReadonlyMap<string, readonly string[]>>();
+  /** Successes that decide nothing else, recorded without a round (quiet-writes.ts). */
+  private readonly quiet: QuietWrites;
   /**
    * Definition snapshots by `<dagId>@<dagVersion>`, read once per process: an advance then reads
    * only the states, not the specs. Every DAG run of one version has the same snapshot (any change
@@ -126,7 +120,9 @@ export class DagAdvancer {
   /** Each cached definition's graph and quiet successes. */
   private readonly compiled = new WeakMap<DagRunDoc["definition"], Compiled>();
 
-  constructor(private readonly deps: AdvancerDeps) {}
+  constructor(private readonly deps: AdvancerDeps) {
+    this.quiet = new QuietWrites({ ...deps, fallback: (dagRunId, runs) => this.coalesced(dagRunId, runs) });
+  }
 
   /**
    * Advances the DAG run until nothing moves. Concurrent calls for one DAG run in this process
@@ -139,67 +135,8 @@ export class DagAdvancer {
    * round is *full*: every task run is read and every QUEUED instance without a run gets one.
    */
   advance(dagRunId: string, ended?: DagTaskRun): Promise<void> {
-    const quiet = ended ? this.quietSuccess(dagRunId, ended) : null;
-    if (quiet) return this.batchQuiet(dagRunId, ended!, quiet);
+    if (ended && this.quiet.take(dagRunId, ended)) return this.quiet.written(dagRunId);
     return this.coalesced(dagRunId, ended ? [ended] : null);
-  }
-
-  /**
-   * The quiet success (src/dag/plan/quiet-ends.ts) `ended` may be, or null: a mapped instance's
-   * success (quiet while other instances of its task are under way), or the success of a task
-   * whose children all wait for their last parent (quiet while each still waits for another; the
-   * DAG's graph as this process last advanced that DAG run, none known: not quiet).
-   */
-  private quietSuccess(dagRunId: string, ended: DagTaskRun): QuietSuccess | null {
-    if (ended.status !== "SUCCEEDED" || !ended.taskKey) return null;
-    const attempt = dagAttemptOfFireKey(ended.fireKey);
-    if (attempt === null) return null;
-    if (ended.mapIndex != null) return { taskKey: ended.taskKey, mapIndex: ended.mapIndex, attempt };
-    const children = this.quietChildren.get(dagRunId)?.get(ended.taskKey) ?? null;
-    return children ? { taskKey: ended.taskKey, mapIndex: null, attempt, children } : null;
-  }
-
-  /**
-   * Quiet successes decide nothing but their own state. Those one process reports in one
-   * event-loop turn are recorded in one conditional write (recordQuietSuccesses), with no read of
-   * the DAG run and no compare-and-set round: the 1,000 ends of a fan-out are a few dozen small
-   * writes rather than rounds that read and rewrite 1,000 states, and the last end (a full round:
-   * it starts the join) does not queue behind them. When a condition does not hold (the last
-   * instance or parent among them, a cancel, maxParallel ...), they take the full advance together.
-   */
-  private batchQuiet(dagRunId: string, ended: DagTaskRun, quiet: QuietSuccess): Promise<void> {
-    let batch = this.quietBatches.get(dagRunId);
-    if (!batch) {
-      const ends = new Map<string, { run: DagTaskRun; quiet: QuietSuccess }>();
-      const done = new Promise<void>((resolve) =>
-        setImmediate(() => {
-          this.quietBatches.delete(dagRunId);
-          resolve(this.recordQuiet(dagRunId, [...ends.values()]));
-        }),
-      );
-      batch = { ends, done };
-      this.quietBatches.set(dagRunId, batch);
-    }
-    batch.ends.set(ended.fireKey, { run: ended, quiet });
-    return batch.done;
-  }
-
-  private async recordQuiet(dagRunId: string, ends: Array<{ run: DagTaskRun; quiet: QuietSuccess }>): Promise<void> {
-    const now = this.deps.clock();
-    const successes = ends.map((e) => e.quiet);
-    const written = await recordQuietSuccesses(this.deps.mongo, dagRunId, successes, { now: new Date(now), sweepAt: new Date(now + this.deps.sweepAfterMs) }).catch((e: unknown) => {
-      this.deps.log.warn({ err: coerceError(e), dagRunId }, "could not record DAG task successes in one write; advancing the DAG run instead");
-      return null;
-    });
-    if (!written) return this.coalesced(dagRunId, ends.map((e) => e.run));
-    const base = { dagRunId, dagId: written.dagId, ownerId: written.ownerId, status: DagRunStatus.RUNNING, at: now };
-    const events: DagEvent[] = [];
-    // A mapped task stays RUNNING (its task-level event, once per task); a task's own success is its event.
-    for (const key of new Set(successes.filter((s) => s.mapIndex !== null).map((s) => s.taskKey))) {
-      events.push({ ...base, task: { key, mapIndex: null, state: S.RUNNING, attempt: successes.find((s) => s.taskKey === key)!.attempt, runStatus: null, runId: null } });
-    }
-    for (const s of successes) events.push({ ...base, task: { key: s.taskKey, mapIndex: s.mapIndex, state: S.SUCCEEDED, attempt: s.attempt, runStatus: null, runId: null } });
-    await this.deps.events.publish(events).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e) }, "could not publish DAG events"));
   }
 
   /** See {@link advance}: one advance at a time per DAG run in this process; `ended` null: a full round. */
@@ -231,7 +168,7 @@ export class DagAdvancer {
 
   /** Advances in progress (shutdown waits for them). */
   async idle(): Promise<void> {
-    await Promise.allSettled([...this.quietBatches.values()].map((b) => b.done));
+    await this.quiet.idle();
     await Promise.allSettled([...this.inFlight.values()].map((e) => e.done));
   }
 
@@ -244,7 +181,7 @@ export class DagAdvancer {
       const definition = await this.definition(state);
       if (!definition) return;
       const plan = this.compile(definition);
-      this.noteQuiet(dagRunId, plan.quiet);
+      this.quiet.learn(dagRunId, plan.quiet);
       const doc: DagRunDoc = { ...state, definition };
       const runs = known ?? new Map((await findTaskRuns(mongo, dagRunId)).map((r) => [r.fireKey, r]));
       const observed = observedStates(doc, runs);
@@ -275,7 +212,7 @@ export class DagAdvancer {
         current = written;
         await this.publish(doc, written, changedKeys, now);
         if (terminal) {
-          this.quietChildren.delete(dagRunId);
+          this.quiet.forget(dagRunId);
           this.deps.log.info({ dagRunId, dagId: doc.dagId, status: decided.status }, "DAG run finished");
           await this.deps.onFinished(written);
         }
@@ -303,13 +240,6 @@ export class DagAdvancer {
       this.compiled.set(definition, c);
     }
     return c;
-  }
-
-  /** Remembers which successes of the DAG run's tasks can be quiet (a bounded number of DAG runs, the least recent out). */
-  private noteQuiet(dagRunId: string, quiet: ReadonlyMap<string, readonly string[]>): void {
-    this.quietChildren.delete(dagRunId);
-    if (this.quietChildren.size >= QUIET_RUNS) this.quietChildren.delete(this.quietChildren.keys().next().value!);
-    this.quietChildren.set(dagRunId, quiet);
   }
 
   private definition(run: Pick<DagRunDoc, "_id" | "dagId" | "dagVersion">): Promise<DagRunDoc["definition"] | null> {

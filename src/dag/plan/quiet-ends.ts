@@ -1,6 +1,6 @@
 /**
  * Ends that decide nothing but their own state ("quiet" ends), so that the engine may record
- * them with one conditional write instead of a step (engine/advance.ts): the success of a task
+ * them with one conditional write instead of a step (engine/quiet-writes.ts): the success of a task
  * while each of its children still waits for another parent, under a rule that gives a verdict
  * only once every parent has ended. The write's conditions (its children's counts of unended
  * parents, `openParents`, kept in the DAG run by every step) make it apply only while that holds.
