@@ -1,5 +1,5 @@
 /**
- * The premise of the engine's quiet successes  (src/dag/plan/quiet-ends.ts, engine/quiet-writes.ts):
+ * The premise of the engine's quiet successes (src/dag/plan/quiet-ends.ts, engine/quiet-writes.ts):
  * on random DAGs in random reachable states, recording a success the way the quiet write does
  * (an active instance of a mapped task with another instance still unended; an active task whose
  * success can be quiet, each child of it with another unended parent) and then deciding with
