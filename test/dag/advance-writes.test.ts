@@ -1,7 +1,7 @@
-/** What an advance writes of a changed task (src/dag/engine/advance.ts taskWrites): applied to what was stored, exactly the new entry. */
+/** What an advance writes of a changed task (src/dag/engine/task-states.ts taskWrites): applied to what was stored, exactly the new entry. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { taskWrites } from "../../src/dag/engine/advance.js";
+import { taskWrites } from "../../src/dag/engine/task-states.js";
 import type { DagRunTaskDoc } from "../../src/domain/index.js";
 
 const STATES = ["PENDING", "QUEUED", "RUNNING", "RETRYING", "SUCCEEDED", "FAILED", "UPSTREAM_FAILED", "SKIPPED", "CANCELLED"] as const;

@@ -1,4 +1,5 @@
-export { DagAdvancer, observedStates, taskStateOfRun } from "./advance.js";
+export { DagAdvancer } from "./advance.js";
+export { observedStates, taskStateOfRun } from "./task-states.js";
 export { MAX_PARAMS_BYTES, planOf, type DagInput, type DagPatch, type DagTaskInput } from "./definition.js";
 export { DagEngine, type DagEngineDeps } from "./engine.js";
 export { DagEvents, type DagEvent } from "./events.js";
