@@ -89,15 +89,7 @@ function eqPred(field: string, v: unknown): Pred {
 
 function cmpPred(field: string, v: unknown, ok: (c: number) => boolean): Pred {
   const rank = typeRank(v);
-  const one = (x: unknown) => typeRank(x) === rank && ok(compareValues(x, v));
-  return (doc) => {
-    const x = doc[field];
-    if (Array.isArray(x)) {
-      for (const el of x) if (one(el)) return true;
-      return false;
-    }
-    return one(x);
-  };
+  return valueOrElement(field, (x) => typeRank(x) === rank && ok(compareValues(x, v)));
 }
 
 function inPred(field: string, values: unknown[]): Pred {
@@ -125,8 +117,11 @@ for (const [alias, code, is] of [
   TYPE_TESTS.set(code, is);
 }
 
-/** `field: {$type: t}`: the value is of type t, or is an array with an element of type t (as MongoDB judges it). */
-function typePred(field: string, is: (x: unknown) => boolean): Pred {
+/**
+ * The field's value passes `is`, or it is an array with an element that does: how MongoDB judges a
+ * comparison or `$type` on a field holding an array.
+ */
+function valueOrElement(field: string, is: (x: unknown) => boolean): Pred {
   return (doc) => {
     const x = doc[field];
     if (Array.isArray(x)) {
@@ -179,7 +174,7 @@ function fastField(field: string, cond: unknown): Pred | null {
         const tests = (Array.isArray(v) ? v : [v]).map((t) => TYPE_TESTS.get(typeof t === "number" || typeof t === "string" ? t : ""));
         if (tests.length === 0 || tests.some((is) => is === undefined)) return null;
         const all = tests as Array<(x: unknown) => boolean>;
-        preds.push(typePred(field, all.length === 1 ? all[0] : (x) => all.some((is) => is(x))));
+        preds.push(valueOrElement(field, all.length === 1 ? all[0] : (x) => all.some((is) => is(x))));
         break;
       }
       case "$exists": {
