@@ -30,6 +30,9 @@
  *
  * Run directly:  node --import tsx bench/dag.ts [--quick] [--systems kairos,bullmq] [--modes noop,process]
  *                [--shape mapped|static] [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose] [--profile DIR]
+ *                [--executors N (default 2)] [--slots N (per executor, default 64)]
+ * --verbose also prints, per round, when the middle tasks' runs were created, queued, started and
+ * finished, and the Redis commands and MongoDB operations per task (the bench's own polls included).
  */
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -39,6 +42,7 @@ import { kairosRevision, type ExecutorMode, type KairosOptions } from "./kairos.
 import type { WorkerConfig } from "./lib/bullmq-worker.js";
 import type { FlowSample } from "./lib/bullmq-flow-worker.js";
 import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
+import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING, type Counts } from "./lib/opcounts.js";
 import { redisConnectionOptions, startRedis } from "./lib/redis.js";
 import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
 
@@ -274,7 +278,9 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
       { input: wideDag(`wide-${tag}`, children, shape) },
       token,
     );
+    const meter = opts.verbose ? await OpMeter.open(redisUrl, opts.mongoUrl ?? emu!.uri, `bench_dag_${tag}`) : null;
     for (let round = 0; round < rounds; round++) {
+      const before = await meter?.snap();
       const submit = Date.now();
       const { triggerDag } = await gql<{ triggerDag: { id: string } }>(url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: createDag.id }, token);
       const deadline = submit + timeoutMs;
@@ -300,13 +306,46 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
       }
       out.push(kairosRound(dagRun.tasks, submit, children));
       if (opts.verbose) process.stderr.write(await timeline(url, triggerDag.id, token, submit));
+      if (meter && before) process.stderr.write(`[dag bench] round ${round}: ${meter.line(before, await meter.snap(), children + 2)}\n`);
     }
+    await meter?.close();
     notes.push(...(await cluster.stopRoles()));
   } finally {
     await cluster.stop().catch((e: Error) => notes.push(`cleanup: ${e.message}`));
     await emu?.child.stop();
   }
   return result("kairos", mode === "noop" ? "no process" : "process", children, out, notes, shape);
+}
+
+/** --verbose: Redis commands and MongoDB operations per task over a round (bench/lib/opcounts.ts; the bench's own status polls included). */
+class OpMeter {
+  private constructor(
+    private readonly redis: import("ioredis").Redis,
+    private readonly client: import("mongodb").MongoClient,
+    private readonly db: string,
+  ) {}
+
+  static async open(redisUrl: string, mongoUrl: string, db: string): Promise<OpMeter> {
+    const { Redis } = await import("ioredis");
+    const { MongoClient } = await import("mongodb");
+    const client = new MongoClient(mongoUrl);
+    await client.connect();
+    return new OpMeter(new Redis(redisConnectionOptions(redisUrl)), client, db);
+  }
+
+  async snap(): Promise<{ redis: Counts; mongo: Counts }> {
+    const [redis, mongo] = await Promise.all([redisCommandCounts(this.redis), mongoOpCounts(this.client.db(this.db))]);
+    return { redis, mongo };
+  }
+
+  line(a: { redis: Counts; mongo: Counts }, b: { redis: Counts; mongo: Counts }, tasks: number): string {
+    return `per task: ${perRun("MongoDB ops", diffCounts(a.mongo, b.mongo), tasks)}; ${perRun("Redis commands", diffCounts(a.redis, b.redis), tasks, REDIS_HOUSEKEEPING)}`;
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+    await this.client.close();
+  }
 }
 
 /** Every task row of a DAG run, in pages of 1,000 (the API's query cost limit bounds a page). */
@@ -437,7 +476,7 @@ async function main(): Promise<void> {
   const results: DagBenchResult[] = [];
   try {
     console.log(`DAG bench: Kairos ${kairosRevision()}, ${shape} shape, ${children} children, ${rounds} rounds`);
-    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, shape, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile") }));
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, shape, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile"), executors: Number(argValue("--executors") ?? 2), slots: Number(argValue("--slots") ?? 64) }));
     if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children, timeoutMs }));
   } finally {
     await redis.stop();
