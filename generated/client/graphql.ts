@@ -74,7 +74,7 @@ export type DagTaskInput = {
   key: string;
   /** A parent's key (one of dependsOn): one instance of this task per element of that parent's JSON array result (at most 1000). */
   mapOver?: string | null | undefined;
-  /** 0 (lowest) to 9 (highest), default 5: the queue priority of its runs, and the order under maxParallel. */
+  /** 0 (lowest) to 9 (highest), default 5: the queue priority of its runs among this user's queued runs, and the order under maxParallel. */
   priority?: number | null | undefined;
   retry?: RetryInput | null | undefined;
   spec: JobSpecInput;

@@ -20,7 +20,7 @@ export class DagTaskInput {
   @Field(() => RetryInput, { nullable: true })
   retry?: RetryInput | null;
 
-  @Field(() => Int, { nullable: true, description: "0 (lowest) to 9 (highest), default 5: the queue priority of its runs, and the order under maxParallel." })
+  @Field(() => Int, { nullable: true, description: "0 (lowest) to 9 (highest), default 5: the queue priority of its runs among this user's queued runs, and the order under maxParallel." })
   priority?: number | null;
 
   @Field(() => String, {

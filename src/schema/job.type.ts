@@ -150,7 +150,7 @@ export class Job {
   @Field(() => JobSpec)
   spec!: JobSpec;
 
-  @Field(() => Int, { description: "0 (lowest) to 9 (highest); higher runs first, equal is FIFO." })
+  @Field(() => Int, { description: "0 (lowest) to 9 (highest): among this user's queued runs, higher runs first, equal is FIFO. Users take turns in the queues, so it does not put one user's runs ahead of another's." })
   priority!: number;
 
   @Field(() => RetryPolicy)

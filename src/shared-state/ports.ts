@@ -90,7 +90,13 @@ export interface TimeWheel {
 
 export interface ReadyEntry {
   runId: string;
-  /** 0 (lowest) to 9 (highest). Higher is taken first; equal priority is FIFO by `enqueuedAt`. */
+  /**
+   * Whose run it is. Owners take turns: a take serves the owner whose turn comes first, one run
+   * per turn, so one owner's backlog (a DAG's fan-out of 1,000, a flood of triggers) does not hold
+   * another owner's runs behind it (see {@link ReadyQueue}).
+   */
+  ownerId: string;
+  /** 0 (lowest) to 9 (highest). Orders one owner's runs: higher first, equal priority FIFO by `enqueuedAt`. */
   priority: number;
   /** When the run became (or becomes, if staged) ready: the FIFO key within a priority. */
   enqueuedAt: Millis;
@@ -116,12 +122,15 @@ export interface TakenEntry {
 const READY_TIME_SPAN = 1e13;
 
 /**
- * The total order of a ready queue: lower score first, ties by runId. Priority (integer 0..9) then
- * `enqueuedAt` (integer ms in [0, 1e13), i.e. before the year 2286) are packed into one score that a
- * double holds exactly (< 2^53). Throws RangeError for entries outside those ranges, in every adapter.
+ * The order of one owner's runs in a ready queue: lower score first, ties by runId. Priority
+ * (integer 0..9) then `enqueuedAt` (integer ms in [0, 1e13), i.e. before the year 2286) are packed
+ * into one score that a double holds exactly (< 2^53), and that has at most {@link READY_SCORE_DIGITS}
+ * digits. Throws RangeError for entries outside those ranges, or without an owner, in every adapter.
  */
 export function readyScore(entry: ReadyEntry): number {
   const { priority, enqueuedAt, runId } = entry;
+  if (typeof entry.ownerId !== "string" || entry.ownerId === "" || entry.ownerId.includes("\0"))
+    throw new RangeError(`run ${runId}: ownerId must be a non-empty string without NUL, got ${JSON.stringify(entry.ownerId)}`);
   if (!Number.isInteger(priority) || priority < 0 || priority > 9)
     throw new RangeError(`run ${runId}: priority must be an integer 0..9, got ${priority}`);
   if (!Number.isInteger(enqueuedAt) || enqueuedAt < 0 || enqueuedAt >= READY_TIME_SPAN)
@@ -131,6 +140,9 @@ export function readyScore(entry: ReadyEntry): number {
   return (9 - priority) * READY_TIME_SPAN + enqueuedAt;
 }
 
+/** Digits of the largest {@link readyScore} (9 × 1e13 + 1e13 − 1). */
+export const READY_SCORE_DIGITS = 14;
+
 /** A taken run's claim marker: until when its taker may still confirm the claim. */
 export interface ClaimMarker {
   runId: string;
@@ -139,8 +151,16 @@ export interface ClaimMarker {
 }
 
 /**
- * Ready queues, one per executor pool, ordered by priority then age, with entries staged ahead
- * of their time. Taking an entry that carries a payload also records a *claim marker* until
+ * Ready queues, one per executor pool, with entries staged ahead of their time. A queue is fair
+ * between owners: each owner with runs queued has a *turn* (a number), and a take serves the
+ * owner whose turn is lowest (ties by owner id), one run per turn, that owner's best run by
+ * priority, then age ({@link readyScore}), then runId. An owner that had no run queued joins at
+ * the queue's current turn (the turn of the last run taken), so it is served next, ahead of any
+ * backlog; an owner with a backlog keeps its turn, so pushing more moves it no sooner. Priority therefore orders an owner's own runs, not one
+ * owner's against another's (a user choosing priority 9 for everything gains nothing over others).
+ * docs/decisions.md, "Ready queues take turns between owners".
+ *
+ * Taking an entry that carries a payload also records a *claim marker* until
  * `now + claimMs`: the run is out of the queue but spoken for, so the reaper does not push it
  * again while its executor confirms the claim (see docs/decisions.md, "claims confirmed after
  * the start").
@@ -150,7 +170,7 @@ export interface ReadyQueue {
   push(pool: string, entries: readonly ReadyEntry[]): Promise<void>;
   /**
    * Atomically: moves staged entries whose `notBefore <= now` into the queue, removes and returns
-   * up to `max` entries best first, and marks those with a payload as claimed until
+   * up to `max` entries in the owners' turns (see above), and marks those with a payload as claimed until
    * `now + claimMs`. `nextAt` is the earliest `notBefore` still staged (null: none), so an idle
    * executor can sleep exactly until then.
    */

@@ -52,7 +52,7 @@ describe("an executor whose results cannot be written", () => {
     const docs = await mongo.c.runs.find({ _id: { $in: ids } }).toArray();
     await state.ready.push(
       "default",
-      docs.map((r) => ({ runId: r._id, priority: r.priority, enqueuedAt: r.queuedAt!.getTime(), payload: encodeRunPayload(r) })),
+      docs.map((r) => ({ ownerId: "u", runId: r._id, priority: r.priority, enqueuedAt: r.queuedAt!.getTime(), payload: encodeRunPayload(r) })),
     );
     const executor = new Executor(
       { mongo, state, runs, clock: Date.now, log },

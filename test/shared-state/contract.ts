@@ -389,7 +389,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         const fence = await own(0);
         await s.wheel.arm(0, "j:gen", T0);
         await s.wheel.claimDue(fence, T0, 10, 1_000);
-        await s.ready.push("p", [{ runId: "r-gen", priority: 5, enqueuedAt: T0, payload: "x" }]);
+        await s.ready.push("p", [{ ownerId: "u", runId: "r-gen", priority: 5, enqueuedAt: T0, payload: "x" }]);
         await s.ready.take("p", 1, T0, 1_000);
         await s.ready.replaceLimited(["u"]);
         await s.coordinator.heartbeat("m", T0, 1_000);
@@ -408,13 +408,13 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
     describe("ready queue", () => {
       it("pops by priority (high first), then FIFO by enqueue time, then runId", async () => {
         await s.ready.push("default", [
-          { runId: "low-old", priority: 1, enqueuedAt: T0 },
-          { runId: "high-new", priority: 9, enqueuedAt: T0 + 50 },
-          { runId: "mid-new", priority: 5, enqueuedAt: T0 + 20 },
-          { runId: "mid-old", priority: 5, enqueuedAt: T0 + 10 },
-          { runId: "mid-tie-b", priority: 5, enqueuedAt: T0 + 15 },
-          { runId: "mid-tie-a", priority: 5, enqueuedAt: T0 + 15 },
-          { runId: "zero", priority: 0, enqueuedAt: 0 },
+          { ownerId: "u", runId: "low-old", priority: 1, enqueuedAt: T0 },
+          { ownerId: "u", runId: "high-new", priority: 9, enqueuedAt: T0 + 50 },
+          { ownerId: "u", runId: "mid-new", priority: 5, enqueuedAt: T0 + 20 },
+          { ownerId: "u", runId: "mid-old", priority: 5, enqueuedAt: T0 + 10 },
+          { ownerId: "u", runId: "mid-tie-b", priority: 5, enqueuedAt: T0 + 15 },
+          { ownerId: "u", runId: "mid-tie-a", priority: 5, enqueuedAt: T0 + 15 },
+          { ownerId: "u", runId: "zero", priority: 0, enqueuedAt: 0 },
         ]);
         expect(await pop(s.ready, "default", 3, T0)).toEqual(["high-new", "mid-old", "mid-tie-a"]);
         expect(await pop(s.ready, "default", 10, T0)).toEqual(["mid-tie-b", "mid-new", "low-old", "zero"]);
@@ -422,24 +422,140 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await pop(s.ready, "nobody", 10, T0)).toEqual([]);
       });
 
+      it("takes turns between owners: one run each, lowest turn first, ties by owner", async () => {
+        const runs = (owner: string, n: number) => range(n).map((i) => ({ ownerId: owner, runId: `${owner}${i + 1}`, priority: 5, enqueuedAt: T0 + i }));
+        await s.ready.push("p", runs("a", 5));
+        await s.ready.push("p", [...runs("b", 3), ...runs("c", 1)]);
+        expect(await pop(s.ready, "p", 4, T0)).toEqual(["a1", "b1", "c1", "a2"]);
+        expect(await pop(s.ready, "p", 10, T0)).toEqual(["b2", "a3", "b3", "a4", "a5"]);
+        expect(await s.ready.size("p")).toBe(0);
+      });
+
+      it("priority orders an owner's own runs, not one owner's against another's", async () => {
+        await s.ready.push("p", [
+          { ownerId: "loud", runId: "l-9a", priority: 9, enqueuedAt: T0 },
+          { ownerId: "loud", runId: "l-9b", priority: 9, enqueuedAt: T0 + 1 },
+          { ownerId: "loud", runId: "l-0", priority: 0, enqueuedAt: T0 - 5 },
+          { ownerId: "quiet", runId: "q-0", priority: 0, enqueuedAt: T0 + 2 },
+          { ownerId: "quiet", runId: "q-3", priority: 3, enqueuedAt: T0 + 3 },
+        ]);
+        expect(await pop(s.ready, "p", 10, T0)).toEqual(["l-9a", "q-3", "l-9b", "q-0", "l-0"]);
+      });
+
+      it("serves an owner that joins behind another's backlog next; pushing more does not move a backlog sooner", async () => {
+        // One owner's fan-out of 1,000 runs, half of it taken; then another owner's one run.
+        await s.ready.push("p", range(1_000).map((i) => ({ ownerId: "fan", runId: `f${String(i).padStart(4, "0")}`, priority: 9, enqueuedAt: T0 })));
+        expect(await pop(s.ready, "p", 500, T0)).toHaveLength(500);
+        await s.ready.push("p", [{ ownerId: "late", runId: "late-1", priority: 0, enqueuedAt: T0 + 1 }]);
+        expect(await pop(s.ready, "p", 2, T0)).toEqual(["late-1", "f0500"]);
+        // Both with runs queued: they alternate, and a push by one does not put it ahead.
+        await s.ready.push("p", [2, 3, 4].map((i) => ({ ownerId: "late", runId: `late-${i}`, priority: 0, enqueuedAt: T0 + i })));
+        await s.ready.push("p", range(100).map((i) => ({ ownerId: "fan", runId: `g${String(i).padStart(4, "0")}`, priority: 9, enqueuedAt: T0 - 1 })));
+        expect(await pop(s.ready, "p", 6, T0)).toEqual(["late-2", "g0000", "late-3", "g0001", "late-4", "g0002"]);
+        expect(await s.ready.size("p")).toBe(1_100 - 504);
+      });
+
+      it("a staged run joins its owner's turns when due; a removed owner's last run takes the owner out of the turns", async () => {
+        await s.ready.push("p", [
+          { ownerId: "a", runId: "a1", priority: 5, enqueuedAt: T0 },
+          { ownerId: "a", runId: "a2", priority: 5, enqueuedAt: T0 + 1 },
+          { ownerId: "a", runId: "a3", priority: 5, enqueuedAt: T0 + 2 },
+          { ownerId: "b", runId: "b-later", priority: 5, enqueuedAt: T0 + 100, notBefore: T0 + 100, payload: "pb" },
+          { ownerId: "c", runId: "c1", priority: 5, enqueuedAt: T0 },
+        ]);
+        expect(await pop(s.ready, "p", 1, T0)).toEqual(["a1"]);
+        expect(await s.ready.remove("p", "c1")).toBe(true);
+        expect(await s.ready.contains("p", "b-later", T0)).toBe(true);
+        expect((await s.ready.take("p", 2, T0 + 100, 1_000)).taken).toEqual([
+          { runId: "b-later", payload: "pb" },
+          { runId: "a2", payload: null },
+        ]);
+        expect(await pop(s.ready, "p", 5, T0 + 100)).toEqual(["a3"]);
+        expect(await s.ready.size("p")).toBe(0);
+      });
+
+      it("matches a reference model of turns under random pushes, takes and removals", async () => {
+        const owners = ["a", "b", "c"];
+        const op = fc.oneof(
+          fc.record({ kind: fc.constant("push" as const), owner: fc.constantFrom(...owners), n: fc.integer({ min: 1, max: 4 }), priority: fc.integer({ min: 0, max: 2 }) }),
+          fc.record({ kind: fc.constant("take" as const), max: fc.integer({ min: 0, max: 6 }) }),
+          fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }),
+        );
+        await fc.assert(
+          fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+            const pool = `m${Math.random().toString(36).slice(2)}`;
+            // The model: per owner its runs, best first; the owners with runs and their turns; the last turn taken.
+            const queued = new Map<string, Array<{ runId: string; score: number }>>();
+            const turns = new Map<string, number>();
+            let last = 0;
+            let serial = 0;
+            for (const o of ops) {
+              if (o.kind === "push") {
+                const entries = range(o.n).map(() => ({ ownerId: o.owner, runId: `r${String(serial++).padStart(3, "0")}`, priority: o.priority, enqueuedAt: T0 + serial }));
+                await s.ready.push(pool, entries);
+                const q = queued.get(o.owner) ?? [];
+                q.push(...entries.map((e) => ({ runId: e.runId, score: (9 - e.priority) * 1e13 + e.enqueuedAt })));
+                q.sort((x, y) => x.score - y.score || (x.runId < y.runId ? -1 : 1));
+                queued.set(o.owner, q);
+                if (!turns.has(o.owner)) turns.set(o.owner, last);
+              } else if (o.kind === "take") {
+                const expected: string[] = [];
+                while (expected.length < o.max && turns.size > 0) {
+                  const [owner, at] = [...turns].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
+                  const q = queued.get(owner)!;
+                  expected.push(q.shift()!.runId);
+                  last = at;
+                  if (q.length > 0) turns.set(owner, at + 1);
+                  else {
+                    turns.delete(owner);
+                    queued.delete(owner);
+                  }
+                }
+                expect(await pop(s.ready, pool, o.max, T0 + 1_000)).toEqual(expected);
+              } else {
+                const all = [...queued].flatMap(([owner, q]) => q.map((r) => ({ owner, runId: r.runId })));
+                const victim = all.length > 0 ? all[o.pick % all.length]! : null;
+                expect(await s.ready.remove(pool, victim?.runId ?? "none")).toBe(victim !== null);
+                if (victim) {
+                  const q = queued.get(victim.owner)!.filter((r) => r.runId !== victim.runId);
+                  if (q.length > 0) queued.set(victim.owner, q);
+                  else {
+                    queued.delete(victim.owner);
+                    turns.delete(victim.owner);
+                  }
+                }
+              }
+            }
+            expect(await s.ready.size(pool)).toBe([...queued.values()].reduce((n, q) => n + q.length, 0));
+          }),
+          { numRuns: 60 },
+        );
+      });
+
+      it("refuses an entry without an owner before writing any", async () => {
+        await expect(s.ready.push("p", [{ ownerId: "u", runId: "ok", priority: 1, enqueuedAt: T0 }, { ownerId: "", runId: "anon", priority: 1, enqueuedAt: T0 }])).rejects.toBeInstanceOf(RangeError);
+        await expect(s.ready.push("p", [{ ownerId: "a\0b", runId: "nul", priority: 1, enqueuedAt: T0 }])).rejects.toBeInstanceOf(RangeError);
+        expect(await s.ready.size("p")).toBe(0);
+      });
+
       it("push is idempotent per runId: a re-push keeps the first position", async () => {
         await s.ready.push("p", [
-          { runId: "r1", priority: 1, enqueuedAt: T0 },
-          { runId: "r2", priority: 5, enqueuedAt: T0 + 1 },
+          { ownerId: "u", runId: "r1", priority: 1, enqueuedAt: T0 },
+          { ownerId: "u", runId: "r2", priority: 5, enqueuedAt: T0 + 1 },
         ]);
         await s.ready.push("p", [
-          { runId: "r1", priority: 9, enqueuedAt: T0 + 2 },
-          { runId: "r1", priority: 9, enqueuedAt: T0 + 3 },
+          { ownerId: "u", runId: "r1", priority: 9, enqueuedAt: T0 + 2 },
+          { ownerId: "u", runId: "r1", priority: 9, enqueuedAt: T0 + 3 },
         ]);
         expect(await s.ready.size("p")).toBe(2);
         expect(await pop(s.ready, "p", 10, T0)).toEqual(["r2", "r1"]);
       });
 
       it("remove, contains and size; pools are independent", async () => {
-        await s.ready.push("gpu", [{ runId: "r1", priority: 3, enqueuedAt: T0 }]);
+        await s.ready.push("gpu", [{ ownerId: "u", runId: "r1", priority: 3, enqueuedAt: T0 }]);
         await s.ready.push("cpu", [
-          { runId: "r1", priority: 3, enqueuedAt: T0 },
-          { runId: "r2", priority: 3, enqueuedAt: T0 },
+          { ownerId: "u", runId: "r1", priority: 3, enqueuedAt: T0 },
+          { ownerId: "u", runId: "r2", priority: 3, enqueuedAt: T0 },
         ]);
         expect(await s.ready.contains("gpu", "r1", T0)).toBe(true);
         expect(await s.ready.contains("gpu", "r2", T0)).toBe(false);
@@ -456,13 +572,13 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
 
       it("rejects priorities and enqueue times the score cannot hold, without storing anything", async () => {
         for (const bad of [
-          { runId: "p10", priority: 10, enqueuedAt: T0 },
-          { runId: "pneg", priority: -1, enqueuedAt: T0 },
-          { runId: "pfrac", priority: 1.5, enqueuedAt: T0 },
-          { runId: "tneg", priority: 1, enqueuedAt: -1 },
-          { runId: "tbig", priority: 1, enqueuedAt: 1e13 },
+          { ownerId: "u", runId: "p10", priority: 10, enqueuedAt: T0 },
+          { ownerId: "u", runId: "pneg", priority: -1, enqueuedAt: T0 },
+          { ownerId: "u", runId: "pfrac", priority: 1.5, enqueuedAt: T0 },
+          { ownerId: "u", runId: "tneg", priority: 1, enqueuedAt: -1 },
+          { ownerId: "u", runId: "tbig", priority: 1, enqueuedAt: 1e13 },
         ]) {
-          await expect(s.ready.push("p", [{ runId: "ok", priority: 1, enqueuedAt: T0 }, bad])).rejects.toBeInstanceOf(RangeError);
+          await expect(s.ready.push("p", [{ ownerId: "u", runId: "ok", priority: 1, enqueuedAt: T0 }, bad])).rejects.toBeInstanceOf(RangeError);
         }
         expect(await s.ready.size("p")).toBe(0);
         await expect(s.ready.take("p", -1, T0, 0)).rejects.toBeInstanceOf(RangeError);
@@ -472,13 +588,13 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         const wake = await record(s.bus, Channels.readyWake("gpu"));
         try {
           await s.ready.push("gpu", [
-            { runId: "r1", priority: 1, enqueuedAt: T0 },
-            { runId: "r2", priority: 1, enqueuedAt: T0 },
+            { ownerId: "u", runId: "r1", priority: 1, enqueuedAt: T0 },
+            { ownerId: "u", runId: "r2", priority: 1, enqueuedAt: T0 },
           ]);
-          await s.ready.push("gpu", [{ runId: "r1", priority: 1, enqueuedAt: T0 }]); // nothing new: no wake
+          await s.ready.push("gpu", [{ ownerId: "u", runId: "r1", priority: 1, enqueuedAt: T0 }]); // nothing new: no wake
           await s.ready.push("gpu", [
-            { runId: "r2", priority: 1, enqueuedAt: T0 },
-            { runId: "r3", priority: 1, enqueuedAt: T0 },
+            { ownerId: "u", runId: "r2", priority: 1, enqueuedAt: T0 },
+            { ownerId: "u", runId: "r3", priority: 1, enqueuedAt: T0 },
           ]);
           const msgs = await wake.next(2);
           expect(msgs.map((m) => JSON.parse(m))).toEqual([
@@ -492,16 +608,16 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
 
       it("staged entries are taken only from their notBefore, then by priority and enqueue time; nextAt names the earliest", async () => {
         await s.ready.push("p", [
-          { runId: "now-low", priority: 1, enqueuedAt: T0 },
-          { runId: "later-high", priority: 9, enqueuedAt: T0 + 5_000, notBefore: T0 + 5_000 },
-          { runId: "later-low", priority: 1, enqueuedAt: T0 + 3_000, notBefore: T0 + 3_000 },
+          { ownerId: "u", runId: "now-low", priority: 1, enqueuedAt: T0 },
+          { ownerId: "u", runId: "later-high", priority: 9, enqueuedAt: T0 + 5_000, notBefore: T0 + 5_000 },
+          { ownerId: "u", runId: "later-low", priority: 1, enqueuedAt: T0 + 3_000, notBefore: T0 + 3_000 },
         ]);
         expect(await s.ready.size("p")).toBe(3);
         expect(await s.ready.contains("p", "later-high", T0)).toBe(true);
         expect(await s.ready.take("p", 10, T0, 1_000)).toEqual({ taken: [{ runId: "now-low", payload: null }], nextAt: T0 + 3_000 });
         expect(await s.ready.take("p", 10, T0 + 2_999, 1_000)).toEqual({ taken: [], nextAt: T0 + 3_000 });
         // Both due: the higher priority first, though staged for later.
-        await s.ready.push("p", [{ runId: "fresh-low", priority: 1, enqueuedAt: T0 + 1_000 }]);
+        await s.ready.push("p", [{ ownerId: "u", runId: "fresh-low", priority: 1, enqueuedAt: T0 + 1_000 }]);
         expect(await pop(s.ready, "p", 1, T0 + 6_000)).toEqual(["later-high"]);
         expect(await s.ready.take("p", 10, T0 + 6_000, 1_000)).toEqual({
           taken: [
@@ -514,11 +630,11 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
       });
 
       it("a staged entry can be removed before its time, and a re-push while staged keeps it staged", async () => {
-        await s.ready.push("p", [{ runId: "s1", priority: 5, enqueuedAt: T0 + 10_000, notBefore: T0 + 10_000, payload: "first" }]);
-        await s.ready.push("p", [{ runId: "s1", priority: 5, enqueuedAt: T0, payload: "second" }]);
+        await s.ready.push("p", [{ ownerId: "u", runId: "s1", priority: 5, enqueuedAt: T0 + 10_000, notBefore: T0 + 10_000, payload: "first" }]);
+        await s.ready.push("p", [{ ownerId: "u", runId: "s1", priority: 5, enqueuedAt: T0, payload: "second" }]);
         expect(await pop(s.ready, "p", 10, T0 + 1)).toEqual([]);
         expect((await s.ready.take("p", 10, T0 + 10_000, 1_000)).taken).toEqual([{ runId: "s1", payload: "first" }]);
-        await s.ready.push("p", [{ runId: "s2", priority: 5, enqueuedAt: T0 + 10_000, notBefore: T0 + 10_000, payload: "x" }]);
+        await s.ready.push("p", [{ ownerId: "u", runId: "s2", priority: 5, enqueuedAt: T0 + 10_000, notBefore: T0 + 10_000, payload: "x" }]);
         expect(await s.ready.remove("p", "s2")).toBe(true);
         expect(await s.ready.remove("p", "s2")).toBe(false);
         expect(await s.ready.contains("p", "s2", T0)).toBe(false);
@@ -527,8 +643,8 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
 
       it("taking an entry with a payload leaves a claim marker until now + claimMs; one without leaves none", async () => {
         await s.ready.push("p", [
-          { runId: "fast", priority: 5, enqueuedAt: T0, payload: '{"run":"fast|with a bar"}' },
-          { runId: "slow", priority: 5, enqueuedAt: T0 + 1 },
+          { ownerId: "u", runId: "fast", priority: 5, enqueuedAt: T0, payload: '{"run":"fast|with a bar"}' },
+          { ownerId: "u", runId: "slow", priority: 5, enqueuedAt: T0 + 1 },
         ]);
         expect(await s.ready.take("p", 10, T0, 5_000)).toEqual({
           taken: [
@@ -549,15 +665,15 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.claimExpiry("p", "fast")).toBeNull();
         // The marker does not make the run takeable again, and a later push queues it anew.
         expect(await pop(s.ready, "p", 10, T0 + 1)).toEqual([]);
-        await s.ready.push("p", [{ runId: "fast", priority: 5, enqueuedAt: T0 + 2 }]);
+        await s.ready.push("p", [{ ownerId: "u", runId: "fast", priority: 5, enqueuedAt: T0 + 2 }]);
         expect(await s.ready.take("p", 10, T0 + 2, 5_000)).toEqual({ taken: [{ runId: "fast", payload: null }], nextAt: null });
         expect(await s.ready.remove("p", "fast")).toBe(false);
       });
 
       it("lists claim markers up to an instant, earliest first; drops each only up to its bound", async () => {
         await s.ready.push("m", [
-          { runId: "a", priority: 5, enqueuedAt: T0, payload: "{}" },
-          { runId: "b", priority: 5, enqueuedAt: T0 + 1, payload: "{}" },
+          { ownerId: "u", runId: "a", priority: 5, enqueuedAt: T0, payload: "{}" },
+          { ownerId: "u", runId: "b", priority: 5, enqueuedAt: T0 + 1, payload: "{}" },
         ]);
         await s.ready.take("m", 1, T0, 5_000); // a: until T0 + 5,000
         await s.ready.take("m", 1, T0 + 100, 5_000); // b: until T0 + 5,100
@@ -580,7 +696,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.claimExpiry("m", "a")).toBeNull();
         await s.ready.dropClaims("m", []);
         // Restored markers (after a store loss) never replace one that is there.
-        await s.ready.push("m", [{ runId: "c", priority: 5, enqueuedAt: T0 + 2, payload: "{}" }]);
+        await s.ready.push("m", [{ ownerId: "u", runId: "c", priority: 5, enqueuedAt: T0 + 2, payload: "{}" }]);
         await s.ready.take("m", 1, T0 + 200, 5_000); // c: until T0 + 5,200
         await s.ready.restoreClaims("m", [
           { runId: "a", expiresAt: T0 + 7_000 },
@@ -598,8 +714,8 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         const wake = await record(s.bus, Channels.readyWake("gpu"));
         try {
           await s.ready.push("gpu", [
-            { runId: "a", priority: 1, enqueuedAt: T0 + 900, notBefore: T0 + 900 },
-            { runId: "b", priority: 1, enqueuedAt: T0 + 700, notBefore: T0 + 700 },
+            { ownerId: "u", runId: "a", priority: 1, enqueuedAt: T0 + 900, notBefore: T0 + 900 },
+            { ownerId: "u", runId: "b", priority: 1, enqueuedAt: T0 + 700, notBefore: T0 + 700 },
           ]);
           expect((await wake.next(1)).map((m) => JSON.parse(m))).toEqual([{ pool: "gpu", count: 2, at: T0 + 700 }]);
         } finally {
@@ -715,6 +831,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
       it("8 concurrent poppers take each of 2,000 ready entries exactly once, each in queue order", async () => {
         // A third of them staged (due by the time the poppers start): promoted once, in the same order.
         const entries = range(2_000).map((i) => ({
+          ownerId: "u",
           runId: `run-${String(i).padStart(4, "0")}`,
           priority: (i * 7) % 10,
           enqueuedAt: T0 + (i % 101),

@@ -24,7 +24,9 @@ describe("redis adapter", () => {
   it("keeps every key of a shard under one hash tag", () => {
     const k = redisKeys("kairos").shard(17);
     for (const key of Object.values(k)) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("17");
-    expect(redisKeys("kairos").ready("gpu")).toBe("kairos:ready:{gpu}");
+    const r = redisKeys("kairos");
+    for (const key of [r.ready("gpu"), r.readyOwners("gpu"), r.readyLater("gpu"), r.readyData("gpu"), r.readyClaims("gpu")]) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("gpu");
+    expect(r.ready("gpu")).toBe("kairos:ready:{gpu}:runs");
     expect(() => redisKeys("bad{prefix")).toThrow(RangeError);
   });
 
@@ -77,6 +79,7 @@ describe("redis adapter", () => {
     const s = await createRedisSharedState({ url, prefix: `${prefix}-many`, shardCount: 2 });
     try {
       const entries = Array.from({ length: 2_500 }, (_, i) => ({
+        ownerId: "u",
         runId: `r${String(i).padStart(4, "0")}`,
         priority: i % 3,
         enqueuedAt: T0 + i,

@@ -15,7 +15,7 @@ import type { UserLimits } from "./user-limits.js";
 export function readyEntry(run: RunDoc, now: number, payload: string | null): ReadyEntry {
   const notBefore = run.notBefore && run.notBefore.getTime() > now ? run.notBefore.getTime() : undefined;
   const enqueuedAt = notBefore ?? (run.queuedAt ?? run.createdAt).getTime();
-  return { runId: run._id, priority: run.priority, enqueuedAt, notBefore, payload };
+  return { runId: run._id, ownerId: run.ownerId, priority: run.priority, enqueuedAt, notBefore, payload };
 }
 
 export class ReadyQueueing {

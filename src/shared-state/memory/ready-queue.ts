@@ -3,20 +3,25 @@ import { checkCount, checkTime } from "../checks.js";
 import { IndexedHeap } from "./indexed-heap.js";
 
 interface Pool {
-  /** Ready now: runId → readyScore. */
-  ready: IndexedHeap;
+  /** The owners with runs ready now: owner → turn. */
+  owners: IndexedHeap;
+  /** Ready now, per owner: runId → readyScore. */
+  ready: Map<string, IndexedHeap>;
   /** Staged: runId → notBefore. */
   later: IndexedHeap;
-  /** runId → the entry's ready score and payload, while queued or staged. */
-  data: Map<string, { score: number; payload: string | null }>;
+  /** runId → the entry's owner, ready score and payload, while queued or staged. */
+  data: Map<string, { owner: string; score: number; payload: string | null }>;
   /** Taken with a payload: runId → claim marker expiry. */
   claims: Map<string, Millis>;
+  /** The turn of the last run taken. */
+  turn: number;
 }
 
 /**
- * Ready queues for `kairos dev`: per pool a heap ordered by {@link readyScore} then runId (the
- * same total order as the Redis sorted set), a heap of staged entries by `notBefore`, and the
- * claim markers. Empty pools are dropped so pool names do not leak.
+ * Ready queues for `kairos dev`, in the order of the Redis adapter (see ReadyQueue): per pool a heap
+ * of owners by turn (ties by owner), per owner a heap of its runs by {@link readyScore} then runId,
+ * a heap of staged entries by `notBefore`, and the claim markers. Empty pools are dropped so pool
+ * names do not leak.
  */
 export class MemoryReadyQueue implements ReadyQueue {
   private readonly pools = new Map<string, Pool>();
@@ -27,12 +32,20 @@ export class MemoryReadyQueue implements ReadyQueue {
 
   private pool(name: string): Pool {
     let p = this.pools.get(name);
-    if (!p) this.pools.set(name, (p = { ready: new IndexedHeap(), later: new IndexedHeap(), data: new Map(), claims: new Map() }));
+    if (!p) this.pools.set(name, (p = { owners: new IndexedHeap(), ready: new Map(), later: new IndexedHeap(), data: new Map(), claims: new Map(), turn: 0 }));
     return p;
   }
 
   private gc(name: string, p: Pool): void {
-    if (p.ready.size === 0 && p.later.size === 0 && p.claims.size === 0) this.pools.delete(name);
+    if (p.data.size === 0 && p.claims.size === 0) this.pools.delete(name);
+  }
+
+  /** Puts a run in its owner's queue; an owner that had none joins at the last turn taken. */
+  private enqueue(p: Pool, runId: string, owner: string, score: number): void {
+    let q = p.ready.get(owner);
+    if (!q) p.ready.set(owner, (q = new IndexedHeap()));
+    q.set(runId, score);
+    if (!p.owners.has(owner)) p.owners.set(owner, p.turn);
   }
 
   async push(pool: string, entries: readonly ReadyEntry[]): Promise<void> {
@@ -41,13 +54,13 @@ export class MemoryReadyQueue implements ReadyQueue {
     let added = 0;
     let earliest = Infinity;
     for (const { e, score } of scored) {
-      if (p.ready.has(e.runId) || p.later.has(e.runId)) continue; // a re-push keeps the first position
-      p.data.set(e.runId, { score, payload: e.payload ?? null });
+      if (p.data.has(e.runId)) continue; // a re-push keeps the first position
+      p.data.set(e.runId, { owner: e.ownerId, score, payload: e.payload ?? null });
       if (e.notBefore !== undefined) {
         p.later.set(e.runId, e.notBefore);
         earliest = Math.min(earliest, e.notBefore);
       } else {
-        p.ready.set(e.runId, score);
+        this.enqueue(p, e.runId, e.ownerId, score);
       }
       added++;
     }
@@ -65,15 +78,28 @@ export class MemoryReadyQueue implements ReadyQueue {
     for (const [id, until] of p.claims) if (until <= now - claimMs) p.claims.delete(id);
     for (let head = p.later.peek(); head && head.score <= now; head = p.later.peek()) {
       p.later.pop();
-      p.ready.set(head.key, p.data.get(head.key)!.score);
+      const d = p.data.get(head.key)!;
+      this.enqueue(p, head.key, d.owner, d.score);
     }
     const taken: TakenEntry[] = [];
-    while (taken.length < max && p.ready.size > 0) {
-      const runId = p.ready.pop()!.key;
-      const payload = p.data.get(runId)?.payload ?? null;
-      p.data.delete(runId);
-      if (payload !== null) p.claims.set(runId, now + claimMs);
-      taken.push({ runId, payload });
+    while (taken.length < max && p.owners.size > 0) {
+      // The owner whose turn is lowest gives runs until its turn passes the next owner's (one at least).
+      const { key: owner, score: at } = p.owners.pop()!;
+      const q = p.ready.get(owner)!;
+      const next = p.owners.peek();
+      const room = Math.min(max - taken.length, next ? Math.max(1, next.score - at) : Infinity);
+      let n = 0;
+      while (n < room && q.size > 0) {
+        const runId = q.pop()!.key;
+        const payload = p.data.get(runId)!.payload;
+        p.data.delete(runId);
+        if (payload !== null) p.claims.set(runId, now + claimMs);
+        taken.push({ runId, payload });
+        n++;
+      }
+      p.turn = at + n - 1;
+      if (q.size > 0) p.owners.set(owner, at + n);
+      else p.ready.delete(owner);
     }
     const nextAt = p.later.peek()?.score ?? null;
     this.gc(pool, p);
@@ -82,17 +108,25 @@ export class MemoryReadyQueue implements ReadyQueue {
 
   async remove(pool: string, runId: string): Promise<boolean> {
     const p = this.pools.get(pool);
-    if (!p) return false;
-    const removed = p.ready.delete(runId) || p.later.delete(runId);
-    if (removed) p.data.delete(runId);
+    const d = p?.data.get(runId);
+    if (!p || !d) return false;
+    p.data.delete(runId);
+    if (!p.later.delete(runId)) {
+      const q = p.ready.get(d.owner)!;
+      q.delete(runId);
+      if (q.size === 0) {
+        p.ready.delete(d.owner);
+        p.owners.delete(d.owner);
+      }
+    }
     this.gc(pool, p);
-    return removed;
+    return true;
   }
 
   async contains(pool: string, runId: string, now: Millis): Promise<boolean> {
     const p = this.pools.get(pool);
     if (!p) return false;
-    return p.ready.has(runId) || p.later.has(runId) || (p.claims.get(runId) ?? -Infinity) > now;
+    return p.data.has(runId) || (p.claims.get(runId) ?? -Infinity) > now;
   }
 
   async intactSince(now: Millis): Promise<Millis> {
@@ -130,8 +164,7 @@ export class MemoryReadyQueue implements ReadyQueue {
   }
 
   async size(pool: string): Promise<number> {
-    const p = this.pools.get(pool);
-    return p ? p.ready.size + p.later.size : 0;
+    return this.pools.get(pool)?.data.size ?? 0;
   }
 
   async markLimited(ownerId: string, limited: boolean): Promise<void> {

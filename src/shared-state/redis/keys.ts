@@ -19,11 +19,13 @@ export interface ShardKeys {
 
 export interface RedisKeys {
   shard(s: number): ShardKeys;
-  /** ZSET runId → readyScore(entry); one per executor pool. */
+  /** ZSET (scores 0) of `<owner>\0<readyScore, 14 digits><runId>`: the runs queued in a pool, in lex order. */
   ready(pool: string): string;
+  /** ZSET owner → turn: the owners with runs queued in a pool, served lowest turn first. */
+  readyOwners(pool: string): string;
   /** ZSET runId → notBefore (ms): runs staged ahead of their time, per pool. */
   readyLater(pool: string): string;
-  /** HASH runId → "<readyScore>|<payload>" of queued or staged runs, per pool. */
+  /** HASH runId → `<member of ready><payload>` of queued or staged runs, `|turn` → the last turn taken; per pool. */
   readyData(pool: string): string;
   /** ZSET runId → claim marker expiry (ms): taken runs whose claim is being confirmed, per pool. */
   readyClaims(pool: string): string;
@@ -56,9 +58,12 @@ export function redisKeys(prefix: string): RedisKeys {
       lease: `${prefix}:lease:{${s}}`,
       epoch: `${prefix}:epoch:{${s}}`,
     }),
-    ready: (pool) => `${prefix}:ready:{${pool}}`,
+    // `:runs` and `:entries`, not the `ready:{pool}` and `:data` of the version before turns (of
+    // another shape; the runs left there, invisible here, are queued again by the reaper).
+    ready: (pool) => `${prefix}:ready:{${pool}}:runs`,
+    readyOwners: (pool) => `${prefix}:ready:{${pool}}:owners`,
     readyLater: (pool) => `${prefix}:ready:{${pool}}:later`,
-    readyData: (pool) => `${prefix}:ready:{${pool}}:data`,
+    readyData: (pool) => `${prefix}:ready:{${pool}}:entries`,
     readyClaims: (pool) => `${prefix}:ready:{${pool}}:claims`,
     limitedOwners: `${prefix}:limited-owners`,
     intactSince: `${prefix}:intact-since`,

@@ -1,19 +1,26 @@
-import { Channels, readyScore, type ClaimMarker, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
+import { Channels, READY_SCORE_DIGITS, readyScore, type ClaimMarker, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
 import { checkCount, ms } from "./checks.js";
 import type { SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { scripts } from "./lua/index.js";
 import type { ScriptRunner } from "./scripts.js";
 
+/** An entry's member of the pool's runs ZSET: its owner, then its score (fixed width) and id, so lex order is the owner's order. */
+function readyMember(e: ReadyEntry, score: number): string {
+  return `${e.ownerId}\0${String(score).padStart(READY_SCORE_DIGITS, "0")}${e.runId}`;
+}
+
 /** Staged runs promoted into the queue per take, at most (bounds one script's run time). */
 const PROMOTE_PER_TAKE = 10_000;
 
 /**
- * Ready queues on Redis, per pool (all keys carry the pool's hash tag): a ZSET scored by
- * readyScore(entry) (priority, then enqueue time; exact in a double), ties by runId; a ZSET of
- * staged runs by `notBefore`; a HASH of the entries' scores and payloads; a ZSET of claim markers.
- * `take` is one script, so concurrent executors never take the same run, and a staged run becomes
- * takeable exactly when its time comes, by whichever executor asks first.
+ * Ready queues on Redis, per pool (all keys carry the pool's hash tag, and every key a script
+ * touches is one of its KEYS): the queued runs as one ZSET in lex order, each member
+ * `<owner>\0<readyScore, 14 digits><runId>`, so each owner's runs sit together best first; a ZSET
+ * of the owners with runs queued by their turn (see ReadyQueue); a ZSET of staged runs by
+ * `notBefore`; a HASH of the entries' payloads, members and the last turn taken; a ZSET of claim
+ * markers. `take` is one script, so concurrent executors never take the same run, and a staged
+ * run becomes takeable exactly when its time comes, by whichever executor asks first.
  */
 export class RedisReadyQueue implements ReadyQueue {
   private readonly drop: () => Promise<void>;
@@ -28,10 +35,11 @@ export class RedisReadyQueue implements ReadyQueue {
 
   async push(pool: string, entries: readonly ReadyEntry[]): Promise<void> {
     const args: string[] = [];
-    for (const e of entries) args.push(String(readyScore(e)), e.runId, e.notBefore === undefined ? "" : String(e.notBefore), e.payload ?? ""); // validates every entry before any write
+    // readyScore validates every entry before any write.
+    for (const e of entries) args.push(readyMember(e, readyScore(e)), e.runId, e.notBefore === undefined ? "" : String(e.notBefore), e.payload ?? "");
     if (args.length === 0) return;
     const k = this.keys;
-    await this.run.run(scripts.pushReady, [k.ready(pool), k.readyLater(pool), k.readyData(pool)], [k.channel(Channels.readyWake(pool)), pool, ...args]);
+    await this.run.run(scripts.pushReady, [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool)], [k.channel(Channels.readyWake(pool)), pool, ...args]);
   }
 
   async take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }> {
@@ -40,7 +48,7 @@ export class RedisReadyQueue implements ReadyQueue {
     const k = this.keys;
     const out = (await this.run.run(
       scripts.takeReady,
-      [k.ready(pool), k.readyLater(pool), k.readyData(pool), k.readyClaims(pool)],
+      [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), k.readyClaims(pool)],
       [ms("now", now), max, claimMs, PROMOTE_PER_TAKE],
     )) as [number, ...string[]];
     const taken: TakenEntry[] = [];
@@ -51,12 +59,12 @@ export class RedisReadyQueue implements ReadyQueue {
 
   async remove(pool: string, runId: string): Promise<boolean> {
     const k = this.keys;
-    return (await this.run.run(scripts.unready, [k.ready(pool), k.readyLater(pool), k.readyData(pool)], [runId])) === 1;
+    return (await this.run.run(scripts.unready, [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool)], [runId])) === 1;
   }
 
   async contains(pool: string, runId: string, now: Millis): Promise<boolean> {
     const k = this.keys;
-    return (await this.run.run(scripts.queued, [k.ready(pool), k.readyLater(pool), k.readyClaims(pool)], [runId, ms("now", now)])) === 1;
+    return (await this.run.run(scripts.queued, [k.readyData(pool), k.readyClaims(pool)], [runId, ms("now", now)])) === 1;
   }
 
   async intactSince(now: Millis): Promise<Millis> {
