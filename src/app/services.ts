@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createAuth, createRateLimits, TokenService } from "../auth/index.js";
+import { createAuth, createRateLimits, TokenService, userBudgetKey } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
 import { ArtifactService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
@@ -22,6 +22,13 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const dev = config.role === "dev";
   const jwtSecret = config.jwtSecret ?? (dev ? await devJwtSecret(config.dataDir) : randomBytes(32).toString("hex"));
   const tokens = new TokenService(jwtSecret, config.jwtTtlMs);
+  // Rate-limit counters are shared through Redis when the deployment has it, so every API
+  // instance sees the same budgets, and the DAG engine (on executors and schedulers) charges a
+  // mapped task's instances to the budget the API reads; their own connection keeps them off the
+  // scheduler's pipeline.
+  const limitsRedis = config.redisUrl ? await openRedis(config.redisUrl, "kairos-limits", bridge(log, "redis")) : null;
+  if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
+  const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
   // A task run's end advances its DAG run: core calls the DAG engine through this hook (core does not import dag/).
   let dagEngine: DagEngine | null = null;
   // A scheduled DAG's timer firing makes a DAG run: the same injection (see DagSchedules).
@@ -36,7 +43,17 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const pools = new PoolCoverage({ mongo, clock });
   const artifactLookup: ArtifactLookup | null = stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null;
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: artifactLookup });
-  dagEngine = new DagEngine({ mongo, state, runs, jobs, clock, log: log.child({ component: "dags" }), defaultCatchupWindowMs: config.catchupWindowMs, artifacts: artifactLookup });
+  dagEngine = new DagEngine({
+    mongo,
+    state,
+    runs,
+    jobs,
+    clock,
+    log: log.child({ component: "dags" }),
+    defaultCatchupWindowMs: config.catchupWindowMs,
+    artifacts: artifactLookup,
+    chargeRuns: (ownerId, count) => limits.submissions.charge(userBudgetKey(ownerId), count),
+  });
   const auth = createAuth({ mongo, tokens, clock, log });
   const artifacts = new ArtifactService({
     mongo,
@@ -47,12 +64,6 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     uploadTtlMs: config.artifacts.uploadTtlMs,
   });
   const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts, dags: dagEngine.service });
-  // Rate-limit counters are shared through Redis when the deployment has it, so every API
-  // instance sees the same budgets; their own connection keeps them off the scheduler's pipeline.
-  const serving = dev || config.role === "api";
-  const limitsRedis = serving && config.redisUrl ? await openRedis(config.redisUrl, "kairos-limits", bridge(log, "redis")) : null;
-  if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
-  const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
   return {
     users, jobs, runs, log, pools, limits, ...auth,
     runReads: new RunReads({ mongo }),

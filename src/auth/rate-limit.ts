@@ -234,7 +234,12 @@ export class LoginGuard {
 
 /** Whose budget a call spends: the user's when logged in, else the client address's. */
 export function budgetKey(principal: { userId: string; username: string } | null, address: string): { key: string; who: string } {
-  return principal ? { key: `user:${principal.userId}`, who: `user ${principal.username}` } : { key: `addr:${address}`, who: `address ${address}` };
+  return principal ? { key: userBudgetKey(principal.userId), who: `user ${principal.username}` } : { key: `addr:${address}`, who: `address ${address}` };
+}
+
+/** A user's key in the budgets (what work done on the user's behalf outside a request is charged to). */
+export function userBudgetKey(userId: string): string {
+  return `user:${userId}`;
 }
 
 /** Every rate limit of the API, built once per process. */

@@ -153,14 +153,19 @@ export class DagResolver {
     return toDagRun(await ctx.services.dagRuns.retryRun(requireUser(ctx), id, fromFailed));
   }
 
-  @Mutation(() => [DagRun], { description: "Creates DAG runs for the schedule's slots in a past range (at most 1000 task runs: slots × the DAG's tasks; slots that have one are not repeated)." })
+  @Mutation(() => [DagRun], {
+    description:
+      "Creates DAG runs for the schedule's slots in a past range (at most 1000 task runs: slots × the most task runs a DAG run can make, a mapped task counting 1000; slots that have one are not repeated). Takes one submission per task of each DAG run (at most the whole budget).",
+  })
   async backfillDag(
     @Arg("id", () => ID) id: string,
     @Arg("from", () => DateTime) from: Date,
     @Arg("to", () => DateTime) to: Date,
     @Ctx() ctx: Context,
   ): Promise<DagRun[]> {
-    return (await ctx.services.dagRuns.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime())).map(toDagRun);
+    const p = await requireSubmitter(ctx);
+    // As triggerDag: one submission per task of each DAG run it makes (at most a whole window's budget).
+    return (await ctx.services.dagRuns.backfill(p, id, from.getTime(), to.getTime(), { admit: (runs, why) => takeSubmissions(ctx, p, runs - 1, why) })).map(toDagRun);
   }
 
   @FieldResolver(() => [String], { description: "The task keys in an order that respects every dependency (ties: declaration order)." })

@@ -7,7 +7,7 @@ import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire
 import { Run, RunConnection } from "../schema/index.js";
 import { User } from "../schema/index.js";
 import { DateTime } from "../schema/index.js";
-import { requireSubmitter, requireUser, type Context } from "./context.js";
+import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
 import { jobInput, jobPatch } from "./job-input.js";
 import { toFire, toJob, toRun, toUser } from "./mappers.js";
 import { mapPage, pageArgs, pageSize } from "./pagination.js";
@@ -98,7 +98,9 @@ export class JobResolver {
     return toJob(await ctx.services.jobs.reschedule(requireUser(ctx), id, at.getTime()));
   }
 
-  @Mutation(() => BackfillResult, { description: "Creates runs for the schedule's slots in a past range (at most 1000; existing ones are not repeated)." })
+  @Mutation(() => BackfillResult, {
+    description: "Creates runs for the schedule's slots in a past range (at most 1000; existing ones are not repeated). Takes one submission per slot (at most the whole budget).",
+  })
   async backfillJob(
     @Arg("id", () => ID) id: string,
     @Arg("from", () => DateTime) from: Date,
@@ -106,7 +108,10 @@ export class JobResolver {
     @Ctx() ctx: Context,
     @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
   ): Promise<BackfillResult> {
-    const r = await ctx.services.jobs.backfill(await requireSubmitter(ctx), id, from.getTime(), to.getTime(), { idempotencyKey });
+    const p = await requireSubmitter(ctx);
+    // A backfill is as many submissions as it makes runs (at most a whole window's budget): a loop
+    // of backfills must not make 1,000 runs per submission where triggerJob makes one.
+    const r = await ctx.services.jobs.backfill(p, id, from.getTime(), to.getTime(), { idempotencyKey, admit: (runs, why) => takeSubmissions(ctx, p, runs - 1, why) });
     return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
   }
 

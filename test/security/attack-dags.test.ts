@@ -160,6 +160,86 @@ describe("backfillDag", () => {
     const ok = await gqlOk<{ backfillDag: unknown[] }>(t.app.url, q, { id, from: new Date(to.getTime() - 60_000).toISOString(), to: to.toISOString() }, u.token);
     expect(ok.backfillDag).toHaveLength(2);
   });
+
+  it("takes one submission per task run it makes: a loop of backfills is refused after 120 task runs' worth, like 120 triggerJob calls", async () => {
+    const u = await user();
+    const chain = Array.from({ length: 20 }, (_, i) => ({ key: `s${i}`, command: "true", ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}) }));
+    const id = await createDag(t.app.url, u.token, "backfill-loop", chain, { schedule: { kind: "CRON", cron: "* * * * *", startAt: new Date(Date.now() - 3 * 3600_000).toISOString() }, paused: true }); // 1
+    const q = `mutation($id: ID!, $from: DateTime!, $to: DateTime!) { backfillDag(id: $id, from: $from, to: $to) { id } }`;
+    const minute = (back: number) => new Date((Math.floor(Date.now() / 60_000) - back) * 60_000).toISOString();
+    // 5 slots × 20 tasks = 100 submissions: made. Before: one submission per call, 120 calls (120,000 task runs) a minute.
+    expect((await gqlOk<{ backfillDag: unknown[] }>(t.app.url, q, { id, from: minute(10), to: minute(6) }, u.token)).backfillDag).toHaveLength(5);
+    const again = await gql(t.app.url, q, { id, from: minute(30), to: minute(29) }, u.token); // 40 more: over 120
+    expect(code(again)).toBe("RATE_LIMITED");
+    expect(message(again)).toMatch(/^too many submissions for user dag-attacker-\S+: at most 120 per PT1M; a backfill counts one per task of each slot's DAG run \(2 slots × 20 tasks\); retry in \d+ s$/);
+    const made = await gqlOk<{ dagRuns: { edges: unknown[] } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 100) { edges { node { id } } } }`, { id }, u.token);
+    expect(made.dagRuns.edges).toHaveLength(5);
+  });
+
+  it("counts a mapped task as the 1,000 instances it may make: one slot at a time (333 DAG runs of 1,000 instances each before)", async () => {
+    const u = await user();
+    const id = await createDag(
+      t.app.url,
+      u.token,
+      "backfill-mapped",
+      [
+        { key: "list", command: "printf '[1,2]' > $KAIROS_RESULT" },
+        { key: "each", command: "true", dependsOn: ["list"], mapOver: "list" },
+        { key: "sum", command: "true", dependsOn: ["each"] },
+      ],
+      { schedule: { kind: "CRON", cron: "* * * * *", startAt: new Date(Date.now() - 3 * 3600_000).toISOString() }, paused: true },
+    );
+    const q = `mutation($id: ID!, $from: DateTime!, $to: DateTime!) { backfillDag(id: $id, from: $from, to: $to) { id } }`;
+    const to = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
+    const r = await gql(t.app.url, q, { id, from: new Date(to.getTime() - 60_000).toISOString(), to: to.toISOString() }, u.token);
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    expect(message(r)).toBe(
+      "from: the range holds 2 slots, and each is a DAG run of up to 1002 task runs (3 tasks, 1 of them mapped over up to 1000 elements each); a backfill makes at most 1000 task runs, so at most 1 slot of this DAG at a time: narrow the range",
+    );
+    const one = await gqlOk<{ backfillDag: Array<{ id: string }> }>(t.app.url, q, { id, from: to.toISOString(), to: to.toISOString() }, u.token);
+    expect(one.backfillDag).toHaveLength(1);
+    expect((await finishedDagRun(t.app.url, u.token, one.backfillDag[0]!.id)).status).toBe("SUCCEEDED");
+  });
+});
+
+describe("the submission budget counts the runs a call makes", () => {
+  it("backfillJob takes one submission per slot: after a backfill of 110 slots another of 10 is refused (it was one submission for up to 1,000 runs)", async () => {
+    const u = await user();
+    const { createJob } = await gqlOk<{ createJob: { id: string } }>(
+      t.app.url,
+      `mutation { createJob(input: {name: "every-minute", schedule: {kind: CRON, cron: "* * * * *", startAt: "2020-01-01T00:00:00Z"}, spec: {command: "true"}}) { id } }`,
+      {},
+      u.token,
+    ); // 1
+    const q = `mutation($id: ID!) { backfillJob(id: $id, from: "2020-01-01T00:00:00Z", to: "2020-01-01T01:49:00Z") { requested } }`;
+    expect((await gqlOk<{ backfillJob: { requested: number } }>(t.app.url, q, { id: createJob.id }, u.token)).backfillJob.requested).toBe(110); // 111 of 120
+    const again = await gql(t.app.url, `mutation($id: ID!) { backfillJob(id: $id, from: "2021-01-01T00:00:00Z", to: "2021-01-01T00:09:00Z") { requested } }`, { id: createJob.id }, u.token);
+    expect(code(again)).toBe("RATE_LIMITED");
+    expect(message(again)).toMatch(/; a backfill counts one per slot \(this range holds 10\); retry in \d+ s$/);
+    const runs = await t.app.services.mongo.c.runs.countDocuments({ jobId: createJob.id });
+    expect(runs).toBe(110);
+  });
+
+
+  it("charges a mapped task's instances as they are made: a loop of triggers of a 200-wide fan-out is refused after one, not after 40", async () => {
+    const u = await user();
+    const list = JSON.stringify(Array.from({ length: 200 }, (_, i) => i));
+    const id = await createDag(t.app.url, u.token, "fan-loop", [
+      { key: "list", command: `printf '%s' '${list}' > $KAIROS_RESULT` },
+      { key: "each", command: "true", dependsOn: ["list"], mapOver: "list" },
+    ]); // 1
+    const first = await triggerDag(t.app.url, u.token, id); // 2: one per task
+    // Its fan-out is made: 199 more task runs charged (the mapped task counted one already).
+    await waitFor(async () => {
+      const r = await gqlOk<{ dagRun: { tasks: Array<{ key: string; mapIndex: number | null }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1000) { key mapIndex } } }`, { id: first }, u.token);
+      return r.dagRun.tasks.filter((x) => x.key === "each" && x.mapIndex !== null).length === 200;
+    }, 30_000);
+    // Before: 3 submissions spent of 120, and 39 more such triggers (7,800 task runs) a minute.
+    const second = await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }, u.token);
+    expect(code(second)).toBe("RATE_LIMITED");
+    expect(second.errors?.[0]?.extensions?.limit).toBe("submissions");
+    expect((await finishedDagRun(t.app.url, u.token, first, 60_000)).status).toBe("SUCCEEDED");
+  });
 });
 
 describe("idempotency keys", () => {

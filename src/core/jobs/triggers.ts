@@ -52,12 +52,12 @@ export class JobTriggers {
    * (they are an explicit request for exactly these runs); slots without a ledger outcome get FIRED.
    */
   async backfill(caller: Principal, jobId: string, from: number, to: number, opts: Submit = {}): Promise<BackfillOutcome> {
-    if (!opts.idempotencyKey) return this.backfillOnce(caller, jobId, from, to);
+    if (!opts.idempotencyKey) return this.backfillOnce(caller, jobId, from, to, opts);
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "backfillJob",
       input: { jobId, from, to },
       // Backfill runs are keyed by slot (fireKey), so running it again makes nothing new.
-      run: () => this.backfillOnce(caller, jobId, from, to),
+      run: () => this.backfillOnce(caller, jobId, from, to, opts),
       save: (r) => ({ requested: r.requested, existing: r.existing, runIds: r.created.map((x) => x._id) }),
       load: async (saved) => {
         const ids = (saved.runIds as string[]) ?? [];
@@ -68,10 +68,11 @@ export class JobTriggers {
     });
   }
 
-  private async backfillOnce(caller: Principal, jobId: string, from: number, to: number): Promise<BackfillOutcome> {
+  private async backfillOnce(caller: Principal, jobId: string, from: number, to: number, opts: Submit): Promise<BackfillOutcome> {
     const job = assertOwned(await this.kit.writes.getFor(caller, jobId));
     const now = this.kit.deps.clock();
     const slots = backfillSlots(job.schedule, from, to, now);
+    await opts.admit?.(slots.length, `; a backfill counts one per slot (this range holds ${slots.length})`);
     const created: RunDoc[] = [];
     let existing = 0;
     for (const slot of slots) {

@@ -36,6 +36,12 @@ export type OwnerJobs = "KEEP" | "DELETE";
 /** Options of a submission: the same idempotency key within 24 h returns the first result. */
 export interface Submit {
   idempotencyKey?: string | null;
+  /**
+   * Takes what the call's runs are worth from the caller's submission budget (the API's), once
+   * it is known how many it makes and before any is made; throws to refuse the call. A replay of
+   * an idempotency key makes nothing and is not asked again.
+   */
+  admit?: (runs: number, why: string) => Promise<void>;
   /** Internal: the id to create the job with (a DAG's timer job takes its DAG's id). */
   id?: string;
 }

@@ -54,6 +54,12 @@ export interface AdvancerDeps {
   sweepAfterMs: number;
   /** A DAG run ended: give back what it holds (its DAG's overlap lock). */
   onFinished: (run: DagRunDoc) => Promise<void>;
+  /**
+   * A mapped task's instances were made: `runs` more task runs for the owner's submission budget
+   * (the task itself counted one when its DAG run was triggered or backfilled). Charged, not
+   * refused: the DAG run goes on, the owner's next submissions meet the spent budget.
+   */
+  chargeRuns?: (ownerId: string, runs: number) => Promise<void>;
 }
 
 /**
@@ -173,6 +179,7 @@ export class DagAdvancer {
         if (!(await setDagRunAtVersion(mongo, dagRunId, doc.version, { ...set, ...changedTasks }))) continue; // someone else advanced it: decide again from what they wrote
         const written: DagRunDoc = { ...doc, ...set, tasks, version: doc.version + 1 };
         current = written;
+        await this.chargeExpansions(doc, tasks, changedKeys);
         await this.publish(doc, written, changedKeys, now);
         if (terminal) {
           this.quiet.forget(dagRunId);
@@ -186,6 +193,18 @@ export class DagAdvancer {
       return;
     }
     this.deps.log.warn({ dagRunId }, "DAG run too contended to advance now; the sweeper will come back to it");
+  }
+
+  /** Charges the instances of the mapped tasks this round expanded (see AdvancerDeps.chargeRuns); a failure is logged, not thrown. */
+  private async chargeExpansions(doc: DagRunDoc, tasks: DagRunDoc["tasks"], changedKeys: readonly string[]): Promise<void> {
+    if (!this.deps.chargeRuns) return;
+    let runs = 0;
+    for (const k of changedKeys) {
+      const made = tasks[k]!.instances;
+      if (made && doc.tasks[k]?.instances === undefined) runs += Math.max(0, made.length - 1);
+    }
+    if (runs === 0) return;
+    await this.deps.chargeRuns(doc.ownerId, runs).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: doc._id }, "could not charge a mapped task's instances to its owner's budget"));
   }
 
   /** A definition's graph and quiet successes, made once per definition snapshot (they are cached per DAG version). */

@@ -3,7 +3,7 @@
  * task's spec by the very code that checks a job's spec (core/spec.ts), with its messages prefixed
  * by the task's key, and the DAG's own fields like a job's.
  */
-import { validateCatchup, validateDescription, validateName, validatePriority, validateSpec, wrapSchedule, type JobSpecInput, type PoolNode } from "../../core/index.js";
+import { validateCatchup, validateDescription, validateName, validatePriority, validateSpec, wrapSchedule, type JobSpecInput, type PoolNode, type Submit as JobSubmit } from "../../core/index.js";
 import type { DagTaskDoc, JobSpec, MisfirePolicy, OverlapPolicy, Schedule, SpecArtifact, TriggerRule } from "../../domain/index.js";
 import { ValidationError } from "../../domain/index.js";
 import { normalizeRetry, normalizeSchedule, type RetryInput, type ScheduleInput } from "../../timing/index.js";
@@ -22,10 +22,8 @@ export interface DagTaskInput {
   mapOver?: string | null;
 }
 
-/** Options of a request that creates something (createDag, triggerDag). */
-export interface Submit {
-  idempotencyKey?: string | null;
-}
+/** Options of a request that creates something (createDag, triggerDag, backfillDag): as a job's (core's Submit). */
+export type Submit = Pick<JobSubmit, "idempotencyKey" | "admit">;
 
 export interface DagInput {
   name: string;

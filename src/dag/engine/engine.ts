@@ -28,6 +28,8 @@ export interface DagEngineDeps {
   sweepAfterMs?: number;
   /** Resolves the artifacts tasks' SCRIPT and BINARY specs name (the jobs' lookup). */
   artifacts?: ArtifactLookup | null;
+  /** Charges a mapped task's instances to their owner's submission budget (AdvancerDeps.chargeRuns). */
+  chargeRuns?: (ownerId: string, runs: number) => Promise<void>;
 }
 
 export class DagEngine {
@@ -51,6 +53,7 @@ export class DagEngine {
       events: this.events,
       sweepAfterMs: this.sweepAfterMs,
       onFinished: (run) => this.schedules.finished(run),
+      chargeRuns: deps.chargeRuns,
     });
     this.schedules = new DagSchedules({
       mongo: deps.mongo,

@@ -6,6 +6,7 @@
 import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
 import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL } from "../../core/index.js";
+import { MAX_DAG_RUN_INSTANCES, MAX_MAP_INSTANCES } from "../plan/mapped.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
 import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
@@ -149,23 +150,31 @@ export class DagRunService {
 
   /**
    * Creates the DAG runs of the schedule's slots in the past range `[from, to]` (trigger
-   * BACKFILL), at most MAX_BACKFILL task runs' worth (slots × tasks); a slot that has a DAG run already (fired, or backfilled
-   * before: the same fire key) is not run again. They ignore the overlap policy, like a job's.
+   * BACKFILL), at most MAX_BACKFILL task runs' worth (slots × the most task runs a DAG run of it
+   * can make, a mapped task counting as many as it may map over); a slot that has a DAG run
+   * already (fired, or backfilled before: the same fire key) is not run again. They ignore the
+   * overlap policy, like a job's. `opts.admit` is asked for slots × tasks submissions before any is
+   * made (a mapped task's instances are charged as they are made, see DagAdvancer).
    */
-  async backfill(caller: Principal, dagId: string, from: number, to: number): Promise<DagRunDoc[]> {
+  async backfill(caller: Principal, dagId: string, from: number, to: number, opts: Pick<Submit, "admit"> = {}): Promise<DagRunDoc[]> {
     const dag = await this.dag(caller, dagId);
     if (!dag.schedule) throw new ValidationError("id", `DAG ${dagId} has no schedule; backfill fills a schedule's past slots (use triggerDag for a one-off run)`);
     const now = this.deps.clock();
     const slots = backfillSlots(dag.schedule, from, to, now);
-    // A job's backfill makes at most MAX_BACKFILL runs; a DAG's, as many task runs (not 1000 DAG runs of 1000 tasks each).
-    const maxSlots = Math.max(1, Math.floor(MAX_BACKFILL / dag.tasks.length));
+    // A job's backfill makes at most MAX_BACKFILL runs; a DAG's, as many task runs (not 1000 DAG
+    // runs of 1000 tasks each, nor 333 DAG runs of a task mapped over 1,000 elements).
+    const mapped = dag.tasks.filter((t) => t.mapOver).length;
+    const perRun = Math.min(MAX_DAG_RUN_INSTANCES, dag.tasks.length - mapped + mapped * MAX_MAP_INSTANCES);
+    const maxSlots = Math.max(1, Math.floor(MAX_BACKFILL / perRun));
     if (slots.length > maxSlots) {
+      const each = mapped === 0 ? `a DAG run of ${dag.tasks.length} tasks` : `a DAG run of up to ${perRun} task runs (${dag.tasks.length} tasks, ${mapped} of them mapped over up to ${MAX_MAP_INSTANCES} elements each)`;
       throw new ValidationError(
         "from",
-        `the range holds ${slots.length} slots, and each is a DAG run of ${dag.tasks.length} tasks; a backfill makes at most ${MAX_BACKFILL} task runs, ` +
-          `so at most ${maxSlots} slots of this DAG at a time: narrow the range`,
+        `the range holds ${slots.length} slots, and each is ${each}; a backfill makes at most ${MAX_BACKFILL} task runs, ` +
+          `so at most ${maxSlots} ${maxSlots === 1 ? "slot" : "slots"} of this DAG at a time: narrow the range`,
       );
     }
+    await opts.admit?.(slots.length * dag.tasks.length, `; a backfill counts one per task of each slot's DAG run (${slots.length} slots × ${dag.tasks.length} tasks)`);
     const out: DagRunDoc[] = [];
     for (const slot of slots) {
       const doc = newDagRun(dag, {
