@@ -155,8 +155,11 @@ export interface ClaimMarker {
  * between owners: each owner with runs queued has a *turn* (a number), and a take serves the
  * owner whose turn is lowest (ties by owner id), one run per turn, that owner's best run by
  * priority, then age ({@link readyScore}), then runId. An owner that had no run queued joins at
- * the queue's current turn (the turn of the last run taken), so it is served next, ahead of any
- * backlog; an owner with a backlog keeps its turn, so pushing more moves it no sooner. Priority therefore orders an owner's own runs, not one
+ * the queue's current turn (the turn after the last run taken), so it is served within a round:
+ * no owner is served twice before it (ties by owner id), whatever backlogs there are. It does not
+ * join at the last run's own turn: an owner pushing one run after each take of its last would then
+ * be lowest at every take and starve every backlog. An owner with a backlog keeps its turn, so
+ * pushing more moves it no sooner. Priority therefore orders an owner's own runs, not one
  * owner's against another's (a user choosing priority 9 for everything gains nothing over others).
  * docs/decisions.md, "Ready queues take turns between owners".
  *

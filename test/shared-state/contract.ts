@@ -442,17 +442,33 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await pop(s.ready, "p", 10, T0)).toEqual(["l-9a", "q-3", "l-9b", "q-0", "l-0"]);
       });
 
-      it("serves an owner that joins behind another's backlog next; pushing more does not move a backlog sooner", async () => {
+      it("serves an owner that joins behind another's backlog within a round; pushing more does not move a backlog sooner", async () => {
         // One owner's fan-out of 1,000 runs, half of it taken; then another owner's one run.
         await s.ready.push("p", range(1_000).map((i) => ({ ownerId: "fan", runId: `f${String(i).padStart(4, "0")}`, priority: 9, enqueuedAt: T0 })));
         expect(await pop(s.ready, "p", 500, T0)).toHaveLength(500);
         await s.ready.push("p", [{ ownerId: "late", runId: "late-1", priority: 0, enqueuedAt: T0 + 1 }]);
-        expect(await pop(s.ready, "p", 2, T0)).toEqual(["late-1", "f0500"]);
+        // It joins at the turn after the last taken, the backlog's own: one run of "fan" (ties by owner), then its run.
+        expect(await pop(s.ready, "p", 2, T0)).toEqual(["f0500", "late-1"]);
         // Both with runs queued: they alternate, and a push by one does not put it ahead.
         await s.ready.push("p", [2, 3, 4].map((i) => ({ ownerId: "late", runId: `late-${i}`, priority: 0, enqueuedAt: T0 + i })));
         await s.ready.push("p", range(100).map((i) => ({ ownerId: "fan", runId: `g${String(i).padStart(4, "0")}`, priority: 9, enqueuedAt: T0 - 1 })));
-        expect(await pop(s.ready, "p", 6, T0)).toEqual(["late-2", "g0000", "late-3", "g0001", "late-4", "g0002"]);
+        expect(await pop(s.ready, "p", 6, T0)).toEqual(["g0000", "late-2", "g0001", "late-3", "g0002", "late-4"]);
         expect(await s.ready.size("p")).toBe(1_100 - 504);
+      });
+
+      it("an owner pushing one run after each take of its last does not starve another owner's backlog", async () => {
+        // The attack: a user that keeps nothing queued and pushes its next run as soon as its last
+        // was taken. Joining at the last turn taken (lower than the backlog's next turn) put it
+        // first at every take, and the turn never moved on: the backlog was never served again.
+        await s.ready.push("p", range(4).map((i) => ({ ownerId: "victim", runId: `v${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 1, T0)).toEqual(["v1"]);
+        const taken: string[] = [];
+        for (let i = 1; i <= 6; i++) {
+          await s.ready.push("p", [{ ownerId: "attacker", runId: `a${i}`, priority: 5, enqueuedAt: T0 + 10 + i }]);
+          taken.push(...(await pop(s.ready, "p", 1, T0)));
+        }
+        // One each in turn (the attacker's queue never holds more than two runs).
+        expect(taken.filter((r) => r.startsWith("v")), taken.join(" ")).toHaveLength(3);
       });
 
       it("a staged run joins its owner's turns when due; a removed owner's last run takes the owner out of the turns", async () => {
@@ -466,9 +482,10 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await pop(s.ready, "p", 1, T0)).toEqual(["a1"]);
         expect(await s.ready.remove("p", "c1")).toBe(true);
         expect(await s.ready.contains("p", "b-later", T0)).toBe(true);
+        // b joins at the turn after a1's, a's own: a (ties by owner), then b.
         expect((await s.ready.take("p", 2, T0 + 100, 1_000)).taken).toEqual([
-          { runId: "b-later", payload: "pb" },
           { runId: "a2", payload: null },
+          { runId: "b-later", payload: "pb" },
         ]);
         expect(await pop(s.ready, "p", 5, T0 + 100)).toEqual(["a3"]);
         expect(await s.ready.size("p")).toBe(0);
@@ -484,7 +501,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         await fc.assert(
           fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
             const pool = `m${Math.random().toString(36).slice(2)}`;
-            // The model: per owner its runs, best first; the owners with runs and their turns; the last turn taken.
+            // The model: per owner its runs, best first; the owners with runs and their turns; the turn after the last taken.
             const queued = new Map<string, Array<{ runId: string; score: number }>>();
             const turns = new Map<string, number>();
             let last = 0;
@@ -504,7 +521,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
                   const [owner, at] = [...turns].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
                   const q = queued.get(owner)!;
                   expected.push(q.shift()!.runId);
-                  last = at;
+                  last = at + 1;
                   if (q.length > 0) turns.set(owner, at + 1);
                   else {
                     turns.delete(owner);

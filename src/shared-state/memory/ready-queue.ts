@@ -13,7 +13,7 @@ interface Pool {
   data: Map<string, { owner: string; score: number; payload: string | null }>;
   /** Taken with a payload: runId → claim marker expiry. */
   claims: Map<string, Millis>;
-  /** The turn of the last run taken. */
+  /** The turn after the last run taken: an owner with nothing queued joins at it. */
   turn: number;
 }
 
@@ -40,7 +40,7 @@ export class MemoryReadyQueue implements ReadyQueue {
     if (p.data.size === 0 && p.claims.size === 0) this.pools.delete(name);
   }
 
-  /** Puts a run in its owner's queue; an owner that had none joins at the last turn taken. */
+  /** Puts a run in its owner's queue; an owner that had none joins at the turn after the last run taken. */
   private enqueue(p: Pool, runId: string, owner: string, score: number): void {
     let q = p.ready.get(owner);
     if (!q) p.ready.set(owner, (q = new IndexedHeap()));
@@ -97,7 +97,8 @@ export class MemoryReadyQueue implements ReadyQueue {
         taken.push({ runId, payload });
         n++;
       }
-      p.turn = at + n - 1;
+      // After, not at, the last run's turn: see takeReady-5.ts (an owner trickling runs starved a backlog).
+      p.turn = at + n;
       if (q.size > 0) p.owners.set(owner, at + n);
       else p.ready.delete(owner);
     }

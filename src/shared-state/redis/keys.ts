@@ -25,7 +25,7 @@ export interface RedisKeys {
   readyOwners(pool: string): string;
   /** ZSET runId → notBefore (ms): runs staged ahead of their time, per pool. */
   readyLater(pool: string): string;
-  /** HASH runId → `<member of ready><payload>` of queued or staged runs, `|turn` → the last turn taken; per pool. */
+  /** HASH runId → `<member of ready><payload>` of queued or staged runs, `|turn` → the turn after the last run taken; per pool. */
   readyData(pool: string): string;
   /** ZSET runId → claim marker expiry (ms): taken runs whose claim is being confirmed, per pool. */
   readyClaims(pool: string): string;

@@ -18,7 +18,7 @@ const PROMOTE_PER_TAKE = 10_000;
  * touches is one of its KEYS): the queued runs as one ZSET in lex order, each member
  * `<owner>\0<readyScore, 14 digits><runId>`, so each owner's runs sit together best first; a ZSET
  * of the owners with runs queued by their turn (see ReadyQueue); a ZSET of staged runs by
- * `notBefore`; a HASH of the entries' payloads, members and the last turn taken; a ZSET of claim
+ * `notBefore`; a HASH of the entries' payloads, members and the turn after the last run taken; a ZSET of claim
  * markers. `take` is one script, so concurrent executors never take the same run, and a staged
  * run becomes takeable exactly when its time comes, by whichever executor asks first.
  */

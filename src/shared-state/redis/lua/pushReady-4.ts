@@ -10,13 +10,14 @@ export const pushReady: LuaScript = {
   KEYS[2] owners  ZSET owner -> turn: the owners with runs in KEYS[1], lowest turn served first
   KEYS[3] later   ZSET runId -> notBefore (ms): staged, not taken before then
   KEYS[4] data    HASH runId -> "<member of KEYS[1]><payload>" while queued or staged (the member's
-                  length follows from its NUL and the runId); "|turn" -> the turn of the last run taken
+                  length follows from its NUL and the runId); "|turn" -> the turn after the last run taken
   ARGV[1] wake channel   ARGV[2] pool
   ARGV[3..] groups of 4: member (its owner is what comes before its NUL), runId, notBefore ("" = ready now), payload ("" = none)
   Output: number of runs newly added. Publishes {pool, count[, at]} on the channel when count > 0,
   \`at\` being the earliest notBefore staged by this call.
   A run already queued or staged keeps its first position and payload. An owner that had no run
-  queued joins at the last turn taken (it is served next); one that has keeps its turn.
+  queued joins at the turn after the last run taken (it is served within a round: with ties, by
+  owner, before the owners served since); one that has keeps its turn.
 ]]
 local CHUNK = 1000
 local turn = tonumber(redis.call('HGET', KEYS[4], '|turn') or '0')

@@ -8,7 +8,7 @@ export const takeReady: LuaScript = {
   KEYS[1] runs    ZSET (scores 0) "<owner>\\0<readyScore, 14 digits><runId>"
   KEYS[2] owners  ZSET owner -> turn
   KEYS[3] later   ZSET runId -> notBefore (ms)
-  KEYS[4] data    HASH runId -> "<member of KEYS[1]><payload>"; "|turn" -> last turn taken
+  KEYS[4] data    HASH runId -> "<member of KEYS[1]><payload>"; "|turn" -> the turn after the last run taken
   KEYS[5] claims  ZSET runId -> claim marker expiry (ms)
   ARGV[1] now (ms)   ARGV[2] max   ARGV[3] claimMs   ARGV[4] most staged runs promoted per call
   Markers are dropped claimMs after they expire.
@@ -16,7 +16,8 @@ export const takeReady: LuaScript = {
   nextAt is the earliest notBefore still staged.
   Turns: the owner with the lowest turn (ties by owner) gives its best runs, as many as there are
   turns before the next owner's (at least one), each run one turn; it keeps its place while it has
-  runs. One owner alone is served in one step. Commands go in batches (one HMGET, ZADD, ZREM,
+  runs. An owner with nothing queued joins at the turn after the last run taken (served within a
+  round). One owner alone is served in one step. Commands go in batches (one HMGET, ZADD, ZREM,
   HDEL per chunk of runs), never one per run: promoting 10,000 staged runs one command at a time
   kept Redis busy for ~65 ms.
 ]]
@@ -75,7 +76,10 @@ while #ids < max do
   -- They are the first n of the owner's range: one ZREMRANGEBYLEX removes them.
   if n > 0 then redis.call('ZREMRANGEBYLEX', KEYS[1], '[' .. owner .. '\\0', '[' .. got[n]) end
   for j = 1, n do ids[#ids + 1] = string.sub(got[j], skip + 1) end
-  if n > 0 then turn = at + n - 1 end
+  -- An owner joining next joins at the turn after the last run taken: at the last run's own turn, a
+  -- user pushing one run after each take of its last would be lowest at every take, and another
+  -- owner's backlog never served (test/security/attack-turns.test.ts).
+  if n > 0 then turn = at + n end
   if #got > n then
     redis.call('ZADD', KEYS[2], at + n, owner)
   else
