@@ -144,13 +144,19 @@ export class DagResolver {
     return toDagRun(await ctx.services.dagRuns.cancelRun(requireUser(ctx), id));
   }
 
-  @Mutation(() => DagRun, { description: "Re-runs a FAILED or CANCELLED DAG run's failed, upstream-failed, cancelled and skipped tasks as new attempts; succeeded ones keep their results." })
+  @Mutation(() => DagRun, {
+    description: "Re-runs a FAILED or CANCELLED DAG run's failed, upstream-failed, cancelled and skipped tasks as new attempts; succeeded ones keep their results. Takes one submission per task it re-runs (at most the whole budget).",
+  })
   async retryDagRun(
     @Arg("id", () => ID) id: string,
     @Ctx() ctx: Context,
     @Arg("fromFailed", () => Boolean, { defaultValue: true }) fromFailed: boolean,
   ): Promise<DagRun> {
-    return toDagRun(await ctx.services.dagRuns.retryRun(requireUser(ctx), id, fromFailed));
+    const p = await requireSubmitter(ctx);
+    // A retry makes a run for each task it re-runs, as a trigger does: one submission per task.
+    // Charged nothing, a loop of cancelDagRun and retryDagRun queued a DAG's tasks again and again
+    // (docs/security.md, "DAG workflows"). Another user's DAG run is NOT_FOUND before any charge but the first.
+    return toDagRun(await ctx.services.dagRuns.retryRun(p, id, fromFailed, { admit: (runs, why) => takeSubmissions(ctx, p, runs - 1, why) }));
   }
 
   @Mutation(() => [DagRun], {

@@ -216,8 +216,8 @@ describe("the submission budget counts the runs a call makes", () => {
     const again = await gql(t.app.url, `mutation($id: ID!) { backfillJob(id: $id, from: "2021-01-01T00:00:00Z", to: "2021-01-01T00:09:00Z") { requested } }`, { id: createJob.id }, u.token);
     expect(code(again)).toBe("RATE_LIMITED");
     expect(message(again)).toMatch(/; a backfill counts one per slot \(this range holds 10\); retry in \d+ s$/);
-    const runs = await t.app.services.mongo.c.runs.countDocuments({ jobId: createJob.id });
-    expect(runs).toBe(110);
+    // (Its schedule may fire once meanwhile, a run of trigger SCHEDULE.)
+    expect(await t.app.services.mongo.c.runs.countDocuments({ jobId: createJob.id, trigger: "BACKFILL" })).toBe(110);
   });
 
 
@@ -427,6 +427,35 @@ describe("trigger storms", () => {
     const made = await gqlOk<{ dagRuns: { edges: unknown[] } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id) { edges { node { id } } } }`, { id }, u.token);
     expect(made.dagRuns.edges).toHaveLength(2);
     for (const r of runs) await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: r }, u.token);
+  });
+
+  it("retryDagRun takes one submission per task it re-runs: a loop of cancelDagRun and retryDagRun of a 50-task DAG is refused like a loop of triggers", async () => {
+    const u = await user();
+    const wide = Array.from({ length: 50 }, (_, i) => ({ key: `w${i}`, command: "sleep 30" }));
+    const id = await createDag(t.app.url, u.token, "recycle", wide); // 1 submission
+    const runId = await triggerDag(t.app.url, u.token, id); // 50
+    const cancelled = async () => {
+      await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      await waitFor(async () => (await gqlOk<{ dagRun: { status: string } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { status } }`, { id: runId }, u.token)).dagRun.status === "CANCELLED", 30_000);
+    };
+    // Before: retryDagRun was charged nothing; each cancel and retry queued the DAG's 50 tasks again
+    // (1,000 with a DAG of 1,000 tasks), past the budget that refuses a third trigger.
+    const answers: Array<string | null> = [];
+    for (let i = 0; i < 3; i++) {
+      await cancelled();
+      const r = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      answers.push(r.errors ? (code(r) ?? "") : null);
+      if (r.errors) {
+        expect(r.errors[0]?.extensions?.limit).toBe("submissions");
+        expect(message(r)).toMatch(/^too many submissions for user dag-attacker-\S+: at most 120 per PT1M; a DAG run's retry counts one per task it re-runs \(50\); retry in \d+ s$/);
+        break;
+      }
+    }
+    expect(answers).toEqual([null, "RATE_LIMITED"]);
+    const made = await t.app.services.mongo.c.runs.countDocuments({ dagRunId: runId });
+    expect(made).toBe(100);
+    const after = await gqlOk<{ dagRun: { status: string } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { status } }`, { id: runId }, u.token);
+    expect(after.dagRun.status).toBe("CANCELLED");
   });
 
   it("another user's DAG id is NOT_FOUND before any submission is charged for its tasks", async () => {

@@ -26,7 +26,7 @@ import {
   type Page,
   type PageQuery,
 } from "../../store/index.js";
-import { retryFromFailed } from "../plan/retry.js";
+import { retriedTaskCount, retryFromFailed } from "../plan/retry.js";
 import type { DagAdvancer } from "./advance.js";
 import { mergeParams, paramsText, type Submit } from "./definition.js";
 import { manualDagRunKey } from "./keys.js";
@@ -231,8 +231,10 @@ export class DagRunService {
   /**
    * Runs a finished DAG run again from where it failed: FAILED, UPSTREAM_FAILED, CANCELLED and
    * SKIPPED tasks start again as new attempts (new runs); SUCCEEDED tasks and their results stay.
+   * `opts.admit` is asked for one submission per task it re-runs (as a trigger, one per task),
+   * once the DAG run is found (another user's is NOT_FOUND first) and can be retried.
    */
-  async retryRun(caller: Principal, dagRunId: string, fromFailed: boolean): Promise<DagRunDoc> {
+  async retryRun(caller: Principal, dagRunId: string, fromFailed: boolean, opts: Pick<Submit, "admit"> = {}): Promise<DagRunDoc> {
     if (!fromFailed) throw new ValidationError("fromFailed", "only fromFailed: true is supported (re-run the failed, upstream-failed and cancelled tasks); trigger the DAG for a fresh run");
     for (let i = 0; i < 32; i++) {
       const run = await this.getRun(caller, dagRunId);
@@ -241,6 +243,10 @@ export class DagRunService {
       }
       if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
       if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
+      if (i === 0) {
+        const n = retriedTaskCount(run.tasks);
+        await opts.admit?.(n, `; a DAG run's retry counts one per task it re-runs (${n})`);
+      }
       // A scheduled DAG run takes its DAG's overlap lock again (CONFLICT where a fire would be skipped).
       const lock = await this.deps.schedules.relock(run);
       const reset = retryFromFailed(run.tasks);

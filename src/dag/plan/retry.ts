@@ -19,6 +19,16 @@ export function retryFromFailed(tasks: TaskStates): Record<string, TaskView> {
   return out;
 }
 
+/**
+ * How many tasks {@link retryFromFailed} re-runs (ended, not SUCCEEDED): a retry is charged that
+ * many submissions, as a trigger is charged one per task (a mapped task counts once, as there).
+ */
+export function retriedTaskCount(tasks: TaskStates): number {
+  let n = 0;
+  for (const view of Object.values(tasks)) if (isTerminal(view.state) && view.state !== DagTaskState.SUCCEEDED) n++;
+  return n;
+}
+
 function reset(view: TaskView): TaskView {
   const retried = isTerminal(view.state) && view.state !== DagTaskState.SUCCEEDED;
   if (view.instances === undefined) {
