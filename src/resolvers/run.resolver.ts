@@ -6,7 +6,7 @@ import { Job } from "../schema/index.js";
 import { Run, RunConnection } from "../schema/index.js";
 import { canSee } from "../auth/index.js";
 import { ConflictError } from "../domain/index.js";
-import { requireUser, type Context } from "./context.js";
+import { requireSubmitter, requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";
 import { toJob, toRun } from "./mappers.js";
@@ -77,9 +77,13 @@ export class RunResolver {
     return toRun(await ctx.services.runs.cancel(p, id, `cancelled by ${p.username}`));
   }
 
-  @Mutation(() => Run, { description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: CONFLICT, use retryDagRun)." })
+  @Mutation(() => Run, {
+    description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: CONFLICT, use retryDagRun). Takes one submission, as triggerJob.",
+  })
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    const p = requireUser(ctx);
+    // A retry makes a run, as a trigger does: one submission (a loop of cancelRun and retryRun was
+    // bounded only by the request rate).
+    const p = await requireSubmitter(ctx);
     // A DAG task's run belongs to its DAG run, which has decided on its end already (its children
     // ran, or were UPSTREAM_FAILED): running it again outside would change nothing there but its result.
     const run = await ctx.lookups.run(p, id);

@@ -203,6 +203,19 @@ describe("backfillDag", () => {
 });
 
 describe("the submission budget counts the runs a call makes", () => {
+  it("retryRun takes one submission, as triggerJob: a loop of retries is refused after 120 (it was bounded by the request rate alone)", async () => {
+    const u = await user();
+    const { createJob } = await gqlOk<{ createJob: { id: string } }>(t.app.url, `mutation { createJob(input: {name: "fails", schedule: {kind: ONCE}, spec: {command: "exit 3"}}) { id } }`, {}, u.token); // 1
+    const run = await waitFor(async () => (await t.app.services.mongo.c.runs.findOne({ jobId: createJob.id, status: "FAILED" }))?._id, 30_000);
+    const q = `mutation($id: ID!) { retryRun(id: $id) { id } }`;
+    const codes: Array<string | undefined> = [];
+    for (let i = 0; i < 120; i++) codes.push(code(await gql(t.app.url, q, { id: run }, u.token)));
+    // 119 within the budget (made, or CONFLICT while the retried run is not over), then refused.
+    expect(codes.slice(0, 119).filter((c) => c === "RATE_LIMITED")).toEqual([]);
+    expect(codes[119]).toBe("RATE_LIMITED");
+  });
+
+
   it("backfillJob takes one submission per slot: after a backfill of 110 slots another of 10 is refused (it was one submission for up to 1,000 runs)", async () => {
     const u = await user();
     const { createJob } = await gqlOk<{ createJob: { id: string } }>(
