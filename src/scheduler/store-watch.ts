@@ -202,7 +202,17 @@ export class StoreWatch {
   private async pushAll(loss: Loss, runs: readonly QueuedForRebuild[], bump: boolean): Promise<number> {
     let pushed = 0;
     for (let i = 0; i < runs.length && !this.deps.stopped(); i += PUSH_CHUNK) {
-      const recorded = await Promise.all(runs.slice(i, i + PUSH_CHUNK).map((r) => this.record(r, bump)));
+      // Which runs the store still lacks is read within this loss's store, checked before and
+      // after: if it lost its data again meanwhile (a second loss while this rebuild, or one of a
+      // shard acquired in its window, was under way), a run missing now may be one taken since
+      // whose taker's claim marker went with the data: the newer loss's rebuild pushes it, after
+      // its own grace. (Bumping it now would refuse its taker's confirm after another executor
+      // had started it again: two attempts at once.)
+      const chunk = runs.slice(i, i + PUSH_CHUNK);
+      if (!(await this.sameStore(loss))) break;
+      const missing = await Promise.all(chunk.map((r) => this.missing(r)));
+      if (!(await this.sameStore(loss))) break;
+      const recorded = await Promise.all(chunk.map((r, j) => (missing[j] ? this.record(r, bump) : null)));
       const byPool = new Map<string, ReadyEntry[]>();
       const now = this.deps.clock();
       for (const run of recorded) {
@@ -218,14 +228,32 @@ export class StoreWatch {
     return pushed;
   }
 
+  /** Whether the store is still the one `loss` left (its generation); false when it cannot be read. */
+  private async sameStore(loss: Loss): Promise<boolean> {
+    try {
+      return (await this.deps.state.coordinator.generation()) === loss.generation;
+    } catch {
+      return false;
+    }
+  }
+
+  /** True when the store does not have the run (queued, staged, or taken with a live marker); false also when it cannot tell. */
+  private async missing(queued: QueuedForRebuild): Promise<boolean> {
+    try {
+      return !(await this.deps.state.ready.contains(queued.pool, queued._id, this.deps.clock()));
+    } catch (e) {
+      this.deps.log.error({ err: coerceError(e), runId: queued._id }, "could not push a QUEUED run back after a store loss");
+      return false;
+    }
+  }
+
   /**
-   * Records that a QUEUED run goes back (bumping its token when it may have been taken), unless the
-   * new store has it already (queued, staged or taken since); the run as recorded, or null.
+   * Records that a QUEUED run the new store lacks goes back (bumping its token when it may have
+   * been taken); the run as recorded, or null.
    */
   private async record(queued: QueuedForRebuild, bump: boolean): Promise<RunDoc | null> {
     const { ready } = this.deps.state;
     try {
-      if (await ready.contains(queued.pool, queued._id, this.deps.clock())) return null;
       const run = await recordRebuiltQueued(this.deps.mongo, queued._id, queued.fencingToken, bump, new Date(this.deps.clock()), STORE_REBUILT_REASON);
       if (!run) return null; // claimed, cancelled or rebuilt by another scheduler meanwhile
       // Pushed meanwhile with the old token's payload (its creation's own push, late): replace that entry.
