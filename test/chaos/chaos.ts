@@ -13,8 +13,10 @@
  * Knobs (environment): CHAOS_INTERVAL_JOBS / CHAOS_CRON_JOBS (per scenario: 40/20 with the
  * default lease, 60/30 with the short one), CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_SEED
  * (14, the victims' choice), CHAOS_MISFIRE (the default policy, FIRE_ONCE), CHAOS_KEEP=1 keeps
- * the temp dirs (logs, ledger), CHAOS_VERBOSE=1 prints process events.
+ * the temp dirs (logs, ledger; a failing scenario's are always kept, and their path printed),
+ * CHAOS_VERBOSE=1 prints process events.
  */
+import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryLines, violations } from "./analyze.js";
 import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
@@ -100,7 +102,8 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
       slots: num("CHAOS_SLOTS", 32),
       lease: p.lease,
       shards: 64,
-      keepDir: process.env.CHAOS_KEEP === "1",
+      // Kept until the verdict: a failing scenario's logs are what explain it (removed below when clean).
+      keepDir: true,
       verbose: process.env.CHAOS_VERBOSE === "1",
     },
     actions: faultActions(p.plan),
@@ -120,11 +123,13 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
   for (const [name, lines] of Object.entries(result.notableLogs)) {
     process.stderr.write(`[chaos] ${name}: ${lines.join("\n    ")}\n`);
   }
-  if (process.env.CHAOS_KEEP === "1") process.stderr.write(`[chaos] logs and ledger kept in ${result.dir}\n`);
+  const found = [...violations(r), ...dagViolations(result.dags)].map((v) => `${p.name}: ${v}`);
+  if (found.length > 0 || process.env.CHAOS_KEEP === "1") process.stderr.write(`[chaos] logs and ledger kept in ${result.dir}\n`);
+  else rmSync(result.dir, { recursive: true, force: true });
   const kills = result.faults.filter((f) => f.kind === "executor_lost" || f.kind === "scheduler_lost").length;
   if (kills < p.plan.killsAtMs.length) process.stderr.write(`chaos: note: ${kills} of ${p.plan.killsAtMs.length} kills happened\n`);
   if (result.killedMidRun === 0) process.stderr.write(`chaos: note: scenario ${p.name}: no attempt was running on a killed executor\n`);
-  return [...violations(r), ...dagViolations(result.dags)].map((v) => `${p.name}: ${v}`);
+  return found;
 }
 
 async function main(): Promise<number> {
