@@ -1,3 +1,4 @@
+import { entriesLua } from "./includes/entries.js";
 import type { LuaScript } from "./script.js";
 
 export const pushReady: LuaScript = {
@@ -19,6 +20,7 @@ export const pushReady: LuaScript = {
   queued joins at the turn after the last run taken (it is served within a round: with ties, by
   owner, before the owners served since); one that has keeps its turn.
 ]]
+${entriesLua}
 local CHUNK = 1000
 local turn = tonumber(redis.call('HGET', KEYS[4], '|turn') or '0')
 local added = 0
@@ -42,7 +44,7 @@ for first = 3, #ARGV, 4 * CHUNK do
       if nb == '' then
         members[#members + 1] = 0
         members[#members + 1] = member
-        local owner = string.sub(member, 1, string.find(member, '\\0', 1, true) - 1)
+        local owner = ownerOf(member)
         if not joined[owner] then
           redis.call('ZADD', KEYS[2], 'NX', turn, owner)
           joined[owner] = true

@@ -1,3 +1,4 @@
+import { entriesLua } from "./includes/entries.js";
 import type { LuaScript } from "./script.js";
 
 export const takeReady: LuaScript = {
@@ -21,17 +22,13 @@ export const takeReady: LuaScript = {
   HDEL per chunk of runs), never one per run: promoting 10,000 staged runs one command at a time
   kept Redis busy for ~65 ms.
 ]]
+${entriesLua}
 local CHUNK = 1000
-local SCORE_DIGITS = 14
 local now = tonumber(ARGV[1])
 -- markers stay claimMs past their expiry, so the reaper can tell an expired claim from none
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - tonumber(ARGV[3]))
 
 local turn = tonumber(redis.call('HGET', KEYS[4], '|turn') or '0')
--- A data value is the run's member then its payload; the member ends SCORE_DIGITS + #id after its NUL.
-local function memberEnd(value, id)
-  return string.find(value, '\\0', 1, true) + SCORE_DIGITS + #id
-end
 
 local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 local joined = {}
@@ -41,12 +38,12 @@ for first = 1, #due, CHUNK do
   local values = redis.call('HMGET', KEYS[4], unpack(ids))
   local zargs = {}
   for i, id in ipairs(ids) do
-    local v = values[i]
+    local member = values[i] and memberOf(values[i], id)
     -- a staged run without its value (written by an older version) is dropped; the reaper queues it again
-    if v and string.find(v, '\\0', 1, true) then
+    if member then
       zargs[#zargs + 1] = 0
-      zargs[#zargs + 1] = string.sub(v, 1, memberEnd(v, id))
-      local owner = string.sub(v, 1, string.find(v, '\\0', 1, true) - 1)
+      zargs[#zargs + 1] = member
+      local owner = ownerOf(member)
       if not joined[owner] then
         redis.call('ZADD', KEYS[2], 'NX', turn, owner)
         joined[owner] = true
@@ -70,12 +67,12 @@ while #ids < max do
     if gap < 1 then gap = 1 end
     if gap < room then room = gap end
   end
-  local got = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. owner .. '\\0', '(' .. owner .. '\\1', 'LIMIT', 0, room + 1)
+  local first, beyond = ownerRange(owner)
+  local got = redis.call('ZRANGEBYLEX', KEYS[1], first, beyond, 'LIMIT', 0, room + 1)
   local n = math.min(#got, room)
-  local skip = #owner + 1 + SCORE_DIGITS
   -- They are the first n of the owner's range: one ZREMRANGEBYLEX removes them.
-  if n > 0 then redis.call('ZREMRANGEBYLEX', KEYS[1], '[' .. owner .. '\\0', '[' .. got[n]) end
-  for j = 1, n do ids[#ids + 1] = string.sub(got[j], skip + 1) end
+  if n > 0 then redis.call('ZREMRANGEBYLEX', KEYS[1], first, '[' .. got[n]) end
+  for j = 1, n do ids[#ids + 1] = runIdOf(got[j], owner) end
   -- An owner joining next joins at the turn after the last run taken: at the last run's own turn, a
   -- user pushing one run after each take of its last would be lowest at every take, and another
   -- owner's backlog never served (test/security/attack-turns.test.ts).
@@ -97,8 +94,7 @@ if #ids > 0 then
     redis.call('HDEL', KEYS[4], unpack(chunk))
     local marks = {}
     for i, id in ipairs(chunk) do
-      local v = values[i]
-      local payload = v and string.sub(v, memberEnd(v, id) + 1) or ''
+      local payload = values[i] and payloadOf(values[i], id) or ''
       if payload ~= '' then
         marks[#marks + 1] = claimUntil
         marks[#marks + 1] = id
