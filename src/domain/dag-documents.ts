@@ -85,13 +85,39 @@ export interface DagDefinitionSnapshot {
   maxParallel: number | null;
 }
 
+/**
+ * One version of a DAG's definition, stored once (`<dagId>@<version>`) and shared by every DAG run
+ * of that version: written when the version's first DAG run is made, never changed, deleted with
+ * its owner. (Each DAG run used to carry a copy, up to ~2 MiB, in its own document; docs/decisions.md,
+ * "A DAG run reads its definition by version".)
+ */
+export interface DagDefinitionDoc {
+  /** `<dagId>@<version>` (dagDefinitionId). */
+  _id: string;
+  dagId: string;
+  ownerId: string;
+  version: number;
+  definition: DagDefinitionSnapshot;
+  createdAt: Date;
+}
+
+/** The id of a DAG version's stored definition. */
+export const dagDefinitionId = (dagId: string, version: number): string => `${dagId}@${version}`;
+
 export interface DagRunDoc {
   _id: string;
   dagId: string;
   dagName: string;
   dagVersion: number;
   ownerId: string;
+  /** The definition it runs (its DAG's at `dagVersion`): stored apart, once per version (StoredDagRun). */
   definition: DagDefinitionSnapshot;
+  /**
+   * The definition's `maxParallel`, in the run's own document for the conditional writes that
+   * must not apply under it (recordQuietSuccesses). Absent in DAG runs older than it (their
+   * `definition` copy has it).
+   */
+  maxParallel?: number | null;
   /** The params of this run (the DAG's defaults with the trigger's over them), as JSON text. */
   paramsJson: string;
   status: DagRunStatus;
@@ -116,3 +142,10 @@ export interface DagRunDoc {
   updatedAt: Date;
   finishedAt: Date | null;
 }
+
+/**
+ * A DAG run as the `dagRuns` collection holds it: without its definition, which is read by its
+ * `dagId` and `dagVersion` (DagDefinitionDoc). DAG runs written before that kept a copy in
+ * `definition`, still read where present.
+ */
+export type StoredDagRun = Omit<DagRunDoc, "definition"> & { definition?: DagDefinitionSnapshot };

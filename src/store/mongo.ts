@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, ObjectId, type Collection, type Db } from "mongodb";
-import type { ApiKeyDoc, ArtifactDoc, DagDoc, DagRunDoc, FireDoc, IdempotencyDoc, JobDoc, LogChunkDoc, LogSegmentDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
+import type { ApiKeyDoc, ArtifactDoc, DagDefinitionDoc, DagDoc, StoredDagRun, FireDoc, IdempotencyDoc, JobDoc, LogChunkDoc, LogSegmentDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
 import { LOG_INDEXES } from "./logs/indexes.js";
 
 export interface Collections {
@@ -11,7 +11,9 @@ export interface Collections {
   apiKeys: Collection<ApiKeyDoc>;
   idempotency: Collection<IdempotencyDoc>;
   dags: Collection<DagDoc>;
-  dagRuns: Collection<DagRunDoc>;
+  dagRuns: Collection<StoredDagRun>;
+  /** DAG definitions by version, shared by the DAG runs of each version. */
+  dagDefinitions: Collection<DagDefinitionDoc>;
   /** Live log chunks (store/logs/). */
   runLogs: Collection<LogChunkDoc>;
   /** One document per attempt's log: live, archived, expired (store/logs/). */
@@ -53,7 +55,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     apiKeys: db.collection<ApiKeyDoc>("apiKeys"),
     idempotency: db.collection<IdempotencyDoc>("idempotency"),
     dags: db.collection<DagDoc>("dags"),
-    dagRuns: db.collection<DagRunDoc>("dagRuns"),
+    dagRuns: db.collection<StoredDagRun>("dagRuns"),
+    dagDefinitions: db.collection<DagDefinitionDoc>("dagDefinitions"),
     runLogs: db.collection<LogChunkDoc>("runLogs"),
     runLogSegments: db.collection<LogSegmentDoc>("runLogSegments"),
     artifacts: db.collection<ArtifactDoc>("artifacts"),
@@ -92,6 +95,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       // DAG runs held behind a timer's lock (QUEUE_ONE), for the sweeper's lock repair.
       { key: { status: 1 }, name: "held_status", partialFilterExpression: { held: true } },
     ]),
+    // A deleted user's definitions go with its DAG runs.
+    c.dagDefinitions.createIndexes([{ key: { ownerId: 1 }, name: "owner" }]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
     c.apiKeys.createIndexes([

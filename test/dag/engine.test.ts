@@ -263,6 +263,14 @@ describe("validation and ownership", () => {
     const next = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
     expect(next.tasks.map((x) => x.key)).toEqual(["a", "b", "c"]);
     expect(row(next, "b").run!.outputTail).toBe("new\n");
+    // Each version's definition is stored once, apart from the DAG runs, which hold no copy; the
+    // first run still reads (and draws) the version it ran.
+    const { c } = t.app.services.mongo;
+    expect((await c.dagDefinitions.find({ dagId: id }).toArray()).map((d) => d.version).sort()).toEqual([1, 2]);
+    expect(await c.dagRuns.countDocuments({ dagId: id, definition: { $exists: true } })).toBe(0);
+    const drawn = await gqlOk<{ dagRun: { graph: string } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { graph(format: DOT) } }`, { id: runId }, t.admin);
+    expect(drawn.dagRun.graph).toContain('label="b"');
+    expect(drawn.dagRun.graph).not.toContain('label="c"');
   });
 });
 

@@ -53,6 +53,7 @@ describe.each(["KEEP", "DELETE"] as const)("deleteUser(jobs: %s) and the user's 
     await pause(2_500);
     expect(await mongo.c.dags.countDocuments({ ownerId: u.id })).toBe(0);
     expect(await mongo.c.dagRuns.countDocuments({ ownerId: u.id })).toBe(0);
+    expect(await mongo.c.dagDefinitions.countDocuments({ ownerId: u.id })).toBe(0);
     expect(await mongo.c.jobs.countDocuments({ ownerId: u.id, dagId: { $type: "string" } })).toBe(0);
     expect(await mongo.c.runs.countDocuments({ ownerId: u.id, status: { $in: ["PENDING", "QUEUED", "RETRY_SCHEDULED", "RUNNING"] } })).toBe(0);
     // The ALL_DONE child was never started: its DAG run was cancelled before its parent's run.

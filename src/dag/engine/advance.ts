@@ -9,7 +9,7 @@
  */
 import type { RunService } from "../../core/index.js";
 import type { DagRunDoc, DagTaskDoc, DagTaskState, JobDoc } from "../../domain/index.js";
-import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
+import { ConflictError, DagRunStatus, DagTaskState as S, coerceError, dagDefinitionId } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
@@ -225,10 +225,10 @@ export class DagAdvancer {
   }
 
   private definition(run: Pick<DagRunDoc, "_id" | "dagId" | "dagVersion">): Promise<DagRunDoc["definition"] | null> {
-    const key = `${run.dagId}@${run.dagVersion}`;
+    const key = dagDefinitionId(run.dagId, run.dagVersion);
     let d = this.definitions.get(key);
     if (!d) {
-      d = findDagRunDefinition(this.deps.mongo, run._id);
+      d = findDagRunDefinition(this.deps.mongo, run);
       if (this.definitions.size >= DEFINITION_CACHE) this.definitions.delete(this.definitions.keys().next().value!);
       this.definitions.set(key, d);
       // A miss (the DAG run gone, a read that failed) is not kept.

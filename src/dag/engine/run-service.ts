@@ -20,7 +20,7 @@ import {
   findTaskRuns,
   listDagRuns,
   newId,
-  updateDagRunAtVersion,
+  setDagRunAtVersion,
   type DagTaskRun,
   type Mongo,
   type Page,
@@ -222,7 +222,7 @@ export class DagRunService {
       if (!run) throw new NotFoundError("DAG run", dagRunId);
       if (run.status !== RS.RUNNING || run.cancelRequested) break;
       // A held run (QUEUE_ONE) never started: it is let go so the advance can end it.
-      if (await updateDagRunAtVersion(this.deps.mongo, dagRunId, run.version, { cancelRequested: true, held: false, updatedAt: new Date(this.deps.clock()) })) break;
+      if (await setDagRunAtVersion(this.deps.mongo, dagRunId, run.version, { cancelRequested: true, held: false, updatedAt: new Date(this.deps.clock()) })) break;
     }
     await this.deps.advancer.advance(dagRunId);
     return (await findDagRun(this.deps.mongo, dagRunId))!;
@@ -252,7 +252,7 @@ export class DagRunService {
       const reset = retryFromFailed(run.tasks);
       const tasks = Object.fromEntries(Object.entries(reset).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances } : {}), note: null }]));
       const now = this.deps.clock();
-      const written = await updateDagRunAtVersion(this.deps.mongo, dagRunId, run.version, {
+      const written = await setDagRunAtVersion(this.deps.mongo, dagRunId, run.version, {
         tasks,
         status: RS.RUNNING,
         cancelRequested: false,

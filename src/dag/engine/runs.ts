@@ -18,7 +18,7 @@ export interface NewDagRun {
   sweepAfterMs: number;
 }
 
-/** The DAG run of `dag` as inserted: a snapshot of its definition, every task PENDING. */
+/** The DAG run of `dag` as made: its definition (stored once per version by insertDagRun), every task PENDING. */
 export function newDagRun(dag: DagDoc, r: NewDagRun): DagRunDoc {
   const at = new Date(r.now);
   const tasks = Object.fromEntries(Object.entries(initialStates(planOf(dag.tasks))).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, note: null }]));
@@ -29,6 +29,7 @@ export function newDagRun(dag: DagDoc, r: NewDagRun): DagRunDoc {
     dagVersion: dag.version,
     ownerId: dag.ownerId,
     definition: { tasks: dag.tasks, failFast: dag.failFast, maxParallel: dag.maxParallel },
+    maxParallel: dag.maxParallel,
     paramsJson: r.paramsJson,
     status: DagRunStatus.RUNNING,
     tasks,

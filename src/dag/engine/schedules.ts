@@ -26,7 +26,7 @@ import {
   findLockedDagTimers,
   newId,
   readOverlapLock,
-  updateDagRunAtVersion,
+  setDagRunAtVersion,
   type Mongo,
 } from "../../store/index.js";
 import type { DagAdvancer } from "./advance.js";
@@ -268,7 +268,7 @@ export class DagSchedules {
   }
 
   private async unhold(run: Pick<DagRunDoc, "_id" | "version">): Promise<void> {
-    if (await updateDagRunAtVersion(this.deps.mongo, run._id, run.version, { held: false, updatedAt: new Date(this.deps.clock()) })) {
+    if (await setDagRunAtVersion(this.deps.mongo, run._id, run.version, { held: false, updatedAt: new Date(this.deps.clock()) })) {
       await this.deps.advancer.advance(run._id);
     }
   }

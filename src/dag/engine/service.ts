@@ -13,6 +13,7 @@ import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
   deleteDagDoc,
+  deleteDagDefinitionsOfOwner,
   deleteDagRunsOfOwner,
   deleteDagsOfOwner,
   findDag,
@@ -194,7 +195,7 @@ export class DagService {
    * runs): their schedules stop first (every timer job of the owner, also one whose DAG a crashed
    * deletion removed already), then the DAGs go (no more triggers or fires), their RUNNING DAG
    * runs are cancelled (task runs not started become CANCELLED, running ones are killed), and
-   * every DAG run document of the owner is deleted. Idempotent: an interrupted deletion run again
+   * every DAG run document of the owner is deleted, then the definitions they ran. Idempotent: an interrupted deletion run again
    * finishes it. Task runs still ending after their DAG run is gone advance nothing.
    */
   async deleteOwner(ownerId: string): Promise<{ dags: number; dagRuns: number }> {
@@ -206,7 +207,9 @@ export class DagService {
       await this.deps.dagRuns.requestCancel(runId).catch((e: unknown) => log.warn({ err: coerceError(e), dagRunId: runId }, "could not cancel a deleted user's DAG run; its task runs are cancelled with the user's runs"));
     }
     const dagRuns = await deleteDagRunsOfOwner(mongo, ownerId);
-    log.info({ ownerId, dags, dagRuns }, "deleted user's DAGs deleted");
+    // Their definitions last: a DAG run read meanwhile still finds its own.
+    const definitions = await deleteDagDefinitionsOfOwner(mongo, ownerId);
+    log.info({ ownerId, dags, dagRuns, definitions }, "deleted user's DAGs deleted");
     return { dags, dagRuns };
   }
 

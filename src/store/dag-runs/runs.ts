@@ -2,28 +2,64 @@
  * DAG runs: inserted once per fire key, advanced by compare-and-set on `version`, listed, swept.
  */
 import type { Filter } from "mongodb";
-import type { DagRunDoc, RunDoc, TriggerRule } from "../../domain/index.js";
-import { DagRunStatus, DagTaskState } from "../../domain/index.js";
-import type { Mongo } from "../mongo.js";
+import type { DagDefinitionSnapshot, DagRunDoc, RunDoc, StoredDagRun, TriggerRule } from "../../domain/index.js";
+import { DagRunStatus, DagTaskState, dagDefinitionId } from "../../domain/index.js";
+import { isDuplicateKey, type Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
-/** Inserts the DAG run; false when its fire key has one already (a duplicate key: see isDuplicateKey). */
+/** Definitions this process knows are stored, by connection (each test may use a database of its own). */
+const storedDefinitions = new WeakMap<Mongo, Set<string>>();
+/** Most definition ids remembered per connection (the oldest forgotten first: at worst one insert more). */
+const STORED_DEFINITIONS_KEPT = 4_096;
+
+/**
+ * Stores the definition of the run's DAG version unless it is stored already (once per version:
+ * a duplicate key means another process stored it, with the same content, since a version's
+ * definition never changes). Remembered per process, so the next DAG runs of the version write
+ * nothing more.
+ */
+async function saveDefinition(mongo: Mongo, run: DagRunDoc): Promise<void> {
+  const id = dagDefinitionId(run.dagId, run.dagVersion);
+  let known = storedDefinitions.get(mongo);
+  if (!known) storedDefinitions.set(mongo, (known = new Set()));
+  if (known.has(id)) return;
+  try {
+    await mongo.c.dagDefinitions.insertOne({ _id: id, dagId: run.dagId, ownerId: run.ownerId, version: run.dagVersion, definition: run.definition, createdAt: run.createdAt });
+  } catch (e) {
+    if (!isDuplicateKey(e)) throw e;
+  }
+  if (known.size >= STORED_DEFINITIONS_KEPT) known.delete(known.values().next().value!);
+  known.add(id);
+}
+
+/**
+ * Inserts the DAG run, its definition stored first (once per DAG version, see saveDefinition): the
+ * run's own document holds no copy. Rejects with a duplicate key when its fire key has a run already.
+ */
 export async function insertDagRun(mongo: Mongo, run: DagRunDoc): Promise<void> {
-  await mongo.c.dagRuns.insertOne(run);
+  await saveDefinition(mongo, run);
+  const { definition: _shared, ...stored } = run;
+  await mongo.c.dagRuns.insertOne(stored);
 }
 
-export function findDagRun(mongo: Mongo, id: string): Promise<DagRunDoc | null> {
-  return mongo.c.dagRuns.findOne({ _id: id });
+/** The stored DAG run with its definition (read by version; an older run's own copy where it has one). */
+async function withDefinition(mongo: Mongo, stored: StoredDagRun | null): Promise<DagRunDoc | null> {
+  if (!stored) return null;
+  if (stored.definition) return stored as DagRunDoc;
+  const definition = await findDagRunDefinition(mongo, stored);
+  // A DAG run whose definition is gone (its owner being deleted): not a DAG run any more.
+  return definition ? { ...stored, definition } : null;
 }
 
-export function findDagRunByFireKey(mongo: Mongo, fireKey: string): Promise<DagRunDoc | null> {
-  return mongo.c.dagRuns.findOne({ fireKey });
+/** A DAG run whole (with its definition). */
+export async function findDagRun(mongo: Mongo, id: string): Promise<DagRunDoc | null> {
+  return withDefinition(mongo, await mongo.c.dagRuns.findOne({ _id: id }));
 }
 
-/** The write of one advance: applied only if the DAG run is still at `version`. The document after, or null (lost the race). */
-export function updateDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc>): Promise<DagRunDoc | null> {
-  return mongo.c.dagRuns.findOneAndUpdate({ _id: id, version }, { $set: set, $inc: { version: 1 } }, { returnDocument: "after" });
+export async function findDagRunByFireKey(mongo: Mongo, fireKey: string): Promise<DagRunDoc | null> {
+  return withDefinition(mongo, await mongo.c.dagRuns.findOne({ fireKey }));
 }
+
 
 /** A DAG run without its definition (an advance keeps the definition, fixed for the run's life, in a cache). */
 export function findDagRunState(mongo: Mongo, id: string): Promise<Omit<DagRunDoc, "definition"> | null> {
@@ -35,13 +71,26 @@ export function findDagRunSummary(mongo: Mongo, id: string): Promise<Omit<DagRun
   return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0, tasks: 0 } });
 }
 
-/** The definition snapshot of a DAG run. */
-export async function findDagRunDefinition(mongo: Mongo, id: string): Promise<DagRunDoc["definition"] | null> {
-  return (await mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 1 } }))?.definition ?? null;
+/**
+ * The definition a DAG run runs: its DAG's at its version, or (a DAG run written before
+ * definitions were stored by version) the copy in its own document.
+ */
+export async function findDagRunDefinition(mongo: Mongo, run: Pick<DagRunDoc, "_id" | "dagId" | "dagVersion">): Promise<DagDefinitionSnapshot | null> {
+  const shared = await mongo.c.dagDefinitions.findOne({ _id: dagDefinitionId(run.dagId, run.dagVersion) }, { projection: { definition: 1 } });
+  if (shared) return shared.definition;
+  return (await mongo.c.dagRuns.findOne({ _id: run._id }, { projection: { definition: 1 } }))?.definition ?? null;
 }
 
-/** The write of one advance, when the caller needs no document back: true when it applied (still at `version`). */
-export async function setDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<DagRunDoc> & Record<`tasks.${string}`, unknown>): Promise<boolean> {
+/** Deletes every stored DAG definition of the owner (a deleted user's, after its DAGs and DAG runs); how many. */
+export async function deleteDagDefinitionsOfOwner(mongo: Mongo, ownerId: string): Promise<number> {
+  return (await mongo.c.dagDefinitions.deleteMany({ ownerId })).deletedCount;
+}
+
+/**
+ * A write applied only if the DAG run is still at `version` (an advance, a cancel, a retry, a
+ * release from hold), which it bumps: true when it applied, false when it lost the race.
+ */
+export async function setDagRunAtVersion(mongo: Mongo, id: string, version: number, set: Partial<StoredDagRun> & Record<`tasks.${string}`, unknown>): Promise<boolean> {
   return (await mongo.c.dagRuns.updateOne({ _id: id, version }, { $set: set, $inc: { version: 1 } })).modifiedCount === 1;
 }
 
@@ -81,6 +130,9 @@ export function recordQuietSuccesses(
     status: DagRunStatus.RUNNING,
     held: { $ne: true },
     cancelRequested: { $ne: true },
+    // No maxParallel (an end would let another instance start): the run's own field, or in an
+    // older DAG run (which has none) its definition's copy; each is null or absent otherwise.
+    maxParallel: null,
     "definition.maxParallel": null,
   };
   const set: Record<string, unknown> = { updatedAt: at.now, sweepAt: at.sweepAt };
@@ -104,7 +156,7 @@ export function recordQuietSuccesses(
     filter[`tasks.${child}.openParents`] = { $gt: n };
     inc[`tasks.${child}.openParents`] = -n;
   }
-  return mongo.c.dagRuns.findOneAndUpdate(filter as Filter<DagRunDoc>, { $set: set, $inc: inc }, { projection: { _id: 1, dagId: 1, ownerId: 1 }, returnDocument: "after" }) as Promise<Pick<
+  return mongo.c.dagRuns.findOneAndUpdate(filter as Filter<StoredDagRun>, { $set: set, $inc: inc }, { projection: { _id: 1, dagId: 1, ownerId: 1 }, returnDocument: "after" }) as Promise<Pick<
     DagRunDoc,
     "_id" | "dagId" | "ownerId"
   > | null>;
@@ -116,12 +168,12 @@ export async function listDagRuns(
   match: { ownerId: string | null; dagId: string | null; status: DagRunStatus | null },
   page: PageQuery,
 ): Promise<Page<DagRunDoc>> {
-  const q: Filter<DagRunDoc> = {};
+  const q: Filter<StoredDagRun> = {};
   if (match.ownerId !== null) q.ownerId = match.ownerId;
   if (match.dagId !== null) q.dagId = match.dagId;
   if (match.status !== null) q.status = match.status;
   const docs = await mongo.c.dagRuns
-    .find({ ...q, ...afterDesc("createdAt", page.after) } as Filter<DagRunDoc>, { projection: { definition: 0 } })
+    .find({ ...q, ...afterDesc("createdAt", page.after) } as Filter<StoredDagRun>, { projection: { definition: 0 } })
     .sort({ createdAt: -1, _id: -1 })
     .limit(page.size + 1)
     .toArray();
@@ -222,11 +274,12 @@ export async function findDagRunShape(
   mongo: Mongo,
   id: string,
 ): Promise<{ paramsJson: string; tasks: Array<{ key: string; dependsOn: string[]; mapOver: string | null; trigger: TriggerRule }> } | null> {
-  const doc = await mongo.c.dagRuns.findOne(
-    { _id: id },
-    { projection: { paramsJson: 1, "definition.tasks.key": 1, "definition.tasks.dependsOn": 1, "definition.tasks.mapOver": 1, "definition.tasks.trigger": 1 } },
-  );
-  return doc ? { paramsJson: doc.paramsJson, tasks: doc.definition.tasks } : null;
+  const graph = { "definition.tasks.key": 1, "definition.tasks.dependsOn": 1, "definition.tasks.mapOver": 1, "definition.tasks.trigger": 1 };
+  const doc = await mongo.c.dagRuns.findOne({ _id: id }, { projection: { paramsJson: 1, dagId: 1, dagVersion: 1, ...graph } });
+  if (!doc) return null;
+  // An older DAG run's own copy, else its version's definition.
+  const definition = doc.definition ?? (await mongo.c.dagDefinitions.findOne({ _id: dagDefinitionId(doc.dagId, doc.dagVersion) }, { projection: graph }))?.definition;
+  return definition ? { paramsJson: doc.paramsJson, tasks: definition.tasks } : null;
 }
 
 /**
