@@ -149,3 +149,9 @@ export interface DagRunDoc {
  * `definition`, still read where present.
  */
 export type StoredDagRun = Omit<DagRunDoc, "definition"> & { definition?: DagDefinitionSnapshot };
+
+/**
+ * A DAG run as the reads that skip its definition and task states return it (a status poll, a
+ * listing, the answer to a trigger, cancel or retry): both are there only when it was read whole.
+ */
+export type DagRunSummary = Omit<DagRunDoc, "definition" | "tasks"> & Partial<Pick<DagRunDoc, "definition" | "tasks">>;

@@ -1,6 +1,6 @@
 /** DAG documents → GraphQL objects. */
 import { observedStates, taskStateOfRun, instanceFireKey } from "../dag/index.js";
-import type { DagDoc, DagRunDoc, RunDoc } from "../domain/index.js";
+import type { DagDoc, DagRunDoc, DagRunSummary, RunDoc } from "../domain/index.js";
 import type { DagEvent } from "../dag/index.js";
 import type { Dag, DagRun, DagRunEvent, DagRunTask } from "../schema/index.js";
 import type { RunEvent } from "../core/index.js";
@@ -29,7 +29,7 @@ export function toDag(d: DagDoc): Dag {
   };
 }
 
-export function toDagRun(r: DagRunDoc): DagRun {
+export function toDagRun(r: DagRunSummary): DagRun {
   return {
     id: r._id,
     dagId: r.dagId,

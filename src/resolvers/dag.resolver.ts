@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import type { SubscribeResolverData } from "type-graphql";
 import { canSee } from "../auth/index.js";
 import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type DagPatch, type DagTaskInput as DomainTaskInput } from "../dag/index.js";
-import type { DagDoc, DagRunDoc } from "../domain/index.js";
+import type { DagDoc, DagRunDoc, DagRunSummary } from "../domain/index.js";
 import { ValidationError } from "../domain/index.js";
 import { FireConnection } from "../schema/index.js";
 import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
@@ -134,9 +134,8 @@ export class DagResolver {
     const p = await requireSubmitter(ctx);
     // A DAG run is as many submissions as its DAG has tasks (one triggerJob call makes one run): a
     // loop of triggers of a 1,000-task DAG must not queue 1,000 times what a job's loop queues.
-    const tasks = (await ctx.services.dags.get(p, id)).tasks.length;
-    await takeSubmissions(ctx, p, tasks - 1, `; a DAG run counts one per task (this DAG has ${tasks})`);
-    return toDagRun(await ctx.services.dagRuns.trigger(p, id, params, { idempotencyKey }));
+    // (Asked by the trigger once it read the DAG: one read of a definition of up to 1,000 task specs.)
+    return toDagRun(await ctx.services.dagRuns.trigger(p, id, params, { idempotencyKey, admit: (runs, why) => takeSubmissions(ctx, p, runs - 1, why) }));
   }
 
   @Mutation(() => DagRun, { description: "Cancels a RUNNING DAG run: its running task runs are cancelled, tasks not started become CANCELLED." })
@@ -241,9 +240,8 @@ export class DagRunResolver {
     requireUser(ctx);
     if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
     if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
-    const doc = run.doc as DagRunDoc;
-    // dagRun's and a listing's documents come without the definition: read the DAG run whole.
-    const full = doc.definition ? doc : await ctx.services.dagRuns.getRun(requireUser(ctx), doc._id);
+    // dagRun's, a listing's and a write's answers come without the definition: read the DAG run whole.
+    const full = await whole(ctx, run);
     // Every task run's state (small), then whole only the runs of the rows asked for.
     const rows = dagRunTaskRows(full, await ctx.services.dagRuns.taskRunStates(full._id)).slice(skip, skip + first);
     return withTaskRuns(rows, await ctx.services.dagRuns.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
@@ -251,8 +249,7 @@ export class DagRunResolver {
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })
   async graph(@Root() run: DagRun, @Ctx() ctx: Context, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): Promise<string> {
-    const doc = run.doc as DagRunDoc;
-    const full = doc.definition ? doc : await ctx.services.dagRuns.getRun(requireUser(ctx), doc._id);
+    const full = await whole(ctx, run);
     const states = Object.fromEntries(Object.entries(full.tasks).map(([k, v]) => [k, v.state]));
     return renderGraph(planOf(full.definition.tasks), format, states);
   }
@@ -268,4 +265,10 @@ export class DagRunResolver {
   ): DagRunEvent {
     return event;
   }
+}
+
+/** The DAG run whole (definition and task states): the one the answer holds, else read (the caller's, or NOT_FOUND). */
+async function whole(ctx: Context, run: DagRun): Promise<DagRunDoc> {
+  const doc = run.doc as DagRunSummary;
+  return doc.definition && doc.tasks ? (doc as DagRunDoc) : ctx.services.dagRuns.getRun(requireUser(ctx), doc._id);
 }

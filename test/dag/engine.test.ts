@@ -246,6 +246,22 @@ describe("validation and ownership", () => {
     await finishedDagRun(t.app.url, t.admin, runId);
   });
 
+  it("answers a trigger with the DAG run, its tasks and graph read when asked for", async () => {
+    const id = await createDag(t.app.url, t.admin, "answered", [{ key: "a", command: "sleep 0.3" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const r = await gqlOk<{ triggerDag: { id: string; status: string; dagVersion: number; tasks: Array<{ key: string; status: string }>; graph: string } }>(
+      t.app.url,
+      `mutation($id: ID!) { triggerDag(id: $id) { id status dagVersion tasks { key status } graph(format: DOT) } }`,
+      { id },
+      t.admin,
+    );
+    expect(r.triggerDag).toMatchObject({ status: "RUNNING", dagVersion: 1 });
+    expect(r.triggerDag.tasks.map((x) => x.key)).toEqual(["a", "b"]);
+    expect(["QUEUED", "RUNNING"]).toContain(r.triggerDag.tasks[0]!.status);
+    expect(r.triggerDag.tasks[1]!.status).toBe("PENDING");
+    expect(r.triggerDag.graph).toContain('label="b"');
+    expect((await finishedDagRun(t.app.url, t.admin, r.triggerDag.id)).status).toBe("SUCCEEDED");
+  });
+
   it("keeps a DAG run on the version it started with when the DAG is updated", async () => {
     const id = await createDag(t.app.url, t.admin, "versioned", [{ key: "a", command: "sleep 0.5" }, { key: "b", command: "echo old", dependsOn: ["a"] }]);
     const runId = await triggerDag(t.app.url, t.admin, id);

@@ -7,11 +7,12 @@ import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
 import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL } from "../../core/index.js";
 import { MAX_DAG_RUN_INSTANCES, MAX_MAP_INSTANCES } from "../plan/mapped.js";
-import type { DagDoc, DagRunDoc, DagRunStatus, RunDoc } from "../../domain/index.js";
+import type { DagDoc, DagRunDoc, DagRunStatus, DagRunSummary, RunDoc } from "../../domain/index.js";
 import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
+  dagExists,
   findDag,
   findDagRun,
   findDagRunByFireKey,
@@ -64,12 +65,24 @@ export class DagRunService {
    * A DAG run without its definition snapshot (up to 1,000 task specs) and task states: what a
    * status poll needs. The API's `tasks` and `graph` read the rest when asked for.
    */
-  async getRunSummary(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
-    return visible(caller, "DAG run", dagRunId, (await findDagRunSummary(this.deps.mongo, dagRunId)) as DagRunDoc | null);
+  async getRunSummary(caller: Principal, dagRunId: string): Promise<DagRunSummary> {
+    return visible(caller, "DAG run", dagRunId, await findDagRunSummary(this.deps.mongo, dagRunId));
+  }
+
+  /**
+   * A DAG run as a write leaves it, for its answer: without its definition and task states (a
+   * 1,000-task DAG run's are ~0.5 MB; the API reads them when asked for `tasks` or `graph`), or
+   * `made` when it is gone meanwhile.
+   */
+  private async summary(dagRunId: string, made?: DagRunSummary): Promise<DagRunSummary> {
+    const now = await findDagRunSummary(this.deps.mongo, dagRunId);
+    if (now) return now;
+    if (made) return made;
+    throw new NotFoundError("DAG run", dagRunId);
   }
 
   /** A DAG's runs (the caller's DAG), or all of the caller's DAG runs when `dagId` is null; newest first. */
-  async listRuns(caller: Principal, dagId: string | null, status: DagRunStatus | null, page: PageQuery): Promise<Page<DagRunDoc>> {
+  async listRuns(caller: Principal, dagId: string | null, status: DagRunStatus | null, page: PageQuery): Promise<Page<DagRunSummary>> {
     if (dagId !== null) await this.dag(caller, dagId);
     return listDagRuns(this.deps.mongo, { ownerId: dagId !== null ? null : listedOwner(caller), dagId, status }, page);
   }
@@ -86,25 +99,29 @@ export class DagRunService {
 
   // ---- writes ----
 
-  /** Starts a DAG run now, with `params` over the DAG's defaults. */
-  async trigger(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opts: Submit = {}): Promise<DagRunDoc> {
+  /**
+   * Starts a DAG run now, with `params` over the DAG's defaults. `opts.admit` is asked for one
+   * submission per task of the DAG (a run each), once the DAG is found (another user's is NOT_FOUND
+   * first); a replay of an idempotency key is not.
+   */
+  async trigger(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opts: Submit = {}): Promise<DagRunSummary> {
     paramsText(params); // refused before the idempotency fingerprint reads them
-    if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId());
+    if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId(), opts.admit);
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerDag",
       // params are JSON data, where null is a value: {"day": null} is not the same request as {}.
       input: { dagId, params: params == null ? null : jsonFingerprint(params) },
-      run: (opId) => this.triggerOnce(caller, dagId, params, opId),
+      run: (opId) => this.triggerOnce(caller, dagId, params, opId, opts.admit),
       save: (run) => ({ dagRunId: run._id }),
       load: async ({ dagRunId }) => {
-        const run = await findDagRun(this.deps.mongo, String(dagRunId));
+        const run = await findDagRunSummary(this.deps.mongo, String(dagRunId));
         if (!run) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" made DAG run ${String(dagRunId)}, which no longer exists`);
         return run;
       },
     });
   }
 
-  private async triggerOnce(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opId: string): Promise<DagRunDoc> {
+  private async triggerOnce(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opId: string, admit: Submit["admit"]): Promise<DagRunSummary> {
     const dag = await this.dag(caller, dagId);
     const key = manualDagRunKey(dagId, opId);
     const paramsJson = mergeParams(dag.paramsJson, params);
@@ -112,6 +129,7 @@ export class DagRunService {
     // (the first attempt may have died before it did), and no second lock.
     const existing = await findDagRunByFireKey(this.deps.mongo, key);
     if (existing) return this.advanceUnlessHeld(existing);
+    await admit?.(dag.tasks.length, `; a DAG run counts one per task (this DAG has ${dag.tasks.length})`);
     // The DAG's overlap lock, as triggerJob takes its job's (CONFLICT where a fire would be skipped).
     const lock = await this.deps.schedules.lockTrigger(dagId, opId);
     const now = this.deps.clock();
@@ -135,17 +153,17 @@ export class DagRunService {
     }
     const { run, created } = written;
     // The DAG deleted meanwhile: what this made is cancelled (cancelIfDeleted), not run.
-    if (await this.cancelIfDeleted(dagId, [run._id])) return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+    if (await this.cancelIfDeleted(dagId, [run._id])) return this.summary(run._id, run);
     if (!created) return this.advanceUnlessHeld(run);
     this.deps.log.info({ dagId, dagRunId: run._id, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG triggered");
     if (!lock.held) await this.deps.advancer.advance(run._id);
     if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a trigger replaced"));
-    return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+    return this.summary(run._id, run);
   }
 
-  private async advanceUnlessHeld(run: DagRunDoc): Promise<DagRunDoc> {
+  private async advanceUnlessHeld(run: DagRunSummary): Promise<DagRunSummary> {
     if (!run.held) await this.deps.advancer.advance(run._id);
-    return (await findDagRun(this.deps.mongo, run._id)) ?? run;
+    return this.summary(run._id, run);
   }
 
   /**
@@ -156,7 +174,7 @@ export class DagRunService {
    * overlap policy, like a job's. `opts.admit` is asked for slots × tasks submissions before any is
    * made (a mapped task's instances are charged as they are made, see DagAdvancer).
    */
-  async backfill(caller: Principal, dagId: string, from: number, to: number, opts: Pick<Submit, "admit"> = {}): Promise<DagRunDoc[]> {
+  async backfill(caller: Principal, dagId: string, from: number, to: number, opts: Pick<Submit, "admit"> = {}): Promise<DagRunSummary[]> {
     const dag = await this.dag(caller, dagId);
     if (!dag.schedule) throw new ValidationError("id", `DAG ${dagId} has no schedule; backfill fills a schedule's past slots (use triggerDag for a one-off run)`);
     const now = this.deps.clock();
@@ -175,7 +193,7 @@ export class DagRunService {
       );
     }
     await opts.admit?.(slots.length * dag.tasks.length, `; a backfill counts one per task of each slot's DAG run (${slots.length} slots × ${dag.tasks.length} tasks)`);
-    const out: DagRunDoc[] = [];
+    const out: DagRunSummary[] = [];
     for (const slot of slots) {
       const doc = newDagRun(dag, {
         id: newId(),
@@ -188,7 +206,7 @@ export class DagRunService {
       });
       const { run, created } = await insertOnce(this.deps.mongo, doc);
       if (created && (await this.cancelIfDeleted(dagId, [run._id]))) {
-        out.push((await findDagRun(this.deps.mongo, run._id)) ?? run);
+        out.push(await this.summary(run._id, run));
         break; // the DAG is gone: no more slots
       }
       if (created) await this.deps.advancer.advance(run._id);
@@ -202,30 +220,30 @@ export class DagRunService {
    * it, so deleteDag did not see these runs to cancel them), cancels them. True when it did.
    */
   private async cancelIfDeleted(dagId: string, dagRunIds: readonly string[]): Promise<boolean> {
-    if (await findDag(this.deps.mongo, dagId)) return false;
+    if (await dagExists(this.deps.mongo, dagId)) return false;
     for (const id of dagRunIds) await this.requestCancel(id);
     this.deps.log.info({ dagId, dagRunIds }, "DAG deleted while its runs were being made: cancelled them");
     return true;
   }
 
   /** Cancels a DAG run: running task runs are cancelled, tasks not started become CANCELLED, the run ends CANCELLED. */
-  async cancelRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
-    const run = await this.getRun(caller, dagRunId);
+  async cancelRun(caller: Principal, dagRunId: string): Promise<DagRunSummary> {
+    const run = await this.getRunSummary(caller, dagRunId);
     if (run.status !== RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is ${run.status}; only a RUNNING DAG run can be cancelled`);
     return this.requestCancel(dagRunId);
   }
 
   /** Cancels a DAG run the system decided to stop (its DAG was deleted, REPLACE displaced it). */
-  async requestCancel(dagRunId: string): Promise<DagRunDoc> {
+  async requestCancel(dagRunId: string): Promise<DagRunSummary> {
     for (let i = 0; i < 32; i++) {
-      const run = await findDagRun(this.deps.mongo, dagRunId);
+      const run = await findDagRunSummary(this.deps.mongo, dagRunId);
       if (!run) throw new NotFoundError("DAG run", dagRunId);
       if (run.status !== RS.RUNNING || run.cancelRequested) break;
       // A held run (QUEUE_ONE) never started: it is let go so the advance can end it.
       if (await setDagRunAtVersion(this.deps.mongo, dagRunId, run.version, { cancelRequested: true, held: false, updatedAt: new Date(this.deps.clock()) })) break;
     }
     await this.deps.advancer.advance(dagRunId);
-    return (await findDagRun(this.deps.mongo, dagRunId))!;
+    return this.summary(dagRunId);
   }
 
   /**
@@ -234,11 +252,11 @@ export class DagRunService {
    * `opts.admit` is asked for one submission per task it re-runs (as a trigger, one per task),
    * once the DAG run is found (another user's is NOT_FOUND first) and can be retried.
    */
-  async retryRun(caller: Principal, dagRunId: string, fromFailed: boolean, opts: Pick<Submit, "admit"> = {}): Promise<DagRunDoc> {
+  async retryRun(caller: Principal, dagRunId: string, fromFailed: boolean, opts: Pick<Submit, "admit"> = {}): Promise<DagRunSummary> {
     if (!fromFailed) throw new ValidationError("fromFailed", "only fromFailed: true is supported (re-run the failed, upstream-failed and cancelled tasks); trigger the DAG for a fresh run");
     for (let i = 0; i < 32; i++) {
       const run = await this.getRun(caller, dagRunId);
-      if (i === 0 && !(await findDag(this.deps.mongo, run.dagId))) {
+      if (i === 0 && !(await dagExists(this.deps.mongo, run.dagId))) {
         throw new ConflictError(`DAG ${run.dagId} of DAG run ${dagRunId} was deleted; its DAG runs can be read but not retried`);
       }
       if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
@@ -265,14 +283,14 @@ export class DagRunService {
       });
       if (!written) {
         // The lock is held under the DAG run's id: if a concurrent retry of it won, the lock is its own.
-        const after = await findDagRun(this.deps.mongo, dagRunId);
+        const after = await findDagRunSummary(this.deps.mongo, dagRunId);
         if (lock.lockJobId && after?.status !== RS.RUNNING) await this.deps.schedules.unlock(lock.lockJobId, dagRunId);
         continue;
       }
       this.deps.log.info({ dagRunId, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG run retried from failed");
       if (!lock.held) await this.deps.advancer.advance(dagRunId);
       if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a retry replaced"));
-      return (await findDagRun(this.deps.mongo, dagRunId))!;
+      return this.summary(dagRunId);
     }
     throw new ConflictError(`DAG run ${dagRunId} is too busy to retry now; try again`);
   }

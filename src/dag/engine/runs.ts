@@ -2,6 +2,8 @@
 import type { DagDoc, DagRunDoc, RunTrigger } from "../../domain/index.js";
 import { DagRunStatus } from "../../domain/index.js";
 import { findDagRunByFireKey, insertDagRun, isDuplicateKey, type Mongo } from "../../store/index.js";
+import { indexGraph } from "../plan/graph.js";
+import { openParentCounts } from "../plan/quiet-ends.js";
 import { initialStates } from "../plan/step.js";
 import { planOf } from "./definition.js";
 
@@ -21,7 +23,11 @@ export interface NewDagRun {
 /** The DAG run of `dag` as made: its definition (stored once per version by insertDagRun), every task PENDING. */
 export function newDagRun(dag: DagDoc, r: NewDagRun): DagRunDoc {
   const at = new Date(r.now);
-  const tasks = Object.fromEntries(Object.entries(initialStates(planOf(dag.tasks))).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, note: null }]));
+  const plan = planOf(dag.tasks);
+  const initial = initialStates(plan);
+  // Every parent is open (as an advance would write it: its first round then writes only what it starts).
+  const open = openParentCounts(indexGraph(plan), initial);
+  const tasks = Object.fromEntries(Object.entries(initial).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, ...(open.has(k) ? { openParents: open.get(k)! } : {}), note: null }]));
   return {
     _id: r.id,
     dagId: dag._id,

@@ -17,6 +17,7 @@ import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
 import {
+  dagExists,
   findDag,
   findDagRun,
   findDagRunByFireKey,
@@ -168,7 +169,7 @@ export class DagSchedules {
     const { run, created } = await insertOnce(mongo, doc);
     if (!created && locked) await lock.release(id);
     // deleteDag may have run since the DAG was read here: its sweep of RUNNING DAG runs missed this one.
-    if (created && !(await findDag(mongo, dag._id))) {
+    if (created && !(await dagExists(mongo, dag._id))) {
       await this.deps.cancel(id, "its DAG was deleted while the fire made it");
       return { dagRunId: id, created, skipped: null };
     }

@@ -2,7 +2,7 @@
  * DAG runs: inserted once per fire key, advanced by compare-and-set on `version`, listed, swept.
  */
 import type { Filter } from "mongodb";
-import type { DagDefinitionSnapshot, DagRunDoc, RunDoc, StoredDagRun, TriggerRule } from "../../domain/index.js";
+import type { DagDefinitionSnapshot, DagRunDoc, DagRunSummary, RunDoc, StoredDagRun, TriggerRule } from "../../domain/index.js";
 import { DagRunStatus, DagTaskState, dagDefinitionId } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
@@ -67,7 +67,7 @@ export function findDagRunState(mongo: Mongo, id: string): Promise<Omit<DagRunDo
 }
 
 /** A DAG run without its definition and task states: its status and times (a status poll's read). */
-export function findDagRunSummary(mongo: Mongo, id: string): Promise<Omit<DagRunDoc, "definition" | "tasks"> | null> {
+export function findDagRunSummary(mongo: Mongo, id: string): Promise<DagRunSummary | null> {
   return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0, tasks: 0 } });
 }
 
@@ -167,7 +167,7 @@ export async function listDagRuns(
   mongo: Mongo,
   match: { ownerId: string | null; dagId: string | null; status: DagRunStatus | null },
   page: PageQuery,
-): Promise<Page<DagRunDoc>> {
+): Promise<Page<DagRunSummary>> {
   const q: Filter<StoredDagRun> = {};
   if (match.ownerId !== null) q.ownerId = match.ownerId;
   if (match.dagId !== null) q.dagId = match.dagId;
@@ -177,7 +177,7 @@ export async function listDagRuns(
     .sort({ createdAt: -1, _id: -1 })
     .limit(page.size + 1)
     .toArray();
-  return toPage(docs as DagRunDoc[], page.size, (d) => d.createdAt);
+  return toPage(docs as DagRunSummary[], page.size, (d) => d.createdAt);
 }
 
 /** Ids of a DAG's runs still RUNNING (to cancel them when the DAG is deleted). */

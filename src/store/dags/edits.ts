@@ -12,6 +12,11 @@ export function findDag(mongo: Mongo, dagId: string): Promise<DagDoc | null> {
   return mongo.c.dags.findOne({ _id: dagId });
 }
 
+/** Whether the DAG exists (its id only: a DAG's document holds up to 1,000 task specs). */
+export async function dagExists(mongo: Mongo, dagId: string): Promise<boolean> {
+  return (await mongo.c.dags.findOne({ _id: dagId }, { projection: { _id: 1 } })) !== null;
+}
+
 /** The DAG `dagId` if `ownerId` owns it (a create that found its id taken: its own earlier attempt?). */
 export function findOwnedDag(mongo: Mongo, dagId: string, ownerId: string): Promise<DagDoc | null> {
   return mongo.c.dags.findOne({ _id: dagId, ownerId });
