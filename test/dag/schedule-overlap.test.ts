@@ -194,7 +194,7 @@ describe("the sweeper's lock repair", () => {
     await t.app.services.mongo.c.jobs.updateOne({ _id: id }, { $set: { activeRunId: ended } });
     const { services } = t.app;
     const repair = new DagSchedules({
-      mongo: services.mongo, jobs: services.jobs, runs: services.runs, clock: Date.now, log: silentLogger(),
+      mongo: services.mongo, definitions: services.dagEngine.definitions, jobs: services.jobs, runs: services.runs, clock: Date.now, log: silentLogger(),
       advancer: services.dagEngine.advancer, sweepAfterMs: 5_000, cancel: async () => undefined,
     });
     await repair.repairLocks();

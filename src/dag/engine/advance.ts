@@ -9,15 +9,16 @@
  */
 import type { RunService } from "../../core/index.js";
 import type { DagRunDoc, DagTaskDoc, DagTaskState, JobDoc } from "../../domain/index.js";
-import { ConflictError, DagRunStatus, DagTaskState as S, coerceError, dagDefinitionId } from "../../domain/index.js";
+import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { findDagRunDefinition, findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
+import { findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
 import { indexGraph, type GraphIndex } from "../plan/graph.js";
 import { quietSuccessChildren } from "../plan/quiet-ends.js";
 import { step } from "../plan/step.js";
 import type { DagDef, InstanceRef, TaskView } from "../plan/types.js";
 import { planOf } from "./definition.js";
+import type { DagDefinitions } from "./definitions.js";
 import type { DagEvent, DagEvents } from "./events.js";
 import { instanceFireKey } from "./keys.js";
 import { QuietWrites } from "./quiet-writes.js";
@@ -33,8 +34,6 @@ interface Compiled {
 
 /** Compare-and-set rounds of one advance before it gives up (the sweeper comes back). */
 const CAS_ROUNDS = 64;
-/** Definitions kept per process, by DAG version (up to 1,000 task specs each). */
-const DEFINITION_CACHE = 64;
 /**
  * Runs created at once: their inserts go to MongoDB as one insertMany, their queue entries as one
  * push (a whole fan-out). In chunks of 250, each waited for in turn, it took ~4× longer; chunks of
@@ -46,6 +45,8 @@ const CREATE_CHUNK = 1000;
 
 export interface AdvancerDeps {
   mongo: Mongo;
+  /** DAG runs' definitions, read once per process per version. */
+  definitions: DagDefinitions;
   runs: RunService;
   clock: Clock;
   log: Logger;
@@ -79,14 +80,7 @@ export class DagAdvancer {
   private readonly inFlight = new Map<string, Pending>();
   /** Successes that decide nothing else, recorded without a round (quiet-writes.ts). */
   private readonly quiet: QuietWrites;
-  /**
-   * Definition snapshots by `<dagId>@<dagVersion>`, read once per process: an advance then reads
-   * only the states, not the specs. Every DAG run of one version has the same snapshot (any change
-   * to a DAG's tasks, failFast or maxParallel makes a new version), so the next run of a DAG, a
-   * schedule's next fire, reads nothing more.
-   */
-  private readonly definitions = new Map<string, Promise<DagRunDoc["definition"] | null>>();
-  /** Each cached definition's graph and quiet successes. */
+  /** Each cached definition's graph and quiet successes (definitions are read once per version, AdvancerDeps.definitions). */
   private readonly compiled = new WeakMap<DagRunDoc["definition"], Compiled>();
 
   constructor(private readonly deps: AdvancerDeps) {
@@ -147,7 +141,8 @@ export class DagAdvancer {
     for (let round = 0; round < CAS_ROUNDS; round++) {
       const state = await findDagRunState(mongo, dagRunId);
       if (!state || state.held || state.status !== DagRunStatus.RUNNING) return;
-      const definition = await this.definition(state);
+      // Read once per process per version: an advance then reads only the states, not the specs.
+      const definition = await this.deps.definitions.forRun(state);
       if (!definition) return;
       const plan = this.compile(definition);
       this.quiet.learn(dagRunId, plan.quiet);
@@ -222,19 +217,6 @@ export class DagAdvancer {
       this.compiled.set(definition, c);
     }
     return c;
-  }
-
-  private definition(run: Pick<DagRunDoc, "_id" | "dagId" | "dagVersion">): Promise<DagRunDoc["definition"] | null> {
-    const key = dagDefinitionId(run.dagId, run.dagVersion);
-    let d = this.definitions.get(key);
-    if (!d) {
-      d = findDagRunDefinition(this.deps.mongo, run);
-      if (this.definitions.size >= DEFINITION_CACHE) this.definitions.delete(this.definitions.keys().next().value!);
-      this.definitions.set(key, d);
-      // A miss (the DAG run gone, a read that failed) is not kept.
-      d.then((v) => v ?? this.definitions.delete(key), () => this.definitions.delete(key));
-    }
-    return d;
   }
 
   /**

@@ -9,6 +9,7 @@ import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Mongo } from "../../store/index.js";
 import { DagAdvancer } from "./advance.js";
+import { DagDefinitions } from "./definitions.js";
 import { DagEvents } from "./events.js";
 import { DagSchedules } from "./schedules.js";
 import { DagRunService } from "./run-service.js";
@@ -40,13 +41,17 @@ export class DagEngine {
   /** DAG runs: trigger, backfill, cancel, retry, read. */
   readonly dagRuns: DagRunService;
   readonly schedules: DagSchedules;
+  /** DAG definitions by version, read once per process (shared by the advance, triggers and fires). */
+  readonly definitions: DagDefinitions;
   private readonly sweepAfterMs: number;
 
   constructor(private readonly deps: DagEngineDeps) {
     this.sweepAfterMs = deps.sweepAfterMs ?? 5_000;
     this.events = new DagEvents(deps.state.bus);
+    this.definitions = new DagDefinitions(deps.mongo);
     this.advancer = new DagAdvancer({
       mongo: deps.mongo,
+      definitions: this.definitions,
       runs: deps.runs,
       clock: deps.clock,
       log: deps.log,
@@ -57,6 +62,7 @@ export class DagEngine {
     });
     this.schedules = new DagSchedules({
       mongo: deps.mongo,
+      definitions: this.definitions,
       jobs: deps.jobs,
       runs: deps.runs,
       clock: deps.clock,
@@ -69,6 +75,7 @@ export class DagEngine {
     });
     this.dagRuns = new DagRunService({
       mongo: deps.mongo,
+      definitions: this.definitions,
       clock: deps.clock,
       log: deps.log,
       advancer: this.advancer,

@@ -13,7 +13,6 @@ import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
   dagExists,
-  findDag,
   findDagRun,
   findDagRunByFireKey,
   findDagRunSummary,
@@ -30,12 +29,15 @@ import {
 import { retriedTaskCount, retryFromFailed } from "../plan/retry.js";
 import type { DagAdvancer } from "./advance.js";
 import { mergeParams, paramsText, type Submit } from "./definition.js";
+import type { DagDefinitions } from "./definitions.js";
 import { manualDagRunKey } from "./keys.js";
 import { insertOnce, newDagRun } from "./runs.js";
 import type { DagSchedules } from "./schedules.js";
 
 export interface DagRunServiceDeps {
   mongo: Mongo;
+  /** DAGs read with their definitions by version (a trigger of a 1,000-task DAG reads no task spec). */
+  definitions: DagDefinitions;
   clock: Clock;
   log: Logger;
   advancer: DagAdvancer;
@@ -54,7 +56,7 @@ export class DagRunService {
 
   /** A DAG the caller may see (a DAG run's DAG); NOT_FOUND when it is missing or someone else's. */
   private async dag(caller: Principal, dagId: string): Promise<DagDoc> {
-    return visible(caller, "DAG", dagId, await findDag(this.deps.mongo, dagId));
+    return visible(caller, "DAG", dagId, await this.deps.definitions.dag(dagId));
   }
 
   async getRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {

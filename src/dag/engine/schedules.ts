@@ -18,7 +18,6 @@ import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
 import {
   dagExists,
-  findDag,
   findDagRun,
   findDagRunByFireKey,
   findHeldBehind,
@@ -32,10 +31,13 @@ import {
 } from "../../store/index.js";
 import type { DagAdvancer } from "./advance.js";
 import type { DagPatch } from "./definition.js";
+import type { DagDefinitions } from "./definitions.js";
 import { insertOnce, newDagRun } from "./runs.js";
 
 export interface DagSchedulesDeps {
   mongo: Mongo;
+  /** DAGs read with their definitions by version (a fire of a 1,000-task DAG reads no task spec). */
+  definitions: DagDefinitions;
   jobs: JobService;
   runs: RunService;
   clock: Clock;
@@ -142,7 +144,7 @@ export class DagSchedules {
     const { mongo, clock } = this.deps;
     const existing = await findDagRunByFireKey(mongo, fire.fireKey);
     if (existing) return { dagRunId: existing._id, created: false, skipped: null };
-    const dag = job.dagId ? await findDag(mongo, job.dagId) : null;
+    const dag = job.dagId ? await this.deps.definitions.dag(job.dagId) : null;
     if (!dag) return { dagRunId: null, created: false, skipped: "DAG deleted" };
     const id = newId();
     let held = false;

@@ -81,6 +81,11 @@ export async function findDagRunDefinition(mongo: Mongo, run: Pick<DagRunDoc, "_
   return (await mongo.c.dagRuns.findOne({ _id: run._id }, { projection: { definition: 1 } }))?.definition ?? null;
 }
 
+/** The stored definition of a DAG version; null when no DAG run of that version was made yet. */
+export async function findDagDefinition(mongo: Mongo, dagId: string, version: number): Promise<DagDefinitionSnapshot | null> {
+  return (await mongo.c.dagDefinitions.findOne({ _id: dagDefinitionId(dagId, version) }, { projection: { definition: 1 } }))?.definition ?? null;
+}
+
 /** Deletes every stored DAG definition of the owner (a deleted user's, after its DAGs and DAG runs); how many. */
 export async function deleteDagDefinitionsOfOwner(mongo: Mongo, ownerId: string): Promise<number> {
   return (await mongo.c.dagDefinitions.deleteMany({ ownerId })).deletedCount;

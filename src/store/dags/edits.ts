@@ -12,6 +12,11 @@ export function findDag(mongo: Mongo, dagId: string): Promise<DagDoc | null> {
   return mongo.c.dags.findOne({ _id: dagId });
 }
 
+/** The DAG without its tasks (up to 1,000 task specs, which its version's stored definition also holds). */
+export function findDagHead(mongo: Mongo, dagId: string): Promise<Omit<DagDoc, "tasks"> | null> {
+  return mongo.c.dags.findOne({ _id: dagId }, { projection: { tasks: 0 } });
+}
+
 /** Whether the DAG exists (its id only: a DAG's document holds up to 1,000 task specs). */
 export async function dagExists(mongo: Mongo, dagId: string): Promise<boolean> {
   return (await mongo.c.dags.findOne({ _id: dagId }, { projection: { _id: 1 } })) !== null;
