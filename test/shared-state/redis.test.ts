@@ -25,8 +25,9 @@ describe("redis adapter", () => {
     const k = redisKeys("kairos").shard(17);
     for (const key of Object.values(k)) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("17");
     const r = redisKeys("kairos");
-    for (const key of [r.ready("gpu"), r.readyOwners("gpu"), r.readyLater("gpu"), r.readyData("gpu"), r.readyClaims("gpu")]) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("gpu");
-    expect(r.ready("gpu")).toBe("kairos:ready:{gpu}:runs");
+    for (const key of [r.ready("gpu"), r.readyOwners("gpu"), r.readyTurns("gpu", ""), r.readyTurns("gpu", "python3"), r.readyLater("gpu"), r.readyData("gpu"), r.readyClaims("gpu")]) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("gpu");
+    expect(r.ready("gpu")).toBe("kairos:ready:{gpu}:queued");
+    expect(r.readyTurns("gpu", "")).toBe("kairos:ready:{gpu}:turns:-");
     expect(() => redisKeys("bad{prefix")).toThrow(RangeError);
   });
 

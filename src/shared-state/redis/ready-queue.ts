@@ -1,26 +1,33 @@
 import { Channels, READY_SCORE_DIGITS, readyScore, type ClaimMarker, type Millis, type ReadyEntry, type ReadyQueue, type TakenEntry } from "../ports.js";
 import { checkCount, ms } from "./checks.js";
+import { READY_INTERPRETERS, readyQueueParts, takeParts } from "../checks.js";
 import type { SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { scripts } from "./lua/index.js";
 import type { ScriptRunner } from "./scripts.js";
 
-/** An entry's member of the pool's runs ZSET: its owner, then its score (fixed width) and id, so lex order is the owner's order. */
-function readyMember(e: ReadyEntry, score: number): string {
-  return `${e.ownerId}\0${String(score).padStart(READY_SCORE_DIGITS, "0")}${e.runId}`;
+/**
+ * An entry's member of the pool's queued ZSET: its owner, the interpreter it needs ("" for none),
+ * then its score (fixed width) and id, so lex order is the owner's order per interpreter.
+ */
+function readyMember(e: ReadyEntry, interpreter: string, score: number): string {
+  return `${e.ownerId}\0${interpreter}\0${String(score).padStart(READY_SCORE_DIGITS, "0")}${e.runId}`;
 }
 
 /** Staged runs promoted into the queue per take, at most (bounds one script's run time). */
 const PROMOTE_PER_TAKE = 10_000;
 
 /**
- * Ready queues on Redis, per pool (all keys carry the pool's hash tag, and every key a script
- * touches is one of its KEYS): the queued runs as one ZSET in lex order, each member
- * `<owner>\0<readyScore, 14 digits><runId>`, so each owner's runs sit together best first; a ZSET
- * of the owners with runs queued by their turn (see ReadyQueue); a ZSET of staged runs by
- * `notBefore`; a HASH of the entries' payloads, members and the turn after the last run taken; a ZSET of claim
- * markers. `take` is one script, so concurrent executors never take the same run, and a staged
- * run becomes takeable exactly when its time comes, by whichever executor asks first.
+ * Ready queues on Redis, per pool, all its queues (plain runs and script runs of each interpreter)
+ * in the pool's structures (all keys carry the pool's hash tag, and every key a script touches is
+ * one of its KEYS): the queued runs as one ZSET in lex order, each member
+ * `<owner>\0<interpreter>\0<readyScore, 14 digits><runId>`, so each owner's runs of an interpreter
+ * sit together best first; a ZSET of the owners with runs queued by their turn (see ReadyQueue),
+ * and one per interpreter of the owners with runs of it (same turns), which a take reads for the
+ * interpreters its node has; a ZSET of staged runs by `notBefore`; a HASH of the entries' payloads,
+ * members and the turn after the last run taken; a ZSET of claim markers. `take` is one script, so
+ * concurrent executors never take the same run, and a staged run becomes takeable exactly when its
+ * time comes, by whichever executor asks first.
  */
 export class RedisReadyQueue implements ReadyQueue {
   private readonly drop: () => Promise<void>;
@@ -33,23 +40,35 @@ export class RedisReadyQueue implements ReadyQueue {
     this.drop = conn.retain();
   }
 
-  async push(pool: string, entries: readonly ReadyEntry[]): Promise<void> {
-    const args: string[] = [];
-    // readyScore validates every entry before any write.
-    for (const e of entries) args.push(readyMember(e, readyScore(e)), e.runId, e.notBefore === undefined ? "" : String(e.notBefore), e.payload ?? "");
-    if (args.length === 0) return;
-    const k = this.keys;
-    await this.run.run(scripts.pushReady, [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool)], [k.channel(Channels.readyWake(pool)), pool, ...args]);
+  /** The turns ZSETs of every interpreter of `pool`, and their names as ARGV (count first). */
+  private turnKeys(pool: string): { keys: string[]; names: string[] } {
+    return { keys: READY_INTERPRETERS.map((i) => this.keys.readyTurns(pool, i)), names: [String(READY_INTERPRETERS.length), ...READY_INTERPRETERS] };
   }
 
-  async take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }> {
+  async push(queue: string, entries: readonly ReadyEntry[]): Promise<void> {
+    const args: string[] = [];
+    const { pool, interpreter } = readyQueueParts(queue);
+    // readyScore validates every entry before any write.
+    for (const e of entries) args.push(readyMember(e, interpreter, readyScore(e)), e.runId, e.notBefore === undefined ? "" : String(e.notBefore), e.payload ?? "");
+    if (args.length === 0) return;
+    const k = this.keys;
+    await this.run.run(
+      scripts.pushReady,
+      [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), k.readyTurns(pool, interpreter)],
+      [k.channel(Channels.readyWake(queue)), queue, ...args],
+    );
+  }
+
+  async take(pool: string, max: number, now: Millis, claimMs: number, interpreters?: readonly string[]): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }> {
     checkCount("max", max);
     checkCount("claimMs", claimMs);
+    const has = takeParts(pool, interpreters);
     const k = this.keys;
+    const turns = this.turnKeys(pool);
     const out = (await this.run.run(
       scripts.takeReady,
-      [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), k.readyClaims(pool)],
-      [ms("now", now), max, claimMs, PROMOTE_PER_TAKE],
+      [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), k.readyClaims(pool), ...turns.keys],
+      [ms("now", now), max, claimMs, PROMOTE_PER_TAKE, ...turns.names, has.length, ...has],
     )) as [number, ...string[]];
     const taken: TakenEntry[] = [];
     for (let i = 1; i < out.length; i += 2) taken.push({ runId: out[i] as string, payload: (out[i + 1] as string) || null });
@@ -57,12 +76,15 @@ export class RedisReadyQueue implements ReadyQueue {
     return { taken, nextAt: nextAt < 0 ? null : nextAt };
   }
 
-  async remove(pool: string, runId: string): Promise<boolean> {
+  async remove(queue: string, runId: string): Promise<boolean> {
+    const { pool } = readyQueueParts(queue);
     const k = this.keys;
-    return (await this.run.run(scripts.unready, [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool)], [runId])) === 1;
+    const turns = this.turnKeys(pool);
+    return (await this.run.run(scripts.unready, [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), ...turns.keys], [runId, ...turns.names])) === 1;
   }
 
-  async contains(pool: string, runId: string, now: Millis): Promise<boolean> {
+  async contains(queue: string, runId: string, now: Millis): Promise<boolean> {
+    const { pool } = readyQueueParts(queue);
     const k = this.keys;
     return (await this.run.run(scripts.queued, [k.readyData(pool), k.readyClaims(pool)], [runId, ms("now", now)])) === 1;
   }
@@ -73,34 +95,37 @@ export class RedisReadyQueue implements ReadyQueue {
     return Number(got ?? at);
   }
 
-  async claimExpiry(pool: string, runId: string): Promise<Millis | null> {
-    const score = await this.conn.redis.zscore(this.keys.readyClaims(pool), runId);
+  async claimExpiry(queue: string, runId: string): Promise<Millis | null> {
+    const score = await this.conn.redis.zscore(this.keys.readyClaims(readyQueueParts(queue).pool), runId);
     return score === null ? null : Number(score);
   }
 
-  async claimMarkers(pool: string, until: Millis, limit: number): Promise<ClaimMarker[]> {
+  async claimMarkers(queue: string, until: Millis, limit: number): Promise<ClaimMarker[]> {
     checkCount("limit", limit);
-    const flat = await this.conn.redis.zrangebyscore(this.keys.readyClaims(pool), "-inf", ms("until", until), "WITHSCORES", "LIMIT", 0, limit);
+    const flat = await this.conn.redis.zrangebyscore(this.keys.readyClaims(readyQueueParts(queue).pool), "-inf", ms("until", until), "WITHSCORES", "LIMIT", 0, limit);
     const out: ClaimMarker[] = [];
     for (let i = 0; i < flat.length; i += 2) out.push({ runId: flat[i]!, expiresAt: Number(flat[i + 1]) });
     return out;
   }
 
-  async dropClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+  async dropClaims(queue: string, markers: readonly ClaimMarker[]): Promise<void> {
     if (markers.length === 0) return;
+    const { pool } = readyQueueParts(queue);
     const args: Array<string | number> = [];
     for (const m of markers) args.push(m.runId, ms("notAfter", m.expiresAt));
     await this.run.run(scripts.dropClaims, [this.keys.readyClaims(pool)], args);
   }
 
-  async restoreClaims(pool: string, markers: readonly ClaimMarker[]): Promise<void> {
+  async restoreClaims(queue: string, markers: readonly ClaimMarker[]): Promise<void> {
     if (markers.length === 0) return;
+    const { pool } = readyQueueParts(queue);
     const args: Array<string | number> = [];
     for (const m of markers) args.push(ms("expiresAt", m.expiresAt), m.runId);
     await this.conn.redis.zadd(this.keys.readyClaims(pool), "NX", ...args);
   }
 
-  async size(pool: string): Promise<number> {
+  async size(queue: string): Promise<number> {
+    const { pool } = readyQueueParts(queue);
     const [a, b] = await Promise.all([this.conn.redis.zcard(this.keys.ready(pool)), this.conn.redis.zcard(this.keys.readyLater(pool))]);
     return a + b;
   }

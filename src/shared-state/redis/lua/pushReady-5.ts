@@ -3,22 +3,25 @@ import type { LuaScript } from "./script.js";
 
 export const pushReady: LuaScript = {
   name: "pushReady",
-  numberOfKeys: 4,
+  numberOfKeys: 5,
   lua: `
---[[ pushReady: add runs to a pool's ready queue (or stage them) unless present; wake the pool's executors.
-  KEYS[1] runs    ZSET, every score 0, of members "<owner>\\0<readyScore, 14 digits><runId>": in lex
-                  order, each owner's runs by priority, then enqueue time, then runId
-  KEYS[2] owners  ZSET owner -> turn: the owners with runs in KEYS[1], lowest turn served first
-  KEYS[3] later   ZSET runId -> notBefore (ms): staged, not taken before then
-  KEYS[4] data    HASH runId -> "<member of KEYS[1]><payload>" while queued or staged (the member's
-                  length follows from its NUL and the runId); "|turn" -> the turn after the last run taken
-  ARGV[1] wake channel   ARGV[2] pool
-  ARGV[3..] groups of 4: member (its owner is what comes before its NUL), runId, notBefore ("" = ready now), payload ("" = none)
-  Output: number of runs newly added. Publishes {pool, count[, at]} on the channel when count > 0,
-  \`at\` being the earliest notBefore staged by this call.
+--[[ pushReady: add runs to one of a pool's queues (or stage them) unless present; wake the queue's executors.
+  KEYS[1] queued  ZSET, every score 0, of members "<owner>\\0<interpreter>\\0<readyScore, 14 digits><runId>":
+                  in lex order, each owner's runs of each interpreter by priority, then enqueue time,
+                  then runId (interpreter empty for a plain run)
+  KEYS[2] turns   ZSET owner -> turn: the owners with runs in KEYS[1], of any interpreter
+  KEYS[3] staged  ZSET runId -> notBefore (ms): staged, not taken before then
+  KEYS[4] values  HASH runId -> "<member of KEYS[1]><payload>" while queued or staged (the member's
+                  length follows from its NULs and the runId); "|turn" -> the turn after the last run taken
+  KEYS[5] the turns ZSET of the interpreter of these runs: owner -> turn (as in KEYS[2]), the owners
+                  with runs of that interpreter in KEYS[1]
+  ARGV[1] wake channel   ARGV[2] queue name
+  ARGV[3..] groups of 4: member (owner, interpreter, score, runId), runId, notBefore ("" = ready now), payload ("" = none)
+  Output: number of runs newly added. Publishes {pool = queue name, count[, at]} on the channel when
+  count > 0, \`at\` being the earliest notBefore staged by this call.
   A run already queued or staged keeps its first position and payload. An owner that had no run
   queued joins at the turn after the last run taken (it is served within a round: with ties, by
-  owner, before the owners served since); one that has keeps its turn.
+  owner, before the owners served since); one that has (of any interpreter) keeps its turn.
 ]]
 ${entriesLua}
 local CHUNK = 1000
@@ -27,7 +30,7 @@ local added = 0
 local earliest = nil
 local joined = {}
 local seen = {}
--- In chunks: one HMGET tells which runs are new, then one HSET, one ZADD to runs, one to later.
+-- In chunks: one HMGET tells which runs are new, then one HSET, one ZADD to queued, one to staged.
 for first = 3, #ARGV, 4 * CHUNK do
   local last = math.min(first + 4 * CHUNK - 1, #ARGV)
   local ids = {}
@@ -47,6 +50,7 @@ for first = 3, #ARGV, 4 * CHUNK do
         local owner = ownerOf(member)
         if not joined[owner] then
           redis.call('ZADD', KEYS[2], 'NX', turn, owner)
+          redis.call('ZADD', KEYS[5], 'NX', redis.call('ZSCORE', KEYS[2], owner), owner)
           joined[owner] = true
         end
       else
