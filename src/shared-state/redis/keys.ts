@@ -37,6 +37,13 @@ export interface RedisKeys {
   readyData(pool: string): string;
   /** ZSET runId → claim marker expiry (ms): taken runs whose claim is being confirmed, per pool. */
   readyClaims(pool: string): string;
+  /**
+   * The keys of a ready queue (`<pool>` or `<pool>:<interpreter>`) as the version with turns per
+   * queue kept them, under the queue's own hash tag: runs (ZSET `<owner>\0<score><runId>`), owners,
+   * later, entries (HASH runId → `<member><payload>`), claims. Read once per pool and process to
+   * adopt what is left there (RedisReadyQueue.adoptLegacy); never written.
+   */
+  legacyReady(queue: string): { runs: string; owners: string; later: string; entries: string; claims: string };
   /** SET of owner ids with a per-user concurrency limit (mirror of MongoDB users). */
   limitedOwners: string;
   /** STRING ms: since when this deployment's Redis data has been intact (set once, NX; gone after a flush). */
@@ -76,6 +83,13 @@ export function redisKeys(prefix: string): RedisKeys {
     readyLater: (pool) => `${prefix}:ready:{${pool}}:staged`,
     readyData: (pool) => `${prefix}:ready:{${pool}}:values`,
     readyClaims: (pool) => `${prefix}:ready:{${pool}}:claims`,
+    legacyReady: (queue) => ({
+      runs: `${prefix}:ready:{${queue}}:runs`,
+      owners: `${prefix}:ready:{${queue}}:owners`,
+      later: `${prefix}:ready:{${queue}}:later`,
+      entries: `${prefix}:ready:{${queue}}:entries`,
+      claims: `${prefix}:ready:{${queue}}:claims`,
+    }),
     limitedOwners: `${prefix}:limited-owners`,
     intactSince: `${prefix}:intact-since`,
     generation: `${prefix}:generation`,

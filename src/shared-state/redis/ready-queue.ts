@@ -14,6 +14,22 @@ function readyMember(e: ReadyEntry, interpreter: string, score: number): string 
   return `${e.ownerId}\0${interpreter}\0${String(score).padStart(READY_SCORE_DIGITS, "0")}${e.runId}`;
 }
 
+/**
+ * An entry as the version with turns per queue stored it (value `<owner>\0<readyScore, 14 digits><runId><payload>`),
+ * with its `notBefore` if it was staged; null for a value of another shape.
+ */
+function legacyEntry(runId: string, value: string, notBefore: string | null): ReadyEntry | null {
+  const nul = value.indexOf("\0");
+  if (nul <= 0) return null;
+  const digits = value.slice(nul + 1, nul + 1 + READY_SCORE_DIGITS);
+  if (!/^\d+$/.test(digits) || digits.length !== READY_SCORE_DIGITS || value.slice(nul + 1 + READY_SCORE_DIGITS, nul + 1 + READY_SCORE_DIGITS + runId.length) !== runId) return null;
+  const score = Number(digits);
+  const payload = value.slice(nul + 1 + READY_SCORE_DIGITS + runId.length);
+  const entry: ReadyEntry = { runId, ownerId: value.slice(0, nul), priority: 9 - Math.floor(score / 1e13), enqueuedAt: score % 1e13, payload: payload || null };
+  if (notBefore !== null) entry.notBefore = Number(notBefore);
+  return entry;
+}
+
 /** Staged runs promoted into the queue per take, at most (bounds one script's run time). */
 const PROMOTE_PER_TAKE = 10_000;
 
@@ -31,6 +47,8 @@ const PROMOTE_PER_TAKE = 10_000;
  */
 export class RedisReadyQueue implements ReadyQueue {
   private readonly drop: () => Promise<void>;
+  /** Pools whose old keys this process adopted (or is adopting): see adoptLegacy. */
+  private readonly adopted = new Map<string, Promise<void>>();
 
   constructor(
     private readonly conn: SharedConnection,
@@ -63,6 +81,7 @@ export class RedisReadyQueue implements ReadyQueue {
     checkCount("max", max);
     checkCount("claimMs", claimMs);
     const has = takeParts(pool, interpreters);
+    await this.adoptLegacy(pool);
     const k = this.keys;
     const turns = this.turnKeys(pool);
     const out = (await this.run.run(
@@ -74,6 +93,61 @@ export class RedisReadyQueue implements ReadyQueue {
     for (let i = 1; i < out.length; i += 2) taken.push({ runId: out[i] as string, payload: (out[i + 1] as string) || null });
     const nextAt = Number(out[0]);
     return { taken, nextAt: nextAt < 0 ? null : nextAt };
+  }
+
+  /**
+   * Once per pool and process, before its first take: moves what an older version left in the
+   * pool's queues' old keys (turns per queue: the pool's own and one per interpreter, entries
+   * without the interpreter) into the pool's structures, as pushes to the same queues (idempotent
+   * per runId), and their claim markers with it (a marker already there stays). Each entry is moved
+   * by the process whose HDEL removed it from the old key, so two processes adopting at once do not
+   * both push it (which could queue a run again after another executor took it). A crash in
+   * between loses it from the queue: the reaper pushes it again, as it does for any run missing
+   * from its queue. Old executors still taking from the old keys meanwhile (a rolling upgrade)
+   * only race as two takers of a run do: one claim wins in MongoDB (docs/redis-layout.md, "Upgrading").
+   */
+  private adoptLegacy(pool: string): Promise<void> {
+    let done = this.adopted.get(pool);
+    if (!done) {
+      done = Promise.all(READY_INTERPRETERS.map((i) => this.adoptQueue(i === "" ? pool : `${pool}:${i}`))).then(() => undefined);
+      // A failure is retried by the next take (and the run is the reaper's meanwhile).
+      done.catch(() => this.adopted.delete(pool));
+      this.adopted.set(pool, done);
+    }
+    return done;
+  }
+
+  private async adoptQueue(queue: string): Promise<void> {
+    const redis = this.conn.redis;
+    const old = this.keys.legacyReady(queue);
+    const [entries, claims] = await Promise.all([redis.exists(old.entries), readyQueueParts(queue).interpreter === "" ? 0 : redis.exists(old.claims)]);
+    if (entries === 0 && claims === 0) return;
+    let cursor = "0";
+    do {
+      const [next, flat] = await redis.hscan(old.entries, cursor, "COUNT", 1_000);
+      cursor = next;
+      const found: Array<{ runId: string; value: string }> = [];
+      for (let i = 0; i < flat.length; i += 2) if (flat[i] !== "|turn") found.push({ runId: flat[i]!, value: flat[i + 1]! });
+      if (found.length === 0) continue;
+      const notBefore = await redis.zmscore(old.later, ...found.map((f) => f.runId));
+      const mine = (await found.reduce((m, f) => m.hdel(old.entries, f.runId), redis.multi()).exec()) ?? [];
+      const adopted: ReadyEntry[] = [];
+      found.forEach((f, j) => {
+        const entry = legacyEntry(f.runId, f.value, notBefore[j] ?? null);
+        if (entry && mine[j]?.[1] === 1) adopted.push(entry);
+      });
+      if (adopted.length > 0) await this.push(queue, adopted);
+    } while (cursor !== "0");
+    if (readyQueueParts(queue).interpreter !== "") {
+      const flat = await redis.zrange(old.claims, 0, -1, "WITHSCORES");
+      const markers: ClaimMarker[] = [];
+      for (let i = 0; i < flat.length; i += 2) markers.push({ runId: flat[i]!, expiresAt: Number(flat[i + 1]) });
+      await this.restoreClaims(queue, markers);
+      await redis.del(old.claims);
+    }
+    // Their members and owners indexed only the entries just moved; the old turn goes with them.
+    await redis.hdel(old.entries, "|turn");
+    await redis.del(old.runs, old.owners, old.later);
   }
 
   async remove(queue: string, runId: string): Promise<boolean> {
