@@ -532,6 +532,34 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.size("p")).toBe(0);
       });
 
+      it("a turn left behind by runs no taker could start is no credit for runs of another interpreter", async () => {
+        // "lag" queues node scripts that no taker so far can start: its turn stays at 0 while "busy" is served ten times.
+        await s.ready.push("p:node", range(3).map((i) => ({ ownerId: "lag", runId: `lag-node${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p", range(20).map((i) => ({ ownerId: "busy", runId: `b${String(i + 1).padStart(2, "0")}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 10, T0, ["sh"])).toHaveLength(10);
+        // Its commands join the turns where the others are (busy's, ties by owner), not ten turns ahead of them.
+        await s.ready.push("p", range(3).map((i) => ({ ownerId: "lag", runId: `lag-cmd${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 4, T0, ["sh"])).toEqual(["b11", "lag-cmd1", "b12", "lag-cmd2"]);
+        // Its node scripts' turn went up with it: a taker with node serves its runs (the oldest first,
+        // whatever the queue) in turn with busy's commands.
+        expect(await pop(s.ready, "p", 4, T0, ["node"])).toEqual(["b13", "lag-node1", "b14", "lag-node2"]);
+      });
+
+      it("an owner whose runs wait for a scarce interpreter is served within a round of that interpreter's owners", async () => {
+        // "n" has node scripts only; takers without node serve "busy" ten times meanwhile.
+        await s.ready.push("p:node", range(5).map((i) => ({ ownerId: "n", runId: `n${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p", range(20).map((i) => ({ ownerId: "busy", runId: `b${String(i + 1).padStart(2, "0")}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 10, T0, [])).toHaveLength(10);
+        // A taker with node serves n first: its turn is the lowest (it could not be served before).
+        expect(await pop(s.ready, "p", 2, T0, ["node"])).toEqual(["n1", "n2"]);
+        // Another owner's node script joins just after n, not behind n's whole lag: served within a round of n.
+        await s.ready.push("p:node", [{ ownerId: "v", runId: "v1", priority: 5, enqueuedAt: T0 }]);
+        expect(await pop(s.ready, "p", 3, T0, ["node"])).toEqual(["n3", "n4", "v1"]);
+        // Takers without node were not moved back by n's late turns: busy goes on, in turn with a newcomer.
+        await s.ready.push("p", [{ ownerId: "c", runId: "c1", priority: 5, enqueuedAt: T0 }]);
+        expect(await pop(s.ready, "p", 3, T0, [])).toEqual(["b11", "c1", "b12"]);
+      });
+
       it("removes a script run from its queue; an owner whose last run of an interpreter goes leaves that interpreter's turns", async () => {
         await s.ready.push("p:sh", [{ ownerId: "a", runId: "a-sh", priority: 5, enqueuedAt: T0 }]);
         await s.ready.push("p", [{ ownerId: "a", runId: "a1", priority: 5, enqueuedAt: T0 + 1 }, { ownerId: "b", runId: "b1", priority: 5, enqueuedAt: T0 + 1 }]);
@@ -563,7 +591,7 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
           fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
             const pool = `m${Math.random().toString(36).slice(2)}`;
             // The model: per owner its runs (any interpreter), best first; the owners with runs and
-            // their turns (one per owner in the pool); the turn after the last taken.
+            // their turns (one per owner in the pool); the turn after the last taken (the highest so far).
             type Run = { runId: string; score: number; interpreter: string };
             const queued = new Map<string, Run[]>();
             const turns = new Map<string, number>();
@@ -573,11 +601,17 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
               if (o.kind === "push") {
                 const entries = range(o.n).map(() => ({ ownerId: o.owner, runId: `r${String(serial++).padStart(3, "0")}`, priority: o.priority, enqueuedAt: T0 + serial }));
                 await s.ready.push(o.interpreter ? `${pool}:${o.interpreter}` : pool, entries);
+                // An owner with no run of the interpreter queued joins at J = min(last, lowest turn of
+                // the interpreter's owners + 1); one queued already keeps its turn if at least J, else J.
+                const ofInterpreter = [...turns].filter(([owner]) => queued.get(owner)!.some((r) => r.interpreter === o.interpreter));
+                if (!ofInterpreter.some(([owner]) => owner === o.owner)) {
+                  const j = Math.min(last, ...ofInterpreter.map(([, t]) => t + 1));
+                  turns.set(o.owner, Math.max(turns.get(o.owner) ?? -Infinity, j));
+                }
                 const q = queued.get(o.owner) ?? [];
                 q.push(...entries.map((e) => ({ runId: e.runId, score: (9 - e.priority) * 1e13 + e.enqueuedAt, interpreter: o.interpreter })));
                 q.sort((x, y) => x.score - y.score || (x.runId < y.runId ? -1 : 1));
                 queued.set(o.owner, q);
-                if (!turns.has(o.owner)) turns.set(o.owner, last);
               } else if (o.kind === "take") {
                 const can = (r: Run) => r.interpreter === "" || o.has.includes(r.interpreter);
                 const expected: string[] = [];
@@ -589,7 +623,8 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
                   const q = queued.get(owner)!;
                   const i = q.findIndex(can);
                   expected.push(q.splice(i, 1)[0]!.runId);
-                  last = at + 1;
+                  // Never back: an owner served late does not move the newcomers' turn back.
+                  last = Math.max(last, at + 1);
                   if (q.length > 0) turns.set(owner, at + 1);
                   else {
                     turns.delete(owner);

@@ -52,16 +52,29 @@ export class MemoryReadyQueue implements ReadyQueue {
     return h;
   }
 
-  /** Puts a run in its owner's queue; an owner that had none joins at the turn after the last run taken. */
+  /**
+   * Puts a run in its owner's queue. An owner with no run of the interpreter queued joins its turns
+   * at J = min(the turn after the last run taken, the lowest turn of the interpreter's owners + 1);
+   * an owner already queued keeps its turn if it is at least J, else it is raised to J (see join
+   * in redis/lua/includes/entries.ts).
+   */
   private enqueue(p: Pool, runId: string, owner: string, interpreter: string, score: number): void {
     const key = runsKey(owner, interpreter);
     let q = p.ready.get(key);
     if (!q) p.ready.set(key, (q = new IndexedHeap()));
     q.set(runId, score);
-    let turn = p.turns.get(owner);
-    if (turn === undefined) p.turns.set(owner, (turn = p.turn));
     const owners = this.owners(p, interpreter);
-    if (!owners.has(owner)) owners.set(owner, turn);
+    if (owners.has(owner)) return;
+    const head = owners.peek();
+    const at = head ? Math.min(p.turn, head.score + 1) : p.turn;
+    const own = p.turns.get(owner);
+    if (own !== undefined && own >= at) {
+      owners.set(owner, own);
+      return;
+    }
+    p.turns.set(owner, at);
+    if (own !== undefined) for (const h of p.byInterpreter.values()) if (h.has(owner)) h.set(owner, at);
+    owners.set(owner, at);
   }
 
   /** After an owner's runs were taken or removed: its turn is `turn` wherever it still has runs, and it leaves the rest. */
@@ -140,7 +153,8 @@ export class MemoryReadyQueue implements ReadyQueue {
       if (payload !== null) p.claims.set(runId, now + claimMs);
       taken.push({ runId, payload });
       // After, not at, the last run's turn: see takeReady-10.ts (an owner trickling runs starved a backlog).
-      p.turn = owner.score + 1;
+      // (Never back: a lagging owner served here is no reason for newcomers to join before the others.)
+      p.turn = Math.max(p.turn, owner.score + 1);
       this.settle(p, owner.key, owner.score + 1);
     }
     const nextAt = p.later.peek()?.score ?? null;

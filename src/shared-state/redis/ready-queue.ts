@@ -70,10 +70,11 @@ export class RedisReadyQueue implements ReadyQueue {
     for (const e of entries) args.push(readyMember(e, interpreter, readyScore(e)), e.runId, e.notBefore === undefined ? "" : String(e.notBefore), e.payload ?? "");
     if (args.length === 0) return;
     const k = this.keys;
+    const turns = this.turnKeys(pool);
     await this.run.run(
       scripts.pushReady,
-      [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), k.readyTurns(pool, interpreter)],
-      [k.channel(Channels.readyWake(queue)), queue, ...args],
+      [k.ready(pool), k.readyOwners(pool), k.readyLater(pool), k.readyData(pool), ...turns.keys],
+      [k.channel(Channels.readyWake(queue)), queue, interpreter, ...turns.names, ...args],
     );
   }
 

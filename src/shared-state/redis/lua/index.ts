@@ -6,7 +6,7 @@ import { complete } from "./complete-5.js";
 import { disarm } from "./disarm-3.js";
 import { dropClaims } from "./dropClaims-1.js";
 import { heartbeat } from "./heartbeat-1.js";
-import { pushReady } from "./pushReady-5.js";
+import { pushReady } from "./pushReady-9.js";
 import { queued } from "./queued-2.js";
 import { release } from "./release-1.js";
 import { renew } from "./renew-2.js";

@@ -24,9 +24,11 @@ export const takeReady: LuaScript = {
   runs, as many as there are turns before the next such owner's (at least one), each run one
   turn; its turn moves on in every turn ZSET it is in, and it leaves those of the interpreters it
   has no run of left. An owner whose runs all need an interpreter the taker lacks is not in the
-  ZSETs read here: it neither gets a run nor holds another back. Each step costs a few commands
+  ZSETs read here: it neither gets a run nor holds another back. The turn after the last run taken
+  only rises (an owner served late, its turn behind the others', does not lower it). Each step costs a few commands
   per interpreter and takes at least one run, whatever the other owners queued. An owner with
-  nothing queued joins at the turn after the last run taken (served within a round). Commands go
+  nothing queued joins at the turn after the last run taken (served within a round), or just after
+  the lowest turn of its interpreter's owners if lower; see join in includes/entries.ts. Commands go
   in batches (one HMGET, ZADD, ZREM, HDEL per chunk of runs), never one per run: promoting 10,000
   staged runs one command at a time kept Redis busy for ~65 ms.
 ]]
@@ -62,8 +64,7 @@ for first = 1, #due, CHUNK do
       local owner = ownerOf(member)
       local j = owner .. '\\0' .. key
       if not joined[j] then
-        redis.call('ZADD', KEYS[2], 'NX', turn, owner)
-        redis.call('ZADD', key, 'NX', redis.call('ZSCORE', KEYS[2], owner), owner)
+        join(owner, interpreterOf(member), keyOf, names, KEYS[2], turn)
         joined[j] = true
       end
     elseif values[i] then
@@ -118,20 +119,22 @@ while #ids < max do
   -- An owner joining next joins at the turn after the last run taken: at the last run's own turn, a
   -- user pushing one run after each take of its last would be lowest at every take, and another
   -- owner's backlog never served (test/security/attack-turns.test.ts).
-  turn = at + n
+  -- (Never back: a lagging owner served here is no reason for newcomers to join before the others.)
+  local moved = at + n
+  if moved > turn then turn = moved end
   -- Its turn moves on wherever it still has runs (the interpreters the taker lacks too); it leaves the rest.
   local left = false
   for _, name in ipairs(names) do
     local first, beyond = ownerRangeOf(owner, name)
     if #redis.call('ZRANGEBYLEX', KEYS[1], first, beyond, 'LIMIT', 0, 1) > 0 then
-      redis.call('ZADD', keyOf[name], turn, owner)
+      redis.call('ZADD', keyOf[name], moved, owner)
       left = true
     else
       redis.call('ZREM', keyOf[name], owner)
     end
   end
   if left then
-    redis.call('ZADD', KEYS[2], turn, owner)
+    redis.call('ZADD', KEYS[2], moved, owner)
   else
     redis.call('ZREM', KEYS[2], owner)
   end

@@ -17,6 +17,9 @@ import { READY_SCORE_DIGITS } from "../../../ports.js";
  *   memberOf(value, id)       the member an entry's value starts with (nil for a value of another shape)
  *   payloadOf(value, id)      the payload after it ('' when none)
  *   before(a, b)              a < b byte by byte (as Redis orders members; Lua's < follows the locale)
+ *   join(owner, i, keyOf, names, turnsKey, now)
+ *                             an owner with runs of interpreter i newly queued joins i's turns (see
+ *                             below); `now` is the turn after the last run taken
  *   interpreterKeys(at, keys) reads ARGV[at] = n, ARGV[at+1..at+n] = the names of the interpreters
  *                             whose turn ZSETs are `keys` (n of them): name -> key, the names, and
  *                             the index of the ARGV after them
@@ -68,6 +71,28 @@ local function before(a, b)
     if x ~= y then return x < y end
   end
   return #a < #b
+end
+-- An owner joining the turns of interpreter i (it has no run of i queued) comes in at
+-- J = min(now, lowest turn of i's owners + 1): within a round of the owners of i (the takers
+-- that serve i may be behind \`now\` when i's runs wait for the few nodes that have it). An
+-- owner already queued keeps its turn if it is at least J, else it is raised to J everywhere:
+-- a turn left behind by runs no node could start is no credit for runs of another interpreter.
+local function join(owner, interpreter, keyOf, names, turnsKey, now)
+  local key = keyOf[interpreter]
+  if redis.call('ZSCORE', key, owner) then return end
+  local at = now
+  local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #head > 0 and tonumber(head[2]) + 1 < at then at = tonumber(head[2]) + 1 end
+  local own = redis.call('ZSCORE', turnsKey, owner)
+  if own and tonumber(own) >= at then
+    redis.call('ZADD', key, own, owner)
+    return
+  end
+  redis.call('ZADD', turnsKey, at, owner)
+  if own then
+    for _, name in ipairs(names) do redis.call('ZADD', keyOf[name], 'XX', at, owner) end
+  end
+  redis.call('ZADD', key, at, owner)
 end
 local function interpreterKeys(at, keys)
   local n = tonumber(ARGV[at])
