@@ -165,8 +165,12 @@ export interface ClaimMarker {
  * An owner whose only runs need an interpreter the taker lacks is not seen by that take: it
  * neither gets a run nor holds the others back, and keeps its turn for a taker that has it.
  * An owner that had no run queued joins at the pool's current turn (the turn after the last run
- * taken), so it is served within a round: no owner is served twice before it (ties by owner id),
- * whatever backlogs there are. It does not join at the last run's own turn: an owner pushing one
+ * taken, which only rises), so it is served within a round: no owner is served twice before it
+ * (ties by owner id), whatever backlogs there are. With interpreters that few nodes have, an
+ * owner waiting for one falls behind: so an owner with no run of an interpreter queued joins that
+ * interpreter's turns at J = min(the current turn, the lowest turn of its owners + 1), within a
+ * round of them; an owner already queued is raised to J if it is below (a turn left behind by
+ * runs no taker could start is no credit for runs of another interpreter). It does not join at the last run's own turn: an owner pushing one
  * run after each take of its last would then be lowest at every take and starve every backlog. An
  * owner with a backlog keeps its turn, so pushing more moves it no sooner. Priority therefore
  * orders an owner's own runs, not one owner's against another's (a user choosing priority 9 for
