@@ -149,14 +149,14 @@ export class PullLoop {
   }
 
   /** Takes up to `max` runs from one pool's ready queues and admits them. */
-  private async takeFrom(pool: string, max: number): Promise<{ started: number; taken: number; nextAt: number | null }> {
+  private async takeFrom(pool: string, max: number): Promise<{ started: number; nextAt: number | null }> {
     const { ready } = this.deps.state;
     // Both go in one write to Redis; owners are named only when some owner is limited (rare).
     const [got, anyLimited] = await Promise.all([ready.take(pool, max, this.deps.clock(), this.deps.o.leaseMs, this.deps.interpreters ?? []), ready.anyLimited()]);
     const { withPayload, inMongo } = sortTaken(got.taken, this.deps.log);
     // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
     const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((t) => t.run.ownerId))]) : NO_OWNERS;
-    return { started: await this.admit(withPayload, limited, inMongo), taken: got.taken.length, nextAt: got.nextAt };
+    return { started: await this.admit(withPayload, limited, inMongo), nextAt: got.nextAt };
   }
 
   /**
