@@ -1,5 +1,5 @@
 /** Gauges read at scrape time from the shared state and the store. */
-import { OPEN_STATUSES, readyQueuesFor, SCRIPT_INTERPRETERS } from "../domain/index.js";
+import { OPEN_STATUSES } from "../domain/index.js";
 import type { PoolCoverage } from "../core/index.js";
 import type { SharedState } from "../shared-state/index.js";
 import { countNodes, countRuns, servedPools, type Mongo } from "../store/index.js";
@@ -11,8 +11,9 @@ type Sample = [Record<string, string>, number];
 export function registerSampledMetrics(deps: { mongo: Mongo; state: SharedState; pools: PoolCoverage }, configuredPools: readonly string[]): () => Promise<void> {
   const { mongo, state, pools } = deps;
   const gauges = [
-    new SampledGauge("kairos_queue_depth", "Runs waiting in each pool's ready queue (script runs: `<pool>:<interpreter>`).", ["pool"], async () => {
-      const known = new Set<string>(readyQueuesFor([...new Set([...configuredPools, ...(await servedPools(mongo))])], SCRIPT_INTERPRETERS));
+    // Per pool: its script runs wait in the pool's structures, in the pool's turns (ReadyQueue.size).
+    new SampledGauge("kairos_queue_depth", "Runs waiting in each pool's ready queue, queued or staged (plain and script runs of every interpreter).", ["pool"], async () => {
+      const known = new Set<string>([...configuredPools, ...(await servedPools(mongo))]);
       return Promise.all([...known].map(async (pool): Promise<Sample> => [{ pool }, await state.ready.size(pool)]));
     }),
     new SampledGauge("kairos_nodes", "Executor nodes by status.", ["status"], async () =>

@@ -65,9 +65,11 @@ export interface HttpResponseRecord {
 export const HTTP_RESPONSE_BODY_CAP = 64 * 1024;
 
 /**
- * The ready queue a run waits in: its pool, or `<pool>:<interpreter>` for a SCRIPT, which only
- * executors that have that interpreter pull from (docs/decisions.md, "Script runs wait in
- * per-interpreter queues"). Pool names cannot contain ':', so the names never collide.
+ * The ready queue a run waits in (RunDoc.pool): its pool, or `<pool>:<interpreter>` for a SCRIPT,
+ * which only executors that have that interpreter take. Pool names cannot contain ':', so the
+ * names never collide. Every queue of a pool is kept in the pool's own structures, with one set of
+ * owner turns for all of them: the interpreter is part of each entry, and a take names the
+ * interpreters its node has (docs/decisions.md, "Ready queues take turns between owners").
  */
 export function readyQueueOf(spec: { pool: string; kind: string; script?: { interpreter: string } | null }): string {
   return spec.kind === "SCRIPT" && spec.script ? `${spec.pool}:${spec.script.interpreter}` : spec.pool;
@@ -79,7 +81,16 @@ export function poolOfQueue(queue: string): string {
   return i < 0 ? queue : queue.slice(0, i);
 }
 
-/** The queues an executor serving `pools` with `interpreters` pulls from. */
+/** The interpreter of a ready queue's name: "" for a pool's own queue (runs that need none). */
+export function interpreterOfQueue(queue: string): string {
+  const i = queue.indexOf(":");
+  return i < 0 ? "" : queue.slice(i + 1);
+}
+
+/**
+ * The queues an executor serving `pools` with `interpreters` takes runs of (and whose wake-ups it
+ * listens to); it takes them with one take per pool (the ready queue's take names the interpreters).
+ */
 export function readyQueuesFor(pools: readonly string[], interpreters: readonly string[]): string[] {
   return [...pools, ...pools.flatMap((p) => interpreters.map((i) => `${p}:${i}`))];
 }

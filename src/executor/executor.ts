@@ -66,7 +66,7 @@ export class Executor {
   private readonly claimGuard: ClaimGuard;
   private readonly logShipper: LogShipper | null;
   private readonly kinds: JobKinds;
-  /** The ready queues this node pulls from: its pools', and their script queues of the interpreters it has. */
+  /** The ready queues whose wake-ups this node listens to: its pools', and their script queues of the interpreters it has. */
   private readonly queues: string[];
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeatTimer: NodeJS.Timeout | null = null;
@@ -97,7 +97,7 @@ export class Executor {
     this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake, logs: this.logShipper });
     const parts = { capacity, attempts: this.attempts, gate: this.gate, backoff, wakeup: this.wakeup };
     this.claimGuard = new ClaimGuard({ state: deps.state, attempts: table, clock, log });
-    this.pull = new PullLoop({ o: { ...o, pools: this.queues }, canRun: (spec) => kinds.canRun(spec), nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
+    this.pull = new PullLoop({ o, interpreters: kinds.interpreters.map((i) => i.name), canRun: (spec) => kinds.canRun(spec), nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
   }
 
   get running(): number {
@@ -109,14 +109,8 @@ export class Executor {
     this.deadlines.startSupervisor();
     this.logShipper?.start();
     await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()), this.kinds.interpreters);
-    for (const pool of this.queues) {
-      this.unsubs.push(
-        await this.deps.state.bus.subscribe(Channels.readyWake(pool), () => {
-          this.pull.noteWork(pool);
-          this.wakeup.wake();
-        }),
-      );
-    }
+    // A push to any of them wakes the loop; it takes from each pool's queues in one take.
+    for (const queue of this.queues) this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(queue), () => this.wakeup.wake()));
     this.unsubs.push(await this.deps.state.bus.subscribe(Channels.cancel, (msg) => this.onCancel(msg)));
     this.state = "running";
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs);

@@ -32,6 +32,11 @@ export interface PullLoopDeps {
   wakeup: Wakeup;
   /** The executor takes work (not draining or stopped). */
   taking: () => boolean;
+  /**
+   * The interpreters this node has: a take is given them, and gets the pool's plain runs and its
+   * script runs of these interpreters only, in one set of owner turns for all (ReadyQueue.take).
+   */
+  interpreters?: readonly string[];
   /** Whether this node can start a run of the spec (a script whose interpreter it lacks: no, and it goes back). */
   canRun?: (spec: JobSpec) => boolean;
 }
@@ -49,14 +54,6 @@ export class PullLoop {
   private poolCursor = 0;
   /** Earliest staged entry over the pools, as the last take saw it: an idle loop sleeps until then. */
   private nextStagedAt: number | null = null;
-  /**
-   * Script queues (`<pool>:<interpreter>`) last found empty, and until when they are not asked
-   * again: most of them are empty most of the time, and asking each on every take would cost a
-   * Redis round trip per interpreter. A push to one wakes it at once ({@link noteWork}, from its
-   * wake channel); a lost wake costs at most a poll period.
-   */
-  private readonly quietUntil = new Map<string, number>();
-
   constructor(private readonly deps: PullLoopDeps) {}
 
   /**
@@ -133,32 +130,17 @@ export class PullLoop {
     return Math.min(pollMs, Math.max(1, this.nextStagedAt - this.deps.clock()));
   }
 
-  /** Work was pushed to `queue` (its wake channel said so): ask it at the next take. */
-  noteWork(queue: string): void {
-    this.quietUntil.delete(queue);
-  }
-
   /** Takes up to `free` runs across the pools (round robin) and starts them; returns how many started. */
   private async pullOnce(free: number): Promise<number> {
     let started = 0;
     let nextAt: number | null = null;
     const pools = this.deps.o.pools;
-    const now = this.deps.clock();
     for (let i = 0; i < pools.length && started < free; i++) {
       const pool = pools[(this.poolCursor + i) % pools.length]!;
-      const quiet = this.quietUntil.get(pool);
-      if (quiet !== undefined && quiet > now) {
-        // Asked again when it may have work: a staged entry's due time is one such instant.
-        nextAt = nextAt === null ? quiet : Math.min(nextAt, quiet);
-        continue;
-      }
+      // One take per pool for all its queues (plain runs and the scripts this node can run): one
+      // round trip, and one set of owner turns, whatever queues an owner spreads its runs over.
       const got = await this.takeFrom(pool, free - started);
       if (got.nextAt !== null) nextAt = nextAt === null ? got.nextAt : Math.min(nextAt, got.nextAt);
-      if (pool.includes(":") && got.started === 0 && got.taken === 0) {
-        this.quietUntil.set(pool, Math.min(now + this.deps.o.pollMs, got.nextAt ?? Infinity));
-      } else {
-        this.quietUntil.delete(pool);
-      }
       started += got.started;
     }
     this.nextStagedAt = nextAt;
@@ -166,15 +148,15 @@ export class PullLoop {
     return started;
   }
 
-  /** Takes up to `max` runs from one pool's ready queue and admits them. */
-  private async takeFrom(pool: string, max: number): Promise<{ started: number; taken: number; nextAt: number | null }> {
+  /** Takes up to `max` runs from one pool's ready queues and admits them. */
+  private async takeFrom(pool: string, max: number): Promise<{ started: number; nextAt: number | null }> {
     const { ready } = this.deps.state;
     // Both go in one write to Redis; owners are named only when some owner is limited (rare).
-    const [got, anyLimited] = await Promise.all([ready.take(pool, max, this.deps.clock(), this.deps.o.leaseMs), ready.anyLimited()]);
+    const [got, anyLimited] = await Promise.all([ready.take(pool, max, this.deps.clock(), this.deps.o.leaseMs, this.deps.interpreters ?? []), ready.anyLimited()]);
     const { withPayload, inMongo } = sortTaken(got.taken, this.deps.log);
     // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
     const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((t) => t.run.ownerId))]) : NO_OWNERS;
-    return { started: await this.admit(withPayload, limited, inMongo), taken: got.taken.length, nextAt: got.nextAt };
+    return { started: await this.admit(withPayload, limited, inMongo), nextAt: got.nextAt };
   }
 
   /**
@@ -189,7 +171,7 @@ export class PullLoop {
       if (limited.has(run.ownerId)) inMongo.push(run._id);
       else if (!capacity.fits(resourcesOf(run.spec))) handBack.push(run._id);
       else if (this.deps.canRun && !this.deps.canRun(run.spec)) {
-        // Only a run pushed to a queue not made for it gets here (script runs wait in their interpreter's queue).
+        // Only a run pushed to a queue not made for it gets here (a take gets the scripts of this node's interpreters only).
         this.deps.log.warn({ runId: run._id, interpreter: run.spec.script?.interpreter }, "took a run this node cannot start; handed back");
         handBack.push(run._id);
       }

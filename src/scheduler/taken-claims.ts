@@ -12,7 +12,7 @@
 import type { Logger, RecoveryCause } from "../support/index.js";
 import { observeRecovery } from "../support/index.js";
 import type { RunService } from "../core/index.js";
-import { RunStatus } from "../domain/index.js";
+import { poolOfQueue, RunStatus } from "../domain/index.js";
 import type { Mongo } from "../store/index.js";
 import { findClaimStates, findQueuedPools } from "../store/index.js";
 import type { ClaimMarker, Clock, SharedState } from "../shared-state/index.js";
@@ -118,7 +118,8 @@ export class TakenClaims {
   }
 
   private async poolNames(now: number): Promise<string[]> {
-    if (!this.pools || now - this.pools.at >= POOLS_TTL_MS) this.pools = { at: now, names: await findQueuedPools(this.deps.mongo) };
+    // A pool's script queues (`<pool>:<interpreter>`) keep their markers with the pool's: one read per pool.
+    if (!this.pools || now - this.pools.at >= POOLS_TTL_MS) this.pools = { at: now, names: [...new Set((await findQueuedPools(this.deps.mongo)).map(poolOfQueue))] };
     return this.pools.names;
   }
 }

@@ -151,17 +151,31 @@ export interface ClaimMarker {
 }
 
 /**
- * Ready queues, one per executor pool, with entries staged ahead of their time. A queue is fair
- * between owners: each owner with runs queued has a *turn* (a number), and a take serves the
- * owner whose turn is lowest (ties by owner id), one run per turn, that owner's best run by
- * priority, then age ({@link readyScore}), then runId. An owner that had no run queued joins at
- * the queue's current turn (the turn after the last run taken), so it is served within a round:
- * no owner is served twice before it (ties by owner id), whatever backlogs there are. It does not
- * join at the last run's own turn: an owner pushing one run after each take of its last would then
- * be lowest at every take and starve every backlog. An owner with a backlog keeps its turn, so
- * pushing more moves it no sooner. Priority therefore orders an owner's own runs, not one
- * owner's against another's (a user choosing priority 9 for everything gains nothing over others).
- * docs/decisions.md, "Ready queues take turns between owners".
+ * Ready queues, one per executor pool, with entries staged ahead of their time. A run is pushed to
+ * its *queue* (RunDoc.pool, domain readyQueueOf): its pool, or `<pool>:<interpreter>` for a script
+ * run. Every queue of a pool lives in the pool's own structures, the interpreter in each entry, and
+ * a take is given the interpreters its node has: it takes the pool's plain runs and its script runs
+ * of those interpreters, never others. Methods named with a queue accept either name of a pool
+ * (a run is found by its id in the pool); `take` and `size` are per pool.
+ *
+ * A pool is fair between owners, across all its queues: each owner with runs queued has a *turn*
+ * (a number, one per owner in the pool whatever interpreters its runs need), and a take serves, of
+ * the owners with a run the taker can start, the one whose turn is lowest (ties by owner id), one
+ * run per turn, that owner's best such run by priority, then age ({@link readyScore}), then runId.
+ * An owner whose only runs need an interpreter the taker lacks is not seen by that take: it
+ * neither gets a run nor holds the others back, and keeps its turn for a taker that has it.
+ * An owner that had no run queued joins at the pool's current turn (the turn after the last run
+ * taken, which only rises), so it is served within a round: no owner is served twice before it
+ * (ties by owner id), whatever backlogs there are. With interpreters that few nodes have, an
+ * owner waiting for one falls behind: so an owner with no run of an interpreter queued joins that
+ * interpreter's turns at J = min(the current turn, the lowest turn of its owners + 1), within a
+ * round of them; an owner already queued is raised to J if it is below (a turn left behind by
+ * runs no taker could start is no credit for runs of another interpreter). It does not join at the last run's own turn: an owner pushing one
+ * run after each take of its last would then be lowest at every take and starve every backlog. An
+ * owner with a backlog keeps its turn, so pushing more moves it no sooner. Priority therefore
+ * orders an owner's own runs, not one owner's against another's (a user choosing priority 9 for
+ * everything gains nothing over others), and spreading runs over a pool's script queues gains
+ * nothing either. docs/decisions.md, "Ready queues take turns between owners".
  *
  * Taking an entry that carries a payload also records a *claim marker* until
  * `now + claimMs`: the run is out of the queue but spoken for, so the reaper does not push it
@@ -169,15 +183,21 @@ export interface ClaimMarker {
  * the start").
  */
 export interface ReadyQueue {
-  /** Adds runs (idempotent per runId: a re-push while queued or staged keeps the first position and payload). */
-  push(pool: string, entries: readonly ReadyEntry[]): Promise<void>;
   /**
-   * Atomically: moves staged entries whose `notBefore <= now` into the queue, removes and returns
-   * up to `max` entries in the owners' turns (see above), and marks those with a payload as claimed until
-   * `now + claimMs`. `nextAt` is the earliest `notBefore` still staged (null: none), so an idle
-   * executor can sleep exactly until then.
+   * Adds runs to `queue` (a pool, or `<pool>:<interpreter>`), idempotent per runId: a re-push while
+   * queued or staged keeps the first position and payload. Wakes the queue's takers
+   * ({@link Channels.readyWake} of `queue`).
    */
-  take(pool: string, max: number, now: Millis, claimMs: number): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }>;
+  push(queue: string, entries: readonly ReadyEntry[]): Promise<void>;
+  /**
+   * Atomically: moves the pool's staged entries whose `notBefore <= now` into the queue, removes and
+   * returns up to `max` entries in the owners' turns (see above) among the pool's plain runs and its
+   * script runs of `interpreters` (what the taker has; none: plain runs only), and marks those with
+   * a payload as claimed until `now + claimMs`. `nextAt` is the earliest `notBefore` still staged in
+   * the pool (null: none), so an idle executor can sleep exactly until then. `pool` is a pool, not a
+   * script queue's name (RangeError).
+   */
+  take(pool: string, max: number, now: Millis, claimMs: number, interpreters?: readonly string[]): Promise<{ taken: TakenEntry[]; nextAt: Millis | null }>;
   /** Removes a queued or staged run; false when it was not there (taken, or never pushed). */
   remove(pool: string, runId: string): Promise<boolean>;
   /** True while the run is queued, staged, or taken with a claim marker valid at `now`. */
@@ -212,7 +232,7 @@ export interface ReadyQueue {
    * never set.
    */
   intactSince(now: Millis): Promise<Millis>;
-  /** Entries queued or staged. */
+  /** Entries queued or staged in the pool, of every queue of it (plain and script runs). */
   size(pool: string): Promise<number>;
   /**
    * Owners with a per-user concurrency limit, mirrored from MongoDB: their runs are claimed in

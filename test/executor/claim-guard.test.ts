@@ -50,11 +50,15 @@ describe("the claim guard", () => {
 
     generation = "g2"; // the store lost its data
     expect(await guard.check()).toBe(3);
-    expect(await ready.claimMarkers("p", Infinity, 10)).toEqual([
+    // A pool's script queues keep their markers with the pool's (one set per pool, whichever queue name reads it).
+    const markers = [
       { runId: queued._id, expiresAt: T0 + 27_000 },
+      { runId: ended._id, expiresAt: T0 + 27_200 },
       { runId: confirming._id, expiresAt: T0 + 50_000 },
-    ]);
-    expect(await ready.claimMarkers("p:python3", Infinity, 10)).toEqual([{ runId: ended._id, expiresAt: T0 + 27_200 }]);
+    ];
+    expect(await ready.claimMarkers("p", Infinity, 10)).toEqual(markers);
+    expect(await ready.claimMarkers("p:python3", Infinity, 10)).toEqual(markers);
+    expect(await ready.claimExpiry("p:python3", ended._id)).toBe(T0 + 27_200);
     expect(await ready.contains("p", queued._id, T0 + 26_999)).toBe(true);
     expect(await guard.check()).toBe(0); // same generation again: nothing more
   });

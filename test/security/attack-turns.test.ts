@@ -15,7 +15,7 @@ import { waitUntil } from "../chaos/harness.js";
 
 const VICTIM_RUNS = 6;
 const PER_QUEUE = 14;
-/** The queues a USER can fill on one executor of the default pool: the pool's own, and its script queues. */
+/** The queues a USER can fill on one executor of the default pool: the pool's own, and its script queues (one set of turns since). */
 const ATTACK_QUEUES: Array<Record<string, unknown>> = [
   { command: "true" },
   { kind: "SCRIPT", interpreter: "sh", source: "true" },
@@ -72,12 +72,11 @@ describe.each([
     120_000,
   );
 
-  // The attack works (see docs/security.md, "Found and not fixed yet (ready queues)"): the
-  // executor takes from its queues in turn (PullLoop.pullOnce), and the owners' turns are kept per
-  // queue, so a user with runs in four queues gets ~7 starts for each of another user's, not one.
-  // `it.fails` pins that; when the executor takes turns between owners across its queues, this
-  // fails, and it becomes a plain `it`.
-  it.fails(
+  // The attack worked before the turns were kept per pool (docs/security.md, "Ready queues"): the
+  // executor took from its queues in turn, and the owners' turns were kept per queue, so a user
+  // with runs in four queues got ~6 starts for each of another user's, not one. Now one take per
+  // pool serves all its queues in one set of turns.
+  it(
     `another user's ${VICTIM_RUNS} runs in the pool's queue are not held behind one start of the first user per queue it fills`,
     async () => {
       const attacker = await makeUser(app, admin, "spread");

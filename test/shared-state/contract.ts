@@ -9,9 +9,9 @@ import { T0, range, record, type Deployment, type OpenDeployment } from "./helpe
 
 const SHARDS = 8;
 
-/** Takes up to `max` run ids at `now` (claim markers for 1 s). */
-async function pop(q: SharedState["ready"], pool: string, max: number, now: number): Promise<string[]> {
-  return (await q.take(pool, max, now, 1_000)).taken.map((t) => t.runId);
+/** Takes up to `max` run ids at `now` (claim markers for 1 s), for a taker with `interpreters` (plain runs only by default). */
+async function pop(q: SharedState["ready"], pool: string, max: number, now: number, interpreters: readonly string[] = []): Promise<string[]> {
+  return (await q.take(pool, max, now, 1_000, interpreters)).taken.map((t) => t.runId);
 }
 
 export function sharedStateContract(adapter: string, open: OpenDeployment): void {
@@ -491,48 +491,152 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
         expect(await s.ready.size("p")).toBe(0);
       });
 
-      it("matches a reference model of turns under random pushes, takes and removals", async () => {
+      it("keeps one set of turns per pool across its queues: runs spread over script queues get one turn each", async () => {
+        // The attack: one owner's runs in the pool's queue and three script queues, another's in the pool's queue.
+        const runs = (owner: string, tag: string, n: number, at: number) => range(n).map((i) => ({ ownerId: owner, runId: `${owner}-${tag}${i + 1}`, priority: 5, enqueuedAt: T0 + at + i }));
+        await s.ready.push("p", runs("a", "cmd", 2, 0));
+        await s.ready.push("p:sh", runs("a", "sh", 2, 10));
+        await s.ready.push("p:bash", runs("a", "bash", 2, 20));
+        await s.ready.push("p:node", runs("a", "node", 2, 30));
+        await s.ready.push("p", runs("b", "cmd", 3, 5));
+        expect(await s.ready.size("p")).toBe(11);
+        const all = ["sh", "bash", "python3", "node"];
+        // Turns alternate between the owners; each owner's own runs go by priority and age, whatever queue.
+        expect(await pop(s.ready, "p", 6, T0, all)).toEqual(["a-cmd1", "b-cmd1", "a-cmd2", "b-cmd2", "a-sh1", "b-cmd3"]);
+        expect(await pop(s.ready, "p", 10, T0, all)).toEqual(["a-sh2", "a-bash1", "a-bash2", "a-node1", "a-node2"]);
+        expect(await s.ready.size("p")).toBe(0);
+        // A take names a pool, not a script queue; a queue of an unknown interpreter is refused.
+        await expect(s.ready.take("p:sh", 1, T0, 1_000, all)).rejects.toBeInstanceOf(RangeError);
+        await expect(s.ready.push("p:ruby", runs("a", "rb", 1, 0))).rejects.toBeInstanceOf(RangeError);
+      });
+
+      it("a taker without an interpreter never gets its runs and is not held back by them; the turns stay shared", async () => {
+        // "n" has only node scripts queued, and the lowest turn; "c" plain runs; "x" both.
+        await s.ready.push("p:node", range(3).map((i) => ({ ownerId: "n", runId: `n${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p:node", [{ ownerId: "x", runId: "x-node", priority: 9, enqueuedAt: T0 }]);
+        await s.ready.push("p", [1, 2].map((i) => ({ ownerId: "x", runId: `x${i}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p", [1, 2].map((i) => ({ ownerId: "c", runId: `c${i}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p:python3", [{ ownerId: "c", runId: "c-py", priority: 5, enqueuedAt: T0 + 9, notBefore: T0 + 50 }]);
+        // Without node: never n's runs nor x's node script; c and x alternate from the start.
+        expect(await pop(s.ready, "p", 10, T0, ["sh", "python3"])).toEqual(["c1", "x1", "c2", "x2"]);
+        expect(await pop(s.ready, "p", 10, T0, ["sh", "python3"])).toEqual([]);
+        expect(await s.ready.contains("p:node", "n1", T0)).toBe(true);
+        // The staged python3 run is promoted by a take that cannot run it, then taken by one that can.
+        expect(await pop(s.ready, "p", 10, T0 + 50, [])).toEqual([]);
+        expect(await s.ready.contains("p:python3", "c-py", T0 + 50)).toBe(true);
+        // With node: n kept its turn (0), the lowest; x's turn moved on to 2 with its two plain runs,
+        // the node script's too, so n gives three runs (the third tied with x, by owner) first.
+        expect(await pop(s.ready, "p", 3, T0 + 50, ["node"])).toEqual(["n1", "n2", "n3"]);
+        // c joined again at 2 when its staged run came due (the turn after the last taken): c, then x (ties by owner).
+        expect(await pop(s.ready, "p", 10, T0 + 50, ["node", "python3"])).toEqual(["c-py", "x-node"]);
+        expect(await s.ready.size("p")).toBe(0);
+      });
+
+      it("a turn left behind by runs no taker could start is no credit for runs of another interpreter", async () => {
+        // "lag" queues node scripts that no taker so far can start: its turn stays at 0 while "busy" is served ten times.
+        await s.ready.push("p:node", range(3).map((i) => ({ ownerId: "lag", runId: `lag-node${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p", range(20).map((i) => ({ ownerId: "busy", runId: `b${String(i + 1).padStart(2, "0")}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 10, T0, ["sh"])).toHaveLength(10);
+        // Its commands join the turns where the others are (busy's, ties by owner), not ten turns ahead of them.
+        await s.ready.push("p", range(3).map((i) => ({ ownerId: "lag", runId: `lag-cmd${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 4, T0, ["sh"])).toEqual(["b11", "lag-cmd1", "b12", "lag-cmd2"]);
+        // Its node scripts' turn went up with it: a taker with node serves its runs (the oldest first,
+        // whatever the queue) in turn with busy's commands.
+        expect(await pop(s.ready, "p", 4, T0, ["node"])).toEqual(["b13", "lag-node1", "b14", "lag-node2"]);
+      });
+
+      it("an owner whose runs wait for a scarce interpreter is served within a round of that interpreter's owners", async () => {
+        // "n" has node scripts only; takers without node serve "busy" ten times meanwhile.
+        await s.ready.push("p:node", range(5).map((i) => ({ ownerId: "n", runId: `n${i + 1}`, priority: 5, enqueuedAt: T0 + i })));
+        await s.ready.push("p", range(20).map((i) => ({ ownerId: "busy", runId: `b${String(i + 1).padStart(2, "0")}`, priority: 5, enqueuedAt: T0 + i })));
+        expect(await pop(s.ready, "p", 10, T0, [])).toHaveLength(10);
+        // A taker with node serves n first: its turn is the lowest (it could not be served before).
+        expect(await pop(s.ready, "p", 2, T0, ["node"])).toEqual(["n1", "n2"]);
+        // Another owner's node script joins just after n, not behind n's whole lag: served within a round of n.
+        await s.ready.push("p:node", [{ ownerId: "v", runId: "v1", priority: 5, enqueuedAt: T0 }]);
+        expect(await pop(s.ready, "p", 3, T0, ["node"])).toEqual(["n3", "n4", "v1"]);
+        // Takers without node were not moved back by n's late turns: busy goes on, in turn with a newcomer.
+        await s.ready.push("p", [{ ownerId: "c", runId: "c1", priority: 5, enqueuedAt: T0 }]);
+        expect(await pop(s.ready, "p", 3, T0, [])).toEqual(["b11", "c1", "b12"]);
+      });
+
+      it("removes a script run from its queue; an owner whose last run of an interpreter goes leaves that interpreter's turns", async () => {
+        await s.ready.push("p:sh", [{ ownerId: "a", runId: "a-sh", priority: 5, enqueuedAt: T0 }]);
+        await s.ready.push("p", [{ ownerId: "a", runId: "a1", priority: 5, enqueuedAt: T0 + 1 }, { ownerId: "b", runId: "b1", priority: 5, enqueuedAt: T0 + 1 }]);
+        expect(await s.ready.remove("p:sh", "a-sh")).toBe(true);
+        expect(await s.ready.remove("p:sh", "a-sh")).toBe(false);
+        expect(await pop(s.ready, "p", 10, T0, ["sh"])).toEqual(["a1", "b1"]);
+        const wake = await record(s.bus, Channels.readyWake("p:bash"));
+        try {
+          await s.ready.push("p:bash", [{ ownerId: "a", runId: "a-bash", priority: 5, enqueuedAt: T0 }]);
+          expect((await wake.next(1)).map((m) => JSON.parse(m))).toEqual([{ pool: "p:bash", count: 1 }]);
+        } finally {
+          await wake.stop();
+        }
+        const taken = await s.ready.take("p", 10, T0, 1_000, ["bash"]);
+        expect(taken.taken.map((t) => t.runId)).toEqual(["a-bash"]);
+      });
+
+      it("matches a reference model of turns under random pushes to a pool's queues, takes by nodes with various interpreters, and removals", async () => {
         const owners = ["a", "b", "c"];
+        // A plain run, or a script of two interpreters; a taker has some of them.
+        const interpreters = ["", "sh", "node"];
+        const takers = [[], ["sh"], ["node"], ["sh", "node"]];
         const op = fc.oneof(
-          fc.record({ kind: fc.constant("push" as const), owner: fc.constantFrom(...owners), n: fc.integer({ min: 1, max: 4 }), priority: fc.integer({ min: 0, max: 2 }) }),
-          fc.record({ kind: fc.constant("take" as const), max: fc.integer({ min: 0, max: 6 }) }),
+          fc.record({ kind: fc.constant("push" as const), owner: fc.constantFrom(...owners), interpreter: fc.constantFrom(...interpreters), n: fc.integer({ min: 1, max: 4 }), priority: fc.integer({ min: 0, max: 2 }) }),
+          fc.record({ kind: fc.constant("take" as const), max: fc.integer({ min: 0, max: 6 }), has: fc.constantFrom(...takers) }),
           fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }),
         );
         await fc.assert(
-          fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+          fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
             const pool = `m${Math.random().toString(36).slice(2)}`;
-            // The model: per owner its runs, best first; the owners with runs and their turns; the turn after the last taken.
-            const queued = new Map<string, Array<{ runId: string; score: number }>>();
+            // The model: per owner its runs (any interpreter), best first; the owners with runs and
+            // their turns (one per owner in the pool); the turn after the last taken (the highest so far).
+            type Run = { runId: string; score: number; interpreter: string };
+            const queued = new Map<string, Run[]>();
             const turns = new Map<string, number>();
             let last = 0;
             let serial = 0;
             for (const o of ops) {
               if (o.kind === "push") {
                 const entries = range(o.n).map(() => ({ ownerId: o.owner, runId: `r${String(serial++).padStart(3, "0")}`, priority: o.priority, enqueuedAt: T0 + serial }));
-                await s.ready.push(pool, entries);
+                await s.ready.push(o.interpreter ? `${pool}:${o.interpreter}` : pool, entries);
+                // An owner with no run of the interpreter queued joins at J = min(last, lowest turn of
+                // the interpreter's owners + 1); one queued already keeps its turn if at least J, else J.
+                const ofInterpreter = [...turns].filter(([owner]) => queued.get(owner)!.some((r) => r.interpreter === o.interpreter));
+                if (!ofInterpreter.some(([owner]) => owner === o.owner)) {
+                  const j = Math.min(last, ...ofInterpreter.map(([, t]) => t + 1));
+                  turns.set(o.owner, Math.max(turns.get(o.owner) ?? -Infinity, j));
+                }
                 const q = queued.get(o.owner) ?? [];
-                q.push(...entries.map((e) => ({ runId: e.runId, score: (9 - e.priority) * 1e13 + e.enqueuedAt })));
+                q.push(...entries.map((e) => ({ runId: e.runId, score: (9 - e.priority) * 1e13 + e.enqueuedAt, interpreter: o.interpreter })));
                 q.sort((x, y) => x.score - y.score || (x.runId < y.runId ? -1 : 1));
                 queued.set(o.owner, q);
-                if (!turns.has(o.owner)) turns.set(o.owner, last);
               } else if (o.kind === "take") {
+                const can = (r: Run) => r.interpreter === "" || o.has.includes(r.interpreter);
                 const expected: string[] = [];
-                while (expected.length < o.max && turns.size > 0) {
-                  const [owner, at] = [...turns].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
+                while (expected.length < o.max) {
+                  // Of the owners with a run this taker can start: the lowest turn, ties by owner; its best such run.
+                  const eligible = [...turns].filter(([owner]) => queued.get(owner)!.some(can));
+                  if (eligible.length === 0) break;
+                  const [owner, at] = eligible.sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
                   const q = queued.get(owner)!;
-                  expected.push(q.shift()!.runId);
-                  last = at + 1;
+                  const i = q.findIndex(can);
+                  expected.push(q.splice(i, 1)[0]!.runId);
+                  // Never back: an owner served late does not move the newcomers' turn back.
+                  last = Math.max(last, at + 1);
                   if (q.length > 0) turns.set(owner, at + 1);
                   else {
                     turns.delete(owner);
                     queued.delete(owner);
                   }
                 }
-                expect(await pop(s.ready, pool, o.max, T0 + 1_000)).toEqual(expected);
+                expect(await pop(s.ready, pool, o.max, T0 + 1_000, o.has)).toEqual(expected);
               } else {
-                const all = [...queued].flatMap(([owner, q]) => q.map((r) => ({ owner, runId: r.runId })));
+                const all = [...queued].flatMap(([owner, q]) => q.map((r) => ({ owner, runId: r.runId, interpreter: r.interpreter })));
                 const victim = all.length > 0 ? all[o.pick % all.length]! : null;
-                expect(await s.ready.remove(pool, victim?.runId ?? "none")).toBe(victim !== null);
+                const queue = victim?.interpreter ? `${pool}:${victim.interpreter}` : pool;
+                expect(await s.ready.remove(queue, victim?.runId ?? "none")).toBe(victim !== null);
                 if (victim) {
                   const q = queued.get(victim.owner)!.filter((r) => r.runId !== victim.runId);
                   if (q.length > 0) queued.set(victim.owner, q);
@@ -544,8 +648,21 @@ export function sharedStateContract(adapter: string, open: OpenDeployment): void
               }
             }
             expect(await s.ready.size(pool)).toBe([...queued.values()].reduce((n, q) => n + q.length, 0));
+            // Everything left is taken by a taker with every interpreter, in the model's order too.
+            const rest: string[] = [];
+            while (turns.size > 0) {
+              const [owner, at] = [...turns].sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))[0]!;
+              const q = queued.get(owner)!;
+              rest.push(q.shift()!.runId);
+              if (q.length > 0) turns.set(owner, at + 1);
+              else {
+                turns.delete(owner);
+                queued.delete(owner);
+              }
+            }
+            expect(await pop(s.ready, pool, 1_000, T0 + 1_000, ["sh", "node"])).toEqual(rest);
           }),
-          { numRuns: 60 },
+          { numRuns: 100 },
         );
       });
 

@@ -25,8 +25,9 @@ describe("redis adapter", () => {
     const k = redisKeys("kairos").shard(17);
     for (const key of Object.values(k)) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("17");
     const r = redisKeys("kairos");
-    for (const key of [r.ready("gpu"), r.readyOwners("gpu"), r.readyLater("gpu"), r.readyData("gpu"), r.readyClaims("gpu")]) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("gpu");
-    expect(r.ready("gpu")).toBe("kairos:ready:{gpu}:runs");
+    for (const key of [r.ready("gpu"), r.readyOwners("gpu"), r.readyTurns("gpu", ""), r.readyTurns("gpu", "python3"), r.readyLater("gpu"), r.readyData("gpu"), r.readyClaims("gpu")]) expect(key.match(/\{([^}]*)\}/)?.[1]).toBe("gpu");
+    expect(r.ready("gpu")).toBe("kairos:ready:{gpu}:queued");
+    expect(r.readyTurns("gpu", "")).toBe("kairos:ready:{gpu}:turns:-");
     expect(() => redisKeys("bad{prefix")).toThrow(RangeError);
   });
 
@@ -94,6 +95,47 @@ describe("redis adapter", () => {
       expect(await s.ready.claimExpiry("p", expected[2_399]!.runId)).toBe(T0 + 1_050);
     } finally {
       await s.close();
+    }
+  });
+
+  it("adopts the runs an older version left in its per-queue keys, once, with their turns, staging and claim markers", async () => {
+    const p = `${prefix}-legacy`;
+    const k = redisKeys(p);
+    // As the version with turns per queue wrote them: members "<owner>\0<score, 14 digits><runId>".
+    const legacy = async (queue: string, owner: string, runId: string, priority: number, enqueuedAt: number, opts: { notBefore?: number; payload?: string } = {}) => {
+      const member = `${owner}\0${String((9 - priority) * 1e13 + enqueuedAt).padStart(14, "0")}${runId}`;
+      const old = k.legacyReady(queue);
+      await admin.hset(old.entries, runId, member + (opts.payload ?? ""), "|turn", 3);
+      if (opts.notBefore === undefined) {
+        await admin.zadd(old.runs, 0, member);
+        await admin.zadd(old.owners, 3, owner);
+      } else await admin.zadd(old.later, opts.notBefore, runId);
+    };
+    await legacy("gpu", "a", "a1", 5, T0, { payload: "pa1" });
+    await legacy("gpu", "a", "a2", 5, T0 + 1);
+    await legacy("gpu:sh", "a", "a-sh", 9, T0 + 2, { payload: "pash" });
+    await legacy("gpu:python3", "b", "b-py", 5, T0, { notBefore: T0 + 100, payload: "pbpy" });
+    await legacy("gpu", "b", "b1", 5, T0 + 5);
+    await admin.zadd(k.legacyReady("gpu:sh").claims, T0 + 500, "taken-sh");
+    const a = await createRedisSharedState({ url, prefix: p, shardCount: 2 });
+    const b = await createRedisSharedState({ url, prefix: p, shardCount: 2 });
+    try {
+      // Two processes adopt at once: each run is moved once.
+      const [first, second] = await Promise.all([a.ready.take("gpu", 2, T0, 1_000, ["sh"]), b.ready.take("gpu", 0, T0, 1_000, ["sh"])]);
+      expect(second.taken).toEqual([]);
+      // One set of turns: a's best (its sh script, priority 9), then b's.
+      expect(first.taken).toEqual([{ runId: "a-sh", payload: "pash" }, { runId: "b1", payload: null }]);
+      expect(first.nextAt).toBe(T0 + 100);
+      expect(await a.ready.claimExpiry("gpu:sh", "taken-sh")).toBe(T0 + 500);
+      expect(await a.ready.size("gpu")).toBe(3);
+      expect((await a.ready.take("gpu", 10, T0 + 100, 1_000, ["python3"])).taken.map((t) => t.runId)).toEqual(["a1", "b-py", "a2"]);
+      for (const q of ["gpu", "gpu:sh", "gpu:python3"]) {
+        const old = k.legacyReady(q);
+        expect(await admin.exists(old.runs, old.owners, old.later, old.entries)).toBe(0);
+      }
+      expect(await admin.exists(k.legacyReady("gpu:sh").claims)).toBe(0);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 

@@ -29,7 +29,7 @@ describe("Lua scripts", () => {
   it.each(allScripts.map((s) => [s.name, s] as const))("%s documents exactly its KEYS and its Output in a header", (_, script) => {
     const header = /--\[\[([\s\S]*?)\]\]/.exec(script.lua)?.[1] ?? "";
     const documented = new Set([...header.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1])));
-    expect([...documented].sort()).toEqual(Array.from({ length: script.numberOfKeys }, (_, i) => i + 1));
+    expect([...documented].sort((a, b) => a - b)).toEqual(Array.from({ length: script.numberOfKeys }, (_, i) => i + 1));
     const used = new Set([...script.lua.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1])));
     expect(Math.max(...used)).toBe(script.numberOfKeys);
     expect(header).toMatch(/ARGV\[1\]/);

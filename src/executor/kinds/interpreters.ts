@@ -1,8 +1,8 @@
 /**
  * Which SCRIPT interpreters this node has: looked up when the executor starts, on the PATH its
  * runs see (the sandbox binds /usr and the system directories read-only at the same paths), and
- * published on the node document (`nodes { interpreters }`). The executor pulls script runs only
- * from the ready queues of the interpreters it has (domain/job-kinds.ts readyQueueOf).
+ * published on the node document (`nodes { interpreters }`). The executor takes script runs only
+ * of the interpreters it has: its takes name them (ReadyQueue.take; domain/job-kinds.ts readyQueueOf).
  */
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";

@@ -36,7 +36,7 @@ export class JobKinds {
     this.signing = new HttpSigning(deps);
   }
 
-  /** The ready queues of `pools` this node pulls from: each pool's own, and its script queues of the interpreters here. */
+  /** The ready queues of `pools` whose runs this node takes (and whose wake-ups it listens to): each pool's own, and its script queues of the interpreters here. */
   queues(pools: readonly string[]): string[] {
     return readyQueuesFor(pools, this.interpreters.map((i) => i.name));
   }

@@ -6,13 +6,13 @@ import { complete } from "./complete-5.js";
 import { disarm } from "./disarm-3.js";
 import { dropClaims } from "./dropClaims-1.js";
 import { heartbeat } from "./heartbeat-1.js";
-import { pushReady } from "./pushReady-4.js";
+import { pushReady } from "./pushReady-9.js";
 import { queued } from "./queued-2.js";
 import { release } from "./release-1.js";
 import { renew } from "./renew-2.js";
 import { replayInflight } from "./replayInflight-5.js";
-import { takeReady } from "./takeReady-5.js";
-import { unready } from "./unready-4.js";
+import { takeReady } from "./takeReady-10.js";
+import { unready } from "./unready-9.js";
 import type { LuaScript } from "./script.js";
 
 export type { LuaScript } from "./script.js";
