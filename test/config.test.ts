@@ -73,6 +73,17 @@ describe("API guard settings", () => {
     ];
     for (const [env, message] of bad) expect(() => loadConfig("dev", env)).toThrow(message);
   });
+
+  it("reads KAIROS_MAX_WAITING_RUNS as a whole number or off (default 10000), and names bad values", () => {
+    expect(loadConfig("dev", {}).maxWaitingRuns).toBe(10_000);
+    expect(loadConfig("dev", { KAIROS_MAX_WAITING_RUNS: "" }).maxWaitingRuns).toBe(10_000);
+    expect(loadConfig("dev", { KAIROS_MAX_WAITING_RUNS: "250" }).maxWaitingRuns).toBe(250);
+    expect(loadConfig("dev", { KAIROS_MAX_WAITING_RUNS: "off" }).maxWaitingRuns).toBeNull();
+    expect(loadConfig("dev", { KAIROS_MAX_WAITING_RUNS: "OFF" }).maxWaitingRuns).toBeNull();
+    for (const bad of ["0", "-1", "1.5", "1e3", "lots", "100000001"]) {
+      expect(() => loadConfig("dev", { KAIROS_MAX_WAITING_RUNS: bad })).toThrow(`KAIROS_MAX_WAITING_RUNS: "${bad}" must be a whole number from 1 to 100000000, or off`);
+    }
+  });
 });
 
 describe("setting readers (src/config/parse.ts)", () => {

@@ -39,6 +39,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     log: log.child({ component: "runs" }),
     dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
     dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
+    maxWaitingRuns: config.maxWaitingRuns,
   });
   const pools = new PoolCoverage({ mongo, clock });
   const artifactLookup: ArtifactLookup | null = stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null;

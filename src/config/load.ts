@@ -16,7 +16,7 @@ import { adminSettings, jwtSecretSetting, logLevelSetting, storeUrls } from "./c
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { jobKindSettings } from "./job-kinds.js";
 import { logSettings } from "./logs.js";
-import { int, settingDuration, type Env } from "./parse.js";
+import { int, intOrOff, settingDuration, type Env } from "./parse.js";
 import { schedulerSettings } from "./scheduler.js";
 import type { KairosConfig, Role } from "./settings.js";
 
@@ -48,6 +48,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     nodeName: env.KAIROS_NODE_NAME ?? hostname(),
     metricsPort: env.KAIROS_METRICS_PORT ? int("KAIROS_METRICS_PORT", env.KAIROS_METRICS_PORT, 0, 0, 65_535) : null,
     leaseMs: settingDuration("KAIROS_LEASE", env.KAIROS_LEASE ?? "PT30S"),
+    maxWaitingRuns: intOrOff("KAIROS_MAX_WAITING_RUNS", env.KAIROS_MAX_WAITING_RUNS, 10_000, 1, 100_000_000),
     ...schedulerSettings(env),
     ...sandboxSettings(dev, env),
     ...jobKindSettings(env),

@@ -34,6 +34,17 @@ export function int(name: string, raw: string | undefined, dflt: number, min: nu
   return n;
 }
 
+/** A whole number from `min` to `max`, or `off` (null). */
+export function intOrOff(name: string, raw: string | undefined, dflt: number | null, min: number, max: number): number | null {
+  if (raw === undefined || raw.trim() === "") return dflt;
+  if (/^off$/i.test(raw.trim())) return null;
+  const n = Number(raw.trim());
+  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}: "${raw}" must be a whole number from ${min} to ${max}, or off`);
+  }
+  return n;
+}
+
 export function bool(name: string, raw: string | undefined, dflt: boolean): boolean {
   if (raw === undefined || raw === "") return dflt;
   if (/^(true|1|on|yes)$/i.test(raw)) return true;

@@ -49,6 +49,12 @@ export interface KairosConfig {
   /** Run lease: an executor that cannot renew kills its job before this ends. `KAIROS_LEASE`. @default PT30S */
   leaseMs: number;
   /**
+   * api, scheduler (dev: both): the most runs one user may have waiting to start (QUEUED, staged
+   * and parked included, or PENDING); over it the API refuses (CONFLICT) and the scheduler skips
+   * slots (SKIPPED_BACKLOG). `KAIROS_MAX_WAITING_RUNS`, 1 to 100000000 or `off` (null). @default 10000
+   */
+  maxWaitingRuns: number | null;
+  /**
    * Scheduler: how long a scheduler holds a time-wheel shard without renewing it (renewed every
    * 2 s); after a crash, its shards wait this long for a new owner. `KAIROS_SHARD_LEASE`. @default PT15S
    */

@@ -41,6 +41,8 @@ export type RunTrigger = (typeof RunTrigger)[keyof typeof RunTrigger];
  * - `MISSED`: the misfire policy did not run it (outside the catch-up window, collapsed by
  *   FIRE_ONCE, late under SKIP, over the FIRE_ALL cap).
  * - `SKIPPED_DST`: its wall time did not exist (spring forward) and the job says `dstGap: 'SKIP'`.
+ * - `SKIPPED_BACKLOG`: the owner had as many runs waiting to start as `KAIROS_MAX_WAITING_RUNS`
+ *   allows (core/runs/waiting.ts); no run was made, and the slot is not retried.
  */
 export const FireOutcome = {
   FIRED: "FIRED",
@@ -48,6 +50,7 @@ export const FireOutcome = {
   SKIPPED_PAUSED: "SKIPPED_PAUSED",
   MISSED: "MISSED",
   SKIPPED_DST: "SKIPPED_DST",
+  SKIPPED_BACKLOG: "SKIPPED_BACKLOG",
 } as const;
 export type FireOutcome = (typeof FireOutcome)[keyof typeof FireOutcome];
 

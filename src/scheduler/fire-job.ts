@@ -4,8 +4,9 @@
  *   1. claimDue parked the timer in the shard's in-flight set (with a deadline);
  *   2. decideFire: the slots due now under the job's misfire policy (or its reschedule);
  *   3. materialise a run per fired slot (unique fireKey: a replay creates nothing new; the store
- *      applies the overlap policy and may refuse: SKIPPED_OVERLAP), then the same for the slots
- *      staged ahead (decideStageAhead);
+ *      applies the overlap policy and may refuse: SKIPPED_OVERLAP; an owner with as many runs
+ *      waiting to start as KAIROS_MAX_WAITING_RUNS allows gets none: SKIPPED_BACKLOG), then the
+ *      same for the slots staged ahead (decideStageAhead);
  *   4. write the fire ledger (one outcome per slot, insert-once);
  *   5. advance the job's cursor and next fire (decideAdvance) with a version-conditional update;
  *   6. complete(): clear in-flight and re-arm at the next fire, in one atomic step.
@@ -31,6 +32,9 @@ export interface JobFirerDeps {
   random: () => number;
 }
 
+/** How often the scheduler says, per owner, that slots are skipped for its backlog. */
+const BACKLOG_LOG_MS = 60_000;
+
 /** What creating a fire's runs gave: their ledger entries and how many runs exist for them. */
 interface Created {
   entries: LedgerEntry[];
@@ -41,6 +45,8 @@ export class JobFirer {
   private readonly ledger: FireLedger;
   /** The job updates of a pass's fires, as bulkWrites (the `schedulerOp` field tells which applied). */
   private readonly advances: UpdateBatcher<JobDoc>;
+  /** When each owner's skipped slots were last logged (SKIPPED_BACKLOG is logged per owner, not per slot). */
+  private readonly backlogLogged = new Map<string, number>();
 
   constructor(private readonly deps: JobFirerDeps) {
     this.ledger = new FireLedger(deps.mongo);
@@ -82,15 +88,48 @@ export class JobFirer {
    * Creates the requested runs one after another (each is judged by the overlap policy against
    * the ones before it). A refused run is SKIPPED_OVERLAP and does not count; a run found under
    * its fireKey (a replay) counts as created. Ids of runs staged ahead are added to `staged`.
+   * A slot whose job's owner has as many runs waiting to start as the bound allows makes none:
+   * SKIPPED_BACKLOG, not counted, not retried (the schedule moves on, as after SKIPPED_OVERLAP).
    */
   private async createRuns(job: JobDoc, requests: readonly RunRequest[], now: number, staged: string[]): Promise<Created> {
     const out: Created = { entries: [], fired: 0 };
+    const { waiting } = this.deps.runs;
+    // A scheduled DAG's timer job: the DAG engine reserves its DAG run's first tasks itself (it reads the DAG).
+    const size = job.dagId ? 0 : 1;
     for (const req of requests) {
-      const { run, created, skipped } = await this.deps.runs.materialize(job, { scheduledFor: req.slot.at, trigger: "SCHEDULE", notBefore: req.notBefore });
+      const room = await waiting.reserve(job.ownerId, size);
+      if (!room.ok) {
+        const skipped = `the owner had ${room.waiting} runs waiting to start (KAIROS_MAX_WAITING_RUNS=${waiting.max})`;
+        out.entries.push(runOutcome(req, { runId: null, skipped, outcome: "SKIPPED_BACKLOG" }, now));
+        this.logBacklog(job, room.waiting, now);
+        continue;
+      }
+      let made;
+      try {
+        made = await this.deps.runs.materialize(job, { scheduledFor: req.slot.at, trigger: "SCHEDULE", notBefore: req.notBefore });
+      } finally {
+        waiting.release(job.ownerId, size);
+      }
+      const { run, created, skipped, backlog } = made;
       if (run && created && run.notBefore) staged.push(run._id);
-      out.entries.push(runOutcome(req, run ? { runId: run._id } : { runId: null, skipped }, now));
+      out.entries.push(runOutcome(req, run ? { runId: run._id } : { runId: null, skipped, ...(backlog ? { outcome: "SKIPPED_BACKLOG" as const } : {}) }, now));
+      if (backlog) this.logBacklog(job, null, now);
       if (run) out.fired++;
     }
     return out;
+  }
+
+  /** Logs that an owner's slots are skipped for its backlog, at most once a minute per owner. */
+  private logBacklog(job: JobDoc, waiting: number | null, now: number): void {
+    const last = this.backlogLogged.get(job.ownerId);
+    if (last !== undefined && now - last >= 0 && now - last < BACKLOG_LOG_MS) return;
+    if (this.backlogLogged.size >= 10_000) {
+      for (const [owner, at] of this.backlogLogged) if (!(now - at >= 0 && now - at < BACKLOG_LOG_MS)) this.backlogLogged.delete(owner);
+    }
+    this.backlogLogged.set(job.ownerId, now);
+    this.deps.log.warn(
+      { ownerId: job.ownerId, jobId: job._id, waiting, max: this.deps.runs.waiting.max },
+      "slots skipped: the owner has as many runs waiting to start as KAIROS_MAX_WAITING_RUNS allows (SKIPPED_BACKLOG; logged once a minute per owner)",
+    );
   }
 }

@@ -132,7 +132,20 @@ registerEnumType(DeletedUserJobs, {
   },
 });
 registerEnumType(RunTrigger, { name: "RunTrigger" });
-registerEnumType(FireOutcome, { name: "FireOutcome", description: "The one recorded outcome of a schedule slot." });
+registerEnumType(FireOutcome, {
+  name: "FireOutcome",
+  description: "The one recorded outcome of a schedule slot.",
+  valuesConfig: {
+    FIRED: { description: "A run (a DAG run, for a DAG) was created for the slot." },
+    SKIPPED_OVERLAP: { description: "The overlap policy (FORBID, or QUEUE_ONE with its place taken) refused it." },
+    SKIPPED_PAUSED: { description: "The slot came due while the job was paused." },
+    MISSED: { description: "The misfire policy did not run it (outside the catch-up window, collapsed by FIRE_ONCE, late under SKIP, over the FIRE_ALL cap)." },
+    SKIPPED_DST: { description: "Its wall time did not exist (spring forward) and the job says dstGap SKIP." },
+    SKIPPED_BACKLOG: {
+      description: "The owner had as many runs waiting to start (QUEUED or PENDING) as KAIROS_MAX_WAITING_RUNS allows: no run was made, and the slot is not retried.",
+    },
+  },
+});
 registerEnumType(NodeStatus, { name: "NodeStatus" });
 registerEnumType(NetworkAccess, {
   name: "NetworkAccess",

@@ -74,6 +74,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { jobId: 1, scheduledFor: -1 }, name: "job_scheduledFor" },
       { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      // An owner's runs waiting to start, counted up to KAIROS_MAX_WAITING_RUNS (core/runs/waiting.ts).
+      { key: { ownerId: 1, status: 1 }, name: "owner_status" },
       // finished_ttl (finishedAt, the run retention) is set by retention.ts from the settings: an
       // index created here with a fixed expiry would conflict with a configured one at the next start.
       // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).

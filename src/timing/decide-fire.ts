@@ -64,7 +64,7 @@ export interface RunRequest {
 }
 
 /** What the store did with a run request: the run (created now, or found: a replay), or a refusal. */
-export type RunResult = { runId: string } | { runId: null; skipped: string | null };
+export type RunResult = { runId: string } | { runId: null; skipped: string | null; outcome?: "SKIPPED_OVERLAP" | "SKIPPED_BACKLOG" };
 
 /** Where a fire stands between its steps. */
 export interface FireCursor {
@@ -219,7 +219,7 @@ export function decideAdvance(
 /** The ledger entry of a run request once the store answered it. */
 export function runOutcome(req: RunRequest, result: RunResult, now: Millis): LedgerEntry {
   const latenessMs = Math.max(0, now - req.slot.at);
-  if (result.runId === null) return entry(req.fireKey, req.slot.at, "SKIPPED_OVERLAP", result.skipped, latenessMs);
+  if (result.runId === null) return entry(req.fireKey, req.slot.at, result.outcome ?? "SKIPPED_OVERLAP", result.skipped, latenessMs);
   return { ...entry(req.fireKey, req.slot.at, "FIRED", null, latenessMs), runId: result.runId };
 }
 

@@ -34,6 +34,7 @@ export class JobTriggers {
   /** The manual fire `opId` of the job: its fireKey makes a repeat of the same operation a no-op. */
   private async triggerOnce(caller: Principal, jobId: string, opId: string): Promise<RunDoc> {
     const job = assertOwned(await this.kit.writes.getFor(caller, jobId));
+    await this.kit.deps.runs.waiting.admit(job.ownerId, 1);
     const now = this.kit.deps.clock();
     const { run, skipped } = await this.kit.deps.runs.materialize(job, {
       scheduledFor: now,
@@ -72,6 +73,8 @@ export class JobTriggers {
     const job = assertOwned(await this.kit.writes.getFor(caller, jobId));
     const now = this.kit.deps.clock();
     const slots = backfillSlots(job.schedule, from, to, now);
+    // The owner's bound on waiting runs first: a refused backfill takes nothing from the budget.
+    await this.kit.deps.runs.waiting.admit(job.ownerId, slots.length);
     await opts.admit?.(slots.length, `; a backfill counts one per slot (this range holds ${slots.length})`);
     const created: RunDoc[] = [];
     let existing = 0;

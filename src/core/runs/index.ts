@@ -4,3 +4,4 @@ export type { AttemptOutcome, DagFired, DagFireHook, DagFireLock, RunServiceDeps
 export type { MaterializeArgs, Materialized } from "./materialize.js";
 export type { WithdrawOptions } from "./staged.js";
 export { readyEntry } from "./ready.js";
+export { WaitingRuns, WAITING_COUNT_TTL_MS } from "./waiting.js";

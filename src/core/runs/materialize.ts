@@ -14,6 +14,7 @@ import type { RunEvents } from "../events.js";
 import type { OverlapLocks } from "./overlap.js";
 import type { ReadyQueueing } from "./ready.js";
 import type { DagFireHook } from "./types.js";
+import type { WaitingRuns } from "./waiting.js";
 
 export interface MaterializeArgs {
   scheduledFor: number;
@@ -31,6 +32,8 @@ export interface Materialized {
   run: RunDoc | null;
   created: boolean;
   skipped: string | null;
+  /** `skipped` for the owner's backlog (a scheduled DAG's first tasks over KAIROS_MAX_WAITING_RUNS), not the overlap policy. */
+  backlog?: boolean;
 }
 
 /** A new run of `job` for one fire, as it is inserted. */
@@ -88,6 +91,8 @@ export class Materializer {
       overlap: OverlapLocks;
       /** A new QUEUED run's ready-queue entry is made while its insert is in flight, and pushed once it landed. */
       ready: Pick<ReadyQueueing, "entryOf" | "push">;
+      /** Every run made here waits to start: counted against its owner's bound until the next count sees it. */
+      waiting: Pick<WaitingRuns, "added">;
       /** Cancels the run a REPLACE displaced (no principal: the policy decided it). */
       cancel: (runId: string, reason: string) => Promise<RunDoc>;
       /** A DAG timer's fire: the DAG engine's (RunServiceDeps.dagFire). */
@@ -127,6 +132,7 @@ export class Materializer {
     entry?.catch(() => undefined); // awaited below, or dropped with the insert's failure
     const existing = await this.insert(run, job);
     if (existing) return { run: existing, created: false, skipped: null };
+    this.deps.waiting.added(run.ownerId);
     if (entry) await this.deps.ready.push(run.pool, await entry);
     await this.deps.events.publish(run);
     if (status === RunStatus.PENDING) await this.deps.overlap.queueIfPassed(job._id, id);
@@ -142,7 +148,7 @@ export class Materializer {
   private async materializeDag(job: JobDoc, args: MaterializeArgs, key: string, dagFire: DagFireHook): Promise<Materialized> {
     const lock = { take: (id: string) => this.deps.overlap.take(job, id), release: (id: string) => this.deps.overlap.release(job._id, id) };
     const fired = await dagFire(job, { fireKey: key, scheduledFor: args.scheduledFor, trigger: args.trigger, notBefore: args.notBefore ?? null, ignoreOverlap: args.ignoreOverlap ?? false }, lock);
-    if (!fired.dagRunId) return { run: null, created: false, skipped: fired.skipped };
+    if (!fired.dagRunId) return { run: null, created: false, skipped: fired.skipped, ...(fired.backlog ? { backlog: true } : {}) };
     const stand = newRun(job, args, { id: fired.dagRunId, key, status: RunStatus.QUEUED, overlap: job.overlap, now: this.deps.clock() });
     return { run: stand, created: fired.created, skipped: null };
   }

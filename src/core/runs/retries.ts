@@ -10,6 +10,7 @@ import type { Mongo } from "../../store/index.js";
 import { findJob, findRun, readOverlapLock } from "../../store/index.js";
 import type { OverlapLocks } from "./overlap.js";
 import type { Transitions } from "./transitions.js";
+import type { WaitingRuns } from "./waiting.js";
 
 /** A retried run's hold on its job's overlap lock (see {@link Retries.relock}). */
 interface RetryLock {
@@ -31,6 +32,8 @@ export class Retries {
       transitions: Transitions;
       enqueue: (run: RunDoc) => Promise<void>;
       overlap: OverlapLocks;
+      /** A user's retry puts a run back to wait: refused over its owner's bound (KAIROS_MAX_WAITING_RUNS). */
+      waiting: Pick<WaitingRuns, "admit" | "added">;
       /** Cancels the run a retry displaced under REPLACE (no principal: the policy decided it). */
       cancel: (runId: string, reason: string) => Promise<RunDoc>;
     },
@@ -70,6 +73,7 @@ export class Retries {
     if (run.status === RunStatus.RUNNING || run.status === RunStatus.PENDING || run.status === RunStatus.RETRY_SCHEDULED) {
       throw new ConflictError(`run ${runId} is ${run.status}; only a finished run without success can be retried`);
     }
+    await this.deps.waiting.admit(run.ownerId, 1);
     const lock = await this.relock(run);
     const now = this.deps.clock();
     const retry = { ...run.retry, maxAttempts: Math.max(run.retry.maxAttempts, run.attempt + 1) };
@@ -98,6 +102,7 @@ export class Retries {
       if (lock && (!after || isTerminal(after.status))) await this.deps.overlap.release(lock.jobId, runId);
       throw new ConflictError(`run ${runId} changed while retrying it; try again`);
     }
+    this.deps.waiting.added(run.ownerId);
     let out = updated;
     if (held) {
       // The holder may have ended between the lock's HOLD and this write: then the lock passed to

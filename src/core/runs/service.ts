@@ -19,9 +19,12 @@ import { Transitions } from "./transitions.js";
 import type { AttemptOutcome, RunServiceDeps } from "./types.js";
 import { UserLimits } from "./user-limits.js";
 import { UserSlots } from "./user-slots.js";
+import { WaitingRuns } from "./waiting.js";
 
 export class RunService {
   readonly events: RunEvents;
+  /** Each user's runs waiting to start, against KAIROS_MAX_WAITING_RUNS (see {@link WaitingRuns}). */
+  readonly waiting: WaitingRuns;
   private readonly ready: ReadyQueueing;
   private readonly slots: UserSlots;
   private readonly transitions: Transitions;
@@ -36,6 +39,7 @@ export class RunService {
   constructor(private readonly deps: RunServiceDeps) {
     const { mongo, state, clock, log } = deps;
     const events = (this.events = new RunEvents(state.bus));
+    const waiting = (this.waiting = new WaitingRuns({ mongo, clock, max: deps.maxWaitingRuns ?? null }));
     const limits = new UserLimits(mongo, clock);
     this.ready = new ReadyQueueing({ state, clock, limits });
     const enqueue = (run: RunDoc) => this.ready.enqueue(run);
@@ -61,6 +65,7 @@ export class RunService {
       events,
       overlap: this.overlap,
       ready: this.ready,
+      waiting,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
       ...(deps.dagFire ? { dagFire: deps.dagFire } : {}),
     });
@@ -73,6 +78,7 @@ export class RunService {
       transitions,
       enqueue,
       overlap: this.overlap,
+      waiting,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
     });
     this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, markers, enqueue });

@@ -48,6 +48,11 @@ export interface RunServiceDeps {
    * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).
    */
   dagFire?: DagFireHook;
+  /**
+   * The most runs one user may have waiting to start (QUEUED or PENDING), null: no bound.
+   * `KAIROS_MAX_WAITING_RUNS` (see waiting.ts). @default null
+   */
+  maxWaitingRuns?: number | null;
 }
 
 /** What the DAG engine answers for a fire of a DAG's timer job. */
@@ -56,6 +61,8 @@ export interface DagFired {
   dagRunId: string | null;
   created: boolean;
   skipped: string | null;
+  /** Skipped because the owner's runs waiting to start leave no room for the DAG run's first tasks (SKIPPED_BACKLOG). */
+  backlog?: boolean;
 }
 
 export interface DagFireLock {

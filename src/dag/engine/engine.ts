@@ -81,6 +81,7 @@ export class DagEngine {
       advancer: this.advancer,
       schedules: this.schedules,
       sweepAfterMs: this.sweepAfterMs,
+      waiting: deps.runs.waiting,
     });
     this.service = new DagService({
       mongo: deps.mongo,

@@ -5,7 +5,7 @@
  */
 import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
-import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL } from "../../core/index.js";
+import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, type WaitingRuns } from "../../core/index.js";
 import { MAX_DAG_RUN_INSTANCES, MAX_MAP_INSTANCES } from "../plan/mapped.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, DagRunSummary, RunDoc } from "../../domain/index.js";
 import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
@@ -43,6 +43,8 @@ export interface DagRunServiceDeps {
   advancer: DagAdvancer;
   schedules: DagSchedules;
   sweepAfterMs: number;
+  /** The owner's bound on runs waiting to start (KAIROS_MAX_WAITING_RUNS), asked before the budget. */
+  waiting: Pick<WaitingRuns, "admit">;
 }
 
 export class DagRunService {
@@ -131,6 +133,8 @@ export class DagRunService {
     // (the first attempt may have died before it did), and no second lock.
     const existing = await findDagRunByFireKey(this.deps.mongo, key);
     if (existing) return this.advanceUnlessHeld(existing);
+    // The owner's bound on waiting runs first (a DAG run's tasks, each a run once it is made): a refused trigger takes nothing more from the budget.
+    await this.deps.waiting.admit(dag.ownerId, dag.tasks.length);
     await admit?.(dag.tasks.length, `; a DAG run counts one per task (this DAG has ${dag.tasks.length})`);
     // The DAG's overlap lock, as triggerJob takes its job's (CONFLICT where a fire would be skipped).
     const lock = await this.deps.schedules.lockTrigger(dagId, opId);
@@ -194,6 +198,7 @@ export class DagRunService {
           `so at most ${maxSlots} ${maxSlots === 1 ? "slot" : "slots"} of this DAG at a time: narrow the range`,
       );
     }
+    await this.deps.waiting.admit(dag.ownerId, slots.length * dag.tasks.length);
     await opts.admit?.(slots.length * dag.tasks.length, `; a backfill counts one per task of each slot's DAG run (${slots.length} slots × ${dag.tasks.length} tasks)`);
     const out: DagRunSummary[] = [];
     for (const slot of slots) {
@@ -265,6 +270,7 @@ export class DagRunService {
       if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
       if (i === 0) {
         const n = retriedTaskCount(run.tasks);
+        await this.deps.waiting.admit(run.ownerId, n);
         await opts.admit?.(n, `; a DAG run's retry counts one per task it re-runs (${n})`);
       }
       // A scheduled DAG run takes its DAG's overlap lock again (CONFLICT where a fire would be skipped).

@@ -141,11 +141,35 @@ export class DagSchedules {
     fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; ignoreOverlap: boolean },
     lock: DagFireLock,
   ): Promise<DagFired> {
-    const { mongo, clock } = this.deps;
+    const { mongo } = this.deps;
     const existing = await findDagRunByFireKey(mongo, fire.fireKey);
     if (existing) return { dagRunId: existing._id, created: false, skipped: null };
     const dag = job.dagId ? await this.deps.definitions.dag(job.dagId) : null;
     if (!dag) return { dagRunId: null, created: false, skipped: "DAG deleted" };
+    // A scheduled fire: the DAG run's first advance makes a run per root task (a mapped root, one
+    // per element: counted as one here). Room for them under the owner's bound on runs waiting to
+    // start (KAIROS_MAX_WAITING_RUNS), reserved until they are made, or no DAG run (SKIPPED_BACKLOG).
+    const { waiting } = this.deps.runs;
+    const first = fire.trigger === "SCHEDULE" ? dag.tasks.filter((t) => t.dependsOn.length === 0).length : 0;
+    const room = await waiting.reserve(job.ownerId, first);
+    if (!room.ok) {
+      const over = first === 1 ? "" : `, and this DAG run's ${first} first tasks would take it over the bound`;
+      return { dagRunId: null, created: false, skipped: `the owner had ${room.waiting} runs waiting to start${over} (KAIROS_MAX_WAITING_RUNS=${waiting.max})`, backlog: true };
+    }
+    try {
+      return await this.fireDag(job, dag, fire, lock);
+    } finally {
+      waiting.release(job.ownerId, first);
+    }
+  }
+
+  private async fireDag(
+    job: JobDoc,
+    dag: DagDoc,
+    fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; ignoreOverlap: boolean },
+    lock: DagFireLock,
+  ): Promise<DagFired> {
+    const { mongo, clock } = this.deps;
     const id = newId();
     let held = false;
     let replaced: string | null = null;

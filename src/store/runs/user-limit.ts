@@ -31,3 +31,14 @@ export async function isAttemptRunning(mongo: Mongo, runId: string, token: numbe
 export function findOwnersWithParkedRuns(mongo: Mongo): Promise<string[]> {
   return mongo.c.runs.distinct("ownerId", { status: RunStatus.QUEUED, heldByLimit: true });
 }
+
+/** The statuses of a run waiting to start (KAIROS_MAX_WAITING_RUNS): QUEUED (staged, parked included) and PENDING. */
+export const WAITING_STATUSES = [RunStatus.QUEUED, RunStatus.PENDING] as const;
+
+/**
+ * How many of the owner's runs wait to start, counting at most `max` (index `owner_status`: the
+ * count stops at the bound instead of reading every waiting run of an owner far over it).
+ */
+export function countWaitingRuns(mongo: Mongo, ownerId: string, max: number): Promise<number> {
+  return mongo.c.runs.countDocuments({ ownerId, status: { $in: [...WAITING_STATUSES] } }, { limit: max });
+}
