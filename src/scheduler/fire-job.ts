@@ -18,7 +18,7 @@ import { FireLedger } from "../core/index.js";
 import type { RunService } from "../core/index.js";
 import type { JobDoc } from "../domain/index.js";
 import type { UpdateBatcher } from "../store/index.js";
-import { advanceJob, createAdvanceBatch, findJob } from "../store/index.js";
+import { advanceJob, createAdvanceBatch, findJob, findRunByFireKey } from "../store/index.js";
 import type { Mongo } from "../store/index.js";
 import type { SharedState, ShardFence } from "../shared-state/index.js";
 import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
@@ -98,6 +98,13 @@ export class JobFirer {
     const size = job.dagId ? 0 : 1;
     for (const req of requests) {
       const room = await waiting.reserve(job.ownerId, size);
+      // A replayed fire (the process died after making the run, before the ledger) keeps its run.
+      const replayed = room.ok ? null : await findRunByFireKey(this.deps.mongo, req.fireKey);
+      if (replayed) {
+        out.entries.push(runOutcome(req, { runId: replayed._id }, now));
+        out.fired++;
+        continue;
+      }
       if (!room.ok) {
         const skipped = `the owner had ${room.waiting} runs waiting to start (KAIROS_MAX_WAITING_RUNS=${waiting.max})`;
         out.entries.push(runOutcome(req, { runId: null, skipped, outcome: "SKIPPED_BACKLOG" }, now));
