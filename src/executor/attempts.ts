@@ -66,16 +66,25 @@ export class Attempts {
    * Starts a run taken with its payload at once; its claim is confirmed meanwhile (ConfirmQueue).
    * Its token is the one the claim will bump the enqueued one to.
    */
-  startTaken(queued: RunDoc, payload: string): void {
+  /**
+   * Starts a run taken with its payload by a take sent at `takenAt`, unless its claim's safe time
+   * (a lease minus the margin, from the take) is over already: a process slowed down between the
+   * take and here (an overloaded node) would otherwise run it past its claim marker, which is when
+   * the reaper or the lease watcher hands it to another executor. False: not started (hand it back).
+   */
+  startTaken(queued: RunDoc, payload: string, takenAt: number): boolean {
     const startedAt = this.deps.clock();
-    const a = this.start(queued, queued.fencingToken + 1, { state: "queued", run: queued, payload, startedAt });
+    const killAt = this.deps.deadlines.killAtFrom(takenAt);
+    if (killAt <= startedAt) return false;
+    const a = this.start(queued, queued.fencingToken + 1, { state: "queued", run: queued, payload, startedAt }, killAt);
     this.deps.confirms.add(a);
+    return true;
   }
 
-  private start(run: RunDoc, token: number, claim: Claim): Attempt {
+  private start(run: RunDoc, token: number, claim: Claim, killAt = this.deps.deadlines.killAtFromNow()): Attempt {
     const resources = resourcesOf(run.spec);
     const slot = this.deps.capacity.acquire(resources);
-    const a = newAttempt(run._id, token, claim, resources, slot, this.deps.deadlines.killAtFromNow());
+    const a = newAttempt(run._id, token, claim, resources, slot, killAt);
     this.deps.table.set(run._id, a);
     a.done = this.run(a, slot);
     return a;

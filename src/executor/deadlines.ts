@@ -59,7 +59,16 @@ export class Deadlines {
 
   /** A new attempt's kill deadline. */
   killAtFromNow(): number {
-    return this.deps.clock() + this.deps.safeMs;
+    return this.killAtFrom(this.deps.clock());
+  }
+
+  /**
+   * The kill deadline of an attempt whose claim was made at `at` (clock ms): a run taken with its
+   * payload is claimed when the take ran (its claim marker expires a lease after the time the take
+   * was sent with), not when this process got round to starting it.
+   */
+  killAtFrom(at: number): number {
+    return at + this.deps.safeMs;
   }
 
   /** The supervisor watches the attempt's spawned process: its deadline, and its disk use. */

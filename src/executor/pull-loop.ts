@@ -152,21 +152,24 @@ export class PullLoop {
   private async takeFrom(pool: string, max: number): Promise<{ started: number; nextAt: number | null }> {
     const { ready } = this.deps.state;
     // Both go in one write to Redis; owners are named only when some owner is limited (rare).
-    const [got, anyLimited] = await Promise.all([ready.take(pool, max, this.deps.clock(), this.deps.o.leaseMs, this.deps.interpreters ?? []), ready.anyLimited()]);
+    // The claims' markers expire a lease after this instant: what is started later has less of it.
+    const takenAt = this.deps.clock();
+    const [got, anyLimited] = await Promise.all([ready.take(pool, max, takenAt, this.deps.o.leaseMs, this.deps.interpreters ?? []), ready.anyLimited()]);
     const { withPayload, inMongo } = sortTaken(got.taken, this.deps.log);
     // Owners given a concurrency limit after their runs were queued: their claims take a slot first.
     const limited = anyLimited && withPayload.length ? await ready.limitedAmong([...new Set(withPayload.map((t) => t.run.ownerId))]) : NO_OWNERS;
-    return { started: await this.admit(withPayload, limited, inMongo), nextAt: got.nextAt };
+    return { started: await this.admit(withPayload, limited, inMongo, takenAt), nextAt: got.nextAt };
   }
 
   /**
    * Starts the taken runs that fit, hands back those that do not, and claims in MongoDB those that
    * must be (`inMongo`, plus those of `limited` owners); returns how many started.
    */
-  private async admit(withPayload: readonly TakenRun[], limited: ReadonlySet<string>, inMongo: string[]): Promise<number> {
+  private async admit(withPayload: readonly TakenRun[], limited: ReadonlySet<string>, inMongo: string[], takenAt: number): Promise<number> {
     const { capacity, attempts } = this.deps;
     let started = 0;
     const handBack: string[] = [];
+    let late = 0;
     for (const { run, payload } of withPayload) {
       if (limited.has(run.ownerId)) inMongo.push(run._id);
       else if (!capacity.fits(resourcesOf(run.spec))) handBack.push(run._id);
@@ -175,11 +178,13 @@ export class PullLoop {
         this.deps.log.warn({ runId: run._id, interpreter: run.spec.script?.interpreter }, "took a run this node cannot start; handed back");
         handBack.push(run._id);
       }
+      else if (attempts.startTaken(run, payload, takenAt)) started++;
       else {
-        attempts.startTaken(run, payload);
-        started++;
+        late++;
+        handBack.push(run._id);
       }
     }
+    if (late) this.deps.log.warn({ runs: late, takenAgoMs: this.deps.clock() - takenAt }, "took runs too late to start them within their claim (this node is overloaded); handed back");
     if (handBack.length) {
       // Back to the queue for a node with room (or for this one once a run ends). Runs claimed
       // in MongoDB first (below) are already RUNNING here and start regardless.
