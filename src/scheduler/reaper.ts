@@ -75,10 +75,15 @@ export class Reaper {
     // With Redis intact for a lease, a run missing without a live claim marker was never pushed,
     // or its taker's kill deadline has passed: push it now. After a loss, a marker may have gone
     // with the data: wait the claim grace.
-    const intact = stale.length > 0 && now - (await ready.intactSince(now)) >= claimGraceMs;
+    const intactAt = stale.length > 0 ? await ready.intactSince(now) : now;
+    const intact = stale.length > 0 && now - intactAt >= claimGraceMs;
     for (const run of stale) {
       if (!this.deps.shards.ownsJob(run.jobId) || (await ready.contains(run.pool, run._id, now))) continue;
-      const since = this.missingFromQueue.get(run._id);
+      // Missing since before a data loss counts from the loss: a taker's claim marker went with
+      // the data, and is back only once that taker noticed (chaos: a run taken 0.1 s before a Redis
+      // restart was pushed again 0.5 s after it, before its taker restored its markers at 0.8 s).
+      const seen = this.missingFromQueue.get(run._id);
+      const since = seen === undefined ? undefined : Math.max(seen, intactAt);
       // An expired claim marker says the taker's kill deadline has passed: no need to wait more.
       // (So a new owner of the shard, without this memory, pushes such a run on its first pass.)
       const claimExpiry = await ready.claimExpiry(run.pool, run._id);
