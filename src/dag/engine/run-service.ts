@@ -13,6 +13,7 @@ import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
   dagExists,
+  findDagHead,
   findDagRun,
   findDagRunByFireKey,
   findDagRunSummary,
@@ -87,7 +88,8 @@ export class DagRunService {
 
   /** A DAG's runs (the caller's DAG), or all of the caller's DAG runs when `dagId` is null; newest first. */
   async listRuns(caller: Principal, dagId: string | null, status: DagRunStatus | null, page: PageQuery): Promise<Page<DagRunSummary>> {
-    if (dagId !== null) await this.dag(caller, dagId);
+    // Ownership only: the DAG without its tasks.
+    if (dagId !== null) visible(caller, "DAG", dagId, await findDagHead(this.deps.mongo, dagId));
     return listDagRuns(this.deps.mongo, { ownerId: dagId !== null ? null : listedOwner(caller), dagId, status }, page);
   }
 

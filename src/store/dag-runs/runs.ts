@@ -76,8 +76,8 @@ export function findDagRunSummary(mongo: Mongo, id: string): Promise<DagRunSumma
  * definitions were stored by version) the copy in its own document.
  */
 export async function findDagRunDefinition(mongo: Mongo, run: Pick<DagRunDoc, "_id" | "dagId" | "dagVersion">): Promise<DagDefinitionSnapshot | null> {
-  const shared = await mongo.c.dagDefinitions.findOne({ _id: dagDefinitionId(run.dagId, run.dagVersion) }, { projection: { definition: 1 } });
-  if (shared) return shared.definition;
+  const shared = await findDagDefinition(mongo, run.dagId, run.dagVersion);
+  if (shared) return shared;
   return (await mongo.c.dagRuns.findOne({ _id: run._id }, { projection: { definition: 1 } }))?.definition ?? null;
 }
 
