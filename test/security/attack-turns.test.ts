@@ -83,7 +83,7 @@ describe.each([
       const victim = await makeUser(app, admin, "plain");
       const { c } = app.services.mongo;
       // The only slot is busy while both users queue.
-      const blocker = await submitJob(app.url, attacker.token, { command: "sleep 3" });
+      const blocker = await submitJob(app.url, attacker.token, { command: "sleep 10" });
       await waitUntil("the blocker to start", async () => (await c.runs.countDocuments({ jobId: blocker, status: "RUNNING" })) === 1, 30_000, 10);
       const attackJobs = (
         await Promise.all(ATTACK_QUEUES.flatMap((spec) => Array.from({ length: PER_QUEUE }, () => submitJob(app.url, attacker.token, spec))))
