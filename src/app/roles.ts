@@ -41,6 +41,10 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
   const sweeper = deps.dagEngine.sweeper(overrides.dagSweep);
   sweeper.start();
   stops.push(() => sweeper.stop());
+  // Definitions of DAG versions no DAG run reads any more are deleted (src/dag/engine/retention.ts).
+  const retention = deps.dagEngine.definitionRetention();
+  retention.start();
+  stops.push(() => retention.stop());
   return scheduler;
 }
 

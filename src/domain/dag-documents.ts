@@ -88,8 +88,9 @@ export interface DagDefinitionSnapshot {
 /**
  * One version of a DAG's definition, stored once (`<dagId>@<version>`) and shared by every DAG run
  * of that version: written when the version's first DAG run is made, never changed, deleted with
- * its owner. (Each DAG run used to carry a copy, up to ~2 MiB, in its own document; docs/decisions.md,
- * "A DAG run reads its definition by version".)
+ * its owner, or once no DAG run reads it and it is not its DAG's current version (the retention
+ * sweep, src/dag/engine/retention.ts). (Each DAG run used to carry a copy, up to ~2 MiB, in its own
+ * document; docs/decisions.md, "A DAG run reads its definition by version".)
  */
 export interface DagDefinitionDoc {
   /** `<dagId>@<version>` (dagDefinitionId). */
@@ -99,6 +100,8 @@ export interface DagDefinitionDoc {
   version: number;
   definition: DagDefinitionSnapshot;
   createdAt: Date;
+  /** When the retention sweep first found it unused (no DAG run of its version, not its DAG's current version); deleted a grace after. */
+  retiredAt?: Date;
 }
 
 /** The id of a DAG version's stored definition. */

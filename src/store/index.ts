@@ -2,6 +2,7 @@ export * from "./api-keys/keys.js";
 export * from "./artifacts/records.js";
 export * from "./artifacts/users.js";
 export * from "./batch.js";
+export * from "./dag-runs/definitions.js";
 export * from "./dag-runs/runs.js";
 export * from "./dags/edits.js";
 export * from "./fires/ledger.js";

@@ -96,6 +96,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { status: 1, sweepAt: 1 }, name: "status_sweep" },
       // DAG runs held behind a timer's lock (QUEUE_ONE), for the sweeper's lock repair.
       { key: { status: 1 }, name: "held_status", partialFilterExpression: { held: true } },
+      // Whether any DAG run still reads a version's definition (the definitions' sweep).
+      { key: { dagId: 1, dagVersion: 1 }, name: "dag_version" },
     ]),
     // A deleted user's definitions go with its DAG runs.
     c.dagDefinitions.createIndexes([{ key: { ownerId: 1 }, name: "owner" }]),

@@ -14,6 +14,7 @@ import { DagEvents } from "./events.js";
 import { DagSchedules } from "./schedules.js";
 import { DagRunService } from "./run-service.js";
 import { DagService } from "./service.js";
+import { DefinitionRetention, type DefinitionRetentionOptions } from "./retention.js";
 import { DagSweeper, type SweeperOptions } from "./sweeper.js";
 
 export interface DagEngineDeps {
@@ -105,6 +106,14 @@ export class DagEngine {
     return new DagSweeper(
       { mongo: this.deps.mongo, clock: this.deps.clock, log: this.deps.log, advancer: this.advancer, repairLocks: () => this.schedules.repairLocks() },
       { everyMs: opts.everyMs ?? 1_000, sweepAfterMs: opts.sweepAfterMs ?? this.sweepAfterMs, batch: opts.batch ?? 200 },
+    );
+  }
+
+  /** The scheduler role's retention of DAG definitions no DAG run reads any more (finished DAG runs expire by a TTL index). */
+  definitionRetention(opts: Partial<DefinitionRetentionOptions> = {}): DefinitionRetention {
+    return new DefinitionRetention(
+      { mongo: this.deps.mongo, clock: this.deps.clock, log: this.deps.log },
+      { everyMs: opts.everyMs ?? 10 * 60_000, batch: opts.batch ?? 200, graceMs: opts.graceMs ?? 60 * 60_000 },
     );
   }
 

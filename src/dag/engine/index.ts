@@ -8,4 +8,5 @@ export { instanceFireKey } from "./keys.js";
 export { type Submit as DagSubmit } from "./definition.js";
 export { DagRunService } from "./run-service.js";
 export { DagService } from "./service.js";
+export { DefinitionRetention, type DefinitionRetentionOptions, type RetentionPass } from "./retention.js";
 export { DagSweeper, type SweeperOptions } from "./sweeper.js";
