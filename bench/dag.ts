@@ -12,8 +12,9 @@
  *   (`createDag`), then triggered `rounds` times, one DAG run after the other (`triggerDag`), each
  *   waited for (`dagRun { status }`) and then read (`dagRun { tasks { key status run { startedAt
  *   finishedAt } } }`). Every task is a COMMAND `argv: ["true"]`; the deployment is the one of the
- *   other shapes (bench/lib/kairos-cluster.ts) plus one `api` process; executors run real
- *   processes or, in `noop` mode, none (bench/lib/noop-process-hooks.mjs).
+ *   other shapes (bench/lib/kairos-cluster.ts) plus one `api` process, with one executor of 128
+ *   slots against BullMQ's one Worker process (DAG_EXECUTORS); executors run real processes or,
+ *   in `noop` mode, none (bench/lib/noop-process-hooks.mjs).
  * - BullMQ: a flow (`FlowProducer.add`) whose parent `join` waits for 998 no-op children — the
  *   fan-in BullMQ offers (a job has one parent, so there is no `root` whose end releases 1,000
  *   jobs); one Worker process (bench/lib/bullmq-flow-worker.ts), concurrency 50, the options of the
@@ -30,7 +31,7 @@
  *
  * Run directly:  node --import tsx bench/dag.ts [--quick] [--systems kairos,bullmq] [--modes noop,process]
  *                [--shape mapped|static] [--rounds N] [--children N] [--timeout-s S (per round, default 300)] [--verbose] [--profile DIR]
- *                [--executors N (default 2)] [--slots N (per executor, default 64)]
+ *                [--executors N (default 1)] [--slots N (per executor, default 128)]
  * --verbose also prints, per round, when the middle tasks' runs were created, queued, started and
  * finished, and the Redis commands and MongoDB operations per task (the bench's own polls included).
  */
@@ -45,6 +46,16 @@ import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "
 import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING, type Counts } from "./lib/opcounts.js";
 import { redisConnectionOptions, startRedis } from "./lib/redis.js";
 import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
+
+/**
+ * One executor process against BullMQ's one Worker process. The other shapes run two executors of
+ * 64 slots; on this shape, on a 2-core machine that also runs the emulator, the API, a scheduler
+ * and Redis, a second executor process only competes for the same cores: one of 128 slots started
+ * the 1,000 children ~1.5× sooner (482 / 485 ms against 723 / 816 ms, p50 of 5 rounds, interleaved;
+ * docs/benchmarks.md). Two executors stay one flag away (--executors 2 --slots 64).
+ */
+const DAG_EXECUTORS = 1;
+const DAG_SLOTS = 128;
 
 const FLOW_WORKER = fileURLToPath(new URL("./lib/bullmq-flow-worker.ts", import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -267,7 +278,7 @@ export async function benchKairosDag(redisUrl: string, opts: KairosDagOptions = 
   });
   const out: DagRound[] = [];
   try {
-    await Promise.all([cluster.startExecutors(opts.executors ?? 2, opts.slots ?? 64, { noop: mode === "noop" }), cluster.startSchedulers(1)]);
+    await Promise.all([cluster.startExecutors(opts.executors ?? DAG_EXECUTORS, opts.slots ?? DAG_SLOTS, { noop: mode === "noop" }), cluster.startSchedulers(1)]);
     // One trigger of a 1,000-task DAG is 1,000 submissions to the rate limit (120 a minute by default): off here, the engine is measured, not admission.
     const url = await cluster.startApi(ADMIN_PASSWORD, { KAIROS_RATE_SUBMISSIONS: "off" });
     const { login } = await gql<{ login: { token: string } }>(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: ADMIN_PASSWORD });
@@ -476,7 +487,7 @@ async function main(): Promise<void> {
   const results: DagBenchResult[] = [];
   try {
     console.log(`DAG bench: Kairos ${kairosRevision()}, ${shape} shape, ${children} children, ${rounds} rounds`);
-    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, shape, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile"), executors: Number(argValue("--executors") ?? 2), slots: Number(argValue("--slots") ?? 64) }));
+    if (systems.includes("kairos")) for (const mode of modes) results.push(await benchKairosDag(redis.url, { mode, shape, rounds, children, verbose, timeoutMs, cpuProfDir: argValue("--profile"), executors: Number(argValue("--executors") ?? DAG_EXECUTORS), slots: Number(argValue("--slots") ?? DAG_SLOTS) }));
     if (systems.includes("bullmq")) results.push(await benchBullmqDag(redis.url, { rounds, children, timeoutMs }));
   } finally {
     await redis.stop();
