@@ -27,7 +27,7 @@ describe("the reaper after a Redis data loss", () => {
       contains: vi.fn(async () => false),
       claimExpiry: vi.fn(async () => null),
     };
-    const requeueTaken = vi.fn(async () => true);
+    const requeueTaken = vi.fn(async (_runId: string) => true);
     const reaper = new Reaper({
       mongo: db.mongo,
       state: { ready } as unknown as SharedState,
