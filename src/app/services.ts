@@ -39,6 +39,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     log: log.child({ component: "runs" }),
     dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
     dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
+    dagWithdraw: (dagId, reason, opts) => dagEngine!.withdrawStaged(dagId, reason, opts),
     maxWaitingRuns: config.maxWaitingRuns,
   });
   const pools = new PoolCoverage({ mongo, clock });

@@ -80,7 +80,7 @@ export class JobFirer {
     // job stops firing until the next full reconcile (the batch marker changes either way).
     // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
     // are judged again under the job as it is now.
-    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(jobId, "the job changed while its fire was being prepared", { only: staged });
+    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(job, "the job changed while its fire was being prepared", { only: staged });
     await wheel.complete(fence, timerId, advanced ? advance.timerAt : null);
   }
 

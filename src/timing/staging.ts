@@ -12,11 +12,12 @@ import type { Millis } from "./duration.js";
 export const DEFAULT_STAGE_AHEAD_MS: Millis = 10_000;
 
 /**
- * True when the job's fires may be prepared ahead of their time. A DAG's timer job (`dagId`) is
- * not: its fire makes a DAG run, whose first tasks start at the due time (docs/dags.md).
+ * True when the job's fires may be prepared ahead of their time. A DAG's timer job (`dagId`) too:
+ * its fire makes the DAG run ahead, and the DAG run's first tasks wait staged until the due time
+ * (docs/dags.md, "Schedules").
  */
 export function canStage(job: { overlap: OverlapPolicy; dagId?: string | null }, stageAheadMs: Millis): boolean {
-  return stageAheadMs > 0 && job.overlap === "ALLOW" && !job.dagId;
+  return stageAheadMs > 0 && job.overlap === "ALLOW";
 }
 
 /** When the job's timer should come due for a fire at `fireAt`. */

@@ -107,6 +107,16 @@ export class JobEditor {
     return updated;
   }
 
+  /**
+   * What the job's runs copy changed outside the job itself (a DAG's definition, which its timer
+   * job's fires make DAG runs of): the runs staged for the coming fires are taken back and those
+   * slots fired again under what it is now, as an update of the job's spec would.
+   */
+  async restage(caller: Principal, jobId: string, why: string): Promise<JobDoc> {
+    const job = await this.kit.writes.getFor(caller, jobId);
+    return this.kit.writes.unstage(job, why, "rearm");
+  }
+
   /** The checked fields of `patch` other than the schedule, as a `$set`. */
   private async patchedFields(caller: Principal, current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
     const set: Partial<JobDoc> = { updatedAt: new Date(now) };

@@ -41,6 +41,11 @@ export class JobService {
     return this.editor.update(caller, jobId, patch);
   }
 
+  /** Takes back the runs staged for the job's coming fires and fires those slots again (see JobEditor.restage). */
+  restage(caller: Principal, jobId: string, why: string): Promise<JobDoc> {
+    return this.editor.restage(caller, jobId, why);
+  }
+
   /** Deletes the job; its waiting runs are cancelled, a running one finishes. */
   delete(caller: Principal, jobId: string): Promise<JobDoc> {
     return this.lifecycle.delete(caller, jobId);

@@ -86,7 +86,7 @@ export class JobWrites {
    * is now (`rearm`). Returns the job as stored afterwards.
    */
   async unstage(job: JobDoc, why: string, mode: UnstageMode, includeDue = false): Promise<JobDoc> {
-    const withdrawn = await this.deps.runs.withdrawStaged(job._id, why, { includeDue });
+    const withdrawn = await this.deps.runs.withdrawStaged(job, why, { includeDue });
     if (withdrawn.length === 0 || mode === "withdraw") return job;
     const first = withdrawn.reduce((a, b) => (a.scheduledFor <= b.scheduledFor ? a : b));
     // Only runs the cursor already counts give their count back: a pass that staged runs and then

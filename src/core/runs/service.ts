@@ -82,7 +82,7 @@ export class RunService {
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
     });
     this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, markers, enqueue });
-    this.staged = new StagedRuns({ mongo, state, clock, transitions });
+    this.staged = new StagedRuns({ mongo, state, clock, transitions, ...(deps.dagWithdraw ? { dagWithdraw: deps.dagWithdraw } : {}) });
   }
 
   get(runId: string): Promise<RunDoc | null> {
@@ -125,8 +125,8 @@ export class RunService {
   }
 
   /** Takes back a job's runs staged ahead of their fire time (see {@link StagedRuns.withdraw}). */
-  withdrawStaged(jobId: string, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
-    return this.staged.withdraw(jobId, reason, opts);
+  withdrawStaged(job: Pick<JobDoc, "_id" | "dagId">, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
+    return this.staged.withdraw(job, reason, opts);
   }
 
   /** Lets the owner's parked runs back into the queue as far as slots allow (see {@link UserSlots.wakeHeld}). */

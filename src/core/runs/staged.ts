@@ -1,5 +1,5 @@
 /** Runs staged ahead of their fire time, taken back when their job changes first. */
-import type { RunDoc } from "../../domain/index.js";
+import type { JobDoc, RunDoc } from "../../domain/index.js";
 import { WITHDRAWN_MARK } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
@@ -7,6 +7,7 @@ import { deleteFireOfRun, deleteFiredEntriesOfRuns } from "../../store/index.js"
 import type { Mongo } from "../../store/index.js";
 import { findStagedRuns, findWithdrawnAmong } from "../../store/index.js";
 import type { Transitions } from "./transitions.js";
+import type { DagWithdrawHook } from "./types.js";
 
 export interface WithdrawOptions {
   only?: readonly string[];
@@ -14,7 +15,7 @@ export interface WithdrawOptions {
 }
 
 export class StagedRuns {
-  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions }) {}
+  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions; dagWithdraw?: DagWithdrawHook }) {}
 
   /**
    * Takes back a job's runs staged ahead of their fire time, before any executor could take them
@@ -25,7 +26,10 @@ export class StagedRuns {
    * runs; with `only` or `includeDue`, staged runs whose time has come but that no executor took
    * yet are withdrawn too (a change that raced the pass which staged them). Returns the runs withdrawn.
    */
-  async withdraw(jobId: string, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
+  async withdraw(job: Pick<JobDoc, "_id" | "dagId">, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
+    // A DAG's timer job stages DAG runs, whose first tasks' runs are the DAG run's to take back.
+    if (job.dagId) return this.deps.dagWithdraw ? this.deps.dagWithdraw(job.dagId, reason, opts) : [];
+    const jobId = job._id;
     const { mongo } = this.deps;
     const now = this.deps.clock();
     const due = Boolean(opts.includeDue || opts.only);

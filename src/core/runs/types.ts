@@ -48,6 +48,8 @@ export interface RunServiceDeps {
    * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).
    */
   dagFire?: DagFireHook;
+  /** Takes back the DAG runs a DAG's timer job staged ahead (injected by app/, like dagFire; see DagWithdrawHook). */
+  dagWithdraw?: DagWithdrawHook;
   /**
    * The most runs one user may have waiting to start (QUEUED or PENDING), null: no bound.
    * `KAIROS_MAX_WAITING_RUNS` (see waiting.ts). @default null
@@ -70,5 +72,13 @@ export interface DagFireLock {
   take(dagRunId: string): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
   release(dagRunId: string): Promise<void>;
 }
+
+/**
+ * Takes back the DAG runs the fires of DAG `dagId`'s timer job made ahead of their time that no
+ * executor started (options as StagedRuns.withdraw): each is cancelled as withdrawn, gives its fire
+ * key up and loses its ledger entry. Answers each as a run-shaped record (its id, fire key, slot
+ * and `notBefore`), never stored, for the caller's cursor (JobWrites.unstage).
+ */
+export type DagWithdrawHook = (dagId: string, reason: string, opts: { includeDue?: boolean; only?: readonly string[] }) => Promise<RunDoc[]>;
 
 export type DagFireHook = (job: JobDoc, fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore: number | null; ignoreOverlap: boolean }, lock: DagFireLock) => Promise<DagFired>;

@@ -2,7 +2,7 @@
  * The DAG engine, built once per process by app/services.ts: the advancer (which core's run
  * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
  */
-import type { ArtifactLookup, DagFireHook, JobService, RunService } from "../../core/index.js";
+import type { ArtifactLookup, DagFireHook, DagWithdrawHook, JobService, RunService } from "../../core/index.js";
 import type { RunDoc } from "../../domain/index.js";
 import { coerceError } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
@@ -12,6 +12,7 @@ import { DagAdvancer } from "./advance.js";
 import { DagDefinitions } from "./definitions.js";
 import { DagEvents } from "./events.js";
 import { DagSchedules } from "./schedules.js";
+import { StagedDagRuns } from "./staged.js";
 import { DagRunService } from "./run-service.js";
 import { DagService } from "./service.js";
 import { DefinitionRetention, type DefinitionRetentionOptions } from "./retention.js";
@@ -44,6 +45,8 @@ export class DagEngine {
   readonly schedules: DagSchedules;
   /** DAG definitions by version, read once per process (shared by the advance, triggers and fires). */
   readonly definitions: DagDefinitions;
+  /** Scheduled DAG runs staged ahead of their time, taken back when their DAG changes first. */
+  readonly staged: StagedDagRuns;
   private readonly sweepAfterMs: number;
 
   constructor(private readonly deps: DagEngineDeps) {
@@ -74,6 +77,7 @@ export class DagEngine {
         await this.dagRuns.requestCancel(id);
       },
     });
+    this.staged = new StagedDagRuns({ mongo: deps.mongo, state: deps.state, runs: deps.runs, clock: deps.clock, log: deps.log, advancer: this.advancer });
     this.dagRuns = new DagRunService({
       mongo: deps.mongo,
       definitions: this.definitions,
@@ -116,6 +120,9 @@ export class DagEngine {
       { everyMs: opts.everyMs ?? 10 * 60_000, batch: opts.batch ?? 200, graceMs: opts.graceMs ?? 60 * 60_000 },
     );
   }
+
+  /** core's hook to take back a DAG's staged DAG runs (see StagedDagRuns.withdraw). */
+  readonly withdrawStaged: DagWithdrawHook = (dagId, reason, opts) => this.staged.withdraw(dagId, reason, opts);
 
   /** core's hook for a fire of a scheduled DAG's timer job (see DagSchedules.fire). */
   readonly fire: DagFireHook = (job, fire, lock) => this.schedules.fire(job, fire, lock);

@@ -102,13 +102,19 @@ export class DagSchedules {
       if (patch.schedule) await this.attach(dag, { ...patch, schedule: patch.schedule });
       return;
     }
-    if (patch.schedule == null && patch.misfire == null && patch.overlap == null && patch.catchupWindow == null) return;
-    await this.deps.jobs.update(timerCaller(dag), dag._id, {
-      ...(patch.schedule ? { schedule: patch.schedule } : {}),
-      ...(patch.misfire ? { misfire: patch.misfire } : {}),
-      ...(patch.overlap ? { overlap: patch.overlap } : {}),
-      ...(patch.catchupWindow ? { catchupWindow: patch.catchupWindow } : {}),
-    });
+    if (patch.schedule != null || patch.misfire != null || patch.overlap != null || patch.catchupWindow != null) {
+      await this.deps.jobs.update(timerCaller(dag), dag._id, {
+        ...(patch.schedule ? { schedule: patch.schedule } : {}),
+        ...(patch.misfire ? { misfire: patch.misfire } : {}),
+        ...(patch.overlap ? { overlap: patch.overlap } : {}),
+        ...(patch.catchupWindow ? { catchupWindow: patch.catchupWindow } : {}),
+      });
+    }
+    // DAG runs staged for the coming slots run the version they were made with: taken back, and
+    // those slots fired again at the new version (StagedDagRuns).
+    if (patch.tasks != null || patch.maxParallel !== undefined || patch.failFast != null || patch.params !== undefined) {
+      await this.deps.jobs.restage(timerCaller(dag), dag._id, "the DAG changed");
+    }
   }
 
   /**
@@ -119,6 +125,8 @@ export class DagSchedules {
    */
   async detach(dag: Pick<DagDoc, "_id" | "ownerId">): Promise<void> {
     if (!(await findJob(this.deps.mongo, dag._id))) return;
+    // A DAG run staged for a coming slot is not in flight yet: it goes with the schedule.
+    await this.deps.runs.withdrawStaged({ _id: dag._id, dagId: dag._id }, "the DAG's schedule was removed", { includeDue: false });
     await this.deps.jobs.delete(timerCaller(dag), dag._id).catch((e: unknown) => {
       if (!(e instanceof NotFoundError)) throw e;
     });
@@ -138,7 +146,7 @@ export class DagSchedules {
    */
   async fire(
     job: JobDoc,
-    fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; ignoreOverlap: boolean },
+    fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore?: number | null; ignoreOverlap: boolean },
     lock: DagFireLock,
   ): Promise<DagFired> {
     const { mongo } = this.deps;
@@ -166,7 +174,7 @@ export class DagSchedules {
   private async fireDag(
     job: JobDoc,
     dag: DagDoc,
-    fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; ignoreOverlap: boolean },
+    fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore?: number | null; ignoreOverlap: boolean },
     lock: DagFireLock,
   ): Promise<DagFired> {
     const { mongo, clock } = this.deps;
@@ -187,6 +195,8 @@ export class DagSchedules {
       trigger: fire.trigger,
       scheduledFor: fire.scheduledFor,
       paramsJson: dag.paramsJson,
+      // Staged ahead (overlap ALLOW): its first tasks wait in their queues' staging until the slot's time.
+      notBefore: fire.notBefore ?? null,
       held,
       lockJobId: locked ? job._id : null,
       now,

@@ -3,7 +3,7 @@
  */
 import type { Filter } from "mongodb";
 import type { DagDefinitionSnapshot, DagRunDoc, DagRunSummary, RunDoc, StoredDagRun, TriggerRule } from "../../domain/index.js";
-import { DagRunStatus, DagTaskState, dagDefinitionId } from "../../domain/index.js";
+import { DagRunStatus, DagTaskState, WITHDRAWN_MARK, dagDefinitionId } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
@@ -307,4 +307,27 @@ export async function findInstanceCounts(mongo: Mongo, dagRunId: string, keys: r
 /** A DAG's runs, for deleteDag: removed with it. */
 export async function deleteDagRunsOf(mongo: Mongo, dagId: string): Promise<number> {
   return (await mongo.c.dagRuns.deleteMany({ dagId })).deletedCount;
+}
+
+/** A DAG run staged ahead, as its withdrawal reads it (StagedDagRuns, src/dag/engine/staged.ts). */
+export type StagedDagRun = Pick<DagRunDoc, "_id" | "dagId" | "fireKey" | "scheduledFor" | "notBefore" | "version" | "status" | "cancelRequested">;
+
+/**
+ * The DAG's RUNNING DAG runs staged ahead of their time (`notBefore` after `now`; with `due`, also
+ * those whose time has come), `only` these when given.
+ */
+export function findStagedDagRuns(mongo: Mongo, dagId: string, now: Date, opts: { due: boolean; only?: readonly string[] }): Promise<StagedDagRun[]> {
+  const filter: Filter<StoredDagRun> = { dagId, status: DagRunStatus.RUNNING, notBefore: opts.due ? { $ne: null } : { $gt: now } };
+  if (opts.only) filter._id = { $in: [...opts.only] };
+  return mongo.c.dagRuns.find(filter, { projection: { _id: 1, dagId: 1, fireKey: 1, scheduledFor: 1, notBefore: 1, version: 1, status: 1, cancelRequested: 1 } }).toArray() as Promise<StagedDagRun[]>;
+}
+
+/** The task runs of a DAG run with their queue (what a withdrawal takes out of the ready queues). */
+export function findQueuedTaskRuns(mongo: Mongo, dagRunId: string): Promise<Array<Pick<RunDoc, "_id" | "pool" | "status">>> {
+  return mongo.c.runs.find({ dagRunId, status: "QUEUED" }, { projection: { _id: 1, pool: 1, status: 1 } }).toArray();
+}
+
+/** Those of `ids` that are DAG runs withdrawn before their time (their fire key given up). */
+export function findWithdrawnDagRunsAmong(mongo: Mongo, ids: readonly string[]): Promise<Array<Pick<DagRunDoc, "_id">>> {
+  return mongo.c.dagRuns.find({ _id: { $in: [...ids] }, fireKey: { $regex: WITHDRAWN_MARK } }, { projection: { _id: 1 } }).toArray();
 }
