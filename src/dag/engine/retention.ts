@@ -9,9 +9,8 @@
  * in id order, a batch each, and start over at the end; several schedulers may sweep at once
  * (every step is conditional and idempotent).
  */
-import { coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
-import type { Logger } from "../../support/index.js";
+import { Periodic, type Logger } from "../../support/index.js";
 import { dagDefinitionInUse, deleteRetiredDagDefinition, listDagDefinitionsAfter, retireDagDefinition, unretireDagDefinition, type Mongo } from "../../store/index.js";
 
 export interface DefinitionRetentionOptions {
@@ -29,32 +28,23 @@ export interface RetentionPass {
 }
 
 export class DefinitionRetention {
-  private timer: NodeJS.Timeout | null = null;
-  private pass: Promise<unknown> | null = null;
+  private readonly periodic: Periodic;
   /** The last definition id the previous pass looked at (null: start from the first). */
   private cursor: string | null = null;
 
   constructor(
     private readonly deps: { mongo: Mongo; clock: Clock; log: Logger },
     private readonly opts: DefinitionRetentionOptions,
-  ) {}
-
-  start(): void {
-    const tick = () => {
-      this.pass = this.sweepOnce()
-        .catch((e: unknown) => this.deps.log.warn({ err: coerceError(e) }, "DAG definition retention pass failed; the next pass retries"))
-        .finally(() => {
-          this.pass = null;
-          if (this.timer) this.timer = setTimeout(tick, this.opts.everyMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.opts.everyMs);
+  ) {
+    this.periodic = new Periodic(() => this.sweepOnce(), { everyMs: opts.everyMs, log: deps.log, failure: "DAG definition retention pass failed; the next pass retries" });
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.pass;
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One pass over the next batch of definitions: unused ones marked, those marked a grace ago and still unused deleted. */

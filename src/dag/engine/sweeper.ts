@@ -4,9 +4,8 @@
  * nothing (the advance is idempotent; nothing changes when nothing moved). Each sweeper takes the
  * DAG runs it looks at by compare-and-set on `sweepAt`, so several schedulers share the work.
  */
-import { coerceError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
-import type { Logger } from "../../support/index.js";
+import { Periodic, type Logger } from "../../support/index.js";
 import { takeDagRunsToSweep, type Mongo } from "../../store/index.js";
 import type { DagAdvancer } from "./advance.js";
 
@@ -20,31 +19,21 @@ export interface SweeperOptions {
 }
 
 export class DagSweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private pass: Promise<void> | null = null;
+  private readonly periodic: Periodic;
 
   constructor(
     private readonly deps: { mongo: Mongo; clock: Clock; log: Logger; advancer: DagAdvancer; repairLocks: () => Promise<void> },
     private readonly opts: SweeperOptions,
-  ) {}
-
-  start(): void {
-    const tick = () => {
-      this.pass = this.sweepOnce()
-        .then(() => undefined)
-        .catch((e: unknown) => this.deps.log.warn({ err: coerceError(e) }, "DAG sweep failed; next pass retries"))
-        .finally(() => {
-          this.pass = null;
-          if (this.timer) this.timer = setTimeout(tick, this.opts.everyMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.opts.everyMs);
+  ) {
+    this.periodic = new Periodic(() => this.sweepOnce(), { everyMs: opts.everyMs, log: deps.log, failure: "DAG sweep failed; next pass retries" });
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.pass;
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One pass: the DAG runs due for a look, advanced. Returns how many. */
