@@ -5,7 +5,8 @@
  * ledger (one outcome per slot), pause and resume, the wheel's crash safety. Only what a fire makes
  * differs: core's Materializer hands a timer job's fire to {@link DagSchedules.fire}, which makes
  * the DAG run (once per fire key) under the timer job's overlap lock, so the overlap policies hold
- * between DAG runs. The lock is given back when the DAG run ends; a DAG run held behind it
+ * between DAG runs; under ALLOW the fire comes ahead of the slot and the DAG run is staged
+ * (its first tasks wait until the slot's time), taken back if the DAG changes first (staged.ts). The lock is given back when the DAG run ends; a DAG run held behind it
  * (QUEUE_ONE) then starts. Users never see the timer job: it is NOT_FOUND as a job and left out
  * of job listings; they change it through the DAG.
  */
