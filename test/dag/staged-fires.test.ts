@@ -33,7 +33,7 @@ async function fires(id: string): Promise<Fire[]> {
 async function dagRuns(id: string): Promise<DagRunRow[]> {
   const d = await gqlOk<{ dagRuns: { edges: Array<{ node: DagRunRow }> } }>(
     t.app.url,
-    `query($id: ID!) { dagRuns(dagId: $id, first: 20) { edges { node { id status dagVersion scheduledFor createdAt tasks(first: 3) { key status run { status startedAt history { status reason } } } } } } }`,
+    `query($id: ID!) { dagRuns(dagId: $id, first: 60) { edges { node { id status dagVersion scheduledFor createdAt tasks(first: 3) { key status run { status startedAt history { status reason } } } } } } }`,
     { id },
     t.admin,
   );
@@ -152,6 +152,40 @@ describe("scheduled DAG runs staged ahead", () => {
       expect(withdrawn(r)).toBe(true);
       expect(r.tasks.every((x) => !x.run?.startedAt)).toBe(true);
     }
+  });
+
+  it("pauseDag and resumeDag toggled fast while DAG runs are staged: one outcome per slot, each slot's work at most once and never early", async () => {
+    const id = await createDag({ name: "staged-toggle", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }, { key: "b", command: "true", dependsOn: ["a"] }]) });
+    await pause(1_200);
+    for (let i = 0; i < 6; i++) {
+      await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+      await pause(150 + 60 * i);
+      await gqlOk(t.app.url, `mutation($id: ID!) { resumeDag(id: $id) { id } }`, { id }, t.admin);
+      await pause(250);
+    }
+    await pause(2_000);
+    await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+    await settled(id);
+    const runs = await dagRuns(id);
+    const f = await fires(id);
+    const bySlot = new Map<string, Fire[]>();
+    for (const x of f) bySlot.set(x.slotAt, [...(bySlot.get(x.slotAt) ?? []), x]);
+    for (const xs of bySlot.values()) expect(xs).toHaveLength(1);
+    const byId = new Map(runs.map((r) => [r.id, r]));
+    for (const x of f.filter((y) => y.outcome === "FIRED")) expect(byId.get(x.runId!)?.status).toBe("SUCCEEDED");
+    // Per slot, at most one DAG run did any work; the others were taken back before anything started.
+    const worked = new Map<string, number>();
+    for (const r of runs) {
+      const started = r.tasks.filter((x) => x.run?.startedAt);
+      if (started.length === 0) {
+        expect(r.status).toBe("CANCELLED");
+        continue;
+      }
+      worked.set(r.scheduledFor, (worked.get(r.scheduledFor) ?? 0) + 1);
+      for (const x of started) expect(at(x.run!.startedAt!)).toBeGreaterThanOrEqual(at(r.scheduledFor));
+    }
+    for (const n of worked.values()) expect(n).toBe(1);
+    expect(worked.size).toBeGreaterThanOrEqual(2);
   });
 
   it("does not stage a DAG whose overlap policy is not ALLOW: its DAG run is made at the slot's time", async () => {
