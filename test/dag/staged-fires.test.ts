@@ -40,6 +40,16 @@ async function dagRuns(id: string): Promise<DagRunRow[]> {
   return d.dagRuns.edges.map((e) => e.node);
 }
 
+const pauseDag = (id: string) => gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+const resumeDag = (id: string) => gqlOk(t.app.url, `mutation($id: ID!) { resumeDag(id: $id) { id } }`, { id }, t.admin);
+
+/** The ledger holds one outcome per slot. */
+function expectOneOutcomePerSlot(f: readonly Fire[]): void {
+  const bySlot = new Map<string, number>();
+  for (const x of f) bySlot.set(x.slotAt, (bySlot.get(x.slotAt) ?? 0) + 1);
+  for (const n of bySlot.values()) expect(n).toBe(1);
+}
+
 const settled = (id: string) => waitFor(async () => (await dagRuns(id)).every((r) => r.status !== "RUNNING"), 20_000);
 const at = (iso: string) => Date.parse(iso);
 const withdrawn = (r: DagRunRow) => r.tasks.some((x) => x.run?.history.some((h) => h.reason?.startsWith("withdrawn before its fire time")));
@@ -53,7 +63,7 @@ describe("scheduled DAG runs staged ahead", () => {
     });
     await pause(3_500);
     const pausedAt = Date.now();
-    await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+    await pauseDag(id);
     await settled(id);
     const runs = await dagRuns(id);
     const ran = runs.filter((r) => r.status === "SUCCEEDED");
@@ -83,7 +93,7 @@ describe("scheduled DAG runs staged ahead", () => {
     // Long enough for the first slot taken back (within a second of the pause) to pass while paused.
     await waitFor(async () => Date.now() > pausedAt + 2_000, 5_000);
     const resumedAt = Date.now();
-    await gqlOk(t.app.url, `mutation($id: ID!) { resumeDag(id: $id) { id } }`, { id }, t.admin);
+    await resumeDag(id);
     await waitFor(async () => (await dagRuns(id)).filter((r) => r.status === "SUCCEEDED").length > ran.length + 1, 10_000);
     const after = await fires(id);
     let skipped = 0;
@@ -99,7 +109,7 @@ describe("scheduled DAG runs staged ahead", () => {
       }
     }
     expect(skipped).toBeGreaterThanOrEqual(1);
-    await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+    await pauseDag(id);
     await settled(id);
   });
 
@@ -109,14 +119,12 @@ describe("scheduled DAG runs staged ahead", () => {
     const changedAt = Date.now();
     await gqlOk(t.app.url, `mutation($id: ID!, $p: UpdateDagInput!) { updateDag(id: $id, input: $p) { id version } }`, { id, p: { tasks: tasksInput([{ key: "new", command: "true" }]) } }, t.admin);
     await pause(3_000);
-    await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+    await pauseDag(id);
     await settled(id);
     const runs = await dagRuns(id);
     const f = await fires(id);
     // Every slot has one outcome; a FIRED slot's DAG run ran, and a slot after the change ran the new version.
-    const slots = new Map<string, Fire[]>();
-    for (const x of f) slots.set(x.slotAt, [...(slots.get(x.slotAt) ?? []), x]);
-    for (const xs of slots.values()) expect(xs).toHaveLength(1);
+    expectOneOutcomePerSlot(f);
     const byId = new Map(runs.map((r) => [r.id, r]));
     for (const x of f.filter((y) => y.outcome === "FIRED")) {
       const r = byId.get(x.runId!)!;
@@ -158,19 +166,17 @@ describe("scheduled DAG runs staged ahead", () => {
     const id = await createDag({ name: "staged-toggle", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }, { key: "b", command: "true", dependsOn: ["a"] }]) });
     await pause(1_200);
     for (let i = 0; i < 6; i++) {
-      await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+      await pauseDag(id);
       await pause(150 + 60 * i);
-      await gqlOk(t.app.url, `mutation($id: ID!) { resumeDag(id: $id) { id } }`, { id }, t.admin);
+      await resumeDag(id);
       await pause(250);
     }
     await pause(2_000);
-    await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+    await pauseDag(id);
     await settled(id);
     const runs = await dagRuns(id);
     const f = await fires(id);
-    const bySlot = new Map<string, Fire[]>();
-    for (const x of f) bySlot.set(x.slotAt, [...(bySlot.get(x.slotAt) ?? []), x]);
-    for (const xs of bySlot.values()) expect(xs).toHaveLength(1);
+    expectOneOutcomePerSlot(f);
     const byId = new Map(runs.map((r) => [r.id, r]));
     for (const x of f.filter((y) => y.outcome === "FIRED")) expect(byId.get(x.runId!)?.status).toBe("SUCCEEDED");
     // Per slot, at most one DAG run did any work; the others were taken back before anything started.
@@ -191,7 +197,7 @@ describe("scheduled DAG runs staged ahead", () => {
   it("does not stage a DAG whose overlap policy is not ALLOW: its DAG run is made at the slot's time", async () => {
     const id = await createDag({ name: "not-staged", overlap: "FORBID", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }]) });
     await pause(2_500);
-    await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);
+    await pauseDag(id);
     await settled(id);
     const runs = await dagRuns(id);
     expect(runs.length).toBeGreaterThanOrEqual(1);

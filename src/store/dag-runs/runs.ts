@@ -3,7 +3,7 @@
  */
 import type { Filter } from "mongodb";
 import type { DagDefinitionSnapshot, DagRunDoc, DagRunSummary, RunDoc, StoredDagRun, TriggerRule } from "../../domain/index.js";
-import { DagRunStatus, DagTaskState, WITHDRAWN_MARK, dagDefinitionId } from "../../domain/index.js";
+import { DagRunStatus, DagTaskState, RunStatus, WITHDRAWN_MARK, dagDefinitionId } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
@@ -324,7 +324,7 @@ export function findStagedDagRuns(mongo: Mongo, dagId: string, now: Date, opts: 
 
 /** The task runs of a DAG run with their queue (what a withdrawal takes out of the ready queues). */
 export function findQueuedTaskRuns(mongo: Mongo, dagRunId: string): Promise<Array<Pick<RunDoc, "_id" | "pool" | "status">>> {
-  return mongo.c.runs.find({ dagRunId, status: "QUEUED" }, { projection: { _id: 1, pool: 1, status: 1 } }).toArray();
+  return mongo.c.runs.find({ dagRunId, status: RunStatus.QUEUED }, { projection: { _id: 1, pool: 1, status: 1 } }).toArray();
 }
 
 /** Those of `ids` that are DAG runs withdrawn before their time (their fire key given up). */
