@@ -152,6 +152,37 @@ describe("runs staged ahead of their time", () => {
     await t.app.services.jobs.delete(caller, job._id);
   });
 
+  it("a pause whose process died after writing the job is finished by pausing again: the staged runs are taken back, their slots recorded as paused", async () => {
+    const startAt = Date.now() + 3_000;
+    const job = await t.app.services.jobs.create(caller, {
+      name: "stage-pause-crash",
+      schedule: { kind: "INTERVAL", every: "PT2S", startAt },
+      spec: { kind: "COMMAND", command: "true" },
+    });
+    const before = await staged(job._id, 2);
+    // The pause's first write (the job paused), then the process died: its timer armed, its runs staged.
+    const { updateJobAtVersion } = await import("../../src/store/jobs/edits.js");
+    const current = (await t.app.services.mongo.c.jobs.findOne({ _id: job._id }))!;
+    expect(await updateJobAtVersion(t.app.services.mongo, current, { paused: true, pausedAt: new Date(), status: "PAUSED", nextSlotAt: null, nextFireAt: null })).not.toBeNull();
+    expect((await runsOf(job._id)).filter((r) => r.status === "QUEUED").length).toBeGreaterThanOrEqual(2);
+    // The user asks again.
+    await t.app.services.jobs.pause(caller, job._id);
+    const after = await runsOf(job._id);
+    expect(after.every((r) => r.status === "CANCELLED")).toBe(true);
+    for (const r of before) expect(after.find((a) => a._id === r._id)!.history.at(-1)!.reason).toMatch(/^withdrawn before its fire time: the job (was paused|changed while its fire was being prepared)$/);
+    expect(await firesOf(job._id)).toEqual([]);
+    // Nothing starts while paused; on resume the slots that passed are recorded as paused.
+    await sleep(startAt + 2_300 - Date.now());
+    expect((await runsOf(job._id)).some((r) => r.startedAt)).toBe(false);
+    await t.app.services.jobs.resume(caller, job._id);
+    const fires = await firesOf(job._id);
+    expect(fires.slice(0, 2).map((f) => [f.slotAt.getTime(), f.outcome])).toEqual([
+      [startAt, "SKIPPED_PAUSED"],
+      [startAt + 2_000, "SKIPPED_PAUSED"],
+    ]);
+    await t.app.services.jobs.pause(caller, job._id);
+  });
+
   it("changing the spec inside the window replaces the staged run: the slot runs once, with the new spec", async () => {
     const at = Date.now() + 3_000;
     const job = await t.app.services.jobs.create(caller, { name: "stage-edit", schedule: { kind: "ONCE", at }, spec: { kind: "COMMAND", command: "echo old" } });

@@ -194,6 +194,31 @@ describe("scheduled DAG runs staged ahead", () => {
     expect(worked.size).toBeGreaterThanOrEqual(2);
   });
 
+  it("a pauseDag whose process died after pausing the schedule's timer is finished by pausing again: nothing staged starts", async () => {
+    const id = await createDag({ name: "staged-pause-crash", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }]) });
+    const stagedRuns = () => dagRuns(id).then((rs) => rs.filter((r) => r.status === "RUNNING" && at(r.scheduledFor) > Date.now() + 300));
+    await waitFor(async () => (await stagedRuns()).length >= 2, 5_000);
+    // The first write of the pause (the timer job paused), then the process died: the DAG not marked paused, its DAG runs staged.
+    const { updateJobAtVersion } = await import("../../src/store/jobs/edits.js");
+    const timer = (await t.app.services.mongo.c.jobs.findOne({ _id: id }))!;
+    expect(await updateJobAtVersion(t.app.services.mongo, timer, { paused: true, pausedAt: new Date(), status: "PAUSED", nextSlotAt: null, nextFireAt: null })).not.toBeNull();
+    const left = await stagedRuns();
+    expect(left.length).toBeGreaterThanOrEqual(1);
+    const askedAt = Date.now();
+    await pauseDag(id);
+    await settled(id);
+    await pause(STAGE_AHEAD_MS);
+    const runs = await dagRuns(id);
+    for (const r of left) {
+      const now = runs.find((x) => x.id === r.id)!;
+      expect(now.status).toBe("CANCELLED");
+      expect(withdrawn(now)).toBe(true);
+      expect(now.tasks.every((x) => !x.run?.startedAt)).toBe(true);
+    }
+    // Nothing of a slot after the pause ran.
+    for (const r of runs) if (at(r.scheduledFor) > askedAt + 100) expect(r.tasks.every((x) => !x.run?.startedAt)).toBe(true);
+  });
+
   it("does not stage a DAG whose overlap policy is not ALLOW: its DAG run is made at the slot's time", async () => {
     const id = await createDag({ name: "not-staged", overlap: "FORBID", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }]) });
     await pause(2_500);

@@ -32,7 +32,12 @@ export class JobLifecycle {
   async pause(caller: Principal, jobId: string): Promise<JobDoc> {
     const { writes } = this.kit;
     const job = await writes.getFor(caller, jobId);
-    if (job.paused) return job;
+    // Paused already: a pause repeated (or the retry of one whose process died after writing the
+    // job) still disarms the timer and takes back what is staged, so those runs do not start.
+    if (job.paused) {
+      await writes.disarm(job);
+      return writes.unstage(job, "the job was paused", "rollback");
+    }
     const now = this.kit.deps.clock();
     const updated = await writes.update(job, {
       paused: true,

@@ -216,7 +216,12 @@ export class DagService {
   /** Stops the DAG's schedule (slots while paused are recorded SKIPPED_PAUSED); triggers still run. */
   async pause(caller: Principal, dagId: string): Promise<DagDoc> {
     const dag = await this.get(caller, dagId);
-    if (dag.paused) return dag;
+    // Paused already: the schedule's pause is repeated (see JobLifecycle.pause), so a pause whose
+    // process died between its writes is finished by asking again.
+    if (dag.paused) {
+      await this.deps.schedules.pause(dag);
+      return dag;
+    }
     await this.deps.schedules.pause(dag);
     return (await setDagFields(this.deps.mongo, dagId, { paused: true, pausedAt: new Date(this.deps.clock()) })) ?? dag;
   }
