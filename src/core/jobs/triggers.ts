@@ -107,10 +107,17 @@ export function backfillSlots(schedule: Schedule, from: number, to: number, now:
     throw new ValidationError("from", `the range holds more than ${MAX_BACKFILL} slots; backfill at most ${MAX_BACKFILL} at a time`);
   }
   if (slots.length === 0) {
-    throw new ValidationError(
-      "from",
-      `the range holds no slot of the schedule (${describeSchedule(schedule)}; no slot before ${new Date(schedule.startAt).toISOString()})`,
-    );
+    const start = new Date(schedule.startAt).toISOString();
+    if (to < schedule.startAt) {
+      // The usual case: a range before the job or DAG was made, since startAt defaults to then.
+      throw new ValidationError(
+        "from",
+        `the range holds no slot of the schedule (${describeSchedule(schedule)}): it ends before the schedule's startAt, ${start} ` +
+          `(by default the time the schedule was set), and a schedule has no slots before its startAt; ` +
+          `to backfill earlier slots, give the schedule an earlier startAt first (updateJob or updateDag)`,
+      );
+    }
+    throw new ValidationError("from", `the range holds no slot of the schedule (${describeSchedule(schedule)}; its slots start at ${start})`);
   }
   return slots;
 }
