@@ -17,7 +17,7 @@ export class JobTriggers {
 
   /** Runs the job now, outside its schedule (a paused job can be triggered too). */
   async trigger(caller: Principal, jobId: string, opts: Submit = {}): Promise<RunDoc> {
-    if (!opts.idempotencyKey) return this.triggerOnce(caller, jobId, newId());
+    if (opts.idempotencyKey == null) return this.triggerOnce(caller, jobId, newId());
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerJob",
       input: { jobId },
@@ -53,7 +53,7 @@ export class JobTriggers {
    * (they are an explicit request for exactly these runs); slots without a ledger outcome get FIRED.
    */
   async backfill(caller: Principal, jobId: string, from: number, to: number, opts: Submit = {}): Promise<BackfillOutcome> {
-    if (!opts.idempotencyKey) return this.backfillOnce(caller, jobId, from, to, opts);
+    if (opts.idempotencyKey == null) return this.backfillOnce(caller, jobId, from, to, opts);
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "backfillJob",
       input: { jobId, from, to },
