@@ -74,6 +74,23 @@ describe("fan-out, fan-in and data along edges", () => {
     expect(row(run, "sum").result).toEqual({ sum: 140, from: [10, 40, 90] });
   });
 
+  it("maps over a mapped task: one instance per instance of it, each given that instance's result", async () => {
+    // It failed the second mapped task ("that task's result must be a JSON array; it wrote no
+    // result"): the source's results were read only once its stored state said SUCCEEDED, which a
+    // mapped task's aggregate says only after the round that expands its child.
+    const id = await createDag(t.app.url, t.admin, "map-of-map", [
+      { key: "src", command: `printf '[1,2,3]' > "$KAIROS_RESULT"` },
+      { key: "m1", command: `python3 -c 'import json,os; i=json.load(open(os.environ["KAIROS_INPUTS"])); json.dump([i["item"], i["item"] * 10], open(os.environ["KAIROS_RESULT"],"w"))'`, dependsOn: ["src"], mapOver: "src" },
+      { key: "m2", command: `python3 -c 'import json,os; i=json.load(open(os.environ["KAIROS_INPUTS"])); json.dump(sum(i["item"]), open(os.environ["KAIROS_RESULT"],"w"))'`, dependsOn: ["m1"], mapOver: "m1" },
+      { key: "join", command: `cat "$KAIROS_INPUTS" > "$KAIROS_RESULT"`, dependsOn: ["m2"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status, JSON.stringify(run.tasks.map((x) => [x.key, x.mapIndex, x.status, x.note, x.run?.error]))).toBe("SUCCEEDED");
+    expect([0, 1, 2].map((i) => row(run, "m1", i).result)).toEqual([[1, 10], [2, 20], [3, 30]]);
+    expect([0, 1, 2].map((i) => row(run, "m2", i).result)).toEqual([11, 22, 33]);
+    expect(row(run, "join").result).toEqual({ m2: [11, 22, 33] });
+  });
+
   it("fails a task whose result is over 64 KiB, with a clear error", async () => {
     const id = await createDag(t.app.url, t.admin, "big-result", [{ key: "big", command: `head -c 70000 /dev/zero | tr '\\0' 1 > "$KAIROS_RESULT"` }]);
     const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
