@@ -333,6 +333,37 @@ describe("events and query cost", () => {
     }
   });
 
+  it("refuses a subscription to an empty id (NOT_FOUND) or to a DAG run of another DAG (BAD_USER_INPUT), rather than streaming every run", async () => {
+    // An empty id was taken as no argument: dagRunUpdated(dagRunId: "") streamed all the caller's
+    // DAG runs, runUpdated(jobId: "") all their runs; a dagId with another DAG's dagRunId, nothing.
+    const a = await createDag(t.app.url, t.admin, "sub-a", [{ key: "a", command: "true" }]);
+    const b = await createDag(t.app.url, t.admin, "sub-b", [{ key: "a", command: "true" }]);
+    const runOfB = await triggerDag(t.app.url, t.admin, b);
+    const client = wsClient(t.app.wsUrl, t.admin);
+    const refusal = async (query: string, variables: Record<string, unknown>) => {
+      const { events, errors } = await collect<unknown>(client, query, variables, () => true, 5_000).done;
+      expect(events).toEqual([]);
+      return errors as Array<{ message: string; extensions?: { code?: string; field?: string } }>;
+    };
+    try {
+      const DAG_SUB = `subscription($dagId: ID, $dagRunId: ID) { dagRunUpdated(dagId: $dagId, dagRunId: $dagRunId) { status } }`;
+      for (const vars of [{ dagRunId: "" }, { dagId: "" }]) {
+        const [e] = await refusal(DAG_SUB, vars);
+        expect(e?.extensions?.code, JSON.stringify(e)).toBe("NOT_FOUND");
+      }
+      const [mixed] = await refusal(DAG_SUB, { dagId: a, dagRunId: runOfB });
+      expect(mixed?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "dagRunId" });
+      expect(mixed?.message).toBe(`dagRunId: DAG run ${runOfB} is a run of DAG ${b}, not of DAG ${a}, so no event would match both: give one of them, or both of the same DAG`);
+      for (const vars of [{ jobId: "" }, { runId: "" }]) {
+        const [e] = await refusal(`subscription($jobId: ID, $runId: ID) { runUpdated(jobId: $jobId, runId: $runId) { id } }`, vars);
+        expect(e?.extensions?.code, JSON.stringify(e)).toBe("NOT_FOUND");
+      }
+    } finally {
+      await client.dispose();
+    }
+    await finishedDagRun(t.app.url, t.admin, runOfB);
+  });
+
   it("charges DagRun.tasks by its size, so the contract's read passes and a page of DAG runs with their tasks is refused", async () => {
     const id = await createDag(t.app.url, t.admin, "costed", [{ key: "a", command: "true" }]);
     const runId = await triggerDag(t.app.url, t.admin, id);
