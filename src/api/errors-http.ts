@@ -7,6 +7,7 @@
  */
 import type { ApolloServerPlugin } from "@apollo/server";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Response } from "express";
+import { GraphQLError } from "graphql";
 import { RateLimitedError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 
@@ -119,6 +120,25 @@ export function rateLimitStatusPlugin<T extends object>(): ApolloServerPlugin<T>
         const wait = Math.max(...errors.map((e) => Number(e.extensions?.retryAfterSeconds) || 1));
         response.http.status = 429;
         response.http.headers.set("retry-after", String(wait));
+      },
+    }),
+  };
+}
+
+/**
+ * A subscription sent over HTTP is refused in the envelope (400 BAD_REQUEST) saying where
+ * subscriptions are served, before any resolver runs: executed as a query it reached the
+ * subscription's resolver without an event and answered INTERNAL_SERVER_ERROR.
+ */
+export function subscriptionOverHttpPlugin<T extends object>(): ApolloServerPlugin<T> {
+  return {
+    requestDidStart: async () => ({
+      didResolveOperation: async ({ operation }) => {
+        if (operation?.operation !== "subscription") return;
+        throw new GraphQLError(
+          "subscriptions are served over WebSocket (graphql-ws, subprotocol graphql-transport-ws) at this same URL, not over HTTP; send queries and mutations over HTTP",
+          { extensions: { code: "BAD_REQUEST", http: { status: 400 } } },
+        );
       },
     }),
   };

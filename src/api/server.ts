@@ -16,7 +16,7 @@ import express, { type RequestHandler } from "express";
 import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
 import { clientAddress } from "./client-address.js";
-import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin } from "./errors-http.js";
+import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin, subscriptionOverHttpPlugin } from "./errors-http.js";
 import { authenticate, refusalPenaltyPlugin, takeRequest, type Authenticated } from "./guards.js";
 import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
@@ -83,6 +83,7 @@ function createApollo(deps: {
       ApolloServerPluginDrainHttpServer({ httpServer }),
       limits.apolloPlugin<Context>(),
       rateLimitStatusPlugin<Context>(),
+      subscriptionOverHttpPlugin<Context>(),
       refusalPenaltyPlugin(services),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],

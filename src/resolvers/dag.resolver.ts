@@ -68,8 +68,14 @@ async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<u
   try {
     const p = requireUser(context);
     const { dagId, dagRunId } = args;
-    if (dagId) await context.services.dags.get(p, dagId);
-    if (dagRunId) await context.services.dagRuns.getRun(p, dagRunId);
+    // `!= null`, not truthiness: an empty id is an id that does not exist (NOT_FOUND), not "every DAG run".
+    if (dagId != null) await context.services.dags.get(p, dagId);
+    if (dagRunId != null) {
+      const run = await context.services.dagRuns.getRunSummary(p, dagRunId);
+      if (dagId != null && run.dagId !== dagId) {
+        throw new ValidationError("dagRunId", `DAG run ${dagRunId} is a run of DAG ${run.dagId}, not of DAG ${dagId}, so no event would match both: give one of them, or both of the same DAG`);
+      }
+    }
     return dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null });
   } catch (e) {
     logRefusal(context, "Subscription.dagRunUpdated", e, args as Record<string, unknown>);

@@ -5,7 +5,7 @@ import { RunStatus } from "../schema/index.js";
 import { Job } from "../schema/index.js";
 import { Run, RunConnection } from "../schema/index.js";
 import { canSee } from "../auth/index.js";
-import { ConflictError } from "../domain/index.js";
+import { ConflictError, ValidationError } from "../domain/index.js";
 import { requireSubmitter, requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";
@@ -26,12 +26,18 @@ async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unkn
   try {
     const p = requireUser(context);
     const { jobId, runId } = args;
-    if (jobId) await context.lookups.job(p, jobId);
-    if (runId) await context.lookups.run(p, runId);
+    // `!= null`, not truthiness: an empty id is an id that does not exist (NOT_FOUND), not "every run".
+    if (jobId != null) await context.lookups.job(p, jobId);
+    if (runId != null) {
+      const run = await context.lookups.run(p, runId);
+      if (jobId != null && run.jobId !== jobId) {
+        throw new ValidationError("runId", `run ${runId} is a run of job ${run.jobId}, not of job ${jobId}, so no event would match both: give one of them, or both of the same job`);
+      }
+    }
     return runStream(
       context.services.events,
       (run) =>
-        canSee(p, run.ownerId) && (!jobId || run.jobId === jobId) && (!runId || run._id === runId),
+        canSee(p, run.ownerId) && (jobId == null || run.jobId === jobId) && (runId == null || run._id === runId),
     );
   } catch (e) {
     logRefusal(context, "Subscription.runUpdated", e, args as Record<string, unknown>);

@@ -70,6 +70,18 @@ describe("the HTTP error envelope", () => {
     expectEnvelope(await raw(app.url), 400, "BAD_REQUEST");
   });
 
+  it("answers a subscription sent over HTTP with 400 BAD_REQUEST saying it is served over WebSocket", async () => {
+    // It used to reach the subscription's resolver without an event: INTERNAL_SERVER_ERROR, and an error log.
+    for (const query of ["subscription { runUpdated { id } }", 'subscription { dagRunUpdated(dagRunId: "x") { status } }']) {
+      expect(expectEnvelope(await post(JSON.stringify({ query })), 400, "BAD_REQUEST")).toMatch(/served over WebSocket \(graphql-ws/);
+    }
+    const named = JSON.stringify({ query: "query Q { __typename } subscription S { runUpdated { id } }", operationName: "S" });
+    expectEnvelope(await post(named), 400, "BAD_REQUEST");
+    expect((await post(JSON.stringify({ query: "query Q { __typename } subscription S { runUpdated { id } }", operationName: "Q" }))).json).toEqual({
+      data: { __typename: "Query" },
+    });
+  });
+
   it("never says X-Powered-By, on success either", async () => {
     for (const path of ["/healthz", "/readyz", "/metrics"]) {
       const r = await raw(sibling(app.url, path));

@@ -77,6 +77,33 @@ describe("idempotent submission", () => {
     expect(bad.errors?.[0]?.extensions?.field).toBe("idempotencyKey");
   });
 
+  it("refuses an empty key (BAD_USER_INPUT) instead of taking it as no key, and makes nothing", async () => {
+    // An empty key (an unset variable in a client) used to mean "no key": every retry made another job or run.
+    const u = await makeUser(t.app, t.admin, "idem-empty");
+    const job = await makeJob(t.app, u.token, "empty-key");
+    const dag = (await gqlOk(t.app.url, `mutation { createDag(input: {name: "d", tasks: [{key: "a", spec: {command: "true"}}]}) { id } }`, {}, u.token)).createDag.id;
+    const from = new Date(Date.now() - 60_000).toISOString();
+    const refusals = [
+      await gql(t.app.url, CREATE, { input: input("empty"), key: "" }, u.token),
+      await gql(t.app.url, TRIGGER, { id: job, key: "" }, u.token),
+      await gql(t.app.url, BACKFILL, { id: job, from, to: new Date().toISOString(), key: "" }, u.token),
+      await gql(t.app.url, `mutation($key: String) { createDag(input: {name: "e", tasks: [{key: "a", spec: {command: "true"}}]}, idempotencyKey: $key) { id } }`, { key: "" }, u.token),
+      await gql(t.app.url, `mutation($id: ID!, $key: String) { triggerDag(id: $id, idempotencyKey: $key) { id } }`, { id: dag, key: "" }, u.token),
+    ];
+    for (const r of refusals) {
+      expect(code(r), JSON.stringify(r)).toBe("BAD_USER_INPUT");
+      expect(r.errors?.[0]?.extensions?.field).toBe("idempotencyKey");
+      expect(message(r)).toMatch(/must be 1–255 printable ASCII characters/);
+    }
+    expect(await runsOf(u.token, job)).toBe(0);
+    const jobs = await gqlOk(t.app.url, `{ jobs { edges { node { name } } } }`, {}, u.token);
+    expect(jobs.jobs.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual(["empty-key"]);
+    const dags = await gqlOk(t.app.url, `{ dags(first: 10) { edges { node { name } } } }`, {}, u.token);
+    expect(dags.dags.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual(["d"]);
+    const dagRuns = await gqlOk(t.app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 10) { edges { node { id } } } }`, { id: dag }, u.token);
+    expect(dagRuns.dagRuns.edges).toEqual([]);
+  });
+
   it("keys are per user", async () => {
     const a = await makeUser(t.app, t.admin, "idem-a");
     const b = await makeUser(t.app, t.admin, "idem-b");

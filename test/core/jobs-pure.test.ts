@@ -84,7 +84,15 @@ describe("backfillSlots", () => {
   it("refuses reversed, future, empty and oversized ranges", () => {
     expect(refused(() => backfillSlots(every, T0 + 2 * MIN, T0 + MIN, now)).field).toBe("to");
     expect(refused(() => backfillSlots(every, T0, now + 1, now)).message).toContain("is in the future");
-    expect(refused(() => backfillSlots(every, T0 - 10 * MIN, T0 - MIN, now)).message).toContain("holds no slot of the schedule");
+    const before = refused(() => backfillSlots(every, T0 - 10 * MIN, T0 - MIN, now));
+    expect(before.message).toContain("holds no slot of the schedule");
+    // Says why (the range is before startAt, which defaults to creation) and what to do about it.
+    expect(before.message).toContain(`it ends before the schedule's startAt, ${new Date(T0).toISOString()}`);
+    expect(before.message).toMatch(/give the schedule an earlier startAt first \(updateJob or updateDag\)$/);
+    const hourly = normalizeSchedule({ kind: "INTERVAL", every: "PT1H", startAt: T0 }, T0);
+    const between = refused(() => backfillSlots(hourly, T0 + MIN, T0 + 2 * MIN, now));
+    expect(between.message).toContain("holds no slot of the schedule");
+    expect(between.message).not.toContain("earlier startAt");
     const seconds = normalizeSchedule({ kind: "INTERVAL", every: "PT1S", startAt: T0 }, T0);
     expect(refused(() => backfillSlots(seconds, T0, T0 + (MAX_BACKFILL + 1) * 1000, T0 + 3_600_000)).message).toContain(`more than ${MAX_BACKFILL} slots`);
   });

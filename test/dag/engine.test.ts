@@ -74,6 +74,23 @@ describe("fan-out, fan-in and data along edges", () => {
     expect(row(run, "sum").result).toEqual({ sum: 140, from: [10, 40, 90] });
   });
 
+  it("maps over a mapped task: one instance per instance of it, each given that instance's result", async () => {
+    // It failed the second mapped task ("that task's result must be a JSON array; it wrote no
+    // result"): the source's results were read only once its stored state said SUCCEEDED, which a
+    // mapped task's aggregate says only after the round that expands its child.
+    const id = await createDag(t.app.url, t.admin, "map-of-map", [
+      { key: "src", command: `printf '[1,2,3]' > "$KAIROS_RESULT"` },
+      { key: "m1", command: `python3 -c 'import json,os; i=json.load(open(os.environ["KAIROS_INPUTS"])); json.dump([i["item"], i["item"] * 10], open(os.environ["KAIROS_RESULT"],"w"))'`, dependsOn: ["src"], mapOver: "src" },
+      { key: "m2", command: `python3 -c 'import json,os; i=json.load(open(os.environ["KAIROS_INPUTS"])); json.dump(sum(i["item"]), open(os.environ["KAIROS_RESULT"],"w"))'`, dependsOn: ["m1"], mapOver: "m1" },
+      { key: "join", command: `cat "$KAIROS_INPUTS" > "$KAIROS_RESULT"`, dependsOn: ["m2"] },
+    ]);
+    const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
+    expect(run.status, JSON.stringify(run.tasks.map((x) => [x.key, x.mapIndex, x.status, x.note, x.run?.error]))).toBe("SUCCEEDED");
+    expect([0, 1, 2].map((i) => row(run, "m1", i).result)).toEqual([[1, 10], [2, 20], [3, 30]]);
+    expect([0, 1, 2].map((i) => row(run, "m2", i).result)).toEqual([11, 22, 33]);
+    expect(row(run, "join").result).toEqual({ m2: [11, 22, 33] });
+  });
+
   it("fails a task whose result is over 64 KiB, with a clear error", async () => {
     const id = await createDag(t.app.url, t.admin, "big-result", [{ key: "big", command: `head -c 70000 /dev/zero | tr '\\0' 1 > "$KAIROS_RESULT"` }]);
     const run = await finishedDagRun(t.app.url, t.admin, await triggerDag(t.app.url, t.admin, id));
@@ -314,6 +331,37 @@ describe("events and query cost", () => {
     } finally {
       await client.dispose();
     }
+  });
+
+  it("refuses a subscription to an empty id (NOT_FOUND) or to a DAG run of another DAG (BAD_USER_INPUT), rather than streaming every run", async () => {
+    // An empty id was taken as no argument: dagRunUpdated(dagRunId: "") streamed all the caller's
+    // DAG runs, runUpdated(jobId: "") all their runs; a dagId with another DAG's dagRunId, nothing.
+    const a = await createDag(t.app.url, t.admin, "sub-a", [{ key: "a", command: "true" }]);
+    const b = await createDag(t.app.url, t.admin, "sub-b", [{ key: "a", command: "true" }]);
+    const runOfB = await triggerDag(t.app.url, t.admin, b);
+    const client = wsClient(t.app.wsUrl, t.admin);
+    const refusal = async (query: string, variables: Record<string, unknown>) => {
+      const { events, errors } = await collect<unknown>(client, query, variables, () => true, 5_000).done;
+      expect(events).toEqual([]);
+      return errors as Array<{ message: string; extensions?: { code?: string; field?: string } }>;
+    };
+    try {
+      const DAG_SUB = `subscription($dagId: ID, $dagRunId: ID) { dagRunUpdated(dagId: $dagId, dagRunId: $dagRunId) { status } }`;
+      for (const vars of [{ dagRunId: "" }, { dagId: "" }]) {
+        const [e] = await refusal(DAG_SUB, vars);
+        expect(e?.extensions?.code, JSON.stringify(e)).toBe("NOT_FOUND");
+      }
+      const [mixed] = await refusal(DAG_SUB, { dagId: a, dagRunId: runOfB });
+      expect(mixed?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "dagRunId" });
+      expect(mixed?.message).toBe(`dagRunId: DAG run ${runOfB} is a run of DAG ${b}, not of DAG ${a}, so no event would match both: give one of them, or both of the same DAG`);
+      for (const vars of [{ jobId: "" }, { runId: "" }]) {
+        const [e] = await refusal(`subscription($jobId: ID, $runId: ID) { runUpdated(jobId: $jobId, runId: $runId) { id } }`, vars);
+        expect(e?.extensions?.code, JSON.stringify(e)).toBe("NOT_FOUND");
+      }
+    } finally {
+      await client.dispose();
+    }
+    await finishedDagRun(t.app.url, t.admin, runOfB);
   });
 
   it("charges DagRun.tasks by its size, so the contract's read passes and a page of DAG runs with their tasks is refused", async () => {

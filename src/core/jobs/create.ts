@@ -16,7 +16,7 @@ export class JobEditor {
   constructor(private readonly kit: JobsKit) {}
 
   async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
-    if (!opts.idempotencyKey) return this.createOnce(caller, input, opts.id ?? newId());
+    if (opts.idempotencyKey == null) return this.createOnce(caller, input, opts.id ?? newId());
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createJob",
       input,

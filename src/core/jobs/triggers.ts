@@ -17,7 +17,7 @@ export class JobTriggers {
 
   /** Runs the job now, outside its schedule (a paused job can be triggered too). */
   async trigger(caller: Principal, jobId: string, opts: Submit = {}): Promise<RunDoc> {
-    if (!opts.idempotencyKey) return this.triggerOnce(caller, jobId, newId());
+    if (opts.idempotencyKey == null) return this.triggerOnce(caller, jobId, newId());
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerJob",
       input: { jobId },
@@ -53,7 +53,7 @@ export class JobTriggers {
    * (they are an explicit request for exactly these runs); slots without a ledger outcome get FIRED.
    */
   async backfill(caller: Principal, jobId: string, from: number, to: number, opts: Submit = {}): Promise<BackfillOutcome> {
-    if (!opts.idempotencyKey) return this.backfillOnce(caller, jobId, from, to, opts);
+    if (opts.idempotencyKey == null) return this.backfillOnce(caller, jobId, from, to, opts);
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "backfillJob",
       input: { jobId, from, to },
@@ -107,10 +107,17 @@ export function backfillSlots(schedule: Schedule, from: number, to: number, now:
     throw new ValidationError("from", `the range holds more than ${MAX_BACKFILL} slots; backfill at most ${MAX_BACKFILL} at a time`);
   }
   if (slots.length === 0) {
-    throw new ValidationError(
-      "from",
-      `the range holds no slot of the schedule (${describeSchedule(schedule)}; no slot before ${new Date(schedule.startAt).toISOString()})`,
-    );
+    const start = new Date(schedule.startAt).toISOString();
+    if (to < schedule.startAt) {
+      // The usual case: a range before the job or DAG was made, since startAt defaults to then.
+      throw new ValidationError(
+        "from",
+        `the range holds no slot of the schedule (${describeSchedule(schedule)}): it ends before the schedule's startAt, ${start} ` +
+          `(by default the time the schedule was set), and a schedule has no slots before its startAt; ` +
+          `to backfill earlier slots, give the schedule an earlier startAt first (updateJob or updateDag)`,
+      );
+    }
+    throw new ValidationError("from", `the range holds no slot of the schedule (${describeSchedule(schedule)}; its slots start at ${start})`);
   }
   return slots;
 }

@@ -15,6 +15,7 @@ import type { Logger } from "../../support/index.js";
 import { findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
 import { indexGraph, type GraphIndex } from "../plan/graph.js";
 import { quietSuccessChildren } from "../plan/quiet-ends.js";
+import { aggregateMapped } from "../plan/mapped.js";
 import { step } from "../plan/step.js";
 import type { DagDef, InstanceRef, TaskView } from "../plan/types.js";
 import { planOf } from "./definition.js";
@@ -227,7 +228,7 @@ export class DagAdvancer {
     const wanted = new Set<string>();
     for (const t of doc.definition.tasks) {
       const view = observed[t.key];
-      if (t.mapOver && view && view.state === S.PENDING && view.instances === undefined && observed[t.mapOver]?.state === S.SUCCEEDED) wanted.add(t.mapOver);
+      if (t.mapOver && view && view.state === S.PENDING && view.instances === undefined && succeeded(observed[t.mapOver])) wanted.add(t.mapOver);
     }
     if (wanted.size === 0) return {};
     const keysOf = new Map<string, string[]>();
@@ -338,4 +339,17 @@ function taskJob(doc: DagRunDoc, def: DagTaskDoc): JobDoc {
     overlap: "ALLOW",
   };
   return job as JobDoc;
+}
+
+/**
+ * Whether a task a mapped task maps over has succeeded, as `step` will see it: a mapped source's
+ * own state is the aggregate of its instances, which `step` recomputes, so in the round where its
+ * last instance ends the observed view still says RUNNING. Its results must be read in that
+ * round: `step` settles the source and expands its mapped child in one pass, and without them
+ * failed the child with "it wrote no result".
+ */
+function succeeded(view: TaskView | undefined): boolean {
+  if (view === undefined) return false;
+  if (view.state === S.SUCCEEDED) return true;
+  return view.instances !== undefined && view.instances.length > 0 && aggregateMapped(view.instances) === S.SUCCEEDED;
 }

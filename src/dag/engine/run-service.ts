@@ -112,7 +112,7 @@ export class DagRunService {
    */
   async trigger(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opts: Submit = {}): Promise<DagRunSummary> {
     paramsText(params); // refused before the idempotency fingerprint reads them
-    if (!opts.idempotencyKey) return this.triggerOnce(caller, dagId, params, newId(), opts.admit);
+    if (opts.idempotencyKey == null) return this.triggerOnce(caller, dagId, params, newId(), opts.admit);
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "triggerDag",
       // params are JSON data, where null is a value: {"day": null} is not the same request as {}.

@@ -89,7 +89,7 @@ export class DagService {
 
   async create(caller: Principal, input: DagInput, opts: Submit = {}): Promise<DagDoc> {
     paramsText(input.params); // refused before the idempotency fingerprint reads them
-    if (!opts.idempotencyKey) return this.createOnce(caller, input, newId());
+    if (opts.idempotencyKey == null) return this.createOnce(caller, input, newId());
     return this.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createDag",
       input: { ...input, params: input.params == null ? null : jsonFingerprint(input.params) },
