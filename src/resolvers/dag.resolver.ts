@@ -10,6 +10,7 @@ import { DateTime, JSONObject } from "../schema/index.js";
 import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
 import { dagRunTaskRows, toDag, toDagRun, withTaskRuns } from "./dag-mappers.js";
 import { dagStream } from "./dag-stream.js";
+import { countedStream } from "./event-stream.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { specIn, retryIn, scheduleIn } from "./job-input.js";
 import { toFire } from "./mappers.js";
@@ -70,7 +71,10 @@ async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<u
     const { dagId, dagRunId } = args;
     if (dagId) await context.services.dags.get(p, dagId);
     if (dagRunId) await context.services.dagRuns.getRun(p, dagRunId);
-    return dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null });
+    // At most MAX_EVENT_SUBSCRIPTIONS_PER_USER at once: each one decodes every user's run events.
+    return countedStream(context.services.events, p, () =>
+      dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null }),
+    );
   } catch (e) {
     logRefusal(context, "Subscription.dagRunUpdated", e, args as Record<string, unknown>);
     throw toGraphQLError(e) ?? e;
@@ -240,8 +244,11 @@ export class DagRunResolver {
     requireUser(ctx);
     if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
     if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
-    // dagRun's, a listing's and a write's answers come without the definition: read the DAG run whole.
-    const full = await whole(ctx, run);
+    // dagRun's, a listing's and a write's answers come without the definition and task states:
+    // read the states and, of the definition, only the task keys (not its task specs, up to
+    // ~2 MiB: a page of 100 DAG runs asking for one row each read 100 definitions whole).
+    const doc = run.doc as DagRunSummary;
+    const full = doc.definition && doc.tasks ? (doc as DagRunDoc) : await ctx.services.dagRuns.getRunRows(requireUser(ctx), doc._id);
     // Every task run's state (small), then whole only the runs of the rows asked for.
     const rows = dagRunTaskRows(full, await ctx.services.dagRuns.taskRunStates(full._id)).slice(skip, skip + first);
     return withTaskRuns(rows, await ctx.services.dagRuns.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));

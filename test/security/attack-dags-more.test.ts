@@ -1,0 +1,139 @@
+/**
+ * More attacks on DAG workflows by a hostile USER, over the real API, engine and executor
+ * (docs/dags.md). Each hole and its fix is in docs/security.md, "DAG workflows".
+ */
+import type { Collection, Document } from "mongodb";
+import { describe, expect, it, vi } from "vitest";
+import { makeUser } from "../helpers/accounts.js";
+import { useTestApp } from "../helpers/app.js";
+import { wsClient } from "../helpers/graphql.js";
+import { createDag, finishedDagRun, gql, gqlOk, triggerDag } from "../dag/helpers.js";
+
+const t = useTestApp();
+
+let users = 0;
+const user = () => makeUser(t.app, t.admin, `dag-attacker2-${Date.now()}-${users++}`);
+
+describe("reading a page of DAG runs", () => {
+  it("DagRun.tasks reads the task keys of each DAG run's definition, not its 2 MB of task specs (a page of DAG runs with tasks(first: 1), cost ~400)", async () => {
+    const u = await user();
+    // 28 tasks of a 64 KiB command each: a 1.8 MB definition (under the 2 MiB request limit).
+    const pad = "x".repeat(65_000);
+    const tasks = Array.from({ length: 28 }, (_, i) => ({ key: `t${i}`, spec: { kind: "COMMAND", command: `: ${pad}; sleep 30`, timeout: "PT1M" } }));
+    const id = (await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "fat-definition", tasks } }, u.token)).createDag.id;
+    for (let i = 0; i < 4; i++) {
+      const runId = await triggerDag(t.app.url, u.token, id);
+      await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+    }
+    const definitions = t.app.services.mongo.c.dagDefinitions as unknown as Collection<Document>;
+    const findOne = definitions.findOne.bind(definitions);
+    let bytes = 0;
+    const spy = vi.spyOn(definitions, "findOne").mockImplementation((async (...args: Parameters<typeof findOne>) => {
+      const d = await findOne(...args);
+      bytes += JSON.stringify(d ?? null).length;
+      return d;
+    }) as never);
+    let r: Awaited<ReturnType<typeof gql>>;
+    try {
+      // Before: cost ~400, 76 definitions read (139 MB) with 4 DAG runs; 100 DAG runs would be 3.4 GB per request.
+      const aliases = Array.from({ length: 19 }, (_, i) => `a${i}: dagRuns(first: 100) { edges { node { tasks(first: 1) { key } } } }`).join(" ");
+      r = await gql(t.app.url, `{ ${aliases} }`, {}, u.token);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(r.errors).toBeUndefined();
+    expect((r.data as Record<string, { edges: Array<{ node: { tasks: Array<{ key: string }> } }> }>).a0!.edges.map((e) => e.node.tasks)).toEqual(Array.from({ length: 4 }, () => [{ key: "t0" }]));
+    // 76 reads of the 28 task keys: a few KB.
+    expect(bytes).toBeLessThan(200_000);
+    // One DAG run's rows still read (the typed client's page of 500).
+    const one = await gqlOk<{ dagRuns: { edges: Array<{ node: { tasks: unknown[] } }> } }>(t.app.url, `{ dagRuns(first: 1) { edges { node { tasks(first: 500) { key status } } } } }`, {}, u.token);
+    expect(one.dagRuns.edges[0]!.node.tasks).toHaveLength(28);
+  });
+});
+
+describe("subscriptions", () => {
+  it("a user holds at most 20 dagRunUpdated / runUpdated subscriptions at once: each decoded every run event of every user", async () => {
+    const victim = await user();
+    const mallory = await user();
+    const dagId = await createDag(t.app.url, mallory.token, "sub-flood", [{ key: "a", command: "true" }]);
+    const client = wsClient(t.app.wsUrl, mallory.token);
+    try {
+      const outcomes: Array<"ok" | "refused"> = [];
+      const subscribe = (query: string, variables: Record<string, unknown>) =>
+        new Promise<void>((resolve) => {
+          let settled = false;
+          const settle = (o: "ok" | "refused") => {
+            if (settled) return;
+            settled = true;
+            outcomes.push(o);
+            resolve();
+          };
+          client.subscribe({ query, variables }, { next: (v) => (v.errors ? settle("refused") : undefined), error: () => settle("refused"), complete: () => settle("refused") });
+          setTimeout(() => settle("ok"), 1_500);
+        });
+      // Before: all 60 were held (1,000 of them doubled the CPU a 40-task DAG run of another user took; 1,200 a minute fit the request budget).
+      await Promise.all([
+        ...Array.from({ length: 30 }, () => subscribe(`subscription($d: ID) { dagRunUpdated(dagId: $d) { dagRunId } }`, { d: dagId })),
+        ...Array.from({ length: 30 }, () => subscribe(`subscription { runUpdated { id } }`, {})),
+      ]);
+      expect(outcomes.filter((o) => o === "ok")).toHaveLength(20);
+      // Another user is not limited by them.
+      const other = wsClient(t.app.wsUrl, victim.token);
+      try {
+        const r = await new Promise<string>((resolve) => {
+          other.subscribe({ query: `subscription { dagRunUpdated { dagRunId } }` }, { next: (v) => resolve(v.errors ? "refused" : "event"), error: () => resolve("refused"), complete: () => resolve("refused") });
+          setTimeout(() => resolve("ok"), 1_500);
+        });
+        expect(r).toBe("ok");
+      } finally {
+        await other.dispose();
+      }
+    } finally {
+      await client.dispose();
+    }
+    // Closed: its slots are free again.
+    const again = wsClient(t.app.wsUrl, mallory.token);
+    try {
+      const r = await new Promise<string>((resolve) => {
+        again.subscribe({ query: `subscription { runUpdated { id } }` }, { next: (v) => resolve(v.errors ? JSON.stringify(v.errors) : "event"), error: (e) => resolve(JSON.stringify(e)), complete: () => resolve("complete") });
+        setTimeout(() => resolve("ok"), 1_500);
+      });
+      expect(r).toBe("ok");
+    } finally {
+      await again.dispose();
+    }
+  });
+});
+
+describe("lifecycle races", () => {
+  it("a retryDagRun whose DAG is deleted between its check and its write gets a CANCELLED DAG run, not the deleted DAG's tasks run again", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-mid-retry", [{ key: "a", command: "exit 1" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const runId = await triggerDag(t.app.url, u.token, id);
+    expect((await finishedDagRun(t.app.url, u.token, runId, 20_000)).status).toBe("FAILED");
+    const dagRuns = t.app.services.mongo.c.dagRuns as unknown as Collection<Document>;
+    const updateOne = dagRuns.updateOne.bind(dagRuns);
+    let armed = true;
+    // deleteDag runs to the end after the retry checked the DAG and before it writes its DAG run RUNNING: it finds none to cancel.
+    const spy = vi.spyOn(dagRuns, "updateOne").mockImplementation((async (filter: Document, update: Document, options?: Document) => {
+      if (armed && filter._id === runId && update.$set?.status === "RUNNING") {
+        armed = false;
+        await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+      }
+      return updateOne(filter, update, options);
+    }) as never);
+    try {
+      await gqlOk(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, u.token);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(armed).toBe(false);
+    const run = await finishedDagRun(t.app.url, u.token, runId, 20_000);
+    // Before: the deleted DAG's tasks were queued again (a: attempt 2 ran and FAILED) and the DAG run ended FAILED.
+    expect(run.status).toBe("CANCELLED");
+    expect(run.tasks.map((x) => [x.key, x.status, x.attempt])).toEqual([
+      ["a", "CANCELLED", 2],
+      ["b", "CANCELLED", 2],
+    ]);
+  });
+});
