@@ -150,6 +150,14 @@ export class QueryLimits {
       requestDidStart: async () => ({
         didResolveOperation: async ({ document, operation, request }) => {
           if (!operation) return;
+          // A subscription over HTTP ran its field's resolver without an event: INTERNAL_SERVER_ERROR
+          // ("Cannot return null for non-nullable field"), logged as unexpected. Refused as the
+          // malformed request it is, saying where subscriptions are served.
+          if (operation.operation === "subscription") {
+            throw new GraphQLError("subscriptions are served over WebSocket (graphql-ws) on this URL, not over HTTP: connect with a graphql-ws client", {
+              extensions: { code: "BAD_REQUEST", http: { status: 400 } },
+            });
+          }
           const err = this.costError(document, operation.operation, request.variables, operation.name?.value);
           if (err) throw new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: 400 } } });
         },

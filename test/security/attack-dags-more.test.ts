@@ -137,3 +137,18 @@ describe("lifecycle races", () => {
     ]);
   });
 });
+
+describe("crafted requests", () => {
+  it("a subscription sent over HTTP is BAD_REQUEST saying to use WebSocket, not INTERNAL_SERVER_ERROR", async () => {
+    const u = await user();
+    for (const q of [`subscription { dagRunUpdated { dagRunId } }`, `subscription { dagRunUpdated(dagId: "", dagRunId: "") { dagRunId } }`, `subscription { runUpdated { id } }`]) {
+      const r = await gql(t.app.url, q, {}, u.token);
+      // Before: INTERNAL_SERVER_ERROR, "Cannot return null for non-nullable field Subscription.dagRunUpdated." (logged as unexpected).
+      expect([q, r.errors?.[0]?.extensions?.code, r.errors?.[0]?.message]).toEqual([
+        q,
+        "BAD_REQUEST",
+        "subscriptions are served over WebSocket (graphql-ws) on this URL, not over HTTP: connect with a graphql-ws client",
+      ]);
+    }
+  });
+});
