@@ -253,9 +253,13 @@ export class DagRunResolver {
     // ~2 MiB: a page of 100 DAG runs asking for one row each read 100 definitions whole).
     const doc = run.doc as DagRunSummary;
     const full = doc.definition && doc.tasks ? (doc as DagRunDoc) : await ctx.services.dagRuns.getRunRows(requireUser(ctx), doc._id);
-    // Every task run's state (small), then whole only the runs of the rows asked for.
-    const rows = dagRunTaskRows(full, await ctx.services.dagRuns.taskRunStates(full._id)).slice(skip, skip + first);
-    return withTaskRuns(rows, await ctx.services.dagRuns.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
+    // The rows of the page as stored (which rows, and their runs' fire keys, do not depend on the
+    // runs), then only those rows' runs, read whole, and the rows again with their runs' states.
+    // Not every task run of the DAG run (every attempt): 20 aliases of tasks(first: 1), a query of
+    // cost ~60, read a 1,000-task DAG run's 1,000 runs 20 times, ~0.6 s of the API's CPU.
+    const page = dagRunTaskRows(full, []).slice(skip, skip + first);
+    const runs = await ctx.services.dagRuns.taskRuns(page.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
+    return withTaskRuns(dagRunTaskRows(full, runs).slice(skip, skip + first), runs);
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })
