@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { code, makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { wsClient } from "../helpers/graphql.js";
-import { createDag, finishedDagRun, gql, gqlOk, triggerDag } from "../dag/helpers.js";
+import { createDag, finishedDagRun, gql, gqlOk, triggerDag, waitFor } from "../dag/helpers.js";
 
 const t = useTestApp();
 
@@ -204,5 +204,35 @@ describe("updateDag", () => {
     expect([code(refused!), refused!.errors?.[0]?.extensions?.limit]).toEqual(["RATE_LIMITED", "submissions"]);
     // What does not change the definition is charged nothing more than a request.
     for (let i = 0; i < 5; i++) expect((await gql(t.app.url, q, { id, input: { description: `d${i}` } }, u.token)).errors).toBeUndefined();
+  });
+});
+
+describe("retryDagRun of a mapped task", () => {
+  it("takes one submission per instance it re-runs: a cancel-and-retry loop of a 50-wide fan-out is refused like a loop of its triggers", async () => {
+    const u = await user();
+    const list = `printf '[%s]' "$(seq -s, 1 50)" > $KAIROS_RESULT`;
+    const id = await createDag(t.app.url, u.token, "mapped-retry-loop", [
+      { key: "list", command: list },
+      { key: "each", command: "sleep 30", dependsOn: ["list"], mapOver: "list" },
+    ]); // 1
+    const runId = await triggerDag(t.app.url, u.token, id); // 2, then 49 charged as "each" expands
+    let retried = 0;
+    let refused: Awaited<ReturnType<typeof gql>> | null = null;
+    for (let cycle = 0; cycle < 3 && !refused; cycle++) {
+      // Wait until the fan-out's instances exist, then cancel the DAG run.
+      await waitFor(async () => {
+        const r = await gqlOk<{ dagRun: { tasks: Array<{ key: string; mapIndex: number | null; status: string }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { key mapIndex status } } }`, { id: runId }, u.token);
+        return r.dagRun.tasks.filter((x) => x.key === "each" && x.mapIndex !== null && ["QUEUED", "RUNNING"].includes(x.status)).length === 50;
+      }, 30_000, 100);
+      await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      expect((await finishedDagRun(t.app.url, u.token, runId, 30_000)).status).toBe("CANCELLED");
+      const r = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      if (r.errors) refused = r;
+      else retried++;
+    }
+    // Before: charged one submission per retry (a mapped task counted once) for 50 task runs each: 3 retries, 150 runs, for 3 submissions.
+    expect(retried).toBe(1);
+    expect([code(refused!), refused!.errors?.[0]?.extensions?.limit]).toEqual(["RATE_LIMITED", "submissions"]);
+    await gql(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
   });
 });
