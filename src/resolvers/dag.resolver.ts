@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import type { SubscribeResolverData } from "type-graphql";
 import { canSee } from "../auth/index.js";
 import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type DagPatch, type DagTaskInput as DomainTaskInput } from "../dag/index.js";
-import type { DagDoc, DagRunDoc, DagRunSummary } from "../domain/index.js";
+import type { DagDoc, DagRunDoc, DagRunSummary, RunDoc } from "../domain/index.js";
 import { ValidationError } from "../domain/index.js";
 import { FireConnection } from "../schema/index.js";
 import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
@@ -22,6 +22,49 @@ const IDEMPOTENCY_KEY =
 
 /** Most rows `DagRun.tasks` answers at once (a DAG of 1000 tasks, with mapped instances after their task). */
 const MAX_TASK_ROWS = 5_000;
+
+/**
+ * Most bytes of task results (up to 64 KiB each) one request reads through `DagRun.tasks`: the
+ * typed client's page of 500 rows of full results fits. The query cost counts a result as one
+ * value, so without it 20 aliases of `dagRun(id) { tasks(first: 300) { result } }` (cost ~6,000)
+ * answered 390 MB (14 s of the API's CPU, 1.2 GB more memory), and a cost of 10,000 more than
+ * V8's longest string.
+ */
+export const MAX_RESULT_BYTES_PER_REQUEST = 32 * 1024 * 1024;
+/** Task runs read at once by `DagRun.tasks` (at most 16 MiB of results), so a request stops reading soon after its bound. */
+const TASK_RUN_READ_CHUNK = 256;
+
+/** Result bytes read so far by each request (its context), and its reads in turn (so the bound holds across aliases). */
+const resultReads = new WeakMap<object, { bytes: number; queue: Promise<unknown> }>();
+
+/**
+ * The task runs with these fire keys, whole (with their results), counted against the request's
+ * MAX_RESULT_BYTES_PER_REQUEST: read in chunks, one `tasks` field of the request after the other;
+ * a page that takes the request past the bound is refused (BAD_USER_INPUT on `first`).
+ */
+function readTaskRuns(ctx: Context, fireKeys: readonly string[]): Promise<RunDoc[]> {
+  let state = resultReads.get(ctx);
+  if (!state) resultReads.set(ctx, (state = { bytes: 0, queue: Promise.resolve() }));
+  const s = state;
+  const over = () =>
+    new ValidationError(
+      "first",
+      `the task rows asked for in this request carry more than ${MAX_RESULT_BYTES_PER_REQUEST} bytes (32 MiB) of results; ask for fewer rows (first, then skip) or fewer DAG runs' tasks in one request`,
+    );
+  const turn = s.queue.then(async () => {
+    const out: RunDoc[] = [];
+    for (let i = 0; i < fireKeys.length; i += TASK_RUN_READ_CHUNK) {
+      if (s.bytes > MAX_RESULT_BYTES_PER_REQUEST) throw over();
+      const runs = await ctx.services.dagRuns.taskRuns(fireKeys.slice(i, i + TASK_RUN_READ_CHUNK));
+      for (const r of runs) s.bytes += r.resultJson?.length ?? 0;
+      out.push(...runs);
+    }
+    if (s.bytes > MAX_RESULT_BYTES_PER_REQUEST) throw over();
+    return out;
+  });
+  s.queue = turn.catch(() => undefined);
+  return turn;
+}
 
 function taskIn(t: DagTaskInput): DomainTaskInput {
   return { key: t.key, spec: specIn(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: retryIn(t.retry), priority: t.priority, mapOver: t.mapOver };
@@ -258,7 +301,7 @@ export class DagRunResolver {
     // Not every task run of the DAG run (every attempt): 20 aliases of tasks(first: 1), a query of
     // cost ~60, read a 1,000-task DAG run's 1,000 runs 20 times, ~0.6 s of the API's CPU.
     const page = dagRunTaskRows(full, []).slice(skip, skip + first);
-    const runs = await ctx.services.dagRuns.taskRuns(page.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
+    const runs = await readTaskRuns(ctx, page.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
     return withTaskRuns(dagRunTaskRows(full, runs).slice(skip, skip + first), runs);
   }
 

@@ -83,6 +83,31 @@ describe("reading a DAG run's tasks", () => {
   });
 });
 
+describe("task results in one request", () => {
+  it("are read up to 32 MiB a request: 20 aliases of tasks(first: 100) { result } of 64 KiB results (cost ~2,000) are refused, not answered with 130 MB", async () => {
+    const u = await user();
+    const big = `printf '"%s"' "$(head -c 65000 /dev/zero | tr '\\0' x)" > $KAIROS_RESULT`;
+    const id = await createDag(t.app.url, u.token, "fat-results", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: big }))); // 1
+    const runId = await triggerDag(t.app.url, u.token, id); // 100
+    expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
+    const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 100) { result } }`).join(" ")} }`;
+    const res = await fetch(t.app.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${u.token}` }, body: JSON.stringify({ query: q, variables: { id: runId } }) });
+    const text = await res.text();
+    // Before: 130 MB (with 300 such tasks, cost ~6,000: 390 MB, 14 s of the API's CPU, 1.2 GB more memory).
+    expect(text.length).toBeLessThan(36_000_000);
+    // The rows past the bound are refused (DagRun.tasks and Query.dagRun are non-null, so the whole answer is).
+    const body = JSON.parse(text) as { data: unknown; errors?: Array<{ message: string; path: unknown[]; extensions: { code: string; field: string } }> };
+    expect(body.data).toBeNull();
+    expect(body.errors?.map((e) => [e.extensions.code, e.extensions.field])).toEqual([["BAD_USER_INPUT", "first"]]);
+    expect(body.errors?.[0]?.message).toBe(
+      "first: the task rows asked for in this request carry more than 33554432 bytes (32 MiB) of results; ask for fewer rows (first, then skip) or fewer DAG runs' tasks in one request",
+    );
+    // One page of them, as the typed client reads it, is served whole.
+    const one = await gqlOk<{ dagRun: { tasks: Array<{ result: string }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { result } } }`, { id: runId }, u.token);
+    expect(one.dagRun.tasks.every((x) => x.result.length === 65_000)).toBe(true);
+  });
+});
+
 describe("subscriptions", () => {
   it("a user holds at most 20 dagRunUpdated / runUpdated subscriptions at once: each decoded every run event of every user", async () => {
     const victim = await user();
