@@ -108,6 +108,23 @@ describe("task results in one request", () => {
   });
 });
 
+describe("params in a page", () => {
+  it("cost one per KiB they may hold: 20 aliases of dagRuns(first: 100) { params } are refused as too costly, not answered with 130 MB", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "fat-params", [{ key: "a", command: "true" }], { params: { big: "x".repeat(65_000) } });
+    await triggerDag(t.app.url, u.token, id);
+    // Before: cost ~4,000; over 118 DAG runs of 64 KiB params (118 submissions) the answer was 130 MB, 3.3 s of the API's CPU, 0.5 GB more memory.
+    const many = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRuns(first: 100) { edges { node { params } } }`).join(" ")} }`;
+    const r = await gql(t.app.url, many, {}, u.token);
+    expect([code(r), r.errors?.[0]?.extensions?.limit]).toEqual(["GRAPHQL_VALIDATION_FAILED", "cost"]);
+    const dags = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dags(first: 100) { edges { node { params } } }`).join(" ")} }`;
+    expect(code(await gql(t.app.url, dags, {}, u.token))).toBe("GRAPHQL_VALIDATION_FAILED");
+    // A page of 100 with their params is read.
+    const one = await gqlOk<{ dagRuns: { edges: Array<{ node: { params: { big: string } } }> } }>(t.app.url, `{ dagRuns(first: 100) { edges { node { params } } } }`, {}, u.token);
+    expect(one.dagRuns.edges.map((e) => e.node.params.big.length)).toEqual([65_000]);
+  });
+});
+
 describe("subscriptions", () => {
   it("a user holds at most 20 dagRunUpdated / runUpdated subscriptions at once: each decoded every run event of every user", async () => {
     const victim = await user();
