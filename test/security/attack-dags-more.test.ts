@@ -278,3 +278,40 @@ describe("retryDagRun of a mapped task", () => {
     await gql(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
   });
 });
+
+describe("pauseDag racing updateDag", () => {
+  it("a pauseDag landing while updateDag gives the DAG its first schedule leaves the schedule paused, not firing under a DAG shown paused", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "paused-mid-schedule", [{ key: "a", command: "true" }]);
+    const jobs = t.app.services.mongo.c.jobs as unknown as Collection<Document>;
+    const insertOne = jobs.insertOne.bind(jobs);
+    let armed = true;
+    // pauseDag runs to the end after updateDag read the DAG (unpaused) and before it inserts the timer job: it finds no timer to pause.
+    const spy = vi.spyOn(jobs, "insertOne").mockImplementation((async (doc: Document, options?: Document) => {
+      if (armed && doc.dagId === id) {
+        armed = false;
+        await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { paused } }`, { id }, u.token);
+      }
+      return insertOne(doc, options);
+    }) as never);
+    try {
+      await gqlOk(t.app.url, `mutation($id: ID!) { updateDag(id: $id, input: { schedule: { kind: CRON, cron: "* * * * * *" } }) { id } }`, { id }, u.token);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(armed).toBe(false);
+    const dag = await gqlOk<{ dag: { paused: boolean; nextFireAt: string | null } }>(t.app.url, `query($id: ID!) { dag(id: $id) { paused nextFireAt } }`, { id }, u.token);
+    // Before: paused true, and the timer armed (nextFireAt set): a DAG run every second, run to its end.
+    expect(dag.dag).toEqual({ paused: true, nextFireAt: null });
+    await new Promise((r) => setTimeout(r, 2_500));
+    const runs = await gqlOk<{ dagRuns: { edges: Array<{ node: { status: string; tasks: Array<{ run: { startedAt: string | null } | null }> } }> } }>(
+      t.app.url,
+      `query($id: ID!) { dagRuns(dagId: $id, first: 100) { edges { node { status tasks(first: 1) { run { startedAt } } } } } }`,
+      { id },
+      u.token,
+    );
+    // Staged ahead in the instant the timer was unpaused, then taken back by its pause: none started.
+    expect(runs.dagRuns.edges.filter((e) => e.node.status !== "CANCELLED" || e.node.tasks.some((x) => x.run?.startedAt))).toEqual([]);
+    await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+  });
+});
