@@ -14,6 +14,7 @@
  *   counted once, not per field selected below it): `dags(first: 20) { edges { node { graph } } }`
  *   would otherwise render twenty graphs of hundreds of thousands of edges each (a 2 MiB
  *   definition) for a cost of about 60. One DAG's whole definition and graph stay well within it.
+ * - A JSON field of up to 64 KiB ({@link KIB_SIZED}: params) costs 64 more, one per KiB.
  * - Introspection fields cost nothing: the schema is fixed and small, and introspection is off
  *   outside dev.
  *
@@ -23,7 +24,7 @@
 import { getNullableType, isListType, type GraphQLSchema, type DocumentNode } from "graphql";
 import { getComplexity, type ComplexityEstimator } from "graphql-query-complexity";
 import { DEFAULT_LOG_READ_CHUNKS } from "../core/index.js";
-import { MAX_DAG_TASKS } from "../dag/index.js";
+import { MAX_DAG_TASKS, MAX_PARAMS_BYTES } from "../dag/index.js";
 import { DEFAULT_PAGE } from "../resolvers/index.js";
 
 /** What a list of objects without a size argument is charged as. */
@@ -31,6 +32,16 @@ export const ASSUMED_LIST_SIZE = 20;
 
 /** Fields (`Type.field`) as large as a DAG: up to MAX_DAG_TASKS tasks, or a graph of them. */
 export const DAG_SIZED: ReadonlySet<string> = new Set(["Dag.tasks", "Dag.topologicalOrder", "Dag.graph", "DagRun.graph"]);
+
+/**
+ * JSON fields of up to 64 KiB ({@link MAX_PARAMS_BYTES}: a DAG's default params, a DAG run's
+ * params), which cost one more per KiB they may hold: counted as one value, 20 aliases of
+ * `dagRuns(first: 100) { edges { node { params } } }` (cost ~4,000, over 118 DAG runs of 64 KiB
+ * params, one submission each) answered 130 MB (3.3 s of the API's CPU, 0.5 GB more memory). A
+ * page of 100 DAG runs with their params still reads whole (~6,600).
+ */
+export const KIB_SIZED: ReadonlySet<string> = new Set(["Dag.params", "DagRun.params"]);
+const KIB_SIZED_COST = Math.ceil(MAX_PARAMS_BYTES / 1024);
 
 /** Past this many fields and fragments the analysis itself stops (the document is refused). */
 const MAX_QUERY_NODES = 10_000;
@@ -44,6 +55,7 @@ function listSize(args: Record<string, unknown>, hasSizeArg: boolean, dflt: numb
 export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (type.name.startsWith("__") || field.name.startsWith("__")) return 0;
   if (DAG_SIZED.has(`${type.name}.${field.name}`)) return 1 + MAX_DAG_TASKS + childComplexity;
+  if (KIB_SIZED.has(`${type.name}.${field.name}`)) return 1 + KIB_SIZED_COST + childComplexity;
   const hasSizeArg = field.args.some((a) => a.name === "first" || a.name === "count" || a.name === "limit");
   // `limit` (a run's `logs`): its default page is the log reader's.
   const sized = listSize(args, hasSizeArg, field.args.some((a) => a.name === "limit") ? DEFAULT_LOG_READ_CHUNKS : DEFAULT_PAGE);

@@ -59,7 +59,7 @@ export interface DagRunTaskRow extends Omit<DagRunTask, "run" | "result"> {
  * `runs` are the task runs' states only, so a page's runs are read whole afterwards, and only its
  * rows' (see {@link withTaskRuns}).
  */
-export function dagRunTaskRows(r: DagRunDoc, runs: readonly Pick<RunDoc, "fireKey" | "status">[]): DagRunTaskRow[] {
+export function dagRunTaskRows(r: Pick<DagRunDoc, "_id" | "tasks"> & { definition: { tasks: ReadonlyArray<Pick<DagRunDoc["definition"]["tasks"][number], "key" | "mapOver">> } }, runs: readonly Pick<RunDoc, "fireKey" | "status">[]): DagRunTaskRow[] {
   const observed = observedStates(r, new Map(runs.map((run) => [run.fireKey, run])));
   const rows: DagRunTaskRow[] = [];
   const row = (key: string, index: number | null, state: DagRunTask["status"], attempt: number, mapped: boolean, note: string | null): DagRunTaskRow => ({

@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subs
 import type { SubscribeResolverData } from "type-graphql";
 import { canSee } from "../auth/index.js";
 import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type DagPatch, type DagTaskInput as DomainTaskInput } from "../dag/index.js";
-import type { DagDoc, DagRunDoc, DagRunSummary } from "../domain/index.js";
+import type { DagDoc, DagRunDoc, DagRunSummary, RunDoc } from "../domain/index.js";
 import { ValidationError } from "../domain/index.js";
 import { FireConnection } from "../schema/index.js";
 import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
@@ -10,6 +10,7 @@ import { DateTime, JSONObject } from "../schema/index.js";
 import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
 import { dagRunTaskRows, toDag, toDagRun, withTaskRuns } from "./dag-mappers.js";
 import { dagStream } from "./dag-stream.js";
+import { countedStream } from "./event-stream.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { specIn, retryIn, scheduleIn } from "./job-input.js";
 import { toFire } from "./mappers.js";
@@ -21,6 +22,49 @@ const IDEMPOTENCY_KEY =
 
 /** Most rows `DagRun.tasks` answers at once (a DAG of 1000 tasks, with mapped instances after their task). */
 const MAX_TASK_ROWS = 5_000;
+
+/**
+ * Most bytes of task results (up to 64 KiB each) one request reads through `DagRun.tasks`: the
+ * typed client's page of 500 rows of full results fits. The query cost counts a result as one
+ * value, so without it 20 aliases of `dagRun(id) { tasks(first: 300) { result } }` (cost ~6,000)
+ * answered 390 MB (14 s of the API's CPU, 1.2 GB more memory), and a cost of 10,000 more than
+ * V8's longest string.
+ */
+export const MAX_RESULT_BYTES_PER_REQUEST = 32 * 1024 * 1024;
+/** Task runs read at once by `DagRun.tasks` (at most 16 MiB of results), so a request stops reading soon after its bound. */
+const TASK_RUN_READ_CHUNK = 256;
+
+/** Result bytes read so far by each request (its context), and its reads in turn (so the bound holds across aliases). */
+const resultReads = new WeakMap<object, { bytes: number; queue: Promise<unknown> }>();
+
+/**
+ * The task runs with these fire keys, whole (with their results), counted against the request's
+ * MAX_RESULT_BYTES_PER_REQUEST: read in chunks, one `tasks` field of the request after the other;
+ * a page that takes the request past the bound is refused (BAD_USER_INPUT on `first`).
+ */
+function readTaskRuns(ctx: Context, fireKeys: readonly string[]): Promise<RunDoc[]> {
+  let state = resultReads.get(ctx);
+  if (!state) resultReads.set(ctx, (state = { bytes: 0, queue: Promise.resolve() }));
+  const s = state;
+  const over = () =>
+    new ValidationError(
+      "first",
+      `the task rows asked for in this request carry more than ${MAX_RESULT_BYTES_PER_REQUEST} bytes (32 MiB) of results; ask for fewer rows (first, then skip) or fewer DAG runs' tasks in one request`,
+    );
+  const turn = s.queue.then(async () => {
+    const out: RunDoc[] = [];
+    for (let i = 0; i < fireKeys.length; i += TASK_RUN_READ_CHUNK) {
+      if (s.bytes > MAX_RESULT_BYTES_PER_REQUEST) throw over();
+      const runs = await ctx.services.dagRuns.taskRuns(fireKeys.slice(i, i + TASK_RUN_READ_CHUNK));
+      for (const r of runs) s.bytes += r.resultJson?.length ?? 0;
+      out.push(...runs);
+    }
+    if (s.bytes > MAX_RESULT_BYTES_PER_REQUEST) throw over();
+    return out;
+  });
+  s.queue = turn.catch(() => undefined);
+  return turn;
+}
 
 function taskIn(t: DagTaskInput): DomainTaskInput {
   return { key: t.key, spec: specIn(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: retryIn(t.retry), priority: t.priority, mapOver: t.mapOver };
@@ -76,7 +120,10 @@ async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<u
         throw new ValidationError("dagRunId", `DAG run ${dagRunId} is a run of DAG ${run.dagId}, not of DAG ${dagId}, so no event would match both: give one of them, or both of the same DAG`);
       }
     }
-    return dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null });
+    // At most MAX_EVENT_SUBSCRIPTIONS_PER_USER at once: each one decodes every user's run events.
+    return countedStream(context.services.events, p, () =>
+      dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null }),
+    );
   } catch (e) {
     logRefusal(context, "Subscription.dagRunUpdated", e, args as Record<string, unknown>);
     throw toGraphQLError(e) ?? e;
@@ -110,7 +157,11 @@ export class DagResolver {
 
   @Mutation(() => Dag, { description: "A new version of the DAG; DAG runs in flight keep the version they started with." })
   async updateDag(@Arg("id", () => ID) id: string, @Arg("input", () => UpdateDagInput) input: UpdateDagInput, @Ctx() ctx: Context): Promise<Dag> {
-    return toDag(await ctx.services.dags.update(requireUser(ctx), id, dagPatch(input)));
+    // New tasks are a new definition, checked as createDag's (up to 1,000 task specs and 20,000
+    // edges in a 2 MiB request: ~0.2 s of the API's CPU): one submission, as createDag. Charged
+    // one request only, a loop of them took 1,200 a minute, several cores' worth (docs/security.md).
+    const p = input.tasks != null ? await requireSubmitter(ctx) : requireUser(ctx);
+    return toDag(await ctx.services.dags.update(p, id, dagPatch(input)));
   }
 
   @Mutation(() => ID, { description: "Deletes the DAG and its schedule; its running DAG runs are cancelled. Returns the id." })
@@ -246,11 +297,18 @@ export class DagRunResolver {
     requireUser(ctx);
     if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
     if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
-    // dagRun's, a listing's and a write's answers come without the definition: read the DAG run whole.
-    const full = await whole(ctx, run);
-    // Every task run's state (small), then whole only the runs of the rows asked for.
-    const rows = dagRunTaskRows(full, await ctx.services.dagRuns.taskRunStates(full._id)).slice(skip, skip + first);
-    return withTaskRuns(rows, await ctx.services.dagRuns.taskRuns(rows.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey]))));
+    // dagRun's, a listing's and a write's answers come without the definition and task states:
+    // read the states and, of the definition, only the task keys (not its task specs, up to
+    // ~2 MiB: a page of 100 DAG runs asking for one row each read 100 definitions whole).
+    const doc = run.doc as DagRunSummary;
+    const full = doc.definition && doc.tasks ? (doc as DagRunDoc) : await ctx.services.dagRuns.getRunRows(requireUser(ctx), doc._id);
+    // The rows of the page as stored (which rows, and their runs' fire keys, do not depend on the
+    // runs), then only those rows' runs, read whole, and the rows again with their runs' states.
+    // Not every task run of the DAG run (every attempt): 20 aliases of tasks(first: 1), a query of
+    // cost ~60, read a 1,000-task DAG run's 1,000 runs 20 times, ~0.6 s of the API's CPU.
+    const page = dagRunTaskRows(full, []).slice(skip, skip + first);
+    const runs = await readTaskRuns(ctx, page.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
+    return withTaskRuns(dagRunTaskRows(full, runs).slice(skip, skip + first), runs);
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })

@@ -6,6 +6,8 @@
  * say what they subscribe to and which events they pass on.
  */
 
+import { ConflictError } from "../domain/index.js";
+
 /** Subscribes with `push` as the handler; resolves to what releases the subscriptions. */
 export type Subscriber<T> = (push: (event: T) => void) => Promise<() => Promise<void>>;
 
@@ -45,6 +47,58 @@ export function eventStream<T>(subscribe: Subscriber<T>, maxBuffered: number): A
     return: finish,
     throw: async (e?: unknown) => {
       await finish();
+      throw e;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
+ * Most `runUpdated` and `dagRunUpdated` subscriptions one user (not an administrator) holds at
+ * once, per API process. Each subscription decodes every message of the run events (and the DAG
+ * events) of every user: without a bound, one user's idle subscriptions (1,200 a minute fit the
+ * request budget) multiplied the API's work for every other user's run (docs/security.md).
+ */
+export const MAX_EVENT_SUBSCRIPTIONS_PER_USER = 20;
+
+/** Open event subscriptions by user id, per set of services (one app per process; tests start several). */
+const openByOwner = new WeakMap<object, Map<string, number>>();
+
+/**
+ * `make()`'s stream, counted against the user's MAX_EVENT_SUBSCRIPTIONS_PER_USER in `scope` until
+ * it ends (returned or thrown into); CONFLICT when the user holds that many already. Unlimited
+ * for administrators.
+ */
+export function countedStream<T>(scope: object, who: { userId: string; role: string }, make: () => AsyncIterableIterator<T>): AsyncIterableIterator<T> {
+  if (who.role === "ADMIN") return make();
+  let open = openByOwner.get(scope);
+  if (!open) openByOwner.set(scope, (open = new Map()));
+  const counts = open;
+  const n = counts.get(who.userId) ?? 0;
+  if (n >= MAX_EVENT_SUBSCRIPTIONS_PER_USER) {
+    throw new ConflictError(`you have ${n} runUpdated and dagRunUpdated subscriptions open, the most allowed at once: close one first`);
+  }
+  const inner = make();
+  counts.set(who.userId, n + 1);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const left = (counts.get(who.userId) ?? 1) - 1;
+    if (left > 0) counts.set(who.userId, left);
+    else counts.delete(who.userId);
+  };
+  return {
+    next: () => inner.next(),
+    return: async (v?: unknown) => {
+      release();
+      return inner.return ? inner.return(v) : { value: undefined, done: true };
+    },
+    throw: async (e?: unknown) => {
+      release();
+      if (inner.throw) return inner.throw(e);
       throw e;
     },
     [Symbol.asyncIterator]() {

@@ -11,6 +11,7 @@ import { logRefusal, toGraphQLError } from "./errors.js";
 import { listRuns } from "./job.resolver.js";
 import { toJob, toRun } from "./mappers.js";
 import { mapPage, pageArgs } from "./pagination.js";
+import { countedStream } from "./event-stream.js";
 import { runStream } from "./run-stream.js";
 
 interface RunUpdatedArgs {
@@ -34,10 +35,9 @@ async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unkn
         throw new ValidationError("runId", `run ${runId} is a run of job ${run.jobId}, not of job ${jobId}, so no event would match both: give one of them, or both of the same job`);
       }
     }
-    return runStream(
-      context.services.events,
-      (run) =>
-        canSee(p, run.ownerId) && (jobId == null || run.jobId === jobId) && (runId == null || run._id === runId),
+    // At most MAX_EVENT_SUBSCRIPTIONS_PER_USER at once: each one decodes every user's run events.
+    return countedStream(context.services.events, p, () =>
+      runStream(context.services.events, (run) => canSee(p, run.ownerId) && (jobId == null || run.jobId === jobId) && (runId == null || run._id === runId)),
     );
   } catch (e) {
     logRefusal(context, "Subscription.runUpdated", e, args as Record<string, unknown>);

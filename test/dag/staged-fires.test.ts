@@ -199,12 +199,14 @@ describe("scheduled DAG runs staged ahead", () => {
     expect(worked.size).toBeGreaterThanOrEqual(2);
   });
 
-  it("a pauseDag whose process died after pausing the schedule's timer is finished by pausing again: nothing staged starts", async () => {
+  it("a pauseDag whose process died after pausing the schedule's timer is finished by asking again: nothing staged starts", async () => {
     const id = await createDag({ name: "staged-pause-crash", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }]) });
     const stagedRuns = () => dagRuns(id).then((rs) => rs.filter((r) => r.status === "RUNNING" && at(r.scheduledFor) > Date.now() + 300));
     await waitFor(async () => (await stagedRuns()).length >= 2, 5_000);
-    // The first write of the pause (the timer job paused), then the process died: the DAG not marked paused, its DAG runs staged.
+    // The pause's writes up to the timer job's (the DAG's flag, then the timer job paused), then the
+    // process died before taking back what is staged: its DAG runs still staged, their first tasks queued.
     const { updateJobAtVersion } = await import("../../src/store/jobs/edits.js");
+    await t.app.services.mongo.c.dags.updateOne({ _id: id }, { $set: { paused: true, pausedAt: new Date() } });
     const timer = (await t.app.services.mongo.c.jobs.findOne({ _id: id }))!;
     expect(await updateJobAtVersion(t.app.services.mongo, timer, { paused: true, pausedAt: new Date(), status: "PAUSED", nextSlotAt: null, nextFireAt: null })).not.toBeNull();
     const left = await stagedRuns();

@@ -16,12 +16,14 @@ import {
   findDagHead,
   findDagRun,
   findDagRunByFireKey,
+  findDagRunRows,
   findDagRunSummary,
   findTaskRunDocsByFireKeys,
   findTaskRuns,
   listDagRuns,
   newId,
   setDagRunAtVersion,
+  type DagRunRowsDoc,
   type DagTaskRun,
   type Mongo,
   type Page,
@@ -64,6 +66,14 @@ export class DagRunService {
 
   async getRun(caller: Principal, dagRunId: string): Promise<DagRunDoc> {
     return visible(caller, "DAG run", dagRunId, await findDagRun(this.deps.mongo, dagRunId));
+  }
+
+  /**
+   * A DAG run's task states with only the keys and mapOver of its definition's tasks: what its
+   * rows (`DagRun.tasks`) need, without reading up to ~2 MiB of task specs per DAG run of a page.
+   */
+  async getRunRows(caller: Principal, dagRunId: string): Promise<DagRunRowsDoc> {
+    return visible(caller, "DAG run", dagRunId, await findDagRunRows(this.deps.mongo, dagRunId));
   }
 
   /**
@@ -298,6 +308,9 @@ export class DagRunService {
         continue;
       }
       this.deps.log.info({ dagRunId, by: caller.userId, held: lock.held, replaced: lock.replaced }, "DAG run retried from failed");
+      // The DAG deleted after the check above (deleteDag saw this DAG run not RUNNING, so did not
+      // cancel it): cancelled here, as a trigger's, so the deleted DAG's tasks do not run again.
+      if (await this.cancelIfDeleted(run.dagId, [dagRunId])) return this.summary(dagRunId);
       if (!lock.held) await this.deps.advancer.advance(dagRunId);
       if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a retry replaced"));
       return this.summary(dagRunId);

@@ -23,6 +23,7 @@ import {
   findDagRunByFireKey,
   findHeldBehind,
   findHeldDagRuns,
+  findDagHead,
   findJob,
   findLockedDagTimers,
   newId,
@@ -90,6 +91,14 @@ export class DagSchedules {
       },
       { id: dag._id },
     );
+    // A pauseDag or resumeDag that landed while the timer was being made found no timer to change
+    // (it sets the DAG's flag first, then the timer's): the timer follows the flag as it is now, so
+    // a DAG shown paused never fires (and one shown resumed is not left paused).
+    const now = await findDagHead(this.deps.mongo, dag._id);
+    if (now && now.paused !== dag.paused) {
+      if (now.paused) await this.deps.jobs.pause(timerCaller(dag), dag._id);
+      else await this.deps.jobs.resume(timerCaller(dag), dag._id);
+    }
   }
 
   /**

@@ -222,14 +222,19 @@ export class DagService {
       await this.deps.schedules.pause(dag);
       return dag;
     }
+    // The flag first, then the timer: a timer being made meanwhile (updateDag's first schedule)
+    // reads the flag once made (DagSchedules.attach), so one of the two pauses it.
+    const updated = await setDagFields(this.deps.mongo, dagId, { paused: true, pausedAt: new Date(this.deps.clock()) });
     await this.deps.schedules.pause(dag);
-    return (await setDagFields(this.deps.mongo, dagId, { paused: true, pausedAt: new Date(this.deps.clock()) })) ?? dag;
+    return updated ?? dag;
   }
 
   async resume(caller: Principal, dagId: string): Promise<DagDoc> {
     const dag = await this.get(caller, dagId);
     if (!dag.paused) return dag;
+    // As pause: the flag first, then the timer.
+    const updated = await setDagFields(this.deps.mongo, dagId, { paused: false, pausedAt: null });
     await this.deps.schedules.resume(dag);
-    return (await setDagFields(this.deps.mongo, dagId, { paused: false, pausedAt: null })) ?? dag;
+    return updated ?? dag;
   }
 }

@@ -20,12 +20,19 @@ export function retryFromFailed(tasks: TaskStates): Record<string, TaskView> {
 }
 
 /**
- * How many tasks {@link retryFromFailed} re-runs (ended, not SUCCEEDED): a retry is charged that
- * many submissions, as a trigger is charged one per task (a mapped task counts once, as there).
+ * How many task runs {@link retryFromFailed} re-runs (tasks ended, not SUCCEEDED): a retry is
+ * charged that many submissions, as a trigger is charged one per task. A mapped task that was
+ * expanded counts the instances it resets (at least one): they run again without being expanded
+ * again, so nothing else charges them (a trigger's expansion is charged as it is made). Counted
+ * once, a cancel-and-retry loop of a 1,000-wide fan-out made 1,000 runs a submission.
  */
 export function retriedTaskCount(tasks: TaskStates): number {
   let n = 0;
-  for (const view of Object.values(tasks)) if (isTerminal(view.state) && view.state !== DagTaskState.SUCCEEDED) n++;
+  for (const view of Object.values(tasks)) {
+    if (!isTerminal(view.state) || view.state === DagTaskState.SUCCEEDED) continue;
+    const reset = view.instances?.filter((i) => i.state !== DagTaskState.SUCCEEDED).length ?? 1;
+    n += Math.max(1, reset);
+  }
   return n;
 }
 

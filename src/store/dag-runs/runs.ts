@@ -288,6 +288,23 @@ export async function findDagRunShape(
 }
 
 /**
+ * A DAG run with its task states and, of its definition, only each task's key and mapOver: what
+ * listing its tasks' rows needs (`DagRun.tasks`). Not the definition whole: up to ~2 MiB of task
+ * specs, which a page of DAG runs asking for one row each read a hundred times over.
+ */
+export async function findDagRunRows(mongo: Mongo, id: string): Promise<DagRunRowsDoc | null> {
+  const shape = { "definition.tasks.key": 1, "definition.tasks.mapOver": 1 };
+  const doc = await mongo.c.dagRuns.findOne({ _id: id }, { projection: { _id: 1, ownerId: 1, dagId: 1, dagVersion: 1, tasks: 1, ...shape } });
+  if (!doc) return null;
+  // An older DAG run's own copy, else its version's definition.
+  const definition = doc.definition ?? (await mongo.c.dagDefinitions.findOne({ _id: dagDefinitionId(doc.dagId, doc.dagVersion) }, { projection: shape }))?.definition;
+  return definition ? { _id: doc._id, ownerId: doc.ownerId, tasks: doc.tasks, definition: { tasks: definition.tasks } } : null;
+}
+
+/** What {@link findDagRunRows} reads of a DAG run. */
+export type DagRunRowsDoc = Pick<DagRunDoc, "_id" | "ownerId" | "tasks"> & { definition: { tasks: Array<Pick<DagRunDoc["definition"]["tasks"][number], "key" | "mapOver">> } };
+
+/**
  * The succeeded runs of these tasks of a DAG run, with their results (at most one per instance:
  * a retry re-runs only what did not succeed).
  */

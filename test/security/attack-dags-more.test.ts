@@ -1,0 +1,314 @@
+/**
+ * More attacks on DAG workflows by a hostile USER, over the real API, engine and executor
+ * (docs/dags.md). Each hole and its fix is in docs/security.md, "DAG workflows".
+ */
+import type { Collection, Document } from "mongodb";
+import { describe, expect, it, vi } from "vitest";
+import { code, makeUser } from "../helpers/accounts.js";
+import { useTestApp } from "../helpers/app.js";
+import { wsClient } from "../helpers/graphql.js";
+import { createDag, finishedDagRun, gql, gqlOk, triggerDag, waitFor } from "../dag/helpers.js";
+
+const t = useTestApp();
+
+let users = 0;
+const user = () => makeUser(t.app, t.admin, `dag-attacker2-${Date.now()}-${users++}`);
+
+describe("reading a page of DAG runs", () => {
+  it("DagRun.tasks reads the task keys of each DAG run's definition, not its 2 MB of task specs (a page of DAG runs with tasks(first: 1), cost ~400)", async () => {
+    const u = await user();
+    // 28 tasks of a 64 KiB command each: a 1.8 MB definition (under the 2 MiB request limit).
+    const pad = "x".repeat(65_000);
+    const tasks = Array.from({ length: 28 }, (_, i) => ({ key: `t${i}`, spec: { kind: "COMMAND", command: `: ${pad}; sleep 30`, timeout: "PT1M" } }));
+    const id = (await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "fat-definition", tasks } }, u.token)).createDag.id;
+    for (let i = 0; i < 4; i++) {
+      const runId = await triggerDag(t.app.url, u.token, id);
+      await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+    }
+    const definitions = t.app.services.mongo.c.dagDefinitions as unknown as Collection<Document>;
+    const findOne = definitions.findOne.bind(definitions);
+    let bytes = 0;
+    const spy = vi.spyOn(definitions, "findOne").mockImplementation((async (...args: Parameters<typeof findOne>) => {
+      const d = await findOne(...args);
+      bytes += JSON.stringify(d ?? null).length;
+      return d;
+    }) as never);
+    let r: Awaited<ReturnType<typeof gql>>;
+    try {
+      // Before: cost ~400, 76 definitions read (139 MB) with 4 DAG runs; 100 DAG runs would be 3.4 GB per request.
+      const aliases = Array.from({ length: 19 }, (_, i) => `a${i}: dagRuns(first: 100) { edges { node { tasks(first: 1) { key } } } }`).join(" ");
+      r = await gql(t.app.url, `{ ${aliases} }`, {}, u.token);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(r.errors).toBeUndefined();
+    expect((r.data as Record<string, { edges: Array<{ node: { tasks: Array<{ key: string }> } }> }>).a0!.edges.map((e) => e.node.tasks)).toEqual(Array.from({ length: 4 }, () => [{ key: "t0" }]));
+    // 76 reads of the 28 task keys: a few KB.
+    expect(bytes).toBeLessThan(200_000);
+    // One DAG run's rows still read (the typed client's page of 500).
+    const one = await gqlOk<{ dagRuns: { edges: Array<{ node: { tasks: unknown[] } }> } }>(t.app.url, `{ dagRuns(first: 1) { edges { node { tasks(first: 500) { key status } } } } }`, {}, u.token);
+    expect(one.dagRuns.edges[0]!.node.tasks).toHaveLength(28);
+  });
+});
+
+describe("reading a DAG run's tasks", () => {
+  it("DagRun.tasks(first: 1) reads the page's task run, not every task run of the DAG run (every attempt) per alias", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "wide-tasks", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: "true" }))); // 1
+    const runId = await triggerDag(t.app.url, u.token, id); // 100
+    expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
+    const runs = t.app.services.mongo.c.runs as unknown as Collection<Document>;
+    const find = runs.find.bind(runs);
+    let docs = 0;
+    const spy = vi.spyOn(runs, "find").mockImplementation(((filter: Document, options?: Document) => {
+      const cursor = find(filter, options);
+      const toArray = cursor.toArray.bind(cursor);
+      cursor.toArray = async () => {
+        const got = await toArray();
+        docs += got.length;
+        return got;
+      };
+      return cursor;
+    }) as never);
+    try {
+      // Before: each alias read all 100 task runs' states (2,000 documents; with a 1,000-task DAG
+      // run ~0.6 s of the API's CPU for this query of cost ~60, and more with every retryDagRun's attempts).
+      const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 1, skip: ${i}) { key status run { status } } }`).join(" ")} }`;
+      const r = await gqlOk<Record<string, { tasks: Array<{ key: string; status: string; run: { status: string } }> }>>(t.app.url, q, { id: runId }, u.token);
+      expect(Object.values(r).map((x) => x.tasks)).toEqual(Array.from({ length: 20 }, (_, i) => [{ key: `t${i}`, status: "SUCCEEDED", run: { status: "SUCCEEDED" } }]));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(docs).toBe(20);
+  });
+});
+
+describe("task results in one request", () => {
+  it("are read up to 32 MiB a request: 20 aliases of tasks(first: 100) { result } of 64 KiB results (cost ~2,000) are refused, not answered with 130 MB", async () => {
+    const u = await user();
+    const big = `printf '"%s"' "$(head -c 65000 /dev/zero | tr '\\0' x)" > $KAIROS_RESULT`;
+    const id = await createDag(t.app.url, u.token, "fat-results", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: big }))); // 1
+    const runId = await triggerDag(t.app.url, u.token, id); // 100
+    expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
+    const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 100) { result } }`).join(" ")} }`;
+    const res = await fetch(t.app.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${u.token}` }, body: JSON.stringify({ query: q, variables: { id: runId } }) });
+    const text = await res.text();
+    // Before: 130 MB (with 300 such tasks, cost ~6,000: 390 MB, 14 s of the API's CPU, 1.2 GB more memory).
+    expect(text.length).toBeLessThan(36_000_000);
+    // The rows past the bound are refused (DagRun.tasks and Query.dagRun are non-null, so the whole answer is).
+    const body = JSON.parse(text) as { data: unknown; errors?: Array<{ message: string; path: unknown[]; extensions: { code: string; field: string } }> };
+    expect(body.data).toBeNull();
+    expect(body.errors?.map((e) => [e.extensions.code, e.extensions.field])).toEqual([["BAD_USER_INPUT", "first"]]);
+    expect(body.errors?.[0]?.message).toBe(
+      "first: the task rows asked for in this request carry more than 33554432 bytes (32 MiB) of results; ask for fewer rows (first, then skip) or fewer DAG runs' tasks in one request",
+    );
+    // One page of them, as the typed client reads it, is served whole.
+    const one = await gqlOk<{ dagRun: { tasks: Array<{ result: string }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { result } } }`, { id: runId }, u.token);
+    expect(one.dagRun.tasks.every((x) => x.result.length === 65_000)).toBe(true);
+  });
+});
+
+describe("params in a page", () => {
+  it("cost one per KiB they may hold: 20 aliases of dagRuns(first: 100) { params } are refused as too costly, not answered with 130 MB", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "fat-params", [{ key: "a", command: "true" }], { params: { big: "x".repeat(65_000) } });
+    await triggerDag(t.app.url, u.token, id);
+    // Before: cost ~4,000; over 118 DAG runs of 64 KiB params (118 submissions) the answer was 130 MB, 3.3 s of the API's CPU, 0.5 GB more memory.
+    const many = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRuns(first: 100) { edges { node { params } } }`).join(" ")} }`;
+    const r = await gql(t.app.url, many, {}, u.token);
+    expect([code(r), r.errors?.[0]?.extensions?.limit]).toEqual(["GRAPHQL_VALIDATION_FAILED", "cost"]);
+    const dags = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: dags(first: 100) { edges { node { params } } }`).join(" ")} }`;
+    expect(code(await gql(t.app.url, dags, {}, u.token))).toBe("GRAPHQL_VALIDATION_FAILED");
+    // A page of 100 with their params is read.
+    const one = await gqlOk<{ dagRuns: { edges: Array<{ node: { params: { big: string } } }> } }>(t.app.url, `{ dagRuns(first: 100) { edges { node { params } } } }`, {}, u.token);
+    expect(one.dagRuns.edges.map((e) => e.node.params.big.length)).toEqual([65_000]);
+  });
+});
+
+describe("subscriptions", () => {
+  it("a user holds at most 20 dagRunUpdated / runUpdated subscriptions at once: each decoded every run event of every user", async () => {
+    const victim = await user();
+    const mallory = await user();
+    const dagId = await createDag(t.app.url, mallory.token, "sub-flood", [{ key: "a", command: "true" }]);
+    const client = wsClient(t.app.wsUrl, mallory.token);
+    try {
+      const outcomes: Array<"ok" | "refused"> = [];
+      const subscribe = (query: string, variables: Record<string, unknown>) =>
+        new Promise<void>((resolve) => {
+          let settled = false;
+          const settle = (o: "ok" | "refused") => {
+            if (settled) return;
+            settled = true;
+            outcomes.push(o);
+            resolve();
+          };
+          client.subscribe({ query, variables }, { next: (v) => (v.errors ? settle("refused") : undefined), error: () => settle("refused"), complete: () => settle("refused") });
+          setTimeout(() => settle("ok"), 1_500);
+        });
+      // Before: all 60 were held (1,000 of them doubled the CPU a 40-task DAG run of another user took; 1,200 a minute fit the request budget).
+      await Promise.all([
+        ...Array.from({ length: 30 }, () => subscribe(`subscription($d: ID) { dagRunUpdated(dagId: $d) { dagRunId } }`, { d: dagId })),
+        ...Array.from({ length: 30 }, () => subscribe(`subscription { runUpdated { id } }`, {})),
+      ]);
+      expect(outcomes.filter((o) => o === "ok")).toHaveLength(20);
+      // Another user is not limited by them.
+      const other = wsClient(t.app.wsUrl, victim.token);
+      try {
+        const r = await new Promise<string>((resolve) => {
+          other.subscribe({ query: `subscription { dagRunUpdated { dagRunId } }` }, { next: (v) => resolve(v.errors ? "refused" : "event"), error: () => resolve("refused"), complete: () => resolve("refused") });
+          setTimeout(() => resolve("ok"), 1_500);
+        });
+        expect(r).toBe("ok");
+      } finally {
+        await other.dispose();
+      }
+    } finally {
+      await client.dispose();
+    }
+    // Closed: its slots are free again.
+    const again = wsClient(t.app.wsUrl, mallory.token);
+    try {
+      const r = await new Promise<string>((resolve) => {
+        again.subscribe({ query: `subscription { runUpdated { id } }` }, { next: (v) => resolve(v.errors ? JSON.stringify(v.errors) : "event"), error: (e) => resolve(JSON.stringify(e)), complete: () => resolve("complete") });
+        setTimeout(() => resolve("ok"), 1_500);
+      });
+      expect(r).toBe("ok");
+    } finally {
+      await again.dispose();
+    }
+  });
+});
+
+describe("lifecycle races", () => {
+  it("a retryDagRun whose DAG is deleted between its check and its write gets a CANCELLED DAG run, not the deleted DAG's tasks run again", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "deleted-mid-retry", [{ key: "a", command: "exit 1" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    const runId = await triggerDag(t.app.url, u.token, id);
+    expect((await finishedDagRun(t.app.url, u.token, runId, 20_000)).status).toBe("FAILED");
+    const dagRuns = t.app.services.mongo.c.dagRuns as unknown as Collection<Document>;
+    const updateOne = dagRuns.updateOne.bind(dagRuns);
+    let armed = true;
+    // deleteDag runs to the end after the retry checked the DAG and before it writes its DAG run RUNNING: it finds none to cancel.
+    const spy = vi.spyOn(dagRuns, "updateOne").mockImplementation((async (filter: Document, update: Document, options?: Document) => {
+      if (armed && filter._id === runId && update.$set?.status === "RUNNING") {
+        armed = false;
+        await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+      }
+      return updateOne(filter, update, options);
+    }) as never);
+    try {
+      await gqlOk(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, u.token);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(armed).toBe(false);
+    const run = await finishedDagRun(t.app.url, u.token, runId, 20_000);
+    // Before: the deleted DAG's tasks were queued again (a: attempt 2 ran and FAILED) and the DAG run ended FAILED.
+    expect(run.status).toBe("CANCELLED");
+    expect(run.tasks.map((x) => [x.key, x.status, x.attempt])).toEqual([
+      ["a", "CANCELLED", 2],
+      ["b", "CANCELLED", 2],
+    ]);
+  });
+});
+
+describe("crafted requests", () => {
+  it("a subscription sent over HTTP is BAD_REQUEST saying to use WebSocket, not INTERNAL_SERVER_ERROR", async () => {
+    const u = await user();
+    for (const q of [`subscription { dagRunUpdated { dagRunId } }`, `subscription { dagRunUpdated(dagId: "", dagRunId: "") { dagRunId } }`, `subscription { runUpdated { id } }`]) {
+      const r = await gql(t.app.url, q, {}, u.token);
+      // Before: INTERNAL_SERVER_ERROR, "Cannot return null for non-nullable field Subscription.dagRunUpdated." (logged as unexpected).
+      expect([q, r.errors?.[0]?.extensions?.code]).toEqual([q, "BAD_REQUEST"]);
+      expect(r.errors?.[0]?.message).toMatch(/^subscriptions are served over WebSocket \(graphql-ws/);
+    }
+  });
+});
+
+describe("updateDag", () => {
+  it("with tasks takes one submission, as createDag: a loop of new definitions is RATE_LIMITED at the submission budget, not the request budget", async () => {
+    const u = await user();
+    const tasks = [{ key: "a", spec: { kind: "COMMAND", command: "true" } }];
+    const id = (await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "redefined", tasks } }, u.token)).createDag.id; // 1
+    const q = `mutation($id: ID!, $input: UpdateDagInput!) { updateDag(id: $id, input: $input) { version } }`;
+    // Each update of a 1,000-task, 20,000-edge definition (1.7 MB) took ~0.2 s of the API's CPU;
+    // charged one request of 1,200 a minute, one user kept several cores busy.
+    let made = 0;
+    let refused: Awaited<ReturnType<typeof gql>> | null = null;
+    for (let i = 0; i < 130 && !refused; i++) {
+      const r = await gql(t.app.url, q, { id, input: { tasks } }, u.token);
+      if (r.errors) refused = r;
+      else made++;
+    }
+    expect(made).toBe(119);
+    expect([code(refused!), refused!.errors?.[0]?.extensions?.limit]).toEqual(["RATE_LIMITED", "submissions"]);
+    // What does not change the definition is charged nothing more than a request.
+    for (let i = 0; i < 5; i++) expect((await gql(t.app.url, q, { id, input: { description: `d${i}` } }, u.token)).errors).toBeUndefined();
+  });
+});
+
+describe("retryDagRun of a mapped task", () => {
+  it("takes one submission per instance it re-runs: a cancel-and-retry loop of a 50-wide fan-out is refused like a loop of its triggers", async () => {
+    const u = await user();
+    const list = `printf '[%s]' "$(seq -s, 1 50)" > $KAIROS_RESULT`;
+    const id = await createDag(t.app.url, u.token, "mapped-retry-loop", [
+      { key: "list", command: list },
+      { key: "each", command: "sleep 30", dependsOn: ["list"], mapOver: "list" },
+    ]); // 1
+    const runId = await triggerDag(t.app.url, u.token, id); // 2, then 49 charged as "each" expands
+    let retried = 0;
+    let refused: Awaited<ReturnType<typeof gql>> | null = null;
+    for (let cycle = 0; cycle < 3 && !refused; cycle++) {
+      // Wait until the fan-out's instances exist, then cancel the DAG run.
+      await waitFor(async () => {
+        const r = await gqlOk<{ dagRun: { tasks: Array<{ key: string; mapIndex: number | null; status: string }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { key mapIndex status } } }`, { id: runId }, u.token);
+        return r.dagRun.tasks.filter((x) => x.key === "each" && x.mapIndex !== null && ["QUEUED", "RUNNING"].includes(x.status)).length === 50;
+      }, 30_000, 100);
+      await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      expect((await finishedDagRun(t.app.url, u.token, runId, 30_000)).status).toBe("CANCELLED");
+      const r = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      if (r.errors) refused = r;
+      else retried++;
+    }
+    // Before: charged one submission per retry (a mapped task counted once) for 50 task runs each: 3 retries, 150 runs, for 3 submissions.
+    expect(retried).toBe(1);
+    expect([code(refused!), refused!.errors?.[0]?.extensions?.limit]).toEqual(["RATE_LIMITED", "submissions"]);
+    await gql(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+  });
+});
+
+describe("pauseDag racing updateDag", () => {
+  it("a pauseDag landing while updateDag gives the DAG its first schedule leaves the schedule paused, not firing under a DAG shown paused", async () => {
+    const u = await user();
+    const id = await createDag(t.app.url, u.token, "paused-mid-schedule", [{ key: "a", command: "true" }]);
+    const jobs = t.app.services.mongo.c.jobs as unknown as Collection<Document>;
+    const insertOne = jobs.insertOne.bind(jobs);
+    let armed = true;
+    // pauseDag runs to the end after updateDag read the DAG (unpaused) and before it inserts the timer job: it finds no timer to pause.
+    const spy = vi.spyOn(jobs, "insertOne").mockImplementation((async (doc: Document, options?: Document) => {
+      if (armed && doc.dagId === id) {
+        armed = false;
+        await gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { paused } }`, { id }, u.token);
+      }
+      return insertOne(doc, options);
+    }) as never);
+    try {
+      await gqlOk(t.app.url, `mutation($id: ID!) { updateDag(id: $id, input: { schedule: { kind: CRON, cron: "* * * * * *" } }) { id } }`, { id }, u.token);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(armed).toBe(false);
+    const dag = await gqlOk<{ dag: { paused: boolean; nextFireAt: string | null } }>(t.app.url, `query($id: ID!) { dag(id: $id) { paused nextFireAt } }`, { id }, u.token);
+    // Before: paused true, and the timer armed (nextFireAt set): a DAG run every second, run to its end.
+    expect(dag.dag).toEqual({ paused: true, nextFireAt: null });
+    await new Promise((r) => setTimeout(r, 2_500));
+    const runs = await gqlOk<{ dagRuns: { edges: Array<{ node: { status: string; tasks: Array<{ run: { startedAt: string | null } | null }> } }> } }>(
+      t.app.url,
+      `query($id: ID!) { dagRuns(dagId: $id, first: 100) { edges { node { status tasks(first: 1) { run { startedAt } } } } } }`,
+      { id },
+      u.token,
+    );
+    // Staged ahead in the instant the timer was unpaused, then taken back by its pause: none started.
+    expect(runs.dagRuns.edges.filter((e) => e.node.status !== "CANCELLED" || e.node.tasks.some((x) => x.run?.startedAt))).toEqual([]);
+    await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
+  });
+});
