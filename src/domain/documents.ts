@@ -127,6 +127,12 @@ export interface JobDoc {
   description: string | null;
   tags: string[];
   spec: JobSpec;
+  /**
+   * Never stored: set on a job the API read without its spec's text (its command, argv, env,
+   * script source and args, HTTP body and headers: store/jobs/user-reads.ts), which the request
+   * reads on its own when it asks for it (core/lookups.ts).
+   */
+  specTextOmitted?: true;
   schedule: Schedule;
   priority: number;
   retry: RetryPolicy;

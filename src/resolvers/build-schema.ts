@@ -12,6 +12,7 @@ import { JobResolver } from "./job.resolver.js";
 import { LimitsResolver } from "./limits.resolver.js";
 import { NodeResolver } from "./node.resolver.js";
 import { RunLogsResolver } from "./run-logs.resolver.js";
+import { JobSpecResolver } from "./job-spec.resolver.js";
 import { RunResolver } from "./run.resolver.js";
 
 /**
@@ -20,7 +21,7 @@ import { RunResolver } from "./run.resolver.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver],
     pubSub: createPubSub(),
     // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
     globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],

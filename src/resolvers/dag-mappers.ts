@@ -2,19 +2,20 @@
 import { observedStates, taskStateOfRun, instanceFireKey } from "../dag/index.js";
 import type { DagDoc, DagRunDoc, DagRunSummary, RunDoc } from "../domain/index.js";
 import type { DagEvent } from "../dag/index.js";
-import type { Dag, DagRun, DagRunEvent, DagRunTask } from "../schema/index.js";
+import type { Dag, DagRun, DagRunEvent, DagRunTask, DagTask } from "../schema/index.js";
 import type { RunEvent } from "../core/index.js";
 import { formatDuration } from "../timing/index.js";
 import { toRetry, toRun, toSchedule, toSpec } from "./mappers.js";
 
-export function toDag(d: DagDoc): Dag {
+/** A DAG as the API shows it; one read without its tasks (a listing) has its tasks read when asked for (DagResolver.tasks). */
+export function toDag(d: DagDoc | Omit<DagDoc, "tasks">): Dag {
   return {
     id: d._id,
     ownerId: d.ownerId,
     name: d.name,
     description: d.description,
     version: d.version,
-    tasks: d.tasks.map((t) => ({ key: t.key, spec: toSpec(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: toRetry(t.retry), priority: t.priority, mapOver: t.mapOver })),
+    tasks: "tasks" in d ? toDagTasks(d.tasks) : null,
     schedule: d.schedule ? toSchedule(d.schedule) : null,
     misfire: d.misfire,
     overlap: d.overlap,
@@ -27,6 +28,10 @@ export function toDag(d: DagDoc): Dag {
     updatedAt: d.updatedAt,
     doc: d,
   };
+}
+
+export function toDagTasks(tasks: DagDoc["tasks"]): DagTask[] {
+  return tasks.map((t) => ({ key: t.key, spec: toSpec(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: toRetry(t.retry), priority: t.priority, mapOver: t.mapOver }));
 }
 
 export function toDagRun(r: DagRunSummary): DagRun {

@@ -5,10 +5,10 @@ import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type 
 import type { DagDoc, DagRunDoc, DagRunSummary, RunDoc } from "../domain/index.js";
 import { ValidationError } from "../domain/index.js";
 import { FireConnection } from "../schema/index.js";
-import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
+import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
 import { DateTime, JSONObject } from "../schema/index.js";
 import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
-import { dagRunTaskRows, toDag, toDagRun, withTaskRuns } from "./dag-mappers.js";
+import { dagRunTaskRows, toDag, toDagRun, toDagTasks, withTaskRuns } from "./dag-mappers.js";
 import { dagStream } from "./dag-stream.js";
 import { countedStream } from "./event-stream.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
@@ -64,6 +64,24 @@ function readTaskRuns(ctx: Context, fireKeys: readonly string[]): Promise<RunDoc
   });
   s.queue = turn.catch(() => undefined);
   return turn;
+}
+
+/** Each request's DAG tasks read so far, by `<dagId>@<version>` (aliases of one DAG read them once). */
+const dagTaskReads = new WeakMap<object, Map<string, Promise<DagDoc["tasks"]>>>();
+
+/**
+ * A DAG's tasks: as mapped when it was read whole, else read for the request (the DAG's version's;
+ * these fields cost a DAG's size each in the query cost, so a request reads few).
+ */
+function tasksOf(ctx: Context, dag: Dag): Promise<DagDoc["tasks"]> {
+  const doc = dag.doc as Partial<DagDoc>;
+  if (doc.tasks) return Promise.resolve(doc.tasks);
+  let reads = dagTaskReads.get(ctx);
+  if (!reads) dagTaskReads.set(ctx, (reads = new Map()));
+  const key = `${dag.id}@${dag.version}`;
+  let read = reads.get(key);
+  if (!read) reads.set(key, (read = ctx.services.dags.tasksAt(dag.id, dag.version)));
+  return read;
 }
 
 function taskIn(t: DagTaskInput): DomainTaskInput {
@@ -134,7 +152,8 @@ async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<u
 export class DagResolver {
   @Query(() => Dag, { description: "A DAG you own (admins: any)." })
   async dag(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Dag> {
-    return toDag(await ctx.services.dags.get(requireUser(ctx), id));
+    // Without its tasks (up to ~2 MiB), read only if the query asks for them (tasksOf).
+    return toDag(await ctx.services.dags.head(requireUser(ctx), id));
   }
 
   @Query(() => DagConnection, { description: "Your DAGs, newest first (admins: everyone's)." })
@@ -230,14 +249,19 @@ export class DagResolver {
     return (await ctx.services.dagRuns.backfill(p, id, from.getTime(), to.getTime(), { admit: (runs, why) => takeSubmissions(ctx, p, runs - 1, why) })).map(toDagRun);
   }
 
+  @FieldResolver(() => [DagTask])
+  async tasks(@Root() dag: Dag, @Ctx() ctx: Context): Promise<DagTask[]> {
+    return dag.tasks ?? toDagTasks(await tasksOf(ctx, dag));
+  }
+
   @FieldResolver(() => [String], { description: "The task keys in an order that respects every dependency (ties: declaration order)." })
-  topologicalOrder(@Root() dag: Dag): string[] {
-    return topologicalOrder(indexGraph(planOf((dag.doc as DagDoc).tasks)));
+  async topologicalOrder(@Root() dag: Dag, @Ctx() ctx: Context): Promise<string[]> {
+    return topologicalOrder(indexGraph(planOf(await tasksOf(ctx, dag))));
   }
 
   @FieldResolver(() => String, { description: "The graph as text: a Mermaid flowchart or Graphviz DOT." })
-  graph(@Root() dag: Dag, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): string {
-    return renderGraph(planOf((dag.doc as DagDoc).tasks), format);
+  async graph(@Root() dag: Dag, @Ctx() ctx: Context, @Arg("format", () => GraphFormat, { defaultValue: "MERMAID" }) format: GraphFormat): Promise<string> {
+    return renderGraph(planOf(await tasksOf(ctx, dag)), format);
   }
 
   @FieldResolver(() => FireConnection, { description: "A scheduled DAG's fire ledger: one outcome per schedule slot, newest first (runId: the DAG run)." })

@@ -53,7 +53,7 @@ export function toJob(j: JobDoc): Job {
     description: j.description,
     tags: j.tags,
     schedule: toSchedule(j.schedule),
-    spec: toSpec(j.spec),
+    spec: j.specTextOmitted ? toSpecWithoutText(j._id, j.spec) : toSpec(j.spec),
     priority: j.priority,
     retry: toRetry(j.retry),
     overlap: j.overlap,
@@ -88,6 +88,14 @@ export function toSchedule(s: JobDoc["schedule"]): Job["schedule"] {
     spread: dur(s.spreadMs),
     description: describeSchedule(s),
   };
+}
+
+/**
+ * The spec of a job read without its text (JobDoc.specTextOmitted): the text's fields are read for
+ * the request when asked for (job-spec.resolver.ts).
+ */
+export function toSpecWithoutText(jobId: string, spec: JobDoc["spec"]): Job["spec"] {
+  return { ...toSpec({ ...spec, command: null, argv: null, env: {} }), textOf: { jobId, spec } };
 }
 
 /** A spec as the API shows it (a job's, a DAG task's). */

@@ -46,8 +46,8 @@ export class Dag {
   @Field(() => Int, { description: "Bumped by every updateDag; a DAG run shows the version it runs." })
   version!: number;
 
-  @Field(() => [DagTask])
-  tasks!: DagTask[];
+  /** Null when the DAG was read without its tasks (a listing): DagResolver.tasks reads them then. */
+  tasks!: DagTask[] | null;
 
   @Field(() => Schedule, { nullable: true })
   schedule!: Schedule | null;
@@ -79,7 +79,7 @@ export class Dag {
   @Field(() => DateTime)
   updatedAt!: Date;
 
-  /** The stored document, for the field resolvers (topologicalOrder, graph, runs). */
+  /** The stored document (without its tasks when `tasks` is null), for the field resolvers (tasks, topologicalOrder, graph, runs). */
   doc!: unknown;
 }
 

@@ -1,3 +1,4 @@
+import type { JobSpec as DomainJobSpec } from "../domain/index.js";
 import { Resources } from "./resources.type.js";
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
 import { connectionTypes } from "./common.type.js";
@@ -98,6 +99,13 @@ export class JobSpec {
 
   @Field(() => NetworkAccess)
   network!: NetworkAccess;
+
+  /**
+   * Not in the schema: set on the spec of a job read without its text (command, argv, env, script
+   * source and args, HTTP body and headers), which those fields then read for the request
+   * (resolvers/job-spec.resolver.ts); `spec` is the stored spec as read, without them.
+   */
+  textOf?: { jobId: string; spec: DomainJobSpec };
 }
 
 @ObjectType()

@@ -17,6 +17,8 @@ import {
   deleteDagRunsOfOwner,
   deleteDagsOfOwner,
   findDag,
+  findDagDefinition,
+  findDagHead,
   findDagIdsOfOwner,
   findDagTimerIdsOfOwner,
   findJob,
@@ -76,8 +78,25 @@ export class DagService {
     return visible(caller, "DAG", dagId, await findDag(this.deps.mongo, dagId));
   }
 
-  list(caller: Principal, page: PageQuery): Promise<Page<DagDoc>> {
+  /** A DAG the caller may see, without its tasks (tasksAt reads them); NOT_FOUND when it is missing or someone else's. */
+  async head(caller: Principal, dagId: string): Promise<Omit<DagDoc, "tasks">> {
+    return visible(caller, "DAG", dagId, await findDagHead(this.deps.mongo, dagId));
+  }
+
+  /** The caller's DAGs (administrators: everyone's), newest first, without their tasks (tasksAt reads them). */
+  list(caller: Principal, page: PageQuery): Promise<Page<Omit<DagDoc, "tasks">>> {
     return listDags(this.deps.mongo, listedOwner(caller), page);
+  }
+
+  /**
+   * The tasks of DAG `dagId` at `version` (of a DAG the caller was shown already): its version's
+   * stored definition, or, before its first DAG run stored one, the DAG's own (the newer version's
+   * if it changed meanwhile). Empty once the DAG is gone.
+   */
+  async tasksAt(dagId: string, version: number): Promise<DagDoc["tasks"]> {
+    const stored = await findDagDefinition(this.deps.mongo, dagId, version);
+    if (stored) return stored.tasks;
+    return (await findDag(this.deps.mongo, dagId))?.tasks ?? [];
   }
 
   /** When a scheduled DAG's timer fires next (null: paused, or no more fires). */

@@ -5,8 +5,12 @@ import { RunStatus, type ReportedRunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
+/**
+ * The runs among `ids`, without their specs (the API shows none; a run's copy of its job's spec
+ * may hold a 1 MiB script, and a backfill's replay reads up to 1,000 runs).
+ */
 export function findRunsByIds(mongo: Mongo, ids: readonly string[]): Promise<RunDoc[]> {
-  return mongo.c.runs.find({ _id: { $in: [...ids] } }).toArray();
+  return mongo.c.runs.find({ _id: { $in: [...ids] } }, { projection: { spec: 0 } }).toArray();
 }
 
 export type StagedRun = Pick<RunDoc, "_id" | "jobId" | "scheduledFor" | "notBefore">;
@@ -71,10 +75,10 @@ export async function listRunsOfJob(
   return toPage(docs, page.size, (d) => d.scheduledFor);
 }
 
-/** A page of dead letters (of `ownerId`; null: anyone's), newest first. */
+/** A page of dead letters (of `ownerId`; null: anyone's), newest first, without their specs. */
 export async function listDeadLetters(mongo: Mongo, ownerId: string | null, page: PageQuery): Promise<Page<RunDoc>> {
   const q: Filter<RunDoc> = { status: RunStatus.DEAD, ...afterDesc("finishedAt", page.after), ...owned(ownerId) };
-  const docs = await mongo.c.runs.find(q).sort({ finishedAt: -1, _id: -1 }).limit(page.size + 1).toArray();
+  const docs = await mongo.c.runs.find(q, { projection: { spec: 0 } }).sort({ finishedAt: -1, _id: -1 }).limit(page.size + 1).toArray();
   return toPage(docs, page.size, (d) => d.finishedAt ?? d.updatedAt);
 }
 
