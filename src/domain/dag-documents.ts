@@ -141,6 +141,8 @@ export interface DagRunDoc {
   cancelRequested: boolean;
   /** When the sweeper may look at this run next (it re-advances running runs whose task runs moved). */
   sweepAt: Date;
+  /** When a sweeper last advanced it in a full round (absent: never; its creation counts). */
+  sweptAt?: Date;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;

@@ -83,6 +83,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       // A DAG run's task runs (src/dag/engine's full rounds), and those of given tasks (a task's
       // parents' results, read for KAIROS_INPUTS at each start).
       { key: { dagRunId: 1, taskKey: 1 }, name: "dagRun_task", partialFilterExpression: { dagRunId: { $type: "string" } } },
+      // Whether a DAG run's task runs ended since its last full sweep (src/dag/engine/sweeper.ts).
+      { key: { dagRunId: 1, finishedAt: 1 }, name: "dagRun_finished", partialFilterExpression: { dagRunId: { $type: "string" } } },
     ]),
     c.dags.createIndexes([
       { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },

@@ -130,6 +130,51 @@ describe("DAG advance races", () => {
     expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id })).toBe(2);
   });
 
+  it("the sweeper looks at a DAG run where nothing moved without a full round, and at once when a task run of it ends without its advance", async () => {
+    const [one] = engines as [DagEngine, DagEngine];
+    const dag = await one.service.create(owner, { name: "idle", tasks: [{ key: "a", spec }, { key: "b", spec, dependsOn: ["a"] }] });
+    const run = await one.dagRuns.trigger(owner, dag._id, null);
+    const due = () => db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { sweepAt: new Date(Date.now() - 1) } });
+    // Written two minutes ago, last swept one minute ago; its task "a" still queued (a long task, a retry hours away).
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { updatedAt: new Date(Date.now() - 120_000), sweptAt: aMinuteAgo } });
+    const sweeper = one.sweeper({ sweepAfterMs: 5_000, idleFullEveryMs: 600_000 });
+    const advances = vi.spyOn(one.advancer, "advance");
+    // Other DAG runs of this file may be due too: count this one's.
+    const advanced = () => advances.mock.calls.filter(([id]) => id === run._id).length;
+    try {
+      await due();
+      await sweeper.sweepOnce();
+      expect(advanced()).toBe(0);
+      // Looked at: due again in sweepAfterMs, its last full round unchanged.
+      const looked = (await db.mongo.c.dagRuns.findOne({ _id: run._id }))!;
+      expect(looked.sweepAt.getTime()).toBeGreaterThan(Date.now() + 4_000);
+      expect(looked.sweptAt!.getTime()).toBe(aMinuteAgo.getTime());
+      // "a" ends, and the process that wrote it dies before advancing: the next look advances it.
+      const [a] = await db.mongo.c.runs.find({ dagRunId: run._id, taskKey: "a" }).toArray();
+      await endInStore(a!._id);
+      await due();
+      await sweeper.sweepOnce();
+      expect(advanced()).toBe(1);
+      expect(await db.mongo.c.runs.countDocuments({ dagRunId: run._id, taskKey: "b" })).toBe(1);
+      expect((await db.mongo.c.dagRuns.findOne({ _id: run._id }))!.sweptAt!.getTime()).toBeGreaterThan(aMinuteAgo.getTime());
+      // Idle again long enough: a full round anyway, once every idleFullEveryMs.
+      await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { updatedAt: new Date(Date.now() - 800_000), sweptAt: new Date(Date.now() - 700_000) } });
+      await db.mongo.c.runs.updateOne({ _id: a!._id }, { $set: { finishedAt: new Date(Date.now() - 700_000) } });
+      await due();
+      await sweeper.sweepOnce();
+      expect(advanced()).toBe(2);
+      // Nothing written for over 10 minutes: looked at once a minute.
+      await db.mongo.c.dagRuns.updateOne({ _id: run._id }, { $set: { updatedAt: new Date(Date.now() - 1_200_000) } });
+      await due();
+      await sweeper.sweepOnce();
+      expect(advanced()).toBe(2);
+      expect((await db.mongo.c.dagRuns.findOne({ _id: run._id }))!.sweepAt.getTime()).toBeGreaterThan(Date.now() + 55_000);
+    } finally {
+      advances.mockRestore();
+    }
+  });
+
   it("the sweeper also creates a task's run that a crash left decided but not created", async () => {
     const [one] = engines as [DagEngine, DagEngine];
     const dag = await one.service.create(owner, { name: "half-written", tasks: [{ key: "a", spec }] });

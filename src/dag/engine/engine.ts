@@ -109,7 +109,7 @@ export class DagEngine {
   sweeper(opts: Partial<SweeperOptions> = {}): DagSweeper {
     return new DagSweeper(
       { mongo: this.deps.mongo, clock: this.deps.clock, log: this.deps.log, advancer: this.advancer, repairLocks: () => this.schedules.repairLocks() },
-      { everyMs: opts.everyMs ?? 1_000, sweepAfterMs: opts.sweepAfterMs ?? this.sweepAfterMs, batch: opts.batch ?? 200 },
+      { everyMs: opts.everyMs ?? 1_000, sweepAfterMs: opts.sweepAfterMs ?? this.sweepAfterMs, batch: opts.batch ?? 200, idleFullEveryMs: opts.idleFullEveryMs ?? 10 * 60_000 },
     );
   }
 

@@ -218,23 +218,47 @@ export function findHeldDagRuns(mongo: Mongo, limit: number): Promise<Array<Pick
   return mongo.c.dagRuns.find({ status: "RUNNING", held: true }, { projection: { _id: 1, lockJobId: 1 } }).limit(limit).toArray();
 }
 
-/**
- * Takes up to `limit` RUNNING DAG runs due for a sweep (`sweepAt <= now`) and moves their
- * `sweepAt` to `next`, one compare-and-set each, so sweepers in several schedulers take
- * different runs. Returns the ids taken.
- */
-export async function takeDagRunsToSweep(mongo: Mongo, now: Date, next: Date, limit: number): Promise<string[]> {
-  const due = await mongo.c.dagRuns
-    .find({ status: "RUNNING", sweepAt: { $lte: now } }, { projection: { _id: 1, sweepAt: 1 } })
+/** A RUNNING DAG run due for a sweep, with what the sweeper judges it by. */
+export type DueDagRun = Pick<DagRunDoc, "_id" | "sweepAt" | "sweptAt" | "createdAt" | "updatedAt">;
+
+/** Up to `limit` RUNNING DAG runs due for a sweep (`sweepAt <= now`), the longest due first. */
+export function findDagRunsDueForSweep(mongo: Mongo, now: Date, limit: number): Promise<DueDagRun[]> {
+  return mongo.c.dagRuns
+    .find({ status: "RUNNING", sweepAt: { $lte: now } }, { projection: { _id: 1, sweepAt: 1, sweptAt: 1, createdAt: 1, updatedAt: 1 } })
     .sort({ sweepAt: 1 })
     .limit(limit)
-    .toArray();
-  const taken: string[] = [];
-  for (const d of due) {
-    const r = await mongo.c.dagRuns.updateOne({ _id: d._id, sweepAt: d.sweepAt }, { $set: { sweepAt: next } });
-    if (r.modifiedCount === 1) taken.push(d._id);
+    .toArray() as Promise<DueDagRun[]>;
+}
+
+/**
+ * Takes a due DAG run for this sweeper by compare-and-set on `sweepAt` (so sweepers in several
+ * schedulers take different runs): moves it to `next`, and `sweptAt` to `fullAt` when this sweep
+ * advances it in a full round. False when another sweeper (or a write) took it first.
+ */
+export async function takeDagRunForSweep(mongo: Mongo, d: Pick<DueDagRun, "_id" | "sweepAt">, next: Date, fullAt: Date | null): Promise<boolean> {
+  const set: Partial<DagRunDoc> = fullAt ? { sweepAt: next, sweptAt: fullAt } : { sweepAt: next };
+  return (await mongo.c.dagRuns.updateOne({ _id: d._id, sweepAt: d.sweepAt }, { $set: set })).modifiedCount === 1;
+}
+
+/**
+ * The ends of the task runs of `dagRunIds` after `since` (index `dagRun_finished`): for each DAG
+ * run, when its last task run ended, if one did.
+ */
+export async function taskRunEndsSince(mongo: Mongo, dagRunIds: readonly string[], since: Date): Promise<Map<string, Date>> {
+  const ends = new Map<string, Date>();
+  if (dagRunIds.length === 0) return ends;
+  const runs = await mongo.c.runs.find({ dagRunId: { $in: [...dagRunIds] }, finishedAt: { $gt: since } }, { projection: { _id: 0, dagRunId: 1, finishedAt: 1 } }).toArray();
+  for (const r of runs) {
+    const last = ends.get(r.dagRunId!);
+    if (!last || r.finishedAt! > last) ends.set(r.dagRunId!, r.finishedAt!);
   }
-  return taken;
+  return ends;
+}
+
+/** Moves the next look at these due DAG runs (nothing moved in them) to `next`; those another sweeper took meanwhile keep theirs. */
+export async function deferDagRunSweeps(mongo: Mongo, dagRunIds: readonly string[], now: Date, next: Date): Promise<void> {
+  if (dagRunIds.length === 0) return;
+  await mongo.c.dagRuns.updateMany({ _id: { $in: [...dagRunIds] }, status: "RUNNING", sweepAt: { $lte: now } }, { $set: { sweepAt: next } });
 }
 
 /** Marks the DAG run for a sweep soon (a task run of it moved and its advance may not have happened). */
