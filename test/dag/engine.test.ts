@@ -174,6 +174,9 @@ describe("failures, trigger rules, cancel and retry", () => {
     expect(row(run, "long").run!.status).toBe("CANCELLED");
     expect(row(run, "last").status).toBe("CANCELLED");
     expect(row(run, "last").run).toBeNull();
+    // Each row it stopped says why; the one that had ended keeps none.
+    for (const key of ["long", "last"]) expect(row(run, key).note).toMatch(/^cancelled with its DAG run \(cancelDagRun/);
+    expect(row(run, "first").note).toBeNull();
     const again = await gql(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, t.admin);
     expect(code(again)).toBe("CONFLICT");
   });

@@ -91,6 +91,9 @@ describe("step", () => {
     ]);
     expect(r.start).toEqual([]);
     expect(r.status).toBe(DagRunStatus.RUNNING);
+    // Each task it stops says why; c's own state says why it did not run.
+    const why = 'cancelled: task "a" failed and the DAG has failFast';
+    expect(r.notes).toEqual([{ key: "b", message: why }, { key: "d", message: why }, { key: "e", message: why }]);
     const done = step({ ...input, tasks: { ...r.tasks, b: { state: S.CANCELLED, attempt: 1 }, e: { state: S.SUCCEEDED, attempt: 1 } } });
     expect(done.cancel).toEqual([]);
     expect(done.status).toBe(DagRunStatus.FAILED);
@@ -113,6 +116,8 @@ describe("step", () => {
     const r = step({ dag: diamond, tasks: states(diamond, { a: S.SUCCEEDED, b: S.RUNNING }), cancelled: true });
     expect(stateOf(r)).toEqual({ a: S.SUCCEEDED, b: S.RUNNING, c: S.CANCELLED, d: S.CANCELLED });
     expect(r.cancel).toEqual([{ key: "b", index: null, attempt: 1 }]);
+    expect(r.notes.map((n) => n.key)).toEqual(["b", "c", "d"]);
+    expect(r.notes[0]!.message).toMatch(/^cancelled with its DAG run \(cancelDagRun/);
     const end = step({ dag: diamond, tasks: { ...r.tasks, b: { state: S.SUCCEEDED, attempt: 1 } }, cancelled: true });
     expect(end.status).toBe(DagRunStatus.CANCELLED);
   });

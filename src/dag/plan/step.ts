@@ -57,7 +57,10 @@ export function step(input: StepInput): StepResult {
   const cancel: InstanceRef[] = [];
   const start: InstanceRef[] = [];
   if (halted) {
-    for (const key of order) haltTask(key, tasks[key]!, cancel);
+    // Each task it stops says why (its run's own error says only that it was cancelled).
+    const culprit = input.cancelled === true ? null : order.find((k) => hasFailure(tasks[k]!))!;
+    const why = culprit === null ? "cancelled with its DAG run (cancelDagRun, its DAG deleted, or replaced under overlap REPLACE)" : `cancelled: task ${JSON.stringify(culprit)} failed and the DAG has failFast`;
+    for (const key of order) if (haltTask(key, tasks[key]!, cancel)) notes.push({ key, message: why });
   } else {
     startReady(order, defs, tasks, runnable, input.maxParallel ?? null, start);
   }
@@ -147,18 +150,23 @@ function expand(
   if (count.count === 0) notes.push({ key: def.key, message: `mapOver ${JSON.stringify(source)}: the array is empty, no instance to run` });
 }
 
-/** Phase 2 for one task. */
-function haltTask(key: string, view: TaskView, cancel: InstanceRef[]): void {
+/** Phase 2 for one task; true when it stopped any of it (cancelled it, or listed it to cancel). */
+function haltTask(key: string, view: TaskView, cancel: InstanceRef[]): boolean {
+  let stopped = false;
   if (view.instances !== undefined) {
     view.instances.forEach((instance, index) => {
       if (instance.state === DagTaskState.PENDING) instance.state = DagTaskState.CANCELLED;
       else if (isActive(instance.state)) cancel.push({ key, index, attempt: instance.attempt });
+      else return;
+      stopped = true;
     });
     if (!isTerminal(view.state)) view.state = aggregateMapped(view.instances);
-    return;
+    return stopped;
   }
   if (view.state === DagTaskState.PENDING) view.state = DagTaskState.CANCELLED;
   else if (isActive(view.state)) cancel.push({ key, index: null, attempt: view.attempt });
+  else return false;
+  return true;
 }
 
 /** Phase 3. */
