@@ -31,7 +31,7 @@ import { DEFAULT_PAGE } from "../resolvers/index.js";
 export const ASSUMED_LIST_SIZE = 20;
 
 /** Fields (`Type.field`) as large as a DAG: up to MAX_DAG_TASKS tasks, or a graph of them. */
-export const DAG_SIZED: ReadonlySet<string> = new Set(["Dag.tasks", "Dag.topologicalOrder", "Dag.graph", "DagRun.graph"]);
+export const DAG_SIZED: ReadonlySet<string> = new Set(["Dag.tasks", "Dag.topologicalOrder", "Dag.graph", "Dag.warnings", "DagRun.graph"]);
 
 /**
  * JSON fields of up to 64 KiB ({@link MAX_PARAMS_BYTES}: a DAG's default params, a DAG run's

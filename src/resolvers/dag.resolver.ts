@@ -84,6 +84,12 @@ function tasksOf(ctx: Context, dag: Dag): Promise<DagDoc["tasks"]> {
   return read;
 }
 
+/** Task keys for a message: the first three, then how many more. */
+function namedKeys(keys: readonly string[]): string {
+  const shown = keys.slice(0, 3).map((k) => JSON.stringify(k)).join(", ");
+  return keys.length > 3 ? `${shown} and ${keys.length - 3} more` : shown;
+}
+
 function taskIn(t: DagTaskInput): DomainTaskInput {
   return { key: t.key, spec: specIn(t.spec), dependsOn: t.dependsOn, trigger: t.trigger, retry: retryIn(t.retry), priority: t.priority, mapOver: t.mapOver };
 }
@@ -252,6 +258,21 @@ export class DagResolver {
   @FieldResolver(() => [DagTask])
   async tasks(@Root() dag: Dag, @Ctx() ctx: Context): Promise<DagTask[]> {
     return dag.tasks ?? toDagTasks(await tasksOf(ctx, dag));
+  }
+
+  @FieldResolver(() => [String], {
+    description: "Problems that keep some of the DAG's tasks from running, as of now (e.g. a pool no executor serves), each naming its tasks. Empty when all is well. Costs as much as the DAG's tasks.",
+  })
+  async warnings(@Root() dag: Dag, @Ctx() ctx: Context): Promise<string[]> {
+    const byWarning = new Map<string, string[]>();
+    for (const task of await tasksOf(ctx, dag)) {
+      for (const w of await ctx.services.pools.warnings(task)) {
+        const keys = byWarning.get(w);
+        if (keys) keys.push(task.key);
+        else byWarning.set(w, [task.key]);
+      }
+    }
+    return [...byWarning].map(([w, keys]) => `${keys.length === 1 ? "task" : "tasks"} ${namedKeys(keys)}: ${w}`);
   }
 
   @FieldResolver(() => [String], { description: "The task keys in an order that respects every dependency (ties: declaration order)." })

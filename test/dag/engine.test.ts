@@ -157,6 +157,21 @@ describe("failures, trigger rules, cancel and retry", () => {
     expect(row(run, "later").status).toBe("CANCELLED");
   });
 
+  it("warns of tasks in a pool no executor serves, naming them, as a job does", async () => {
+    const tasks = [
+      { key: "prep", spec: { kind: "COMMAND", command: "true" } },
+      ...["train", "eval", "tune", "export"].map((key) => ({ key, dependsOn: ["prep"], spec: { kind: "COMMAND", command: "true", pool: "gpu" } })),
+    ];
+    const made = await gqlOk<{ createDag: { id: string; warnings: string[] } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id warnings } }`, { input: { name: "needs-gpu", tasks } }, t.admin);
+    expect(made.createDag.warnings).toHaveLength(1);
+    expect(made.createDag.warnings[0]).toMatch(/^tasks "train", "eval", "tune" and 1 more: no online executor serves pool "gpu": its runs wait QUEUED until one does \(pools served now: default/);
+    // Read again (without its tasks in the listing's read): the same.
+    const read = await gqlOk<{ dags: { edges: Array<{ node: { id: string; warnings: string[] } }> } }>(t.app.url, `{ dags(first: 5) { edges { node { id warnings } } } }`, {}, t.admin);
+    expect(read.dags.edges.find((e) => e.node.id === made.createDag.id)!.node.warnings).toEqual(made.createDag.warnings);
+    const fine = await gqlOk<{ createDag: { warnings: string[] } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { warnings } }`, { input: { name: "fine", tasks: [tasks[0]] } }, t.admin);
+    expect(fine.createDag.warnings).toEqual([]);
+  });
+
   it("cancels a DAG run mid-run", async () => {
     const id = await createDag(t.app.url, t.admin, "cancel-me", [
       { key: "first", command: "true" },
