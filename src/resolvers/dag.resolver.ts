@@ -144,9 +144,15 @@ async function subscribeDagRunUpdated({ args, context }: SubscribeResolverData<u
         throw new ValidationError("dagRunId", `DAG run ${dagRunId} is a run of DAG ${run.dagId}, not of DAG ${dagId}, so no event would match both: give one of them, or both of the same DAG`);
       }
     }
+    // Its status first, read once the stream listens: a DAG run that ended before (a fast one, or
+    // an old one) answers its end and completes instead of waiting for ever.
+    const current = async (): Promise<DagRunEvent> => {
+      const r = await context.services.dagRuns.getRunSummary(p, dagRunId!);
+      return { dagRunId: r._id, dagId: r.dagId, status: r.status, task: null, at: r.finishedAt ?? r.updatedAt };
+    };
     // At most MAX_EVENT_SUBSCRIPTIONS_PER_USER at once: each one decodes every user's run events.
     return countedStream(context.services.events, p, () =>
-      dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null }),
+      dagStream(context.services.events, context.services.dagEvents, { visible: (ownerId) => canSee(p, ownerId), dagId: dagId ?? null, dagRunId: dagRunId ?? null, current }),
     );
   } catch (e) {
     logRefusal(context, "Subscription.dagRunUpdated", e, args as Record<string, unknown>);
@@ -364,7 +370,8 @@ export class DagRunResolver {
   }
 
   @Subscription(() => DagRunEvent, {
-    description: "Every task transition of one DAG run, of a DAG's runs, or (no arguments) of all your DAG runs; and each DAG run's end.",
+    description:
+      "Every task transition of one DAG run, of a DAG's runs, or (no arguments) of all your DAG runs; and each DAG run's end. With dagRunId it starts with the DAG run's status as it is (task: null) and completes after its end, at once if it had ended.",
     subscribe: subscribeDagRunUpdated,
   })
   dagRunUpdated(

@@ -8,15 +8,28 @@
 
 import { ConflictError } from "../domain/index.js";
 
-/** Subscribes with `push` as the handler; resolves to what releases the subscriptions. */
-export type Subscriber<T> = (push: (event: T) => void) => Promise<() => Promise<void>>;
+/**
+ * Subscribes with `push` as the handler; resolves to what releases the subscriptions. `last`: the
+ * stream completes once the consumer has had this event (nothing pushed after it is passed on).
+ */
+export type Subscriber<T> = (push: (event: T, last?: boolean) => void) => Promise<() => Promise<void>>;
 
 export function eventStream<T>(subscribe: Subscriber<T>, maxBuffered: number): AsyncIterableIterator<T> {
   const buffer: T[] = [];
   let waiting: ((r: IteratorResult<T>) => void) | null = null;
   let done = false;
-  const unsubscribe = subscribe((event) => {
-    if (done) return;
+  /** The last event was pushed: the stream completes once the buffer is drained. */
+  let ending = false;
+  let released: Promise<void> | null = null;
+  // Deferred: a subscriber may push its last event before `subscribe` returned.
+  const release = (): Promise<void> => (released ??= Promise.resolve().then(() => unsubscribe).then((r) => r()));
+  const unsubscribe = subscribe((event, last) => {
+    if (done || ending) return;
+    if (last) {
+      ending = true;
+      // Released at once: nothing more is passed on.
+      void release().catch(() => undefined);
+    }
     if (waiting) {
       const w = waiting;
       waiting = null;
@@ -32,7 +45,7 @@ export function eventStream<T>(subscribe: Subscriber<T>, maxBuffered: number): A
       done = true;
       waiting?.({ value: undefined, done: true });
       waiting = null;
-      await (await unsubscribe)();
+      await release();
     }
     return { value: undefined, done: true };
   };
@@ -41,7 +54,10 @@ export function eventStream<T>(subscribe: Subscriber<T>, maxBuffered: number): A
     async next() {
       await unsubscribe; // subscribed before the first event can be missed
       if (buffer.length > 0) return { value: buffer.shift()!, done: false };
-      if (done) return { value: undefined, done: true };
+      if (done || ending) {
+        done = true;
+        return { value: undefined, done: true };
+      }
       return new Promise<IteratorResult<T>>((resolve) => (waiting = resolve));
     },
     return: finish,

@@ -195,7 +195,7 @@ export class DagRunEvent {
   @Field(() => DagRunStatus)
   status!: DagRunStatus;
 
-  @Field(() => DagRunTaskEvent, { nullable: true })
+  @Field(() => DagRunTaskEvent, { nullable: true, description: "Null for the DAG run's own status: its end, and (with dagRunId) the first event, its status when you subscribed." })
   task!: DagRunTaskEvent | null;
 
   @Field(() => DateTime)

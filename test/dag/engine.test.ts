@@ -351,6 +351,33 @@ describe("events and query cost", () => {
     }
   });
 
+  it("dagRunUpdated(dagRunId) starts with the DAG run's status as it is and completes after its end, at once for one that had ended", async () => {
+    const id = await createDag(t.app.url, t.admin, "streamed-one", [{ key: "a", command: "sleep 1" }, { key: "b", command: "true", dependsOn: ["a"] }]);
+    type Ev = { dagRunUpdated: { status: string; task: { key: string; status: string } | null } };
+    const SUB = `subscription($r: ID) { dagRunUpdated(dagRunId: $r) { status task { key status } } }`;
+    const client = wsClient(t.app.wsUrl, t.admin);
+    try {
+      const runId = await triggerDag(t.app.url, t.admin, id);
+      // Subscribed while it runs: its status first, then its tasks, its end, and the stream completes
+      // (`until` never ends it: only the server's completion or the timeout does).
+      const started = Date.now();
+      const live = await collect<Ev>(client, SUB, { r: runId }, () => false, 30_000).done;
+      expect(live.errors).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(25_000);
+      expect(live.events[0]!.dagRunUpdated).toEqual({ status: "RUNNING", task: null });
+      expect(live.events.at(-1)!.dagRunUpdated).toEqual({ status: "SUCCEEDED", task: null });
+      expect(live.events.some((e) => e.dagRunUpdated.task?.key === "b")).toBe(true);
+      // Subscribed after its end (a fast DAG run, an old one): its end, and done, not a silent wait.
+      const after = Date.now();
+      const ended = await collect<Ev>(client, SUB, { r: runId }, () => false, 30_000).done;
+      expect(ended.errors).toEqual([]);
+      expect(ended.events.map((e) => e.dagRunUpdated)).toEqual([{ status: "SUCCEEDED", task: null }]);
+      expect(Date.now() - after).toBeLessThan(25_000);
+    } finally {
+      await client.dispose();
+    }
+  });
+
   it("refuses a subscription to an empty id (NOT_FOUND) or to a DAG run of another DAG (BAD_USER_INPUT), rather than streaming every run", async () => {
     // An empty id was taken as no argument: dagRunUpdated(dagRunId: "") streamed all the caller's
     // DAG runs, runUpdated(jobId: "") all their runs; a dagId with another DAG's dagRunId, nothing.
