@@ -6,6 +6,7 @@ import type { Collection, Document } from "mongodb";
 import { describe, expect, it, vi } from "vitest";
 import { code, makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
+import { documentsFound } from "../helpers/reads.js";
 import { wsClient } from "../helpers/graphql.js";
 import { createDag, finishedDagRun, gql, gqlOk, triggerDag, waitFor } from "../dag/helpers.js";
 
@@ -57,28 +58,13 @@ describe("reading a DAG run's tasks", () => {
     const id = await createDag(t.app.url, u.token, "wide-tasks", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: "true" }))); // 1
     const runId = await triggerDag(t.app.url, u.token, id); // 100
     expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
-    const runs = t.app.services.mongo.c.runs as unknown as Collection<Document>;
-    const find = runs.find.bind(runs);
-    let docs = 0;
-    const spy = vi.spyOn(runs, "find").mockImplementation(((filter: Document, options?: Document) => {
-      const cursor = find(filter, options);
-      const toArray = cursor.toArray.bind(cursor);
-      cursor.toArray = async () => {
-        const got = await toArray();
-        docs += got.length;
-        return got;
-      };
-      return cursor;
-    }) as never);
-    try {
+    const { docs } = await documentsFound(t.app.services.mongo.c.runs, async () => {
       // Before: each alias read all 100 task runs' states (2,000 documents; with a 1,000-task DAG
       // run ~0.6 s of the API's CPU for this query of cost ~60, and more with every retryDagRun's attempts).
       const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 1, skip: ${i}) { key status run { status } } }`).join(" ")} }`;
       const r = await gqlOk<Record<string, { tasks: Array<{ key: string; status: string; run: { status: string } }> }>>(t.app.url, q, { id: runId }, u.token);
       expect(Object.values(r).map((x) => x.tasks)).toEqual(Array.from({ length: 20 }, (_, i) => [{ key: `t${i}`, status: "SUCCEEDED", run: { status: "SUCCEEDED" } }]));
-    } finally {
-      spy.mockRestore();
-    }
+    });
     expect(docs).toBe(20);
   });
 });

@@ -7,6 +7,7 @@ import type { Collection, Document } from "mongodb";
 import { describe, expect, it, vi } from "vitest";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
+import { documentsFound } from "../helpers/reads.js";
 import { collect, wsClient } from "../helpers/graphql.js";
 import { checkResult, DagTaskIo, MAX_INPUTS_BYTES } from "../../src/dag/index.js";
 import { createDag, finishedDagRun, gql, gqlOk, tasksInput, triggerDag, waitFor } from "../dag/helpers.js";
@@ -17,27 +18,7 @@ let users = 0;
 const user = () => makeUser(t.app, t.admin, `dag-attacker-${Date.now()}-${users++}`);
 
 /** Bytes of the `runs` documents the server reads while `fn` runs (every find on the collection). */
-async function runBytesRead(fn: () => Promise<unknown>): Promise<number> {
-  const runs = t.app.services.mongo.c.runs as unknown as Collection<Document>;
-  const find = runs.find.bind(runs);
-  let bytes = 0;
-  const spy = vi.spyOn(runs, "find").mockImplementation(((filter: Document, options?: Document) => {
-    const cursor = find(filter, options);
-    const toArray = cursor.toArray.bind(cursor);
-    cursor.toArray = async () => {
-      const docs = await toArray();
-      for (const d of docs) bytes += JSON.stringify(d).length;
-      return docs;
-    };
-    return cursor;
-  }) as never);
-  try {
-    await fn();
-  } finally {
-    spy.mockRestore();
-  }
-  return bytes;
-}
+const runBytesRead = async (fn: () => Promise<unknown>): Promise<number> => (await documentsFound(t.app.services.mongo.c.runs, fn)).bytes;
 
 describe("another user's DAGs and DAG runs", () => {
   it("are NOT_FOUND for every query, mutation and subscription, and their events never reach the attacker", async () => {

@@ -6,10 +6,10 @@
  * `jobs(first: 100) { edges { node { id } } }` (cost ~4,000) took 633 MB of the API's memory
  * over 30 jobs of 1 MiB scripts, with `spec { source }` 1.4 GB and an INTERNAL_SERVER_ERROR.
  */
-import type { Collection, Document } from "mongodb";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
+import { documentsFound } from "../helpers/reads.js";
 import { gql, gqlOk } from "../dag/helpers.js";
 
 const t = useTestApp();
@@ -18,27 +18,7 @@ let users = 0;
 const user = () => makeUser(t.app, t.admin, `large-reads-${Date.now()}-${users++}`);
 
 /** Bytes of the documents `collection.find` answers while `body` runs. */
-async function bytesFound(collection: unknown, body: () => Promise<void>): Promise<number> {
-  const c = collection as Collection<Document>;
-  const find = c.find.bind(c);
-  let bytes = 0;
-  const spy = vi.spyOn(c, "find").mockImplementation(((...args: Parameters<typeof find>) => {
-    const cursor = find(...args);
-    const toArray = cursor.toArray.bind(cursor);
-    cursor.toArray = async () => {
-      const docs = await toArray();
-      bytes += JSON.stringify(docs).length;
-      return docs;
-    };
-    return cursor;
-  }) as never);
-  try {
-    await body();
-  } finally {
-    spy.mockRestore();
-  }
-  return bytes;
-}
+const bytesFound = async (collection: unknown, body: () => Promise<void>): Promise<number> => (await documentsFound(collection, body)).bytes;
 
 const createJob = (token: string, name: string, spec: Record<string, unknown>) =>
   gqlOk<{ createJob: { id: string } }>(
