@@ -52,6 +52,17 @@ function expectOneOutcomePerSlot(f: readonly Fire[]): void {
 
 const settled = (id: string) => waitFor(async () => (await dagRuns(id)).every((r) => r.status !== "RUNNING"), 20_000);
 const at = (iso: string) => Date.parse(iso);
+
+/** Pauses the DAG, waits for its DAG runs to settle, and reads them and the ledger (one outcome per slot, checked). */
+async function pausedAndRead(id: string): Promise<{ runs: DagRunRow[]; f: Fire[]; byId: Map<string, DagRunRow> }> {
+  await pauseDag(id);
+  await settled(id);
+  const runs = await dagRuns(id);
+  const f = await fires(id);
+  expectOneOutcomePerSlot(f);
+  return { runs, f, byId: new Map(runs.map((r) => [r.id, r])) };
+}
+
 const withdrawn = (r: DagRunRow) => r.tasks.some((x) => x.run?.history.some((h) => h.reason?.startsWith("withdrawn before its fire time")));
 
 describe("scheduled DAG runs staged ahead", () => {
@@ -124,13 +135,8 @@ describe("scheduled DAG runs staged ahead", () => {
     const changedAt = Date.now();
     await gqlOk(t.app.url, `mutation($id: ID!, $p: UpdateDagInput!) { updateDag(id: $id, input: $p) { id version } }`, { id, p: { tasks: tasksInput([{ key: "new", command: "true" }]) } }, t.admin);
     await pause(3_000);
-    await pauseDag(id);
-    await settled(id);
-    const runs = await dagRuns(id);
-    const f = await fires(id);
     // Every slot has one outcome; a FIRED slot's DAG run ran, and a slot after the change ran the new version.
-    expectOneOutcomePerSlot(f);
-    const byId = new Map(runs.map((r) => [r.id, r]));
+    const { runs, f, byId } = await pausedAndRead(id);
     for (const x of f.filter((y) => y.outcome === "FIRED")) {
       const r = byId.get(x.runId!)!;
       expect(r.status).toBe("SUCCEEDED");
@@ -177,12 +183,7 @@ describe("scheduled DAG runs staged ahead", () => {
       await pause(250);
     }
     await pause(2_000);
-    await pauseDag(id);
-    await settled(id);
-    const runs = await dagRuns(id);
-    const f = await fires(id);
-    expectOneOutcomePerSlot(f);
-    const byId = new Map(runs.map((r) => [r.id, r]));
+    const { runs, f, byId } = await pausedAndRead(id);
     for (const x of f.filter((y) => y.outcome === "FIRED")) expect(byId.get(x.runId!)?.status).toBe("SUCCEEDED");
     // Per slot, at most one DAG run did any work; the others were taken back before anything started.
     const worked = new Map<string, number>();
