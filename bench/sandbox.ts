@@ -40,10 +40,11 @@ async function one(sandbox: Sandbox, slot: number, name: string): Promise<number
   return ms;
 }
 
-export async function benchSandbox(mode: SandboxMode, opts: { runs: number; slots: number }): Promise<SandboxBenchResult> {
+export async function benchSandbox(mode: SandboxMode, opts: { runs: number; slots: number; launcher?: boolean }): Promise<SandboxBenchResult> {
   const root = await mkdtemp(join(tmpdir(), "kairos-bench-sandbox-"));
-  const sandbox = Sandbox.open({ mode, workRoot: join(root, "work"), slots: opts.slots, uidBase: 62_000, roPaths: [], nodeTag: `bench${mode[0]}`, log: silentLogger() });
+  const sandbox = Sandbox.open({ mode, launcher: opts.launcher ?? true, workRoot: join(root, "work"), slots: opts.slots, uidBase: 62_000, roPaths: [], nodeTag: `bench${mode[0]}`, log: silentLogger() });
   try {
+    await sandbox.ready();
     for (let i = 0; i < 20; i++) await one(sandbox, 0, `warm-${i}`); // warm caches
     const starts: number[] = [];
     for (let i = 0; i < opts.runs; i++) starts.push(await one(sandbox, 0, `seq-${i}`));

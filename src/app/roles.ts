@@ -71,6 +71,7 @@ export async function startExecutor(config: KairosConfig, deps: RoleDeps, overri
       leaseMs: config.leaseMs,
       workRoot: join(config.role === "dev" ? config.dataDir : join(process.cwd(), ".kairos"), "work"),
       sandbox: config.sandbox,
+      sandboxLauncher: config.sandboxLauncher,
       sandboxUidBase: config.sandboxUidBase,
       sandboxRoPaths: config.sandboxRoPaths,
       sandboxRwPaths: config.sandboxRwPaths,

@@ -41,7 +41,7 @@ function egressSettings(env: Env): KairosConfig["egress"] {
 
 type SandboxSettings = Pick<
   KairosConfig,
-  "sandbox" | "sandboxUidBase" | "sandboxRoPaths" | "sandboxRwPaths" | "executorCapacity" | "runDefaults" | "runMax" | "egress"
+  "sandbox" | "sandboxLauncher" | "sandboxUidBase" | "sandboxRoPaths" | "sandboxRwPaths" | "executorCapacity" | "runDefaults" | "runMax" | "egress"
 >;
 
 /** How runs are isolated, what they get and may ask for, and the egress network offered to them. */
@@ -67,8 +67,11 @@ export function sandboxSettings(dev: boolean, env: Env): SandboxSettings {
       if (runDefaults[k] > runMax[k]) throw new ConfigError(`KAIROS_RUN_DEFAULTS: ${k} ${runDefaults[k]} is above KAIROS_RUN_MAX's ${runMax[k]}`);
     }
   }
+  const launcher = env.KAIROS_SANDBOX_LAUNCHER?.trim() || "on";
+  if (launcher !== "on" && launcher !== "off") throw new ConfigError(`KAIROS_SANDBOX_LAUNCHER: "${launcher}" is not one of on, off`);
   return {
     sandbox,
+    sandboxLauncher: launcher === "on",
     sandboxUidBase: int("KAIROS_SANDBOX_UID_BASE", env.KAIROS_SANDBOX_UID_BASE, 61_000, 1_000, 4_000_000_000),
     sandboxRoPaths: roPaths,
     sandboxRwPaths: paths("KAIROS_SANDBOX_RW_PATHS"),

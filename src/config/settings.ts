@@ -74,6 +74,12 @@ export interface KairosConfig {
    * users). Unset in `dev`: bubblewrap where it works, else none with a loud warning.
    */
   sandbox: "bubblewrap" | "none" | "auto";
+  /**
+   * Executor: start sandboxed runs through the launcher, in a sandbox kept per slot (`on`), or
+   * with a bubblewrap of their own each (`off`: slower; the launcher's escape hatch).
+   * `KAIROS_SANDBOX_LAUNCHER`. @default on
+   */
+  sandboxLauncher: boolean;
   /** Executor: slot i runs as uid/gid base + i. `KAIROS_SANDBOX_UID_BASE`. @default 61000 */
   sandboxUidBase: number;
   /** Executor: extra host paths bound read-only into sandboxes, comma separated. `KAIROS_SANDBOX_RO_PATHS`. */

@@ -106,6 +106,7 @@ export class Executor {
 
   async start(): Promise<void> {
     const sandbox = this.slots.open(this.o);
+    await sandbox.ready();
     this.deadlines.startSupervisor();
     this.logShipper?.start();
     await this.registry.register(this.o, sandbox.isolation, new Date(this.deps.clock()), this.kinds.interpreters);

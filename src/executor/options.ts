@@ -42,6 +42,8 @@ export interface ExecutorOptions {
    * plain processes with a loud warning. @default bubblewrap
    */
   sandbox?: SandboxMode | "auto";
+  /** Start sandboxed runs through the launcher in a sandbox kept per slot (sandbox/launcher.ts). @default true */
+  sandboxLauncher?: boolean;
   /** Slot i runs as uid/gid sandboxUidBase + i. @default 61000 */
   sandboxUidBase?: number;
   /** Extra host paths bound read-only into every sandbox. @default none */
@@ -76,6 +78,7 @@ export function resolveOptions(opts: ExecutorOptions): ResolvedOptions {
     confirmDelayMs: Math.min(1_000, Math.floor(leaseMs / 10)),
     labels: {},
     sandbox: "bubblewrap",
+    sandboxLauncher: true,
     sandboxUidBase: 61_000,
     sandboxRoPaths: [],
     sandboxRwPaths: [],

@@ -32,6 +32,7 @@ export class SlotRunner {
       workRoot: o.workRoot,
       slots: o.slots,
       uidBase: o.sandboxUidBase,
+      launcher: o.sandboxLauncher,
       roPaths: o.sandboxRoPaths,
       rwPaths: o.sandboxRwPaths,
       egress: o.sandboxEgress,

@@ -3,6 +3,7 @@
  * so tests never touch a Redis someone else uses on 6379 and a fresh machine needs no setup beyond
  * the redis-server binary. Set KAIROS_TEST_REDIS_URL to use an existing server instead.
  */
+import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { startRedis } from "../support/local-redis.js";
 
@@ -13,6 +14,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The executor's launcher (a C program): built again when its source is newer than the binary.
+  execFileSync(process.execPath, ["scripts/build-native.mjs"], { stdio: "inherit" });
   const external = process.env.KAIROS_TEST_REDIS_URL;
   if (external) {
     project.provide("redisUrl", external);

@@ -113,6 +113,62 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   return args;
 }
 
+/** Where a slot's sandbox finds its slot directory and the launcher binary (hidden from each run). */
+export const SLOT_MOUNT = "/.kairos/slot";
+export const ZYGOTE_MOUNT = "/.kairos/zygote";
+
+export interface SlotSandboxPlan {
+  /** The slot's directory: its work, tmp and given directories, bound at /work, /tmp and /kairos for each run. */
+  slotRoot: string;
+  /** The launcher binary (run inside as the zygote). */
+  launcher: string;
+  passwdFile: string;
+  groupFile: string;
+  roPaths: readonly string[];
+  rwPaths: readonly string[];
+  disableUserns?: boolean;
+}
+
+/**
+ * The command line of a slot's long-lived sandbox (launcher.c): the same namespaces, system view
+ * and /etc as a run's own bubblewrap (bwrapArgs), with the root and /dev read-only (they outlive
+ * each run), and the zygote as its program. The zygote keeps CAP_SYS_ADMIN and CAP_SETPCAP inside
+ * the sandbox's user namespace to make each run's PID, mount, IPC and cgroup namespaces; each run
+ * drops every capability before its program starts.
+ */
+export function slotSandboxArgs(plan: SlotSandboxPlan): string[] {
+  const args = [
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-net",
+    ...(plan.disableUserns ? ["--disable-userns"] : []),
+    "--uid", String(SANDBOX_UID),
+    "--gid", String(SANDBOX_UID),
+    "--hostname", "kairos-run",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop", "ALL",
+    "--cap-add", "CAP_SYS_ADMIN",
+    "--cap-add", "CAP_SETPCAP",
+    ...systemArgs(),
+    "--ro-bind", plan.passwdFile, "/etc/passwd",
+    "--ro-bind", plan.groupFile, "/etc/group",
+    "--proc", "/proc",
+    "--dev", "/dev",
+    "--dir", SANDBOX_HOME,
+    "--dir", SANDBOX_TMP,
+    "--dir", SANDBOX_GIVEN,
+    "--bind", plan.slotRoot, SLOT_MOUNT,
+    "--ro-bind", plan.launcher, ZYGOTE_MOUNT,
+  ];
+  for (const p of plan.roPaths) args.push("--ro-bind-try", p, p);
+  for (const p of plan.rwPaths) args.push("--bind-try", p, p);
+  args.push("--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--clearenv", "--", ZYGOTE_MOUNT, "zygote");
+  return args;
+}
+
 export const PASSWD = `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nkairos:x:${SANDBOX_UID}:${SANDBOX_UID}:Kairos run:${SANDBOX_HOME}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 export const GROUP = `root:x:0:\nkairos:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`;
 

@@ -10,7 +10,7 @@
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -18,7 +18,8 @@ import { ConfigError } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/index.js";
 import type { ProcessSpec } from "../process.js";
-import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, wrapperArgs } from "./bwrap.js";
+import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, slotSandboxArgs, wrapperArgs } from "./bwrap.js";
+import { Launcher, launcherBinary, type LaunchEnd } from "./launcher.js";
 import { giveFiles } from "./given-files.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
 import { EgressNetworks } from "./egress.js";
@@ -28,6 +29,11 @@ export type SandboxMode = "bubblewrap" | "none";
 export interface SandboxOptions {
   /** `auto`: bubblewrap when this machine can run it, else plain processes with a loud warning (dev only). */
   mode: SandboxMode | "auto";
+  /**
+   * Start bubblewrap runs through the launcher, in a sandbox kept per slot (launcher.ts), where
+   * its binary is built; otherwise (or false) each run starts a bubblewrap of its own. @default true
+   */
+  launcher?: boolean;
   workRoot: string;
   slots: number;
   /** Slot i runs as uid/gid uidBase + i (when the executor is root). */
@@ -47,7 +53,7 @@ export interface SandboxOptions {
 
 /** One attempt, ready to spawn. */
 export interface PreparedAttempt {
-  process: Pick<ProcessSpec, "file" | "args" | "env" | "cwd" | "stop">;
+  process: Pick<ProcessSpec, "file" | "args" | "env" | "cwd" | "stop" | "launch">;
   /**
    * The slot's directory of files Kairos gives the run (a DAG task's inputs and params): where the
    * executor writes them, and where the program finds them. Read-only to a sandboxed run; its
@@ -60,11 +66,17 @@ export interface PreparedAttempt {
   cgroup: AttemptCgroup | null;
 }
 
+/** What the launcher adds (launcher.c): one bubblewrap per slot, fresh namespaces and no keyring per run. */
+const KEPT_SANDBOX = ["sandbox-kept-per-slot", "namespaces-per-run:pid,mount,ipc,cgroup", "seccomp:no-keyring", "read-only-root-and-dev"];
+
 const BWRAP_PATHS = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
 const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
 const isRoot = () => process.getuid?.() === 0;
 
 export class Sandbox {
+  /** Starts runs in the slots' long-lived sandboxes (null: each run spawns its own bubblewrap). */
+  private launcher: Launcher | null = null;
+
   private constructor(
     private readonly o: SandboxOptions,
     readonly mode: SandboxMode,
@@ -127,7 +139,71 @@ export class Sandbox {
       notes.push("EGRESS network access is not offered by this node (set KAIROS_EGRESS_SUBNET to offer it)");
     }
     const isolation = describeIsolation(mode, cg.cgroups, notes, disableUserns, egress !== null);
-    return new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir, disableUserns, egress);
+    const sandbox = new Sandbox(o, mode, bwrap, cg.cgroups, isolation, etcDir, disableUserns, egress);
+    if (mode === "bubblewrap") sandbox.openLauncher();
+    return sandbox;
+  }
+
+  /** Starts the launcher and every slot's sandbox in it, where its binary is built; notes why not otherwise. */
+  private openLauncher(): void {
+    if (this.o.launcher === false) {
+      this.isolation.notes.push("runs start one bubblewrap each (KAIROS_SANDBOX_LAUNCHER=off)");
+      return;
+    }
+    const binary = launcherBinary();
+    if (!binary) {
+      this.isolation.notes.push("the run launcher is not built (no C compiler when `npm run build` ran: apt-get install gcc): runs start one bubblewrap each, slower");
+      return;
+    }
+    this.launcher = Launcher.start(binary, this.o.log);
+    for (let i = 0; i < this.o.slots; i++) this.defineSlot(i);
+    this.isolation.enforced.push(...KEPT_SANDBOX);
+  }
+
+  private defineSlot(slot: number): void {
+    const d = this.slotDirs(slot);
+    const args = slotSandboxArgs({
+      slotRoot: d.root,
+      launcher: launcherBinary()!,
+      passwdFile: join(this.etcDir, "passwd"),
+      groupFile: join(this.etcDir, "group"),
+      roPaths: this.o.roPaths,
+      rwPaths: this.o.rwPaths ?? [],
+      disableUserns: this.disableUserns,
+    });
+    this.launcher!.defineSlot(slot, this.slotUid(slot) ?? process.getuid?.() ?? 0, [this.bwrap!, ...args]);
+  }
+
+  /**
+   * Proves the launcher works here by running `true` in slot 0's sandbox; if it does not, runs
+   * start one bubblewrap each (as without it) and the node's isolation notes say why.
+   */
+  async ready(): Promise<void> {
+    const launcher = this.launcher;
+    if (!launcher) return;
+    const prepared = this.prepare(0, `launcher-selftest-${process.pid}`, { kind: "COMMAND", command: null, argv: ["true"], env: {}, timeoutMs: 10_000, pool: "" }, {}, { cpu: 1, memoryMb: 64, pids: 16, diskMb: 1 });
+    const end = await new Promise<LaunchEnd | "timeout">((resolve) => {
+      const timer = setTimeout(() => resolve("timeout"), 10_000);
+      let err = "";
+      launcher.launch(prepared.process.launch!.request, {
+        onPid: () => undefined,
+        onOutput: (chunk) => (err += chunk.toString("utf8")),
+        onEnd: (e) => {
+          clearTimeout(timer);
+          resolve("error" in e || e.code === 0 ? e : { error: `exit ${e.code ?? e.signal}: ${err.trim().slice(0, 300)}` });
+        },
+      });
+    });
+    prepared.cgroup?.killAll();
+    prepared.cgroup?.remove();
+    await this.releaseSlot(0);
+    if (end !== "timeout" && !("error" in end)) return;
+    const why = end === "timeout" ? "a test run did not end within 10 s" : end.error;
+    this.o.log.error({ reason: why }, "the run launcher does not work on this node; runs start one bubblewrap each (slower)");
+    this.isolation.notes.push(`the run launcher does not work here (${why}): runs start one bubblewrap each, slower`);
+    this.launcher = null;
+    this.isolation.enforced.splice(this.isolation.enforced.indexOf(KEPT_SANDBOX[0]!), KEPT_SANDBOX.length);
+    await launcher.close();
   }
 
   /** Runs `true` in a sandbox of slot 0; the reason it failed, or null. */
@@ -158,11 +234,27 @@ export class Sandbox {
     return this.mode === "bubblewrap" && isRoot() ? this.o.uidBase + slot : null;
   }
 
-  /** Makes the slot's directories afresh: empty, owned by the slot's user, 0700. */
+  /**
+   * Makes the slot's directories afresh: empty, owned by the slot's user, 0700. The slot's own
+   * directory stays (the executor's, 0711: a run cannot change it), so the slot's long-lived
+   * sandbox, which has it bound, sees the new ones; it is made again only when it is not the
+   * executor's directory any more (an unsandboxed run, as the executor's user, could replace it).
+   */
   private resetSlotSync(slot: number): void {
     const d = this.slotDirs(slot);
-    removeTreeSync(d.root);
-    mkdirSync(d.root, { mode: 0o711 });
+    let root: Stats | null = null;
+    try {
+      root = lstatSync(d.root);
+    } catch {
+      // not made yet
+    }
+    if (!root || !root.isDirectory() || root.uid !== process.getuid?.()) {
+      removeTreeSync(d.root);
+      mkdirSync(d.root, { mode: 0o711 });
+      if (root && this.launcher) this.defineSlot(slot);
+    } else {
+      for (const dir of [d.work, d.tmp, d.given]) removeTreeSync(dir);
+    }
     chmodSync(d.root, 0o711);
     const uid = this.slotUid(slot);
     for (const dir of [d.work, d.tmp]) {
@@ -192,7 +284,7 @@ export class Sandbox {
     } catch {
       // changed or gone: made again below
     }
-    return removeTree(d.root).then(() => this.resetSlotSync(slot));
+    return Promise.all([removeTree(d.work), removeTree(d.tmp)]).then(() => this.resetSlotSync(slot));
   }
 
   /**
@@ -227,6 +319,25 @@ export class Sandbox {
       ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, givenDir: d.given, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress, disableUserns: this.disableUserns })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
+    const launch =
+      this.launcher && sandboxed && !egress
+        ? {
+            launcher: this.launcher,
+            request: {
+              slot,
+              argv: program,
+              env,
+              procsFiles: cgroup?.procsFiles ?? [],
+              nofile: this.o.nofile ?? 4096,
+              fileSizeBytes: res.diskMb * 1048576,
+              // Per uid: the slot's sandbox itself (bubblewrap, its init, the zygote, the run's init) counts too.
+              nproc: cgroup || uid === null ? null : res.pids + 4,
+              addressSpaceBytes: cgroup ? null : res.memoryMb * 1048576,
+              shmMb: res.memoryMb,
+              binds: [...this.o.roPaths, ...(this.o.rwPaths ?? [])],
+            },
+          }
+        : undefined;
     const [file, args] = wrapperArgs({
       procsFiles: cgroup?.procsFiles ?? [],
       nofile: this.o.nofile ?? 4096,
@@ -239,7 +350,7 @@ export class Sandbox {
     });
     return {
       // bubblewrap gets no environment of ours (its /proc/1/environ is visible inside); a plain program gets its own.
-      process: { file, args, env: sandboxed ? {} : env, cwd: d.work, stop: sandboxed ? "sandbox" : "group" },
+      process: { file, args, env: sandboxed ? {} : env, cwd: d.work, stop: sandboxed ? "sandbox" : "group", ...(launch ? { launch } : {}) },
       given: { host: d.given, inside: sandboxed ? SANDBOX_GIVEN : d.given },
       diskDir: d.root,
       diskBytes: res.diskMb * 1048576,
@@ -249,6 +360,8 @@ export class Sandbox {
 
   /** Removes the slots' directories and this node's cgroups. */
   async close(): Promise<void> {
+    await this.launcher?.close();
+    this.launcher = null;
     for (let i = 0; i < this.o.slots; i++) await removeTree(this.slotDirs(i).root).catch(() => undefined);
     await rm(this.etcDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.o.workRoot.startsWith(tmpdir())) await removeTree(this.o.workRoot).catch(() => undefined);
