@@ -132,9 +132,10 @@ export interface SlotSandboxPlan {
 /**
  * The command line of a slot's long-lived sandbox (launcher.c): the same namespaces, system view
  * and /etc as a run's own bubblewrap (bwrapArgs), with the root and /dev read-only (they outlive
- * each run), and the zygote as its program. The zygote keeps CAP_SYS_ADMIN and CAP_SETPCAP inside
- * the sandbox's user namespace to make each run's PID, mount, IPC and cgroup namespaces; each run
- * drops every capability before its program starts.
+ * each run), and the zygote as its program. The zygote keeps CAP_SYS_ADMIN, CAP_SETPCAP and
+ * CAP_NET_ADMIN inside the sandbox's user namespace to make each run's PID, mount, IPC, cgroup and
+ * network namespaces (the slot's network namespace would keep a run's TIME_WAIT sockets and
+ * loopback counters for the next); each run drops every capability before its program starts.
  */
 export function slotSandboxArgs(plan: SlotSandboxPlan): string[] {
   const args = [
@@ -152,6 +153,8 @@ export function slotSandboxArgs(plan: SlotSandboxPlan): string[] {
     "--cap-drop", "ALL",
     "--cap-add", "CAP_SYS_ADMIN",
     "--cap-add", "CAP_SETPCAP",
+    // Each run's own network namespace starts with its loopback down (launcher.c brings it up).
+    "--cap-add", "CAP_NET_ADMIN",
     ...systemArgs(),
     "--ro-bind", plan.passwdFile, "/etc/passwd",
     "--ro-bind", plan.groupFile, "/etc/group",

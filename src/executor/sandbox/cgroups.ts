@@ -130,8 +130,10 @@ async function closeBases(bases: readonly string[], ms = 2_000): Promise<void> {
 }
 
 /**
- * Parents of executors that died without closing (`kairos-<tag>-<pid>` whose pid is gone): their
- * empty attempt groups and themselves. Groups of live executors are never touched.
+ * Parents of executors that died without closing (`kairos-<tag>-<pid>` whose pid is gone): what is
+ * still in their attempt groups is killed (nothing of a dead executor's runs may go on unwatched),
+ * then the groups and the parents are removed; a group still busy with an exiting process is
+ * retried at the next create and at close. Groups of live executors are never touched.
  */
 function sweepDeadParents(root: string): void {
   let names: string[];
@@ -145,14 +147,16 @@ function sweepDeadParents(root: string): void {
     if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
     const parent = join(root, name);
     try {
-      for (const child of readdirSync(parent, { withFileTypes: true })) if (child.isDirectory()) rmdirQuiet(join(parent, child.name));
+      for (const child of readdirSync(parent, { withFileTypes: true })) {
+        if (!child.isDirectory()) continue;
+        killPids(join(parent, child.name, "cgroup.procs"));
+        rmdirQuiet(join(parent, child.name));
+      }
     } catch {
       // gone meanwhile
     }
     rmdirQuiet(parent);
-    leftovers.delete(parent);
   }
-  for (const d of [...leftovers]) if (d.startsWith(root)) leftovers.delete(d);
 }
 
 function alive(pid: number): boolean {

@@ -9,15 +9,18 @@
  *                              keeps one bubblewrap sandbox per slot alive (started as the slot's
  *                              uid), and relays each run's output.
  *   kairos-launcher zygote     inside each slot's sandbox: for each run it clones the run's init
- *                              into new PID, mount and IPC namespaces. It keeps CAP_SYS_ADMIN and
- *                              CAP_SETPCAP in the sandbox's own user namespace (bubblewrap's
- *                              --disable-userns nested one), never outside it, and a run gets none.
+ *                              into new PID, mount and IPC namespaces. It keeps CAP_SYS_ADMIN,
+ *                              CAP_SETPCAP and CAP_NET_ADMIN (the run's loopback) in the sandbox's
+ *                              own user namespace (bubblewrap's --disable-userns nested one),
+ *                              never outside it, and a run gets none.
  *
  * A run (the "init" below, pid 1 of the run's own PID namespace):
  *   1. reads its spec from its control socket, asks the launcher to put it into the run's cgroup
  *      (the launcher learns its host pid from SCM_CREDENTIALS and writes it to cgroup.procs as
  *      root), and waits for the go-ahead;
- *   2. enters a new cgroup namespace, mounts a fresh /proc (only the run's processes), binds the
+ *   2. enters new cgroup and network namespaces (its own loopback, up: the slot's would show the
+ *      next run this one's connections, its TIME_WAIT sockets and its traffic counters), mounts
+ *      a fresh /proc (only the run's processes), binds the
  *      slot's work, tmp (writable) and given (read-only) directories at /work, /tmp and /kairos,
  *      a fresh tmpfs at /dev/shm, and hides the slot directory and this binary under an empty
  *      read-only tmpfs; the sandbox's root and /dev stay read-only;
@@ -29,7 +32,8 @@
  *      ended reports its wait status and exits, which ends the namespace and everything left in it.
  * So nothing of a run survives it: its processes die with its PID namespace (and its cgroup is
  * killed by the executor), its files are in the slot's directories (emptied by the executor),
- * its IPC objects in its own IPC namespace, its mounts in its own mount namespace.
+ * its IPC objects in its own IPC namespace, its mounts in its own mount namespace, its sockets
+ * (and what the kernel keeps of them after, TIME_WAIT, counters) in its own network namespace.
  *
  * Frames (little-endian u32 length, then the payload):
  *   executor -> launcher  fields separated by NUL bytes, the first naming the request:
@@ -54,6 +58,8 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -62,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -115,9 +122,14 @@ static long num(const char *s) { return s ? strtol(s, NULL, 10) : 0; }
 /* ---------- the run's init and program (inside the sandbox) ---------- */
 
 static volatile pid_t program_pid = 0;
+/* A stop that came while the run was still being set up: sent to the program once it exists. */
+static volatile sig_atomic_t early_signal = 0;
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
+#define NFORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
 
 static void forward(int sig) {
   if (program_pid > 0) kill(program_pid, sig);
+  else if (!early_signal) early_signal = sig;
 }
 
 /* The kernel keyring is not namespaced: a key added by one run would be there for the next. */
@@ -194,6 +206,24 @@ static void exec_program(char **argv, char **envp) {
   _exit(e == ENOENT ? 127 : 126);
 }
 
+/* The run's own network namespace starts with its loopback down: up, as bubblewrap does. */
+static int loopback_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof(ifr));
+  strcpy(ifr.ifr_name, "lo");
+  int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+  if (rc == 0) {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  int e = errno;
+  close(s);
+  errno = e;
+  return rc;
+}
+
 static void init_fail(int ctl, const char *what) {
   char msg[512];
   int n = snprintf(msg, sizeof(msg), "F%s: %s", what, strerror(errno));
@@ -224,6 +254,14 @@ static void run_init(int out, int err, int ctl) {
   char **envp = calloc(envc + 1, sizeof(char *));
   for (int i = 0; i < envc; i++) envp[i] = f.v[at + 2 + argc + i];
 
+  /* Signals are forwarded from now on (as pid 1 we would not even receive one we had no handler for). */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = forward;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (unsigned i = 0; i < NFORWARDED; i++) sigaction(forwarded[i], &sa, NULL);
+
   /* Into the run's cgroup (the launcher writes our host pid), before anything is charged. */
   struct ucred cred = {.pid = getpid(), .uid = getuid(), .gid = getgid()};
   char cbuf[CMSG_SPACE(sizeof(cred))];
@@ -241,7 +279,9 @@ static void run_init(int out, int err, int ctl) {
   ssize_t g = recv(ctl, go, sizeof(go), 0);
   if (g <= 0 || go[0] != 'G') _exit(0);
 
-  if (unshare(CLONE_NEWCGROUP) < 0) init_fail(ctl, "a cgroup namespace");
+  /* After the cgroup join, so the namespaces' kernel memory is the run's. */
+  if (unshare(CLONE_NEWCGROUP | CLONE_NEWNET) < 0) init_fail(ctl, "cgroup and network namespaces");
+  if (loopback_up() < 0) init_fail(ctl, "bringing the loopback interface up");
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) init_fail(ctl, "making mounts private");
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) init_fail(ctl, "mounting /proc");
   /* The node's configured paths, held before /work and /tmp are bound (they may lie below them). */
@@ -295,17 +335,10 @@ static void run_init(int out, int err, int ctl) {
     if (setrlimit(RLIMIT_AS, &rl) < 0) init_fail(ctl, "RLIMIT_AS");
   }
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = forward;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
   sigset_t block, old;
   sigemptyset(&block);
-  for (unsigned i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) sigaddset(&block, forwarded[i]);
+  for (unsigned i = 0; i < NFORWARDED; i++) sigaddset(&block, forwarded[i]);
   sigprocmask(SIG_BLOCK, &block, &old);
-  for (unsigned i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) sigaction(forwarded[i], &sa, NULL);
 
   pid_t p = fork();
   if (p < 0) init_fail(ctl, "fork");
@@ -313,18 +346,20 @@ static void run_init(int out, int err, int ctl) {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
-    for (unsigned i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) sigaction(forwarded[i], &dfl, NULL);
+    for (unsigned i = 0; i < NFORWARDED; i++) sigaction(forwarded[i], &dfl, NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
     setsid();
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
-    syscall(SYS_close_range, 3, ~0U, 0);
+    /* Nothing of the init's (its control socket above all) reaches the program: fail closed. */
+    if (syscall(SYS_close_range, 3, ~0U, 0) < 0) { dprintf(2, "kairos: close_range: %s\n", strerror(errno)); _exit(125); }
     if (chdir("/work") < 0) { dprintf(2, "kairos: chdir /work: %s\n", strerror(errno)); _exit(125); }
     if (drop_caps() < 0) { dprintf(2, "kairos: dropping capabilities: %s\n", strerror(errno)); _exit(125); }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_no_keyring() < 0) { dprintf(2, "kairos: seccomp: %s\n", strerror(errno)); _exit(125); }
     exec_program(argv, envp);
   }
   program_pid = p;
+  if (early_signal) kill(p, early_signal);
   close(out);
   close(err);
   sigprocmask(SIG_SETMASK, &old, NULL);
@@ -413,6 +448,7 @@ struct run {
   int slot;
   int out, err, ctl; /* -1 once closed */
   pid_t pid;         /* the run init's host pid, 0 before it joined */
+  int pidfd;         /* the init's pidfd: readable once it and its whole namespace are gone; -1 when none */
   char **procs;
   int nprocs;
   char *specbuf;     /* owns procs */
@@ -426,7 +462,7 @@ static struct run *runs;
 static int ep;
 
 /* Tags in epoll data: the kind of descriptor in the top bits, its index below. */
-enum { TAG_STDIN = 1, TAG_OUT, TAG_ERR, TAG_CTL, TAG_SLOTERR, TAG_SLOTSOCK };
+enum { TAG_STDIN = 1, TAG_OUT, TAG_ERR, TAG_CTL, TAG_SLOTERR, TAG_SLOTSOCK, TAG_PIDFD };
 static uint64_t tag(int kind, uint64_t v) { return ((uint64_t)kind << 56) | v; }
 
 static void emit(char type, uint32_t id, const void *data, uint32_t len) {
@@ -473,7 +509,8 @@ static void close_fd(int *fd) {
 }
 
 static void finish_if_done(struct run *r) {
-  if (r->out >= 0 || r->err >= 0 || r->ctl >= 0) return;
+  /* Reported only once the run's init has exited, which is after every process of its namespace. */
+  if (r->out >= 0 || r->err >= 0 || r->ctl >= 0 || r->pidfd >= 0) return;
   /* Its init ended without a word: killed (by the executor, or with its sandbox), or never started. */
   if (!r->end[0] && r->pid == 0)
     snprintf(r->end, sizeof(r->end), "ethe slot's sandbox ended before the run started%s%s", slots[r->slot].lasterr[0] ? ": " : "", slots[r->slot].lasterr);
@@ -516,7 +553,15 @@ static int slot_up(int i) {
   setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
   pid_t parent = getpid();
   pid_t p = fork();
-  if (p < 0) return -1;
+  if (p < 0) {
+    int e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    close(ev[0]);
+    close(ev[1]);
+    errno = e;
+    return -1;
+  }
   if (p == 0) {
     if (dup2(sv[1], ZYGOTE_FD) < 0 || dup2(ev[1], 2) < 0) _exit(125);
     int devnull = open("/dev/null", O_RDWR);
@@ -537,6 +582,8 @@ static int slot_up(int i) {
   }
   close(sv[1]);
   close(ev[1]);
+  /* Never blocks the loop: an event of the sandbox before this one may still be in a batch. */
+  fcntl(ev[0], F_SETFL, O_NONBLOCK);
   s->pid = p;
   s->sock = sv[0];
   if (s->errfd >= 0) close_fd(&s->errfd);
@@ -549,21 +596,28 @@ static int slot_up(int i) {
 }
 
 static void define_slot(struct fields *f, char *buf) {
-  int i = (int)num(f->v[1]);
-  if (i < 0 || i >= MAX_SLOTS || f->n < 4) return;
+  int i = f->n >= 4 ? (int)num(f->v[1]) : -1;
+  if (i < 0 || i >= MAX_SLOTS) {
+    free(buf);
+    return;
+  }
   struct slot *s = &slots[i];
   if (s->defined) {
+    /* The old sandbox's stderr too: left open (and in epoll), its end would be read from the new one's. */
     slot_down(i);
+    close_fd(&s->errfd);
     free(s->argv);
     free(s->argbuf);
+  } else {
+    s->sock = -1;
+    s->errfd = -1;
   }
   s->defined = 1;
+  s->lasterr[0] = 0;
   s->uid = (uid_t)num(f->v[2]);
   s->argbuf = buf;
   s->argv = calloc(f->n - 2, sizeof(char *));
   for (int k = 3; k < f->n; k++) s->argv[k - 3] = f->v[k];
-  s->sock = -1;
-  s->errfd = -1;
   if (slot_up(i) < 0) note(i, "could not start the slot's sandbox: %s", strerror(errno));
 }
 
@@ -578,8 +632,15 @@ static void start_run(struct fields *f, char *buf) {
   uint32_t id = (uint32_t)num(f->v[1]);
   int i = (int)num(f->v[2]);
   int nprocs = f->n >= 4 ? (int)num(f->v[3]) : -1;
-  if (f->n < 11 || i < 0 || i >= MAX_SLOTS || !slots[i].defined || nprocs < 0 || 4 + nprocs + 7 > f->n) {
+  /* nprocs is compared with what is left (4 + nprocs + 7 could overflow) */
+  if (f->n < 11 || i < 0 || i >= MAX_SLOTS || !slots[i].defined || nprocs < 0 || nprocs > f->n - 11) {
     fail_run(id, "the launcher got a malformed start request");
+    free(buf);
+    return;
+  }
+  if (find_run(id)) {
+    /* Two runs of one id: each one's events would be taken for the other's. */
+    fail_run(id, "the launcher got a start request for a run id in use");
     free(buf);
     return;
   }
@@ -638,12 +699,15 @@ static void start_run(struct fields *f, char *buf) {
   close(po[1]);
   close(pe[1]);
   close(pc[1]);
+  fcntl(po[0], F_SETFL, O_NONBLOCK);
+  fcntl(pe[0], F_SETFL, O_NONBLOCK);
   struct run *r = calloc(1, sizeof(*r));
   r->id = id;
   r->slot = i;
   r->out = po[0];
   r->err = pe[0];
   r->ctl = pc[0];
+  r->pidfd = -1;
   r->specbuf = buf;
   r->nprocs = nprocs;
   r->procs = calloc(nprocs + 1, sizeof(char *));
@@ -679,7 +743,8 @@ static void signal_run(struct fields *f) {
   struct run *r = find_run((uint32_t)num(f->v[1]));
   int sig = (int)num(f->v[2]);
   if (!r || sig <= 0 || sig >= 65) return;
-  if (r->pid > 0) kill(r->pid, sig);
+  if (r->pidfd >= 0) syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0); /* never a reused pid */
+  else if (r->pid > 0) kill(r->pid, sig);
   else if (sig == SIGKILL || !r->pending_signal) r->pending_signal = sig;
 }
 
@@ -706,6 +771,12 @@ static void on_ctl(struct run *r) {
     struct ucred cred;
     memcpy(&cred, CMSG_DATA(c), sizeof(cred));
     r->pid = cred.pid;
+    r->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+    if (r->pidfd >= 0) {
+      fcntl(r->pidfd, F_SETFD, FD_CLOEXEC);
+      struct epoll_event pe = {.events = EPOLLIN, .data.u64 = tag(TAG_PIDFD, r->id)};
+      epoll_ctl(ep, EPOLL_CTL_ADD, r->pidfd, &pe);
+    }
     char pid[32];
     int pl = snprintf(pid, sizeof(pid), "%d\n", cred.pid);
     for (int k = 0; k < r->nprocs; k++) {
@@ -749,6 +820,7 @@ static void relay(struct run *r, int *fd, char type) {
 static void on_slot_stderr(int i) {
   char buf[1024];
   ssize_t n = read(slots[i].errfd, buf, sizeof(buf) - 1);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return; /* an event of a sandbox since replaced */
   if (n <= 0) {
     close_fd(&slots[i].errfd);
     return;
@@ -853,8 +925,11 @@ static int serve(void) {
         continue;
       }
       if (kind == TAG_SLOTSOCK) {
-        /* The zygote hung up: its sandbox is down; the next run of the slot starts it again. */
-        slot_down((int)v);
+        /* The zygote hung up: its sandbox is down; the next run of the slot starts it again. (Only
+           if the slot's socket now is the one that hung up: a run earlier in this batch may have
+           started the sandbox again, with itself in it.) */
+        struct pollfd pf = {.fd = slots[v].sock, .events = POLLRDHUP};
+        if (slots[v].sock >= 0 && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) slot_down((int)v);
         continue;
       }
       struct run *r = find_run((uint32_t)v);
@@ -862,6 +937,7 @@ static int serve(void) {
       if (kind == TAG_OUT) relay(r, &r->out, 'O');
       else if (kind == TAG_ERR) relay(r, &r->err, 'E');
       else if (kind == TAG_CTL) on_ctl(r);
+      else if (kind == TAG_PIDFD) close_fd(&r->pidfd);
       finish_if_done(r);
     }
   }

@@ -60,35 +60,62 @@ function frame(fields: readonly (string | number)[]): Buffer {
 }
 
 export class Launcher {
-  private readonly child: ChildProcess;
+  private child!: ChildProcess;
   private readonly runs = new Map<number, LaunchHandlers>();
+  /** The slots' definitions, sent again to a launcher started after one died. */
+  private readonly slots = new Map<number, Buffer>();
   private nextId = 1;
   private pending: Buffer = Buffer.alloc(0);
   private exited = false;
-  private readonly closed: Promise<void>;
+  private closing = false;
+  /** When the launcher was (re)started lately: one dying over and over is not restarted for ever. */
+  private readonly starts: number[] = [];
+  private closed!: Promise<void>;
 
   private constructor(
-    binary: string,
+    private readonly binary: string,
     private readonly log: Logger,
   ) {
-    this.child = spawn(binary, ["serve"], { stdio: ["pipe", "pipe", "inherit"], env: {} });
-    this.child.stdin!.on("error", () => undefined);
-    this.child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.spawnChild();
+  }
+
+  static start(binary: string, log: Logger): Launcher {
+    return new Launcher(binary, log);
+  }
+
+  private spawnChild(): void {
+    this.starts.push(Date.now());
+    this.exited = false;
+    this.pending = Buffer.alloc(0);
+    const child = spawn(this.binary, ["serve"], { stdio: ["pipe", "pipe", "inherit"], env: {} });
+    this.child = child;
+    child.stdin!.on("error", () => undefined);
+    child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk));
     this.closed = new Promise((resolve) =>
-      this.child.once("exit", (code, signal) => {
+      child.once("exit", (code, signal) => {
         this.exited = true;
-        if (this.runs.size > 0) this.log.error({ code, signal }, "the run launcher exited; its runs ended with it");
+        // Its runs died with it (their sandboxes die with the launcher).
         for (const [id, h] of this.runs) {
           this.runs.delete(id);
           h.onEnd({ code: null, signal: "SIGKILL" });
         }
+        if (!this.closing) this.restart(code, signal);
         resolve();
       }),
     );
   }
 
-  static start(binary: string, log: Logger): Launcher {
-    return new Launcher(binary, log);
+  /** A launcher that died is started again with every slot (a few times a minute at most). */
+  private restart(code: number | null, signal: NodeJS.Signals | null): void {
+    const now = Date.now();
+    while (this.starts.length && this.starts[0]! < now - 60_000) this.starts.shift();
+    if (this.starts.length >= 5) {
+      this.log.error({ code, signal }, "the run launcher keeps dying; not started again: sandboxed runs on this node fail until the executor restarts");
+      return;
+    }
+    this.log.error({ code, signal }, "the run launcher exited; starting it again");
+    this.spawnChild();
+    for (const frameOfSlot of this.slots.values()) this.send(frameOfSlot);
   }
 
   get alive(): boolean {
@@ -97,12 +124,17 @@ export class Launcher {
 
   /** (Re)defines slot `slot`'s sandbox: bubblewrap and its arguments, started as `uid`. */
   defineSlot(slot: number, uid: number, bwrapArgv: readonly string[]): void {
-    this.send(frame(["S", slot, uid, ...bwrapArgv]));
+    const f = frame(["S", slot, uid, ...bwrapArgv]);
+    this.slots.set(slot, f);
+    this.send(f);
   }
 
   /** Starts a run in its slot's sandbox; returns its id (for signal). */
   launch(req: LaunchRequest, handlers: LaunchHandlers): number {
-    const id = this.nextId++;
+    // The launcher's ids are u32 (launcher.c): wrapped here, and never one still in use.
+    let id = this.nextId;
+    while (this.runs.has(id)) id = id >= 0xffff_ffff ? 1 : id + 1;
+    this.nextId = id >= 0xffff_ffff ? 1 : id + 1;
     if (this.exited) {
       queueMicrotask(() => handlers.onEnd({ error: "the run launcher is not running" }));
       return id;
@@ -126,6 +158,7 @@ export class Launcher {
 
   /** Ends the launcher: every slot's sandbox, and any run still in one, dies with it. */
   async close(): Promise<void> {
+    this.closing = true;
     if (!this.exited) this.child.stdin!.end();
     const timer = setTimeout(() => this.child.kill("SIGKILL"), 5_000);
     await this.closed;

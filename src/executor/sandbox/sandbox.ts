@@ -67,7 +67,7 @@ export interface PreparedAttempt {
 }
 
 /** What the launcher adds (launcher.c): one bubblewrap per slot, fresh namespaces and no keyring per run. */
-const KEPT_SANDBOX = ["sandbox-kept-per-slot", "namespaces-per-run:pid,mount,ipc,cgroup", "seccomp:no-keyring", "read-only-root-and-dev"];
+const KEPT_SANDBOX = ["sandbox-kept-per-slot", "namespaces-per-run:pid,mount,ipc,net,cgroup", "seccomp:no-keyring", "read-only-root-and-dev"];
 
 const BWRAP_PATHS = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
 const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
