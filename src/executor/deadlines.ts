@@ -15,6 +15,8 @@ import type { PreparedAttempt } from "./sandbox/sandbox.js";
 import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";
 
 export interface DeadlinesDeps {
+  /** This node (the runs it holds say so). */
+  nodeId: string;
   attempts: ReadonlyMap<string, Attempt>;
   runs: RunService;
   clock: Clock;
@@ -28,8 +30,12 @@ export interface DeadlinesDeps {
 /** The supervisor's name for an attempt's process. */
 export const watchIdOf = (a: Pick<Attempt, "runId" | "token">): string => `${a.runId}:${a.token}`;
 
+/** Every this many renewals, the node also reads its runs for cancels (their notices may have been missed). */
+const CANCEL_CHECK_EVERY = 3;
+
 export class Deadlines {
   private supervisor: Supervisor | null = null;
+  private renewals = 0;
   private watchdog: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: DeadlinesDeps) {}
@@ -82,25 +88,30 @@ export class Deadlines {
 
   /**
    * Renews the lease of every confirmed attempt not being stopped (also of one whose process ended
-   * and whose result is still being written), moving its deadline; a refused renewal (the run was
-   * reclaimed or finished elsewhere) stops it, and so does a cancel the renewal reports. `now`:
-   * when the renewals were sent (the new deadlines count from then).
+   * and whose result is still being written) in one write for the node, moving their deadlines; an
+   * attempt whose run is no longer the node's (reclaimed or finished elsewhere) is stopped, and so is
+   * one whose run was asked to cancel (checked every CANCEL_CHECK_EVERY renewals: cancels come as
+   * notices first). `now`: when the renewal was sent (the new deadlines count from then).
    */
   async renewLeases(now: number): Promise<void> {
-    await Promise.all(
-      [...this.deps.attempts.values()].map(async (a) => {
-        if (a.stop || a.claim.state !== "confirmed") return;
-        try {
-          const renewed = await this.deps.runs.extendLease(a.runId, a.token, this.deps.leaseMs);
-          if (!renewed) return stopAttempt(a, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
-          a.killAt = now + this.deps.safeMs;
-          this.supervisor?.extend(watchIdOf(a), this.monotonic(a.killAt));
-          if (renewed.cancelRequested) stopAttempt(a, "CANCEL", "cancelled");
-        } catch (e) {
-          this.deps.log.warn({ err: coerceError(e), runId: a.runId }, "lease renewal failed; will retry");
-        }
-      }),
-    );
+    const held = [...this.deps.attempts.values()].filter((a) => !a.stop && a.claim.state === "confirmed");
+    if (held.length === 0) return;
+    const check = ++this.renewals % CANCEL_CHECK_EVERY === 0;
+    let result: { renewed: Set<string>; lost: string[]; cancelled: string[] };
+    try {
+      result = await this.deps.runs.extendLeases(this.deps.nodeId, held.map((a) => ({ runId: a.runId, token: a.token })), this.deps.leaseMs, check);
+    } catch (e) {
+      this.deps.log.warn({ err: coerceError(e), attempts: held.length }, "lease renewal failed; will retry");
+      return;
+    }
+    const byRun = new Map(held.map((a) => [a.runId, a]));
+    for (const a of held) {
+      if (!result.renewed.has(a.runId)) continue;
+      a.killAt = now + this.deps.safeMs;
+      this.supervisor?.extend(watchIdOf(a), this.monotonic(a.killAt));
+    }
+    for (const id of result.lost) stopAttempt(byRun.get(id)!, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
+    for (const id of result.cancelled) stopAttempt(byRun.get(id)!, "CANCEL", "cancelled");
   }
 
   private enforce(): void {

@@ -84,7 +84,7 @@ export class Executor {
     const table = new Map<string, Attempt>();
     this.registry = new NodeRegistry(nodeId, new NodeStore(deps.mongo), log);
     this.capacity = new Capacity({ slots: o.slots, reportBacklog: o.reportBacklog, capacity: o.capacity, runMax: o.runMax, fullPauseMs: o.pollMs });
-    this.deadlines = new Deadlines({ attempts: table, runs, clock, log, leaseMs: o.leaseMs, heartbeatMs: o.heartbeatMs, safeMs });
+    this.deadlines = new Deadlines({ nodeId, attempts: table, runs, clock, log, leaseMs: o.leaseMs, heartbeatMs: o.heartbeatMs, safeMs });
     const kinds = (this.kinds = new JobKinds({ interpreters: o.interpreters, httpTargets: o.httpTargets, artifacts: deps.artifacts ?? null }, { mongo: deps.mongo, clock }));
     this.queues = kinds.queues(o.pools);
     this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines, kinds, dagIo: new DagTaskIo(deps.mongo) });

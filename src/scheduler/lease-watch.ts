@@ -106,7 +106,7 @@ export class LeaseWatch {
       else if (now - run.leaseUntil.getTime() >= ORPHANED_AFTER_MS) mine.push({ run, orphan: true });
       else nextOrphanAt = Math.min(nextOrphanAt ?? Infinity, run.leaseUntil.getTime() + ORPHANED_AFTER_MS);
     }
-    const done = await Promise.all(mine.map(({ run, orphan }) => this.reclaimOne(run, orphan)));
+    const done = await Promise.all(mine.map(({ run, orphan }) => this.reclaimOne(run, orphan, now)));
     return { reclaimed: done.filter(Boolean).length, full: expired.length >= RECLAIM_LIMIT, nextOrphanAt };
   }
 
@@ -119,17 +119,17 @@ export class LeaseWatch {
   }
 
   /** `orphan`: a run of a shard this scheduler does not own, whose owner left it (see ORPHANED_AFTER_MS). */
-  private async reclaimOne(run: RunDoc, orphan: boolean): Promise<boolean> {
+  private async reclaimOne(run: RunDoc, orphan: boolean, now: number): Promise<boolean> {
     const leaseUntil = run.leaseUntil!;
     const leaseEnd = leaseUntil.getTime();
-    const done = await this.deps.runs.finishAttempt(run, {
+    const done = await this.deps.runs.reclaimLost(run, {
       kind: "LOST_EXECUTOR",
       exitCode: null,
       signal: null,
       error: `executor lost: lease expired at ${leaseUntil.toISOString()} on node ${run.nodeId ?? "?"}`,
       outputTail: run.outputTail,
       outputTruncated: run.outputTruncated,
-    });
+    }, now);
     if (!done) return false;
     if (done.status === RunStatus.QUEUED) observeRecovery(orphan ? "shard_moved" : this.causeOf(run.jobId, leaseEnd), leaseEnd, this.deps.clock());
     this.deps.log.warn(

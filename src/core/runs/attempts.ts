@@ -7,8 +7,8 @@ import { RunStatus } from "../../domain/index.js";
 import { metrics } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { retryDelay, shouldRetry } from "../../timing/index.js";
-import type { Mongo, RunIncrements } from "../../store/index.js";
-import { extendRunLease } from "../../store/index.js";
+import type { HeldAttempt, Mongo, RunIncrements } from "../../store/index.js";
+import { extendRunLease, extendRunLeases, readHeldRuns } from "../../store/index.js";
 import type { ClaimMarkerDrops } from "./claim-markers.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
@@ -114,12 +114,51 @@ export class Attempts {
   }
 
   /**
+   * A node's lease renewal: the leases of every attempt it holds, in one write (each fenced by its
+   * token, as {@link extendLease}). Then, when not every lease moved or when `check` asks (a cancel
+   * notice may have been missed), one read says of each which are no longer the node's (`lost`:
+   * reclaimed, finished or cancelled elsewhere: the executor must kill them) and which were asked to
+   * cancel. `renewed`: the runs whose lease now ends at now + leaseMs.
+   */
+  async extendLeases(nodeId: string, held: readonly HeldAttempt[], leaseMs: number, check: boolean): Promise<{ renewed: Set<string>; lost: string[]; cancelled: string[] }> {
+    const now = this.deps.clock();
+    const leaseUntil = new Date(now + leaseMs);
+    const moved = await extendRunLeases(this.deps.mongo, nodeId, held, leaseUntil, new Date(now));
+    if (moved === held.length && !check) return { renewed: new Set(held.map((h) => h.runId)), lost: [], cancelled: [] };
+    const stored = new Map((await readHeldRuns(this.deps.mongo, held.map((h) => h.runId))).map((r) => [r._id, r]));
+    const renewed = new Set<string>();
+    const lost: string[] = [];
+    const cancelled: string[] = [];
+    for (const h of held) {
+      const r = stored.get(h.runId);
+      const ours = r !== undefined && r.status === RunStatus.RUNNING && r.fencingToken === h.token && r.nodeId === nodeId;
+      if (!ours) {
+        lost.push(h.runId);
+        continue;
+      }
+      if (r.leaseUntil?.getTime() === leaseUntil.getTime()) renewed.add(h.runId);
+      if (r.cancelRequested) cancelled.push(h.runId);
+    }
+    return { renewed, lost, cancelled };
+  }
+
+  /**
    * Records the end of an attempt and decides what follows (see {@link attemptEnd}). Refused
    * (null) when the token is stale: a zombie's late result never overwrites the attempt that
    * replaced it. Batched with the other transitions of the turn.
    */
   async finish(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
     return countFinish(await this.record(run, outcome, { kind: "batched", known: run }), outcome);
+  }
+
+  /**
+   * Records an attempt lost with its executor (its lease ended before `now`): fenced by the token
+   * and by the lease still being over when the write lands, so a renewal that reached the store
+   * after the reaper read the run (a slow write from a busy node) wins, and the attempt it keeps
+   * alive is never run a second time next to it.
+   */
+  async reclaimLost(run: RunDoc, outcome: AttemptOutcome, now: number): Promise<RunDoc | null> {
+    return countFinish(await this.record(run, outcome, { kind: "batched", known: run, also: { leaseUntil: { $lt: new Date(now) } } }), outcome);
   }
 
   /**

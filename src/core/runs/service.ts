@@ -139,6 +139,11 @@ export class RunService {
     return this.slots.reconcile(suspects);
   }
 
+  /** A node's lease renewal of every attempt it holds, in one write (see {@link Attempts.extendLeases}). */
+  extendLeases(nodeId: string, held: ReadonlyArray<{ runId: string; token: number }>, leaseMs: number, check: boolean): Promise<{ renewed: Set<string>; lost: string[]; cancelled: string[] }> {
+    return this.attempts.extendLeases(nodeId, held, leaseMs, check);
+  }
+
   /** Extends a running attempt's lease; null: the lease is lost (see {@link Attempts.extendLease}). */
   extendLease(runId: string, token: number, leaseMs: number): Promise<RunDoc | null> {
     return this.attempts.extendLease(runId, token, leaseMs);
@@ -147,6 +152,11 @@ export class RunService {
   /** Records the end of an attempt and what follows (see {@link Attempts.finish}). */
   finishAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {
     return this.attempts.finish(run, outcome);
+  }
+
+  /** An attempt lost with its executor, while its lease is still over (see {@link Attempts.reclaimLost}). */
+  reclaimLost(run: RunDoc, outcome: AttemptOutcome, now: number): Promise<RunDoc | null> {
+    return this.attempts.reclaimLost(run, outcome, now);
   }
 
   /** Records an attempt whose claim was never confirmed, with its claim (see {@link Attempts.finishTaken}). */

@@ -71,6 +71,33 @@ export function bumpQueuedToken(mongo: Mongo, runId: string, now: Date, entry?: 
   return mongo.c.runs.findOneAndUpdate(filter, update, { returnDocument: "after" });
 }
 
+/** A running attempt an executor holds: its run and its fencing token. */
+export interface HeldAttempt {
+  runId: string;
+  token: number;
+}
+
+/**
+ * One node's lease renewal: moves the lease of every attempt in `held` to `leaseUntil`, each only
+ * while its run is still RUNNING on `nodeId` under its token (the same fence as a renewal of one).
+ * One write for the node, whatever it runs; returns how many runs it moved.
+ */
+export async function extendRunLeases(mongo: Mongo, nodeId: string, held: readonly HeldAttempt[], leaseUntil: Date, now: Date): Promise<number> {
+  if (held.length === 0) return 0;
+  const res = await mongo.c.runs.updateMany(
+    { $or: held.map((h) => ({ _id: h.runId, fencingToken: h.token })), status: RunStatus.RUNNING, nodeId },
+    { $set: { leaseUntil, updatedAt: now } },
+  );
+  return res.modifiedCount;
+}
+
+/** What a node checks of the runs it holds: whether each is still its own, and whether a cancel was asked. */
+export function readHeldRuns(mongo: Mongo, runIds: readonly string[]): Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "nodeId" | "leaseUntil" | "cancelRequested">>> {
+  return mongo.c.runs
+    .find({ _id: { $in: [...runIds] } }, { projection: { _id: 1, status: 1, fencingToken: 1, nodeId: 1, leaseUntil: 1, cancelRequested: 1 } })
+    .toArray() as Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "nodeId" | "leaseUntil" | "cancelRequested">>>;
+}
+
 /** Moves a running attempt's lease to `leaseUntil` while it still holds `token`; null when it does not. */
 export function extendRunLease(mongo: Mongo, runId: string, token: number, leaseUntil: Date, now: Date): Promise<RunDoc | null> {
   return mongo.c.runs.findOneAndUpdate(
