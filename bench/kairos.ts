@@ -57,13 +57,13 @@ import { fmtMs, summarize } from "./lib/stats.js";
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
 /** The owner of every bench job (JobService takes the caller's principal; no user document needed). */
-const BENCH_USER: Principal = { userId: newId(), username: "bench", role: "ADMIN" };
+export const BENCH_USER: Principal = { userId: newId(), username: "bench", role: "ADMIN" };
 /**
  * The lightest honest Kairos job: a real program that does nothing, asking for what `true` needs
  * (the default reservation, 1 core and 512 MiB per run, would let only ~47 runs at once fit a
  * 24 GiB node's memory, and the rest wait for room).
  */
-const NOOP_SPEC = { kind: "COMMAND" as const, argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
+export const NOOP_SPEC = { kind: "COMMAND" as const, argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
 const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
 
 /** process: `true` in the sandbox; noop: the executor with a no-op in place of the process; http: HTTP jobs to a loopback receiver (no process by design). */
@@ -116,7 +116,7 @@ export function kairosRevision(): string {
 // Deployment, CPU accounting, helpers
 // ---------------------------------------------------------------------------------------------
 
-interface Deployment {
+export interface Deployment {
   cluster: KairosCluster;
   ops: OpMeter;
   emulator: Child | null;
@@ -171,7 +171,7 @@ function specOf(d: Deployment): JobInput["spec"] {
   return { kind: "HTTP", timeout: "PT10S", http: { method: "POST", url: d.receiver!.url, body: "" } };
 }
 
-async function deploy(redisUrl: string, shape: string, opts: KairosOptions, schedulers: number): Promise<Deployment> {
+export async function deploy(redisUrl: string, shape: string, opts: KairosOptions, schedulers: number): Promise<Deployment> {
   const o = { executors: 2, slots: 64, mode: "process" as ExecutorMode, shards: 64, stageAheadMs: 10_000, createConcurrency: 32, verbose: false, runtime: "compiled" as Runtime, ...opts };
   const buildWarning = o.runtime === "compiled" ? await buildKairos() : "";
   const emu = o.mongoUrl ? null : await startEmulatorProcess({ cpuProfDir: o.cpuProfDir, runtime: o.runtime });
@@ -202,7 +202,7 @@ async function deploy(redisUrl: string, shape: string, opts: KairosOptions, sche
   }
 }
 
-async function teardown(d: Deployment): Promise<string[]> {
+export async function teardown(d: Deployment): Promise<string[]> {
   const notes = await d.cluster.stop();
   await d.receiver?.stop();
   await d.emulator?.stop();
@@ -269,7 +269,7 @@ class OpMeter {
 }
 
 /** Creates `count` jobs through JobService with bounded concurrency; returns their ids and the time taken. */
-async function createJobs(jobs: JobService, count: number, concurrency: number, input: (i: number) => JobInput): Promise<{ ids: string[]; ms: number }> {
+export async function createJobs(jobs: JobService, count: number, concurrency: number, input: (i: number) => JobInput): Promise<{ ids: string[]; ms: number }> {
   const ids = new Array<string>(count);
   const started = Date.now();
   let next = 0;

@@ -118,6 +118,7 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
     `${detailLine(r)} killed_mid_run=${result.killedMidRun} duration=${Math.round((Date.now() - started) / 1000)}s ` +
       `load1 before/after=${loadBefore}/${loadavg()[0]!.toFixed(1)}`,
   );
+  out(`overload renewal_kills=${result.overload.renewalKills} deadline_kills=${result.overload.deadlineKills} handed_back_late=${result.overload.handedBackLate}`);
   for (const l of recoveryLines(result.recovery, result.windowStart)) out(l);
   for (const l of faultLines(result.recovery, result.windowStart)) out(`  ${l}`);
   for (const [name, lines] of Object.entries(result.notableLogs)) {

@@ -80,6 +80,12 @@ export interface ScenarioResult {
   timeline: string[];
   /** Warn/error lines from the Kairos logs worth reading (first few per process). */
   notableLogs: Record<string, string[]>;
+  /**
+   * What busy executors did to work they had taken (issue #27), from their logs: attempts killed for
+   * lack of renewal (by the executor, and by its supervisor at the lease deadline), and takes handed
+   * back because they were started too late.
+   */
+  overload: { renewalKills: number; deadlineKills: number; handedBackLate: number };
 }
 
 const OPEN = ["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"];
@@ -245,6 +251,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const rec = recovery(report, faults, { leaseMs: isoSecondsToMs(o.cluster.lease ?? "PT3S"), events: cluster.events });
     // Attempts that had a start line from a killed executor and no end line: killed mid-run.
     const killedMidRun = countKilledMidRun(lines, cluster.events);
+    const overload = { renewalKills: 0, deadlineKills: 0, handedBackLate: 0 };
+    for (const p of cluster.procs.values()) {
+      if (p.role !== "executor") continue;
+      const text = p.logSince(0);
+      overload.renewalKills += text.split("could not renew the lease in time").length - 1;
+      overload.deadlineKills += text.split("its lease deadline passed").length - 1;
+      overload.handedBackLate += text.split("too late to start them within their claim").length - 1;
+    }
     const notableLogs: Record<string, string[]> = {};
     for (const p of cluster.procs.values()) {
       if (p.role === "redis") continue;
@@ -254,7 +268,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
       if (notable.length) notableLogs[p.name] = [`${notable.length} warn/error lines`, ...notable.slice(0, 5)];
     }
-    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs };
+    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload };
   } finally {
     await cluster.stop();
     mark("cluster stopped");

@@ -8,7 +8,8 @@
  * u32 length, u8 type, u32 run id, data.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../../support/index.js";
 
@@ -39,14 +40,30 @@ export interface LaunchHandlers {
   onEnd(end: LaunchEnd): void;
 }
 
-/** The launcher binary that `npm run build` makes (scripts/build-native.mjs), or null when there is none. */
+/**
+ * The launcher binary that `npm run build` makes (scripts/build-native.mjs) in the package's
+ * `dist/native/`, found from this module up (it runs from src/ under tsx, from dist/, or from a
+ * build elsewhere in the package such as the bench's), or null when there is none.
+ */
 export function launcherBinary(): string | null {
-  const path = process.env.KAIROS_LAUNCHER_BIN ?? fileURLToPath(new URL("../../../dist/native/kairos-launcher", import.meta.url));
-  try {
-    accessSync(path, constants.X_OK);
-    return path;
-  } catch {
-    return null;
+  const candidates = process.env.KAIROS_LAUNCHER_BIN ? [process.env.KAIROS_LAUNCHER_BIN] : packageDirs().map((d) => join(d, "dist", "native", "kairos-launcher"));
+  for (const path of candidates) {
+    try {
+      accessSync(path, constants.X_OK);
+      return path;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/** The directories above this module that hold a package.json, nearest first. */
+function packageDirs(): string[] {
+  const out: string[] = [];
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) out.push(dir);
+    if (dirname(dir) === dir) return out;
   }
 }
 
