@@ -88,7 +88,7 @@ export interface OverloadResult {
 async function measureCapacity(redisUrl: string, slots: number, seconds: number): Promise<number> {
   const d = await deploy(redisUrl, "capacity", { executors: 1, slots, mode: "process" }, 1);
   try {
-    const backlog = 4 * slots;
+    const backlog = 16 * slots; // enough waiting that the node is never idle for want of work
     const start = Date.now() + 3_000;
     const end = start + seconds * 1_000;
     let created = 0;

@@ -6,8 +6,7 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput,sandbox,dag   --systems kairos,bullmq
- * Options: --shapes burst,schedules,throughput,sandbox,logs   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox,dag,logs,leases,overload   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
  *          --dag-shape mapped|static (Kairos's DAG: root → c mapped over 1,000 → join, the default,
@@ -35,6 +34,7 @@ import {
 import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
 import { extraRatioLines, formatStages, isKairos, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
+import { benchLeaseWrites, benchOverload, formatLeaseWrites, formatOverload } from "./executor-load.js";
 import { benchLogs, formatLogs } from "./logs.js";
 import { benchSandbox, formatSandbox } from "./sandbox.js";
 import { burstRatios, formatBurst, formatSchedules, formatThroughput, label, scheduleRatios } from "./lib/report.js";
@@ -50,7 +50,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,logs").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,logs,leases,overload").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop,http").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -242,6 +242,17 @@ async function main(): Promise<void> {
       const rs = await section("log throughput", () => benchLogs({ scenarios: [{ runs: 1, mb }, { runs: 10, mb: mb / 4 }], runtime: kairosBase.runtime }));
       all.logs = rs;
       console.log(formatLogs(rs) + "\n");
+    }
+    if (shapes.includes("leases") && systems.includes("kairos")) {
+      // Not BullMQ shapes: BullMQ runs no program and keeps no lease in a document store.
+      const r = await section("lease writes", () => benchLeaseWrites(redis.url, { seconds: quick ? 10 : 20 }));
+      all.leases = [r];
+      console.log(formatLeaseWrites(r) + "\n");
+    }
+    if (shapes.includes("overload") && systems.includes("kairos")) {
+      const r = await section("overload", () => benchOverload(redis.url, { windowSeconds: quick ? 20 : 60 }));
+      all.overload = [r];
+      console.log(formatOverload(r) + "\n");
     }
   } finally {
     await redis.stop();

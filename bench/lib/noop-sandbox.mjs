@@ -21,6 +21,8 @@ export class Sandbox {
   static open() {
     return new Sandbox();
   }
+  /** The real sandbox proves its launcher here; a no-op has none. */
+  async ready() {}
   dir(slot) {
     return join(this.root, `slot${slot}`);
   }

@@ -82,6 +82,27 @@ function systemArgs(): string[] {
   return out;
 }
 
+/**
+ * Who a sandbox's processes are: uid/gid SANDBOX_UID, no capabilities, no user namespaces of their
+ * own (where bubblewrap can forbid them), a session of their own, dying with their parent.
+ */
+function identityArgs(disableUserns?: boolean): string[] {
+  return [
+    ...(disableUserns ? ["--disable-userns"] : []),
+    "--uid", String(SANDBOX_UID),
+    "--gid", String(SANDBOX_UID),
+    "--hostname", "kairos-run",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop", "ALL",
+  ];
+}
+
+/** The generated /etc/passwd and /etc/group naming the sandbox user. */
+function userFileArgs(plan: { passwdFile: string; groupFile: string }): string[] {
+  return ["--ro-bind", plan.passwdFile, "/etc/passwd", "--ro-bind", plan.groupFile, "/etc/group"];
+}
+
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const args = [
     "--unshare-user",
@@ -90,16 +111,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(plan.egress ? [] : ["--unshare-net"]),
-    ...(plan.disableUserns ? ["--disable-userns"] : []),
-    "--uid", String(SANDBOX_UID),
-    "--gid", String(SANDBOX_UID),
-    "--hostname", "kairos-run",
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop", "ALL",
+    ...identityArgs(plan.disableUserns),
     ...systemArgs(),
-    "--ro-bind", plan.passwdFile, "/etc/passwd",
-    "--ro-bind", plan.groupFile, "/etc/group",
+    ...userFileArgs(plan),
   ];
   if (plan.egress) for (const f of ["/etc/resolv.conf", "/etc/hosts"]) args.push("--ro-bind-try", f, f);
   args.push("--proc", "/proc", "--dev", "/dev", "--bind", plan.workDir, SANDBOX_HOME, "--bind", plan.tmpDir, SANDBOX_TMP, "--ro-bind", plan.givenDir, SANDBOX_GIVEN);
@@ -144,20 +158,13 @@ export function slotSandboxArgs(plan: SlotSandboxPlan): string[] {
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-net",
-    ...(plan.disableUserns ? ["--disable-userns"] : []),
-    "--uid", String(SANDBOX_UID),
-    "--gid", String(SANDBOX_UID),
-    "--hostname", "kairos-run",
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop", "ALL",
+    ...identityArgs(plan.disableUserns),
     "--cap-add", "CAP_SYS_ADMIN",
     "--cap-add", "CAP_SETPCAP",
     // Each run's own network namespace starts with its loopback down (launcher.c brings it up).
     "--cap-add", "CAP_NET_ADMIN",
     ...systemArgs(),
-    "--ro-bind", plan.passwdFile, "/etc/passwd",
-    "--ro-bind", plan.groupFile, "/etc/group",
+    ...userFileArgs(plan),
     "--proc", "/proc",
     "--dev", "/dev",
     "--dir", SANDBOX_HOME,

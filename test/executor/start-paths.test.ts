@@ -1,0 +1,89 @@
+/**
+ * The two ways a sandboxed run starts behave alike (issue #27): through the launcher, in the
+ * slot's long-lived sandbox (the default), and with a bubblewrap of its own (EGRESS runs, nodes
+ * without a C compiler, KAIROS_SANDBOX_LAUNCHER=off). Same exit codes and signals, same view
+ * (/work as cwd and HOME, uid 1000, the given files at /kairos, only the declared environment),
+ * same stop on a timeout, and a program that does not exist ends 127 either way.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_RESOURCES } from "../../src/core/resources.js";
+import type { JobSpec } from "../../src/domain/documents.js";
+import { RunAbort } from "../../src/executor/abort.js";
+import { runProcess } from "../../src/executor/process.js";
+import { launcherBinary } from "../../src/executor/sandbox/launcher.js";
+import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
+import { silentLogger } from "../../src/support/log.js";
+
+const canSandbox = process.platform === "linux" && process.getuid?.() === 0 && launcherBinary() !== null;
+
+describe.runIf(canSandbox).each([
+  { path: "launcher (sandbox kept per slot)", launcher: true },
+  { path: "a bubblewrap per run", launcher: false },
+])("a sandboxed run started by $path", ({ launcher }) => {
+  const root = mkdtempSync(join(tmpdir(), "kairos-start-paths-"));
+  let sandbox: Sandbox;
+  let n = 0;
+
+  beforeAll(async () => {
+    sandbox = Sandbox.open({ mode: "bubblewrap", launcher, workRoot: join(root, "work"), slots: 1, uidBase: 63_300 + (launcher ? 0 : 10), roPaths: [], nodeTag: `paths${launcher ? "l" : "b"}`, log: silentLogger() });
+    await sandbox.ready();
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function run(spec: Partial<JobSpec>, opts: { timeoutMs?: number; given?: Record<string, string> } = {}) {
+    const full: JobSpec = { kind: "COMMAND", command: null, argv: null, env: {}, timeoutMs: 30_000, pool: "default", resources: DEFAULT_RESOURCES, ...spec };
+    const p = sandbox.prepare(0, `paths-${process.pid}-${n++}`, full, { KAIROS_RUN_ID: "r1" }, DEFAULT_RESOURCES, opts.given ?? {});
+    expect(Boolean(p.process.launch)).toBe(launcher);
+    try {
+      return await runProcess({ ...p.process, timeoutMs: opts.timeoutMs ?? 30_000, killGraceMs: 500 }, new RunAbort());
+    } finally {
+      p.cgroup?.killAll();
+      p.cgroup?.remove();
+      await sandbox.releaseSlot(0);
+    }
+  }
+
+  it("reports the program's exit code and its output", async () => {
+    expect((await run({ argv: ["true"] })).exitCode).toBe(0);
+    const r = await run({ command: "echo out; echo err >&2; exit 3" });
+    expect(r.exitCode).toBe(3);
+    expect(r.outputTail).toContain("out");
+    expect(r.outputTail).toContain("err");
+  });
+
+  it("runs as the sandbox user in /work, with only its own environment and the given files", async () => {
+    const r = await run({ command: 'id -u; pwd; echo "$HOME"; env | sort | cut -d= -f1 | tr "\\n" " "; echo; cat /kairos/params.json', env: { MINE: "1" } }, { given: { "params.json": '{"a":1}' } });
+    const [uid, pwd, home, names, params] = r.outputTail!.trim().split("\n");
+    expect({ uid, pwd, home }).toEqual({ uid: "1000", pwd: "/work", home: "/work" });
+    const set = new Set(names!.trim().split(" "));
+    for (const k of ["HOME", "KAIROS_RUN_ID", "LANG", "MINE", "PATH", "TMPDIR"]) expect(set.has(k), k).toBe(true);
+    // Nothing else but what the shell itself sets.
+    expect([...set].filter((k) => !["HOME", "KAIROS_RUN_ID", "LANG", "MINE", "PATH", "TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"].includes(k))).toEqual([]);
+    expect(params).toBe('{"a":1}');
+  });
+
+  it("stops a program at its timeout (SIGTERM to the program, then the whole run)", async () => {
+    const t0 = Date.now();
+    const r = await run({ command: "trap '' TERM; sleep 30" }, { timeoutMs: 300 });
+    expect(r.timedOut).toBe(true);
+    expect(r.exitCode).toBeNull();
+    expect(r.signal).toBe("SIGKILL");
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const polite = await run({ argv: ["sleep", "30"] }, { timeoutMs: 300 });
+    expect(polite.timedOut).toBe(true);
+    expect(polite.signal ?? String(polite.exitCode)).toMatch(/SIGTERM|143/);
+  });
+
+  it("ends a program that does not exist with 127", async () => {
+    const r = await run({ argv: ["definitely-not-a-program"] });
+    expect(r.exitCode).toBe(127);
+    expect(r.outputTail).toContain("definitely-not-a-program");
+  });
+});
