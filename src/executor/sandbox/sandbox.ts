@@ -315,8 +315,11 @@ export class Sandbox {
     // Submission refuses EGRESS where no node offers it; a run queued before this node stopped offering it fails here.
     if (egress && !this.egress) throw new Error("this node does not offer EGRESS network access");
     const cgroup = this.cgroups ? this.cgroups.create(name, { cpu: res.cpu, memoryMb: res.memoryMb, pids: res.pids }) : null;
+    // bubblewrap ends a missing program with exit 1 and its own message: started by a shell instead, it
+    // ends 127 naming the program, as a command and the launcher do.
+    const inBwrap = spec.argv && spec.argv.length > 0 ? ["/bin/sh", "-c", 'exec "$@"', "kairos", ...program] : program;
     const argv = sandboxed
-      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, givenDir: d.given, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: program, egress, disableUserns: this.disableUserns })]
+      ? [this.bwrap!, ...bwrapArgs({ workDir: d.work, tmpDir: d.tmp, givenDir: d.given, passwdFile: join(this.etcDir, "passwd"), groupFile: join(this.etcDir, "group"), roPaths: this.o.roPaths, rwPaths: this.o.rwPaths ?? [], env, argv: inBwrap, egress, disableUserns: this.disableUserns })]
       : cgroupFallbackArgv(program, cgroup, res);
     const uid = this.slotUid(slot);
     const launch =
