@@ -1,4 +1,7 @@
 FROM node:20-bookworm-slim AS build
+# gcc: `npm run build` compiles the executor's launcher (src/executor/sandbox/launcher.c,
+# scripts/build-native.mjs) into dist/native/; without it executors start a bubblewrap per run.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # The MongoDB emulator workspace package: the build compiles against it (`kairos dev` imports it on
@@ -6,6 +9,7 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # remove a workspace; the final stage copies no packages/ either.
 COPY packages ./packages
 COPY bin ./bin
+COPY scripts ./scripts
 COPY src ./src
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --workspaces=false
 
