@@ -16,7 +16,7 @@ export class JobEditor {
   constructor(private readonly kit: JobsKit) {}
 
   async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
-    if (opts.idempotencyKey == null) return this.createOnce(caller, input, opts.id ?? newId());
+    if (opts.idempotencyKey == null) return this.createOnce(caller, input, opts.id ?? newId(), opts.armIf);
     return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
       operation: "createJob",
       input,
@@ -31,7 +31,7 @@ export class JobEditor {
   }
 
   /** Creates the job with id `id`; creating the same id again (a takeover after a crash) returns the stored job. */
-  private async createOnce(caller: Principal, input: JobInput, id: string): Promise<JobDoc> {
+  private async createOnce(caller: Principal, input: JobInput, id: string, armIf?: () => Promise<boolean>): Promise<JobDoc> {
     const job = await this.newJob(caller, input, id);
     try {
       await insertJob(this.kit.deps.mongo, job);
@@ -41,7 +41,7 @@ export class JobEditor {
       if (same) return same;
       throw new ConflictError(`you already have a job named "${job.name}"; names are unique per owner`);
     }
-    if (job.nextFireAt) await this.kit.writes.arm(job);
+    if (job.nextFireAt && (armIf ? await armIf() : true)) await this.kit.writes.arm(job);
     this.kit.deps.log.info({ jobId: id, ownerId: caller.userId, name: job.name }, "job created");
     return job;
   }

@@ -44,6 +44,11 @@ export interface Submit {
   admit?: (runs: number, why: string) => Promise<void>;
   /** Internal: the id to create the job with (a DAG's timer job takes its DAG's id). */
   id?: string;
+  /**
+   * Internal: asked once the job is stored and before its timer is armed; false leaves it unarmed
+   * (a DAG's timer whose DAG was paused meanwhile: the caller pauses it, and nothing was staged).
+   */
+  armIf?: () => Promise<boolean>;
 }
 
 export interface BackfillOutcome {

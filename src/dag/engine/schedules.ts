@@ -89,7 +89,8 @@ export class DagSchedules {
         paused: dag.paused,
         dagId: dag._id,
       },
-      { id: dag._id },
+      // Not armed if a pauseDag landed while it was being made: no slot of it is staged or fired.
+      { id: dag._id, armIf: async () => !(await findDagHead(this.deps.mongo, dag._id))?.paused },
     );
     // A pauseDag or resumeDag that landed while the timer was being made found no timer to change
     // (it sets the DAG's flag first, then the timer's): the timer follows the flag as it is now, so

@@ -9,11 +9,11 @@
  * directories, `<workRoot>/<node>-<i>/{work,tmp}`, emptied after every run. A run therefore never
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
-import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync, type Stats } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { ConfigError } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/index.js";
@@ -21,10 +21,12 @@ import type { ProcessSpec } from "../process.js";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, slotSandboxArgs, wrapperArgs } from "./bwrap.js";
 import { Launcher, launcherBinary, type LaunchEnd } from "./launcher.js";
 import { giveFiles } from "./given-files.js";
+import { reachableWorkRoot, removeTree, removeTreeSync, supportsDisableUserns } from "./host.js";
+import { describeIsolation, KEPT_SANDBOX, type SandboxMode } from "./isolation.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
 import { EgressNetworks } from "./egress.js";
 
-export type SandboxMode = "bubblewrap" | "none";
+export type { SandboxMode };
 
 export interface SandboxOptions {
   /** `auto`: bubblewrap when this machine can run it, else plain processes with a loud warning (dev only). */
@@ -65,9 +67,6 @@ export interface PreparedAttempt {
   diskBytes: number;
   cgroup: AttemptCgroup | null;
 }
-
-/** What the launcher adds (launcher.c): one bubblewrap per slot, fresh namespaces and no keyring per run. */
-const KEPT_SANDBOX = ["sandbox-kept-per-slot", "namespaces-per-run:pid,mount,ipc,net,cgroup", "seccomp:no-keyring", "read-only-root-and-dev"];
 
 const BWRAP_PATHS = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
 const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
@@ -373,81 +372,8 @@ export class Sandbox {
   }
 }
 
-/**
- * bubblewrap resolves a run's directories as the slot's user, so every directory above them must
- * let others pass (o+x). A work root under a private directory (a 0700 data dir) moves to a
- * root-owned directory under the system's temporary directory instead, and the log says so.
- */
-function reachableWorkRoot(o: SandboxOptions): string {
-  if (o.mode === "none" || !isRoot()) return o.workRoot;
-  let dir = dirname(resolve(o.workRoot));
-  for (;;) {
-    try {
-      if ((statSync(dir).mode & 0o001) === 0) {
-        const moved = join(tmpdir(), `kairos-runs-${o.nodeTag}`);
-        o.log.info({ workRoot: o.workRoot, movedTo: moved, because: dir }, "run directories moved: the slot users cannot pass through a private directory above the work root");
-        return moved;
-      }
-    } catch {
-      // not made yet: its parent decides
-    }
-    const up = dirname(dir);
-    if (up === dir) return o.workRoot;
-    dir = up;
-  }
-}
-
-/** bubblewrap 0.8+ can forbid user namespaces inside the sandbox. */
-function supportsDisableUserns(bwrap: string): boolean {
-  const r = spawnSync(bwrap, ["--help"], { encoding: "utf8", timeout: 10_000 });
-  return `${r.stdout ?? ""}${r.stderr ?? ""}`.includes("--disable-userns");
-}
-
-/**
- * Removes a run's directory tree, whatever the run made in it. Node's fs.rm works on full paths,
- * so a run that nests directories past PATH_MAX (4096 bytes of host path) makes it fail with
- * ENAMETOOLONG, leaving the tree (and its disk) behind and the slot unusable; GNU rm walks by
- * directory descriptors (openat), at any depth, and never follows a link or leaves the filesystem.
- */
-async function removeTree(dir: string): Promise<void> {
-  try {
-    await rm(dir, { recursive: true, force: true });
-  } catch {
-    await new Promise<void>((resolve, reject) =>
-      execFile("rm", ["-rf", "--one-file-system", "--", dir], (e) => (e ? reject(new Error(`rm -rf ${dir}: ${e.message}`)) : resolve())),
-    );
-  }
-}
-
-function removeTreeSync(dir: string): void {
-  try {
-    rmSync(dir, { recursive: true, force: true });
-  } catch {
-    const r = spawnSync("rm", ["-rf", "--one-file-system", "--", dir], { encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`rm -rf ${dir}: ${(r.error?.message ?? r.stderr).trim()}`);
-  }
-}
-
 /** Without cgroups, memory is bounded by RLIMIT_AS (address space: coarse, but a bound). */
 function cgroupFallbackArgv(program: readonly string[], cgroup: AttemptCgroup | null, res: ResourceRequest): string[] {
   if (cgroup) return [...program];
   return ["/bin/sh", "-c", 'ulimit -v "$0" || exit 125; exec "$@"', String(res.memoryMb * 1024), ...program];
-}
-
-function describeIsolation(mode: SandboxMode, cgroups: Cgroups | null, notes: string[], disableUserns: boolean, egress: boolean): NodeIsolation {
-  const enforced: string[] = [];
-  if (mode === "bubblewrap") {
-    enforced.push("namespaces:user,pid,mount,ipc,uts,net,cgroup", "no-capabilities", "read-only-system", "private-work-dir", "private-tmp");
-    if (disableUserns) enforced.push("no-nested-user-namespaces");
-    if (isRoot()) enforced.push("unprivileged-uid-per-slot");
-    else notes.push("the executor is not root: runs keep its uid outside their namespaces");
-  } else {
-    enforced.push("process-group");
-  }
-  if (cgroups) enforced.push(...cgroups.enforces.map((c) => `cgroup-v${cgroups.version}:${c}`));
-  else enforced.push("rlimit:as", ...(mode === "bubblewrap" && isRoot() ? ["rlimit:nproc"] : []));
-  enforced.push("rlimit:nofile", "rlimit:fsize", "disk-cap", "lease-deadline-supervisor", "fixed-path-and-env");
-  if (mode === "none") notes.push("no sandbox: runs use this node's network and filesystem as its user");
-  if (egress) enforced.push("egress:own-netns,host-unreachable,denied-ranges");
-  return { mode: mode === "bubblewrap" ? "BUBBLEWRAP" : "NONE", enforced, network: egress ? ["NONE", "EGRESS"] : ["NONE"], notes };
 }
