@@ -4,7 +4,7 @@
  * run with its sandbox), and the cgroups it made are removed by the next executor that starts on the
  * node. Killed KAIROS_KILL_TEST_ROUNDS times (default 12; `npm run chaos` style runs set hundreds) at random moments of its starts.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,13 +26,27 @@ function slotProcesses(): number[] {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, "utf8"))?.[1]);
-      if (uid >= UID_BASE && uid < UID_BASE + SLOTS) out.push(Number(name));
+      const status = readFileSync(`/proc/${name}/status`, "utf8");
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+      // A zombie is dead already: init reaps it (on some machines, never).
+      if (uid >= UID_BASE && uid < UID_BASE + SLOTS && !/^State:\s+Z/m.test(status)) out.push(Number(name));
     } catch {
       // gone
     }
   }
   return out;
+}
+
+/** Live processes of the slots' uids whose parent is init. */
+function orphans(): number[] {
+  return slotProcesses().filter((pid) => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      return /^PPid:\s+1$/m.test(status) && !/^State:\s+Z/m.test(status);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** This test's executors' cgroup parents (kairos-<tag>-<pid>) in every hierarchy. */
@@ -99,4 +113,18 @@ describe.runIf(process.platform === "linux" && isRoot)("an executor killed while
     await waitUntil("no process of a slot's uid at the end", () => slotProcesses().length === 0, 5_000, 20);
     expect(slotProcesses()).toEqual([]);
   }, 600_000);
+
+  it("a process of a slot's uid that outlived its executor (reparented to init) is killed when the next one starts", async () => {
+    // As a bubblewrap left by an executor that died in the instant it was starting it would be.
+    execFileSync("setpriv", ["--reuid", String(UID_BASE + 1), "--regid", String(UID_BASE + 1), "--clear-groups", "--", "sh", "-c", "sleep 600 >/dev/null 2>&1 &"]);
+    await waitUntil("the orphan to be running", () => slotProcesses().length === 1, 5_000, 20);
+    const node = await startNode(LAUNCHER);
+    try {
+      // The node's own sandboxes run as the slots' uids too: the orphan is the one whose parent is init.
+      await waitUntil("the orphan to be killed", () => orphans().length === 0, 5_000, 20);
+    } finally {
+      process.kill(node.pid, "SIGKILL");
+      await node.exited;
+    }
+  });
 });

@@ -3,7 +3,7 @@
  * users can reach, what this bubblewrap can do, and removing a run's directory tree at any depth.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { rmSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -67,3 +67,35 @@ export function removeTreeSync(dir: string): void {
   }
 }
 
+
+/**
+ * Processes of the slots' uids that no executor holds any more (reparented to init: an executor,
+ * launcher or per-run bubblewrap that died before its parent-death signal held), SIGKILLed. A live
+ * executor's are never touched: its sandboxes are the children of its launcher, its per-run
+ * bubblewraps its own. Returns how many it killed.
+ */
+export function killOrphans(uidBase: number, slots: number): number {
+  let killed = 0;
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, "utf8");
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+      const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
+      const zombie = /^State:\s+Z/m.test(status); // dead already, waiting for init to reap it
+      if (uid >= uidBase && uid < uidBase + slots && ppid === 1 && !zombie) {
+        process.kill(Number(name), "SIGKILL");
+        killed++;
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return killed;
+}

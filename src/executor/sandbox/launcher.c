@@ -917,7 +917,13 @@ static int serve(void) {
       int kind = (int)(d >> 56);
       uint64_t v = d & ((1ULL << 56) - 1);
       if (kind == TAG_STDIN) {
-        if (!on_stdin()) return 0; /* the executor is gone: everything dies with us */
+        if (!on_stdin()) {
+          /* The executor is gone or closing: every sandbox goes now, also one whose bubblewrap is
+             still setting itself up (its parent-death signal may not hold yet). */
+          for (int i = 0; i < MAX_SLOTS; i++)
+            if (slots[i].defined && slots[i].pid > 0) kill(slots[i].pid, SIGKILL);
+          return 0;
+        }
         continue;
       }
       if (kind == TAG_SLOTERR) {

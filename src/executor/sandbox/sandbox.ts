@@ -21,7 +21,7 @@ import type { ProcessSpec } from "../process.js";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, slotSandboxArgs, wrapperArgs } from "./bwrap.js";
 import { Launcher, launcherBinary, type LaunchEnd } from "./launcher.js";
 import { giveFiles } from "./given-files.js";
-import { reachableWorkRoot, removeTree, removeTreeSync, supportsDisableUserns } from "./host.js";
+import { killOrphans, reachableWorkRoot, removeTree, removeTreeSync, supportsDisableUserns } from "./host.js";
 import { describeIsolation, KEPT_SANDBOX, type SandboxMode } from "./isolation.js";
 import { openCgroups, type AttemptCgroup, type Cgroups } from "./cgroups.js";
 import { EgressNetworks } from "./egress.js";
@@ -104,6 +104,11 @@ export class Sandbox {
 
     const notes: string[] = [];
     // The pid in the name lets a later executor remove what one that died without closing left.
+    // What an executor that died left running under the slots' uids goes first (issue #27).
+    if (isRoot()) {
+      const orphans = killOrphans(o.uidBase, o.slots);
+      if (orphans > 0) o.log.warn({ processes: orphans }, "killed processes of the slots' users left by an executor that died");
+    }
     const cg = openCgroups(`kairos-${o.nodeTag.replace(/[^0-9a-z]/gi, "").toLowerCase()}-${process.pid}`);
     if (!cg.cgroups) notes.push(`no cgroup limits: ${cg.reason}; memory falls back to RLIMIT_AS and processes to RLIMIT_NPROC`);
     const bwrap = BWRAP_PATHS.find((p) => existsSync(p)) ?? null;
