@@ -87,6 +87,24 @@ describe.runIf(process.platform === "linux")("the sandbox kept per slot: a run l
     expect(seen.outputTail!.trim().split("\n")).toEqual(["0", "0", "0"]);
   });
 
+  it("what it writes on /work and /tmp themselves (extended attributes, a default ACL) is gone for the next user", async () => {
+    const left = await py(
+      [
+        "import os",
+        "for d in ('/work', '/tmp'):",
+        "    os.setxattr(d, 'user.left', b'secret')",
+        "    os.setxattr(d, 'system.posix_acl_default', bytes.fromhex('02000000' + '0100070000000000' + '0400070000000000' + '1000070000000000' + '2000070000000000'))",
+        "print('set', os.listxattr('/work'))",
+      ].join("\n"),
+    );
+    expect(left.status).toBe("SUCCEEDED");
+    expect(left.outputTail).toContain("user.left");
+    const seen = await py("import os\nprint('seen', sorted(os.listxattr('/work') + os.listxattr('/tmp')))\nopen('/work/f', 'w').close()\nprint(oct(os.stat('/work/f').st_mode & 0o777))", victim);
+    expect(seen.status).toBe("SUCCEEDED");
+    expect(seen.outputTail).toContain("seen []");
+    expect(seen.outputTail).toContain("0o644"); // the umask's, not a leftover default ACL's
+  });
+
   it("cannot use the kernel keyring (not namespaced: a key would outlive the run)", async () => {
     const r = await py(
       [

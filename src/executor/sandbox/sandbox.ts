@@ -10,7 +10,7 @@
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync, type Stats } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync, type Stats } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -260,11 +260,7 @@ export class Sandbox {
       for (const dir of [d.work, d.tmp, d.given]) removeTreeSync(dir);
     }
     chmodSync(d.root, 0o711);
-    const uid = this.slotUid(slot);
-    for (const dir of [d.work, d.tmp]) {
-      mkdirSync(dir, { mode: 0o700 });
-      if (uid !== null) chownSync(dir, uid, uid);
-    }
+    for (const dir of [d.work, d.tmp]) this.makeRunDir(dir, slot);
     // The executor's, readable by the run, not writable by it (read-only inside bubblewrap too).
     mkdirSync(d.given, { mode: 0o755 });
     chmodSync(d.given, 0o755);
@@ -284,11 +280,27 @@ export class Sandbox {
         const st = lstatSync(dir);
         return st.isDirectory() && (st.mode & 0o7777) === 0o700 && (uid === undefined || st.uid === uid) && readdirSync(dir).length === 0;
       });
-      if (clean) return undefined;
+      if (clean) {
+        // Empty, but a run can leave what no listing shows on the directory itself (extended
+        // attributes, a default ACL its successor's files would inherit): made afresh, a few syscalls.
+        for (const dir of [d.work, d.tmp]) {
+          rmdirSync(dir);
+          this.makeRunDir(dir, slot);
+        }
+        return undefined;
+      }
     } catch {
       // changed or gone: made again below
     }
     return Promise.all([removeTree(d.work), removeTree(d.tmp)]).then(() => this.resetSlotSync(slot));
+  }
+
+  /** A run's writable directory: empty, the slot user's, 0700. */
+  private makeRunDir(dir: string, slot: number): void {
+    mkdirSync(dir, { mode: 0o700 });
+    chmodSync(dir, 0o700);
+    const uid = this.slotUid(slot);
+    if (uid !== null) chownSync(dir, uid, uid);
   }
 
   /**
