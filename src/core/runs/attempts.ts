@@ -8,7 +8,7 @@ import { metrics } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { retryDelay, shouldRetry } from "../../timing/index.js";
 import type { HeldAttempt, Mongo, RunIncrements } from "../../store/index.js";
-import { extendRunLease, extendRunLeases, readHeldRuns } from "../../store/index.js";
+import { extendRunLeases, readHeldRuns } from "../../store/index.js";
 import type { ClaimMarkerDrops } from "./claim-markers.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
@@ -105,17 +105,8 @@ export class Attempts {
   ) {}
 
   /**
-   * Extends the lease of a running attempt. Null means the lease is lost (reclaimed, cancelled,
-   * or the token is stale): the executor must kill the attempt at once.
-   */
-  async extendLease(runId: string, token: number, leaseMs: number): Promise<RunDoc | null> {
-    const now = this.deps.clock();
-    return extendRunLease(this.deps.mongo, runId, token, new Date(now + leaseMs), new Date(now));
-  }
-
-  /**
    * A node's lease renewal: the leases of every attempt it holds, in one write (each fenced by its
-   * token, as {@link extendLease}). Then, when not every lease moved or when `check` asks (a cancel
+   * token and status). Then, when not every lease moved or when `check` asks (a cancel
    * notice may have been missed), one read says of each which are no longer the node's (`lost`:
    * reclaimed, finished or cancelled elsewhere: the executor must kill them) and which were asked to
    * cancel. `renewed`: the runs whose lease now ends at now + leaseMs.

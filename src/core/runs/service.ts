@@ -144,10 +144,6 @@ export class RunService {
     return this.attempts.extendLeases(nodeId, held, leaseMs, check);
   }
 
-  /** Extends a running attempt's lease; null: the lease is lost (see {@link Attempts.extendLease}). */
-  extendLease(runId: string, token: number, leaseMs: number): Promise<RunDoc | null> {
-    return this.attempts.extendLease(runId, token, leaseMs);
-  }
 
   /** Records the end of an attempt and what follows (see {@link Attempts.finish}). */
   finishAttempt(run: RunDoc, outcome: AttemptOutcome): Promise<RunDoc | null> {

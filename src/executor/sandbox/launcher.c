@@ -132,6 +132,20 @@ static void forward(int sig) {
   else if (!early_signal) early_signal = sig;
 }
 
+/* Sends one byte with one control message (credentials, or descriptors) on a SEQPACKET socket. */
+static ssize_t send_with(int fd, char byte, int type, const void *data, size_t len, int flags) {
+  char cbuf[CMSG_SPACE(3 * sizeof(int)) > CMSG_SPACE(sizeof(struct ucred)) ? CMSG_SPACE(3 * sizeof(int)) : CMSG_SPACE(sizeof(struct ucred))];
+  memset(cbuf, 0, sizeof(cbuf));
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = CMSG_SPACE(len)};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = type;
+  c->cmsg_len = CMSG_LEN(len);
+  memcpy(CMSG_DATA(c), data, len);
+  return sendmsg(fd, &mh, flags);
+}
+
 /* The kernel keyring is not namespaced: a key added by one run would be there for the next. */
 static int seccomp_no_keyring(void) {
   struct sock_filter filter[] = {
@@ -264,17 +278,7 @@ static void run_init(int out, int err, int ctl) {
 
   /* Into the run's cgroup (the launcher writes our host pid), before anything is charged. */
   struct ucred cred = {.pid = getpid(), .uid = getuid(), .gid = getgid()};
-  char cbuf[CMSG_SPACE(sizeof(cred))];
-  memset(cbuf, 0, sizeof(cbuf));
-  char j = 'J';
-  struct iovec iov = {.iov_base = &j, .iov_len = 1};
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_CREDENTIALS;
-  c->cmsg_len = CMSG_LEN(sizeof(cred));
-  memcpy(CMSG_DATA(c), &cred, sizeof(cred));
-  if (sendmsg(ctl, &mh, MSG_NOSIGNAL) < 0) _exit(1);
+  if (send_with(ctl, 'J', SCM_CREDENTIALS, &cred, sizeof(cred), MSG_NOSIGNAL) < 0) _exit(1);
   char go[256];
   ssize_t g = recv(ctl, go, sizeof(go), 0);
   if (g <= 0 || go[0] != 'G') _exit(0);
@@ -680,20 +684,10 @@ static void start_run(struct fields *f, char *buf) {
   payload = NULL;
   {
     int fds[3] = {po[1], pe[1], pc[1]};
-    char cbuf[CMSG_SPACE(sizeof(fds))];
-    memset(cbuf, 0, sizeof(cbuf));
-    char r = 'R';
-    struct iovec iov = {.iov_base = &r, .iov_len = 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(fds));
-    memcpy(CMSG_DATA(c), fds, sizeof(fds));
-    if (sendmsg(s->sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-      /* The zygote is gone (a run killed it): the sandbox again, and this run in it. */
+    if (send_with(s->sock, 'R', SCM_RIGHTS, fds, sizeof(fds), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+      /* The zygote is gone (its sandbox died): the sandbox again, and this run in it. */
       slot_down(i);
-      if (slot_up(i) < 0 || sendmsg(slots[i].sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) goto fail3;
+      if (slot_up(i) < 0 || send_with(slots[i].sock, 'R', SCM_RIGHTS, fds, sizeof(fds), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) goto fail3;
     }
   }
   close(po[1]);

@@ -10,7 +10,7 @@
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, writeFileSync, type Stats } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, rmdirSync, writeFileSync, type Stats } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,9 @@ import type { Logger } from "../../support/index.js";
 import type { JobSpec, NodeIsolation, ResourceRequest } from "../../domain/index.js";
 import type { ProcessSpec } from "../process.js";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH, SANDBOX_TMP, slotSandboxArgs, wrapperArgs } from "./bwrap.js";
-import { Launcher, launcherBinary, type LaunchEnd } from "./launcher.js";
+import { RunAbort } from "../abort.js";
+import { runProcess } from "../process.js";
+import { Launcher, launcherBinary } from "./launcher.js";
 import { giveFiles } from "./given-files.js";
 import { killOrphans, reachableWorkRoot, removeTree, removeTreeSync, supportsDisableUserns } from "./host.js";
 import { describeIsolation, KEPT_SANDBOX, type SandboxMode } from "./isolation.js";
@@ -75,6 +77,8 @@ const isRoot = () => process.getuid?.() === 0;
 export class Sandbox {
   /** Starts runs in the slots' long-lived sandboxes (null: each run spawns its own bubblewrap). */
   private launcher: Launcher | null = null;
+  /** The launcher's binary, also the zygote each slot's sandbox runs. */
+  private launcherPath = "";
 
   private constructor(
     private readonly o: SandboxOptions,
@@ -159,6 +163,7 @@ export class Sandbox {
       this.isolation.notes.push("the run launcher is not built (no C compiler when `npm run build` ran: apt-get install gcc): runs start one bubblewrap each, slower");
       return;
     }
+    this.launcherPath = binary;
     this.launcher = Launcher.start(binary, this.o.log);
     for (let i = 0; i < this.o.slots; i++) this.defineSlot(i);
     this.isolation.enforced.push(...KEPT_SANDBOX);
@@ -168,7 +173,7 @@ export class Sandbox {
     const d = this.slotDirs(slot);
     const args = slotSandboxArgs({
       slotRoot: d.root,
-      launcher: launcherBinary()!,
+      launcher: this.launcherPath,
       passwdFile: join(this.etcDir, "passwd"),
       groupFile: join(this.etcDir, "group"),
       roPaths: this.o.roPaths,
@@ -186,23 +191,12 @@ export class Sandbox {
     const launcher = this.launcher;
     if (!launcher) return;
     const prepared = this.prepare(0, `launcher-selftest-${process.pid}`, { kind: "COMMAND", command: null, argv: ["true"], env: {}, timeoutMs: 10_000, pool: "" }, {}, { cpu: 1, memoryMb: 64, pids: 16, diskMb: 1 });
-    const end = await new Promise<LaunchEnd | "timeout">((resolve) => {
-      const timer = setTimeout(() => resolve("timeout"), 10_000);
-      let err = "";
-      launcher.launch(prepared.process.launch!.request, {
-        onPid: () => undefined,
-        onOutput: (chunk) => (err += chunk.toString("utf8")),
-        onEnd: (e) => {
-          clearTimeout(timer);
-          resolve("error" in e || e.code === 0 ? e : { error: `exit ${e.code ?? e.signal}: ${err.trim().slice(0, 300)}` });
-        },
-      });
-    });
+    const r = await runProcess({ ...prepared.process, timeoutMs: 10_000, killGraceMs: 0 }, new RunAbort());
     prepared.cgroup?.killAll();
     prepared.cgroup?.remove();
     await this.releaseSlot(0);
-    if (end !== "timeout" && !("error" in end)) return;
-    const why = end === "timeout" ? "a test run did not end within 10 s" : end.error;
+    if (r.exitCode === 0) return;
+    const why = r.spawnError ?? (r.timedOut ? "a test run did not end within 10 s" : `exit ${r.exitCode ?? r.signal}: ${r.outputTail.trim().slice(0, 300)}`);
     this.o.log.error({ reason: why }, "the run launcher does not work on this node; runs start one bubblewrap each (slower)");
     this.isolation.notes.push(`the run launcher does not work here (${why}): runs start one bubblewrap each, slower`);
     this.launcher = null;
@@ -267,30 +261,22 @@ export class Sandbox {
   }
 
   /**
-   * After a run: the slot's working directories as they were before it. Left exactly as they were
-   * given (empty, same owner and mode: the common case) they are kept, which costs two reads;
-   * otherwise they are removed and made again. The given directory is the next run's to rewrite
-   * (prepare), before anything of that run exists.
+   * After a run: the slot's working directories as they were before it, made again (at once when
+   * empty, the common case; removed whole first otherwise). The given directory is the next run's
+   * to rewrite (prepare), before anything of that run exists.
    */
   releaseSlot(slot: number): Promise<void> | undefined {
     const d = this.slotDirs(slot);
-    const uid = this.slotUid(slot) ?? process.getuid?.();
     try {
-      const clean = [d.work, d.tmp].every((dir) => {
-        const st = lstatSync(dir);
-        return st.isDirectory() && (st.mode & 0o7777) === 0o700 && (uid === undefined || st.uid === uid) && readdirSync(dir).length === 0;
-      });
-      if (clean) {
-        // Empty, but a run can leave what no listing shows on the directory itself (extended
-        // attributes, a default ACL its successor's files would inherit): made afresh, a few syscalls.
-        for (const dir of [d.work, d.tmp]) {
-          rmdirSync(dir);
-          this.makeRunDir(dir, slot);
-        }
-        return undefined;
+      // Made afresh even when empty: a run can leave what no listing shows on the directory itself
+      // (extended attributes, a default ACL its successor's files would inherit). A few syscalls.
+      for (const dir of [d.work, d.tmp]) {
+        rmdirSync(dir);
+        this.makeRunDir(dir, slot);
       }
+      return undefined;
     } catch {
-      // changed or gone: made again below
+      // not empty, not a directory, or gone: removed whole and made again
     }
     return Promise.all([removeTree(d.work), removeTree(d.tmp)]).then(() => this.resetSlotSync(slot));
   }

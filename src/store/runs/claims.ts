@@ -79,7 +79,7 @@ export interface HeldAttempt {
 
 /**
  * One node's lease renewal: moves the lease of every attempt in `held` to `leaseUntil`, each only
- * while its run is still RUNNING on `nodeId` under its token (the same fence as a renewal of one).
+ * while its run is still RUNNING on `nodeId` under its token (a stale attempt moves nothing).
  * One write for the node, whatever it runs; returns how many runs it moved.
  */
 export async function extendRunLeases(mongo: Mongo, nodeId: string, held: readonly HeldAttempt[], leaseUntil: Date, now: Date): Promise<number> {
@@ -96,13 +96,4 @@ export function readHeldRuns(mongo: Mongo, runIds: readonly string[]): Promise<A
   return mongo.c.runs
     .find({ _id: { $in: [...runIds] } }, { projection: { _id: 1, status: 1, fencingToken: 1, nodeId: 1, leaseUntil: 1, cancelRequested: 1 } })
     .toArray() as Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "nodeId" | "leaseUntil" | "cancelRequested">>>;
-}
-
-/** Moves a running attempt's lease to `leaseUntil` while it still holds `token`; null when it does not. */
-export function extendRunLease(mongo: Mongo, runId: string, token: number, leaseUntil: Date, now: Date): Promise<RunDoc | null> {
-  return mongo.c.runs.findOneAndUpdate(
-    { _id: runId, status: RunStatus.RUNNING, fencingToken: token },
-    { $set: { leaseUntil, updatedAt: now } },
-    { returnDocument: "after" },
-  );
 }
