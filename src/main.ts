@@ -56,6 +56,7 @@ async function main(argv: string[]): Promise<void> {
     const lines = [
       "",
       `  Kairos dev is running`,
+      `  Console: ${app.api.url.replace(/\/graphql$/, "/")}   (log in as ${config.adminUser})`,
       `  GraphQL (HTTP and WebSocket): ${app.api.url}`,
       `  Data: ${config.dataDir}${config.mongoUrl ? "" : " (embedded MongoDB emulator)"}${config.redisUrl ? "" : ", in-memory queues"}`,
       `  Log in:  mutation { login(username: "${config.adminUser}", password: "…") { token } }`,

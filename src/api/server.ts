@@ -1,6 +1,7 @@
 /**
  * The API role's transport: GraphQL over HTTP (Apollo Server 5 on Express 5) and over WebSocket
- * (graphql-ws) on the same port and path, plus health endpoints. Resolvers know nothing of it.
+ * (graphql-ws) on the same port and path, plus health endpoints and the web console (./console.ts).
+ * Resolvers know nothing of it.
  *
  * Both transports apply the same guards in the same order before any resolver runs: the caller's
  * request budget (./guards.ts, auth/rate-limit.ts), then the query limits (./limits.ts); the
@@ -16,6 +17,7 @@ import express, { type RequestHandler } from "express";
 import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
 import { clientAddress } from "./client-address.js";
+import { mountConsole } from "./console.js";
 import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin, subscriptionOverHttpPlugin } from "./errors-http.js";
 import { authenticate, refusalPenaltyPlugin, takeRequest, type Authenticated } from "./guards.js";
 import { QueryLimits } from "./limits.js";
@@ -93,7 +95,7 @@ function createApollo(deps: {
 export async function startApiServer(
   services: Services,
   schema: GraphQLSchema,
-  opts: { port: number; host: string; ready?: () => Promise<boolean>; guard: ApiGuardSettings },
+  opts: { port: number; host: string; ready?: () => Promise<boolean>; guard: ApiGuardSettings; console?: boolean },
 ): Promise<ApiServer> {
   const { guard } = opts;
   const limits = new QueryLimits(schema, guard.query);
@@ -129,6 +131,7 @@ export async function startApiServer(
       },
     }),
   );
+  if (opts.console !== false) mountConsole(app);
   app.use(notFound());
   app.use(errorHandler(services.log, guard.maxBodyBytes));
 

@@ -1,0 +1,80 @@
+/**
+ * The console's GraphQL client: queries and mutations over HTTP (POST /graphql), subscriptions
+ * over graphql-ws on the same path. The credential travels in the Authorization header and in
+ * graphql-ws's connection_init payload, never in a URL.
+ */
+import { Client, cacheExchange, fetchExchange, subscriptionExchange, type CombinedError } from "@urql/core";
+import { createClient as createWsClient, type Client as WsClient } from "graphql-ws";
+
+export interface ApiClient {
+  urql: Client;
+  close(): void;
+}
+
+/** What the console does when the API says the credential is no longer good. */
+export type OnUnauthenticated = (message: string) => void;
+
+export function createApiClient(credential: string | null, onUnauthenticated: OnUnauthenticated): ApiClient {
+  const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/graphql`;
+  let ws: WsClient | null = null;
+  if (credential) {
+    ws = createWsClient({
+      url: wsUrl,
+      connectionParams: { authorization: `Bearer ${credential}` },
+      lazy: true,
+      // Reconnect after a restart of the API or a dropped network; subscriptions resume.
+      retryAttempts: Infinity,
+      shouldRetry: () => true,
+      retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** n) * (0.5 + Math.random() / 2))),
+      on: {
+        closed: (event) => {
+          const code = (event as CloseEvent | undefined)?.code;
+          // 4401/4403: the server refused the credential (expired, revoked, user disabled).
+          if (code === 4401 || code === 4403) onUnauthenticated((event as CloseEvent).reason || "Your session ended; log in again.");
+        },
+      },
+    });
+  }
+  const socket = ws;
+  const urql = new Client({
+    url: "/graphql",
+    preferGetMethod: false,
+    fetchOptions: (): RequestInit => (credential ? { headers: { authorization: `Bearer ${credential}` } } : {}),
+    exchanges: [
+      cacheExchange,
+      fetchExchange,
+      subscriptionExchange({
+        forwardSubscription(request) {
+          const input = { ...request, query: request.query || "" };
+          return {
+            subscribe(sink) {
+              if (!socket) {
+                sink.error(new Error("not logged in"));
+                return { unsubscribe() {} };
+              }
+              const unsubscribe = socket.subscribe(input, sink);
+              return { unsubscribe };
+            },
+          };
+        },
+      }),
+    ],
+  });
+  return {
+    urql,
+    close: () => void socket?.dispose(),
+  };
+}
+
+/** The first error's message, as the API wrote it (it says what was wrong and what is allowed). */
+export function errorText(error: CombinedError | Error | undefined | null): string | null {
+  if (!error) return null;
+  if ("graphQLErrors" in error && error.graphQLErrors.length > 0) return error.graphQLErrors.map((e) => e.message).join("; ");
+  if ("networkError" in error && error.networkError) return `Cannot reach the Kairos API: ${error.networkError.message}`;
+  return error.message;
+}
+
+/** True when the API refused the caller's credential. */
+export function isUnauthenticated(error: CombinedError | undefined | null): boolean {
+  return !!error?.graphQLErrors.some((e) => e.extensions?.code === "UNAUTHENTICATED");
+}
