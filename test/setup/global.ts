@@ -16,6 +16,8 @@ declare module "vitest" {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The executor's launcher (a C program): built again when its source is newer than the binary.
   execFileSync(process.execPath, ["scripts/build-native.mjs"], { stdio: "inherit" });
+  // The web console (test/console drives the built one): built again when a source is newer.
+  execFileSync(process.execPath, ["scripts/build-console.mjs"], { stdio: "inherit" });
   const external = process.env.KAIROS_TEST_REDIS_URL;
   if (external) {
     project.provide("redisUrl", external);

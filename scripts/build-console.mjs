@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+/**
+ * Builds the web console (console/ → dist/console) when it is missing or a source under console/
+ * or generated/client/ is newer than the build. `npm run build` always builds it; the test suite's
+ * global setup calls this so the browser tests never drive a stale console.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const built = join(root, "dist/console/index.html");
+
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+let builtAt = 0;
+try {
+  builtAt = statSync(built).mtimeMs;
+} catch {
+  // not built yet
+}
+const sources = Math.max(newest(join(root, "console")), newest(join(root, "generated/client")));
+if (builtAt < sources) {
+  execFileSync(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "build", "--config", "console/vite.config.ts", "--logLevel", "warn"], { cwd: root, stdio: "inherit" });
+}
