@@ -8,9 +8,31 @@ import { loadEmulatorCli } from "./app/index.js";
 import { ConfigError } from "./domain/index.js";
 import { createLogger } from "./support/index.js";
 
+/** What src/cli/index.ts exports (typed here: a type import would pull src/cli into this build). */
+interface CliModule {
+  CLI_COMMANDS: readonly string[];
+  CLI_USAGE: string;
+  runCli(argv: string[]): Promise<number>;
+}
+
+/**
+ * The command line for people who own jobs, src/cli/: compiled on its own to dist/cli/ (it imports
+ * the generated client, outside src/), loaded only when a CLI command is asked for.
+ */
+async function loadCli(): Promise<CliModule> {
+  const entry = import.meta.url.endsWith(".ts") ? "./cli/index.ts" : "./cli/src/cli/index.js";
+  return (await import(new URL(entry, import.meta.url).href)) as CliModule;
+}
+
+/** Kept in step with src/cli/index.ts CLI_COMMANDS (test/cli/help.test.ts checks it). */
+const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion"];
+
 const USAGE = `Usage: kairos <command> [options]
 
-Commands:
+Commands for people who own jobs (\`kairos <command> --help\` for each):
+CLI_USAGE
+
+Server roles:
   dev         API, scheduler and executor in one process on embedded defaults
               (MongoDB emulator and in-memory queues unless MONGO_URL / REDIS_URL are set;
               production images have no emulator: set MONGO_URL there)
@@ -29,7 +51,13 @@ See README.md for every setting.`;
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (!command || command === "--help" || command === "-h" || command === "help") {
-    process.stdout.write(`${USAGE}\n`);
+    const cli = await loadCli();
+    process.stdout.write(`${USAGE.replace("CLI_USAGE", cli.CLI_USAGE)}\n`);
+    return;
+  }
+  if (CLI_COMMANDS.includes(command) || command === "--version") {
+    const cli = await loadCli();
+    process.exitCode = await cli.runCli(argv);
     return;
   }
   if (command === "emulator") {
@@ -45,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (!(ROLES as readonly string[]).includes(command)) {
-    throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema"].join(", ")}`);
+    throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema", ...CLI_COMMANDS].join(", ")}`);
   }
   const role = command as Role;
   const config = loadConfig(role, applyFlags(rest, process.env));

@@ -1,0 +1,149 @@
+/**
+ * The GraphQL client of the command line: fetch for queries and mutations, graphql-ws for
+ * subscriptions, with the typed documents generated from client/cli.graphql (codegen.ts).
+ */
+import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
+import { print } from "graphql";
+import { createClient, type Client } from "graphql-ws";
+import WebSocket from "ws";
+import { CliError } from "./errors.js";
+import type { Connection } from "./profiles.js";
+
+interface GraphQLErrorShape {
+  message: string;
+  path?: ReadonlyArray<string | number>;
+  extensions?: { code?: string; [k: string]: unknown };
+}
+
+/** An error the API answered (its `extensions.code` kept, e.g. NOT_FOUND). */
+export class ApiError extends CliError {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    /** The input field a BAD_USER_INPUT is about (extensions.field), e.g. `spec.command`. */
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+function apiError(errors: readonly GraphQLErrorShape[]): ApiError {
+  const first = errors[0]!;
+  const code = first.extensions?.code;
+  let msg = errors.map((e) => e.message).join("; ");
+  if (code === "UNAUTHENTICATED") msg += " (log in with `kairos login`, or set KAIROS_TOKEN / KAIROS_API_KEY)";
+  const field = typeof first.extensions?.field === "string" ? first.extensions.field : undefined;
+  return new ApiError(msg, code, field);
+}
+
+export interface SubscriptionSink<T> {
+  next(value: T): void;
+  error(err: Error): void;
+  complete(): void;
+}
+
+export class GqlClient {
+  private ws: Client | null = null;
+
+  constructor(readonly conn: Connection) {}
+
+  get wsUrl(): string {
+    return this.conn.server.replace(/^http/, "ws");
+  }
+
+  async request<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables?: V): Promise<R> {
+    let res: Response;
+    try {
+      res = await fetch(this.conn.server, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(this.conn.credential ? { authorization: this.conn.credential } : {}) },
+        body: JSON.stringify({ query: print(doc), variables: variables ?? {} }),
+      });
+    } catch (e) {
+      const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+      throw new CliError(`cannot reach ${this.conn.server}: ${cause}`);
+    }
+    let body: { data?: R | null; errors?: GraphQLErrorShape[] };
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      throw new CliError(`${this.conn.server} answered HTTP ${res.status} without a GraphQL response`);
+    }
+    if (body.errors?.length) throw apiError(body.errors);
+    if (!body.data) throw new CliError(`${this.conn.server} answered HTTP ${res.status} with no data`);
+    return body.data;
+  }
+
+  /**
+   * One subscription on its own connection (so that a dropped connection ends it with an error the
+   * caller can resume from, instead of graphql-ws silently re-subscribing from the start).
+   * Returns a function that ends it.
+   */
+  subscribe<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V, sink: SubscriptionSink<R>): () => void {
+    let closedByUs = false;
+    let done = false;
+    const finish = (fn: () => void) => {
+      if (done) return;
+      done = true;
+      fn();
+      void client.dispose();
+    };
+    const client = createClient({
+      url: this.wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: this.conn.credential ? { authorization: this.conn.credential } : {},
+      retryAttempts: 0,
+      lazy: true,
+      shouldRetry: () => false,
+      on: {
+        closed: (e) => {
+          if (closedByUs) return;
+          const ev = e as { code?: number; reason?: string };
+          finish(() => sink.error(new ConnectionLost(`connection closed (${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`, ev.code)));
+        },
+      },
+    });
+    client.subscribe<R>(
+      { query: print(doc), variables },
+      {
+        next: (v) => {
+          if (v.errors?.length) finish(() => sink.error(apiError(v.errors as GraphQLErrorShape[])));
+          else if (v.data) sink.next(v.data as R);
+        },
+        error: (e) => {
+          if (Array.isArray(e)) finish(() => sink.error(apiError(e as GraphQLErrorShape[])));
+          else if (e instanceof Error) finish(() => sink.error(new ConnectionLost(e.message, undefined)));
+          else {
+            const ev = e as { code?: number; reason?: string };
+            finish(() => sink.error(new ConnectionLost(`connection closed (${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`, ev.code)));
+          }
+        },
+        complete: () => finish(() => sink.complete()),
+      },
+    );
+    return () => {
+      closedByUs = true;
+      done = true;
+      void client.dispose();
+    };
+  }
+
+  dispose(): void {
+    void this.ws?.dispose();
+  }
+}
+
+/** The WebSocket closed or failed: the caller may subscribe again from where it was. */
+export class ConnectionLost extends Error {
+  override name = "ConnectionLost";
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+  }
+  /** Closes the server means for good (4400 bad request, 4401 unauthorized, 4403 forbidden, 4429 too many): no point retrying. */
+  get final(): boolean {
+    return this.code !== undefined && this.code >= 4400 && this.code < 4500 && this.code !== 4499;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The files `kairos apply -f` and `kairos run -f` read: YAML or JSON (a JSON file is read as YAML,
+ * which it is), one or many documents a file (`---`, or a top-level list), each a CreateJobInput or,
+ * with `tasks`, a CreateDagInput. Every problem names the file, the line and column, and the field.
+ */
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YamlNode } from "yaml";
+import type { CreateDagInput, CreateJobInput } from "../../generated/client/graphql.js";
+import { normalizeRetry, normalizeSchedule, ScheduleError } from "../timing/index.js";
+import { CliError, EXIT } from "./errors.js";
+import { jobFileSchema, validate, type JsonSchema } from "./json-schema.js";
+
+export type Path = Array<string | number>;
+
+export interface LoadedDoc {
+  file: string;
+  /** Where the document starts, for messages about it as a whole. */
+  line: number;
+  kind: "job" | "dag";
+  name: string;
+  input: CreateJobInput | CreateDagInput;
+  /** `file:line:col` of a field (the nearest enclosing node that exists). */
+  at(path: Path, key?: boolean): string;
+}
+
+export interface FileProblem {
+  where: string;
+  field: string;
+  message: string;
+}
+
+export const formatPath = (path: Path): string => path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
+
+export function parseFieldPath(field: string): Path {
+  const out: Path = [];
+  for (const part of field.split(".")) {
+    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
+    if (!m) {
+      out.push(part);
+      continue;
+    }
+    if (m[1]) out.push(m[1]);
+    for (const idx of m[2]!.matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+  }
+  return out;
+}
+
+const FILE_RE = /\.(ya?ml|json)$/i;
+
+/** The files under `path` (itself if a file), sorted, for each -f given. */
+export async function listFiles(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  const visit = async (p: string, explicit: boolean): Promise<void> => {
+    let st;
+    try {
+      st = await stat(p);
+    } catch {
+      throw new CliError(`${p}: no such file or directory`);
+    }
+    if (st.isDirectory()) {
+      const entries = (await readdir(p)).sort();
+      for (const e of entries) if (!e.startsWith(".")) await visit(join(p, e), false);
+    } else if (explicit || FILE_RE.test(p)) out.push(p);
+  };
+  for (const p of paths) await visit(p, true);
+  return out;
+}
+
+function locator(file: string, doc: Document, lines: LineCounter, base: Path) {
+  const pos = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return `${file}:${line}:${col}`;
+  };
+  return (path: Path, key = false): string => {
+    const full = [...base, ...path];
+    for (let n = full.length; n >= 0; n--) {
+      const parentPath = full.slice(0, Math.max(0, n - 1));
+      if (key && n === full.length && n > 0) {
+        const parent = parentPath.length ? doc.getIn(parentPath, true) : doc.contents;
+        if (isMap(parent)) {
+          const pair = parent.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === full[n - 1]);
+          const k = pair?.key as YamlNode | undefined;
+          if (k?.range) return pos(k.range[0]);
+        }
+        continue;
+      }
+      const node = (n === 0 ? doc.contents : doc.getIn(full.slice(0, n), true)) as YamlNode | null | undefined;
+      if (node && typeof node === "object" && "range" in node && node.range) return pos(node.range[0]);
+    }
+    return `${file}:1:1`;
+  };
+}
+
+/**
+ * Reads and checks every document of `files`. Throws a CliError (exit 1) listing every problem,
+ * each as `file:line:col: field: message`.
+ */
+export async function loadDocuments(files: string[], opts: { cwd?: string; schema?: JsonSchema; now?: number; defaultSchedule?: boolean } = {}): Promise<LoadedDoc[]> {
+  const schema = opts.schema ?? jobFileSchema();
+  const now = opts.now ?? Date.now();
+  const docs: LoadedDoc[] = [];
+  const problems: FileProblem[] = [];
+  for (const path of files) {
+    const file = opts.cwd ? relative(opts.cwd, path) || path : path;
+    const text = await readFile(path, "utf8");
+    const lines = new LineCounter();
+    const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    const all = Array.isArray(parsed) ? parsed : [parsed];
+    for (const doc of all) {
+      if (doc.errors.length) {
+        for (const e of doc.errors) {
+          const { line, col } = lines.linePos(e.pos[0]);
+          problems.push({ where: `${file}:${line}:${col}`, field: "(syntax)", message: e.message.split("\n")[0]! });
+        }
+        continue;
+      }
+      const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+      if (value == null) continue;
+      const items: Array<{ value: unknown; base: Path }> = isSeq(doc.contents)
+        ? (value as unknown[]).map((v, i) => ({ value: v, base: [i] }))
+        : [{ value, base: [] }];
+      for (const item of items) {
+        if (opts.defaultSchedule && item.value && typeof item.value === "object" && !Array.isArray(item.value) && !("schedule" in item.value) && !("tasks" in item.value)) {
+          (item.value as Record<string, unknown>).schedule = { kind: "ONCE" };
+        }
+        const at = locator(file, doc as Document, lines, item.base);
+        const found = validate(schema, item.value);
+        for (const p of found) problems.push({ where: at(p.path, p.key), field: formatPath(p.path) || "(document)", message: p.message });
+        if (found.length) continue;
+        const input = item.value as CreateJobInput | CreateDagInput;
+        const kind = "tasks" in input ? "dag" : "job";
+        // The schedule and retry policy are checked offline by the server's own code (src/timing).
+        for (const [field, check] of [
+          ["schedule", () => input.schedule && normalizeSchedule(input.schedule as Parameters<typeof normalizeSchedule>[0], now)],
+          ["retry", () => kind === "job" && (input as CreateJobInput).retry && normalizeRetry((input as CreateJobInput).retry as Parameters<typeof normalizeRetry>[0])],
+        ] as const) {
+          try {
+            check();
+          } catch (e) {
+            if (!(e instanceof ScheduleError)) throw e;
+            const sub = e.field.startsWith(`${field}.`) ? e.field : `${field}.${e.field}`;
+            problems.push({ where: at(parseFieldPath(sub)), field: sub, message: e.detail });
+          }
+        }
+        docs.push({ file, line: Number(at([]).split(":").at(-2)), kind, name: String(input.name).trim(), input, at });
+      }
+    }
+  }
+  const seen = new Map<string, LoadedDoc>();
+  for (const d of docs) {
+    const key = `${d.kind}:${d.name}`;
+    const first = seen.get(key);
+    if (first) problems.push({ where: d.at(["name"]), field: "name", message: `${d.kind} "${d.name}" is also defined at ${first.at(["name"])}` });
+    else seen.set(key, d);
+  }
+  if (problems.length) {
+    throw new CliError(problems.map((p) => `${p.where}: ${p.field}: ${p.message}`).join("\n"), EXIT.FAILED);
+  }
+  return docs;
+}
