@@ -70,7 +70,9 @@ describe("console: DAGs", () => {
     const nightly = page.locator(`tr[data-dag="${scheduled}"]`);
     await nightly.waitFor();
     expect(await nightly.getByRole("link", { name: "list-nightly" }).getAttribute("href")).toBe(`/dags/${scheduled}`);
-    expect(await nightly.textContent()).toContain(dag.schedule.description);
+    // In words, with the expression beside them (the API's own description on hover).
+    expect(await nightly.locator(".dag-schedule").textContent()).toBe("daily at 03:00 (Europe/Paris) 0 3 * * *");
+    expect(await nightly.locator(".dag-schedule code").getAttribute("title")).toBe(dag.schedule.description);
     expect(await nightly.locator(".badge").first().textContent()).toBe("paused");
     expect(await nightly.textContent()).toContain("never run");
 
@@ -80,7 +82,18 @@ describe("console: DAGs", () => {
     const last = row.locator(`a[href="/dag-runs/${runId}"]`);
     await last.waitFor();
     await row.locator(`a[href="/dag-runs/${runId}"] [data-status="SUCCEEDED"]`).waitFor({ timeout: 20_000 });
-  });
+
+    // Resume the paused one from its page: the button says what it does, the state follows.
+    await nightly.getByRole("link", { name: "list-nightly" }).click();
+    await page.getByRole("heading", { name: "list-nightly" }).waitFor();
+    await page.getByRole("button", { name: "Resume schedule" }).click();
+    await page.getByRole("button", { name: "Pause schedule" }).waitFor();
+    const paused = async () => (await gqlOk<{ dag: { paused: boolean } }>(h.app.url, `query($id: ID!) { dag(id: $id) { paused } }`, { id: scheduled }, h.admin)).dag.paused;
+    expect(await paused()).toBe(false);
+    await page.getByRole("button", { name: "Pause schedule" }).click();
+    await page.getByRole("button", { name: "Resume schedule" }).waitFor();
+    expect(await paused()).toBe(true);
+  }, 90_000);
 
   it("triggers a DAG from the form with params and colours its tasks live, without a reload; the grid gets the new column", async () => {
     const id = await createDag("etl-live", [
@@ -157,7 +170,7 @@ describe("console: DAGs", () => {
     const left = async (key: string) => parseFloat((await page.locator(`.gantt [data-bar="${key}"]`).getAttribute("style"))!.match(/left:\s*([\d.]+)%/)![1]);
     expect(await left("extract")).toBeLessThan(await left("load"));
     expect(await page.locator(".dag-graph g.dag-node[data-state=SUCCEEDED]").count()).toBe(3);
-  });
+  }, 90_000);
 
   it("shows a mapped task's 200 instances as one group row that expands to a virtualized list", async () => {
     // Its own user: 200 instances spend a submission budget the other tests' triggers need.
@@ -221,11 +234,23 @@ describe("console: DAGs", () => {
     expect(await waitForNodeState(page, "slow", ["CANCELLED"])).toBe("CANCELLED");
     expect(await dagRunStatus(runId)).toBe("CANCELLED");
     expect(await marker(page)).toBe("no-reload");
-    // Retry from failed is offered now, behind its own confirmation.
+    expect(await page.getByRole("button", { name: "Cancel DAG run" }).count()).toBe(0);
+
+    // Retry from failed is offered now, behind its own confirmation; it runs the cancelled tasks again, live.
     await page.getByRole("button", { name: "Retry from failed" }).click();
-    await page.getByRole("dialog", { name: "Retry this DAG run from failed?" }).getByRole("button", { name: "Cancel", exact: true }).click();
+    const retry = page.getByRole("dialog", { name: "Retry this DAG run from failed?" });
+    await retry.getByRole("button", { name: "Cancel", exact: true }).click();
     expect(await dagRunStatus(runId)).toBe("CANCELLED");
-  });
+    await page.getByRole("button", { name: "Retry from failed" }).click();
+    await retry.getByRole("button", { name: "Retry from failed" }).click();
+    await page.locator('[data-dag-run-status="RUNNING"]').waitFor({ timeout: 20_000 });
+    expect(await waitForNodeState(page, "slow", ["RUNNING"])).toBe("RUNNING");
+    expect(await waitForNodeState(page, "after", ["PENDING"])).toBe("PENDING");
+    const attempts = await gqlOk<{ dagRun: { tasks: Array<{ key: string; attempt: number }> } }>(h.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 10) { key attempt } } }`, { id: runId }, h.admin);
+    expect(attempts.dagRun.tasks.find((t) => t.key === "slow")?.attempt).toBe(2);
+    expect(await marker(page)).toBe("no-reload");
+    await gqlOk(h.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, h.admin);
+  }, 90_000);
 
   it("shows HTML and script tags in a DAG's name and description as text", async () => {
     const name = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
@@ -242,7 +267,7 @@ describe("console: DAGs", () => {
     expect(await page.locator("h1").textContent()).toBe(name);
     expect(await page.locator("main img, main script, main iframe").count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
-  });
+  }, 90_000);
 
   it("shows a user only their own DAGs", async () => {
     const id = await createDag("admins-secret-dag", [{ key: "a", command: "true" }]);
@@ -260,7 +285,7 @@ describe("console: DAGs", () => {
     await page.goto(`${h.base}dag-runs/${runId}`);
     await page.getByRole("alert").first().waitFor();
     expect(await page.locator("main").textContent()).not.toContain("admins-secret-dag");
-  });
+  }, 90_000);
 
   it("the DAG list, a DAG's page and a DAG run's page have no serious accessibility violations", async () => {
     const id = await createDag("a11y-dag", [
@@ -291,5 +316,5 @@ describe("console: DAGs", () => {
     await page.locator('.gantt [data-bar="last"]').waitFor();
     v = await axeViolations(page);
     expect(v, describeViolations(v)).toEqual([]);
-  });
+  }, 90_000);
 });

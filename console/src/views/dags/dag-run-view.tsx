@@ -58,8 +58,12 @@ export function DagRunView({ id }: { id: string }) {
   };
   const actions = (
     <>
-      <button type="button" className="danger" onClick={() => setAsk("cancel")} disabled={ended || cancelRes.fetching}>Cancel DAG run</button>
-      <button type="button" onClick={() => setAsk("retry")} disabled={!(status === "FAILED" || status === "CANCELLED") || retryRes.fetching}>Retry from failed</button>
+      {!ended && (
+        <button type="button" className="danger" onClick={() => setAsk("cancel")} disabled={cancelRes.fetching || run.cancelRequested}>Cancel DAG run</button>
+      )}
+      {(status === "FAILED" || status === "CANCELLED") && (
+        <button type="button" onClick={() => setAsk("retry")} disabled={retryRes.fetching}>Retry from failed</button>
+      )}
     </>
   );
 

@@ -15,6 +15,7 @@ import { DagGraph, type NodeState } from "./dag-graph";
 import { DagRunsTable } from "./dag-runs-table";
 import { layoutDag } from "./layout";
 import { RunGrid } from "./run-grid";
+import { ScheduleWords } from "./schedule-words";
 import { countStates } from "./task-cells";
 import { TriggerForm } from "./trigger-form";
 import { useDagRuns } from "./use-dag-runs";
@@ -71,7 +72,7 @@ export function DagView({ id }: { id: string }) {
           {dag.description && <p>{dag.description}</p>}
           <dl className="facts">
             <dt>Schedule</dt>
-            <dd>{dag.schedule ? `${dag.schedule.description} (${dag.schedule.timezone})` : "none: triggered only"}</dd>
+            <dd>{dag.schedule ? <ScheduleWords schedule={dag.schedule} /> : "none: triggered only"}</dd>
             <dt>State</dt>
             <dd><StatusBadge status={dag.paused ? "PAUSED" : "ACTIVE"} label={dag.paused ? "paused" : "active"} /></dd>
             <dt>Next fire</dt>

@@ -12,6 +12,7 @@ import { StatusBadge } from "../../ui/status";
 import { Time, useNow } from "../../ui/time";
 import { coalesced, useDagRunEvents } from "./live";
 import { Pager } from "./pager";
+import { ScheduleWords } from "./schedule-words";
 import "./dags.css";
 
 const PAGE = 25;
@@ -60,7 +61,7 @@ export function DagsView() {
                         <Link href={`/dags/${d.id}`} className="dag-name">{d.name}</Link>
                         {d.description && <div className="muted dag-desc">{d.description}</div>}
                       </td>
-                      <td>{d.schedule ? d.schedule.description : <span className="muted">triggered only</span>}</td>
+                      <td>{d.schedule ? <ScheduleWords schedule={d.schedule} /> : <span className="muted">triggered only</span>}</td>
                       <td><StatusBadge status={d.paused ? "PAUSED" : "ACTIVE"} label={d.paused ? "paused" : "active"} /></td>
                       <td>
                         {last ? (

@@ -44,7 +44,7 @@ export function Gantt(p: GanttProps) {
       <div className="gantt-row gantt-head">
         <span>Task</span>
         <span>State</span>
-        <span>Took</span>
+        <span className="gantt-took">Took</span>
         <span className="gantt-track gantt-axis">
           <span className="dag-sr">Time since the DAG run began</span>
           {scale.ticks.map((t) => (

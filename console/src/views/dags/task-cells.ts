@@ -101,13 +101,6 @@ export class CellBook {
     else t.instances.set(ev.mapIndex, patched(t.instances.get(ev.mapIndex), ev));
   }
 
-  /** Whether an instance is known to the base (an event of one unknown means a page is stale). */
-  knows(runId: string, key: string, mapIndex: number | null | undefined): boolean {
-    const t = this.base.get(runId)?.get(key);
-    if (!t) return false;
-    return mapIndex == null ? !!t.task : t.instances.has(mapIndex);
-  }
-
   task(runId: string, key: string): Cell | undefined {
     return newer(this.base.get(runId)?.get(key)?.task, this.patch.get(runId)?.get(key)?.task);
   }

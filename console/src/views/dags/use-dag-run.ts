@@ -24,6 +24,8 @@ export interface DagRunLive {
   reload(): void;
 }
 
+const RESYNC_MS = 20_000;
+
 export function useDagRun(id: string): DagRunLive {
   const client = useClient();
   const [q, again] = useQuery({ query: ConsoleDagRunDocument, variables: { id } });
@@ -58,6 +60,14 @@ export function useDagRun(id: string): DagRunLive {
     [client, id, book],
   );
   useEffect(() => loadRows(), [loadRows]);
+  // Safety net for events missed while the feed (re)connected: a running DAG run is read again now and then.
+  useEffect(() => {
+    if (status !== "RUNNING" && (status !== null || q.data?.dagRun.status !== "RUNNING")) return;
+    const t = setInterval(() => {
+      if (!document.hidden) loadRows();
+    }, RESYNC_MS);
+    return () => clearInterval(t);
+  }, [status, q.data?.dagRun.status, loadRows]);
   const refreshFacts = useMemo(() => coalesced(async () => again({ requestPolicy: "network-only" }), 500), [again]);
 
   useDagRunEvents(
@@ -67,7 +77,8 @@ export function useDagRun(id: string): DagRunLive {
       if (e.task) {
         book.apply(id, { ...e.task, at: e.at });
         bump();
-        if (!book.knows(id, e.task.key, e.task.mapIndex)) loadRows();
+        // An instance the rows lack (a mapped task just expanded) is drawn from its events; its
+        // exact times and notes come with the next read (at the end, or the periodic one).
       } else {
         loadRows();
         refreshFacts();
