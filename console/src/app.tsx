@@ -16,6 +16,7 @@ const DagRunView = lazy(() => import("./views/dags/dag-run-view").then((m) => ({
 const NodesView = lazy(() => import("./views/nodes/nodes-view").then((m) => ({ default: m.NodesView })));
 const DeadLettersView = lazy(() => import("./views/nodes/dead-letters-view").then((m) => ({ default: m.DeadLettersView })));
 const AdminView = lazy(() => import("./views/admin/admin-view").then((m) => ({ default: m.AdminView })));
+const AccountView = lazy(() => import("./views/admin/account-view").then((m) => ({ default: m.AccountView })));
 
 const NAV: Array<{ href: string; label: string; admin?: boolean }> = [
   { href: "/runs", label: "Runs" },
@@ -24,6 +25,7 @@ const NAV: Array<{ href: string; label: string; admin?: boolean }> = [
   { href: "/nodes", label: "Nodes" },
   { href: "/dead-letters", label: "Dead letters" },
   { href: "/admin", label: "Admin", admin: true },
+  { href: "/account", label: "Account" },
 ];
 
 export function App() {
@@ -74,6 +76,7 @@ export function App() {
             <Route path="/nodes"><NodesView /></Route>
             <Route path="/dead-letters"><DeadLettersView /></Route>
             <Route path="/admin">{isAdmin ? <AdminView /> : <NotFound />}</Route>
+            <Route path="/account"><AccountView /></Route>
             <Route><NotFound /></Route>
           </Switch>
         </Suspense>

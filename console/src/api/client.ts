@@ -3,7 +3,7 @@
  * over graphql-ws on the same path. The credential travels in the Authorization header and in
  * graphql-ws's connection_init payload, never in a URL.
  */
-import { Client, cacheExchange, fetchExchange, subscriptionExchange, type CombinedError } from "@urql/core";
+import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange, type CombinedError } from "@urql/core";
 import { createClient as createWsClient, type Client as WsClient } from "graphql-ws";
 
 export interface ApiClient {
@@ -42,6 +42,14 @@ export function createApiClient(credential: string | null, onUnauthenticated: On
     fetchOptions: (): RequestInit => (credential ? { headers: { authorization: `Bearer ${credential}` } } : {}),
     exchanges: [
       cacheExchange,
+      // A query or mutation refused for the credential (user disabled or deleted, token revoked)
+      // ends the session with the API's reason, as a closed WebSocket does (views that only poll
+      // have no WebSocket open).
+      mapExchange({
+        onError(error) {
+          if (credential && isUnauthenticated(error)) onUnauthenticated(errorText(error) ?? "Your session ended; log in again.");
+        },
+      }),
       fetchExchange,
       subscriptionExchange({
         forwardSubscription(request) {

@@ -63,7 +63,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     return () => clearTimeout(t);
   }, [session, logOut]);
 
-  const api = useMemo(() => createApiClient(session?.credential ?? null, (why) => logOut(why)), [session?.credential, logOut]);
+  // Only the credential in use can end the session: a late refusal of one just replaced (a password
+  // change revokes the old token) must not log the user out of the new one.
+  const api = useMemo(() => {
+    const credential = session?.credential ?? null;
+    return createApiClient(credential, (why) => {
+      if (load()?.credential === credential) logOut(why);
+    });
+  }, [session?.credential, logOut]);
   useEffect(() => () => api.close(), [api]);
 
   const value = useMemo(() => ({ session, endedBecause, logIn, logOut }), [session, endedBecause, logIn, logOut]);
