@@ -69,8 +69,7 @@ export function FireHeatmap({ jobId, refresh }: { jobId: string; refresh: number
       {fires.length > 0 && (
         <>
           <p className="muted jobs-ledger-range">
-            The last {fires.length} slot{fires.length === 1 ? "" : "s"}, oldest first
-            .{" "}
+            The last {fires.length} slot{fires.length === 1 ? "" : "s"}, oldest first.{" "}
             {nextCursor && fires.length < MOST && (
               <button type="button" onClick={loadOlder} disabled={older.loading}>{older.loading ? "Loading…" : "Show older slots"}</button>
             )}

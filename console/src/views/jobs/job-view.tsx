@@ -7,6 +7,7 @@ import { Link } from "wouter";
 import { useQuery } from "urql";
 import { ConsoleJobDocument, type ConsoleJobQuery } from "../../../../generated/client/graphql";
 import { ErrorLine, Loading, Page } from "../../ui/page";
+import { scheduleInWords } from "../../ui/cron-words";
 import { StatusBadge } from "../../ui/status";
 import { Time } from "../../ui/time";
 import { FireHeatmap } from "./fire-heatmap";
@@ -61,7 +62,8 @@ export function JobView({ id }: { id: string }) {
         <Facts job={job} />
         <section className="card" aria-labelledby="fires-title">
           <h2 id="fires-title">Next fires</h2>
-          <p className="jobs-schedule-words">{job.schedule.description}</p>
+          <p className="jobs-schedule-words">{scheduleInWords(job.schedule)}</p>
+          {scheduleInWords(job.schedule) !== job.schedule.description && <p className="muted mono jobs-schedule-api">{job.schedule.description}</p>}
           <NextFires
             fires={job.nextFires}
             zone={job.schedule.timezone}

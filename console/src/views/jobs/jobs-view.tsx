@@ -9,6 +9,7 @@ import { useQuery } from "urql";
 import { ConsoleJobsListDocument, type ConsoleJobsListQuery, type JobFilter, type JobStatus } from "../../../../generated/client/graphql";
 import { useUser } from "../../auth/session";
 import { ErrorLine, Loading, Page } from "../../ui/page";
+import { scheduleInWords } from "../../ui/cron-words";
 import { StatusBadge } from "../../ui/status";
 import { relative, Time, useNow } from "../../ui/time";
 import "./jobs.css";
@@ -116,7 +117,10 @@ function JobsTable({ jobs, withOwner }: { jobs: Row[]; withOwner: boolean }) {
                   {j.tags.length > 0 && <div className="jobs-tags">{j.tags.map((t) => <span key={t} className="badge tone-muted">{t}</span>)}</div>}
                 </td>
                 <td><StatusBadge status={j.paused ? "PAUSED" : j.status} /></td>
-                <td>{j.schedule.description}</td>
+                <td>
+                  {scheduleInWords(j.schedule)}
+                  {j.schedule.kind === "CRON" && <><br /><small className="muted mono">{j.schedule.description}</small></>}
+                </td>
                 <td>
                   {j.nextFireAt ? (
                     <>

@@ -4,6 +4,7 @@
  * or its refusal, are shown here.
  */
 import { useMemo } from "react";
+import { cronInWords } from "../../ui/cron-words";
 import type { ScheduleState } from "./form-model";
 import { scheduleInput } from "./form-model";
 import { NextFires } from "./next-fires";
@@ -29,6 +30,7 @@ export function SchedulePreview({ schedule }: { schedule: ScheduleState }) {
   const preview = useSchedulePreview(settled);
   const zone = schedule.mode === "CRON" || schedule.mode === "EVERY" ? schedule.timezone || "UTC" : "UTC";
   const pending = key !== debouncedKey || preview.fetching;
+  const words = settled?.kind === "CRON" && settled.cron ? cronInWords(settled.cron) : null;
   return (
     <section className="jobs-preview" aria-labelledby="preview-title" aria-busy={pending}>
       <h3 id="preview-title">Preview</h3>
@@ -38,7 +40,10 @@ export function SchedulePreview({ schedule }: { schedule: ScheduleState }) {
         {settled && preview.error && <p className="error jobs-preview-error">{preview.error}</p>}
         {settled && !preview.error && preview.data && (
           <>
-            <p className="jobs-preview-description"><strong>{preview.data.description}</strong></p>
+            <p className="jobs-preview-description">
+              {words && <><strong>{words}</strong> · </>}
+              <span className={words ? "mono" : undefined}>{preview.data.description}</span>
+            </p>
             <NextFires fires={preview.data.nextFires} zone={zone} caption="The schedule's next fires" />
           </>
         )}
