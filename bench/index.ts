@@ -6,7 +6,7 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput,sandbox,dag,logs,leases,overload   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox,dag,logs,leases,overload,console   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
  *          --dag-shape mapped|static (Kairos's DAG: root → c mapped over 1,000 → join, the default,
@@ -16,6 +16,7 @@
  *          --modes process,noop,http (Kairos executor: real process per run / no process / HTTP
  *            jobs to a loopback receiver, throughput shape only)
  *          --runtime compiled|tsx (Kairos processes from a tsc build, the default, or from src/ under tsx)
+ *          --console-runs N (runs in the store for the console's runs view; default 100,000, 20,000 with --quick)
  *          --profile DIR (V8 CPU profiles of every Kairos process)   --json FILE   --verbose
  */
 import { writeFileSync } from "node:fs";
@@ -35,6 +36,7 @@ import { buildKairos, type Runtime } from "./lib/kairos-cluster.js";
 import { extraRatioLines, formatStages, isKairos, type KairosResult } from "./lib/kairos-report.js";
 import { startRedis } from "./lib/redis.js";
 import { benchLeaseWrites, benchOverload, formatLeaseWrites, formatOverload } from "./executor-load.js";
+import { benchConsole, formatConsole } from "./console.js";
 import { benchLogs, formatLogs } from "./logs.js";
 import { benchSandbox, formatSandbox } from "./sandbox.js";
 import { burstRatios, formatBurst, formatSchedules, formatThroughput, label, scheduleRatios } from "./lib/report.js";
@@ -50,7 +52,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,logs,leases,overload").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,logs,leases,overload,console").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop,http").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -69,6 +71,7 @@ const plan = {
   throughputSeconds: num("--throughput-seconds", quick ? 5 : 15),
   dagRounds: Math.max(1, num("--dag-rounds", quick ? 3 : 5)),
   dagShape: (argValue("--dag-shape") ?? "mapped") as DagShape,
+  consoleRuns: num("--console-runs", quick ? 20_000 : 100_000),
 };
 if (plan.dagShape !== "mapped" && plan.dagShape !== "static") throw new Error(`--dag-shape: mapped or static, not ${String(plan.dagShape)}`);
 
@@ -253,6 +256,13 @@ async function main(): Promise<void> {
       const r = await section("overload", () => benchOverload(redis.url, { windowSeconds: quick ? 20 : 60 }));
       all.overload = [r];
       console.log(formatOverload(r) + "\n");
+    }
+    if (shapes.includes("console") && systems.includes("kairos")) {
+      // Not a BullMQ shape: BullMQ ships no console (bull-board, its UI, is not installed here), so
+      // no BullMQ equivalent is measured. Chromium drives the built console (bench/console.ts).
+      const r = await section("console", () => benchConsole({ runs: plan.consoleRuns, changes: 200, loads: quick ? 3 : 5, scrollSeconds: 3 }));
+      all.console = [r];
+      console.log(formatConsole(r) + "\n");
     }
   } finally {
     await redis.stop();

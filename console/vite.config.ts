@@ -18,6 +18,7 @@ export default defineConfig({
     // No inline scripts or styles anywhere: the CSP (src/api/console.ts) allows only files from 'self'.
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
+    manifest: true, // dist/console/.vite/manifest.json: the import graph bench/console.ts sizes the first load from
     sourcemap: true,
     reportCompressedSize: false,
   },
