@@ -2,7 +2,7 @@
  * A job's page: its schedule in words, the next fires in its zone (and the user's), problems, the
  * fire ledger as a heatmap, its runs (live), and its actions.
  */
-import { useCallback, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { Link } from "wouter";
 import { useQuery } from "urql";
 import { ConsoleJobDocument, type ConsoleJobQuery } from "../../../../generated/client/graphql";
@@ -29,6 +29,17 @@ export function JobView({ id }: { id: string }) {
     reexecute({ requestPolicy: "network-only" });
     setLedgerTick((n) => n + 1);
   }, [reexecute]);
+  // Run events re-read the job (next fire, fired count) and the ledger at most once a second:
+  // an every-second job sends several events a second, and every read counts against the API's rate limit.
+  const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const onRunEvent = useCallback(() => {
+    if (pending.current) return;
+    pending.current = setTimeout(() => {
+      pending.current = null;
+      refresh();
+    }, 1000);
+  }, [refresh]);
+  useEffect(() => () => void (pending.current && clearTimeout(pending.current)), []);
 
   const notFound = res.error?.graphQLErrors.some((e) => e.extensions?.code === "NOT_FOUND");
   if (notFound) {
@@ -73,7 +84,7 @@ export function JobView({ id }: { id: string }) {
         </section>
       </div>
       <FireHeatmap jobId={job.id} refresh={ledgerTick} />
-      <JobRuns jobId={job.id} onEvent={refresh} />
+      <JobRuns jobId={job.id} onEvent={onRunEvent} />
     </Page>
   );
 }
