@@ -9,6 +9,8 @@ export function Confirm(props: {
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  /** The dismissing button's label. @default "Cancel" */
+  cancelLabel?: string;
   danger?: boolean;
   onConfirm(): void;
   onCancel(): void;
@@ -25,7 +27,7 @@ export function Confirm(props: {
       <h2 id="confirm-title">{props.title}</h2>
       <div>{props.children}</div>
       <div className="actions">
-        <button type="button" onClick={props.onCancel} autoFocus>Cancel</button>
+        <button type="button" onClick={props.onCancel} autoFocus>{props.cancelLabel ?? "Cancel"}</button>
         <button type="button" className={props.danger ? "danger" : "primary"} onClick={props.onConfirm}>{props.confirmLabel}</button>
       </div>
     </dialog>

@@ -1,0 +1,115 @@
+/**
+ * The runs list's filters: kept in the address's query string (so a filtered view can be shared
+ * and survives a reload; the credential is never in it), turned into the API's search arguments,
+ * and matched against a run that arrives live (a new run appears only if it would have been found).
+ */
+import type { ConsoleRunRowFragment, RunStatus, RunTrigger } from "../../../../generated/client/graphql";
+
+export const STATUSES: RunStatus[] = ["PENDING", "QUEUED", "RUNNING", "CANCELLING", "RETRY_SCHEDULED", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
+export const TRIGGERS: RunTrigger[] = ["SCHEDULE", "MANUAL", "RETRY", "BACKFILL"];
+
+export interface RunFilters {
+  status: RunStatus | null;
+  jobId: string;
+  name: string;
+  dagId: string;
+  dagRunId: string;
+  nodeId: string;
+  pool: string;
+  trigger: RunTrigger | null;
+  /** ISO instants (scheduledFor window: from included, to excluded). */
+  from: string;
+  to: string;
+}
+
+export const NO_FILTERS: RunFilters = { status: null, jobId: "", name: "", dagId: "", dagRunId: "", nodeId: "", pool: "", trigger: null, from: "", to: "" };
+
+/** Query-string keys, in the order they are written. */
+const KEYS: Array<[keyof RunFilters, string]> = [
+  ["status", "status"],
+  ["jobId", "job"],
+  ["name", "name"],
+  ["dagId", "dag"],
+  ["dagRunId", "dagRun"],
+  ["nodeId", "node"],
+  ["pool", "pool"],
+  ["trigger", "trigger"],
+  ["from", "from"],
+  ["to", "to"],
+];
+
+const validIso = (s: string) => (s && !Number.isNaN(Date.parse(s)) ? new Date(Date.parse(s)).toISOString() : "");
+
+export function filtersFromSearch(search: string): RunFilters {
+  const q = new URLSearchParams(search);
+  const get = (k: string) => (q.get(k) ?? "").trim().slice(0, 200);
+  const status = get("status") as RunStatus;
+  const trigger = get("trigger") as RunTrigger;
+  return {
+    status: STATUSES.includes(status) ? status : null,
+    jobId: get("job"),
+    name: get("name").slice(0, 100),
+    dagId: get("dag"),
+    dagRunId: get("dagRun"),
+    nodeId: get("node"),
+    pool: get("pool"),
+    trigger: TRIGGERS.includes(trigger) ? trigger : null,
+    from: validIso(get("from")),
+    to: validIso(get("to")),
+  };
+}
+
+export function filtersToSearch(f: RunFilters): string {
+  const q = new URLSearchParams();
+  for (const [field, key] of KEYS) {
+    const v = f[field];
+    if (v) q.set(key, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+export function activeFilterCount(f: RunFilters): number {
+  return KEYS.filter(([field]) => !!f[field]).length;
+}
+
+/** The API's `runs(jobId, status, filter)` arguments. */
+export function searchArgs(f: RunFilters) {
+  const filter = {
+    ...(f.dagId ? { dagId: f.dagId } : {}),
+    ...(f.dagRunId ? { dagRunId: f.dagRunId } : {}),
+    ...(f.nodeId ? { nodeId: f.nodeId } : {}),
+    ...(f.pool ? { pool: f.pool } : {}),
+    ...(f.trigger ? { trigger: f.trigger } : {}),
+    ...(f.from ? { scheduledFrom: f.from } : {}),
+    ...(f.to ? { scheduledTo: f.to } : {}),
+    ...(f.name ? { name: f.name } : {}),
+  };
+  return {
+    jobId: f.jobId || null,
+    status: f.status,
+    filter: Object.keys(filter).length > 0 ? filter : null,
+  };
+}
+
+/**
+ * Would the search have found this run? Used for runs that arrive live. A DAG run's tasks cannot
+ * be told apart from the run alone, so with that filter nothing new is added (a reload finds them).
+ */
+export function matchesFilters(f: RunFilters, r: ConsoleRunRowFragment): boolean {
+  if (f.dagRunId) return false;
+  if (f.status) {
+    const status = r.status === "RUNNING" && r.cancelRequested ? "CANCELLING" : r.status;
+    if (status !== f.status) return false;
+  }
+  if (f.jobId && r.jobId !== f.jobId) return false;
+  if (f.dagId && r.jobId !== f.dagId) return false;
+  if (f.nodeId && r.nodeId !== f.nodeId) return false;
+  if (f.pool && r.pool !== f.pool) return false;
+  if (f.trigger && r.trigger !== f.trigger) return false;
+  const at = Date.parse(r.scheduledFor);
+  if (f.from && at < Date.parse(f.from)) return false;
+  if (f.to && at >= Date.parse(f.to)) return false;
+  if (f.name && !r.jobName.toLowerCase().includes(f.name.toLowerCase())) return false;
+  return true;
+}

@@ -1,0 +1,116 @@
+/**
+ * The runs list's filter bar. Every change goes to the address (replacing it, so Back leaves the
+ * list rather than undoing each keystroke); text boxes wait for a pause in typing.
+ */
+import { useEffect, useRef, useState } from "react";
+import { useQuery } from "urql";
+import { ConsoleRunsNodesDocument } from "../../../../generated/client/graphql";
+import { activeFilterCount, NO_FILTERS, STATUSES, TRIGGERS, type RunFilters } from "./filters";
+
+const TYPING_MS = 350;
+
+/** An ISO instant as a datetime-local input's value (local time, minutes). */
+function toLocalInput(iso: string): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+function fromLocalInput(v: string): string {
+  if (!v) return "";
+  const ms = Date.parse(v); // no zone: local time
+  return Number.isNaN(ms) ? "" : new Date(ms).toISOString();
+}
+
+/** A text box whose value is committed after a pause in typing (or at once on Enter). */
+function TextFilter(props: { id: string; label: string; value: string; placeholder?: string; type?: string; onCommit(v: string): void; className?: string }) {
+  const [text, setText] = useState(props.value);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const { onCommit, value } = props;
+  // The address changed elsewhere (Back, a link, Clear): show it.
+  useEffect(() => setText(value), [value]);
+  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
+  const commit = (v: string) => {
+    if (timer.current) clearTimeout(timer.current);
+    timer.current = null;
+    if (v.trim() !== value) onCommit(v.trim());
+  };
+  return (
+    <label htmlFor={props.id} className={props.className}>
+      {props.label}
+      <input
+        id={props.id}
+        type={props.type ?? "text"}
+        value={text}
+        placeholder={props.placeholder}
+        maxLength={100}
+        autoComplete="off"
+        spellCheck={false}
+        onChange={(e) => {
+          const v = e.target.value;
+          setText(v);
+          if (timer.current) clearTimeout(timer.current);
+          timer.current = setTimeout(() => commit(v), TYPING_MS);
+        }}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") commit(text);
+        }}
+        onBlur={() => commit(text)}
+      />
+    </label>
+  );
+}
+
+export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onChange(f: RunFilters): void }) {
+  const set = <K extends keyof RunFilters>(k: K, v: RunFilters[K]) => onChange({ ...filters, [k]: v });
+  const [nodes] = useQuery({ query: ConsoleRunsNodesDocument, requestPolicy: "cache-first" });
+  const nodeList = nodes.data?.nodes ?? [];
+  const active = activeFilterCount(filters);
+
+  return (
+    <form className="filters runs-filters" role="search" aria-label="Filter runs" onSubmit={(e) => e.preventDefault()}>
+      <TextFilter id="rf-name" label="Name" type="search" placeholder="part of the job's name" value={filters.name} onCommit={(v) => set("name", v)} className="rf-wide" />
+      <label htmlFor="rf-status">
+        Status
+        <select id="rf-status" value={filters.status ?? ""} onChange={(e) => set("status", (e.target.value || null) as RunFilters["status"])}>
+          <option value="">any</option>
+          {STATUSES.map((s) => <option key={s} value={s}>{s.replace(/_/g, " ").toLowerCase()}</option>)}
+        </select>
+      </label>
+      <label htmlFor="rf-trigger">
+        Trigger
+        <select id="rf-trigger" value={filters.trigger ?? ""} onChange={(e) => set("trigger", (e.target.value || null) as RunFilters["trigger"])}>
+          <option value="">any</option>
+          {TRIGGERS.map((t) => <option key={t} value={t}>{t.toLowerCase()}</option>)}
+        </select>
+      </label>
+      <TextFilter id="rf-job" label="Job id" value={filters.jobId} onCommit={(v) => set("jobId", v)} />
+      <TextFilter id="rf-dag" label="DAG id" value={filters.dagId} onCommit={(v) => set("dagId", v)} />
+      {nodeList.length > 0 || !nodes.error ? (
+        <label htmlFor="rf-node">
+          Node
+          <select id="rf-node" value={filters.nodeId} onChange={(e) => set("nodeId", e.target.value)}>
+            <option value="">any</option>
+            {filters.nodeId && !nodeList.some((n) => n.id === filters.nodeId) && <option value={filters.nodeId}>{filters.nodeId}</option>}
+            {nodeList.map((n) => <option key={n.id} value={n.id}>{n.name}</option>)}
+          </select>
+        </label>
+      ) : (
+        <TextFilter id="rf-node" label="Node id" value={filters.nodeId} onCommit={(v) => set("nodeId", v)} />
+      )}
+      <TextFilter id="rf-pool" label="Pool" value={filters.pool} onCommit={(v) => set("pool", v)} />
+      <label htmlFor="rf-from">
+        Scheduled from
+        <input id="rf-from" type="datetime-local" value={toLocalInput(filters.from)} onChange={(e) => set("from", fromLocalInput(e.target.value))} />
+      </label>
+      <label htmlFor="rf-to">
+        Scheduled before
+        <input id="rf-to" type="datetime-local" value={toLocalInput(filters.to)} onChange={(e) => set("to", fromLocalInput(e.target.value))} />
+      </label>
+      <button type="button" onClick={() => onChange(NO_FILTERS)} disabled={active === 0}>
+        Clear filters{active > 0 ? ` (${active})` : ""}
+      </button>
+    </form>
+  );
+}
