@@ -98,6 +98,37 @@ describe("console: nodes", { timeout: 90_000 }, () => {
     // The run ends within seconds; the list, refreshed while open, lets it go.
     await link.waitFor({ state: "detached", timeout: 15_000 });
   });
+
+  it("refreshes the nodes every few seconds while the tab is visible, and not while it is hidden", async () => {
+    const page = await h.loggedIn();
+    let reads = 0;
+    page.on("request", (r) => {
+      if (r.method() === "POST" && /ConsoleNodesList/.test(r.postData() ?? "")) reads++;
+    });
+    await gotoView(page, "/nodes", "Nodes");
+    await page.locator("article.node").first().waitFor();
+    const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const setVisibility = (state: "hidden" | "visible") =>
+      page.evaluate((s) => {
+        Object.defineProperty(document, "visibilityState", { value: s, configurable: true });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, state);
+
+    reads = 0;
+    await wait(11_000);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(3);
+
+    await setVisibility("hidden");
+    reads = 0;
+    await wait(11_000);
+    expect(reads).toBe(0);
+
+    // Back in view: read at once, not at the next tick.
+    await setVisibility("visible");
+    await wait(1_500);
+    expect(reads).toBe(1);
+  });
 });
 
 describe("console: admin", { timeout: 90_000 }, () => {
@@ -246,6 +277,33 @@ describe("console: admin", { timeout: 90_000 }, () => {
     await page.getByRole("button", { name: `Enable ${name}` }).click();
     await page.getByRole("status").filter({ hasText: `Enabled ${name}` }).waitFor();
     expect((await gql(h.app.url, `{ me { id } }`, {}, user.token)).data).toEqual({ me: { id: user.id } });
+  });
+
+  it("revoking a user's tokens ends their open console session, live over its WebSocket", async () => {
+    const name = uniq("revokee");
+    const user = await makeUser(h.app, h.admin, name);
+    const { createJob } = await gqlOk<{ createJob: { id: string } }>(
+      h.app.url,
+      `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
+      { input: { name: "watched", schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" }, spec: { kind: "COMMAND", command: "true" } } },
+      user.token,
+    );
+    const theirs = await h.loggedIn(name, PASSWORD);
+    let socket = false;
+    theirs.on("websocket", () => (socket = true));
+    // A job's page follows its runs over the WebSocket (runUpdated) and polls nothing.
+    await theirs.goto(new URL(`/jobs/${createJob.id}`, h.base).toString());
+    await theirs.getByRole("heading", { level: 1, name: "watched" }).waitFor();
+    await until("the page's WebSocket", async () => socket);
+
+    const page = await h.loggedIn();
+    await gotoView(page, "/admin", "Admin");
+    await page.getByRole("button", { name: `Revoke tokens of ${name}` }).click();
+    await page.getByRole("dialog", { name: `Revoke ${name}'s tokens?` }).getByRole("button", { name: `Revoke tokens of ${name}` }).click();
+    await page.getByRole("status").filter({ hasText: `Revoked every login token of ${name}.` }).waitFor();
+
+    await theirs.getByRole("button", { name: "Log in" }).waitFor({ timeout: 10_000 });
+    expect(await theirs.locator(".notice").textContent()).toMatch(/revoked/);
   });
 
   it("changing your password on the Account page keeps this session on the new token", async () => {
