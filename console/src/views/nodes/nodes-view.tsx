@@ -12,7 +12,7 @@ import "./nodes.css";
 
 export function NodesView(_props: { id?: string | null } = {}) {
   const { user } = useUser();
-  const { nodes, error, refresh, fetching } = useNodes();
+  const { nodes, error, refresh } = useNodes();
   // Re-render every second so "last heartbeat 3 s ago" stays true between refreshes.
   useNow(1_000);
   const online = nodes?.filter((n) => n.status === "ONLINE").length ?? 0;
@@ -22,7 +22,7 @@ export function NodesView(_props: { id?: string | null } = {}) {
       actions={
         <>
           <span className="muted node-small">Refreshes every {REFRESH_MS / 1000} s</span>
-          <button type="button" onClick={refresh} disabled={fetching}>Refresh</button>
+          <button type="button" onClick={refresh}>Refresh</button>
         </>
       }
     >
