@@ -1,12 +1,10 @@
 /**
  * `kairos <role> [options]`: one program, several roles (DESIGN.md §1).
  */
-import "reflect-metadata";
-import { startKairos } from "./app/index.js";
-import { ROLES, applyFlags, loadConfig, type Role } from "./config/index.js";
-import { loadEmulatorCli } from "./app/index.js";
+// The roles' code (the server, its stores and packages) is imported when a role starts, so that
+// the command line's commands, which need none of it, start in a fraction of the time.
+import type { Role } from "./config/index.js";
 import { ConfigError } from "./domain/index.js";
-import { createLogger } from "./support/index.js";
 
 /** What src/cli/index.ts exports (typed here: a type import would pull src/cli into this build). */
 interface CliModule {
@@ -60,6 +58,10 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await cli.runCli(argv);
     return;
   }
+  await import("reflect-metadata");
+  const { startKairos, loadEmulatorCli } = await import("./app/index.js");
+  const { ROLES, applyFlags, loadConfig } = await import("./config/index.js");
+  const { createLogger } = await import("./support/index.js");
   if (command === "emulator") {
     const { emulatorMain } = await loadEmulatorCli();
     await emulatorMain(rest);

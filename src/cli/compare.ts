@@ -13,6 +13,7 @@
  */
 import type { CliDagFieldsFragment, CliJobFieldsFragment, CreateDagInput, CreateJobInput, JobSpecInput, RetryInput, ScheduleInput } from "../../generated/client/graphql.js";
 import { normalizeRetry, normalizeSchedule, normalizeTimeout, parseDuration } from "../timing/index.js";
+import { timingSchedule } from "./documents.js";
 
 /** A field's canonical value (compared) and how to show it. */
 type Flat = Map<string, { cmp: string; show: unknown }>;
@@ -45,7 +46,7 @@ type ServerRetry = CliJobFieldsFragment["retry"];
 
 /** The canonical schedule fields of a file's schedule (the keys that are compared). */
 function fileSchedule(flat: Flat, prefix: string, input: ScheduleInput, now: number): void {
-  const s = normalizeSchedule(input as Parameters<typeof normalizeSchedule>[0], now);
+  const s = normalizeSchedule(timingSchedule(input), now);
   put(flat, `${prefix}.kind`, s.kind);
   put(flat, `${prefix}.timezone`, s.timezone, input.timezone ?? "UTC");
   if (s.kind === "CRON") {

@@ -6,12 +6,18 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YamlNode } from "yaml";
-import type { CreateDagInput, CreateJobInput } from "../../generated/client/graphql.js";
+import type { CreateDagInput, CreateJobInput, ScheduleInput } from "../../generated/client/graphql.js";
 import { normalizeRetry, normalizeSchedule, ScheduleError } from "../timing/index.js";
 import { CliError, EXIT } from "./errors.js";
 import { jobFileSchema, validate, type JsonSchema } from "./json-schema.js";
 
 export type Path = Array<string | number>;
+
+/** A schedule as the file has it (instants as ISO-8601 text) in the form src/timing takes (epoch ms). */
+export function timingSchedule(s: ScheduleInput): Parameters<typeof normalizeSchedule>[0] {
+  const ms = (v: string | null | undefined) => (v == null ? v : Date.parse(v));
+  return { ...s, at: ms(s.at), startAt: ms(s.startAt), endAt: ms(s.endAt) } as Parameters<typeof normalizeSchedule>[0];
+}
 
 export interface LoadedDoc {
   file: string;
@@ -132,7 +138,7 @@ export async function loadDocuments(files: string[], opts: { cwd?: string; schem
         const kind = "tasks" in input ? "dag" : "job";
         // The schedule and retry policy are checked offline by the server's own code (src/timing).
         for (const [field, check] of [
-          ["schedule", () => input.schedule && normalizeSchedule(input.schedule as Parameters<typeof normalizeSchedule>[0], now)],
+          ["schedule", () => input.schedule && normalizeSchedule(timingSchedule(input.schedule), now)],
           ["retry", () => kind === "job" && (input as CreateJobInput).retry && normalizeRetry((input as CreateJobInput).retry as Parameters<typeof normalizeRetry>[0])],
         ] as const) {
           try {

@@ -107,18 +107,29 @@ export async function followRun(ctx: Ctx, runId: string): Promise<number> {
 export async function followDagRun(ctx: Ctx, dagRunId: string): Promise<number> {
   const api = await ctx.api();
   let last = "RUNNING";
+  const seen = new Set<string>();
+  const line = (at: string, key: string, status: string, attempt: number, runId: string | null | undefined) => {
+    const id = `${key}|${status}|${attempt}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    const time = new Date(at).toISOString().slice(11, 19);
+    ctx.io.out(`${time}  ${key.padEnd(20)} ${paint(ctx.io, statusColour(status), status)}${attempt > 1 ? ` (attempt ${attempt})` : ""}${runId ? ` run ${runId}` : ""}\n`);
+  };
+  let snapshot: Promise<void> | null = null;
   await new Promise<void>((resolve, reject) => {
     const stop = api.subscribe(CliDagRunUpdatedDocument, { dagRunId }, {
       next: ({ dagRunUpdated: e }) => {
-        const time = new Date(e.at).toISOString().slice(11, 19);
-        last = e.status;
-        if (e.task) {
-          const key = e.task.mapIndex != null ? `${e.task.key}[${e.task.mapIndex}]` : e.task.key;
-          const run = e.task.runId ? ` run ${e.task.runId}` : "";
-          ctx.io.out(`${time}  ${key.padEnd(20)} ${paint(ctx.io, statusColour(e.task.status), e.task.status)}${e.task.attempt > 1 ? ` (attempt ${e.task.attempt})` : ""}${run}\n`);
-        } else ctx.io.out(`${time}  ${"(dag run)".padEnd(20)} ${paint(ctx.io, statusColour(e.status), e.status)}\n`);
+        // The stream starts at the DAG run's status as it is: what its tasks did before is read once.
+        snapshot ??= api.request(CliDagRunDocument, { id: dagRunId }).then(({ dagRun }) => {
+          for (const t of dagRun.tasks) if (t.status !== "PENDING") line(e.at, t.mapIndex != null ? `${t.key}[${t.mapIndex}]` : t.key, t.status, t.attempt, t.run?.id);
+        });
+        void snapshot.then(() => {
+          last = e.status;
+          if (e.task) line(e.at, e.task.mapIndex != null ? `${e.task.key}[${e.task.mapIndex}]` : e.task.key, e.task.status, e.task.attempt, e.task.runId);
+          else line(e.at, "(dag run)", e.status, 1, null);
+        }, reject);
       },
-      complete: () => resolve(),
+      complete: () => void (snapshot ?? Promise.resolve()).then(() => resolve(), reject),
       error: (e) => reject(e instanceof ConnectionLost ? new CliError(`lost the connection while following DAG run ${dagRunId}: ${e.message}`) : e),
     });
     ctx.cleanups.push(stop);

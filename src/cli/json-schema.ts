@@ -97,7 +97,6 @@ export function jobFileSchema(schema: GraphQLSchema = loadGraphqlSchema()): Json
   ref(dag);
   return {
     $schema: "http://json-schema.org/draft-07/schema#",
-    $id: "https://kairos.dev/schemas/kairos.schema.json",
     title: "A Kairos job (CreateJobInput) or, with tasks, a DAG (CreateDagInput)",
     description: "One document of a file that `kairos apply -f` reads. Generated from schema.graphql by `kairos schema json`.",
     if: { type: "object", required: ["tasks"] },

@@ -21,7 +21,11 @@ export function scheduleFromExpression(expr: string, tz: string | undefined, ext
   const e = expr.trim();
   const base = { ...(tz ? { timezone: tz } : {}), ...extra };
   if (/^P/i.test(e)) return { kind: "INTERVAL", every: e.toUpperCase(), ...base } as ScheduleInput;
-  if (/^\d{4}-\d{2}-\d{2}T/.test(e)) return { kind: "ONCE", at: e, ...base } as ScheduleInput;
+  if (/^\d{4}-\d{2}-\d{2}T/.test(e)) {
+    const at = Date.parse(e);
+    if (Number.isNaN(at)) throw new CliError(`schedule: "${e}" is not an instant (e.g. 2030-01-01T09:00:00Z)`);
+    return { kind: "ONCE", at, ...base } as ScheduleInput;
+  }
   return { kind: "CRON", cron: e, ...base } as ScheduleInput;
 }
 
@@ -46,7 +50,7 @@ export function registerTools(program: Command, ctx: Ctx): void {
       const input = scheduleFromExpression(expr, opts.tz, {
         ...(opts.dstGap ? { dstGap: opts.dstGap.toUpperCase() } : {}),
         ...(opts.dstRepeat ? { dstRepeat: opts.dstRepeat.toUpperCase() } : {}),
-        ...(/^P/i.test(expr.trim()) ? { startAt: new Date(from).toISOString() } : {}),
+        ...(/^P/i.test(expr.trim()) ? { startAt: from } : {}),
       } as Partial<ScheduleInput>);
       let schedule;
       try {
