@@ -125,7 +125,7 @@ export class Collection {
     const entries = this.indexes.map((ix) => ix.entryFor(rec));
     for (let i = 0; i < this.indexes.length; i++) this.indexes[i].checkUnique(entries[i], rec, this.ns);
     this.docs.set(rec.id, rec);
-    for (let i = 0; i < this.indexes.length; i++) this.indexes[i].add(rec.id, entries[i]);
+    for (let i = 0; i < this.indexes.length; i++) this.indexes[i].add(rec.id, entries[i], rec.doc);
     this.noteTtl(rec);
     this.journal({ o: "i", ns: this.ns, d: stored });
     return rec;
@@ -150,7 +150,7 @@ export class Collection {
     }
     for (const { ix, entry } of changed) {
       ix.remove(rec.id);
-      ix.add(rec.id, entry);
+      ix.add(rec.id, entry, rec.doc);
     }
     this.docs.set(rec.id, rec);
     this.noteTtl(rec);
@@ -208,7 +208,7 @@ export class Collection {
     for (const rec of this.docs.values()) {
       const entry = ix.entryFor(rec);
       ix.checkUnique(entry, rec, this.ns);
-      ix.add(rec.id, entry);
+      ix.add(rec.id, entry, rec.doc);
     }
     this.indexes.push(ix);
     if (ix.ttlSeconds !== null) this.ttlNextDue = 0; // scan once to find the first due date

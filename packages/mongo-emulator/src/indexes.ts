@@ -1,7 +1,8 @@
 /**
  * Secondary indexes: hash maps from canonical key strings to document ids, one map per key
  * prefix length so that an equality on the first field(s) of a compound index narrows candidates
- * without a scan. Ranges and sorts do not use them (documented limitation).
+ * without a scan. A sorted find may also walk an index in its order (ordered.ts), once asked to:
+ * its keys are then kept in order too. Ranges do not use indexes (documented limitation).
  *
  * Key extraction follows MongoDB's multikey rules: a path that crosses an array fans out over
  * its elements, an array at the end of the path contributes each element, and a missing field
@@ -12,6 +13,7 @@ import { Query } from "mingo";
 import { commandError, CommandError, ErrorCode } from "./errors.js";
 import { formatKeyValue } from "./format.js";
 import { compileFilter, translateMingoError, type Matcher, type Rec } from "./matcher.js";
+import { OrderedKeys, scalarTuple } from "./ordered.js";
 import { canonInner, canonKey, isPlainObject, toView, type Doc } from "./values.js";
 
 /** Listed values (`$in`) impliedBy tests at most per field. */
@@ -144,6 +146,12 @@ export class Index {
   private readonly entries = new Map<string, Entry>();
   /** Top-level fields whose values decide this index's entry for a document (null: any field may). */
   private readonly dependsOn: ReadonlySet<string> | null;
+  /** Each field's direction, when every field is 1 or -1 (not hashed) and the index is not sparse: it may be walked in order. */
+  readonly dirs: readonly (1 | -1)[] | null;
+  /** The keys in index order, once an ordered scan asked for them (see ordered); kept from then on. */
+  private orderedKeys: OrderedKeys | null = null;
+  /** False once a document had an array on an indexed path: the index is multikey, never walked in order. */
+  private orderable: boolean;
 
   constructor(spec: IndexSpec) {
     this.spec = spec;
@@ -164,6 +172,9 @@ export class Index {
     this.partialFields =
       !pfe || pfeTop.some((k) => k.startsWith("$") || k.includes(".")) ? null : pfeTop.map((field) => ({ field, query: new Query(toView({ [field]: pfe[field] }), { scriptEnabled: false }) }));
     this.levels = this.fields.map(() => new Map());
+    const dirs = this.fields.map((f) => spec.key[f]);
+    this.dirs = !this.sparse && dirs.every((d) => d === 1 || d === -1) ? (dirs as (1 | -1)[]) : null;
+    this.orderable = this.dirs !== null;
   }
 
   get name(): string {
@@ -263,8 +274,15 @@ export class Index {
     return duplicateKeyError(ns, this.name, this.spec.key, keyValue);
   }
 
-  add(id: string, entry: Entry | null): void {
+  /** Adds the document `doc` (id `id`) under `entry`, its keys (entryFor). */
+  add(id: string, entry: Entry | null, doc: Doc): void {
     if (entry === null) return;
+    if (this.orderedKeys) {
+      const key = scalarTuple(doc, this.paths);
+      if (!key || !this.orderedKeys.insert(id, key)) this.notOrderable();
+    } else if (this.orderable && typeof entry !== "string" && typeof entry[0] !== "string") {
+      this.orderable = false; // multikey
+    }
     this.entries.set(id, entry);
     if (typeof entry === "string") this.addKey(0, entry, id);
     else if (typeof entry[0] === "string") for (let i = 0; i < entry.length; i++) this.addKey(i, entry[i] as string, id);
@@ -284,6 +302,7 @@ export class Index {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
+    if (this.orderedKeys && !this.orderedKeys.delete(id)) this.notOrderable();
     if (typeof entry === "string") this.removeKey(0, entry, id);
     else if (typeof entry[0] === "string") for (let i = 0; i < entry.length; i++) this.removeKey(i, entry[i] as string, id);
     else for (let i = 0; i < entry.length; i++) for (const k of entry[i] as string[]) this.removeKey(i, k, id);
@@ -329,6 +348,40 @@ export class Index {
     return typeof ids === "string" ? [ids] : ids;
   }
 
+  /** How many documents have these values in the first `values.length` indexed fields (none given: every indexed document). */
+  count(values: unknown[]): number {
+    if (values.length === 0) return this.entries.size;
+    const keys = levelKeys(values);
+    const ids = this.levels[values.length - 1].get(keys[keys.length - 1]);
+    if (ids === undefined) return 0;
+    return typeof ids === "string" ? 1 : ids.size;
+  }
+
+  /**
+   * The index's keys in its order, built from `docs` (the collection's) on first use and kept in
+   * step with every change after; null when it cannot be walked in order (hashed, sparse, or
+   * multikey: a document with an array on an indexed path).
+   */
+  ordered(docs: ReadonlyMap<string, Rec>): OrderedKeys | null {
+    if (!this.orderable) return null;
+    if (this.orderedKeys) return this.orderedKeys;
+    const entries: Array<{ id: string; key: unknown[] }> = [];
+    for (const id of this.entries.keys()) {
+      const rec = docs.get(id);
+      const key = rec ? scalarTuple(rec.doc, this.paths) : null;
+      if (!key) return this.notOrderable();
+      entries.push({ id, key });
+    }
+    this.orderedKeys = new OrderedKeys(this.dirs!, entries);
+    return this.orderedKeys;
+  }
+
+  private notOrderable(): null {
+    this.orderable = false;
+    this.orderedKeys = null;
+    return null;
+  }
+
   /** Whether an equality lookup finds every match (sparse and partial indexes skip documents). */
   canAnswerEquality(values: unknown[]): boolean {
     if (this.sparse && values.some((v) => v === null || v === undefined)) return false;
@@ -357,6 +410,7 @@ export class Index {
 
   clear(): void {
     this.entries.clear();
+    this.orderedKeys = null;
     for (const m of this.levels) m.clear();
   }
 }

@@ -1,8 +1,8 @@
 /**
  * Filter compilation. A filter is split into
  *   - a fast part: top-level fields compared with scalars through $eq/$ne/$gt/$gte/$lt/$lte/$in/
- *     $nin/$exists, evaluated here directly on the stored document with MongoDB's type
- *     bracketing (no mingo involved); the same for dotted paths (and `null` equality) on
+ *     $nin/$exists, or matched by a string `$regex`, evaluated here directly on the stored
+ *     document with MongoDB's type bracketing (no mingo involved); the same for dotted paths (and `null` equality) on
  *     documents where the path reads one value (no array on the way, or one it indexes by
  *     position), the rest of them left to mingo, and
  *   - a residual part handed to a compiled mingo `Query` over the numeric view of the document.
@@ -61,7 +61,8 @@ export function translateMingoError(e: unknown) {
   return commandError("BadValue", msg.replace(/^mingo: /, ""));
 }
 
-function isFastScalar(v: unknown): boolean {
+/** A value the native predicates compare (string, number, boolean, date, numeric wrapper, ObjectId). */
+export function isFastScalar(v: unknown): boolean {
   switch (typeof v) {
     case "string":
     case "number":
@@ -132,6 +133,18 @@ function valueOrElement(field: string, is: (x: unknown) => boolean): Pred {
   };
 }
 
+/** `$regex` on a field: a string it matches, or an array holding one (or holding an array holding one), as mingo judges it. */
+function regexPred(field: string, re: RegExp): Pred {
+  const test = (x: unknown): boolean => typeof x === "string" && re.test(x);
+  return (doc) => {
+    const x = doc[field];
+    if (!Array.isArray(x)) return test(x);
+    for (const el of x) if (test(el)) return true;
+    for (const el of x) if (Array.isArray(el) && el.some(test)) return true;
+    return false;
+  };
+}
+
 /** Fast predicate for `field: cond`, or null when the condition needs mingo. */
 function fastField(field: string, cond: unknown): Pred | null {
   if (field.includes(".") || field.startsWith("$")) return null;
@@ -177,6 +190,23 @@ function fastField(field: string, cond: unknown): Pred | null {
         preds.push(valueOrElement(field, all.length === 1 ? all[0] : (x) => all.some((is) => is(x))));
         break;
       }
+      case "$regex": {
+        // As mingo reads it (new RegExp(pattern, options), stateless flags only), on strings and
+        // arrays of them; any other form (a BSON regex, flags g/y/x, a bad pattern) goes to mingo.
+        const options = (cond as Doc).$options ?? "";
+        if (typeof v !== "string" || typeof options !== "string" || !/^[ims]*$/.test(options)) return null;
+        let re: RegExp;
+        try {
+          re = new RegExp(v, options);
+        } catch {
+          return null;
+        }
+        preds.push(regexPred(field, re));
+        break;
+      }
+      case "$options":
+        if (!("$regex" in (cond as Doc))) return null;
+        break;
       case "$exists": {
         const want = !(v === false || v === 0 || v === null);
         preds.push((d) => (d[field] !== undefined) === want);

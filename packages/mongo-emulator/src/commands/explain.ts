@@ -1,13 +1,13 @@
 /**
  * explain, for find and count: which access path the planner picks (IDHACK, IXSCAN <index>,
- * COLLSCAN) and how many documents were examined. Shaped after MongoDB's explain output, with
+ * also for an index-ordered scan, COLLSCAN) and how many documents were examined. Shaped after MongoDB's explain output, with
  * only the fields the emulator can fill truthfully.
  */
 import { commandError } from "../errors.js";
 import { candidates } from "../plan.js";
 import { isPlainObject, type Doc } from "../values.js";
 import { optDoc, optInt, type CommandContext, type CommandSpec } from "./context.js";
-import { queryDocs } from "./read.js";
+import { findOrderedPlan, queryDocs } from "./read.js";
 
 function run(ctx: CommandContext): Doc {
   const inner = optDoc(ctx, "explain");
@@ -24,7 +24,7 @@ function run(ctx: CommandContext): Doc {
   const limit = Math.abs(optInt({ ...ctx, name: verb }, "limit", inner) ?? 0);
   const coll = ctx.engine.collection(ctx.db, name);
   const before = ctx.engine.stats.docsExamined;
-  const stage = coll ? candidates(coll, filter).plan.stage : "EOF";
+  const stage = coll ? (findOrderedPlan(coll, filter, sort, limit)?.stage ?? candidates(coll, filter).plan.stage) : "EOF";
   const nReturned = coll ? queryDocs(ctx, coll, filter, sort, skip, limit).length : 0;
   const [kind, indexName] = stage.split(" ");
   const winningPlan: Doc = indexName ? { stage: "FETCH", inputStage: { stage: kind, indexName } } : { stage: kind };

@@ -6,7 +6,7 @@ import type { Collection } from "../collection.js";
 import { DEFAULT_FIRST_BATCH, takeBatch } from "../cursors.js";
 import { commandError } from "../errors.js";
 import { pathValues } from "../indexes.js";
-import { findMatching } from "../plan.js";
+import { findMatching, findOrdered, orderedPlan, type OrderedPlan } from "../plan.js";
 import { compileProjection } from "../projection.js";
 import { parseSort, sortBy } from "../sort.js";
 import { canonKey, type Doc } from "../values.js";
@@ -21,10 +21,19 @@ function nonNegative(ctx: CommandContext, field: string, label: string): number 
   return n;
 }
 
+/** The index-ordered scan a find would use (orderedPlan: a sort and a limit are needed), or null. */
+export function findOrderedPlan(coll: Collection, filter: Doc | undefined, sort: Doc | undefined, limit: number): OrderedPlan | null {
+  if (!sort || limit <= 0) return null;
+  const order = parseSort(sort);
+  return order.natural === null ? orderedPlan(coll, filter, order.fields) : null;
+}
+
 /** Matching documents after sort/skip/limit, as stored (exact) documents. */
 export function queryDocs(ctx: CommandContext, coll: Collection, filter: Doc | undefined, sort: Doc | undefined, skip: number, limit: number): Doc[] {
   const stats = ctx.engine.stats;
   const order = sort ? parseSort(sort) : { fields: [], natural: null };
+  const ordered = findOrderedPlan(coll, filter, sort, limit);
+  if (ordered) return findOrdered(coll, ordered, filter, stats, skip + limit).slice(skip).map((r) => r.doc);
   if (order.fields.length > 0 || order.natural === -1) {
     const sorted = sortBy(findMatching(coll, filter, stats), sort!, (r) => r.doc);
     return sorted.slice(skip, limit > 0 ? skip + limit : undefined).map((r) => r.doc);
