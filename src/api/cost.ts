@@ -8,7 +8,10 @@
  *   resolver's default page (`first`: 20) or the argument's schema default (`count: 5`) counts.
  * - A list of objects without such an argument (`users`, `nodes`, a backfill's `runs`) is
  *   charged as {@link ASSUMED_LIST_SIZE} items — except a connection's `edges`, which the
- *   connection's own `first` has paid for already.
+ *   connection's own `first` has paid for already, and a list its parent's `count` sizes
+ *   ({@link SIZED_BY_PARENT}: `previewSchedule(count)`'s `nextFires`), which that count pays for.
+ * - A list field taking `ids` (`cancelRuns`, `retryRuns`) returns one item per id: what is below
+ *   it is paid that many times.
  * - A field whose size is a DAG's, which no argument bounds ({@link DAG_SIZED}: a DAG's `tasks`,
  *   `topologicalOrder` and `graph`, a DAG run's `graph`), costs MAX_DAG_TASKS more (a DAG's size,
  *   counted once, not per field selected below it): `dags(first: 20) { edges { node { graph } } }`
@@ -43,6 +46,9 @@ export const DAG_SIZED: ReadonlySet<string> = new Set(["Dag.tasks", "Dag.topolog
 export const KIB_SIZED: ReadonlySet<string> = new Set(["Dag.params", "DagRun.params"]);
 const KIB_SIZED_COST = Math.ceil(MAX_PARAMS_BYTES / 1024);
 
+/** Lists (`Type.field`) whose size is their parent field's `count`, which multiplies what is below it already. */
+export const SIZED_BY_PARENT: ReadonlySet<string> = new Set(["SchedulePreview.nextFires"]);
+
 /** Past this many fields and fragments the analysis itself stops (the document is refused). */
 const MAX_QUERY_NODES = 10_000;
 
@@ -56,6 +62,10 @@ export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, ch
   if (type.name.startsWith("__") || field.name.startsWith("__")) return 0;
   if (DAG_SIZED.has(`${type.name}.${field.name}`)) return 1 + MAX_DAG_TASKS + childComplexity;
   if (KIB_SIZED.has(`${type.name}.${field.name}`)) return 1 + KIB_SIZED_COST + childComplexity;
+  if (SIZED_BY_PARENT.has(`${type.name}.${field.name}`)) return 1 + childComplexity;
+  if (field.args.some((a) => a.name === "ids") && isListType(getNullableType(field.type))) {
+    return 1 + (Array.isArray(args.ids) ? args.ids.length : ASSUMED_LIST_SIZE) * Math.max(1, childComplexity);
+  }
   const hasSizeArg = field.args.some((a) => a.name === "first" || a.name === "count" || a.name === "limit");
   // `limit` (a run's `logs`): its default page is the log reader's.
   const sized = listSize(args, hasSizeArg, field.args.some((a) => a.name === "limit") ? DEFAULT_LOG_READ_CHUNKS : DEFAULT_PAGE);

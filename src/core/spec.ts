@@ -42,6 +42,12 @@ export function wrapSchedule<T>(fn: () => T, prefix: string | null = "schedule")
   }
 }
 
+/** A pool's name: 1–64 letters, digits, '_', '.', '-' (BAD_USER_INPUT on `field` otherwise). */
+export function checkPoolName(field: string, pool: string): string {
+  if (!POOL_RE.test(pool)) throw new ValidationError(field, "1–64 characters of letters, digits, '_', '.', '-'");
+  return pool;
+}
+
 export type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolation" | "interpreters">;
 
 /** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
@@ -132,7 +138,7 @@ function commandSpec(spec: JobSpecInput, poolNodes: readonly PoolNode[]): JobSpe
   const envBytes = keys.reduce((n, k) => n + Buffer.byteLength(k) + Buffer.byteLength(env[k]!) + 2, 0);
   if (envBytes > MAX_ENV_BYTES) throw new ValidationError("spec.env", `the variables come to ${envBytes} bytes; at most ${MAX_ENV_BYTES} (64 KiB) in all: pass larger data as a file (a script, an artifact)`);
   const pool = spec.pool ?? "default";
-  if (!POOL_RE.test(pool)) throw new ValidationError("spec.pool", "1–64 characters of letters, digits, '_', '.', '-'");
+  checkPoolName("spec.pool", pool);
   const network = spec.network ?? "NONE";
   if (!NETWORK_ACCESS.includes(network)) throw new ValidationError("spec.network", `"${network}" is not one of ${NETWORK_ACCESS.join(", ")}`);
   return {

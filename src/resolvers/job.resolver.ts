@@ -2,13 +2,13 @@ import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } fro
 import { ValidationError } from "../domain/index.js";
 import { parsePositiveDuration } from "../timing/index.js";
 import { JobStatus, RunStatus } from "../schema/index.js";
-import { CreateJobInput, JobFilter, UpdateJobInput } from "../schema/index.js";
-import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, UpcomingFire } from "../schema/index.js";
+import { CreateJobInput, JobFilter, ScheduleInput, UpdateJobInput } from "../schema/index.js";
+import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, SchedulePreview, UpcomingFire } from "../schema/index.js";
 import { Run, RunConnection } from "../schema/index.js";
 import { User } from "../schema/index.js";
 import { DateTime } from "../schema/index.js";
 import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
-import { jobInput, jobPatch } from "./job-input.js";
+import { jobInput, jobPatch, scheduleIn } from "./job-input.js";
 import { toFire, toJob, toRun, toUser } from "./mappers.js";
 import { mapPage, pageArgs, pageSize } from "./pagination.js";
 
@@ -45,6 +45,22 @@ export class JobResolver {
     if (windowMs > 31 * 24 * 3600 * 1000) throw new ValidationError("within", "at most P31D");
     const size = pageSize(first ?? 100);
     return (await ctx.services.jobs.upcoming(p, windowMs, size)).map(({ job, at }) => ({ job: toJob(job), at }));
+  }
+
+  @Query(() => SchedulePreview, {
+    description:
+      "What a schedule would do as a new job's, before saving it: its summary and next fires (1–100, in UTC and in its zone, as Job.nextFires). " +
+      "Checked as createJob checks a schedule: the same BAD_USER_INPUT errors.",
+  })
+  async previewSchedule(
+    @Arg("schedule", () => ScheduleInput) schedule: ScheduleInput,
+    @Ctx() ctx: Context,
+    @Arg("count", () => Int, { defaultValue: 5 }) count: number,
+  ): Promise<SchedulePreview> {
+    requireUser(ctx);
+    checkFireCount(count);
+    const { description, fires } = ctx.services.jobs.previewSchedule(scheduleIn(schedule), count);
+    return { description, nextFires: fires };
   }
 
   @Mutation(() => Job, { description: "Read `warnings` in the answer: e.g. a pool no executor serves." })
@@ -161,7 +177,7 @@ export class JobResolver {
     @Ctx() ctx: Context,
     @Arg("count", () => Int, { defaultValue: 5 }) count: number,
   ): Promise<NextFire[]> {
-    if (!Number.isInteger(count) || count < 1 || count > 100) throw new ValidationError("count", "must be from 1 to 100");
+    checkFireCount(count);
     return ctx.services.jobs.nextFires(requireUser(ctx), job.id, count, ctx.lookups);
   }
 
@@ -174,6 +190,11 @@ export class JobResolver {
   ): Promise<FireConnection> {
     return mapPage(await ctx.services.jobs.fires(job.id, pageArgs(first, after)), toFire);
   }
+}
+
+/** How many next fires a field answers (Job.nextFires, previewSchedule): 1–100. */
+function checkFireCount(count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > 100) throw new ValidationError("count", "must be from 1 to 100");
 }
 
 /** Runs of one job the caller may see, newest first (by scheduled time). */

@@ -3,15 +3,15 @@ import type { SubscribeResolverData } from "type-graphql";
 import type { RunEvent } from "../core/index.js";
 import { RunStatus } from "../schema/index.js";
 import { Job } from "../schema/index.js";
-import { Run, RunConnection } from "../schema/index.js";
+import { BulkRunResult, Run, RunConnection, RunFilter } from "../schema/index.js";
 import { canSee } from "../auth/index.js";
-import { ConflictError, ValidationError } from "../domain/index.js";
+import { ValidationError } from "../domain/index.js";
 import { requireSubmitter, requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
-import { listRuns } from "./job.resolver.js";
 import { toJob, toRun } from "./mappers.js";
 import { mapPage, pageArgs } from "./pagination.js";
 import { countedStream } from "./event-stream.js";
+import { cancelOne, cancelRuns, retryOne, retryRuns } from "./bulk-runs.js";
 import { runStream } from "./run-stream.js";
 
 interface RunUpdatedArgs {
@@ -52,15 +52,22 @@ export class RunResolver {
     return toRun(await ctx.lookups.run(requireUser(ctx), id));
   }
 
-  @Query(() => RunConnection, { description: "A job's execution history, newest first." })
+  @Query(() => RunConnection, {
+    description:
+      "Your runs (admins: everyone's), newest first by scheduledFor: across all your jobs and DAG tasks, or one job's history with jobId. " +
+      "status and filter narrow it (every condition must hold). A job, DAG or DAG run id you cannot see is NOT_FOUND.",
+  })
   async runs(
-    @Arg("jobId", () => ID) jobId: string,
     @Ctx() ctx: Context,
+    @Arg("jobId", () => ID, { nullable: true, description: "One job's runs (its history, also after the job was deleted)." }) jobId?: string | null,
     @Arg("status", () => RunStatus, { nullable: true }) status?: RunStatus | null,
+    @Arg("filter", () => RunFilter, { nullable: true }) filter?: RunFilter | null,
     @Arg("first", () => Int, { nullable: true }) first?: number | null,
     @Arg("after", () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
-    return listRuns(ctx, jobId, status ?? null, first, after);
+    const p = requireUser(ctx);
+    const search = { ...filter, jobId: jobId ?? null, status: status ?? null };
+    return mapPage(await ctx.services.runReads.search(p, search, pageArgs(first, after), ctx.lookups), toRun);
   }
 
   @Query(() => RunConnection, { description: "Dead letters: runs whose every attempt failed, newest first. Re-run one with retryRun." })
@@ -79,8 +86,7 @@ export class RunResolver {
       "CANCELLING (cancelRequested: true): its executor kills the process group and records CANCELLED moments later; follow it with runUpdated.",
   })
   async cancelRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    const p = requireUser(ctx);
-    return toRun(await ctx.services.runs.cancel(p, id, `cancelled by ${p.username}`));
+    return toRun(await cancelOne(ctx, requireUser(ctx), id));
   }
 
   @Mutation(() => Run, {
@@ -89,14 +95,25 @@ export class RunResolver {
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     // A retry makes a run, as a trigger does: one submission (a loop of cancelRun and retryRun was
     // bounded only by the request rate).
-    const p = await requireSubmitter(ctx);
-    // A DAG task's run belongs to its DAG run, which has decided on its end already (its children
-    // ran, or were UPSTREAM_FAILED): running it again outside would change nothing there but its result.
-    const run = await ctx.lookups.run(p, id);
-    if (run.dagRunId) {
-      throw new ConflictError(`run ${id} is task ${JSON.stringify(run.taskKey)} of DAG run ${run.dagRunId}; retry it with retryDagRun(id: "${run.dagRunId}"), which re-runs its failed tasks and their children`);
-    }
-    return toRun(await ctx.services.runs.retryRun(p, id));
+    return toRun(await retryOne(ctx, await requireSubmitter(ctx), id));
+  }
+
+  @Mutation(() => [BulkRunResult], {
+    description:
+      "cancelRun for each of up to 100 ids (repeats counted once), in their order: one entry per id, with the run as cancelRun answers it, " +
+      "or the error cancelRun would have given for it (code and message). One id's error does not stop the others.",
+  })
+  async cancelRuns(@Arg("ids", () => [ID]) ids: string[], @Ctx() ctx: Context): Promise<BulkRunResult[]> {
+    return cancelRuns(ctx, requireUser(ctx), ids);
+  }
+
+  @Mutation(() => [BulkRunResult], {
+    description:
+      "retryRun for each of up to 100 ids (repeats counted once), in their order: one entry per id, with the run as retryRun answers it, " +
+      "or the error retryRun would have given for it. Takes one submission per id, as retryRun: once the budget is spent, that id and the rest are RATE_LIMITED entries.",
+  })
+  async retryRuns(@Arg("ids", () => [ID]) ids: string[], @Ctx() ctx: Context): Promise<BulkRunResult[]> {
+    return retryRuns(ctx, requireUser(ctx), ids);
   }
 
   @Subscription(() => Run, {

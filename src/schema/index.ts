@@ -7,6 +7,7 @@ export * from "./log.type.js";
 export * from "./node.type.js";
 export * from "./resources.type.js";
 export * from "./run.type.js";
+export * from "./run.input.js";
 export * from "./scalars.js";
 export * from "./user.type.js";
 export * from "./dag.input.js";

@@ -235,6 +235,15 @@ export class NextFire {
   dst!: string | null;
 }
 
+@ObjectType({ description: "What a schedule would do, before a job has it (previewSchedule)." })
+export class SchedulePreview {
+  @Field(() => String, { description: "Human-readable summary, as Schedule.description." })
+  description!: string;
+
+  @Field(() => [NextFire], { description: "The next fire times from now, in UTC and in the schedule's zone, as Job.nextFires." })
+  nextFires!: NextFire[];
+}
+
 @ObjectType({ description: "The recorded outcome of one schedule slot." })
 export class Fire {
   @Field(() => ID, { description: "The slot's fireKey." })

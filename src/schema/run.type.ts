@@ -116,3 +116,24 @@ export class Run {
 /** A page of Run objects (Relay). */
 export const { Edge: RunEdge, Connection: RunConnection } = connectionTypes(Run, "Run");
 export type RunConnection = InstanceType<typeof RunConnection>;
+
+@ObjectType({ description: "Why one id of a bulk run mutation (cancelRuns, retryRuns) was not done." })
+export class BulkRunError {
+  @Field(() => String, { description: "As extensions.code of an error: NOT_FOUND, CONFLICT, BAD_USER_INPUT, RATE_LIMITED, FORBIDDEN, INTERNAL_SERVER_ERROR." })
+  code!: string;
+
+  @Field(() => String, { description: "The message cancelRun or retryRun would have answered for this id." })
+  message!: string;
+}
+
+@ObjectType({ description: "One id of a bulk run mutation: the run as the mutation left it, or why it was not done (one of the two is set)." })
+export class BulkRunResult {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => Run, { nullable: true })
+  run!: Run | null;
+
+  @Field(() => BulkRunError, { nullable: true })
+  error!: BulkRunError | null;
+}

@@ -74,8 +74,17 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { jobId: 1, scheduledFor: -1 }, name: "job_scheduledFor" },
       { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
-      // An owner's runs waiting to start, counted up to KAIROS_MAX_WAITING_RUNS (core/runs/waiting.ts).
-      { key: { ownerId: 1, status: 1 }, name: "owner_status" },
+      // A search of runs (Query.runs without a job, store/runs/user-reads.ts searchRuns), newest
+      // first: a user's runs; everyone's (an administrator's); of one status; of one node. Each
+      // ends in the page's order (scheduledFor, _id), so a page reads its documents in order and
+      // stops. ownerId and scheduledFor never change: only inserts and deletes maintain the first two.
+      { key: { ownerId: 1, scheduledFor: -1, _id: -1 }, name: "owner_scheduled" },
+      { key: { scheduledFor: -1, _id: -1 }, name: "scheduled" },
+      // Also an owner's runs waiting to start, counted up to KAIROS_MAX_WAITING_RUNS
+      // (core/runs/waiting.ts) by its prefix: it supersedes owner_status (dropped below).
+      { key: { ownerId: 1, status: 1, scheduledFor: -1, _id: -1 }, name: "owner_status_scheduled" },
+      // Runs that have been claimed (nodeId set); a claim and a retry move a run in or out of it.
+      { key: { nodeId: 1, scheduledFor: -1, _id: -1 }, name: "node_scheduled", partialFilterExpression: { nodeId: { $type: "string" } } },
       // finished_ttl (finishedAt, the run retention) is set by retention.ts from the settings: an
       // index created here with a fixed expiry would conflict with a configured one at the next start.
       // Runs parked by their owner's concurrency limit, woken oldest first (RunService.wakeHeld).
@@ -127,10 +136,12 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     c.jobs.createIndexes([{ key: { "spec.artifactId": 1 }, name: "spec_artifact", sparse: true }]),
     c.dags.createIndexes([{ key: { "tasks.spec.artifactId": 1 }, name: "task_spec_artifact", sparse: true }]),
   ]);
-  // Superseded by dagRun_task (its prefix); dropped where an earlier version made it.
-  await c.runs.dropIndex("dagRun").catch((e: unknown) => {
-    if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
-  });
+  // Superseded by dagRun_task and owner_status_scheduled (their prefixes); dropped where an earlier version made them.
+  for (const superseded of ["dagRun", "owner_status"]) {
+    await c.runs.dropIndex(superseded).catch((e: unknown) => {
+      if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
+    });
+  }
   return { client, db, c, close: () => client.close() };
 }
 

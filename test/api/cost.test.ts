@@ -35,6 +35,21 @@ describe("cost model", () => {
     expect(nested).toBe(1 + 100 * (1 + (1 + (1 + 100 * 3))));
   });
 
+  it("charges a search of runs by its first, whatever its filter, as a job's runs", () => {
+    const job = cost(`{ runs(jobId: "x", status: FAILED, first: 50) { edges { node { id status } } } }`);
+    expect(cost(`{ runs(status: FAILED, first: 50) { edges { node { id status } } } }`)).toBe(job);
+    expect(cost(`{ runs(filter: {name: "x", scheduledFrom: "2026-01-01T00:00:00Z", dagId: "d"}, first: 50) { edges { node { id status } } } }`)).toBe(job);
+    expect(cost(`{ runs { edges { node { id } } } }`)).toBe(1 + 20 * (1 + (1 + 1)));
+  });
+
+  it("charges cancelRuns and retryRuns per id, and previewSchedule by its count, its nextFires once", () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `r${i}`);
+    expect(cost(`mutation($ids: [ID!]!) { cancelRuns(ids: $ids) { id run { id status } error { code message } } }`, { ids })).toBe(1 + 100 * (1 + (1 + 2) + (1 + 2)));
+    expect(cost(`mutation { retryRuns(ids: ["a", "b"]) { id } }`)).toBe(1 + 2 * 1);
+    expect(cost(`{ previewSchedule(schedule: {kind: CRON, cron: "* * * * *"}, count: 100) { description nextFires { at local dst } } }`)).toBe(1 + 100 * (1 + (1 + 3)));
+    expect(cost(`{ previewSchedule(schedule: {kind: INTERVAL, every: "PT1M"}) { nextFires { at } } }`)).toBe(1 + 5 * (1 + 1));
+  });
+
   it("charges an unsized list of objects as ASSUMED_LIST_SIZE items, scalar lists as one field", () => {
     expect(cost(`{ users { id username } }`)).toBe(1 + ASSUMED_LIST_SIZE * 2);
     expect(cost(`{ job(id: "x") { tags } }`)).toBe(2);

@@ -2,13 +2,13 @@
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
 import { ConflictError, ValidationError } from "../../domain/index.js";
-import { nextFire, normalizeRetry, normalizeSchedule } from "../../timing/index.js";
+import { normalizeRetry } from "../../timing/index.js";
 import { findJob } from "../../store/index.js";
 import { findOwnedJob, insertJob } from "../../store/index.js";
 import { isDuplicateKey, newId } from "../../store/index.js";
 import { validateSpec, wrapSchedule } from "../spec.js";
 import { specArtifact } from "../job-kinds.js";
-import { firstCursor, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
+import { firstFire, startSchedule, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
 import type { JobInput, JobPatch, Submit } from "./types.js";
 import type { JobsKit } from "./writes.js";
 
@@ -49,7 +49,7 @@ export class JobEditor {
   /** The document of a new job: every field checked, its first fire planned unless it starts paused. */
   private async newJob(caller: Principal, input: JobInput, id: string): Promise<JobDoc> {
     const now = this.kit.deps.clock();
-    const schedule = wrapSchedule(() => normalizeSchedule(input.schedule, now));
+    const { schedule, handledThrough } = startSchedule(input.schedule, now);
     const at = new Date(now);
     const paused = input.paused ?? false;
     const job: JobDoc = {
@@ -74,17 +74,14 @@ export class JobEditor {
       activeRunId: null,
       pendingRunId: null,
       lastSlotAt: null,
-      handledThrough: new Date(firstCursor(schedule, now)),
+      handledThrough: new Date(handledThrough),
       firedCount: 0,
       version: 1,
       ...(input.dagId ? { dagId: input.dagId } : {}),
       createdAt: at,
       updatedAt: at,
     };
-    const first = nextFire(schedule, id, job.handledThrough.getTime(), 0, this.kit.random);
-    if (!first) {
-      throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
-    }
+    const first = firstFire(schedule, id, handledThrough, this.kit.random);
     if (!paused) {
       job.nextSlotAt = new Date(first.nextSlotAt);
       job.nextFireAt = new Date(first.nextFireAt);
@@ -137,11 +134,9 @@ export class JobEditor {
 
   /** Adds the patch's new schedule to `set`; true when the job's timer must be re-armed (it is not paused). */
   private newSchedule(current: JobDoc, patch: JobPatch, set: Partial<JobDoc>, now: number): boolean {
-    const schedule = wrapSchedule(() => normalizeSchedule(patch.schedule!, now));
     // A new schedule starts from now: slots of the old one are not replayed under the new one.
-    const handledThrough = firstCursor(schedule, now);
-    const first = nextFire(schedule, current._id, handledThrough, 0, this.kit.random);
-    if (!first) throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
+    const { schedule, handledThrough } = startSchedule(patch.schedule!, now);
+    const first = firstFire(schedule, current._id, handledThrough, this.kit.random);
     Object.assign(set, { schedule, handledThrough: new Date(handledThrough), firedCount: 0 });
     if (current.paused) return false;
     Object.assign(set, {

@@ -3,7 +3,7 @@
  * retry policy by the timing code), and where a new schedule starts. Pure.
  */
 import { ValidationError } from "../../domain/index.js";
-import { parsePositiveDuration, type Schedule } from "../../timing/index.js";
+import { nextFire, normalizeSchedule, parsePositiveDuration, type NextFire, type Schedule, type ScheduleInput } from "../../timing/index.js";
 import { wrapSchedule } from "../spec.js";
 
 const MAX_CATCHUP_WINDOW_MS = 7 * 24 * 3600 * 1000;
@@ -55,4 +55,17 @@ export function firstCursor(schedule: Schedule, now: number): number {
     return Math.min(now, schedule.atMs) - 1;
   }
   return now - 1;
+}
+
+/** A new schedule as submitted (createJob, updateJob, previewSchedule), checked, and its planning cursor (BAD_USER_INPUT on `schedule.<field>`). */
+export function startSchedule(input: ScheduleInput, now: number): { schedule: Schedule; handledThrough: number } {
+  const schedule = wrapSchedule(() => normalizeSchedule(input, now));
+  return { schedule, handledThrough: firstCursor(schedule, now) };
+}
+
+/** The first fire of a new schedule for the job `jobId` (spread, jitter); BAD_USER_INPUT on `schedule` when it has none to come. */
+export function firstFire(schedule: Schedule, jobId: string, handledThrough: number, random: () => number): NextFire {
+  const first = nextFire(schedule, jobId, handledThrough, 0, random);
+  if (!first) throw new ValidationError("schedule", "has no fire time after now (check at, endAt and maxFires)");
+  return first;
 }

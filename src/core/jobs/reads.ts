@@ -2,13 +2,14 @@
 import { askedOwner, listedOwner } from "../../auth/index.js";
 import type { Principal } from "../../auth/index.js";
 import type { FireDoc, JobDoc, JobSpec, JobStatus } from "../../domain/index.js";
-import { nextFires } from "../../timing/index.js";
+import { describeSchedule, nextFires, type ScheduleInput } from "../../timing/index.js";
 import { listFiresOfJob } from "../../store/index.js";
 import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/index.js";
 import type { Page, PageQuery } from "../../store/index.js";
 import { findStagedRunsDueBy, queueOfJob, type StagedRun } from "../../store/index.js";
 import type { Lookups } from "../lookups.js";
 import { PoolCoverage } from "../pools.js";
+import { firstFire, startSchedule } from "./fields.js";
 import type { JobServiceDeps } from "./types.js";
 import type { JobsKit } from "./writes.js";
 
@@ -89,12 +90,38 @@ export class JobReads {
     return listFiresOfJob(this.deps.mongo, jobId, page);
   }
 
+  /** What `input` would do as a new job's schedule, as of now (see {@link previewSchedule}). */
+  previewSchedule(input: ScheduleInput, count: number): SchedulePreview {
+    return previewSchedule(input, count, this.deps.clock());
+  }
+
   /** The job's next `count` fires (none while it is paused), read through the request's lookups. */
   async nextFires(caller: Principal, jobId: string, count: number, lookups: Lookups): Promise<ComingFire[]> {
     const doc = await lookups.jobIfVisible(caller, jobId);
     if (!doc || doc.paused) return [];
     return comingFires(doc, await lookups.stagedFires(jobId), count, this.deps.clock());
   }
+}
+
+/** What a schedule would do as a new job's (previewSchedule): its summary and its first fires. */
+export interface SchedulePreview {
+  description: string;
+  fires: ComingFire[];
+}
+
+/** The id spread is computed from in a preview (a job's spread depends on its id, which an unsaved job does not have). */
+const PREVIEW_JOB_ID = "preview";
+
+/**
+ * The schedule `input` as a new job would have it at `now`, checked exactly as createJob checks
+ * it (the same errors), with its summary and first `count` fires (1–100) as Job.nextFires shows
+ * them. From the cursor a new job starts at: a ONCE whose time is past shows that slot (due at once).
+ */
+export function previewSchedule(input: ScheduleInput, count: number, now: number): SchedulePreview {
+  const { schedule, handledThrough } = startSchedule(input, now);
+  firstFire(schedule, PREVIEW_JOB_ID, handledThrough, () => 0);
+  const job = { schedule, status: "ACTIVE" as const, handledThrough: new Date(handledThrough), firedCount: 0 };
+  return { description: describeSchedule(schedule), fires: comingFires(job, [], count, handledThrough) };
 }
 
 /**

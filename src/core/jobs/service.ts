@@ -9,7 +9,8 @@ import type { Page, PageQuery } from "../../store/index.js";
 import type { Lookups } from "../lookups.js";
 import { JobEditor } from "./create.js";
 import { JobLifecycle } from "./lifecycle.js";
-import { JobReads, type ComingFire, type JobHealth, type JobListFilter } from "./reads.js";
+import { JobReads, type ComingFire, type JobHealth, type JobListFilter, type SchedulePreview } from "./reads.js";
+import type { ScheduleInput } from "../../timing/index.js";
 import { JobTriggers } from "./triggers.js";
 import type { BackfillOutcome, JobInput, JobPatch, JobServiceDeps, OwnerJobs, Submit } from "./types.js";
 import { jobsKit } from "./writes.js";
@@ -97,5 +98,10 @@ export class JobService {
 
   nextFires(caller: Principal, jobId: string, count: number, lookups: Lookups): Promise<ComingFire[]> {
     return this.reads.nextFires(caller, jobId, count, lookups);
+  }
+
+  /** What a schedule would do as a new job's, checked as createJob checks it: its summary and first `count` fires. */
+  previewSchedule(input: ScheduleInput, count: number): SchedulePreview {
+    return this.reads.previewSchedule(input, count);
   }
 }

@@ -5,13 +5,13 @@
  * lock). The scheduler skips a slot of an owner at the bound (SKIPPED_BACKLOG); the API refuses a
  * call that would take the owner over it (CONFLICT).
  *
- * Counted in MongoDB (index `owner_status`, at most the bound), at most once per owner per
- * {@link WAITING_COUNT_TTL_MS} per process: between two counts, the runs this process made are
- * added to the last count, and the runs it is making (the scheduler's slots under way) are
- * reserved, so a burst of fires of one owner in one process never goes past the bound. Runs made
- * by other processes since the last count, and runs that started or ended since, are not seen
- * until the next count: across processes the bound may be overshot by what they make in that
- * time, and a drained backlog is seen up to that long late.
+ * Counted in MongoDB (index `owner_status_scheduled`, by its prefix; at most the bound), at
+ * most once per owner per {@link WAITING_COUNT_TTL_MS} per process: between two counts, the
+ * runs this process made are added to the last count, and the runs it is making (the
+ * scheduler's slots under way) are reserved, so a burst of fires of one owner in one process
+ * never goes past the bound. Runs made by other processes since the last count, and runs that
+ * started or ended since, are not seen until the next count: across processes the bound may be
+ * overshot by what they make in that time, and a drained backlog is seen up to that long late.
  */
 import { ConflictError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";

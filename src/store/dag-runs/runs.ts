@@ -71,6 +71,11 @@ export function findDagRunSummary(mongo: Mongo, id: string): Promise<DagRunSumma
   return mongo.c.dagRuns.findOne({ _id: id }, { projection: { definition: 0, tasks: 0 } });
 }
 
+/** A DAG run's owner only (whether a caller may name it, e.g. in a search of runs). */
+export function findDagRunOwner(mongo: Mongo, id: string): Promise<Pick<DagRunDoc, "_id" | "ownerId"> | null> {
+  return mongo.c.dagRuns.findOne({ _id: id }, { projection: { ownerId: 1 } });
+}
+
 /**
  * The definition a DAG run runs: its DAG's at its version, or (a DAG run written before
  * definitions were stored by version) the copy in its own document.

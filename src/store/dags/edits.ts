@@ -17,6 +17,11 @@ export function findDagHead(mongo: Mongo, dagId: string): Promise<Omit<DagDoc, "
   return mongo.c.dags.findOne({ _id: dagId }, { projection: { tasks: 0 } });
 }
 
+/** The DAG's owner only (whether a caller may name it, e.g. in a search of runs). */
+export function findDagOwner(mongo: Mongo, dagId: string): Promise<Pick<DagDoc, "_id" | "ownerId"> | null> {
+  return mongo.c.dags.findOne({ _id: dagId }, { projection: { ownerId: 1 } });
+}
+
 /** Whether the DAG exists (its id only: a DAG's document holds up to 1,000 task specs). */
 export async function dagExists(mongo: Mongo, dagId: string): Promise<boolean> {
   return (await mongo.c.dags.findOne({ _id: dagId }, { projection: { _id: 1 } })) !== null;

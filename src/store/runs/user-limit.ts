@@ -36,8 +36,9 @@ export function findOwnersWithParkedRuns(mongo: Mongo): Promise<string[]> {
 export const WAITING_STATUSES = [RunStatus.QUEUED, RunStatus.PENDING] as const;
 
 /**
- * How many of the owner's runs wait to start, counting at most `max` (index `owner_status`: the
- * count stops at the bound instead of reading every waiting run of an owner far over it).
+ * How many of the owner's runs wait to start, counting at most `max` (index
+ * `owner_status_scheduled`, by its prefix: the count stops at the bound instead of reading every
+ * waiting run of an owner far over it).
  */
 export function countWaitingRuns(mongo: Mongo, ownerId: string, max: number): Promise<number> {
   return mongo.c.runs.countDocuments({ ownerId, status: { $in: [...WAITING_STATUSES] } }, { limit: max });

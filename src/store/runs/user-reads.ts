@@ -1,9 +1,9 @@
-/** The reads of runs the API answers users with (by id, a job's history, dead letters, runs staged ahead). */
+/** The reads of runs the API answers users with (by id, a job's history, a search of runs, dead letters, runs staged ahead). */
 import type { Filter } from "mongodb";
 import type { RunDoc } from "../../domain/index.js";
-import { RunStatus, type ReportedRunStatus } from "../../domain/index.js";
+import { RunStatus, type ReportedRunStatus, type RunTrigger } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
-import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
+import { afterDesc, decodeCursor, toPage, type Page, type PageQuery } from "../pages.js";
 
 /**
  * The runs among `ids`, without their specs (the API shows none; a run's copy of its job's spec
@@ -59,20 +59,85 @@ export function statusFilter(status: ReportedRunStatus): Pick<Filter<RunDoc>, "s
 }
 
 /** A page of the job's runs (of `ownerId`; null: anyone's), newest first by scheduled time, without their specs. */
-export async function listRunsOfJob(
+export function listRunsOfJob(
   mongo: Mongo,
   jobId: string,
   ownerId: string | null,
   status: ReportedRunStatus | null,
   page: PageQuery,
 ): Promise<Page<RunDoc>> {
-  const q: Filter<RunDoc> = { jobId, ...afterDesc("scheduledFor", page.after), ...(status ? statusFilter(status) : {}), ...owned(ownerId) };
+  return searchRuns(mongo, { ownerId, jobId, status }, page);
+}
+
+/**
+ * What a search of runs matches, every field given ANDed (null or absent: any). The values are
+ * checked already (core/run-reads.ts); `nameContains` is matched literally, case-insensitively.
+ */
+export interface RunSearch {
+  /** Whose runs (null: anyone's, an administrator's search). */
+  ownerId: string | null;
+  /** A job's runs, or a DAG's task runs (their jobId is their DAG's id). */
+  jobId?: string | null;
+  status?: ReportedRunStatus | null;
+  dagRunId?: string | null;
+  nodeId?: string | null;
+  /** The pool (the spec's; RunDoc.pool is the ready queue, `<pool>:<interpreter>` for scripts). */
+  pool?: string | null;
+  trigger?: RunTrigger | null;
+  /** scheduledFor in [scheduledFrom, scheduledTo). */
+  scheduledFrom?: Date | null;
+  scheduledTo?: Date | null;
+  nameContains?: string | null;
+}
+
+/** `text` as a regular expression that matches it literally. */
+export function literalPattern(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** The store filter of a search (without the page's cursor). */
+export function runSearchFilter(s: RunSearch): Filter<RunDoc> {
+  const q: Filter<RunDoc> = { ...owned(s.ownerId) };
+  if (s.jobId != null) q.jobId = s.jobId;
+  if (s.status != null) Object.assign(q, statusFilter(s.status));
+  if (s.dagRunId != null) q.dagRunId = s.dagRunId;
+  if (s.nodeId != null) q.nodeId = s.nodeId;
+  if (s.pool != null) q["spec.pool"] = s.pool;
+  if (s.trigger != null) q.trigger = s.trigger;
+  if (s.scheduledFrom != null || s.scheduledTo != null) {
+    q.scheduledFor = { ...(s.scheduledFrom != null ? { $gte: s.scheduledFrom } : {}), ...(s.scheduledTo != null ? { $lt: s.scheduledTo } : {}) };
+  }
+  if (s.nameContains) q.jobName = { $regex: literalPattern(s.nameContains), $options: "i" };
+  return q;
+}
+
+/**
+ * A page of the runs `s` matches, newest first by scheduled time (then by id), without their
+ * specs. Indexed (src/store/mongo.ts): a user's runs by `owner_scheduled`, of one status by
+ * `owner_status_scheduled`, everyone's by `scheduled`, of a node by `node_scheduled`, of a job or
+ * DAG by `job_scheduledFor`, of a DAG run by `dagRun_task`; other conditions filter what those read.
+ */
+export async function searchRuns(mongo: Mongo, s: RunSearch, page: PageQuery): Promise<Page<RunDoc>> {
+  const q: Filter<RunDoc> = { ...runSearchFilter(s), ...afterDesc("scheduledFor", page.after) };
+  // The bound the cursor's $or implies, as a range an index walk can start at (MongoDB's bounds,
+  // the emulator's ordered scan), beside the window's own range on the same field.
+  if (page.after) q.$and = [{ scheduledFor: { $lte: decodeCursor(page.after).sortKey } }];
   const docs = await mongo.c.runs
     .find(q, { projection: { spec: 0 } })
     .sort({ scheduledFor: -1, _id: -1 })
     .limit(page.size + 1)
     .toArray();
   return toPage(docs, page.size, (d) => d.scheduledFor);
+}
+
+/** Some task run of the DAG, its owner only: a DAG's task runs outlive the DAG (their jobId is its id). */
+export function findSomeTaskRunOfDag(mongo: Mongo, dagId: string): Promise<Pick<RunDoc, "_id" | "ownerId"> | null> {
+  return mongo.c.runs.findOne({ jobId: dagId, dagRunId: { $type: "string" } }, { projection: { ownerId: 1 } });
+}
+
+/** Some run of the DAG run, its owner only: a DAG run's task runs outlive its document (retention). */
+export function findSomeRunOfDagRun(mongo: Mongo, dagRunId: string): Promise<Pick<RunDoc, "_id" | "ownerId"> | null> {
+  return mongo.c.runs.findOne({ dagRunId }, { projection: { ownerId: 1 } });
 }
 
 /** A page of dead letters (of `ownerId`; null: anyone's), newest first, without their specs. */
