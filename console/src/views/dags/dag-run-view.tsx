@@ -20,7 +20,12 @@ import { countStates } from "./task-cells";
 import { useDagRun } from "./use-dag-run";
 import "./dags.css";
 
+/** Keyed by id: another DAG run's page starts afresh (its own live state), also when only the address's id changes. */
 export function DagRunView({ id }: { id: string }) {
+  return <DagRunViewPage key={id} id={id} />;
+}
+
+function DagRunViewPage({ id }: { id: string }) {
   const live = useDagRun(id);
   const run = live.run;
   const running = live.status === "RUNNING";
@@ -54,7 +59,7 @@ export function DagRunView({ id }: { id: string }) {
   const doRetry = async () => {
     setAsk(null);
     const r = await retry({ id });
-    if (!r.error) live.reload();
+    if (!r.error) live.reload(true);
   };
   const actions = (
     <>

@@ -23,7 +23,12 @@ import "./dags.css";
 
 const GRID_RUNS = 12;
 
+/** Keyed by id: another DAG's page starts afresh (its own live state), also when only the address's id changes. */
 export function DagView({ id }: { id: string }) {
+  return <DagViewPage key={id} id={id} />;
+}
+
+function DagViewPage({ id }: { id: string }) {
   const [q] = useQuery({ query: ConsoleDagDocument, variables: { id } });
   const dag = q.data?.dag;
   const live = useDagRuns(id, GRID_RUNS);
@@ -94,6 +99,11 @@ export function DagView({ id }: { id: string }) {
           <>Coloured by the DAG run of <Time iso={shownRun.createdAt} /> (<Link href={`/dag-runs/${shownRun.id}`}>{shownRun.status.toLowerCase()}</Link>){picked ? "" : ", the latest"}; pick another in the grid.</>
         ) : live.runs ? "No DAG run yet: the tasks are shown without state." : "Reading its DAG runs…"}
       </p>
+      {shownRun && shownRun.dagVersion !== dag.version && (
+        <p className="notice">
+          That DAG run ran version {shownRun.dagVersion}; this is version {dag.version}. <Link href={`/dag-runs/${shownRun.id}`}>Its own page</Link> draws the graph it ran.
+        </p>
+      )}
       <DagGraph tasks={tasks} states={states} label={`Graph of ${dag.name}`} />
 
       <h2>Grid</h2>

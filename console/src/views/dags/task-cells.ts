@@ -39,9 +39,9 @@ export function patched(prev: Cell | undefined, ev: { status: DagTaskState; atte
   next.startedAt = sameAttempt ? prev?.startedAt ?? null : null;
   next.finishedAt = null;
   if (ev.status === "RUNNING" && !next.startedAt) next.startedAt = ev.at;
-  if ((PHASE[ev.status] ?? 0) === 3) {
-    if (next.startedAt) next.finishedAt = ev.at;
-  }
+  // Its end, also when its start is known only from a page (merged in `newer`); a task that never
+  // ran has no start, so no bar either way.
+  if ((PHASE[ev.status] ?? 0) === 3) next.finishedAt = ev.at;
   return next;
 }
 

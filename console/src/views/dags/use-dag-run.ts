@@ -21,7 +21,8 @@ export interface DagRunLive {
   /** Keys of mapped tasks (their rows are groups). */
   mapped: ReadonlySet<string>;
   rowsRead: boolean;
-  reload(): void;
+  /** Read again after an action; `restarted` after a retry (a new live stream). */
+  reload(restarted?: boolean): void;
 }
 
 const RESYNC_MS = 20_000;
@@ -34,7 +35,8 @@ export function useDagRun(id: string): DagRunLive {
   const [mapped, setMapped] = useState<ReadonlySet<string>>(new Set());
   const [rowsRead, setRowsRead] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+  // The DAG run's status as the last event said, and when: the facts read win when they are newer.
+  const [said, setSaid] = useState<{ status: string; at: string } | null>(null);
   const [epoch, setEpoch] = useState(0);
   const alive = useRef(true);
   useEffect(() => {
@@ -60,20 +62,25 @@ export function useDagRun(id: string): DagRunLive {
     [client, id, book],
   );
   useEffect(() => loadRows(), [loadRows]);
+  const refreshFacts = useMemo(() => coalesced(async () => again({ requestPolicy: "network-only" }), 500), [again]);
+  const run = q.data?.dagRun ?? null;
+  const status = said && (!run || Date.parse(said.at) >= Date.parse(run.updatedAt)) ? said.status : (run?.status ?? said?.status ?? null);
+
   // Safety net for events missed while the feed (re)connected: a running DAG run is read again now and then.
   useEffect(() => {
-    if (status !== "RUNNING" && (status !== null || q.data?.dagRun.status !== "RUNNING")) return;
+    if (status !== "RUNNING") return;
     const t = setInterval(() => {
-      if (!document.hidden) loadRows();
+      if (document.hidden) return;
+      loadRows();
+      refreshFacts();
     }, RESYNC_MS);
     return () => clearInterval(t);
-  }, [status, q.data?.dagRun.status, loadRows]);
-  const refreshFacts = useMemo(() => coalesced(async () => again({ requestPolicy: "network-only" }), 500), [again]);
+  }, [status, loadRows, refreshFacts]);
 
   useDagRunEvents(
     { dagRunId: id },
     (e) => {
-      setStatus(e.status);
+      setSaid({ status: e.status, at: e.at });
       if (e.task) {
         book.apply(id, { ...e.task, at: e.at });
         bump();
@@ -88,17 +95,18 @@ export function useDagRun(id: string): DagRunLive {
     epoch,
   );
 
-  const run = q.data?.dagRun ?? null;
   return {
     run,
-    status: status ?? run?.status ?? null,
+    status,
     error: q.error ? errorText(q.error) : error,
     book,
     version,
     mapped,
     rowsRead,
-    reload: () => {
-      setEpoch((n) => n + 1);
+    reload: (restarted = false) => {
+      // A retry restarts a DAG run whose stream has completed: follow it anew. Otherwise the
+      // stream in place carries on (subscribing again to the same operation could race its teardown).
+      if (restarted) setEpoch((n) => n + 1);
       loadRows();
       refreshFacts();
     },
