@@ -142,6 +142,49 @@ describe("console: jobs", { timeout: 90_000 }, () => {
     expect(jobs.jobs.edges).toHaveLength(0);
   });
 
+  it("previews the schedule while the user types: its words, the fires in the zone and locally, the API's error inline", async () => {
+    const page = await signedIn();
+    const asked: string[] = [];
+    page.on("request", (r) => {
+      const body = r.postData();
+      if (body?.includes("ConsolePreviewSchedule")) asked.push(body);
+    });
+    await openInApp(page, "/jobs/new");
+    await page.getByLabel("Cron", { exact: true }).check();
+    await page.getByLabel("Time zone", { exact: true }).fill("Europe/Berlin");
+    const typed = "0 9 * * 1-5";
+    await page.getByLabel("Cron expression").pressSequentially(typed, { delay: 30 });
+    const preview = page.getByRole("region", { name: "Preview" });
+    const rows = preview.locator("table.jobs-fires tbody tr");
+    // The preview settles on the whole expression: every fire at 09:00 Berlin time on a weekday.
+    const walls = await until("the weekday fires", async () => {
+      const t = await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector("td:nth-child(2) time")?.textContent ?? ""));
+      return t.length > 0 && t.every((w) => w.endsWith("09:00:00")) ? t : null;
+    });
+    for (const w of walls) expect([1, 2, 3, 4, 5]).toContain(new Date(`${w.slice(0, 10)}T00:00:00Z`).getUTCDay());
+    expect(await preview.locator("thead").textContent()).toContain("In Europe/Berlin");
+    expect((await preview.locator(".jobs-preview-description").textContent())?.trim()).toBeTruthy();
+    // Another expression: the fires follow it.
+    await page.getByLabel("Cron expression").fill("30 18 * * 6");
+    await until("the Saturday fires", async () => {
+      const t = await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector("td:nth-child(2) time")?.textContent ?? ""));
+      return t.length > 0 && t.every((w) => w.endsWith("18:30:00") && new Date(`${w.slice(0, 10)}T00:00:00Z`).getUTCDay() === 6);
+    });
+    // Debounced: far fewer requests than keystrokes.
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.length).toBeLessThan(typed.length / 2 + 1);
+    // An invalid expression: the API's own message, inline, and no fires.
+    await page.getByLabel("Cron expression").fill("61 * * * *");
+    const err = preview.locator(".jobs-preview-error");
+    await err.waitFor();
+    expect(await err.textContent()).toMatch(/cron.*61/);
+    expect(await rows.count()).toBe(0);
+    // Typing on replaces it.
+    await page.getByLabel("Cron expression").fill("*/15 * * * *");
+    await err.waitFor({ state: "detached" });
+    await rows.first().waitFor();
+  });
+
   it("trigger: a double click makes one run, two clicks two, each with its own idempotency key", async () => {
     const jobId = await idle("trigger-me");
     const page = await signedIn();
