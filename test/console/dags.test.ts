@@ -161,6 +161,7 @@ describe("console: DAGs", () => {
     await page.locator(`.dag-grid a.dag-cell[data-task="transform"][data-dag-run="${runId}"]`).click();
     await page.getByRole("heading", { name: "DAG run of etl-live" }).waitFor();
     expect(await marker(page)).toBe("still-here"); // a client-side navigation
+    expect(await page.getByRole("link", { name: "Task runs" }).getAttribute("href")).toBe(`/runs?dagRun=${runId}`);
     for (const key of ["extract", "transform", "load"]) {
       await page.locator(`.gantt [data-bar="${key}"]`).waitFor();
       const link = page.locator(`.gantt .gantt-row[data-row="${key}"] a`);

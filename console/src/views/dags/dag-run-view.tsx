@@ -63,6 +63,7 @@ function DagRunViewPage({ id }: { id: string }) {
   };
   const actions = (
     <>
+      <Link className="button" href={`/runs?dagRun=${encodeURIComponent(id)}`}>Task runs</Link>
       {!ended && (
         <button type="button" className="danger" onClick={() => setAsk("cancel")} disabled={cancelRes.fetching || run.cancelRequested}>Cancel DAG run</button>
       )}

@@ -65,6 +65,7 @@ function DagViewPage({ id }: { id: string }) {
         <button type="button" onClick={() => void pause({ id })} disabled={pauseRes.fetching}>Pause schedule</button>
       )}
       <a className="button" href="#dag-runs">DAG runs</a>
+      <Link className="button" href={`/runs?dag=${encodeURIComponent(id)}`}>Task runs</Link>
     </>
   );
 
