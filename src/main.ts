@@ -58,9 +58,14 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await cli.runCli(argv);
     return;
   }
+  const { ROLES, applyFlags, loadConfig } = await import("./config/index.js");
+  if (!(ROLES as readonly string[]).includes(command) && command !== "emulator" && command !== "emit-schema") {
+    throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema", ...CLI_COMMANDS].join(", ")}`);
+  }
+  // A role's settings are checked before its code loads: a bad one is refused at once.
+  const config = command === "emulator" || command === "emit-schema" ? null : loadConfig(command as Role, applyFlags(rest, process.env));
   await import("reflect-metadata");
   const { startKairos, loadEmulatorCli } = await import("./app/index.js");
-  const { ROLES, applyFlags, loadConfig } = await import("./config/index.js");
   const { createLogger } = await import("./support/index.js");
   if (command === "emulator") {
     const { emulatorMain } = await loadEmulatorCli();
@@ -74,11 +79,8 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`wrote ${path}\n`);
     return;
   }
-  if (!(ROLES as readonly string[]).includes(command)) {
-    throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema", ...CLI_COMMANDS].join(", ")}`);
-  }
   const role = command as Role;
-  const config = loadConfig(role, applyFlags(rest, process.env));
+  if (!config) throw new Error("unreachable: no settings for a role");
   const log = createLogger(config.logLevel, { role });
   const app = await startKairos(config, { log });
 

@@ -148,9 +148,10 @@ function placed(p: PlannedChange, e: unknown): string {
 }
 
 /** Carries out a plan. Returns the problems (one line each); what succeeded is printed as it happens. */
-export async function execute(ctx: Ctx, planned: PlannedChange[]): Promise<string[]> {
+export async function execute(ctx: Ctx, planned: PlannedChange[], opts: { toStderr?: boolean } = {}): Promise<string[]> {
   const api = await ctx.api();
-  const io = ctx.io;
+  // With -o json|yaml (and under `kairos run`) stdout is for the data: what is done is said on stderr.
+  const io = { out: opts.toStderr ? ctx.io.err : ctx.io.out, err: ctx.io.err };
   const problems: string[] = [];
   for (const p of planned) {
     if (p.action === "unchanged") continue;

@@ -75,7 +75,7 @@ export function registerFollow(program: Command, ctx: Ctx): void {
           runId = await firstRun(ctx, createJob.id);
         }
       } else {
-        const problems = await execute(ctx, [planned!]);
+        const problems = await execute(ctx, [planned!], { toStderr: true });
         if (problems.length) throw new CliError(problems.join("\n"), 1);
         runId = (await api.request(CliTriggerJobDocument, { id: planned!.id! })).triggerJob.id;
       }

@@ -79,7 +79,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         }
       }
       if (format === "table") ctx.io.out(renderPlan(ctx.io, planned, true));
-      const problems = await execute(ctx, planned);
+      const problems = await execute(ctx, planned, { toStderr: format !== "table" });
       if (format !== "table") emit(ctx.io, format, data, () => "");
       if (problems.length) {
         throw new CliError(problems.join("\n"), EXIT.FAILED);
