@@ -306,4 +306,25 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     expect(why.code).toBe(0);
     expect(why.out).toMatch(/NO_EXECUTOR: no online executor serves its pool "nobody-serves-this"/);
   });
+
+  it("why names the parent a DAG task waits on, and the overlap policy that skipped a slot", async () => {
+    const dagFile = join(home, "wait.yaml");
+    await writeFile(dagFile, ["name: cli-wait", "tasks:", "  - key: slow", "    spec: {command: 'sleep 20'}", "  - key: after", "    dependsOn: [slow]", "    spec: {command: 'true'}", ""].join("\n"));
+    expect((await kairos(["apply", "-f", dagFile])).code).toBe(0);
+    const dagRun = (await kairos(["dag", "trigger", "cli-wait"])).out.trim();
+    const waiting = JSON.parse((await kairos(["why", dagRun, "-o", "json"])).out) as { kind: string; reasons: Array<{ code: string; message: string }> };
+    expect(waiting.kind).toBe("dagRun");
+    expect(waiting.reasons).toContainEqual({ code: "WAITING_ON_PARENT", message: expect.stringMatching(/^task after waits on slow \((QUEUED|RUNNING)\)$/) });
+
+    const jobFile = join(home, "overlap.yaml");
+    await writeFile(jobFile, ["name: cli-overlap", "overlap: FORBID", "schedule: {kind: INTERVAL, every: PT1S}", "spec: {command: 'sleep 30'}", ""].join("\n"));
+    expect((await kairos(["apply", "-f", jobFile])).code).toBe(0);
+    let codes: string[] = [];
+    for (let i = 0; i < 30 && !codes.includes("OVERLAP"); i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      codes = (JSON.parse((await kairos(["why", "cli-overlap", "-o", "json"])).out) as { reasons: Array<{ code: string }> }).reasons.map((x) => x.code);
+    }
+    expect(codes).toContain("OVERLAP");
+    await kairos(["delete", "cli-overlap"]);
+  });
 });
