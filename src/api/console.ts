@@ -12,6 +12,17 @@ import helmet from "helmet";
 /** Where `npm run build` puts the console: `<project>/dist/console`, from src/api or dist/api alike. */
 export const CONSOLE_DIR = fileURLToPath(new URL("../../dist/console/", import.meta.url));
 
+/**
+ * The build to serve: KAIROS_CONSOLE_DIR when set (another build of the console, e.g. the private
+ * copy bench/console.ts serves so a rebuild of dist/console during the run cannot change it), else
+ * {@link CONSOLE_DIR}.
+ */
+export function consoleDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env.KAIROS_CONSOLE_DIR;
+  if (!dir) return CONSOLE_DIR;
+  return dir.endsWith("/") ? dir : `${dir}/`;
+}
+
 /** The paths the API itself answers; the console's fallback never shadows them. */
 const API_PATHS = /^\/(graphql|healthz|readyz|metrics)(\/|$)/;
 
@@ -44,7 +55,7 @@ export function consoleSecurityHeaders(): RequestHandler {
  * Mounts the console. Without a build (a checkout where `npm run build` has not run) `/` says so
  * instead of a 404 that would leave a new user guessing.
  */
-export function mountConsole(app: Express, dir = CONSOLE_DIR): void {
+export function mountConsole(app: Express, dir = consoleDir()): void {
   const index = `${dir}index.html`;
   const headers = consoleSecurityHeaders();
   app.use("/assets", headers, express.static(`${dir}assets`, { immutable: true, maxAge: "365d", index: false, fallthrough: false }));
