@@ -1,8 +1,8 @@
 /**
  * Secondary indexes: hash maps from canonical key strings to document ids, one map per key
  * prefix length so that an equality on the first field(s) of a compound index narrows candidates
- * without a scan. A sorted find may also walk an index in its order (ordered.ts), once asked to:
- * its keys are then kept in order too. Ranges do not use indexes (documented limitation).
+ * without a scan (each map built when first probed). A sorted find may also walk an index in its
+ * order (ordered.ts), once asked to: its keys are then kept in order too. Ranges do not use indexes (documented limitation).
  *
  * Key extraction follows MongoDB's multikey rules: a path that crosses an array fans out over
  * its elements, an array at the end of the path contributes each element, and a missing field
@@ -141,8 +141,13 @@ export class Index {
   private readonly partialMatch: Matcher | null;
   /** The partial filter by top-level field (its conjuncts), when it names only plain fields (see impliedBy). */
   private readonly partialFields: Array<{ field: string; query: Query }> | null;
-  /** levels[i]: key of the first i+1 fields → ids of documents with that key. */
-  private readonly levels: Map<string, Ids>[];
+  /**
+   * levels[i]: key of the first i+1 fields → ids of documents with that key. Built from `entries`
+   * when first probed (a unique index's full level at once, for its check) and kept in step after:
+   * a level nothing probes costs writes nothing (`{ownerId: 1, scheduledFor: -1, _id: -1}` exists
+   * to be walked in order; its two-field level, one key per document, would only slow inserts).
+   */
+  private readonly levels: Array<Map<string, Ids> | null>;
   private readonly entries = new Map<string, Entry>();
   /** Top-level fields whose values decide this index's entry for a document (null: any field may). */
   private readonly dependsOn: ReadonlySet<string> | null;
@@ -171,7 +176,7 @@ export class Index {
     this.partialMatch = pfe ? compileFilter(pfe) : null;
     this.partialFields =
       !pfe || pfeTop.some((k) => k.startsWith("$") || k.includes(".")) ? null : pfeTop.map((field) => ({ field, query: new Query(toView({ [field]: pfe[field] }), { scriptEnabled: false }) }));
-    this.levels = this.fields.map(() => new Map());
+    this.levels = this.fields.map((_, i) => (this.unique && i === this.fields.length - 1 ? new Map() : null));
     const dirs = this.fields.map((f) => spec.key[f]);
     this.dirs = !this.sparse && dirs.every((d) => d === 1 || d === -1) ? (dirs as (1 | -1)[]) : null;
     this.orderable = this.dirs !== null;
@@ -256,7 +261,7 @@ export class Index {
   /** Throws DuplicateKey if `entry` (the keys of `rec`) collides with another document. */
   checkUnique(entry: Entry | null, rec: Rec, ns: string): void {
     if (!this.unique || entry === null) return;
-    const map = this.levels[this.levels.length - 1];
+    const map = this.level(this.levels.length - 1);
     for (const key of fullLevelKeys(entry)) {
       const ids = map.get(key);
       if (ids === undefined) continue;
@@ -289,8 +294,23 @@ export class Index {
     else for (let i = 0; i < entry.length; i++) for (const k of entry[i] as string[]) this.addKey(i, k, id);
   }
 
+  /** Level `i`'s map, built from the entries on first use. */
+  private level(i: number): Map<string, Ids> {
+    const built = this.levels[i];
+    if (built) return built;
+    const map = new Map<string, Ids>();
+    this.levels[i] = map;
+    for (const [id, entry] of this.entries) {
+      if (typeof entry === "string") this.addKey(0, entry, id);
+      else if (typeof entry[0] === "string") this.addKey(i, entry[i] as string, id);
+      else for (const k of entry[i] as string[]) this.addKey(i, k, id);
+    }
+    return map;
+  }
+
   private addKey(level: number, key: string, id: string): void {
     const map = this.levels[level];
+    if (!map) return;
     const ids = map.get(key);
     if (ids === undefined) map.set(key, id);
     else if (typeof ids === "string") {
@@ -310,6 +330,7 @@ export class Index {
 
   private removeKey(level: number, key: string, id: string): void {
     const map = this.levels[level];
+    if (!map) return;
     const ids = map.get(key);
     if (ids === undefined) return;
     if (typeof ids === "string") {
@@ -343,7 +364,7 @@ export class Index {
   /** Ids of documents whose first `values.length` indexed fields equal these values. */
   lookup(values: unknown[]): Iterable<string> {
     const keys = levelKeys(values);
-    const ids = this.levels[values.length - 1].get(keys[keys.length - 1]);
+    const ids = this.level(values.length - 1).get(keys[keys.length - 1]);
     if (ids === undefined) return [];
     return typeof ids === "string" ? [ids] : ids;
   }
@@ -352,7 +373,7 @@ export class Index {
   count(values: unknown[]): number {
     if (values.length === 0) return this.entries.size;
     const keys = levelKeys(values);
-    const ids = this.levels[values.length - 1].get(keys[keys.length - 1]);
+    const ids = this.level(values.length - 1).get(keys[keys.length - 1]);
     if (ids === undefined) return 0;
     return typeof ids === "string" ? 1 : ids.size;
   }
@@ -411,7 +432,7 @@ export class Index {
   clear(): void {
     this.entries.clear();
     this.orderedKeys = null;
-    for (const m of this.levels) m.clear();
+    for (const m of this.levels) m?.clear();
   }
 }
 

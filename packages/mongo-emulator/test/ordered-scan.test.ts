@@ -107,13 +107,40 @@ describe("Index, once walked in order", () => {
   });
 });
 
+describe("Index hash levels", () => {
+  it("are built when first probed, from what was added before, and kept in step after", () => {
+    const ix = new Index({ v: 2, key: { o: 1, s: 1 }, name: "o_s" });
+    const recs = new Map<number, Rec>();
+    const put = (n: number, o: string, st: string) => {
+      const old = recs.get(n);
+      if (old) ix.remove(old.id);
+      const rec = makeRec({ _id: n, o, s: st });
+      recs.set(n, rec);
+      ix.add(rec.id, ix.entryFor(rec), rec.doc);
+    };
+    const ids = (values: unknown[]) => [...ix.lookup(values)].map((id) => [...recs.values()].find((r) => r.id === id)!.doc._id).sort();
+    for (let n = 0; n < 6; n++) put(n, n % 2 ? "a" : "b", n % 3 ? "x" : "y");
+    expect(ids(["a", "x"])).toEqual([1, 5]); // level 1 built here
+    expect(ix.count(["a", "x"])).toBe(2);
+    put(5, "b", "x");
+    put(7, "a", "x");
+    ix.remove(recs.get(1)!.id);
+    expect(ids(["a", "x"])).toEqual([7]);
+    expect(ids(["b"])).toEqual([0, 2, 4, 5]); // level 0 built after those changes
+    put(2, "a", "y");
+    expect(ids(["b"])).toEqual([0, 4, 5]);
+    expect(ix.count(["a"])).toBe(3);
+  });
+});
+
 describe("a string $regex without mingo", () => {
   const text = fc.string({ unit: fc.constantFrom("a", "B", ".", "*", "\n", "x"), maxLength: 4 });
   const field = fc.oneof(text, fc.array(fc.oneof(text, fc.array(text, { maxLength: 2 }), fc.integer()), { maxLength: 3 }), fc.integer(), fc.constant(null), fc.constant(undefined));
   const pattern = fc.oneof(text, fc.constantFrom("^a", "a$", "a.b", "(", "\\.", "[ab]+", "^$"));
   it("matches what mingo matches, on strings, arrays (nested once), other values and bad patterns", () => {
     fc.assert(
-      fc.property(field, pattern, fc.constantFrom("", "i", "m", "s", "im", "g", "x"), (v, re, options) => {
+      // Not "g": a stateful flag (MongoDB refuses it), with which mingo's cached query answers differently each time.
+      fc.property(field, pattern, fc.constantFrom("", "i", "m", "s", "im", "x"), (v, re, options) => {
         const doc: Doc = v === undefined ? { _id: 1 } : { _id: 1, f: v };
         const filter = { f: { $regex: re, $options: options } };
         let want: boolean | "error";
