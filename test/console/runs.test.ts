@@ -23,6 +23,7 @@ async function makeJob(name: string, command: string, opts: { pool?: string; tok
     name,
     schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" },
     spec: { kind: "COMMAND", command, ...(opts.pool ? { pool: opts.pool } : {}) },
+    ...(opts.maxAttempts ? { retry: { maxAttempts: opts.maxAttempts, backoff: "FIXED", initial: "PT1S" } } : {}),
   };
   const d = await gqlOk<{ createJob: { id: string } }>(h.app.url, CREATE, { input }, opts.token ?? h.admin);
   return d.createJob.id;
@@ -60,7 +61,7 @@ async function stillMarked(page: Page): Promise<boolean> {
 
 const uniq = () => randomUUID().slice(0, 8);
 
-describe("console: runs", () => {
+describe("console: runs", { timeout: 90_000 }, () => {
   it("a run page opened while the run waits shows it go RUNNING then SUCCEEDED, and its log lines as they are printed, without a reload", async () => {
     const page = await h.loggedIn();
     const job = await makeJob(`printer-${uniq()}`, "sleep 2; for i in 1 2 3 4 5; do echo line-$i; sleep 0.4; done");
@@ -269,6 +270,40 @@ describe("console: runs", () => {
     await page.getByRole("heading", { level: 1, name: "Run not found" }).waitFor();
     expect(await page.getByRole("alert").textContent()).toMatch(/not found|no run/i);
     expect(await page.locator("body").textContent()).not.toContain(`admins-${tag}`);
+  });
+
+  it("a run that used up its attempts shows both on its page and in the dead letters, where it is retried", async () => {
+    const name = `dies-${uniq()}`;
+    const job = await makeJob(name, "echo trying; exit 4", { maxAttempts: 2 });
+    const runId = await trigger(job);
+    await waitStatus(runId, ["DEAD"], h.admin, 30_000);
+
+    const page = await h.loggedIn();
+    await page.goto(`${h.base}runs/${runId}`);
+    await page.locator('.page-head .badge[data-status="DEAD"]').waitFor();
+    // Two attempts, each with its node, start and end: the first retried, the second the end.
+    const attempts = page.locator("table.attempts tbody tr");
+    await expect.poll(() => attempts.count()).toBe(2);
+    expect(await attempts.nth(0).locator(".badge").getAttribute("data-status")).toBe("RETRY_SCHEDULED");
+    expect(await attempts.nth(1).locator(".badge").getAttribute("data-status")).toBe("DEAD");
+    for (const i of [0, 1]) expect(await attempts.nth(i).locator("time").count()).toBe(2);
+    expect(await attempts.nth(1).textContent()).toContain("exit code 4");
+    // Each attempt's log can be chosen.
+    expect(await page.getByLabel("Attempt").locator("option").count()).toBe(3);
+    expect(await page.getByRole("button", { name: "Cancel run" }).isDisabled()).toBe(true);
+
+    await page.goto(`${h.base}dead-letters`);
+    await row(page, runId).waitFor();
+    expect(await row(page, runId).locator("td.c-attempt").textContent()).toBe("2/2");
+    await page.getByRole("checkbox", { name: `Select run ${runId} of ${name}` }).check();
+    await page.getByRole("button", { name: "Retry selected" }).click();
+    await page.getByRole("dialog").getByRole("heading", { name: "Retry 1 run?" }).waitFor();
+    await page.getByRole("dialog").getByRole("button", { name: "Retry 1 run" }).click();
+    await page.locator(".bulk-outcome").getByText("1 retried").waitFor();
+    // It moves on in place: a third attempt (which fails again, so DEAD once more).
+    await expect.poll(() => row(page, runId).locator("td.c-attempt").textContent(), { timeout: 20_000 }).toMatch(/^3\//);
+    await waitStatus(runId, ["DEAD"]);
+    await expect.poll(() => rowStatus(page, runId)).toBe("DEAD");
   });
 
   it("the runs list, a run page and the dead letters have no serious accessibility violations", async () => {

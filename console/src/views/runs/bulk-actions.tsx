@@ -5,7 +5,7 @@
  */
 import { useState } from "react";
 import { useClient } from "urql";
-import { ConsoleCancelRunDocument, ConsoleRetryRunDocument } from "../../../../generated/client/graphql";
+import { ConsoleCancelRunsDocument, ConsoleRetryRunsDocument } from "../../../../generated/client/graphql";
 import { errorText } from "../../api/client";
 import { Confirm } from "../../ui/confirm";
 import type { RunRow } from "./use-run-list";
@@ -35,13 +35,11 @@ export function BulkActions(props: { ids: string[]; onResults(runs: RunRow[]): v
     setProgress({ action, sent: 0, total: ids.length });
     for (let i = 0; i < ids.length; i += CHUNK) {
       const chunk = ids.slice(i, i + CHUNK);
-      // INTERIM until cancelRuns/retryRuns land: one call per id.
-      const items = await Promise.all(chunk.map(async (id) => {
-        const m = action === "cancel" ? await client.mutation(ConsoleCancelRunDocument, { id }).toPromise() : await client.mutation(ConsoleRetryRunDocument, { id }).toPromise();
-        const run = m.data ? ("cancelRun" in m.data ? m.data.cancelRun : m.data.retryRun) : null;
-        return { id, run, error: m.error ? { message: errorText(m.error) ?? "failed" } : null };
-      }));
-      const r = { error: null };
+      const r =
+        action === "cancel"
+          ? await client.mutation(ConsoleCancelRunsDocument, { ids: chunk }).toPromise()
+          : await client.mutation(ConsoleRetryRunsDocument, { ids: chunk }).toPromise();
+      const items = r.data ? ("cancelRuns" in r.data ? r.data.cancelRuns : r.data.retryRuns) : null;
       if (!items) {
         // The whole call failed (rate limit, network): every id of it failed with that message.
         const message = errorText(r.error ?? null) ?? "no answer";

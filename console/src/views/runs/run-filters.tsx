@@ -87,6 +87,7 @@ export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onCh
       </label>
       <TextFilter id="rf-job" label="Job id" value={filters.jobId} onCommit={(v) => set("jobId", v)} />
       <TextFilter id="rf-dag" label="DAG id" value={filters.dagId} onCommit={(v) => set("dagId", v)} />
+      {filters.dagRunId && <TextFilter id="rf-dagrun" label="DAG run id" value={filters.dagRunId} onCommit={(v) => set("dagRunId", v)} />}
       {nodeList.length > 0 || !nodes.error ? (
         <label htmlFor="rf-node">
           Node

@@ -36,13 +36,13 @@ const Row = memo(function Row({ r, index, selected, now, node, onSelect }: { r: 
       </td>
       <td className="c-status"><StatusBadge status={displayStatus(r)} /></td>
       <td className="c-job" title={r.jobName}><Link href={`/jobs/${encodeURIComponent(r.jobId)}`}>{r.jobName}</Link></td>
-      <td className="c-id mono" title={r.id}><Link href={`/runs/${encodeURIComponent(r.id)}`} aria-label={`Run ${r.id}`}>{shortId(r.id)}</Link></td>
+      <td className="c-id mono" title={r.id}><Link href={`/runs/${encodeURIComponent(r.id)}`} className="id-tail">{r.id}</Link></td>
       <td className="c-trigger">{r.trigger.toLowerCase()}</td>
       <td className="c-time"><At iso={r.scheduledFor} /></td>
       <td className="c-time"><At iso={r.startedAt} /></td>
       <td className="c-num">{ms == null ? <span className="muted">—</span> : duration(Math.max(0, ms))}</td>
       <td className="c-node" title={r.nodeId ?? undefined}>{node ?? (r.nodeId ? <span className="mono">{shortId(r.nodeId)}</span> : <span className="muted">—</span>)}</td>
-      <td className="c-num">{r.attempt}/{r.maxAttempts}</td>
+      <td className="c-num c-attempt">{r.attempt}/{r.maxAttempts}</td>
       <td className="c-num">{r.exitCode ?? <span className="muted">—</span>}</td>
     </tr>
   );

@@ -20,11 +20,13 @@ export function useSelection(rows: ReadonlyArray<{ id: string }>): Selection {
     const list = rowsRef.current;
     const id = list[index]?.id;
     if (!id) return;
+    // Read now: the updater below runs later (during the next render), after the anchor moved.
+    const from = anchor.current;
     setSelected((prev) => {
       const next = new Set(prev);
       const on = !prev.has(id);
-      if (shift && anchor.current !== null && anchor.current < list.length) {
-        const [a, b] = anchor.current < index ? [anchor.current, index] : [index, anchor.current];
+      if (shift && from !== null && from < list.length) {
+        const [a, b] = from < index ? [from, index] : [index, from];
         for (let i = a; i <= b; i++) {
           const r = list[i]!;
           if (on) next.add(r.id);
