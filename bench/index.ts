@@ -119,7 +119,8 @@ async function main(): Promise<void> {
   console.log(`Kairos vs BullMQ benchmarks (issue #5)${quick ? " --quick" : ""}`);
   console.log(`machine: ${machineLine()}`);
   console.log(`redis-server ${redisVersion} (private, loopback, no persistence) ${redis.url}; Kairos ${kairosRevision()}; BullMQ ${BULLMQ_VERSION}`);
-  if (systems.includes("kairos") && kairosBase.runtime === "compiled") {
+  // The console shape runs the product in this process from src/: only the other shapes need the build.
+  if (systems.includes("kairos") && kairosBase.runtime === "compiled" && shapes.some((s) => s !== "console")) {
     const b0 = Date.now();
     const warning = await buildKairos();
     console.log(`Kairos processes run compiled: tsc src/ → .kairos/bench-dist in ${((Date.now() - b0) / 1000).toFixed(0)} s${warning ? ` (${warning})` : ""}`);
