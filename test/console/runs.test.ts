@@ -306,6 +306,27 @@ describe("console: runs", { timeout: 90_000 }, () => {
     await expect.poll(() => rowStatus(page, runId)).toBe("DEAD");
   });
 
+  it("a chatty run's log keeps the page to the last 5,000 lines, followed to the end, and says where the rest is", async () => {
+    const job = await makeJob(`chatty-${uniq()}`, "seq 1 20000");
+    const runId = await trigger(job);
+    await waitStatus(runId, ["SUCCEEDED"]);
+    const page = await h.loggedIn();
+    await page.goto(`${h.base}runs/${runId}`);
+    const log = page.getByTestId("run-log");
+    await log.getByText("20000", { exact: true }).waitFor();
+    const lines = await log.locator(".log-line").count();
+    expect(lines).toBeLessThanOrEqual(5_000);
+    expect(lines).toBeGreaterThan(4_000);
+    await log.getByText(/earlier lines are not shown/).waitFor();
+    expect(await log.getByText("1", { exact: true }).count()).toBe(0);
+    // Follow is on: the newest line is in view.
+    expect(await page.getByLabel("Follow").isChecked()).toBe(true);
+    await expect.poll(() => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)).toBeLessThan(30);
+    // Scrolling up turns follow off.
+    await log.evaluate((el) => el.scrollTo(0, 0));
+    await expect.poll(() => page.getByLabel("Follow").isChecked()).toBe(false);
+  });
+
   it("the runs list, a run page and the dead letters have no serious accessibility violations", async () => {
     const job = await makeJob(`axe-${uniq()}`, "echo '\\033[32mgreen\\033[0m'; echo err >&2");
     const runId = await trigger(job);

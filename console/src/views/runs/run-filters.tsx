@@ -67,6 +67,9 @@ export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onCh
   const [nodes] = useQuery({ query: ConsoleRunsNodesDocument, requestPolicy: "cache-first" });
   const nodeList = nodes.data?.nodes ?? [];
   const active = activeFilterCount(filters);
+  const more = active - (filters.name ? 1 : 0) - (filters.status ? 1 : 0);
+  // The rarer filters fold away on a phone (unless one is set); open on wider screens.
+  const [open, setOpen] = useState(() => more > 0 || !window.matchMedia("(max-width: 700px)").matches);
 
   return (
     <form className="filters runs-filters" role="search" aria-label="Filter runs" onSubmit={(e) => e.preventDefault()}>
@@ -78,6 +81,9 @@ export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onCh
           {STATUSES.map((s) => <option key={s} value={s}>{s.replace(/_/g, " ").toLowerCase()}</option>)}
         </select>
       </label>
+      <details className="more-filters" open={open} onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
+        <summary>More filters{more > 0 ? ` (${more} set)` : ""}</summary>
+        <div className="more-body">
       <label htmlFor="rf-trigger">
         Trigger
         <select id="rf-trigger" value={filters.trigger ?? ""} onChange={(e) => set("trigger", (e.target.value || null) as RunFilters["trigger"])}>
@@ -109,6 +115,8 @@ export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onCh
         Scheduled before
         <input id="rf-to" type="datetime-local" value={toLocalInput(filters.to)} onChange={(e) => set("to", fromLocalInput(e.target.value))} />
       </label>
+        </div>
+      </details>
       <button type="button" onClick={() => onChange(NO_FILTERS)} disabled={active === 0}>
         Clear filters{active > 0 ? ` (${active})` : ""}
       </button>
