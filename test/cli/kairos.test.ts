@@ -229,6 +229,10 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     expect(slow.code).toBe(124);
     const again = await kairos(["trigger", "cli-exit3", "--follow"]);
     expect(again.code).toBe(3);
+    const failed = JSON.parse((await kairos(["get", "runs", "--job", "cli-exit3", "--status", "FAILED", "-o", "json"])).out) as Array<{ jobName: string; exitCode: number }>;
+    expect(failed.map((r) => [r.jobName, r.exitCode])).toEqual([["cli-exit3", 3], ["cli-exit3", 3]]);
+    const all = JSON.parse((await kairos(["get", "runs", "-o", "json"])).out) as Array<{ jobName: string; status: string }>;
+    expect(all).toContainEqual(expect.objectContaining({ jobName: "cli-slow", status: "TIMED_OUT" }));
   });
 
   it("logs -f across a dropped connection prints every byte once", async () => {

@@ -91,12 +91,12 @@ export function registerJobs(program: Command, ctx: Ctx): void {
       .command("get")
       .description("list your jobs, DAGs, a job's runs, or the executor nodes")
       .argument("<what>", "jobs, dags, runs or nodes")
-      .option("--job <name|id>", "runs: the job whose runs to list (required for runs)")
+      .option("--job <name|id>", "runs: only this job's runs (default: all your runs, across jobs and DAG tasks)")
       .option("--status <status>", `runs: only this status (${RUN_STATUSES.join(", ")})`)
       .option("--limit <n>", "runs: at most this many, newest first", "20")
       .option(...OUTPUT_FLAG),
   )
-    .addHelpText("after", example("kairos get jobs", "kairos get jobs -o json | jq -r '.[].name'", "kairos get runs --job nightly --status FAILED", "kairos get nodes -o yaml"))
+    .addHelpText("after", example("kairos get jobs", "kairos get jobs -o json | jq -r '.[].name'", "kairos get runs --status RUNNING", "kairos get runs --job nightly --status FAILED", "kairos get nodes -o yaml"))
     .action(async (what: string, opts: { job?: string; status?: string; limit: string; output: string }) => {
       const format = parseFormat(opts.output);
       const api = await ctx.api();
@@ -126,12 +126,11 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         }
         case "run":
         case "runs": {
-          if (!opts.job) throw new CliError("get runs needs --job NAME|ID (the API lists runs job by job)");
           if (opts.status && !RUN_STATUSES.includes(opts.status.toUpperCase())) throw new CliError(`--status: "${opts.status}" is not one of ${RUN_STATUSES.join(", ")}`);
           const limit = Number(opts.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError("--limit: a whole number from 1 to 100");
-          const job = await findJob(ctx, opts.job);
-          const page = await api.request(CliRunsDocument, { jobId: job.id, first: limit, ...(opts.status ? { status: opts.status.toUpperCase() as RunStatus } : {}) });
+          const jobId = opts.job ? (await findJob(ctx, opts.job)).id : null;
+          const page = await api.request(CliRunsDocument, { jobId, first: limit, ...(opts.status ? { status: opts.status.toUpperCase() as RunStatus } : {}) });
           const runs = page.runs.edges.map((e) => e.node);
           emit(ctx.io, format, runs, () => runRows(ctx, runs));
           return;
