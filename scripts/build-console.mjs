@@ -29,5 +29,10 @@ try {
 }
 const sources = Math.max(newest(join(root, "console")), newest(join(root, "generated/client")));
 if (builtAt < sources) {
-  execFileSync(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "build", "--config", "console/vite.config.ts", "--logLevel", "warn"], { cwd: root, stdio: "inherit" });
+  execFileSync(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "build", "--config", "console/vite.config.ts", "--logLevel", "warn"], {
+    cwd: root,
+    stdio: "inherit",
+    // Always the production build: called from vitest, NODE_ENV is "test", and Vite would bundle React's development build.
+    env: { ...process.env, NODE_ENV: "production" },
+  });
 }
