@@ -10,7 +10,7 @@ import { request } from "node:http";
 import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { PASSWORD, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
@@ -73,6 +73,13 @@ function expectConsoleHeaders(headers: Headers | Record<string, string | string[
 }
 
 describe("console security: what the server answers", () => {
+  // In a checkout shared with other test runs, one of them may be rebuilding dist/console (Vite
+  // empties it first) as this file starts: wait for a whole build rather than report its absence.
+  beforeAll(async () => {
+    const deadline = Date.now() + 60_000;
+    while ((await fetch(h.base)).status === 503 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+  }, 70_000);
+
   it("every console answer carries the CSP (no inline script, no eval, no framing), nosniff and no-referrer", async () => {
     for (const path of ["/", "/runs", "/runs/abc", "/jobs/x", "/dags/y/z", "/admin"]) {
       const res = await fetch(new URL(path, h.base), { headers: { accept: "text/html" } });
