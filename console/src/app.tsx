@@ -4,8 +4,9 @@ import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { LoginView } from "./auth/login-view";
 import { useSession } from "./auth/session";
 
-// Each area is its own chunk, loaded when first visited: the first load carries the frame only.
-const RunsView = lazy(() => import("./views/runs/runs-view").then((m) => ({ default: m.RunsView })));
+// The runs list is where the console opens, so it is in the entry (no second round trip before the
+// first rows); every other area is its own chunk, loaded when first visited.
+import { RunsView } from "./views/runs/runs-view";
 const RunView = lazy(() => import("./views/runs/run-view").then((m) => ({ default: m.RunView })));
 const JobsView = lazy(() => import("./views/jobs/jobs-view").then((m) => ({ default: m.JobsView })));
 const JobView = lazy(() => import("./views/jobs/job-view").then((m) => ({ default: m.JobView })));
