@@ -11,7 +11,10 @@
  * time, unless an administrator lifts it first (`unlockLogin`). An attempt made while it must wait
  * is refused without checking the password and does not count as a failure. A successful login
  * clears its user name's failures; an address's failures only age out (a credential-stuffing
- * client cannot reset them with one account it owns).
+ * client cannot reset them with one account it owns). rate-limiter-flexible cannot list its keys, so
+ * each tracker also records the waits it imposes (a Redis sorted set `<prefix>:rl:login-locked:user`
+ * or `:address`, scored by when the wait ends; a Map without Redis): `LoginGuard.list` answers the
+ * admin query `loginLockouts`.
  */
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
@@ -145,6 +148,12 @@ class FailureTracker {
   private readonly failures: RateLimiterAbstract;
   /** A key blocked here must wait (growing delay or lockout) until its block expires. */
   private readonly wait: RateLimiterAbstract;
+  /**
+   * Which keys must wait, and until when (ms): rate-limiter-flexible cannot list its keys, so the
+   * tracker records each block it imposes. With Redis a sorted set (member: the key; score: when
+   * the wait ends) every instance shares; without, a Map. Expired entries are dropped on read.
+   */
+  private readonly blocked: BlockedList;
 
   constructor(
     store: LimiterStore,
@@ -154,6 +163,7 @@ class FailureTracker {
   ) {
     this.failures = limiter(store, `login-failures-${dimension}`, curve.lockoutAfter, settings.windowMs);
     this.wait = limiter(store, `login-wait-${dimension}`, 1, settings.lockoutMs);
+    this.blocked = new BlockedList(store, `${store.prefix}:rl:login-locked:${dimension}`, settings.lockoutMs);
   }
 
   /** How long `key` must still wait, and whether that is a lockout; null when it may try now. */
@@ -166,18 +176,85 @@ class FailureTracker {
   /** Counts a failure and imposes the wait it earns. */
   async failed(key: string): Promise<void> {
     const n = (await this.failures.penalty(key, 1)).consumedPoints;
+    let ms = 0;
     if (n >= this.curve.lockoutAfter) {
-      await this.wait.block(key, seconds(this.settings.lockoutMs));
+      ms = seconds(this.settings.lockoutMs) * 1000;
     } else if (n >= this.curve.freeFailures) {
-      const delay = Math.min(this.settings.delayMs * 2 ** (n - this.curve.freeFailures), this.settings.lockoutMs);
-      await this.wait.block(key, seconds(delay));
+      ms = seconds(Math.min(this.settings.delayMs * 2 ** (n - this.curve.freeFailures), this.settings.lockoutMs)) * 1000;
     }
+    if (ms === 0) return;
+    await this.wait.block(key, ms / 1000);
+    await this.blocked.add(key, Date.now() + ms).catch(() => undefined); // the list is advisory; the block holds
   }
 
   /** Forgets `key`'s failures and lifts its wait; true when there was something to lift. */
   async clear(key: string): Promise<boolean> {
-    const [a, b] = await Promise.all([this.failures.delete(key), this.wait.delete(key)]);
+    const [a, b] = await Promise.all([this.failures.delete(key), this.wait.delete(key), this.blocked.remove(key).catch(() => undefined)]);
     return a || b;
+  }
+
+  /** The keys that must wait now, with when the wait ends and their failures in the window, latest-ending first. */
+  async list(limit: number): Promise<LoginLockout[]> {
+    const entries = await this.blocked.list(limit);
+    return Promise.all(
+      entries.map(async ({ key, until }) => {
+        const failures = await this.failures.get(key).catch(() => null);
+        return { dimension: this.dimension, key, until: new Date(until), failures: failures ? failures.consumedPoints : null };
+      }),
+    );
+  }
+}
+
+/** A user name or client address that must wait before its next login attempt (LoginGuard.list). */
+export interface LoginLockout {
+  dimension: "user" | "address";
+  key: string;
+  /** When the wait (or lockout) ends. */
+  until: Date;
+  /** Failed logins counted in the window, when known. */
+  failures: number | null;
+}
+
+/** The record of current waits along one dimension: a Redis sorted set, or a Map in this process. */
+class BlockedList {
+  private readonly memory = new Map<string, number>();
+
+  constructor(
+    private readonly store: LimiterStore,
+    private readonly redisKey: string,
+    /** The longest wait: the sorted set expires this long after its last addition. */
+    private readonly maxMs: number,
+  ) {}
+
+  async add(key: string, until: number): Promise<void> {
+    const redis = this.store.redis;
+    if (!redis) {
+      this.memory.set(key, until);
+      return;
+    }
+    await redis.multi().zadd(this.redisKey, until, key).pexpire(this.redisKey, this.maxMs + 60_000).exec();
+  }
+
+  async remove(key: string): Promise<void> {
+    if (!this.store.redis) this.memory.delete(key);
+    else await this.store.redis.zrem(this.redisKey, key);
+  }
+
+  async list(limit: number): Promise<{ key: string; until: number }[]> {
+    const now = Date.now();
+    const redis = this.store.redis;
+    if (!redis) {
+      for (const [k, until] of this.memory) if (until <= now) this.memory.delete(k);
+      return [...this.memory]
+        .map(([key, until]) => ({ key, until }))
+        .sort((a, b) => b.until - a.until)
+        .slice(0, limit);
+    }
+    await redis.zremrangebyscore(this.redisKey, "-inf", now);
+    const flat = await redis.zrevrangebyscore(this.redisKey, "+inf", `(${now}`, "WITHSCORES", "LIMIT", 0, limit);
+    const out: { key: string; until: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: flat[i]!, until: Number(flat[i + 1]) });
+    return out;
   }
 }
 
@@ -229,6 +306,12 @@ export class LoginGuard {
       target.address ? this.address.clear(target.address) : false,
     ]);
     return lifted.some(Boolean);
+  }
+
+  /** Current waits and lockouts of user names and client addresses, latest-ending first, at most `limit`. */
+  async list(limit: number): Promise<LoginLockout[]> {
+    const [users, addresses] = await Promise.all([this.user.list(limit), this.address.list(limit)]);
+    return [...users, ...addresses].sort((a, b) => b.until.getTime() - a.until.getTime()).slice(0, limit);
   }
 }
 

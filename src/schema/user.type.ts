@@ -1,4 +1,4 @@
-import { Field, ID, Int, ObjectType } from "type-graphql";
+import { Field, ID, Int, ObjectType, registerEnumType } from "type-graphql";
 import { ApiKeyScope, Role } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
@@ -101,4 +101,30 @@ export class LoginPayload {
 
   @Field(() => User)
   user!: User;
+}
+
+/** What a login lockout is keyed by (an API-only enum: the rate limiter's "user" | "address"). */
+export const LoginLockoutDimension = { USER: "USER", ADDRESS: "ADDRESS" } as const;
+export type LoginLockoutDimension = (typeof LoginLockoutDimension)[keyof typeof LoginLockoutDimension];
+registerEnumType(LoginLockoutDimension, {
+  name: "LoginLockoutDimension",
+  valuesConfig: {
+    USER: { description: "A user name (as typed at login)." },
+    ADDRESS: { description: "A client address as the API sees it (see KAIROS_TRUST_PROXY)." },
+  },
+});
+
+@ObjectType({ description: "A user name or client address that must wait before its next login attempt (a growing wait, or a lockout)." })
+export class LoginLockout {
+  @Field(() => LoginLockoutDimension)
+  dimension!: LoginLockoutDimension;
+
+  @Field(() => String, { description: "The user name or client address; pass it to unlockLogin to lift the wait." })
+  key!: string;
+
+  @Field(() => DateTime, { description: "When the wait or lockout ends unless an administrator lifts it first." })
+  until!: Date;
+
+  @Field(() => Int, { nullable: true, description: "Failed logins counted in the window (KAIROS_LOGIN_WINDOW), when known." })
+  failures!: number | null;
 }

@@ -175,6 +175,97 @@ describe("login protection per client address", () => {
   });
 });
 
+const LOCKOUTS = `query($first: Int) { loginLockouts(first: $first) { dimension key until failures } }`;
+
+interface Lockout {
+  dimension: "USER" | "ADDRESS";
+  key: string;
+  until: string;
+  failures: number | null;
+}
+
+describe.each([
+  { store: "memory", redisUrl: undefined as string | undefined },
+  { store: "Redis", redisUrl: "redis" },
+])("login lockouts listed for administrators ($store counters)", ({ redisUrl }) => {
+  let app: TestApp;
+  let admin: string;
+  const lockouts = async (): Promise<Lockout[]> => (await gqlOk<{ loginLockouts: Lockout[] }>(app.url, LOCKOUTS, {}, admin)).loginLockouts;
+  beforeAll(async () => {
+    app = await startTestApp({
+      redisUrl: redisUrl ? inject("redisUrl") : undefined,
+      env: {
+        KAIROS_TRUST_PROXY: "1",
+        KAIROS_LOGIN_FREE_FAILURES: "1",
+        KAIROS_LOGIN_LOCKOUT_AFTER: "2",
+        KAIROS_LOGIN_ADDRESS_FREE_FAILURES: "1",
+        KAIROS_LOGIN_ADDRESS_LOCKOUT_AFTER: "2",
+        KAIROS_LOGIN_DELAY: "PT1S",
+        KAIROS_LOGIN_LOCKOUT: "PT1H",
+      },
+    });
+    admin = await login(app.url, ADMIN.username, ADMIN.password);
+    await createUsers(app, admin, ["dora"]);
+  });
+  afterAll(async () => {
+    await app?.dispose();
+  });
+
+  it("lists the user name and the address after failed logins, with when each ends, until unlocked", async () => {
+    expect(await lockouts()).toEqual([]);
+    const before = Date.now();
+    expect(code(await tryLogin(app, "dora", "wrong-1", "203.0.113.21"))).toBe("UNAUTHENTICATED");
+    await sleep(1_100);
+    expect(code(await tryLogin(app, "dora", "wrong-2", "203.0.113.21"))).toBe("UNAUTHENTICATED");
+    const rows = await lockouts();
+    expect(rows.map((r) => [r.dimension, r.key, r.failures]).sort()).toEqual([
+      ["ADDRESS", "203.0.113.21", 2],
+      ["USER", "dora", 2],
+    ]);
+    for (const r of rows) {
+      // Locked out for the hour (KAIROS_LOGIN_LOCKOUT).
+      expect(Date.parse(r.until) - before).toBeGreaterThan(3_500_000);
+      expect(Date.parse(r.until) - Date.now()).toBeLessThanOrEqual(3_600_000);
+    }
+    if (redisUrl) {
+      const redis = new Redis(inject("redisUrl"));
+      try {
+        expect(await redis.zscore(`${app.config.redisPrefix}:rl:login-locked:user`, "dora")).toBeTruthy();
+      } finally {
+        redis.disconnect();
+      }
+    }
+    // `first` caps the rows.
+    expect((await gqlOk<{ loginLockouts: Lockout[] }>(app.url, LOCKOUTS, { first: 1 }, admin)).loginLockouts).toHaveLength(1);
+
+    // Unlocking the name removes its row only; then the address's.
+    expect((await postGql(app.url, UNLOCK, { token: admin, variables: { u: "dora" } })).json.data).toEqual({ unlockLogin: true });
+    expect((await lockouts()).map((r) => [r.dimension, r.key])).toEqual([["ADDRESS", "203.0.113.21"]]);
+    expect((await postGql(app.url, UNLOCK, { token: admin, variables: { a: "203.0.113.21" } })).json.data).toEqual({ unlockLogin: true });
+    expect(await lockouts()).toEqual([]);
+  });
+
+  it("drops a wait once it has ended, newest-ending first while they last", async () => {
+    expect(code(await tryLogin(app, "nobody-1", "wrong", "203.0.113.31"))).toBe("UNAUTHENTICATED");
+    const waits = await lockouts();
+    expect(waits.map((r) => [r.dimension, r.key, r.failures]).sort()).toEqual([
+      ["ADDRESS", "203.0.113.31", 1],
+      ["USER", "nobody-1", 1],
+    ]);
+    const ends = waits.map((r) => Date.parse(r.until));
+    expect([...ends].sort((a, b) => b - a)).toEqual(ends);
+    await sleep(1_200);
+    expect(await lockouts()).toEqual([]);
+  });
+
+  it("is for administrators only", async () => {
+    const dora = await login(app.url, "dora", PASSWORD);
+    expect(code(await postGql(app.url, LOCKOUTS, { token: dora }))).toBe("FORBIDDEN");
+    expect(code(await postGql(app.url, LOCKOUTS, {}))).toBe("UNAUTHENTICATED");
+    expect(code(await postGql(app.url, LOCKOUTS, { token: admin, variables: { first: 101 } }))).toBe("BAD_USER_INPUT");
+  });
+});
+
 describe("request and submission budgets per user (Redis counters)", () => {
   let app: TestApp;
   let alice: string;
