@@ -17,7 +17,7 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts", "console/test/**/*.test.ts"],
     environment: "node",
     globalSetup: ["test/setup/global.ts"],
     testTimeout: 30_000,

@@ -34,6 +34,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startKairos, type KairosApp } from "../src/app/start.js";
@@ -753,5 +754,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const arg = (n: string, d: number) => (process.argv.includes(n) ? Number(process.argv[process.argv.indexOf(n) + 1]) : d);
   const r = await benchConsole({ runs: arg("--runs", 100_000), changes: arg("--changes", 200), loads: arg("--loads", 5), scrollSeconds: arg("--scroll-seconds", 3), oneJob: process.argv.includes("--one-job") });
   console.log(formatConsole(r));
+  // bench/index.ts runs this file as a child (it is typed with the DOM's lib, the rest is not) and reads the figures here.
+  const jsonOut = process.argv.includes("--json-out") ? process.argv[process.argv.indexOf("--json-out") + 1] : null;
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify(r));
   process.exit(0);
 }

@@ -325,7 +325,7 @@ describe("console: admin", { timeout: 90_000 }, () => {
     expect(await login(h.app.url, name, next)).toBeTruthy();
   });
 
-  it("the unlock form lifts a login lockout and says when there was nothing to lift", async () => {
+  it("lists a login lockout, lifts it from its row, and the form says when there was nothing to lift", async () => {
     const name = uniq("locked");
     await makeUser(h.app, h.admin, name);
     const page = await h.loggedIn();
@@ -343,8 +343,16 @@ describe("console: admin", { timeout: 90_000 }, () => {
     const refused = await tryLogin(PASSWORD);
     expect(refused.errors?.[0]?.message).toMatch(/locked out/);
 
-    await form.getByRole("button", { name: "Unlock" }).click();
+    // The list shows the locked-out name (after a refresh); its row's Unlock lifts it and the row goes.
+    const table = page.getByRole("table", { name: "Current login lockouts" });
+    const row = table.getByRole("row").filter({ hasText: name });
+    expect(await row.count()).toBe(0);
+    await page.getByRole("button", { name: "Refresh list" }).click();
+    await row.waitFor();
+    expect(await row.textContent()).toContain("user name");
+    await row.getByRole("button", { name: `Unlock user “${name}”` }).click();
     await form.getByRole("status").filter({ hasText: `Lifted: user “${name}” may log in again now.` }).waitFor();
+    await row.waitFor({ state: "detached" });
     expect((await tryLogin(PASSWORD)).data).toBeTruthy();
 
     // Neither given: the form says so without asking the API.

@@ -6,10 +6,10 @@
 import { describe, expect, it } from "vitest";
 import { renderDot, type DagDef } from "../../src/dag/index.js";
 import { DagTaskState as S } from "../../src/domain/index.js";
-import { cronInWords } from "../../console/src/ui/cron-words.js";
-import { tasksFromDot } from "../../console/src/views/dags/dot-graph.js";
-import { layoutDag, type LayoutTask } from "../../console/src/views/dags/layout.js";
-import { CellBook, newer } from "../../console/src/views/dags/task-cells.js";
+import { cronInWords } from "../src/ui/cron-words";
+import { tasksFromDot } from "../src/views/dags/dot-graph";
+import { layoutDag, type LayoutTask } from "../src/views/dags/layout";
+import { CellBook, newer } from "../src/views/dags/task-cells";
 
 const t = (key: string, ...dependsOn: string[]): LayoutTask => ({ key, dependsOn });
 

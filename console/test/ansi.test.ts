@@ -1,6 +1,6 @@
 /** The console's ANSI parser (console/src/ui/ansi.ts): a pure function, tested in node. */
 import { describe, expect, it } from "vitest";
-import { ansiClasses, from256, initialAnsiState, parseAnsi, stripAnsi, type AnsiSegment } from "../../console/src/ui/ansi.js";
+import { ansiClasses, from256, initialAnsiState, parseAnsi, stripAnsi, type AnsiSegment } from "../src/ui/ansi";
 
 const texts = (segs: AnsiSegment[]) => segs.map((s) => s.text);
 
