@@ -11,6 +11,11 @@ COPY packages ./packages
 COPY bin ./bin
 COPY scripts ./scripts
 COPY src ./src
+# The command line (src/cli) and the web console (console/, built by Vite into dist/console) are
+# compiled against the typed client generated from client/ (generated/client).
+COPY generated ./generated
+COPY console ./console
+COPY schema.graphql ./
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --workspaces=false
 
 FROM node:20-bookworm-slim
@@ -22,7 +27,8 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
-COPY package.json ./
+# `kairos apply` checks files against the API's input types, read from schema.graphql.
+COPY package.json schema.graphql ./
 USER node
 ENTRYPOINT ["node", "bin/kairos.js"]
 # No default role: `dev` needs the emulator, which this image leaves out. Give the role as the
