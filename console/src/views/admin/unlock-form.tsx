@@ -1,13 +1,14 @@
 /**
- * Lifts a login lockout (or growing wait) of a user name and/or a client address. The API has no
- * query that lists current lockouts, so the administrator names what to unlock (the locked-out
- * user's message or the API's log says which); the API answers whether there was anything to lift.
+ * Current login waits and lockouts (loginLockouts: user names and client addresses, latest-ending
+ * first) with an Unlock button per row, and a form that lifts one by name or address; the API
+ * answers whether there was anything to lift. The list is read again after each unlock and on Refresh.
  */
 import { useState, type FormEvent } from "react";
-import { useMutation } from "urql";
-import { ConsoleAdminUnlockLoginDocument } from "../../../../generated/client/graphql";
+import { useMutation, useQuery } from "urql";
+import { ConsoleAdminLoginLockoutsDocument, ConsoleAdminUnlockLoginDocument } from "../../../../generated/client/graphql";
 import { errorText } from "../../api/client";
-import { ErrorLine } from "../../ui/page";
+import { ErrorLine, Loading } from "../../ui/page";
+import { Time } from "../../ui/time";
 
 export function UnlockForm() {
   const [, unlock] = useMutation(ConsoleAdminUnlockLoginDocument);
@@ -16,6 +17,26 @@ export function UnlockForm() {
   const [answer, setAnswer] = useState<{ lifted: boolean; what: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [list, reexecute] = useQuery({
+    query: ConsoleAdminLoginLockoutsDocument,
+    variables: { first: 100 },
+    requestPolicy: "network-only",
+    context: LIST_CONTEXT,
+  });
+  const refresh = () => reexecute({ requestPolicy: "network-only" });
+  const rows = list.data?.loginLockouts ?? null;
+
+  async function lift(u: string, a: string) {
+    setAnswer(null);
+    setError(null);
+    setBusy(true);
+    const r = await unlock({ username: u || null, address: a || null });
+    setBusy(false);
+    refresh();
+    if (r.error || r.data == null) return setError(errorText(r.error) ?? "The API did not answer");
+    const what = [u && `user “${u}”`, a && `address ${a}`].filter(Boolean).join(" and ");
+    setAnswer({ lifted: r.data.unlockLogin, what });
+  }
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -23,20 +44,57 @@ export function UnlockForm() {
     const a = address.trim();
     setAnswer(null);
     if (!u && !a) return setError("Give a user name, a client address, or both.");
-    setError(null);
-    setBusy(true);
-    const r = await unlock({ username: u || null, address: a || null });
-    setBusy(false);
-    if (r.error || r.data == null) return setError(errorText(r.error) ?? "The API did not answer");
-    const what = [u && `user “${u}”`, a && `address ${a}`].filter(Boolean).join(" and ");
-    setAnswer({ lifted: r.data.unlockLogin, what });
+    await lift(u, a);
   }
 
   return (
+    <>
+    <div className="admin-lockouts">
+      <ErrorLine error={list.error ? errorText(list.error) ?? "The API did not answer" : null} />
+      {!rows ? (
+        !list.error && <Loading what="Loading the login lockouts" />
+      ) : rows.length === 0 ? (
+        <p className="muted">No user name or client address must wait to log in now.</p>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Current login lockouts">
+            <thead>
+              <tr>
+                <th scope="col">User name or address</th>
+                <th scope="col">Until</th>
+                <th scope="col" className="hide-narrow">Failed logins</th>
+                <th scope="col"><span className="admin-sr-only">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => {
+                const what = r.dimension === "USER" ? `user “${r.key}”` : `address ${r.key}`;
+                return (
+                  <tr key={`${r.dimension}:${r.key}`} data-lockout={r.key}>
+                    <th scope="row" className="admin-name">
+                      {r.key}
+                      <span className="admin-sub">{r.dimension === "USER" ? "user name" : "client address"}</span>
+                    </th>
+                    <td><Time iso={r.until} /></td>
+                    <td className="hide-narrow">{r.failures ?? "—"}</td>
+                    <td>
+                      <button type="button" disabled={busy} aria-label={`Unlock ${what}`} onClick={() => void (r.dimension === "USER" ? lift(r.key, "") : lift("", r.key))}>
+                        Unlock
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <button type="button" onClick={refresh}>Refresh list</button>
+    </div>
     <form className="admin-form" onSubmit={submit} aria-labelledby="unlock-title" aria-describedby="unlock-hint">
       <p id="unlock-hint" className="hint">
         After repeated failed logins the API makes a user name or a client address wait, then locks it out for a while. Lift it here; its failed attempts are
-        forgotten too. The API does not list current lockouts: the refused user sees “locked out” when logging in.
+        forgotten too. Current ones are listed above; a name or address can also be given here.
       </p>
       <div className="admin-fields">
         <label>
@@ -54,5 +112,9 @@ export function UnlockForm() {
         {answer && (answer.lifted ? `Lifted: ${answer.what} may log in again now.` : `Nothing to lift: ${answer.what} had no lockout, wait or failed logins recorded.`)}
       </p>
     </form>
+    </>
   );
 }
+
+// An empty list names no type, so the document cache would not know an unlock changes it.
+const LIST_CONTEXT = { additionalTypenames: ["LoginLockout"] };
