@@ -154,6 +154,8 @@ export function toRun(r: RunDoc | RunEvent): Run {
     signal: r.signal,
     error: r.error,
     nodeId: r.nodeId,
+    dagRunId: r.dagRunId ?? null,
+    taskKey: r.taskKey ?? null,
     outputTail: r.outputTail,
     outputTruncated: r.outputTruncated,
     usage: r.usage ?? null,

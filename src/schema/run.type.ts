@@ -88,6 +88,12 @@ export class Run {
   @Field(() => ID, { nullable: true })
   nodeId!: string | null;
 
+  @Field(() => ID, { nullable: true, description: "Set for a DAG task's run: its DAG run (Query.dagRun)." })
+  dagRunId!: string | null;
+
+  @Field(() => String, { nullable: true, description: "Set for a DAG task's run: the key of its task in the DAG." })
+  taskKey!: string | null;
+
   @Field(() => String, { nullable: true, description: "The last 16 KiB of combined stdout and stderr." })
   outputTail!: string | null;
 

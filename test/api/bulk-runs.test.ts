@@ -124,6 +124,19 @@ describe("cancelRuns and retryRuns", () => {
       expect(single.errors?.[0]).toMatchObject({ message: e.error!.message, extensions: { code: "CONFLICT" } });
     }
   });
+
+  it("a DAG task's run has its dagRunId and taskKey; a job's run has neither", async () => {
+    const owner = await makeUser(t.app, t.admin, "run-dag-fields");
+    const [plain] = await waitingRuns(t.app.url, owner.token, "p", 1);
+    const dagId = await createDag(t.app.url, owner.token, "fields-dag", [{ key: "build", command: "true" }]);
+    const dagRunId = await triggerDag(t.app.url, owner.token, dagId);
+    await finishedDagRun(t.app.url, owner.token, dagRunId);
+    const q = `query($f: RunFilter) { runs(filter: $f) { edges { node { id jobName dagRunId taskKey } } } }`;
+    const task = (await gqlOk(t.app.url, q, { f: { dagRunId } }, owner.token)).runs.edges.map((e: { node: unknown }) => e.node);
+    expect(task).toEqual([{ id: expect.any(String), jobName: "fields-dag/build", dagRunId, taskKey: "build" }]);
+    const one = (await gqlOk(t.app.url, `query($id: ID!) { run(id: $id) { dagRunId taskKey } }`, { id: plain }, owner.token)).run;
+    expect(one).toEqual({ dagRunId: null, taskKey: null });
+  });
 });
 
 describe("retryRuns under a submission budget of 5 a minute", () => {
