@@ -24,6 +24,17 @@ function At({ iso }: { iso: string | null }) {
   return <time dateTime={iso} title={iso}>{when.format(Date.parse(iso))}</time>;
 }
 
+/**
+ * A job's run links to its job; a DAG task's run (jobName `<DAG name>/<task key>`) to its DAG run,
+ * shown as "DAG name › task key".
+ */
+function RunName({ r }: { r: RunRow }) {
+  if (!r.dagRunId || !r.taskKey) return <Link href={`/jobs/${encodeURIComponent(r.jobId)}`}>{r.jobName}</Link>;
+  const suffix = `/${r.taskKey}`;
+  const dag = r.jobName.endsWith(suffix) ? r.jobName.slice(0, -suffix.length) : r.jobName;
+  return <Link href={`/dag-runs/${encodeURIComponent(r.dagRunId)}`}>{dag} › {r.taskKey}</Link>;
+}
+
 /** Ids share their first half (a time stamp): their end tells them apart. */
 export const shortId = (id: string) => (id.length > 12 ? `…${id.slice(-10)}` : id);
 
@@ -35,7 +46,7 @@ const Row = memo(function Row({ r, index, selected, now, node, onSelect }: { r: 
         <input type="checkbox" checked={selected} onChange={() => undefined} onClick={(e) => onSelect(index, e)} aria-label={`Select run ${r.id} of ${r.jobName}`} />
       </td>
       <td className="c-status"><StatusBadge status={displayStatus(r)} /></td>
-      <td className="c-job" title={r.jobName}><Link href={`/jobs/${encodeURIComponent(r.jobId)}`}>{r.jobName}</Link></td>
+      <td className="c-job" title={r.jobName}><RunName r={r} /></td>
       <td className="c-id mono" title={r.id}><Link href={`/runs/${encodeURIComponent(r.id)}`} className="id-tail">{r.id}</Link></td>
       <td className="c-trigger">{r.trigger.toLowerCase()}</td>
       <td className="c-time"><At iso={r.scheduledFor} /></td>
