@@ -61,8 +61,11 @@ export function mountConsole(app: Express, dir = consoleDir()): void {
   app.use("/assets", headers, express.static(`${dir}assets`, { immutable: true, maxAge: "365d", index: false, fallthrough: false }));
   app.get(/.*/, (req, res, next) => {
     if (API_PATHS.test(req.path)) return next();
-    // Only pages: a request for a file (with an extension) that is not there is a plain 404.
-    if (/\.[a-z0-9]+$/i.test(req.path) || !req.accepts("html")) return next();
+    // Only pages: a request for a file (with an extension) that is not there is a plain 404. Below
+    // `/`, the app answers only a client that prefers HTML (a browser's navigation); an API client
+    // (no Accept, */*, JSON) asking for an unknown path gets the API's 404 envelope.
+    if (/\.[a-z0-9]+$/i.test(req.path)) return next();
+    if (req.path !== "/" && req.accepts(["json", "html"]) !== "html") return next();
     headers(req, res, () => {
       res.setHeader("Cache-Control", "no-cache");
       if (!existsSync(index)) {
