@@ -41,6 +41,7 @@ import { startKairos, type KairosApp } from "../src/app/start.js";
 import { loadConfig } from "../src/config/index.js";
 import type { RunDoc } from "../src/domain/index.js";
 import { newId } from "../src/store/index.js";
+import { finishedRunDoc } from "./lib/finished-run.js";
 import { silentLogger } from "../src/support/index.js";
 import { launchChromium } from "../test/console/browser.js";
 import { fmtMs, fmtNum, summarize, table, type Summary } from "./lib/stats.js";
@@ -164,8 +165,7 @@ function seededRun(ownerId: string, jobs: Array<{ id: string; name: string }>, i
   const node = `node-${"abcd"[i % 4]}`;
   const startedAt = new Date(scheduledFor.getTime() + 40 + (i % 50));
   const finishedAt = new Date(startedAt.getTime() + 800 + (i % 997) * 7);
-  const status = failed ? "FAILED" : "SUCCEEDED";
-  return {
+  return finishedRunDoc({
     _id: id,
     ownerId,
     jobId: job.id,
@@ -173,36 +173,16 @@ function seededRun(ownerId: string, jobs: Array<{ id: string; name: string }>, i
     fireKey: `${job.id}@${scheduledFor.getTime()}:${i}`,
     trigger: i % 20 === 0 ? "MANUAL" : "SCHEDULE",
     scheduledFor,
-    status,
-    attempt: 1,
-    retry: { maxAttempts: 1, backoff: "FIXED", initialMs: 1000, factor: 2, maxMs: 1000, jitter: "NONE", nonRetryableExitCodes: [] },
-    overlap: "ALLOW",
-    fencingToken: 1,
-    priority: 5,
-    pool: "default",
-    spec: { kind: "COMMAND", command: "./report --since yesterday", argv: null, env: {}, timeoutMs: 60_000, pool: "default" },
-    nodeId: node,
-    leaseUntil: null,
-    cancelRequested: false,
-    notBefore: null,
-    queuedAt: scheduledFor,
     startedAt,
     finishedAt,
-    retryAt: null,
-    exitCode: failed ? 1 : 0,
-    signal: null,
-    error: failed ? "exited with code 1" : null,
-    outputTail: failed ? "report: upstream returned 503\n" : "wrote report.csv\n",
-    outputTruncated: false,
-    usage: { peakMemoryMb: 40 + (i % 60), cpuSeconds: 0.4 + (i % 10) / 10 },
-    history: [
-      { status: "QUEUED", at: scheduledFor, reason: "schedule", nodeId: null, attempt: 1 },
-      { status: "RUNNING", at: startedAt, reason: null, nodeId: node, attempt: 1 },
-      { status, at: finishedAt, reason: failed ? "exit code 1" : null, nodeId: node, attempt: 1 },
-    ],
-    createdAt: scheduledFor,
-    updatedAt: finishedAt,
-  } as unknown as RunDoc;
+    failed,
+    nodeId: node,
+    command: "./report --since yesterday",
+    extra: {
+      outputTail: failed ? "report: upstream returned 503\n" : "wrote report.csv\n",
+      usage: { peakMemoryMb: 40 + (i % 60), cpuSeconds: 0.4 + (i % 10) / 10 },
+    },
+  });
 }
 
 interface Bench {

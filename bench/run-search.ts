@@ -18,6 +18,7 @@ import { startKairos } from "../src/app/start.js";
 import { loadConfig } from "../src/config/index.js";
 import type { RunDoc } from "../src/domain/index.js";
 import { newId } from "../src/store/index.js";
+import { finishedRunDoc } from "./lib/finished-run.js";
 import { silentLogger } from "../src/support/index.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "100000" }, repeat: { type: "string", default: "20" } } });
@@ -48,8 +49,8 @@ function runDoc(ownerId: string, i: number, n: number, now: number): RunDoc {
   const failed = i % 10 === 3;
   const startedAt = new Date(scheduledFor.getTime() + 50);
   const finishedAt = new Date(startedAt.getTime() + 1_000);
-  const status = failed ? "FAILED" : "SUCCEEDED";
-  return {
+  const nodeId = NODES[i % NODES.length]!;
+  return finishedRunDoc({
     _id: id,
     ownerId,
     jobId: dagTask ? `dag-${ownerId}` : `job-${ownerId}-${job}`,
@@ -57,35 +58,13 @@ function runDoc(ownerId: string, i: number, n: number, now: number): RunDoc {
     fireKey: `${ownerId}@${id}`,
     trigger: i % 20 === 0 ? "MANUAL" : "SCHEDULE",
     scheduledFor,
-    status,
-    attempt: 1,
-    retry: { maxAttempts: 1, backoff: "FIXED", initialMs: 1000, factor: 2, maxMs: 1000, jitter: "NONE", nonRetryableExitCodes: [] },
-    overlap: "ALLOW",
-    fencingToken: 1,
-    priority: 5,
-    pool: "default",
-    spec: { kind: "COMMAND", command: "echo a report of some length && sleep 1", argv: null, env: { MODE: "nightly" }, timeoutMs: 60_000, pool: "default" },
-    nodeId: NODES[i % NODES.length]!,
-    leaseUntil: null,
-    cancelRequested: false,
-    queuedAt: scheduledFor,
     startedAt,
     finishedAt,
-    retryAt: null,
-    exitCode: failed ? 1 : 0,
-    signal: null,
-    error: failed ? "exit code 1" : null,
-    outputTail: "done\n",
-    outputTruncated: false,
-    history: [
-      { status: "QUEUED", at: scheduledFor, reason: null, nodeId: null, attempt: 1 },
-      { status: "RUNNING", at: startedAt, reason: null, nodeId: NODES[i % NODES.length]!, attempt: 1 },
-      { status, at: finishedAt, reason: null, nodeId: NODES[i % NODES.length]!, attempt: 1 },
-    ],
-    ...(dagTask ? { dagRunId: `dagrun-${ownerId}-${Math.floor(i / 1000)}`, taskKey: `task-${i % 7}` } : {}),
-    createdAt: scheduledFor,
-    updatedAt: finishedAt,
-  } as RunDoc;
+    failed,
+    nodeId,
+    command: "echo a report of some length && sleep 1",
+    extra: dagTask ? { dagRunId: `dagrun-${ownerId}-${Math.floor(i / 1000)}`, taskKey: `task-${i % 7}` } : {},
+  });
 }
 
 function quantile(sorted: number[], q: number): number {
