@@ -44,7 +44,7 @@ Options (override the environment):
   --port N  --host H  --data-dir DIR  --mongo-url URL  --redis-url URL  --log-level LEVEL
   --slots N  --pools a,b  --node-name NAME  --shards N
 
-See README.md for every setting.`;
+See docs/configuration.md for every setting.`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;

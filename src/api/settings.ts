@@ -21,7 +21,7 @@ export interface QueryLimitSettings {
   fieldSuggestions: boolean;
 }
 
-/** The API role's guards: query limits, rate limits, login protection, body size, trusted proxies (README "Limits"). */
+/** The API role's guards: query limits, rate limits, login protection, body size, trusted proxies (docs/limits.md). */
 export interface ApiGuardSettings extends RateLimitSettings {
   query: QueryLimitSettings;
   /** Largest request body in bytes. `KAIROS_MAX_BODY_BYTES`. @default 1048576 (1 MiB) */

@@ -1,4 +1,4 @@
-/** The API role's guards: query limits, request rate limits and login protection (README "Limits"). */
+/** The API role's guards: query limits, request rate limits and login protection (docs/limits.md). */
 import { ConfigError } from "../domain/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
 import type { LoginLimitSettings } from "../auth/index.js";

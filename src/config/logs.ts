@@ -1,4 +1,4 @@
-/** Run logs and retention: the settings, their defaults and bounds (README "Logs and retention"). */
+/** Run logs and retention: the settings, their defaults and bounds (docs/jobs.md, "Run logs and retention"; docs/logs.md). */
 import type { LogSettings } from "../core/index.js";
 import { DEFAULT_LOG_SETTINGS } from "../core/index.js";
 import { ConfigError } from "../domain/index.js";

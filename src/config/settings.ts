@@ -111,7 +111,7 @@ export interface KairosConfig {
   logs: LogSettings;
   /** How long the store keeps finished runs (with their history), fire-ledger entries and live log chunks (TTL indexes). */
   retention: { runsMs: number; firesMs: number; logsMs: number };
-  /** API role: query limits, request rate limits and login protection (README "Limits"). */
+  /** API role: query limits, request rate limits and login protection (docs/limits.md). */
   api: ApiGuardSettings;
   /**
    * Blob storage for artifacts and archived logs: `S3_BUCKET`, `S3_ENDPOINT`, `S3_PUBLIC_ENDPOINT`,

@@ -1,5 +1,5 @@
 /**
- * The GraphQL examples a reader copies from the README and the DAG, auth and artifact docs: every
+ * The GraphQL examples a reader copies from the README and the docs pages that hold them: every
  * `gql '…'` line's body is JSON, and every operation (in those lines and in the ```graphql blocks)
  * parses, validates against the schema and passes the default query limits and cost, so none is
  * answered GRAPHQL_PARSE_FAILED or GRAPHQL_VALIDATION_FAILED as written.
@@ -13,7 +13,15 @@ import { QueryLimits } from "../../src/api/limits.js";
 import { apiGuard } from "../../src/config/api.js";
 import { buildKairosSchema } from "../../src/resolvers/index.js";
 
-const FILES = ["README.md", "docs/dags.md", "docs/auth.md", "docs/artifacts.md"];
+const FILES = [
+  "README.md",
+  "docs/getting-started.md",
+  "docs/jobs.md",
+  "docs/limits.md",
+  "docs/dags.md",
+  "docs/auth.md",
+  "docs/artifacts.md",
+];
 
 interface Example {
   file: string;

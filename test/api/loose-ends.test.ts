@@ -1,8 +1,9 @@
 /**
  * Issue #12's loose ends, over real HTTP and WebSocket: the retry field path, runs() NOT_FOUND
  * for unknown ids whatever the page, a pool no executor serves (warning, health, metric),
- * cancelRun on a RUNNING run answering CANCELLING, the cron length bound, and the README's
- * login snippet and watch.mjs run as written against a server on a random port.
+ * cancelRun on a RUNNING run answering CANCELLING, the cron length bound, and the login snippet
+ * (README and docs/getting-started.md) and watch.mjs (docs/getting-started.md) run as written
+ * against a server on a random port.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,7 +17,9 @@ import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
 const t = useTestApp();
 const CREATE = `mutation($input: CreateJobInput!) { createJob(input: $input) { id warnings } }`;
 const base = { name: "le", schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" }, spec: { kind: "COMMAND", command: "true" } };
-const README = readFileSync("README.md", "utf8");
+/** The pages that show the login snippet, and the one that shows watch.mjs. */
+const LOGIN_PAGES = ["README.md", "docs/getting-started.md"];
+const TOUR = readFileSync("docs/getting-started.md", "utf8");
 
 describe("loose ends", () => {
   it("reports retry.maxAttempts (not retry.retry.maxAttempts)", async () => {
@@ -91,8 +94,8 @@ describe("loose ends", () => {
     expect((await gqlOk(t.app.url, `mutation($id: ID!) { cancelRun(id: $id) { status } }`, { id: w }, t.admin)).cancelRun.status).toBe("CANCELLED");
   });
 
-  it("the README's login snippet fails loudly on a refused login and works on a good one", async () => {
-    const snippet = /Log in and keep the token:\n\n```sh\n([\s\S]*?)```/.exec(README)?.[1];
+  it.each(LOGIN_PAGES)("%s: the login snippet fails loudly on a refused login and works on a good one", async (page) => {
+    const snippet = /Log in and keep the token:\n\n```sh\n([\s\S]*?)```/.exec(readFileSync(page, "utf8"))?.[1];
     expect(snippet).toBeTruthy();
     // Asynchronously: the server runs in this process.
     const run = (password: string) =>
@@ -116,8 +119,8 @@ describe("loose ends", () => {
     expect(JSON.parse(good.stdout)).toEqual({ data: { me: { username: "admin" } } });
   });
 
-  it("the README's watch.mjs takes the server's URL from KAIROS_WS_URL", async () => {
-    const code = /```js\n(\/\/ watch\.mjs[\s\S]*?)```/.exec(README)?.[1];
+  it("docs/getting-started.md's watch.mjs takes the server's URL from KAIROS_WS_URL", async () => {
+    const code = /```js\n(\/\/ watch\.mjs[\s\S]*?)```/.exec(TOUR)?.[1];
     expect(code).toBeTruthy();
     const job = (await gqlOk(t.app.url, CREATE, { input: { ...base, name: "watched" } }, t.admin)).createJob.id;
     // In the repository, so `graphql-ws` and `ws` resolve from node_modules as they would after `npm i`.

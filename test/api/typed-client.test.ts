@@ -81,7 +81,7 @@ describe("generated typed client", () => {
     expect(runs.edges.map((e) => e.node.id)).toEqual([triggerJob.id]);
   });
 
-  it("works with an API key as the bearer credential, as the README shows", async () => {
+  it("works with an API key as the bearer credential, as docs/getting-started.md shows", async () => {
     const { login } = await request(LoginDocument, { username: ADMIN.username, password: ADMIN.password });
     const { createApiKey } = await request(CreateApiKeyDocument, { name: "partner-ci", scope: "READ_WRITE" }, login.token);
     expect(createApiKey.key).toMatch(/^kairos_/);
