@@ -5,6 +5,7 @@
  */
 import type { AttemptOutcome } from "../core/index.js";
 import type { HttpResponseRecord, ResourceRequest, RunUsage } from "../domain/index.js";
+import { startFailureError } from "./start-failure.js";
 
 /** What an HTTP job's attempt adds to its result (executor/kinds/http-job.ts). */
 export interface HttpAttemptResult {
@@ -54,17 +55,16 @@ export function toOutcome(r: ProcessResult, cause: EndCause, endedAt: number, us
   if (cause.diskFull) return { ...common, kind: "FAILED", error: `DISK_LIMIT: the run wrote more than its disk cap (diskMb ${cause.resources.diskMb}) in its working directory and /tmp, and was killed` };
   if (r.exitCode === 0) return { ...common, kind: "SUCCEEDED", error: null };
   if (cause.oomKilled) return { ...common, kind: "OOM_KILLED", error: `OOM_KILLED: the run went over its memory limit (memoryMb ${cause.resources.memoryMb}) and the kernel killed it` };
-  // 125 is the sandbox wrapper's own failure; 126/127 the shell's "cannot execute" / "not found".
+  // 125 is the sandbox wrapper's own failure; 126/127 the shell's "cannot execute" / "not found"
+  // (the launcher's too), with the program named when the output says which.
   const why =
-    r.exitCode === 127
-      ? "exit code 127: program or command not found"
-      : r.exitCode === 126
-        ? "exit code 126: program is not executable"
-        : r.exitCode === 125
-          ? "exit code 125: the run's sandbox could not be set up (or the program itself exited 125)"
-          : r.exitCode !== null
-            ? `exit code ${r.exitCode}`
-            : `killed by ${r.signal}`;
+    r.exitCode === 127 || r.exitCode === 126
+      ? startFailureError(r.exitCode, r.outputTail)
+      : r.exitCode === 125
+        ? "exit code 125: the run's sandbox could not be set up (or the program itself exited 125)"
+        : r.exitCode !== null
+          ? `exit code ${r.exitCode}`
+          : `killed by ${r.signal}`;
   return { ...common, kind: "FAILED", error: why };
 }
 

@@ -5,17 +5,24 @@
  * (/work as cwd and HOME, uid 1000, the given files at /kairos, only the declared environment),
  * same stop on a timeout, and a program that does not exist ends 127 either way.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_RESOURCES } from "../../src/core/resources.js";
 import type { JobSpec } from "../../src/domain/documents.js";
 import { RunAbort } from "../../src/executor/abort.js";
+import { BINARY_FILE } from "../../src/executor/kinds/programs.js";
+import { toOutcome, type ProcessResult } from "../../src/executor/outcome.js";
 import { runProcess } from "../../src/executor/process.js";
 import { launcherBinary } from "../../src/executor/sandbox/launcher.js";
 import { Sandbox } from "../../src/executor/sandbox/sandbox.js";
 import { silentLogger } from "../../src/support/log.js";
+
+/** The run's error, as the user reads it in `run { error }`. */
+function errorOf(r: ProcessResult): string | null {
+  return toOutcome(r, { cancelled: false, oomKilled: false, diskFull: false, resources: DEFAULT_RESOURCES }, Date.now(), null).error;
+}
 
 const canSandbox = process.platform === "linux" && process.getuid?.() === 0 && launcherBinary() !== null;
 
@@ -37,10 +44,16 @@ describe.runIf(canSandbox).each([
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function run(spec: Partial<JobSpec>, opts: { timeoutMs?: number; given?: Record<string, string> } = {}) {
+  async function run(spec: Partial<JobSpec>, opts: { timeoutMs?: number; given?: Record<string, string>; program?: Buffer } = {}) {
     const full: JobSpec = { kind: "COMMAND", command: null, argv: null, env: {}, timeoutMs: 30_000, pool: "default", resources: DEFAULT_RESOURCES, ...spec };
     const p = sandbox.prepare(0, `paths-${process.pid}-${n++}`, full, { KAIROS_RUN_ID: "r1" }, DEFAULT_RESOURCES, opts.given ?? {});
     expect(Boolean(p.process.launch)).toBe(launcher);
+    if (opts.program) {
+      // Where installProgram puts a BINARY job's file: the run's /work, owned by the slot's user.
+      const file = join(p.process.cwd, BINARY_FILE);
+      writeFileSync(file, opts.program, { mode: 0o755 });
+      chownSync(file, statSync(p.process.cwd).uid, statSync(p.process.cwd).gid);
+    }
     try {
       return await runProcess({ ...p.process, timeoutMs: opts.timeoutMs ?? 30_000, killGraceMs: 500 }, new RunAbort());
     } finally {
@@ -81,9 +94,19 @@ describe.runIf(canSandbox).each([
     expect(polite.signal ?? String(polite.exitCode)).toMatch(/SIGTERM|143/);
   });
 
-  it("ends a program that does not exist with 127", async () => {
+  it("ends a program that does not exist with 127, and the run's error names it (argv and command alike)", async () => {
     const r = await run({ argv: ["definitely-not-a-program"] });
     expect(r.exitCode).toBe(127);
     expect(r.outputTail).toContain("definitely-not-a-program");
+    expect(errorOf(r)).toBe(`exit code 127: program not found: "definitely-not-a-program" (not in the job's PATH)`);
+    expect(errorOf(await run({ command: "definitely-not-a-cmd" }))).toBe(`exit code 127: program not found: "definitely-not-a-cmd" (not in the job's PATH)`);
+    expect(errorOf(await run({ argv: ["/work/nothing-here"] }))).toBe(`exit code 127: program not found: "/work/nothing-here" (no such file)`);
+  });
+
+  it("ends a program that cannot be run with 126, naming it and why", async () => {
+    expect(errorOf(await run({ argv: ["/etc/passwd"] }))).toBe(`exit code 126: cannot run "/etc/passwd": Permission denied`);
+    // An uploaded binary built for another system, run as a BINARY job runs it (executor/kinds/programs.ts).
+    const bad = await run({ argv: [`./${BINARY_FILE}`] }, { program: Buffer.from("\x7fELF-not-for-this-cpu-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "latin1") });
+    expect(errorOf(bad)).toMatch(/^exit code 126: cannot run the job's binary: Exec format error \(not a program for this node's system/);
   });
 });
