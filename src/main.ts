@@ -1,5 +1,5 @@
 /**
- * `kairos <role> [options]`: one program, several roles (DESIGN.md §1).
+ * `kairos <role> [options]`: one program, several roles (docs/design.md, "Roles").
  */
 // The roles' code (the server, its stores and packages) is imported when a role starts, so that
 // the command line's commands, which need none of it, start in a fraction of the time.

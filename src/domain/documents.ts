@@ -1,5 +1,5 @@
 /**
- * MongoDB document shapes (DESIGN.md §2). Ids are 24-hex-digit strings (ObjectId text) so they pass
+ * MongoDB document shapes (docs/design.md, "Data model"). Ids are 24-hex-digit strings (ObjectId text) so they pass
  * through GraphQL, logs and Redis unchanged. Instants are BSON dates; durations are milliseconds.
  */
 import type { RunStatus } from "./lifecycle.js";

@@ -1,5 +1,5 @@
 /**
- * The run lifecycle in one table (DESIGN.md §3). Every status change of a run goes through
+ * The run lifecycle in one table (docs/design.md, "Run lifecycle"). Every status change of a run goes through
  * {@link assertTransition}; anything the table does not list is refused with an error naming both
  * states.
  *

@@ -1,5 +1,5 @@
 /**
- * Shard rebalancing (DESIGN.md §4, "a join or leave moves only ~S/N shards"): 64 shards on two
+ * Shard rebalancing (docs/design.md, "Time wheels and firing": a join or a leave moves only ~S/N shards): 64 shards on two
  * schedulers, a third joins while every-second jobs are firing. In process: three `scheduler`
  * roles (Redis adapters, real Redis) against the MongoDB emulator, with production timing knobs
  * (2 s membership heartbeat, 15 s shard lease).

@@ -1,5 +1,5 @@
 /**
- * The zombie executor (DESIGN.md §5, "double billing"): an executor is frozen with SIGSTOP while
+ * The zombie executor (docs/design.md, "Leases and fencing": "double billing"): an executor is frozen with SIGSTOP while
  * it runs an attempt, past the attempt's lease (PT2S). The reaper reclaims the run
  * (executor lost → QUEUED again at once), the other executor runs attempt 2 to success, and then the
  * zombie is thawed with SIGCONT. Checked:
