@@ -4,6 +4,7 @@ import { poolsSetting, sandboxSettings } from "../src/config/executor.js";
 import { bool, int, rate, settingDuration, url } from "../src/config/parse.js";
 import { schedulerSettings } from "../src/config/scheduler.js";
 import { ConfigError } from "../src/domain/errors.js";
+import { parseDuration } from "../src/timing/index.js";
 
 describe("configuration", () => {
   it("has embedded defaults in dev and flags override the environment", () => {
@@ -69,7 +70,7 @@ describe("API guard settings", () => {
       [{ KAIROS_MAX_DEPTH: "1" }, /KAIROS_MAX_DEPTH: "1" must be a whole number from 2 to 100/],
       [{ KAIROS_INTROSPECTION: "maybe" }, /KAIROS_INTROSPECTION: "maybe" must be true or false/],
       [{ KAIROS_LOGIN_FREE_FAILURES: "10", KAIROS_LOGIN_LOCKOUT_AFTER: "5" }, /KAIROS_LOGIN_FREE_FAILURES \(10\) must be below KAIROS_LOGIN_LOCKOUT_AFTER \(5\)/],
-      [{ KAIROS_LOGIN_LOCKOUT: "15m" }, /KAIROS_LOGIN_LOCKOUT: "15m" is not an ISO-8601 duration/],
+      [{ KAIROS_LOGIN_LOCKOUT: "15m" }, /KAIROS_LOGIN_LOCKOUT: "15m" is not an ISO-8601 duration; write "PT15M"/],
     ];
     for (const [env, message] of bad) expect(() => loadConfig("dev", env)).toThrow(message);
   });
@@ -92,6 +93,27 @@ describe("setting readers (src/config/parse.ts)", () => {
     expect(settingDuration("X", " P1DT1H1M1.5S ")).toBe((86_400 + 3_600 + 60 + 1.5) * 1000);
     for (const raw of ["P", "PT", "30s", "PT-1S"]) expect(() => settingDuration("X", raw)).toThrow(/X: ".*" is not an ISO-8601 duration/);
     expect(() => settingDuration("X", "PT0S")).toThrow(/X: duration must be positive/);
+  });
+
+  it("reads durations with the API's one grammar: a setting and an API field accept and refuse the same text", () => {
+    const texts = ["PT30S", "pt5m", "P2W", "P1DT2H", "PT0.25S", "PT1.5H", "P1M", "P1Y", "PT1.0001S", "-PT5S", "PT", "5m", "P36501D"];
+    for (const text of texts) {
+      let api: number | string;
+      try {
+        api = parseDuration(text, "X");
+      } catch (err) {
+        api = (err as Error).message;
+      }
+      let setting: number | string;
+      try {
+        setting = settingDuration("X", text);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        setting = (err as Error).message;
+      }
+      expect(setting, text).toEqual(api);
+    }
+    expect(settingDuration("X", "P2W")).toBe(14 * 86_400_000);
   });
 
   it("reads whole numbers, booleans and URLs with their defaults when unset or empty", () => {

@@ -3,6 +3,7 @@
  * ConfigError that names the setting and says what is allowed.
  */
 import { ConfigError } from "../domain/index.js";
+import { parseDuration, ScheduleError } from "../timing/index.js";
 
 /** The environment (or the environment with the command-line flags applied). */
 export type Env = Record<string, string | undefined>;
@@ -11,16 +12,18 @@ import type { Rate } from "../auth/index.js";
 
 export type { Rate };
 
-const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
-
-/** A small ISO-8601 duration reader for settings (days, hours, minutes, seconds). */
+/**
+ * A setting's duration: the same ISO-8601 grammar as every duration field of the API
+ * (`timing`'s parseDuration: PnW or PnDTnHnMnS, seconds to the millisecond), and positive.
+ */
 export function settingDuration(name: string, raw: string): number {
-  const m = DURATION_RE.exec(raw.trim());
-  if (!m || raw.trim() === "P" || raw.trim().endsWith("T")) {
-    throw new ConfigError(`${name}: "${raw}" is not an ISO-8601 duration; use e.g. PT30S, PT5M, PT12H or P1D`);
+  let ms: number;
+  try {
+    ms = parseDuration(raw, name);
+  } catch (err) {
+    if (err instanceof ScheduleError) throw new ConfigError(err.message);
+    throw err;
   }
-  const [, d, h, min, s] = m;
-  const ms = (Number(d ?? 0) * 86_400 + Number(h ?? 0) * 3_600 + Number(min ?? 0) * 60 + Number(s ?? 0)) * 1000;
   if (ms <= 0) throw new ConfigError(`${name}: duration must be positive (got "${raw}")`);
   return ms;
 }

@@ -34,6 +34,7 @@ export function parseDuration(iso: string, field = "duration"): Millis {
   if (typeof iso !== "string") throw new ScheduleError(field, `expected an ISO-8601 duration string such as "PT30S", got ${typeof iso}`);
   const text = iso.trim().toUpperCase();
   if (text.startsWith("-")) throw new ScheduleError(field, `duration must not be negative (got "${iso}")`);
+  refuseShorthand(text, iso, field);
   refuseCalendarUnits(text, iso, field);
   if (/\d[.,]\d+[WDHM]/.test(text)) {
     throw new ScheduleError(field, `only seconds may have a fraction (got "${iso}"); write "PT1H30M" rather than "PT1.5H"`);
@@ -119,6 +120,23 @@ function num(s: string | undefined): number {
 }
 
 /** Years and months (and a month written before `T`) get their own message: the reason is not syntax. */
+/** `15m`, `30s`, `2h`, `1d`, `2w`: the shorthand people type, answered with its ISO-8601 spelling. */
+function refuseShorthand(text: string, iso: string, field: string): void {
+  if (text.startsWith("P")) return;
+  const m = /^(\d+)\s*(S|SEC|SECS|SECONDS?|M|MIN|MINS|MINUTES?|H|HR|HRS|HOURS?|D|DAYS?|W|WEEKS?)$/.exec(text);
+  const iso8601 = m ? shorthandAsIso(Number(m[1]), m[2]![0]!) : "PT30S";
+  throw new ScheduleError(
+    field,
+    `"${iso}" is not an ISO-8601 duration; write ${m ? `"${iso8601}"` : `e.g. "PT30S", "PT5M", "PT1H30M", "P1D", "P2W"`} (PnW or PnDTnHnMnS)`,
+  );
+}
+
+function shorthandAsIso(n: number, unit: string): string {
+  if (unit === "D") return `P${n}D`;
+  if (unit === "W") return `P${n}W`;
+  return `PT${n}${unit}`;
+}
+
 function refuseCalendarUnits(text: string, iso: string, field: string): void {
   const datePart = text.split("T")[0] ?? "";
   if (/\d(?:[.,]\d+)?[YM]/.test(datePart)) {
