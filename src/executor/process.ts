@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { constants } from "node:os";
 import type { AbortLike } from "./abort.js";
 import { notStarted, type ProcessResult } from "./outcome.js";
 import type { LaunchEnd, Launcher, LaunchRequest } from "./sandbox/launcher.js";
@@ -94,10 +95,12 @@ function sandboxedProgram(outer: number): number | null {
  * Stops a spawned run: `terminate` sends SIGTERM to the program (its process group, or the program
  * inside the sandbox) and SIGKILL to everything `graceMs` later; `killAll` sends SIGKILL at once.
  */
-function stopperFor(child: ChildProcess, mode: "group" | "sandbox", graceMs: number) {
+function stopperFor(child: ChildProcess, mode: "group" | "sandbox", graceMs: number, sent: Set<StopSignal>) {
   let killTimer: NodeJS.Timeout | undefined;
-  const killAll = () => {
+  // `stopping`: a stop of the run (recorded); otherwise the clean-up of what an ended group left.
+  const kill = (stopping: boolean) => {
     if (child.pid === undefined) return;
+    if (stopping) sent.add("SIGKILL");
     try {
       // The group, or the sandbox (its PID namespace ends with it).
       process.kill(mode === "group" ? -child.pid : child.pid, "SIGKILL");
@@ -105,9 +108,11 @@ function stopperFor(child: ChildProcess, mode: "group" | "sandbox", graceMs: num
       // already gone
     }
   };
+  const killAll = () => kill(true);
   const terminate = () => {
     if (child.pid !== undefined) {
       const target = mode === "group" ? -child.pid : sandboxedProgram(child.pid);
+      if (target !== null) sent.add("SIGTERM");
       try {
         if (target !== null) process.kill(target, "SIGTERM");
       } catch {
@@ -119,7 +124,7 @@ function stopperFor(child: ChildProcess, mode: "group" | "sandbox", graceMs: num
   const clear = () => {
     if (killTimer) clearTimeout(killTimer);
   };
-  return { killAll, terminate, clear };
+  return { killAll, terminate, clear, cleanUp: () => kill(false) };
 }
 
 /** A started run, however it was started: how to stop it. */
@@ -129,7 +134,27 @@ interface Running {
   clear(): void;
 }
 
+/** The signals a run is stopped with. */
+type StopSignal = "SIGTERM" | "SIGKILL";
+
+/**
+ * How the run ended, as reported: the signal it died of, or the stop signal it was sent (a timeout,
+ * a cancel) when it ended of that. A bubblewrap of its own (`wrapped`) reports its program's death
+ * by signal N as exit code 128+N: a stop signal of ours read back from that is the signal, with no
+ * exit code, as the launcher reports it. A program that caught the stop signal and exited itself
+ * keeps its exit code, with the signal it was sent.
+ */
+export function endedBy(code: number | null, signal: string | null, sent: ReadonlySet<StopSignal>, wrapped: boolean): { exitCode: number | null; signal: string | null } {
+  if (signal !== null || sent.size === 0) return { exitCode: code, signal };
+  if (wrapped) {
+    for (const s of sent) if (code === 128 + constants.signals[s]) return { exitCode: null, signal: s };
+  }
+  return { exitCode: code, signal: sent.has("SIGKILL") ? "SIGKILL" : "SIGTERM" };
+}
+
 interface Sink {
+  /** The stop signals sent to the run so far. */
+  sent: Set<StopSignal>;
   onPid(pid: number): void;
   onData(chunk: Buffer, stream: "stdout" | "stderr"): void;
   onEnd(code: number | null, signal: string | null, spawnError: string | null): void;
@@ -149,6 +174,7 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
       running?.terminate();
     };
     const sink: Sink = {
+      sent: new Set(),
       onPid: (pid) => spec.onSpawn?.(pid),
       onData: (chunk, stream) => {
         tail.push(chunk);
@@ -160,7 +186,8 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
         signal.removeEventListener("abort", onAbort);
         if (spawnError) seen.spawnError = spawnError;
         const durationMs = Math.round(performance.now() - started);
-        resolve({ exitCode: code, signal: sig, ...seen, outputTail: tail.text(), truncated: tail.truncated, outputBytes: tail.total, durationMs });
+        const wrapped = !spec.launch && spec.stop === "sandbox";
+        resolve({ ...endedBy(code, sig, sink.sent, wrapped), ...seen, outputTail: tail.text(), truncated: tail.truncated, outputBytes: tail.total, durationMs });
       },
     };
     let running: Running | null = null;
@@ -194,12 +221,15 @@ function launched(spec: ProcessSpec, sink: Sink): Running {
     },
   });
   const killAll = () => {
-    if (!ended) launcher.signal(id, "SIGKILL");
+    if (ended) return;
+    sink.sent.add("SIGKILL");
+    launcher.signal(id, "SIGKILL");
   };
   return {
     killAll,
     terminate: () => {
       if (ended) return;
+      sink.sent.add("SIGTERM");
       launcher.signal(id, "SIGTERM");
       killTimer ??= setTimeout(killAll, spec.killGraceMs ?? 5_000);
     },
@@ -215,7 +245,7 @@ function spawned(spec: ProcessSpec, sink: Sink): Running {
   // Its own process group: kill(-pid) reaches grandchildren.
   const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   if (child.pid !== undefined) sink.onPid(child.pid);
-  const stop = stopperFor(child, stopMode, spec.killGraceMs ?? 5_000);
+  const stop = stopperFor(child, stopMode, spec.killGraceMs ?? 5_000, sink.sent);
   let spawnError: string | null = null;
   child.stdout!.on("data", (chunk: Buffer) => sink.onData(chunk, "stdout"));
   child.stderr!.on("data", (chunk: Buffer) => sink.onData(chunk, "stderr"));
@@ -227,13 +257,13 @@ function spawned(spec: ProcessSpec, sink: Sink): Running {
   // (A sandbox needs none of this: its PID namespace ends with its main process.)
   if (stopMode === "group") {
     child.once("exit", () => {
-      setTimeout(stop.killAll, 250).unref();
+      setTimeout(stop.cleanUp, 250).unref();
     });
   }
   // 'close' fires after the stdio streams end, so the tail is complete.
   child.once("close", (code, sig) => {
     // The shell may be gone while a background child still runs in the group: make sure it dies.
-    if (stopMode === "group") stop.killAll();
+    if (stopMode === "group") stop.cleanUp();
     sink.onEnd(code, sig, spawnError);
   });
   return stop;

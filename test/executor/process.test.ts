@@ -69,6 +69,14 @@ describe("runProcess", () => {
     expect(r.signal).toBe("SIGKILL");
   });
 
+  it("reports the stop signal it sent to a program that caught it and exited, and none to one that ended by itself", async () => {
+    const r = await runProcess(spec({ command: "trap 'exit 143' TERM; sleep 30 & wait", timeoutMs: 300 }), new AbortController().signal);
+    expect({ timedOut: r.timedOut, exitCode: r.exitCode, signal: r.signal }).toEqual({ timedOut: true, exitCode: 143, signal: "SIGTERM" });
+    // Its group cleaned up after it ended (a background child): no signal reported for that.
+    const done = await runProcess(spec({ command: "sleep 30 >/dev/null 2>&1 & exit 0" }), new AbortController().signal);
+    expect({ exitCode: done.exitCode, signal: done.signal }).toEqual({ exitCode: 0, signal: null });
+  });
+
   it("stops on abort and says why", async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error("cancelled by test")), 100);

@@ -44,7 +44,7 @@ describe.runIf(canSandbox).each([
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function run(spec: Partial<JobSpec>, opts: { timeoutMs?: number; given?: Record<string, string>; program?: Buffer } = {}) {
+  async function run(spec: Partial<JobSpec>, opts: { timeoutMs?: number; given?: Record<string, string>; program?: Buffer; abort?: RunAbort } = {}) {
     const full: JobSpec = { kind: "COMMAND", command: null, argv: null, env: {}, timeoutMs: 30_000, pool: "default", resources: DEFAULT_RESOURCES, ...spec };
     const p = sandbox.prepare(0, `paths-${process.pid}-${n++}`, full, { KAIROS_RUN_ID: "r1" }, DEFAULT_RESOURCES, opts.given ?? {});
     expect(Boolean(p.process.launch)).toBe(launcher);
@@ -55,7 +55,7 @@ describe.runIf(canSandbox).each([
       chownSync(file, statSync(p.process.cwd).uid, statSync(p.process.cwd).gid);
     }
     try {
-      return await runProcess({ ...p.process, timeoutMs: opts.timeoutMs ?? 30_000, killGraceMs: 500 }, new RunAbort());
+      return await runProcess({ ...p.process, timeoutMs: opts.timeoutMs ?? 30_000, killGraceMs: 500 }, opts.abort ?? new RunAbort());
     } finally {
       p.cgroup?.killAll();
       p.cgroup?.remove();
@@ -91,7 +91,19 @@ describe.runIf(canSandbox).each([
     expect(Date.now() - t0).toBeLessThan(10_000);
     const polite = await run({ argv: ["sleep", "30"] }, { timeoutMs: 300 });
     expect(polite.timedOut).toBe(true);
-    expect(polite.signal ?? String(polite.exitCode)).toMatch(/SIGTERM|143/);
+    // The signal it died of, not the 143 a bubblewrap reports for it.
+    expect({ exitCode: polite.exitCode, signal: polite.signal }).toEqual({ exitCode: null, signal: "SIGTERM" });
+    const shell = await run({ command: "sleep 30; echo never" }, { timeoutMs: 300 });
+    expect({ exitCode: shell.exitCode, signal: shell.signal }).toEqual({ exitCode: null, signal: "SIGTERM" });
+  });
+
+  it("reports the stop signal of a cancel, also when the program caught it and exited itself", async () => {
+    const abort = new RunAbort();
+    setTimeout(() => abort.abort(new Error("cancelled")), 300);
+    const cancelled = await run({ argv: ["sleep", "30"] }, { abort });
+    expect({ aborted: cancelled.aborted, exitCode: cancelled.exitCode, signal: cancelled.signal }).toEqual({ aborted: true, exitCode: null, signal: "SIGTERM" });
+    const tidy = await run({ argv: ["bash", "-c", "trap 'echo cleaning up; exit 3' TERM; sleep 30 & wait"] }, { timeoutMs: 300 });
+    expect({ exitCode: tidy.exitCode, signal: tidy.signal, out: tidy.outputTail }).toEqual({ exitCode: 3, signal: "SIGTERM", out: "cleaning up\n" });
   });
 
   it("ends a program that does not exist with 127, and the run's error names it (argv and command alike)", async () => {
