@@ -113,7 +113,10 @@ export class Attempts {
     let child: Logger | undefined;
     const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
     const capture = this.deps.logs?.open(runId, attempt, token);
-    const end = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
+    const ran = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
+    // With a log, output is lost only past the log's cap: the run's outputTruncated says what its
+    // logStatus.truncated says (outputTail is the last 16 KiB either way). Without one, the tail is all there is.
+    const end = capture ? { ...ran, result: { ...ran.result, truncated: capture.truncated } } : ran;
     // Its last output is stored before its result: a reader that sees the run ended has the whole
     // log (and, handed back on shutdown, the store would refuse this claim's chunks after). One
     // flush for every attempt ending meanwhile; a write that fails does not hold the result.

@@ -79,7 +79,11 @@ export class Run {
   @Field(() => Int, { nullable: true })
   exitCode!: number | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The signal that ended the last attempt: the one it died of, or the one Kairos sent to stop it (a timeout or a cancel: SIGTERM, then SIGKILL after the grace period), also when the program caught it and exited itself (exitCode then says how).",
+  })
   signal!: string | null;
 
   @Field(() => String, { nullable: true })
@@ -97,7 +101,10 @@ export class Run {
   @Field(() => String, { nullable: true, description: "The last 16 KiB of combined stdout and stderr." })
   outputTail!: string | null;
 
-  @Field(() => Boolean, { description: "True when output before the tail was dropped." })
+  @Field(() => Boolean, {
+    description:
+      "True when some of the last attempt's output was dropped: it printed more than its log keeps (KAIROS_LOG_MAX_BYTES; logStatus.truncated says the same). outputTail is the last 16 KiB either way; the whole output is the log (Run.logs). On a node that keeps no log, true when output before the tail was dropped.",
+  })
   outputTruncated!: boolean;
 
   @Field(() => RunUsage, { nullable: true, description: "What the last attempt used (peak memory, CPU seconds), where its node measures it." })

@@ -16,6 +16,16 @@ const t = useTestApp({ env: { KAIROS_LOG_MAX_BYTES: "4096", KAIROS_LOG_FLUSH: "P
 const ticker = (n: number) => `i=1; while [ $i -le ${n} ]; do if [ $((i % 2)) -eq 1 ]; then echo "err $i" >&2; else echo "out $i"; fi; sleep 0.2; i=$((i+1)); done`;
 const expected = (n: number) => Array.from({ length: n }, (_, k) => (k % 2 === 0 ? `err ${k + 1}\n` : `out ${k + 1}\n`)).join("");
 
+/** What a run and its log say about lost output, once the log is complete. */
+async function truncation(runId: string): Promise<{ outputTruncated: boolean; logStatus: { truncated: boolean } }> {
+  type R = { run: { outputTruncated: boolean; logStatus: { truncated: boolean; ended: boolean } } };
+  const r = await waitFor(async () => {
+    const d = await gqlOk<R>(t.app.url, `query($id: ID!) { run(id: $id) { outputTruncated logStatus { truncated ended } } }`, { id: runId }, t.admin);
+    return d.run.logStatus?.ended ? d : null;
+  }, 10_000);
+  return { outputTruncated: r.run.outputTruncated, logStatus: { truncated: r.run.logStatus.truncated } };
+}
+
 describe("run logs", () => {
   it("streams a run's output in order while it runs, tagged by stream, and ends with the run", async () => {
     const jobId = await runCommand(t.app.url, t.admin, ticker(12));
@@ -120,6 +130,20 @@ describe("run logs", () => {
     expect(system).toContain("KAIROS_LOG_MAX_BYTES");
     expect(system).toMatch(/\d+ more bytes of output were dropped/);
     expect(d.run.logs.filter((c) => c.stream !== "SYSTEM").reduce((n, c) => n + c.size, 0)).toBe(4096);
+    expect(await truncation(run.id)).toEqual({ outputTruncated: true, logStatus: { truncated: true } });
+  });
+
+  it("says output was lost the same way on the run and on its log: past the log's cap, even when the tail holds it all", async () => {
+    // 8,000 bytes: all of it in the 16 KiB outputTail, but past this app's 4 KiB log cap.
+    const jobId = await runCommand(t.app.url, t.admin, `head -c 8000 /dev/zero | tr '\\0' 'y'`);
+    const run = await runOf(t.app.url, t.admin, jobId);
+    expect((await finishedRun(t.app.url, t.admin, jobId)).outputTail).toHaveLength(8000);
+    expect(await truncation(run.id)).toEqual({ outputTruncated: true, logStatus: { truncated: true } });
+    // Within the cap: nothing lost, on either.
+    const small = await runCommand(t.app.url, t.admin, "echo small");
+    const smallRun = await runOf(t.app.url, t.admin, small);
+    await finishedRun(t.app.url, t.admin, small);
+    expect(await truncation(smallRun.id)).toEqual({ outputTruncated: false, logStatus: { truncated: false } });
   });
 
   it("a run that prints nothing has no log; its stream completes without chunks", async () => {
