@@ -1,7 +1,13 @@
+/// <reference lib="dom" />
 /**
  * The console's end-to-end harness: the whole product in-process (test/helpers/app.ts) and Debian's
  * Chromium driven by playwright-core, headless. Each test gets a fresh browser context (no shared
  * storage), and fails if the page logged an error or a Content-Security-Policy violation.
+ *
+ * `loggedIn` does not type into the login form: it logs in through the API (once per user and file)
+ * and puts that session where the console keeps it before the page loads, so a test spends its time
+ * on what it tests. The form itself is tested through `loggedInWithForm` (test/console/login.test.ts,
+ * and the tests about what the form sends).
  *
  * Chromium is a test prerequisite (`.ci/run` installs it): without it the console's test files fail
  * with what to install, they are never skipped.
@@ -11,7 +17,7 @@ import { createRequire } from "node:module";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { login } from "../helpers/graphql.js";
+import { gql, gqlOk } from "../helpers/graphql.js";
 
 export const CHROMIUM = process.env.KAIROS_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -21,8 +27,14 @@ export function requireChromium(): void {
   }
 }
 
-/** Flags for a root, offline, headless Chromium (no sandbox: tests run as root; no calls home). */
-const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+/**
+ * Flags for a root, offline, headless Chromium (no sandbox: tests run as root; no calls home).
+ * Headless Chromium 156 opens every context's page in a new window with the browser's own UI, and
+ * each window loads the address bar's WebUI popups (chrome://omnibox-popup.top-chrome, ~400
+ * modules): seconds of CPU per window in a trace (bench/console.ts), beside the page under test. No
+ * user's page pays that at load (their browser's window is already open), so it is switched off.
+ */
+const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup"];
 
 export function launchChromium(): Promise<Browser> {
   requireChromium();
@@ -38,8 +50,37 @@ export interface ConsoleHarness {
   readonly browser: Browser;
   /** A fresh context and page, not logged in. Problems the page reports fail the test. */
   page(): Promise<Page>;
-  /** A fresh page logged in through the login form. */
+  /**
+   * A fresh page, logged in as that user (the administrator by default), on the console's first
+   * view. The session comes from the API's `login` (one per user and file, checked before each use)
+   * and is put in sessionStorage before the console's script runs, as the login form would leave it.
+   */
   loggedIn(username?: string, password?: string): Promise<Page>;
+  /** A fresh page logged in by typing into the login form and pressing Log in. */
+  loggedInWithForm(username?: string, password?: string): Promise<Page>;
+}
+
+/**
+ * What the console keeps in sessionStorage under `kairos.session` once a password login succeeds
+ * (console/src/auth/session.tsx, login-view.tsx).
+ */
+export interface ConsoleSession {
+  credential: string;
+  via: "password";
+  user: { id: string; username: string; role: string };
+  expiresAt: string | null;
+}
+
+export const SESSION_KEY = "kairos.session";
+
+/** The login mutation the console sends (client/auth.graphql), so the session has the same fields. */
+async function apiSession(url: string, username: string, password: string): Promise<ConsoleSession> {
+  const d = await gqlOk<{ login: { token: string; expiresAt: string | null; user: ConsoleSession["user"] } }>(
+    url,
+    `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token expiresAt user { id username role } } }`,
+    { u: username, p: password },
+  );
+  return { credential: d.login.token, via: "password", user: d.login.user, expiresAt: d.login.expiresAt };
 }
 
 /** One product and one Chromium for the file. */
@@ -49,10 +90,32 @@ export function useConsole(opts: Parameters<typeof startTestApp>[0] = {}): Conso
   let admin: string | undefined;
   const contexts: BrowserContext[] = [];
   const problems: string[] = [];
+  /** One API login per user (and password) for the file. */
+  const sessions = new Map<string, Promise<ConsoleSession>>();
+
+  /**
+   * The user's session, logging in only the first time. A test may have ended it since (revoked
+   * tokens, a new password, a disabled user): a refused one is replaced by a new login.
+   */
+  async function sessionOf(username: string, password: string): Promise<ConsoleSession> {
+    const key = JSON.stringify([username, password]);
+    const cached = sessions.get(key);
+    if (cached) {
+      const s = await cached.catch(() => null);
+      const fresh = s && (!s.expiresAt || Date.parse(s.expiresAt) > Date.now() + 60_000);
+      if (s && fresh && !(await gql(need(app).url, "{ me { id } }", {}, s.credential)).errors) return s;
+    }
+    const made = apiSession(need(app).url, username, password);
+    sessions.set(key, made);
+    made.catch(() => sessions.delete(key));
+    return made;
+  }
 
   beforeAll(async () => {
     [app, browser] = await Promise.all([startTestApp(opts), launchChromium()]);
-    admin = await login(app.url, ADMIN.username, ADMIN.password);
+    const session = apiSession(app.url, ADMIN.username, ADMIN.password);
+    sessions.set(JSON.stringify([ADMIN.username, ADMIN.password]), session);
+    admin = (await session).credential;
   }, 60_000);
   afterEach(async () => {
     await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => {})));
@@ -93,6 +156,21 @@ export function useConsole(opts: Parameters<typeof startTestApp>[0] = {}): Conso
       return page;
     },
     async loggedIn(username = ADMIN.username, password = ADMIN.password) {
+      const [session, page] = await Promise.all([sessionOf(username, password), h.page()]);
+      // Only the first document of this tab gets the session: a later load (a reload after the
+      // console logged out) must find what the console left there, as in a real tab.
+      const seed = await page.addInitScript(
+        ({ key, value, origin }) => {
+          if (window === window.top && location.origin === origin && sessionStorage.getItem(key) === null) sessionStorage.setItem(key, value);
+        },
+        { key: SESSION_KEY, value: JSON.stringify(session), origin: new URL(h.base).origin },
+      );
+      await page.goto(h.base);
+      await page.getByRole("navigation", { name: "Main" }).waitFor();
+      await seed.dispose();
+      return page;
+    },
+    async loggedInWithForm(username = ADMIN.username, password = ADMIN.password) {
       const page = await h.page();
       await page.goto(h.base);
       await page.getByLabel("Username").fill(username);

@@ -17,7 +17,7 @@ describe("console: login", () => {
   });
 
   it("logs in with a password, shows the user, and logs out", async () => {
-    const page = await h.loggedIn();
+    const page = await h.loggedInWithForm();
     await page.locator(".who").getByText("admin", { exact: true }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/runs");
     // The credential is in no URL the console used.
