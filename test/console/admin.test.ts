@@ -48,7 +48,7 @@ async function gotoView(page: Page, path: string, heading: string): Promise<void
 let seq = 0;
 const uniq = (p: string) => `${p}-${Date.now().toString(36)}-${++seq}`;
 
-// Each test logs in through the form (one or two browsers) on a shared 2-core machine: generous time.
+// Each test drives one or two pages on a shared 2-core machine: generous time.
 describe("console: nodes", { timeout: 90_000 }, () => {
   it("shows the in-process executor node with its health, capacity and isolation", async () => {
     const [node] = await nodes();
@@ -105,6 +105,8 @@ describe("console: nodes", { timeout: 90_000 }, () => {
     page.on("request", (r) => {
       if (r.method() === "POST" && /ConsoleNodesList/.test(r.postData() ?? "")) reads++;
     });
+    // The page's timers run on Playwright's clock: eleven seconds of the page's time pass in a moment.
+    await page.clock.install();
     await gotoView(page, "/nodes", "Nodes");
     await page.locator("article.node").first().waitFor();
     const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -115,13 +117,16 @@ describe("console: nodes", { timeout: 90_000 }, () => {
       }, state);
 
     reads = 0;
-    await wait(11_000);
+    await page.clock.runFor(11_000);
+    await until("a refresh", async () => reads >= 1);
+    await wait(500); // and any other request the timers made
     expect(reads).toBeGreaterThanOrEqual(1);
     expect(reads).toBeLessThanOrEqual(3);
 
     await setVisibility("hidden");
     reads = 0;
-    await wait(11_000);
+    await page.clock.runFor(11_000);
+    await wait(500);
     expect(reads).toBe(0);
 
     // Back in view: read at once, not at the next tick.
@@ -146,7 +151,8 @@ describe("console: admin", { timeout: 90_000 }, () => {
     await row.waitFor();
     expect(await row.textContent()).toContain("3");
 
-    const theirs = await h.loggedIn(name, PASSWORD);
+    // Through the form: that the new user can log in is what this test shows.
+    const theirs = await h.loggedInWithForm(name, PASSWORD);
     await theirs.locator(".who").getByText(name, { exact: true }).waitFor();
   });
 
@@ -259,6 +265,7 @@ describe("console: admin", { timeout: 90_000 }, () => {
     const name = uniq("soon-off");
     const user = await makeUser(h.app, h.admin, name);
     const theirs = await h.loggedIn(name, PASSWORD);
+    await theirs.clock.install(); // their page's next refresh comes when the test says
     await gotoView(theirs, "/nodes", "Nodes");
 
     const page = await h.loggedIn();
@@ -269,7 +276,8 @@ describe("console: admin", { timeout: 90_000 }, () => {
     await page.getByRole("status").filter({ hasText: `Disabled ${name}` }).waitFor();
     await page.locator(`tr[data-user="${name}"]`).getByText("disabled", { exact: true }).waitFor();
 
-    // Their page (which polls the nodes) is logged out with the API's reason.
+    // Their page (which polls the nodes) is logged out with the API's reason at its next refresh.
+    await theirs.clock.runFor(6_000);
     await theirs.getByRole("button", { name: "Log in" }).waitFor({ timeout: 12_000 });
     expect(await theirs.locator(".notice").textContent()).toMatch(/disabled/);
     expect(await theirs.evaluate(() => sessionStorage.length)).toBe(0);
@@ -319,8 +327,14 @@ describe("console: admin", { timeout: 90_000 }, () => {
     await page.getByRole("status").filter({ hasText: "Password changed" }).waitFor();
     // The old token is revoked; the page works on the new one (a poll would log out otherwise).
     expect((await gql(h.app.url, `{ me { id } }`, {}, user.token)).errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+    await page.clock.install();
     await gotoView(page, "/nodes", "Nodes");
-    await new Promise((r) => setTimeout(r, 6_000));
+    await page.locator("article.node").first().waitFor(); // the first read is answered
+    // The next refresh (the page's clock run past it) is answered, and the page stays logged in.
+    const refreshed = page.waitForResponse((r) => /ConsoleNodesList/.test(r.request().postData() ?? ""));
+    await page.clock.runFor(6_000);
+    await refreshed;
+    await new Promise((r) => setTimeout(r, 1_000));
     expect(await page.getByRole("button", { name: "Log in" }).count()).toBe(0);
     expect(await login(h.app.url, name, next)).toBeTruthy();
   });
