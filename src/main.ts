@@ -22,7 +22,7 @@ async function loadCli(): Promise<CliModule> {
   return (await import(new URL(entry, import.meta.url).href)) as CliModule;
 }
 
-/** Kept in step with src/cli/index.ts CLI_COMMANDS (test/cli/help.test.ts checks it). */
+/** Kept in step by hand with CLI_COMMANDS in src/cli/program.ts (test/cli/offline.test.ts checks a sample through `kairos --help`). */
 const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion"];
 
 const USAGE = `Usage: kairos <command> [options]

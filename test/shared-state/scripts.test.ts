@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { allScripts } from "../../src/shared-state/redis/lua/index.js";
+import { allScripts } from "../../src/shared-state/redis/lua/all.js";
 
 const luaDir = join(dirname(fileURLToPath(import.meta.url)), "../../src/shared-state/redis/lua");
 

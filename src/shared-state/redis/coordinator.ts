@@ -3,7 +3,7 @@ import type { Millis, ShardCoordinator } from "../ports.js";
 import { checkShard, ms } from "./checks.js";
 import type { SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
-import { scripts } from "./lua/index.js";
+import { scripts } from "./lua/all.js";
 import type { ScriptRunner } from "./scripts.js";
 
 /**

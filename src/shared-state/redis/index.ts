@@ -2,60 +2,11 @@
  * Redis adapters for every shared-state port (distributed deployments). Key layout, script
  * contracts, fencing rules and crash windows: docs/redis-layout.md.
  */
-import { sharedState, type SharedState } from "../ports.js";
-import type { LogFn } from "./checks.js";
-import { openRedis, quitRedis, SharedConnection } from "./connection.js";
-import { RedisShardCoordinator } from "./coordinator.js";
-import { RedisEventBus } from "./event-bus.js";
-import { redisKeys } from "./keys.js";
-import { RedisReadyQueue } from "./ready-queue.js";
-import { ScriptRunner } from "./scripts.js";
-import { RedisTimeWheel } from "./time-wheel.js";
-
 export { openRedis, quitRedis } from "./connection.js";
 export { redisKeys, type RedisKeys, type ShardKeys } from "./keys.js";
-export { allScripts, type LuaScript } from "./lua/index.js";
-export { RedisShardCoordinator, RedisEventBus, RedisReadyQueue, RedisTimeWheel };
-
-export interface RedisSharedStateOptions {
-  /** e.g. `redis://127.0.0.1:6379/0`. */
-  url: string;
-  /** Namespace of every key and bus channel; must not contain braces. @default "kairos" */
-  prefix?: string;
-  /** Number of time-wheel shards; fixed for the life of a deployment. @default 64 */
-  shardCount?: number;
-  /** Connection problems and throwing bus handlers. @default a no-op */
-  log?: LogFn;
-  /**
-   * Redis PEXPIREs a shard lease this long after its ttl, to collect leases nobody renews.
-   * Lease validity never depends on it (it is judged against the caller's `now`); it only has to
-   * exceed any clock skew between schedulers and Redis. @default 60_000
-   */
-  leaseGcMarginMs?: number;
-}
-
-/**
- * Opens two connections (commands, and pub/sub subscribe) and returns the four adapters over them.
- * `close()` quits both; no timers stay behind.
- */
-export async function createRedisSharedState(opts: RedisSharedStateOptions): Promise<SharedState> {
-  const shardCount = opts.shardCount ?? 64;
-  if (!Number.isInteger(shardCount) || shardCount < 1) throw new RangeError(`shardCount must be a positive integer, got ${shardCount}`);
-  const keys = redisKeys(opts.prefix ?? "kairos");
-  const log = opts.log ?? (() => {});
-  const command = await openRedis(opts.url, "kairos-cmd", log, { autoPipeline: true });
-  let subscriber;
-  try {
-    subscriber = await openRedis(opts.url, "kairos-sub", log);
-  } catch (err) {
-    await quitRedis(command);
-    throw err;
-  }
-  const conn = new SharedConnection(command);
-  const run = new ScriptRunner(command);
-  const wheel = new RedisTimeWheel(shardCount, conn, run, keys);
-  const ready = new RedisReadyQueue(conn, run, keys);
-  const coordinator = new RedisShardCoordinator(shardCount, conn, run, keys, opts.leaseGcMarginMs ?? 60_000);
-  const bus = new RedisEventBus(conn, subscriber, keys, log);
-  return sharedState({ wheel, ready, bus, coordinator });
-}
+export { allScripts, type LuaScript } from "./lua/all.js";
+export { RedisShardCoordinator } from "./coordinator.js";
+export { RedisEventBus } from "./event-bus.js";
+export { RedisReadyQueue } from "./ready-queue.js";
+export { RedisTimeWheel } from "./time-wheel.js";
+export { createRedisSharedState, type RedisSharedStateOptions } from "./state.js";

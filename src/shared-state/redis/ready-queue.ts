@@ -3,7 +3,7 @@ import { checkCount, ms } from "./checks.js";
 import { READY_INTERPRETERS, readyQueueParts, takeParts } from "../checks.js";
 import type { SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
-import { scripts } from "./lua/index.js";
+import { scripts } from "./lua/all.js";
 import type { ScriptRunner } from "./scripts.js";
 
 /**

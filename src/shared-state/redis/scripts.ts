@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { allScripts, type LuaScript } from "./lua/index.js";
+import { allScripts, type LuaScript } from "./lua/all.js";
 
 export type ScriptArg = string | number;
 type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
