@@ -105,7 +105,10 @@ export class JobResolver {
     return toRun(await ctx.services.jobs.trigger(await requireSubmitter(ctx), id, { idempotencyKey }));
   }
 
-  @Mutation(() => Job, { description: "Sets the next fire time." })
+  @Mutation(() => Job, {
+    description:
+      "Sets the next fire time. A ONCE job runs at `at` instead; a recurring job fires once at `at` (its slots before it are recorded MISSED), then goes on with its schedule as before (an INTERVAL keeps its anchor). Until that fire, schedule.description names it.",
+  })
   async rescheduleJob(
     @Arg("id", () => ID) id: string,
     @Arg("at", () => DateTime) at: Date,

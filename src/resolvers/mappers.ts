@@ -52,7 +52,7 @@ export function toJob(j: JobDoc): Job {
     name: j.name,
     description: j.description,
     tags: j.tags,
-    schedule: toSchedule(j.schedule),
+    schedule: toSchedule(j.schedule, j.rescheduledTo),
     spec: j.specTextOmitted ? toSpecWithoutText(j._id, j.spec) : toSpec(j.spec),
     priority: j.priority,
     retry: toRetry(j.retry),
@@ -72,7 +72,7 @@ export function toJob(j: JobDoc): Job {
 }
 
 /** A schedule as the API shows it (a job's, a DAG's). */
-export function toSchedule(s: JobDoc["schedule"]): Job["schedule"] {
+export function toSchedule(s: JobDoc["schedule"], rescheduledTo: Date | null = null): Job["schedule"] {
   return {
     kind: s.kind,
     at: date(s.atMs),
@@ -86,7 +86,7 @@ export function toSchedule(s: JobDoc["schedule"]): Job["schedule"] {
     dstRepeat: s.dstRepeat,
     jitter: dur(s.jitterMs),
     spread: dur(s.spreadMs),
-    description: describeSchedule(s),
+    description: describeSchedule(s, rescheduledTo?.getTime() ?? null),
   };
 }
 

@@ -321,9 +321,10 @@ export function nextFires(s: Schedule, after: Millis, count: number, firedCount 
 
 /**
  * One line for logs: `every 2 s`, `cron *\/5 * * * * in Europe/Berlin`,
- * `once at 2026-03-08T07:00:00.000Z`, with bounds, limits, DST choices and delays when set.
+ * `once at 2026-03-08T07:00:00.000Z`, with bounds, limits, DST choices and delays when set, and a
+ * recurring job's next fire when rescheduleJob moved it (`rescheduledTo`, until that fire).
  */
-export function describeSchedule(s: Schedule): string {
+export function describeSchedule(s: Schedule, rescheduledTo: Millis | null = null): string {
   const parts: string[] = [];
   if (s.kind === "ONCE") parts.push(`once at ${iso(s.atMs!)}${s.timezone === "UTC" ? "" : ` (${formatLocal(s.timezone, s.atMs!)} ${s.timezone})`}`);
   if (s.kind === "INTERVAL") parts.push(`every ${humanDuration(s.everyMs!)} from ${iso(s.startAt)}`);
@@ -335,5 +336,7 @@ export function describeSchedule(s: Schedule): string {
   if (s.maxFires !== null && s.kind !== "ONCE") parts.push(`at most ${s.maxFires} run${s.maxFires === 1 ? "" : "s"}`);
   if (s.spreadMs) parts.push(`spread ${humanDuration(s.spreadMs)}`);
   if (s.jitterMs) parts.push(`jitter ${humanDuration(s.jitterMs)}`);
-  return parts.join(", ");
+  const described = parts.join(", ");
+  if (rescheduledTo === null || s.kind === "ONCE") return described;
+  return `${described}; next fire rescheduled to ${iso(rescheduledTo)}, then as scheduled`;
 }

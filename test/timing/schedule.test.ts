@@ -224,4 +224,11 @@ describe("describeSchedule", () => {
   ])("%s", (s, text) => {
     expect(describeSchedule(s)).toBe(text);
   });
+
+  it("names a recurring job's rescheduled next fire (a one-off's own instant moved already)", () => {
+    const every = normalizeSchedule({ kind: "INTERVAL", every: "PT2S" }, T0);
+    expect(describeSchedule(every, T0 + HOUR)).toBe("every 2 s from 2026-01-01T00:00:00.000Z; next fire rescheduled to 2026-01-01T01:00:00.000Z, then as scheduled");
+    const once = normalizeSchedule({ kind: "ONCE", at: T0 + HOUR }, T0);
+    expect(describeSchedule(once, T0 + HOUR)).toBe("once at 2026-01-01T01:00:00.000Z");
+  });
 });

@@ -17,6 +17,14 @@ export interface ArtifactSource {
   fetch(ref: Pick<SpecArtifact, "id" | "sha256" | "size" | "blobKey">): Promise<string>;
 }
 
+/**
+ * The environment an interpreter's scripts get unless the job's `env` says otherwise. Python
+ * buffers stdout in blocks when it is not a terminal: its prints would reach the log late, and
+ * after its stderr (a traceback before the lines printed before it). Unbuffered, both streams
+ * come in the order they were written, as from a shell.
+ */
+const INTERPRETER_ENV: Readonly<Record<string, Record<string, string>>> = { python3: { PYTHONUNBUFFERED: "1" } };
+
 /** What a SCRIPT or BINARY run executes, as a COMMAND-shaped spec for the sandbox. */
 export function programSpec(spec: JobSpec, interpreters: ReadonlyMap<string, NodeInterpreter>): JobSpec {
   if (spec.kind === "SCRIPT") {
@@ -24,7 +32,7 @@ export function programSpec(spec: JobSpec, interpreters: ReadonlyMap<string, Nod
     const interp = interpreters.get(name);
     // The queues keep such runs away; one taken anyway (a queue named by hand) fails clearly.
     if (!interp) throw new Error(`this node has no ${name} interpreter (it has: ${[...interpreters.keys()].join(", ") || "none"})`);
-    return { ...spec, kind: "COMMAND", command: null, argv: [interp.path, `./${SCRIPT_FILE}`, ...(spec.script!.args ?? [])] };
+    return { ...spec, kind: "COMMAND", command: null, env: { ...INTERPRETER_ENV[name], ...spec.env }, argv: [interp.path, `./${SCRIPT_FILE}`, ...(spec.script!.args ?? [])] };
   }
   return { ...spec, kind: "COMMAND", command: null, argv: [`./${BINARY_FILE}`, ...(spec.binary!.args ?? [])] };
 }
