@@ -1,7 +1,8 @@
 /**
  * A folder's `index.ts` is its public surface and nothing else (docs/architecture.md, "Public
- * surfaces"): every statement re-exports from a file of the folder (`export … from "./x.js"`), so
- * what a folder does lives in files named for it and the index only says what others may use.
+ * surfaces"): it opens with a comment saying what the folder is for, and every statement re-exports
+ * from a file of the folder (`export … from "./x.js"`), so what a folder does lives in files named
+ * for it and the index only says what others may use.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +38,11 @@ describe("folders' index.ts files", () => {
   for (const file of files) {
     it(`${file} only re-exports`, () => {
       expect(notReExports(file, readFileSync(file, "utf8"))).toEqual([]);
+    });
+
+    it(`${file} opens with what the folder is for`, () => {
+      const opening = /^\/\*\*([\s\S]*?)\*\//.exec(readFileSync(file, "utf8"))?.[1]?.replace(/^\s*\*\s?/gm, " ").trim() ?? "";
+      expect(opening.split(/\s+/).length, `${file} should open with a /** … */ comment of a sentence or more`).toBeGreaterThanOrEqual(8);
     });
   }
 });

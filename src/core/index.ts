@@ -1,3 +1,10 @@
+/**
+ * The services, by capability (docs/architecture.md, layer 5): runs (`runs/`: materialising a fire,
+ * claims, transitions, attempts, retries, cancellation, overlap locks, per-user slots, staging, the
+ * bound on waiting runs), jobs (`jobs/`), users, idempotency, events, resources and allocations,
+ * pools, nodes, the fire ledger, artifacts (`artifacts/`) and run logs (`logs/`). A service acting
+ * for a user takes the principal; MongoDB is reached through store/, Redis through shared-state/.
+ */
 export * from "./allocations.js";
 export * from "./artifacts/index.js";
 export * from "./events.js";

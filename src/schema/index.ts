@@ -1,3 +1,7 @@
+/**
+ * The GraphQL types (type-graphql): object types, inputs, scalars, and the enums registered from
+ * domain/'s objects. resolvers/ builds the schema from them; `schema.graphql` is emitted from it.
+ */
 export * from "./artifact.type.js";
 export * from "./enums.js";
 export * from "./job.input.js";

@@ -1,3 +1,8 @@
+/**
+ * MongoDB (docs/design.md, "Data model"): the connection and its indexes, write batchers, cursors,
+ * retention, and every query of the product, one folder per collection, as functions named for
+ * what they do. Nothing else in src/ talks to MongoDB.
+ */
 export * from "./api-keys/keys.js";
 export * from "./artifacts/records.js";
 export * from "./artifacts/users.js";

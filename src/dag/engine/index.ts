@@ -1,3 +1,9 @@
+/**
+ * The DAG engine (docs/dags.md; docs/design.md, "DAG workflows"): the DAG and DAG run services, the
+ * advancer that applies plan/'s pure step by compare-and-set on a DAG run's document and makes task
+ * instances as ordinary runs, scheduled DAGs through a timer job, events, the sweeper and the
+ * retention of DAG definitions.
+ */
 export { DagAdvancer } from "./advance.js";
 export { observedStates, taskStateOfRun } from "./task-states.js";
 export { MAX_PARAMS_BYTES, planOf, type DagInput, type DagPatch, type DagTaskInput } from "./definition.js";
