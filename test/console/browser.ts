@@ -58,6 +58,8 @@ export interface ConsoleHarness {
   loggedIn(username?: string, password?: string): Promise<Page>;
   /** A fresh page logged in by typing into the login form and pressing Log in. */
   loggedInWithForm(username?: string, password?: string): Promise<Page>;
+  /** The user's API session as `loggedIn` uses it (for a page made outside the harness: `openLoggedIn`). */
+  session(username?: string, password?: string): Promise<ConsoleSession>;
 }
 
 /**
@@ -155,19 +157,10 @@ export function useConsole(opts: Parameters<typeof startTestApp>[0] = {}): Conso
       });
       return page;
     },
+    session: (username = ADMIN.username, password = ADMIN.password) => sessionOf(username, password),
     async loggedIn(username = ADMIN.username, password = ADMIN.password) {
       const [session, page] = await Promise.all([sessionOf(username, password), h.page()]);
-      // Only the first document of this tab gets the session: a later load (a reload after the
-      // console logged out) must find what the console left there, as in a real tab.
-      const seed = await page.addInitScript(
-        ({ key, value, origin }) => {
-          if (window === window.top && location.origin === origin && sessionStorage.getItem(key) === null) sessionStorage.setItem(key, value);
-        },
-        { key: SESSION_KEY, value: JSON.stringify(session), origin: new URL(h.base).origin },
-      );
-      await page.goto(h.base);
-      await page.getByRole("navigation", { name: "Main" }).waitFor();
-      await seed.dispose();
+      await openLoggedIn(page, h.base, session);
       return page;
     },
     async loggedInWithForm(username = ADMIN.username, password = ADMIN.password) {
@@ -181,6 +174,27 @@ export function useConsole(opts: Parameters<typeof startTestApp>[0] = {}): Conso
     },
   };
   return h;
+}
+
+/**
+ * Opens the console at `base` in `page` already logged in with `session`: it is put in sessionStorage
+ * before the console's script runs, as the login form would leave it. Only the first document of the
+ * tab gets it: a later load (a reload after the console logged out) finds what the console left
+ * there, as in a real tab.
+ */
+export async function openLoggedIn(page: Page, base: string, session: ConsoleSession): Promise<void> {
+  const seed = await page.addInitScript(
+    ({ key, value, origin }) => {
+      if (window === window.top && location.origin === origin && sessionStorage.getItem(key) === null) sessionStorage.setItem(key, value);
+    },
+    { key: SESSION_KEY, value: JSON.stringify(session), origin: new URL(base).origin },
+  );
+  try {
+    await page.goto(base);
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+  } finally {
+    await seed.dispose();
+  }
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");

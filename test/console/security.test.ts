@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { PASSWORD, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
-import { useConsole } from "./browser.js";
+import { openLoggedIn, useConsole } from "./browser.js";
 
 /** Every line the product logs, at every level, kept for the "no token in logs" check. */
 const logged: string[] = [];
@@ -278,13 +278,11 @@ async function bareConsolePage(as?: { username: string; password: string }): Pro
   const page = await context.newPage();
   const pageErrors: string[] = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
-  await page.goto(h.base);
-  await page.getByRole("button", { name: "Log in" }).waitFor();
   if (as) {
-    await page.getByLabel("Username").fill(as.username);
-    await page.getByLabel("Password", { exact: true }).fill(as.password);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    await openLoggedIn(page, h.base, await h.session(as.username, as.password));
+  } else {
+    await page.goto(h.base);
+    await page.getByRole("button", { name: "Log in" }).waitFor();
   }
   return { page, pageErrors, close: () => context.close() };
 }
