@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
+import { FIRST_QUERY_ENTRY, firstQuery } from "./vite-first-query.ts";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 
@@ -12,6 +13,7 @@ export default defineConfig({
   root,
   base: "/",
   publicDir: false,
+  plugins: [firstQuery()],
   build: {
     outDir: fileURLToPath(new URL("../dist/console", import.meta.url)),
     emptyOutDir: true,
@@ -21,6 +23,9 @@ export default defineConfig({
     manifest: true, // dist/console/.vite/manifest.json: the import graph bench/console.ts sizes the first load from
     sourcemap: true,
     reportCompressedSize: false,
+    // The app (index.html's entry) and the first-request script (src/boot/first-query.ts), which
+    // index.html loads ahead of it.
+    rollupOptions: { input: { index: fileURLToPath(new URL("index.html", import.meta.url)), "first-query": FIRST_QUERY_ENTRY } },
   },
   server: {
     proxy: { "/graphql": { target: "http://localhost:4000", ws: true } },

@@ -5,6 +5,7 @@
  */
 import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange, type CombinedError } from "@urql/core";
 import { createClient as createWsClient, type Client as WsClient } from "graphql-ws";
+import { takeFirstQuery } from "../boot/handoff";
 
 export interface ApiClient {
   urql: Client;
@@ -39,6 +40,8 @@ export function createApiClient(credential: string | null, onUnauthenticated: On
   const urql = new Client({
     url: "/graphql",
     preferGetMethod: false,
+    // The runs list's first page may already be on its way (boot/first-query.ts): take that answer.
+    fetch: (input, init) => takeFirstQuery(init?.body, new Headers(init?.headers).get("authorization"))?.catch(() => fetch(input, init)) ?? fetch(input, init),
     fetchOptions: (): RequestInit => (credential ? { headers: { authorization: `Bearer ${credential}` } } : {}),
     exchanges: [
       cacheExchange,

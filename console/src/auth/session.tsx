@@ -6,17 +6,9 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { Provider } from "urql";
 import { createApiClient } from "../api/client";
+import { SESSION_KEY as KEY, loadSession as load, type Session } from "./stored-session";
 
-const KEY = "kairos.session";
-
-export interface Session {
-  credential: string;
-  /** How the user logged in: the API key's scope may forbid mutations. */
-  via: "password" | "apiKey";
-  user: { id: string; username: string; role: string };
-  /** JWTs end; API keys may not (null). */
-  expiresAt: string | null;
-}
+export type { Session } from "./stored-session";
 
 interface SessionContext {
   session: Session | null;
@@ -27,18 +19,6 @@ interface SessionContext {
 }
 
 const Ctx = createContext<SessionContext | null>(null);
-
-function load(): Session | null {
-  try {
-    const raw = sessionStorage.getItem(KEY);
-    if (!raw) return null;
-    const s = JSON.parse(raw) as Session;
-    if (s.expiresAt && Date.parse(s.expiresAt) <= Date.now()) return null;
-    return s;
-  } catch {
-    return null;
-  }
-}
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<Session | null>(load);

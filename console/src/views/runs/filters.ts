@@ -92,6 +92,18 @@ export function searchArgs(f: RunFilters) {
   };
 }
 
+/** Runs per page of the list. */
+export const RUNS_PAGE = 100;
+
+/**
+ * The variables of one page of the list's search (ConsoleRunsSearch), in one order: the console's
+ * first-request script (boot/first-query.ts) and the runs view build them here alike, so the app
+ * can tell that the answer the script asked for is the one it needs.
+ */
+export function runsPageVariables(f: RunFilters, after: string | null) {
+  return { ...searchArgs(f), first: RUNS_PAGE, after };
+}
+
 /**
  * Would the search have found this run? Used for runs that arrive live. A DAG run's tasks cannot
  * be told apart from the run alone, so with that filter nothing new is added (a reload finds them).

@@ -9,15 +9,13 @@ import { ConsoleRunsSearchDocument } from "../../../../generated/client/graphql"
 import { ErrorLine, Page } from "../../ui/page";
 import { BulkActions } from "./bulk-actions";
 import { LiveNote } from "./live-note";
-import { filtersFromSearch, filtersToSearch, matchesFilters, searchArgs, type RunFilters } from "./filters";
+import { filtersFromSearch, filtersToSearch, matchesFilters, runsPageVariables, type RunFilters } from "./filters";
 import { RunFiltersBar } from "./run-filters";
 import { useNodeNames } from "./node-names";
 import { RunTable } from "./run-table";
 import { useRunList, type RunPage } from "./use-run-list";
 import { useSelection } from "./use-selection";
 import "./runs.css";
-
-const PAGE = 100;
 
 export function RunsView() {
   const client = useClient();
@@ -28,7 +26,7 @@ export function RunsView() {
 
   const fetchPage = useCallback(
     async (after: string | null): Promise<RunPage> => {
-      const r = await client.query(ConsoleRunsSearchDocument, { ...searchArgs(filters), first: PAGE, after }, { requestPolicy: "network-only" }).toPromise();
+      const r = await client.query(ConsoleRunsSearchDocument, runsPageVariables(filters, after), { requestPolicy: "network-only" }).toPromise();
       if (r.error || !r.data) throw r.error ?? new Error("no answer");
       return { rows: r.data.runs.edges.map((e) => e.node), endCursor: r.data.runs.pageInfo.endCursor ?? null, hasNext: r.data.runs.pageInfo.hasNextPage };
     },
