@@ -157,6 +157,8 @@ export type IsolationMode =
   | 'NONE';
 
 export type JobFilter = {
+  /** Jobs whose last run (Job.lastRun) ended with one of these: SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, DEAD. E.g. [FAILED, TIMED_OUT, DEAD] for the jobs whose latest run went wrong. Jobs none of whose runs has ended yet never match. */
+  lastRunStatus?: Array<RunStatus> | null | undefined;
   /** Exact name. */
   name?: string | null | undefined;
   /** Admins only: jobs of this owner. */
@@ -297,21 +299,29 @@ export type RunFilter = {
   scheduledFrom?: string | null | undefined;
   /** scheduledFor before this instant (excluded); later than scheduledFrom. */
   scheduledTo?: string | null | undefined;
+  /** Runs staged ahead of their fire time (status SCHEDULED): false leaves them out, true keeps only them. Absent: both. (Withdrawn runs, taken back before their time by a pause or an edit, are listed only when status is WITHDRAWN.) */
+  staged?: boolean | null | undefined;
   trigger?: RunTrigger | null | undefined;
 };
 
 export type RunStatus =
+  /** Cancelled by a user or by the system (a deleted job or owner, overlap REPLACE). Runs taken back before their fire time are WITHDRAWN instead. */
   | 'CANCELLED'
   /** cancelRun was asked for a RUNNING run: its executor is killing the process group; the run then ends CANCELLED (or, if it finished first, with its own result). Stored as RUNNING with cancelRequested: true; filter runs by CANCELLING to find them. */
   | 'CANCELLING'
   | 'DEAD'
   | 'FAILED'
   | 'PENDING'
+  /** Waiting in its pool's queue for an executor slot (its time has come). */
   | 'QUEUED'
   | 'RETRY_SCHEDULED'
   | 'RUNNING'
+  /** Staged ahead of its fire time (KAIROS_STAGE_AHEAD): its slot fired and the run exists, but no executor takes it before notBefore. From then on it reads QUEUED; no event marks that instant (the next one is RUNNING). Filter runs by SCHEDULED, or leave them out with filter.staged: false. */
+  | 'SCHEDULED'
   | 'SUCCEEDED'
-  | 'TIMED_OUT';
+  | 'TIMED_OUT'
+  /** A run staged ahead of its fire time and taken back before it, because its job was paused, edited or rescheduled: it never ran, and its slot was judged again under the job as it is now (see the job's fires). Final; runs lists leave these out unless status is WITHDRAWN. */
+  | 'WITHDRAWN';
 
 export type RunTrigger =
   | 'BACKFILL'

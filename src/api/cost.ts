@@ -17,6 +17,7 @@
  *   counted once, not per field selected below it): `dags(first: 20) { edges { node { graph } } }`
  *   would otherwise render twenty graphs of hundreds of thousands of edges each (a 2 MiB
  *   definition) for a cost of about 60. One DAG's whole definition and graph stay well within it.
+ * - A list with a small fixed bound ({@link BOUNDED_LISTS}: `Run.waiting`, `Job.problems`) is charged as that many items.
  * - A JSON field of up to 64 KiB ({@link KIB_SIZED}: params) costs 64 more, one per KiB.
  * - Introspection fields cost nothing: the schema is fixed and small, and introspection is off
  *   outside dev.
@@ -49,6 +50,16 @@ const KIB_SIZED_COST = Math.ceil(MAX_PARAMS_BYTES / 1024);
 /** Lists (`Type.field`) whose size is their parent field's `count`, which multiplies what is below it already. */
 export const SIZED_BY_PARENT: ReadonlySet<string> = new Set(["SchedulePreview.nextFires"]);
 
+/**
+ * Lists with a small fixed bound (the wait reasons: docs/waiting.md), charged as that many items
+ * rather than ASSUMED_LIST_SIZE, so a page of 100 runs with their `waiting` stays affordable.
+ */
+export const BOUNDED_LISTS: ReadonlyMap<string, number> = new Map([
+  ["Run.waiting", 4],
+  ["DagRunTask.waiting", 4],
+  ["Job.problems", 10],
+]);
+
 /** Past this many fields and fragments the analysis itself stops (the document is refused). */
 const MAX_QUERY_NODES = 10_000;
 
@@ -63,6 +74,8 @@ export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, ch
   if (DAG_SIZED.has(`${type.name}.${field.name}`)) return 1 + MAX_DAG_TASKS + childComplexity;
   if (KIB_SIZED.has(`${type.name}.${field.name}`)) return 1 + KIB_SIZED_COST + childComplexity;
   if (SIZED_BY_PARENT.has(`${type.name}.${field.name}`)) return 1 + childComplexity;
+  const bound = BOUNDED_LISTS.get(`${type.name}.${field.name}`);
+  if (bound !== undefined) return 1 + bound * childComplexity;
   if (field.args.some((a) => a.name === "ids") && isListType(getNullableType(field.type))) {
     return 1 + (Array.isArray(args.ids) ? args.ids.length : ASSUMED_LIST_SIZE) * Math.max(1, childComplexity);
   }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService, userBudgetKey } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService } from "../core/index.js";
+import { ArtifactService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService, WaitService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -71,6 +71,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     runReads: new RunReads({ mongo }),
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),
+    waits: new WaitService({ mongo, clock, pools, waiting: runs.waiting, budget: (ownerId, now) => limits.submissions.spentUntil(userBudgetKey(ownerId), now) }),
     events: runs.events,
     dags: dagEngine.service,
     dagRuns: dagEngine.dagRuns,

@@ -118,6 +118,21 @@ export class RateBudget {
   }
 
   /**
+   * Whether `key`'s budget is spent now, without taking anything from it: when it refills and what
+   * the budget is, or null when it is not spent (or there is no limit, or the store cannot say).
+   */
+  async spentUntil(key: string, now: number): Promise<{ until: Date; points: number; durationMs: number } | null> {
+    if (!this.limiter || !this.rate) return null;
+    try {
+      const res = await this.limiter.get(key);
+      if (!res || res.consumedPoints < this.rate.points) return null;
+      return { until: new Date(now + res.msBeforeNext), points: this.rate.points, durationMs: this.rate.durationMs };
+    } catch {
+      return null;
+    }
+  }
+
+  /**
    * Takes `count` points for `key` (one call; a DAG run counts one per task), at most a whole
    * window's budget, so a call worth more than the budget can still be made once a window. Throws
    * RateLimitedError when the window's budget cannot cover them; `why` says what the count is.

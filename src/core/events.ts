@@ -10,7 +10,7 @@
 import { Channels, type EventBus, type Unsubscribe } from "../shared-state/index.js";
 import type { RunDoc } from "../domain/index.js";
 
-const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
+const DATE_FIELDS = ["scheduledFor", "notBefore", "heldAt", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
 
 /** What a run event carries. */
 export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId" | "resultJson">;
@@ -49,6 +49,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     leaseUntil: ms(r.leaseUntil),
     userSlot: r.userSlot,
     heldByLimit: r.heldByLimit,
+    heldAt: ms(r.heldAt),
     cancelRequested: r.cancelRequested,
     notBefore: ms(r.notBefore),
     queuedAt: ms(r.queuedAt),

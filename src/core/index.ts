@@ -22,3 +22,4 @@ export * from "./users.js";
 export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
 export * from "./logs/index.js";
+export * from "./waits/index.js";

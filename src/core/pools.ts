@@ -7,7 +7,7 @@ import type { Clock } from "../shared-state/index.js";
 import type { Mongo } from "../store/index.js";
 import { findOnlineNodePools } from "../store/index.js";
 import { countQueuedInPool, findQueuedPools } from "../store/index.js";
-import { readyQueueOf, readyQueuesFor } from "../domain/index.js";
+import { poolOfQueue, readyQueueOf, readyQueuesFor } from "../domain/index.js";
 import type { JobDoc } from "../domain/index.js";
 
 export class PoolCoverage {
@@ -33,22 +33,33 @@ export class PoolCoverage {
 
   /** What a user should know about where the job's runs will run, in words; empty when all is well. */
   async warnings(job: { spec: Pick<JobDoc["spec"], "pool"> & { kind?: string; interpreter?: string | null; script?: { interpreter: string } | null } }): Promise<string[]> {
-    const served = await this.served();
     const interpreter = job.spec.script?.interpreter ?? job.spec.interpreter ?? null;
     const queue = readyQueueOf({ pool: job.spec.pool, kind: job.spec.kind ?? "COMMAND", script: interpreter ? { interpreter } : null });
-    if ((served.get(queue) ?? 0) > 0) return [];
+    const unserved = await this.unserved(queue);
+    return unserved ? [unserved] : [];
+  }
+
+  /**
+   * Why no online executor takes runs from the ready queue `queue` (a pool, or `<pool>:<interpreter>`),
+   * in words; null when one does.
+   */
+  async unserved(queue: string): Promise<string | null> {
+    const served = await this.served();
+    if ((served.get(queue) ?? 0) > 0) return null;
+    const pool = poolOfQueue(queue);
     const known = [...served.keys()].filter((q) => !q.includes(":")).sort();
-    if (queue !== job.spec.pool && (served.get(job.spec.pool) ?? 0) > 0) {
-      const here = [...served.keys()].filter((q) => q.startsWith(`${job.spec.pool}:`)).map((q) => q.slice(job.spec.pool.length + 1)).sort();
-      return [
-        `no online executor of pool "${job.spec.pool}" has the ${interpreter} interpreter: its runs wait QUEUED until one does ` +
-          `(interpreters in the pool now: ${here.length ? here.join(", ") : "none"})`,
-      ];
+    if (queue !== pool && (served.get(pool) ?? 0) > 0) {
+      const interpreter = queue.slice(pool.length + 1);
+      const here = [...served.keys()].filter((q) => q.startsWith(`${pool}:`)).map((q) => q.slice(pool.length + 1)).sort();
+      return (
+        `no online executor of pool "${pool}" has the ${interpreter} interpreter: its runs wait QUEUED until one does ` +
+        `(interpreters in the pool now: ${here.length ? here.join(", ") : "none"})`
+      );
     }
-    return [
-      `no online executor serves pool "${job.spec.pool}": its runs wait QUEUED until one does ` +
-        `(pools served now: ${known.length ? known.join(", ") : "none"}; executors choose theirs with KAIROS_POOLS)`,
-    ];
+    return (
+      `no online executor serves pool "${pool}": its runs wait QUEUED until one does ` +
+      `(pools served now: ${known.length ? known.join(", ") : "none"}; executors choose theirs with KAIROS_POOLS)`
+    );
   }
 
   /** QUEUED runs per pool that no online executor serves (for the metrics gauge). */

@@ -234,6 +234,8 @@ export interface RunDoc {
   signal: string | null;
   error: string | null;
   outputTail: string | null;
+  /** When it was last parked by its owner's concurrency limit (`heldByLimit`); kept after it is woken. */
+  heldAt?: Date | null;
   outputTruncated: boolean;
   /** HTTP jobs: what the last attempt's request got back (null when it got no response). */
   httpResponse?: HttpResponseRecord | null;

@@ -17,3 +17,4 @@ export * from "./statuses.js";
 export * from "./time.js";
 export * from "./timers.js";
 export * from "./logs.js";
+export * from "./waiting.js";

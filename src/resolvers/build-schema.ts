@@ -14,6 +14,7 @@ import { NodeResolver } from "./node.resolver.js";
 import { RunLogsResolver } from "./run-logs.resolver.js";
 import { JobSpecResolver } from "./job-spec.resolver.js";
 import { RunResolver } from "./run.resolver.js";
+import { DagTaskWaitingResolver, JobProblemsResolver, RunWaitingResolver } from "./waits.resolver.js";
 
 /**
  * The executable schema. Subscriptions use their own `subscribe` functions over the event bus;
@@ -21,7 +22,7 @@ import { RunResolver } from "./run.resolver.js";
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver],
     pubSub: createPubSub(),
     // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
     globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],

@@ -3,7 +3,7 @@ import type { AuthParts, Caller } from "../auth/index.js";
 import type { DagEngine, DagEvents, DagRunService, DagService } from "../dag/index.js";
 import type { ArtifactService, RunEvents, RunLogs } from "../core/index.js";
 import type { JobService } from "../core/index.js";
-import type { LookupService, Lookups } from "../core/index.js";
+import type { LookupService, Lookups, WaitService } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
 import type { HttpSigning, PoolCoverage } from "../core/index.js";
 import type { RunReads } from "../core/index.js";
@@ -27,6 +27,8 @@ export interface Services extends AuthParts {
   nodes: NodeReads;
   /** Each request's batched reads by id. */
   lookups: LookupService;
+  /** Why runs wait and jobs make no runs (Run.waiting, Job.problems), read in batches per request. */
+  waits: WaitService;
   /** Run logs: reads, links and the live stream. */
   logs: RunLogs;
   /** Run status events, for subscriptions. */

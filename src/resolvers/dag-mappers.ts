@@ -56,6 +56,8 @@ export function toDagRun(r: DagRunSummary): DagRun {
 /** A row of `DagRun.tasks` before its run is read: the fire key of the run it shows (none for a mapped task's own row). */
 export interface DagRunTaskRow extends Omit<DagRunTask, "run" | "result"> {
   fireKey: string | null;
+  /** Its DAG run (not a field: DagRunTask.waiting reads the DAG run by it). */
+  dagRunId: string;
 }
 
 /**
@@ -69,6 +71,7 @@ export function dagRunTaskRows(r: Pick<DagRunDoc, "_id" | "tasks"> & { definitio
   const rows: DagRunTaskRow[] = [];
   const row = (key: string, index: number | null, state: DagRunTask["status"], attempt: number, mapped: boolean, note: string | null): DagRunTaskRow => ({
     key,
+    dagRunId: r._id,
     mapIndex: index,
     status: state,
     attempt,

@@ -16,3 +16,4 @@ export * from "./scalars.js";
 export * from "./user.type.js";
 export * from "./dag.input.js";
 export * from "./dag.type.js";
+export * from "./wait.type.js";

@@ -50,3 +50,4 @@ export * from "./logs/indexes.js";
 export * from "./logs/segments.js";
 export * from "./runs/log-writers.js";
 export * from "./retention.js";
+export * from "./runs/waits.js";

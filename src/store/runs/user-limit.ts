@@ -7,7 +7,7 @@ import type { Mongo } from "../mongo.js";
 export async function parkRun(mongo: Mongo, runId: string, token: number, now: Date): Promise<boolean> {
   const held = await mongo.c.runs.updateOne(
     { _id: runId, status: RunStatus.QUEUED, fencingToken: token },
-    { $set: { heldByLimit: true, updatedAt: now } },
+    { $set: { heldByLimit: true, heldAt: now, updatedAt: now } },
   );
   return held.modifiedCount === 1;
 }
