@@ -37,9 +37,7 @@ const PASS_THROUGH_CODES = new Set([
   "FORBIDDEN",
   "BAD_USER_INPUT",
   "NOT_FOUND",
-  "ABORTED",
-  "FAILED_PRECONDITION",
-  "RESOURCE_EXHAUSTED",
+  "CONFLICT",
   "RATE_LIMITED",
   "GRAPHQL_PARSE_FAILED",
   "GRAPHQL_VALIDATION_FAILED",
@@ -51,7 +49,7 @@ const PASS_THROUGH_CODES = new Set([
 ]);
 
 /** Never let an unexpected error's message (driver text, stack) reach a client. */
-export function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
+function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
   const code = formatted.extensions?.code;
   if (typeof code === "string" && PASS_THROUGH_CODES.has(code)) {
     const { stacktrace: _drop, ...extensions } = formatted.extensions ?? {};

@@ -68,7 +68,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts, dags: dagEngine.service });
   return {
     users, jobs, runs, log, pools, limits, ...auth,
-    runReads: new RunReads({ mongo }),
+    runReads: new RunReads({ mongo, clock }),
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),
     waits: new WaitService({ mongo, clock, pools, waiting: runs.waiting, budget: (ownerId, now) => limits.submissions.spentUntil(userBudgetKey(ownerId), now) }),

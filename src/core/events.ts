@@ -52,6 +52,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     heldAt: ms(r.heldAt),
     cancelRequested: r.cancelRequested,
     notBefore: ms(r.notBefore),
+    withdrawn: r.withdrawn || undefined,
     queuedAt: ms(r.queuedAt),
     startedAt: ms(r.startedAt),
     finishedAt: ms(r.finishedAt),

@@ -57,8 +57,11 @@ export class Lookups {
   private specTextRead = 0;
   private specTextAnswered = 0;
 
+  private readonly clock: Clock;
+
   constructor(deps: LookupDeps) {
     const { mongo } = deps;
+    this.clock = deps.clock;
     this.users = byId((ids) => deps.users.byIds(ids));
     // Without their spec's text, which a request reads only where it asks for it (specText).
     this.jobs = byId((ids) => findJobsWithoutSpecText(mongo, ids));
@@ -139,6 +142,11 @@ export class Lookups {
    */
   stagedFires(jobId: string): Promise<StagedRun[]> {
     return this.staged.load(jobId);
+  }
+
+  /** The clock's time (epoch ms): what a run's reported status is judged at (a staged run reads SCHEDULED until its time). */
+  now(): number {
+    return this.clock();
   }
 
   /** CPU and memory reserved on a node by its running attempts (core/allocations.ts). */

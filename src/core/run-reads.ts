@@ -2,10 +2,10 @@
 import { listedOwner, visible } from "../auth/index.js";
 import type { Principal } from "../auth/index.js";
 import type { RunDoc, RunTrigger } from "../domain/index.js";
-import { ValidationError } from "../domain/index.js";
+import { ReportedRunStatus, ValidationError } from "../domain/index.js";
 import type { Mongo } from "../store/index.js";
+import type { Clock } from "../shared-state/index.js";
 import type { Page, PageQuery } from "../store/index.js";
-import type { ReportedRunStatus } from "../domain/index.js";
 import { findDagOwner, findDagRunOwner, findSomeRunOfDagRun, findSomeRunOfJob, findSomeTaskRunOfDag, listDeadLetters, listRunsOfJob, searchRuns } from "../store/index.js";
 import type { Lookups } from "./lookups.js";
 import { checkPoolName } from "./spec.js";
@@ -32,10 +32,12 @@ export interface RunSearchInput {
   scheduledTo?: Date | null;
   /** Case-insensitive substring of the run's job name, matched literally. */
   name?: string | null;
+  /** Runs staged ahead of their fire time (SCHEDULED): false leaves them out, true keeps only them. */
+  staged?: boolean | null;
 }
 
 export class RunReads {
-  constructor(private readonly deps: { mongo: Mongo }) {}
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock }) {}
 
   /**
    * Runs of one job the caller may see, newest first (by scheduled time), without their specs;
@@ -43,7 +45,7 @@ export class RunReads {
    */
   async ofJob(caller: Principal, jobId: string, status: ReportedRunStatus | null, page: PageQuery, lookups: Lookups): Promise<Page<RunDoc>> {
     await this.jobHistoryVisible(caller, jobId, lookups);
-    return listRunsOfJob(this.deps.mongo, jobId, listedOwner(caller), status, page);
+    return listRunsOfJob(this.deps.mongo, jobId, listedOwner(caller), status, page, new Date(this.deps.clock()));
   }
 
   /**
@@ -58,7 +60,8 @@ export class RunReads {
     if (s.dagId != null) await this.dagVisible(caller, s.dagId);
     if (s.dagRunId != null) await this.dagRunVisible(caller, s.dagRunId);
     const { dagId, name, ...rest } = s;
-    return searchRuns(this.deps.mongo, { ...rest, ownerId: listedOwner(caller), jobId: s.jobId ?? dagId ?? null, nameContains: name || null }, page);
+    const now = new Date(this.deps.clock());
+    return searchRuns(this.deps.mongo, { ...rest, ownerId: listedOwner(caller), jobId: s.jobId ?? dagId ?? null, nameContains: name || null, now }, page);
   }
 
   /** Dead letters: runs whose every attempt failed, the caller's (administrators: everyone's), newest first. */
@@ -90,7 +93,14 @@ export class RunReads {
 
 /** The search's values checked (BAD_USER_INPUT on `filter.<field>`, saying what is allowed). */
 function checkSearch(input: RunSearchInput): RunSearchInput {
-  const { jobId, dagId, nodeId, pool, scheduledFrom, scheduledTo, name } = input;
+  const { jobId, dagId, nodeId, pool, scheduledFrom, scheduledTo, name, status, staged } = input;
+  if (staged != null && status != null && staged !== (status === ReportedRunStatus.SCHEDULED)) {
+    throw new ValidationError(
+      "filter.staged",
+      `staged: ${staged} with status ${status} matches no run: SCHEDULED is the status of the runs staged ahead of their fire time; ` +
+        "give status SCHEDULED (or staged: true) for those, or another status (or staged: false) for the rest",
+    );
+  }
   if (jobId != null && dagId != null) {
     throw new ValidationError(
       "filter.dagId",

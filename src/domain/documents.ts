@@ -143,6 +143,12 @@ export interface JobDoc {
   pausedAt: Date | null;
   /** ACTIVE while it has future fires; COMPLETED when its schedule has no more slots. */
   status: JobStatus;
+  /**
+   * The job's run that ended last by its scheduled time (core/runs/transitions.ts writes it as a
+   * run ends; store/jobs/last-run.ts): absent until one has ended. How the job went, where
+   * `status` only says whether fires are still to come.
+   */
+  lastRun?: JobLastRun | null;
   /** The nominal instant of the next slot (its identity), or null when none is armed. */
   nextSlotAt: Date | null;
   /** When the next slot is due on the wheel: nextSlotAt plus spread and jitter. Indexed. */
@@ -175,6 +181,19 @@ export interface JobDoc {
   updatedAt: Date;
 }
 
+
+/**
+ * A run that ended, as its job keeps it (JobDoc.lastRun). Ordered by (scheduledFor, runId): a run
+ * ending after a later-scheduled one does not replace it; the same run ending again (retried) does.
+ */
+export interface JobLastRun {
+  runId: string;
+  /** A final status: SUCCEEDED, FAILED, TIMED_OUT, CANCELLED or DEAD (never a withdrawn run). */
+  status: RunStatus;
+  trigger: RunTrigger;
+  scheduledFor: Date;
+  finishedAt: Date | null;
+}
 
 export interface RunTransition {
   status: RunStatus;
@@ -215,11 +234,18 @@ export interface RunDoc {
    * executor tried to claim it. Put back in the queue when one of the owner's slots frees up.
    */
   heldByLimit?: boolean;
+  /** When it was last parked by its owner's concurrency limit (`heldByLimit`); kept after it is woken. */
+  heldAt?: Date | null;
   /** Marker of the last batched transition (store/batch.ts UpdateBatcher); nothing else writes it. */
   batchOp?: string;
   /** Which batch claim made the current attempt RUNNING (see RunService.claimMany). */
   claimId?: string | null;
   cancelRequested: boolean;
+  /**
+   * Set on a run staged ahead of its fire time and taken back before it (a pause, an edit, a new
+   * schedule: core/runs/staged.ts): stored CANCELLED, reported WITHDRAWN (domain/lifecycle.ts).
+   */
+  withdrawn?: boolean;
   /**
    * Set on a run staged ahead of its fire time (the scheduler's stage-ahead window): executors
    * do not take it before this instant (the slot's due time, with spread and jitter).
@@ -234,8 +260,6 @@ export interface RunDoc {
   signal: string | null;
   error: string | null;
   outputTail: string | null;
-  /** When it was last parked by its owner's concurrency limit (`heldByLimit`); kept after it is woken. */
-  heldAt?: Date | null;
   outputTruncated: boolean;
   /** HTTP jobs: what the last attempt's request got back (null when it got no response). */
   httpResponse?: HttpResponseRecord | null;

@@ -67,14 +67,32 @@ export function isTerminal(status: RunStatus): boolean {
 }
 
 /**
- * The run statuses clients see: the stored ones plus CANCELLING, which is reported for a RUNNING
- * run whose cancellation was asked for (stored as RUNNING with cancelRequested: true) until its
- * executor records the end. Filtering by it is the inverse (store/runs/user-reads.ts, statusFilter).
+ * The run statuses clients see: the stored ones plus three that the store keeps as flags:
+ * - CANCELLING: a RUNNING run whose cancellation was asked for (stored RUNNING with
+ *   `cancelRequested: true`) until its executor records the end;
+ * - SCHEDULED: a run staged ahead of its fire time (stored QUEUED with `notBefore` still to come):
+ *   it exists, its slot has fired, but no executor may take it yet. At `notBefore` it reads QUEUED
+ *   (no write happens then: the next event is RUNNING);
+ * - WITHDRAWN: a staged run taken back before its fire time by a pause or an edit (stored
+ *   CANCELLED with `withdrawn: true`): it never ran, and its slot was judged again.
+ * Filtering by any of them is the inverse (store/runs/user-reads.ts, statusFilter).
  */
-export const ReportedRunStatus = { ...RunStatus, CANCELLING: "CANCELLING" } as const;
+export const ReportedRunStatus = { ...RunStatus, CANCELLING: "CANCELLING", SCHEDULED: "SCHEDULED", WITHDRAWN: "WITHDRAWN" } as const;
 export type ReportedRunStatus = (typeof ReportedRunStatus)[keyof typeof ReportedRunStatus];
 
-/** The status a run is reported with. */
-export function reportedStatus(run: { status: RunStatus; cancelRequested?: boolean }): ReportedRunStatus {
-  return run.status === RunStatus.RUNNING && run.cancelRequested ? ReportedRunStatus.CANCELLING : run.status;
+/** The status a run is reported with at `now` (epoch ms). */
+export function reportedStatus(
+  run: { status: RunStatus; cancelRequested?: boolean; notBefore?: Date | null; withdrawn?: boolean },
+  now: number,
+): ReportedRunStatus {
+  switch (run.status) {
+    case RunStatus.RUNNING:
+      return run.cancelRequested ? ReportedRunStatus.CANCELLING : run.status;
+    case RunStatus.QUEUED:
+      return run.notBefore && run.notBefore.getTime() > now ? ReportedRunStatus.SCHEDULED : run.status;
+    case RunStatus.CANCELLED:
+      return run.withdrawn ? ReportedRunStatus.WITHDRAWN : run.status;
+    default:
+      return run.status;
+  }
 }

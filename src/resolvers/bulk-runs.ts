@@ -4,7 +4,7 @@
  */
 import type { Caller } from "../auth/index.js";
 import type { RunDoc } from "../domain/index.js";
-import { PreconditionError, RateLimitedError, ValidationError } from "../domain/index.js";
+import { ConflictError, RateLimitedError, ValidationError } from "../domain/index.js";
 import type { BulkRunError, BulkRunResult } from "../schema/index.js";
 import { takeSubmissions, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
@@ -29,12 +29,12 @@ export function cancelOne(ctx: Context, p: Caller, id: string): Promise<RunDoc> 
 /**
  * What retryRun does for one id, once its submission is taken. A DAG task's run belongs to its DAG
  * run, which has decided on its end already (its children ran, or were UPSTREAM_FAILED): running it
- * again outside would change nothing there but its result, so it is FAILED_PRECONDITION.
+ * again outside would change nothing there but its result, so it is CONFLICT.
  */
 export async function retryOne(ctx: Context, p: Caller, id: string): Promise<RunDoc> {
   const run = await ctx.lookups.run(p, id);
   if (run.dagRunId) {
-    throw new PreconditionError(`run ${id} is task ${JSON.stringify(run.taskKey)} of DAG run ${run.dagRunId}; retry it with retryDagRun(id: "${run.dagRunId}"), which re-runs its failed tasks and their children`);
+    throw new ConflictError(`run ${id} is task ${JSON.stringify(run.taskKey)} of DAG run ${run.dagRunId}; retry it with retryDagRun(id: "${run.dagRunId}"), which re-runs its failed tasks and their children`);
   }
   return ctx.services.runs.retryRun(p, id);
 }
@@ -75,7 +75,7 @@ export async function retryRuns(ctx: Context, p: Caller, ids: readonly string[])
 /** One id's entry: the run, or its error as the one-run mutation would have answered it. */
 async function outcome(ctx: Context, operation: string, id: string, work: () => Promise<RunDoc>): Promise<BulkRunResult> {
   try {
-    return { id, run: toRun(await work()), error: null };
+    return { id, run: toRun(await work(), ctx.lookups.now()), error: null };
   } catch (e) {
     return { id, run: null, error: bulkError(ctx, operation, id, e) };
   }

@@ -93,11 +93,11 @@ export function dagRunTaskRows(r: Pick<DagRunDoc, "_id" | "tasks"> & { definitio
 }
 
 /** The rows with their runs (read whole, by the rows' fire keys) and results. */
-export function withTaskRuns(rows: readonly DagRunTaskRow[], runs: readonly RunDoc[]): DagRunTask[] {
+export function withTaskRuns(rows: readonly DagRunTaskRow[], runs: readonly RunDoc[], now: number): DagRunTask[] {
   const byKey = new Map(runs.map((run) => [run.fireKey, run]));
   return rows.map(({ fireKey, ...row }) => {
     const run = fireKey === null ? undefined : byKey.get(fireKey);
-    return { ...row, run: run ? toRun(run) : null, result: run?.resultJson != null ? (JSON.parse(run.resultJson) as unknown) : null };
+    return { ...row, run: run ? toRun(run, now) : null, result: run?.resultJson != null ? (JSON.parse(run.resultJson) as unknown) : null };
   });
 }
 

@@ -19,7 +19,7 @@ import { mapPage, pageArgs } from "./pagination.js";
 
 const IDEMPOTENCY_KEY =
   "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
-  "the same key with different input answers FAILED_PRECONDITION.";
+  "the same key with different input answers CONFLICT.";
 
 /** Most rows `DagRun.tasks` answers at once (a DAG of 1000 tasks, with mapped instances after their task). */
 const MAX_TASK_ROWS = 5_000;
@@ -299,7 +299,7 @@ export class DagRunResolver {
     // cost ~60, read a 1,000-task DAG run's 1,000 runs 20 times, ~0.6 s of the API's CPU.
     const page = dagRunTaskRows(full, []).slice(skip, skip + first);
     const runs = await readTaskRuns(ctx, page.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
-    return withTaskRuns(dagRunTaskRows(full, runs).slice(skip, skip + first), runs);
+    return withTaskRuns(dagRunTaskRows(full, runs).slice(skip, skip + first), runs, ctx.lookups.now());
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })

@@ -14,7 +14,7 @@ import { mapPage, pageArgs, pageSize } from "./pagination.js";
 
 const IDEMPOTENCY_KEY =
   "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
-  "the same key with different input answers FAILED_PRECONDITION. Use a fresh random key (e.g. a UUID) per intended request.";
+  "the same key with different input answers CONFLICT. Use a fresh random key (e.g. a UUID) per intended request.";
 
 @Resolver(() => Job)
 export class JobResolver {
@@ -102,7 +102,7 @@ export class JobResolver {
     @Ctx() ctx: Context,
     @Arg("idempotencyKey", () => String, { nullable: true, description: IDEMPOTENCY_KEY }) idempotencyKey: string | null | undefined,
   ): Promise<Run> {
-    return toRun(await ctx.services.jobs.trigger(await requireSubmitter(ctx), id, { idempotencyKey }));
+    return toRun(await ctx.services.jobs.trigger(await requireSubmitter(ctx), id, { idempotencyKey }), ctx.lookups.now());
   }
 
   @Mutation(() => Job, {
@@ -131,10 +131,14 @@ export class JobResolver {
     // A backfill is as many submissions as it makes runs (at most a whole window's budget): a loop
     // of backfills must not make 1,000 runs per submission where triggerJob makes one.
     const r = await ctx.services.jobs.backfill(p, id, from.getTime(), to.getTime(), { idempotencyKey, admit: (runs, why) => takeSubmissions(ctx, p, runs - 1, why) });
-    return { requested: r.requested, existing: r.existing, runs: r.created.map(toRun) };
+    return { requested: r.requested, existing: r.existing, runs: r.created.map((run) => toRun(run, ctx.lookups.now())) };
   }
 
-  @FieldResolver(() => JobStatus, { description: "ACTIVE while a fire is still to come, its run staged ahead included." })
+  @FieldResolver(() => JobStatus, {
+    description:
+      "ACTIVE while a fire is still to come (its run staged ahead included), PAUSED, or COMPLETED when the schedule has no more slots. " +
+      "It says nothing about how the runs went: see lastRun.",
+  })
   async status(@Root() job: Job, @Ctx() ctx: Context): Promise<JobStatus> {
     if (job.status !== JobStatus.COMPLETED) return job.status;
     return (await ctx.lookups.stagedFires(job.id)).length > 0 ? JobStatus.ACTIVE : job.status;
@@ -209,5 +213,5 @@ export async function listRuns(
   after: string | null | undefined,
 ): Promise<RunConnection> {
   const p = requireUser(ctx);
-  return mapPage(await ctx.services.runReads.ofJob(p, jobId, status, pageArgs(first, after), ctx.lookups), toRun);
+  return mapPage(await ctx.services.runReads.ofJob(p, jobId, status, pageArgs(first, after), ctx.lookups), (r) => toRun(r, ctx.lookups.now()));
 }

@@ -1,6 +1,6 @@
 /** Document → GraphQL object mapping, in one place. */
 import { formatStatusRange, resourcesOf } from "../core/index.js";
-import { poolOfQueue, reportedStatus } from "../domain/index.js";
+import { poolOfQueue, reportedStatus, ReportedRunStatus, RunStatus } from "../domain/index.js";
 import type { RunEvent } from "../core/index.js";
 import { describeSchedule, formatDuration } from "../timing/index.js";
 import type { ApiKeyDoc, FireDoc, JobDoc, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
@@ -61,6 +61,7 @@ export function toJob(j: JobDoc): Job {
     catchupWindow: formatDuration(j.catchupWindowMs),
     paused: j.paused,
     status: j.status,
+    lastRun: j.lastRun ? { id: j.lastRun.runId, status: j.lastRun.status, trigger: j.lastRun.trigger, scheduledFor: j.lastRun.scheduledFor, finishedAt: j.lastRun.finishedAt } : null,
     nextFireAt: j.nextFireAt,
     lastSlotAt: j.lastSlotAt,
     firedCount: j.firedCount,
@@ -131,12 +132,13 @@ export function toRetry(r: JobDoc["retry"]): Job["retry"] {
   };
 }
 
-export function toRun(r: RunDoc | RunEvent): Run {
+/** A run as the API shows it at `now` (epoch ms: a run staged ahead reads SCHEDULED until its time). */
+export function toRun(r: RunDoc | RunEvent, now: number): Run {
   return {
     id: r._id,
     jobId: r.jobId,
     jobName: r.jobName,
-    status: reportedStatus(r),
+    status: reportedStatus(r, now),
     trigger: r.trigger,
     fireKey: r.fireKey,
     attempt: r.attempt,
@@ -145,6 +147,7 @@ export function toRun(r: RunDoc | RunEvent): Run {
     priority: r.priority,
     pool: poolOfQueue(r.pool),
     scheduledFor: r.scheduledFor,
+    notBefore: r.notBefore ?? null,
     queuedAt: r.queuedAt,
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
@@ -161,7 +164,8 @@ export function toRun(r: RunDoc | RunEvent): Run {
     usage: r.usage ?? null,
     httpResponse: r.httpResponse ?? null,
     cancelRequested: r.cancelRequested,
-    history: r.history.map((h) => ({ ...h, status: h.status, attempt: h.attempt ?? null })),
+    // A withdrawn run's last entry says so, as its status does (stored CANCELLED).
+    history: r.history.map((h, i) => ({ ...h, status: r.withdrawn && i === r.history.length - 1 && h.status === RunStatus.CANCELLED ? ReportedRunStatus.WITHDRAWN : h.status, attempt: h.attempt ?? null })),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };

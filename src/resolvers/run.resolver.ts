@@ -49,7 +49,7 @@ async function subscribeRunUpdated({ args, context }: SubscribeResolverData<unkn
 export class RunResolver {
   @Query(() => Run)
   async run(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    return toRun(await ctx.lookups.run(requireUser(ctx), id));
+    return toRun(await ctx.lookups.run(requireUser(ctx), id), ctx.lookups.now());
   }
 
   @Query(() => RunConnection, {
@@ -67,7 +67,7 @@ export class RunResolver {
   ): Promise<RunConnection> {
     const p = requireUser(ctx);
     const search = { ...filter, jobId: jobId ?? null, status: status ?? null };
-    return mapPage(await ctx.services.runReads.search(p, search, pageArgs(first, after), ctx.lookups), toRun);
+    return mapPage(await ctx.services.runReads.search(p, search, pageArgs(first, after), ctx.lookups), (r) => toRun(r, ctx.lookups.now()));
   }
 
   @Query(() => RunConnection, { description: "Dead letters: runs whose every attempt failed, newest first. Re-run one with retryRun." })
@@ -77,7 +77,7 @@ export class RunResolver {
     @Arg("after", () => String, { nullable: true }) after?: string | null,
   ): Promise<RunConnection> {
     const p = requireUser(ctx);
-    return mapPage(await ctx.services.runReads.deadLetters(p, pageArgs(first, after)), toRun);
+    return mapPage(await ctx.services.runReads.deadLetters(p, pageArgs(first, after)), (r) => toRun(r, ctx.lookups.now()));
   }
 
   @Mutation(() => Run, {
@@ -86,16 +86,16 @@ export class RunResolver {
       "CANCELLING (cancelRequested: true): its executor kills the process group and records CANCELLED moments later; follow it with runUpdated.",
   })
   async cancelRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
-    return toRun(await cancelOne(ctx, requireUser(ctx), id));
+    return toRun(await cancelOne(ctx, requireUser(ctx), id), ctx.lookups.now());
   }
 
   @Mutation(() => Run, {
-    description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: FAILED_PRECONDITION, use retryDagRun). Takes one submission, as triggerJob.",
+    description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: CONFLICT, use retryDagRun). Takes one submission, as triggerJob.",
   })
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     // A retry makes a run, as a trigger does: one submission (a loop of cancelRun and retryRun was
     // bounded only by the request rate).
-    return toRun(await retryOne(ctx, await requireSubmitter(ctx), id));
+    return toRun(await retryOne(ctx, await requireSubmitter(ctx), id), ctx.lookups.now());
   }
 
   @Mutation(() => [BulkRunResult], {
@@ -124,8 +124,10 @@ export class RunResolver {
     @Root() run: RunEvent,
     @Arg("jobId", () => ID, { nullable: true }) _jobId?: string | null,
     @Arg("runId", () => ID, { nullable: true }) _runId?: string | null,
+    @Ctx() ctx?: Context,
   ): Run {
-    return toRun(run);
+    // A run staged ahead is created QUEUED in the store: its event reads SCHEDULED until its time.
+    return toRun(run, ctx!.lookups.now());
   }
 
   @FieldResolver(() => Job, { nullable: true, description: "Null when the job was deleted." })

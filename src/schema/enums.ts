@@ -114,6 +114,18 @@ registerEnumType(ReportedRunStatus, {
         "cancelRun was asked for a RUNNING run: its executor is killing the process group; the run then ends CANCELLED " +
         "(or, if it finished first, with its own result). Stored as RUNNING with cancelRequested: true; filter runs by CANCELLING to find them.",
     },
+    QUEUED: { description: "Waiting in its pool's queue for an executor slot (its time has come)." },
+    SCHEDULED: {
+      description:
+        "Staged ahead of its fire time (KAIROS_STAGE_AHEAD): its slot fired and the run exists, but no executor takes it before notBefore. " +
+        "From then on it reads QUEUED; no event marks that instant (the next one is RUNNING). Filter runs by SCHEDULED, or leave them out with filter.staged: false.",
+    },
+    CANCELLED: { description: "Cancelled by a user or by the system (a deleted job or owner, overlap REPLACE). Runs taken back before their fire time are WITHDRAWN instead." },
+    WITHDRAWN: {
+      description:
+        "A run staged ahead of its fire time and taken back before it, because its job was paused, edited or rescheduled: it never ran, and its slot " +
+        "was judged again under the job as it is now (see the job's fires). Final; runs lists leave these out unless status is WITHDRAWN.",
+    },
   },
 });
 registerEnumType(ApiKeyScope, {

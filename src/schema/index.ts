@@ -16,4 +16,5 @@ export * from "./scalars.js";
 export * from "./user.type.js";
 export * from "./dag.input.js";
 export * from "./dag.type.js";
+export * from "./job-last-run.type.js";
 export * from "./wait.type.js";

@@ -11,6 +11,7 @@ import {
   ScheduleKind,
   SpecKind,
   NetworkAccess,
+  RunStatus,
 } from "./enums.js";
 import { DateTime, JSONObject } from "./scalars.js";
 
@@ -228,4 +229,12 @@ export class JobFilter {
 
   @Field(() => String, { nullable: true })
   tag?: string | null;
+
+  @Field(() => [RunStatus], {
+    nullable: true,
+    description:
+      "Jobs whose last run (Job.lastRun) ended with one of these: SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, DEAD. " +
+      "E.g. [FAILED, TIMED_OUT, DEAD] for the jobs whose latest run went wrong. Jobs none of whose runs has ended yet never match.",
+  })
+  lastRunStatus?: string[] | null;
 }

@@ -15,6 +15,7 @@ import {
   RetryJitter,
   ScheduleKind,
   SpecKind, NetworkAccess } from "./enums.js";
+import { JobLastRun } from "./job-last-run.type.js";
 import { DateTime, JSONObject } from "./scalars.js";
 
 @ObjectType({ description: "When a job runs. Durations are ISO-8601 (PT30S, PT1H, P1D)." })
@@ -178,6 +179,14 @@ export class Job {
 
   @Field(() => JobStatus)
   status!: JobStatus;
+
+  @Field(() => JobLastRun, {
+    nullable: true,
+    description:
+      "How the job's latest run went: its latest-scheduled run that has ended (status says only whether fires are still to come: " +
+      "a one-off whose run FAILED is COMPLETED, with lastRun FAILED). Null until a run has ended. Filter jobs by it with filter.lastRunStatus.",
+  })
+  lastRun!: JobLastRun | null;
 
   @Field(() => DateTime, { nullable: true, description: "When the next fire is due (including spread and jitter)." })
   nextFireAt!: Date | null;

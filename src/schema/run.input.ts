@@ -30,4 +30,12 @@ export class RunFilter {
     description: "Part of the run's job name (a DAG task's run: `<dag>/<task>`), matched literally and ignoring case; at most 100 characters. Empty: any.",
   })
   name?: string | null;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "Runs staged ahead of their fire time (status SCHEDULED): false leaves them out, true keeps only them. Absent: both. " +
+      "(Withdrawn runs, taken back before their time by a pause or an edit, are listed only when status is WITHDRAWN.)",
+  })
+  staged?: boolean | null;
 }

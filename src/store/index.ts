@@ -15,6 +15,7 @@ export * from "./fires/user-reads.js";
 export * from "./fires/withdrawn-runs.js";
 export * from "./idempotency/records.js";
 export * from "./jobs/edits.js";
+export * from "./jobs/last-run.js";
 export * from "./jobs/lookup.js";
 export * from "./jobs/overlap-locks.js";
 export * from "./jobs/scheduling.js";

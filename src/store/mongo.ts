@@ -68,6 +68,9 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },
       { key: { nextFireAt: 1 }, name: "nextFireAt" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      // jobs(filter: { lastRunStatus }): a user's, and everyone's (an administrator's list).
+      { key: { ownerId: 1, "lastRun.status": 1, createdAt: -1 }, name: "owner_lastRun_created" },
+      { key: { "lastRun.status": 1, createdAt: -1 }, name: "lastRun_created" },
     ]),
     c.runs.createIndexes([
       { key: { fireKey: 1 }, name: "fireKey_unique", unique: true },

@@ -36,7 +36,7 @@ describe("committed GraphQL artefacts", () => {
     }
   });
 
-  it("GraphQL's RunStatus is the domain's RunStatus plus the reported-only CANCELLING, in that order", () => {
-    expect(Object.values(ReportedRunStatus)).toEqual([...Object.values(DomainRunStatus), "CANCELLING"]);
+  it("GraphQL's RunStatus is the domain's RunStatus plus the reported-only CANCELLING, SCHEDULED and WITHDRAWN, in that order", () => {
+    expect(Object.values(ReportedRunStatus)).toEqual([...Object.values(DomainRunStatus), "CANCELLING", "SCHEDULED", "WITHDRAWN"]);
   });
 });

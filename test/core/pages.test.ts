@@ -27,8 +27,17 @@ describe("pages", () => {
   });
 
   it("reads CANCELLING as a RUNNING run asked to cancel, and RUNNING as one that was not", () => {
-    expect(statusFilter("CANCELLING")).toEqual({ status: "RUNNING", cancelRequested: true });
-    expect(statusFilter("RUNNING")).toEqual({ status: "RUNNING", cancelRequested: { $ne: true } });
-    expect(statusFilter("DEAD")).toEqual({ status: "DEAD" });
+    const now = new Date(1_000);
+    expect(statusFilter("CANCELLING", now)).toEqual({ status: "RUNNING", cancelRequested: true });
+    expect(statusFilter("RUNNING", now)).toEqual({ status: "RUNNING", cancelRequested: { $ne: true } });
+    expect(statusFilter("DEAD", now)).toEqual({ status: "DEAD" });
+  });
+
+  it("reads SCHEDULED as a QUEUED run whose notBefore is still to come, WITHDRAWN as a CANCELLED one marked withdrawn, and neither as QUEUED or CANCELLED", () => {
+    const now = new Date(1_000);
+    expect(statusFilter("SCHEDULED", now)).toEqual({ status: "QUEUED", notBefore: { $gt: now } });
+    expect(statusFilter("QUEUED", now)).toEqual({ status: "QUEUED", notBefore: { $not: { $gt: now } } });
+    expect(statusFilter("WITHDRAWN", now)).toEqual({ status: "CANCELLED", withdrawn: true });
+    expect(statusFilter("CANCELLED", now)).toEqual({ status: "CANCELLED", withdrawn: { $ne: true } });
   });
 });

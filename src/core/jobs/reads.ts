@@ -1,7 +1,8 @@
 /** What users read about jobs: one job, listings, jobs coming due, a job's health, its ledger and its next fires. */
 import { askedOwner, listedOwner } from "../../auth/index.js";
 import type { Principal } from "../../auth/index.js";
-import type { FireDoc, JobDoc, JobSpec, JobStatus } from "../../domain/index.js";
+import type { FireDoc, JobDoc, JobSpec, JobStatus, RunStatus } from "../../domain/index.js";
+import { TERMINAL_STATUSES, ValidationError } from "../../domain/index.js";
 import { describeSchedule, nextFires, type ScheduleInput } from "../../timing/index.js";
 import { listFiresOfJob } from "../../store/index.js";
 import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/index.js";
@@ -19,6 +20,27 @@ export interface JobListFilter {
   status?: JobStatus | null;
   name?: string | null;
   tag?: string | null;
+  /** Jobs whose last ended run (JobDoc.lastRun) has one of these statuses. */
+  lastRunStatus?: readonly string[] | null;
+}
+
+/** The statuses a job's last run can have: the final ones (a withdrawn run never counts). */
+const LAST_RUN_STATUSES: readonly string[] = TERMINAL_STATUSES;
+
+/** `filter.lastRunStatus` checked: final statuses only, at least one, each once. */
+function checkLastRunStatus(statuses: readonly string[] | null | undefined): RunStatus[] | null {
+  if (statuses == null) return null;
+  const allowed = LAST_RUN_STATUSES.join(", ");
+  if (statuses.length === 0) throw new ValidationError("filter.lastRunStatus", `give at least one status (${allowed}), or leave the field out for jobs whatever their last run`);
+  const wrong = statuses.find((s) => !LAST_RUN_STATUSES.includes(s));
+  if (wrong) {
+    throw new ValidationError(
+      "filter.lastRunStatus",
+      `${wrong} is never a last run's status: a job's last run is its latest-scheduled run that has ended, so it is one of ${allowed} ` +
+        "(a job whose runs are still to end has the last run before them, or none)",
+    );
+  }
+  return [...new Set(statuses)] as RunStatus[];
 }
 
 export interface JobHealth {
@@ -53,7 +75,8 @@ export class JobReads {
   /** The caller's jobs (administrators: everyone's, or one owner's), newest first. */
   list(caller: Principal, filter: JobListFilter | null | undefined, page: PageQuery): Promise<Page<JobDoc>> {
     const ownerId = askedOwner(caller, filter?.ownerId, "jobs");
-    return listJobs(this.deps.mongo, { ownerId, status: filter?.status, name: filter?.name, tag: filter?.tag }, page);
+    const lastRunStatus = checkLastRunStatus(filter?.lastRunStatus);
+    return listJobs(this.deps.mongo, { ownerId, status: filter?.status, name: filter?.name, tag: filter?.tag, lastRunStatus }, page);
   }
 
   /** The caller's unpaused jobs with a fire due within `windowMs`, soonest first, `size` at most. */

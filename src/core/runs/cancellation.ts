@@ -5,7 +5,7 @@
 import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
 import type { RunDoc } from "../../domain/index.js";
-import { NotFoundError, PreconditionError } from "../../domain/index.js";
+import { ConflictError, NotFoundError } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { Channels, shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
@@ -15,6 +15,11 @@ import { findRun } from "../../store/index.js";
 import type { Transitions } from "./transitions.js";
 
 /** The statuses a run is cancelled from at once (a RUNNING one is flagged instead). */
+/** `withdrawn`: the run was staged ahead and is taken back before its fire time (reported WITHDRAWN, not CANCELLED). */
+export interface SystemCancel {
+  withdrawn?: boolean;
+}
+
 const WAITING = [RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RETRY_SCHEDULED] as const;
 
 export class Cancellation {
@@ -29,13 +34,13 @@ export class Cancellation {
    * Cancels a run the system decided to stop (its job or owner was deleted, or the overlap
    * policy REPLACE displaced it): no principal, no ownership check.
    */
-  async cancelBySystem(runId: string, reason: string): Promise<RunDoc> {
+  async cancelBySystem(runId: string, reason: string, opts: SystemCancel = {}): Promise<RunDoc> {
     const run = await findRun(this.deps.mongo, runId);
     if (!run) throw new NotFoundError("run", runId);
-    return this.cancelLoaded(run, reason);
+    return this.cancelLoaded(run, reason, opts);
   }
 
-  private async cancelLoaded(run: RunDoc, reason: string): Promise<RunDoc> {
+  private async cancelLoaded(run: RunDoc, reason: string, opts: SystemCancel = {}): Promise<RunDoc> {
     const { mongo, clock, transitions } = this.deps;
     const { wheel, ready, bus } = this.deps.state;
     const runId = run._id;
@@ -49,7 +54,7 @@ export class Cancellation {
     const cancelled = await transitions.apply(runId, {
       to: RunStatus.CANCELLED,
       from: WAITING,
-      set: { finishedAt: new Date(clock()), retryAt: null },
+      set: { finishedAt: new Date(clock()), retryAt: null, ...(opts.withdrawn ? { withdrawn: true } : {}) },
       reason,
     });
     if (cancelled) {
@@ -58,7 +63,7 @@ export class Cancellation {
       return cancelled;
     }
     const fresh = (await findRun(mongo, runId))!;
-    if (fresh.status === RunStatus.RUNNING) return this.cancelBySystem(runId, reason);
-    throw new PreconditionError(`run ${runId} is ${fresh.status}; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
+    if (fresh.status === RunStatus.RUNNING) return this.cancelBySystem(runId, reason, opts);
+    throw new ConflictError(`run ${runId} is ${fresh.status}; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
   }
 }

@@ -7,7 +7,7 @@ import type { JobDoc, RunDoc } from "../../domain/index.js";
 import { findRun } from "../../store/index.js";
 import { RunEvents } from "../events.js";
 import { Attempts } from "./attempts.js";
-import { Cancellation } from "./cancellation.js";
+import { Cancellation, type SystemCancel } from "./cancellation.js";
 import { ClaimMarkerDrops } from "./claim-markers.js";
 import { Claims } from "./claims.js";
 import { Materializer, type MaterializeArgs, type Materialized } from "./materialize.js";
@@ -50,6 +50,7 @@ export class RunService {
       mongo,
       clock,
       events,
+      log,
       hooks: {
         releaseUserSlot: (ownerId, slot) => this.slots.release(ownerId, slot),
         releaseOverlapLock: (jobId, runId) => this.overlap.release(jobId, runId),
@@ -181,7 +182,7 @@ export class RunService {
   }
 
   /** Cancels a run the system decided to stop: no principal (see {@link Cancellation.cancelBySystem}). */
-  cancelBySystem(runId: string, reason: string): Promise<RunDoc> {
-    return this.cancellation.cancelBySystem(runId, reason);
+  cancelBySystem(runId: string, reason: string, opts?: SystemCancel): Promise<RunDoc> {
+    return this.cancellation.cancelBySystem(runId, reason, opts);
   }
 }

@@ -20,7 +20,8 @@ export class StagedRuns {
   /**
    * Takes back a job's runs staged ahead of their fire time, before any executor could take them
    * (the job was paused, changed or rescheduled within the stage-ahead window, or the scheduler
-   * lost the race with such a change): each leaves the queue, ends CANCELLED with `reason`, gives
+   * lost the race with such a change): each leaves the queue, ends CANCELLED marked `withdrawn`
+   * (the API reports it WITHDRAWN, never among the CANCELLED a user filters for) with `reason`, gives
    * its fireKey up and loses its ledger entry, so the slot is judged again under the job as it is
    * now. A run already taken (its time came) is left alone: it fired. `only` limits it to these
    * runs; with `only` or `includeDue`, staged runs whose time has come but that no executor took
@@ -40,7 +41,7 @@ export class StagedRuns {
       const done = await this.deps.transitions.apply(r._id, {
         to: RunStatus.CANCELLED,
         from: [RunStatus.QUEUED],
-        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}${WITHDRAWN_MARK}${r._id}` },
+        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}${WITHDRAWN_MARK}${r._id}`, withdrawn: true },
         reason: `withdrawn before its fire time: ${reason}`,
       });
       if (!done) continue;

@@ -6,12 +6,13 @@
  */
 import type { Filter } from "mongodb";
 import type { RunDoc, RunTransition } from "../../domain/index.js";
-import { RunStatus, isTerminal, sourcesOf } from "../../domain/index.js";
-import { metrics } from "../../support/index.js";
+import { RunStatus, coerceError, isTerminal, sourcesOf } from "../../domain/index.js";
+import { metrics, type Logger } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { UpdateBatcher } from "../../store/index.js";
 import type { Mongo } from "../../store/index.js";
 import {
+  LastRunWriter,
   applyTransition,
   claimedTransitionFilter,
   createTransitionBatcher,
@@ -98,9 +99,12 @@ function filterOf(runId: string, allowed: readonly RunStatus[], write: Transitio
 export class Transitions {
   /** Batched transitions (executors finishing attempts) as bulkWrites. */
   private readonly batch: UpdateBatcher<RunDoc>;
+  /** Each ended run as its job's last run (JobDoc.lastRun). */
+  private readonly lastRuns: LastRunWriter;
 
-  constructor(private readonly deps: { mongo: Mongo; clock: Clock; events: RunEvents; hooks: TransitionHooks }) {
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock; events: RunEvents; hooks: TransitionHooks; log?: Logger }) {
     this.batch = createTransitionBatcher(deps.mongo);
+    this.lastRuns = new LastRunWriter(deps.mongo);
   }
 
   /**
@@ -140,6 +144,18 @@ export class Transitions {
     return updated;
   }
 
+  /**
+   * A job's run ended: it becomes the job's last run unless a later-scheduled one ended already
+   * (store/jobs/last-run.ts). Not a DAG task's run (its jobId is its DAG's), nor a withdrawn one
+   * (it never ran). A failed write is logged, not thrown: the run did end, and its job's next
+   * ending run writes the field again.
+   */
+  private async recordLastRun(run: RunDoc): Promise<void> {
+    if (run.dagRunId || run.withdrawn) return;
+    const last = { runId: run._id, status: run.status, trigger: run.trigger, scheduledFor: run.scheduledFor, finishedAt: run.finishedAt };
+    await this.lastRuns.record(run.jobId, last).catch((e: unknown) => this.deps.log?.warn({ err: coerceError(e), runId: run._id, jobId: run.jobId }, "could not record the job's last run"));
+  }
+
   /** What follows an applied transition: slots and locks given back, events, metrics. */
   private async applied(updated: RunDoc, to: RunStatus, allowed: readonly RunStatus[], claim: UnwrittenClaim | null): Promise<void> {
     const { hooks, events } = this.deps;
@@ -155,6 +171,7 @@ export class Transitions {
     if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
     if (isTerminal(to) && updated.overlap !== "ALLOW") await hooks.releaseOverlapLock(updated.jobId, updated._id);
     if (isTerminal(to) && updated.dagRunId) await hooks.dagTaskEnded(updated);
+    if (isTerminal(to)) await this.recordLastRun(updated);
     await published;
   }
 }

@@ -91,7 +91,7 @@ export class StagedDagRuns {
       if (await setDagRunAtVersion(mongo, d._id, version, { cancelRequested: true, fireKey, updatedAt: new Date(this.deps.clock()) })) {
         // Its first tasks' runs say why; the advance then cancels the rest and ends it CANCELLED.
         for (const r of removed) {
-          await runs.cancelBySystem(r._id, `withdrawn before its fire time: ${reason}`).catch(() => undefined);
+          await runs.cancelBySystem(r._id, `withdrawn before its fire time: ${reason}`, { withdrawn: true }).catch(() => undefined);
         }
         await this.deps.advancer.advance(d._id);
         await deleteFireOfRun(mongo, d.fireKey, d._id);

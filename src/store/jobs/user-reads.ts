@@ -1,6 +1,6 @@
 /** The reads of jobs the API answers users with (by id, listings, jobs coming due). */
 import type { Filter } from "mongodb";
-import type { JobDoc, JobStatus } from "../../domain/index.js";
+import type { JobDoc, JobStatus, RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
@@ -11,6 +11,8 @@ export interface JobListing {
   status?: JobStatus | null;
   name?: string | null;
   tag?: string | null;
+  /** Jobs whose lastRun has one of these statuses. */
+  lastRunStatus?: readonly RunStatus[] | null;
 }
 
 /**
@@ -39,7 +41,7 @@ export function findSpecTexts(mongo: Mongo, ids: readonly string[]): Promise<Arr
   return mongo.c.jobs.find({ _id: { $in: [...ids] } }, { projection: ONLY_SPEC_TEXT }).toArray() as Promise<Array<Pick<JobDoc, "_id" | "spec">>>;
 }
 
-/** A page of jobs, newest first, without their spec's text (SPEC_TEXT_PATHS). */
+/** A page of jobs, newest first, without their spec's text (SPEC_TEXT_PATHS); each with its lastRun, so a jobs page needs no read of runs. */
 export async function listJobs(mongo: Mongo, match: JobListing, page: PageQuery): Promise<Page<JobDoc>> {
   // A DAG's timer job (its schedule) is shown as the DAG, not as a job.
   const q: Filter<JobDoc> = { dagId: null };
@@ -47,6 +49,8 @@ export async function listJobs(mongo: Mongo, match: JobListing, page: PageQuery)
   if (match.status) q.status = match.status;
   if (match.name) q.name = match.name;
   if (match.tag) q.tags = match.tag;
+  // Indexed: owner_lastRun_created, lastRun_created (store/mongo.ts).
+  if (match.lastRunStatus) q["lastRun.status"] = { $in: [...match.lastRunStatus] };
   const docs = await mongo.c.jobs
     .find({ ...q, ...afterDesc("createdAt", page.after) }, { projection: WITHOUT_SPEC_TEXT })
     .sort({ createdAt: -1, _id: -1 })

@@ -1,7 +1,7 @@
 /** The reads of runs the API answers users with (by id, a job's history, a search of runs, dead letters, runs staged ahead). */
 import type { Filter } from "mongodb";
 import type { RunDoc } from "../../domain/index.js";
-import { RunStatus, type ReportedRunStatus, type RunTrigger } from "../../domain/index.js";
+import { ReportedRunStatus, RunStatus, type RunTrigger } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { afterDesc, decodeCursor, toPage, type Page, type PageQuery } from "../pages.js";
 
@@ -51,11 +51,27 @@ export function findSomeRunOfJob(mongo: Mongo, jobId: string): Promise<Pick<RunD
 }
 
 
-/** The store filter for runs reported with `status` (the inverse of the API's reported status). */
-export function statusFilter(status: ReportedRunStatus): Pick<Filter<RunDoc>, "status" | "cancelRequested"> {
-  if (status === "CANCELLING") return { status: RunStatus.RUNNING, cancelRequested: true };
-  if (status === "RUNNING") return { status: RunStatus.RUNNING, cancelRequested: { $ne: true } };
-  return { status };
+/**
+ * The store filter for runs reported with `status` at `now` (the inverse of the API's reported
+ * status, domain/lifecycle.ts): CANCELLING, SCHEDULED and WITHDRAWN are flags on stored statuses.
+ */
+export function statusFilter(status: ReportedRunStatus, now: Date): Filter<RunDoc> {
+  switch (status) {
+    case ReportedRunStatus.CANCELLING:
+      return { status: RunStatus.RUNNING, cancelRequested: true };
+    case ReportedRunStatus.RUNNING:
+      return { status: RunStatus.RUNNING, cancelRequested: { $ne: true } };
+    case ReportedRunStatus.SCHEDULED:
+      return { status: RunStatus.QUEUED, notBefore: { $gt: now } };
+    case ReportedRunStatus.QUEUED:
+      return { status: RunStatus.QUEUED, notBefore: { $not: { $gt: now } } };
+    case ReportedRunStatus.WITHDRAWN:
+      return { status: RunStatus.CANCELLED, withdrawn: true };
+    case ReportedRunStatus.CANCELLED:
+      return { status: RunStatus.CANCELLED, withdrawn: { $ne: true } };
+    default:
+      return { status };
+  }
 }
 
 /** A page of the job's runs (of `ownerId`; null: anyone's), newest first by scheduled time, without their specs. */
@@ -65,8 +81,9 @@ export function listRunsOfJob(
   ownerId: string | null,
   status: ReportedRunStatus | null,
   page: PageQuery,
+  now: Date,
 ): Promise<Page<RunDoc>> {
-  return searchRuns(mongo, { ownerId, jobId, status }, page);
+  return searchRuns(mongo, { ownerId, jobId, status, now }, page);
 }
 
 /**
@@ -88,6 +105,13 @@ export interface RunSearch {
   scheduledFrom?: Date | null;
   scheduledTo?: Date | null;
   nameContains?: string | null;
+  /**
+   * Runs staged ahead of their fire time (reported SCHEDULED): false leaves them out, true keeps
+   * only them; null or absent: both.
+   */
+  staged?: boolean | null;
+  /** The time `status` and `staged` are judged at (a staged run reads SCHEDULED until its `notBefore`). */
+  now: Date;
 }
 
 /** `text` as a regular expression that matches it literally. */
@@ -99,7 +123,12 @@ export function literalPattern(text: string): string {
 export function runSearchFilter(s: RunSearch): Filter<RunDoc> {
   const q: Filter<RunDoc> = { ...owned(s.ownerId) };
   if (s.jobId != null) q.jobId = s.jobId;
-  if (s.status != null) Object.assign(q, statusFilter(s.status));
+  // Withdrawn runs never ran and their slots were judged again: only a search for them lists them.
+  if (s.status != null) Object.assign(q, statusFilter(s.status, s.now));
+  else q.withdrawn = { $ne: true };
+  // With a status, `staged` was checked to agree with it (core/run-reads.ts).
+  if (s.staged === true) Object.assign(q, statusFilter(ReportedRunStatus.SCHEDULED, s.now));
+  if (s.staged === false) q.$nor = [statusFilter(ReportedRunStatus.SCHEDULED, s.now)];
   if (s.dagRunId != null) q.dagRunId = s.dagRunId;
   if (s.nodeId != null) q.nodeId = s.nodeId;
   if (s.pool != null) q["spec.pool"] = s.pool;
