@@ -37,7 +37,9 @@ const PASS_THROUGH_CODES = new Set([
   "FORBIDDEN",
   "BAD_USER_INPUT",
   "NOT_FOUND",
-  "CONFLICT",
+  "ABORTED",
+  "FAILED_PRECONDITION",
+  "RESOURCE_EXHAUSTED",
   "RATE_LIMITED",
   "GRAPHQL_PARSE_FAILED",
   "GRAPHQL_VALIDATION_FAILED",
@@ -49,7 +51,7 @@ const PASS_THROUGH_CODES = new Set([
 ]);
 
 /** Never let an unexpected error's message (driver text, stack) reach a client. */
-function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
+export function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
   const code = formatted.extensions?.code;
   if (typeof code === "string" && PASS_THROUGH_CODES.has(code)) {
     const { stacktrace: _drop, ...extensions } = formatted.extensions ?? {};

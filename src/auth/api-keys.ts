@@ -7,12 +7,13 @@
  * the server tell a key from a JWT without trying both.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { ConflictError, ValidationError } from "../domain/index.js";
+import { LimitReachedError, ValidationError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { newId, type Mongo } from "../store/index.js";
 import {
   countActiveKeys,
+  deleteKey,
   deleteOwnerKeys,
   findKey,
   findKeyByHash,
@@ -56,7 +57,7 @@ export class ApiKeyService {
       throw new ValidationError("expiresAt", `${input.expiresAt.toISOString()} is not in the future`);
     }
     const active = await countActiveKeys(this.deps.mongo, ownerId, new Date(now));
-    if (active >= MAX_ACTIVE_KEYS) throw new ConflictError(`at most ${MAX_ACTIVE_KEYS} active API keys per user; revoke one first (revokeApiKey)`);
+    if (active >= MAX_ACTIVE_KEYS) throw new LimitReachedError(`at most ${MAX_ACTIVE_KEYS} active API keys per user; revoke one first (revokeApiKey)`);
     const key = API_KEY_PREFIX + randomBytes(32).toString("base64url");
     const doc: ApiKeyDoc = {
       _id: newId(),
@@ -72,6 +73,12 @@ export class ApiKeyService {
       createdAt: new Date(now),
     };
     await insertKey(this.deps.mongo, doc);
+    // Counted again once inserted: of concurrent creations, the last to insert sees them all, so no
+    // burst can take the owner past the bound (a burst may be refused a little early instead).
+    if ((await countActiveKeys(this.deps.mongo, ownerId, new Date(now))) > MAX_ACTIVE_KEYS) {
+      await deleteKey(this.deps.mongo, doc._id);
+      throw new LimitReachedError(`at most ${MAX_ACTIVE_KEYS} active API keys per user; revoke one first (revokeApiKey)`);
+    }
     this.deps.log.info({ keyId: doc._id, ownerId, createdBy, scope: doc.scope }, "API key created");
     return { key, doc };
   }

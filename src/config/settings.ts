@@ -50,7 +50,7 @@ export interface KairosConfig {
   leaseMs: number;
   /**
    * api, scheduler (dev: both): the most runs one user may have waiting to start (QUEUED, staged
-   * and parked included, or PENDING); over it the API refuses (CONFLICT) and the scheduler skips
+   * and parked included, or PENDING); over it the API refuses (RESOURCE_EXHAUSTED) and the scheduler skips
    * slots (SKIPPED_BACKLOG). `KAIROS_MAX_WAITING_RUNS`, 1 to 100000000 or `off` (null). @default 10000
    */
   maxWaitingRuns: number | null;

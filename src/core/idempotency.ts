@@ -13,7 +13,7 @@
  * deletes late (real MongoDB: once a minute).
  */
 import { createHash } from "node:crypto";
-import { ConflictError, ValidationError } from "../domain/index.js";
+import { ConcurrentChangeError, PreconditionError, ValidationError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { newId, type Mongo } from "../store/index.js";
@@ -47,7 +47,7 @@ export interface IdempotentOperation<R> {
 export interface IdempotencyOptions {
   /** A PENDING record older than this may be taken over by a repeat. @default 30 s */
   leaseMs?: number;
-  /** How long a repeat waits for the first request to finish before answering CONFLICT. @default 10 s */
+  /** How long a repeat waits for the first request to finish before answering ABORTED (retry for its result). @default 10 s */
   waitMs?: number;
   /** @default 25 ms */
   pollMs?: number;
@@ -86,7 +86,7 @@ export class IdempotencyService {
         continue;
       }
       if (first.operation !== op.operation || first.fingerprint !== fingerprint) {
-        throw new ConflictError(
+        throw new PreconditionError(
           `idempotency key "${key}" was used at ${first.createdAt.toISOString()} for ${first.operation} with different input; ` +
             "a retry must send the same request, and a different request needs a new key",
         );
@@ -102,7 +102,7 @@ export class IdempotencyService {
         continue;
       }
       if (Date.now() >= giveUpAt) {
-        throw new ConflictError(`a request with idempotency key "${key}" is still in progress; retry in a moment for its result`);
+        throw new ConcurrentChangeError(`a request with idempotency key "${key}" is still in progress; retry in a moment for its result`);
       }
       await new Promise((r) => setTimeout(r, this.opts.pollMs ?? 25));
     }

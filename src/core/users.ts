@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../domain/index.js";
+import { ConcurrentChangeError, NotFoundError, PreconditionError, UnauthenticatedError, ValidationError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { AccountCache } from "../auth/index.js";
 import type { ApiKeyService } from "../auth/index.js";
@@ -92,7 +92,7 @@ export class UserService {
     checkPassword(next, user.username, "newPassword");
     if (next === current) throw new ValidationError("newPassword", "must differ from the current password");
     const updated = await replacePassword(this.deps.mongo, user._id, user.passwordHash, await hashPassword(next), new Date(this.deps.clock()));
-    if (!updated) throw new ConflictError("the password was changed meanwhile; log in again");
+    if (!updated) throw new ConcurrentChangeError("the password was changed meanwhile; log in again");
     this.changed(user._id, "password changed; earlier tokens revoked");
     return { ...this.issue(updated), user: updated };
   }
@@ -111,7 +111,7 @@ export class UserService {
    * production work (pause the jobs, or delete the user, for that).
    */
   async setDisabled(caller: Principal, userId: string, disabled: boolean): Promise<UserDoc> {
-    if (disabled && userId === caller.userId) throw new ConflictError("you cannot disable yourself; ask another administrator");
+    if (disabled && userId === caller.userId) throw new PreconditionError("you cannot disable yourself; ask another administrator");
     const user = await setUserDisabled(this.deps.mongo, userId, disabled, new Date(this.deps.clock()));
     if (!user) throw new NotFoundError("user", userId);
     this.changed(userId, disabled ? "user disabled" : "user enabled");
@@ -129,7 +129,7 @@ export class UserService {
    * midway, deleting again finishes the job.
    */
   async delete(caller: Principal, userId: string, jobs: OwnerJobs): Promise<DeletedUser> {
-    if (userId === caller.userId) throw new ConflictError("you cannot delete yourself; ask another administrator");
+    if (userId === caller.userId) throw new PreconditionError("you cannot delete yourself; ask another administrator");
     const now = new Date(this.deps.clock());
     const marked = await markUserDeleted(this.deps.mongo, userId, now);
     if (!marked) throw new NotFoundError("user", userId);
@@ -176,7 +176,7 @@ export class UserService {
       createdAt: now,
       updatedAt: now,
     };
-    if (!(await insertUser(this.deps.mongo, doc))) throw new ConflictError(`a user named ${username} already exists`);
+    if (!(await insertUser(this.deps.mongo, doc))) throw new PreconditionError(`a user named ${username} already exists`);
     if (maxConcurrentRuns !== null) await this.deps.state?.ready.markLimited(doc._id, true);
     return doc;
   }
@@ -216,7 +216,7 @@ export class UserService {
         await this.create(username, password ?? generated!, "ADMIN");
       } catch (e) {
         // Another process created it at the same moment: fine.
-        if (e instanceof ConflictError) return { created: false, generatedPassword: null, updated: false };
+        if (e instanceof PreconditionError) return { created: false, generatedPassword: null, updated: false };
         throw e;
       }
       return { created: true, generatedPassword: generated, updated: false };

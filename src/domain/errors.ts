@@ -48,11 +48,35 @@ export class ForbiddenError extends KairosError {
   }
 }
 
-/** The operation conflicts with the current state (duplicate name, wrong run status, ...). */
-export class ConflictError extends KairosError {}
+/**
+ * The operation conflicts with the current state. Never thrown as such: each subclass says what a
+ * client should do, and has its own `extensions.code` (docs/api-errors.md). Catch this one where
+ * any of the three means the same to the caller.
+ */
+export abstract class ConflictError extends KairosError {}
+
+/**
+ * The caller lost a race: something changed between its read and its write, a lock was too
+ * contended, the same idempotent request is still in progress. Retrying the same call can succeed.
+ * `extensions.code = ABORTED`.
+ */
+export class ConcurrentChangeError extends ConflictError {}
+
+/**
+ * The state forbids it: a run in the wrong status, a paused job, a name already taken, an overlap
+ * policy holding the slot, a deleted owner. Retrying unchanged fails again: change the request or
+ * the state first. `extensions.code = FAILED_PRECONDITION`.
+ */
+export class PreconditionError extends ConflictError {}
+
+/**
+ * A per-user bound is reached (API keys, open subscriptions, pending uploads, runs waiting to
+ * start): the call succeeds once some are freed. `extensions.code = RESOURCE_EXHAUSTED`.
+ */
+export class LimitReachedError extends ConflictError {}
 
 /** A state transition that the run lifecycle table does not allow. */
-export class InvalidTransitionError extends ConflictError {
+export class InvalidTransitionError extends PreconditionError {
   constructor(
     readonly runId: string,
     readonly from: string,

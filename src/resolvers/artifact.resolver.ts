@@ -63,7 +63,7 @@ export class ArtifactResolver {
     return toArtifact(await ctx.services.artifacts.complete(requireUser(ctx), id));
   }
 
-  @Mutation(() => ID, { description: "Deletes the artifact and its bytes; refused (CONFLICT, naming them) while jobs use it. Returns the id." })
+  @Mutation(() => ID, { description: "Deletes the artifact and its bytes; refused (FAILED_PRECONDITION, naming them) while jobs use it. Returns the id." })
   async deleteArtifact(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<string> {
     return ctx.services.artifacts.delete(requireUser(ctx), id);
   }

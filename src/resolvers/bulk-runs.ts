@@ -4,7 +4,7 @@
  */
 import type { Caller } from "../auth/index.js";
 import type { RunDoc } from "../domain/index.js";
-import { ConflictError, RateLimitedError, ValidationError } from "../domain/index.js";
+import { PreconditionError, RateLimitedError, ValidationError } from "../domain/index.js";
 import type { BulkRunError, BulkRunResult } from "../schema/index.js";
 import { takeSubmissions, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
@@ -29,12 +29,12 @@ export function cancelOne(ctx: Context, p: Caller, id: string): Promise<RunDoc> 
 /**
  * What retryRun does for one id, once its submission is taken. A DAG task's run belongs to its DAG
  * run, which has decided on its end already (its children ran, or were UPSTREAM_FAILED): running it
- * again outside would change nothing there but its result, so it is CONFLICT.
+ * again outside would change nothing there but its result, so it is FAILED_PRECONDITION.
  */
 export async function retryOne(ctx: Context, p: Caller, id: string): Promise<RunDoc> {
   const run = await ctx.lookups.run(p, id);
   if (run.dagRunId) {
-    throw new ConflictError(`run ${id} is task ${JSON.stringify(run.taskKey)} of DAG run ${run.dagRunId}; retry it with retryDagRun(id: "${run.dagRunId}"), which re-runs its failed tasks and their children`);
+    throw new PreconditionError(`run ${id} is task ${JSON.stringify(run.taskKey)} of DAG run ${run.dagRunId}; retry it with retryDagRun(id: "${run.dagRunId}"), which re-runs its failed tasks and their children`);
   }
   return ctx.services.runs.retryRun(p, id);
 }

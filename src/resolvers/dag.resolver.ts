@@ -19,7 +19,7 @@ import { mapPage, pageArgs } from "./pagination.js";
 
 const IDEMPOTENCY_KEY =
   "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
-  "the same key with different input answers CONFLICT.";
+  "the same key with different input answers FAILED_PRECONDITION.";
 
 /** Most rows `DagRun.tasks` answers at once (a DAG of 1000 tasks, with mapped instances after their task). */
 const MAX_TASK_ROWS = 5_000;

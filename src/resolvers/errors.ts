@@ -6,8 +6,10 @@
 import { GraphQLError } from "graphql";
 import type { MiddlewareFn } from "type-graphql";
 import {
+  ConcurrentChangeError,
   ConflictError,
   ForbiddenError,
+  LimitReachedError,
   NotFoundError,
   NotYoursError,
   RateLimitedError,
@@ -24,11 +26,18 @@ export function toGraphQLError(e: unknown): GraphQLError | null {
   if (e instanceof NotFoundError) return new GraphQLError(e.message, { extensions: { code: "NOT_FOUND", entity: e.entity, id: e.id } });
   if (e instanceof UnauthenticatedError) return new GraphQLError(e.message, { extensions: { code: "UNAUTHENTICATED" } });
   if (e instanceof ForbiddenError) return new GraphQLError(e.message, { extensions: { code: "FORBIDDEN" } });
-  if (e instanceof ConflictError) return new GraphQLError(e.message, { extensions: { code: "CONFLICT" } });
+  if (e instanceof ConflictError) return new GraphQLError(e.message, { extensions: { code: conflictCode(e) } });
   if (e instanceof RateLimitedError) {
     return new GraphQLError(e.message, { extensions: { code: "RATE_LIMITED", limit: e.limit, retryAfterSeconds: e.retryAfterSeconds } });
   }
   return null;
+}
+
+/** What a client should do decides the code: retry (ABORTED), change the request (FAILED_PRECONDITION), wait (RESOURCE_EXHAUSTED). */
+function conflictCode(e: ConflictError): "ABORTED" | "FAILED_PRECONDITION" | "RESOURCE_EXHAUSTED" {
+  if (e instanceof ConcurrentChangeError) return "ABORTED";
+  if (e instanceof LimitReachedError) return "RESOURCE_EXHAUSTED";
+  return "FAILED_PRECONDITION";
 }
 
 const ID_ARGS = ["id", "userId", "jobId", "runId"] as const;

@@ -6,7 +6,7 @@
  * say what they subscribe to and which events they pass on.
  */
 
-import { ConflictError } from "../domain/index.js";
+import { LimitReachedError } from "../domain/index.js";
 
 /**
  * Subscribes with `push` as the handler; resolves to what releases the subscriptions. `last`: the
@@ -84,7 +84,7 @@ const openByOwner = new WeakMap<object, Map<string, number>>();
 
 /**
  * `make()`'s stream, counted against the user's MAX_EVENT_SUBSCRIPTIONS_PER_USER in `scope` until
- * it ends (returned or thrown into); CONFLICT when the user holds that many already. Unlimited
+ * it ends (returned or thrown into); RESOURCE_EXHAUSTED when the user holds that many already. Unlimited
  * for administrators.
  */
 export function countedStream<T>(scope: object, who: { userId: string; role: string }, make: () => AsyncIterableIterator<T>): AsyncIterableIterator<T> {
@@ -94,7 +94,7 @@ export function countedStream<T>(scope: object, who: { userId: string; role: str
   const counts = open;
   const n = counts.get(who.userId) ?? 0;
   if (n >= MAX_EVENT_SUBSCRIPTIONS_PER_USER) {
-    throw new ConflictError(`you have ${n} runUpdated and dagRunUpdated subscriptions open, the most allowed at once: close one first`);
+    throw new LimitReachedError(`you have ${n} runUpdated and dagRunUpdated subscriptions open, the most allowed at once: close one first`);
   }
   const inner = make();
   counts.set(who.userId, n + 1);

@@ -14,7 +14,7 @@ import { mapPage, pageArgs, pageSize } from "./pagination.js";
 
 const IDEMPOTENCY_KEY =
   "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
-  "the same key with different input answers CONFLICT. Use a fresh random key (e.g. a UUID) per intended request.";
+  "the same key with different input answers FAILED_PRECONDITION. Use a fresh random key (e.g. a UUID) per intended request.";
 
 @Resolver(() => Job)
 export class JobResolver {

@@ -90,7 +90,7 @@ export class RunResolver {
   }
 
   @Mutation(() => Run, {
-    description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: CONFLICT, use retryDagRun). Takes one submission, as triggerJob.",
+    description: "Re-runs a dead, failed, timed-out or cancelled run with one more attempt (a DAG task's run: FAILED_PRECONDITION, use retryDagRun). Takes one submission, as triggerJob.",
   })
   async retryRun(@Arg("id", () => ID) id: string, @Ctx() ctx: Context): Promise<Run> {
     // A retry makes a run, as a trigger does: one submission (a loop of cancelRun and retryRun was

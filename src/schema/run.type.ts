@@ -140,7 +140,7 @@ export type RunConnection = InstanceType<typeof RunConnection>;
 
 @ObjectType({ description: "Why one id of a bulk run mutation (cancelRuns, retryRuns) was not done." })
 export class BulkRunError {
-  @Field(() => String, { description: "As extensions.code of an error: NOT_FOUND, CONFLICT, BAD_USER_INPUT, RATE_LIMITED, FORBIDDEN, INTERNAL_SERVER_ERROR." })
+  @Field(() => String, { description: "As extensions.code of an error: NOT_FOUND, FAILED_PRECONDITION, ABORTED, RESOURCE_EXHAUSTED, BAD_USER_INPUT, RATE_LIMITED, FORBIDDEN, INTERNAL_SERVER_ERROR." })
   code!: string;
 
   @Field(() => String, { description: "The message cancelRun or retryRun would have answered for this id." })

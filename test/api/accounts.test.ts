@@ -213,8 +213,8 @@ describe("deleteUser", () => {
     }
     expect((await gqlOk(t.app.url, RUN, { id: run }, t.admin)).run.status).toBe("CANCELLED");
     const again = await gql(t.app.url, `mutation($id: ID!) { resumeJob(id: $id) { id } }`, { id: every }, t.admin);
-    expect(code(again)).toBe("CONFLICT");
-    expect(code(await gql(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: every }, t.admin))).toBe("CONFLICT");
+    expect(code(again)).toBe("FAILED_PRECONDITION");
+    expect(code(await gql(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: every }, t.admin))).toBe("FAILED_PRECONDITION");
     const users = await gqlOk<{ users: Array<{ id: string }> }>(t.app.url, `{ users { id } }`, {}, t.admin);
     expect(users.users.map((x) => x.id)).not.toContain(u.id);
     // The name is free again.
@@ -236,8 +236,8 @@ describe("deleteUser", () => {
       expect(code(await gql(t.app.url, `mutation($id: ID!) { ${m} }`, { id: u.id }, u.token))).toBe("FORBIDDEN");
     }
     const me = (await gqlOk(t.app.url, ME, {}, t.admin)).me.id;
-    expect(code(await gql(t.app.url, `mutation($id: ID!) { deleteUser(userId: $id, jobs: KEEP) { userId } }`, { id: me }, t.admin))).toBe("CONFLICT");
-    expect(code(await gql(t.app.url, `mutation($id: ID!) { disableUser(userId: $id) { id } }`, { id: me }, t.admin))).toBe("CONFLICT");
+    expect(code(await gql(t.app.url, `mutation($id: ID!) { deleteUser(userId: $id, jobs: KEEP) { userId } }`, { id: me }, t.admin))).toBe("FAILED_PRECONDITION");
+    expect(code(await gql(t.app.url, `mutation($id: ID!) { disableUser(userId: $id) { id } }`, { id: me }, t.admin))).toBe("FAILED_PRECONDITION");
   });
 });
 

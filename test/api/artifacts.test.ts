@@ -191,7 +191,7 @@ describe("artifacts", () => {
     // The job kinds (issue #16) store the artifact as spec.artifactId.
     await app.services.mongo.c.jobs.updateOne({ _id: jobId }, { $set: { "spec.artifactId": id } });
     const r = await gql(app.url, DELETE, { id }, user.token);
-    expect(code(r)).toBe("CONFLICT");
+    expect(code(r)).toBe("FAILED_PRECONDITION");
     expect(message(r)).toBe(`artifact ${id} is used by job "nightly-report" (${jobId}): change or delete that job first`);
     expect((await gqlOk(app.url, GET, { id }, user.token)).artifact.status).toBe("COMPLETE");
     await app.services.mongo.c.jobs.updateOne({ _id: jobId }, { $unset: { "spec.artifactId": "" } });
@@ -234,7 +234,7 @@ describe("artifacts", () => {
     expect(done.status, JSON.stringify(done)).toBe("SUCCEEDED");
     expect(done.tasks.find((x) => x.key === "after")!.run!.outputTail).toContain(`{"script":{"from":"script"}}`);
     const r = await gql(app.url, DELETE, { id }, user.token);
-    expect(code(r)).toBe("CONFLICT");
+    expect(code(r)).toBe("FAILED_PRECONDITION");
     expect(message(r)).toBe(`artifact ${id} is used by DAG "uses-artifact" (${dag.id}): change or delete that DAG first`);
     await gqlOk(app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id: dag.id }, user.token);
     expect((await gqlOk(app.url, DELETE, { id }, user.token)).deleteArtifact).toBe(id);

@@ -55,16 +55,16 @@ describe("cancelRuns and retryRuns", () => {
     expect(single.errors?.[0]?.message).toBe(r[2]!.error!.message);
   });
 
-  it("is idempotent: cancelling again changes nothing and answers CONFLICT as cancelRun does", async () => {
+  it("is idempotent: cancelling again changes nothing and answers FAILED_PRECONDITION as cancelRun does", async () => {
     const owner = await makeUser(t.app, t.admin, "bulk-twice");
     const [id] = await waitingRuns(t.app.url, owner.token, "twice", 1);
     const first = (await gqlOk<{ cancelRuns: Entry[] }>(t.app.url, CANCEL, { ids: [id] }, owner.token)).cancelRuns[0]!;
     expect(first.run).toMatchObject({ status: "CANCELLED" });
     const again = (await gqlOk<{ cancelRuns: Entry[] }>(t.app.url, CANCEL, { ids: [id, id] }, owner.token)).cancelRuns;
     expect(again).toHaveLength(1);
-    expect(again[0]!.error).toEqual({ code: "CONFLICT", message: `run ${id} is CANCELLED; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled` });
+    expect(again[0]!.error).toEqual({ code: "FAILED_PRECONDITION", message: `run ${id} is CANCELLED; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled` });
     const single = await gql(t.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id }, owner.token);
-    expect(single.errors?.[0]).toMatchObject({ message: again[0]!.error!.message, extensions: { code: "CONFLICT" } });
+    expect(single.errors?.[0]).toMatchObject({ message: again[0]!.error!.message, extensions: { code: "FAILED_PRECONDITION" } });
     const now = (await gqlOk(t.app.url, `query($id: ID!) { run(id: $id) { status finishedAt history { status } } }`, { id }, owner.token)).run;
     expect(now.finishedAt).toBe(first.run!.finishedAt);
     expect(now.history.filter((h: { status: string }) => h.status === "CANCELLED")).toHaveLength(1);
@@ -81,7 +81,7 @@ describe("cancelRuns and retryRuns", () => {
     expect(r[0]).toMatchObject({ id, run: { status: "CANCELLING", cancelRequested: true }, error: null });
     expect(r[1]).toMatchObject({ id: waiting, run: { status: "CANCELLED" }, error: null });
     const again = (await gqlOk<{ cancelRuns: Entry[] }>(t.app.url, CANCEL, { ids: [id] }, owner.token)).cancelRuns[0]!;
-    // Still being killed (CANCELLING), or already ended by its executor (CONFLICT, as cancelRun would say).
+    // Still being killed (CANCELLING), or already ended by its executor (FAILED_PRECONDITION, as cancelRun would say).
     if (again.error) expect(again.error.message).toBe(`run ${id} is CANCELLED; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
     else expect(again.run).toMatchObject({ status: "CANCELLING", cancelRequested: true });
     await waitFor(async () => (await gqlOk(t.app.url, RUN, { id }, owner.token)).run.status === "CANCELLED", 15_000);
@@ -101,7 +101,7 @@ describe("cancelRuns and retryRuns", () => {
     expect((await gqlOk(t.app.url, CANCEL, { ids: [] }, t.admin)).cancelRuns).toEqual([]);
   });
 
-  it("retries the caller's finished runs, and answers a DAG task's run CONFLICT with retryRun's message", async () => {
+  it("retries the caller's finished runs, and answers a DAG task's run FAILED_PRECONDITION with retryRun's message", async () => {
     const owner = await makeUser(t.app, t.admin, "bulk-retry");
     const other = await makeUser(t.app, t.admin, "bulk-retry-other");
     const [r1, r2] = await waitingRuns(t.app.url, owner.token, "r", 2);
@@ -115,13 +115,13 @@ describe("cancelRuns and retryRuns", () => {
     expect(r.map((e) => e.id)).toEqual([r1, task, o1, r2]);
     expect(r[0]).toMatchObject({ run: { id: r1, status: "QUEUED", attempt: 2 }, error: null });
     const conflict = `run ${task} is task "only" of DAG run ${dagRunId}; retry it with retryDagRun(id: "${dagRunId}"), which re-runs its failed tasks and their children`;
-    expect(r[1]).toEqual({ id: task, run: null, error: { code: "CONFLICT", message: conflict } });
+    expect(r[1]).toEqual({ id: task, run: null, error: { code: "FAILED_PRECONDITION", message: conflict } });
     expect(r[2]).toEqual({ id: o1, run: null, error: { code: "NOT_FOUND", message: `run ${o1} not found` } });
-    // Still QUEUED: retryRun's own CONFLICT.
-    expect(r[3]!.error?.code).toBe("CONFLICT");
+    // Still QUEUED: retryRun's own FAILED_PRECONDITION.
+    expect(r[3]!.error?.code).toBe("FAILED_PRECONDITION");
     for (const e of [r[1]!, r[3]!]) {
       const single = await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: e.id }, owner.token);
-      expect(single.errors?.[0]).toMatchObject({ message: e.error!.message, extensions: { code: "CONFLICT" } });
+      expect(single.errors?.[0]).toMatchObject({ message: e.error!.message, extensions: { code: "FAILED_PRECONDITION" } });
     }
   });
 

@@ -1,7 +1,7 @@
 /**
  * Idempotent submission over real HTTP: racing createJob, triggerJob and backfillJob requests
  * with one idempotency key make one job / one run / one set of runs and all get the same answer;
- * the same key with different input is a CONFLICT; keys are per user; a failed first request
+ * the same key with different input is a FAILED_PRECONDITION; keys are per user; a failed first request
  * frees its key; a key is forgotten after its 24 h.
  */
 import { describe, expect, it } from "vitest";
@@ -63,15 +63,15 @@ describe("idempotent submission", () => {
     expect(await runsOf(u.token, job)).toBe(5);
   });
 
-  it("answers CONFLICT for a key reused with different input or for another operation", async () => {
+  it("answers FAILED_PRECONDITION for a key reused with different input or for another operation", async () => {
     const u = await makeUser(t.app, t.admin, "idem-conflict");
     const job = await makeJob(t.app, u.token, "first");
     await gqlOk(t.app.url, CREATE, { input: input("keyed"), key: "k" }, u.token);
     const other = await gql(t.app.url, CREATE, { input: input("different"), key: "k" }, u.token);
-    expect(code(other)).toBe("CONFLICT");
+    expect(code(other)).toBe("FAILED_PRECONDITION");
     expect(message(other)).toMatch(/idempotency key "k" was used at .* for createJob with different input/);
     const otherOp = await gql(t.app.url, TRIGGER, { id: job, key: "k" }, u.token);
-    expect(code(otherOp)).toBe("CONFLICT");
+    expect(code(otherOp)).toBe("FAILED_PRECONDITION");
     expect(await runsOf(u.token, job)).toBe(0);
     const bad = await gql(t.app.url, TRIGGER, { id: job, key: "has spaces" }, u.token);
     expect(bad.errors?.[0]?.extensions?.field).toBe("idempotencyKey");

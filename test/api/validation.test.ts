@@ -58,10 +58,10 @@ describe("input validation", () => {
     expect(jobs.jobs.edges).toEqual([]);
   });
 
-  it("answers CONFLICT for a duplicate name and BAD_USER_INPUT for a bad cursor", async () => {
+  it("answers FAILED_PRECONDITION for a duplicate name and BAD_USER_INPUT for a bad cursor", async () => {
     await gqlOk(t.app.url, CREATE, { input: { ...base, name: "unique" } }, t.admin);
     const dup = await gql(t.app.url, CREATE, { input: { ...base, name: "unique" } }, t.admin);
-    expect(dup.errors?.[0]?.extensions?.code).toBe("CONFLICT");
+    expect(dup.errors?.[0]?.extensions?.code).toBe("FAILED_PRECONDITION");
     expect(dup.errors?.[0]?.message).toMatch(/already have a job named "unique"/);
     const cur = await gql(t.app.url, `{ jobs(after: "garbage") { edges { node { id } } } }`, {}, t.admin);
     expect(cur.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");

@@ -193,7 +193,7 @@ describe("failures, trigger rules, cancel and retry", () => {
     for (const key of ["long", "last"]) expect(row(run, key).note).toMatch(/^cancelled with its DAG run \(cancelDagRun/);
     expect(row(run, "first").note).toBeNull();
     const again = await gql(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, t.admin);
-    expect(code(again)).toBe("CONFLICT");
+    expect(code(again)).toBe("FAILED_PRECONDITION");
   });
 
   it("retries from failed: failed and upstream-failed tasks run again as new attempts, succeeded ones keep their results", async () => {
@@ -217,7 +217,7 @@ describe("failures, trigger rules, cancel and retry", () => {
     expect(row(run, "flaky").run!.id).not.toBe(row(failed, "flaky").run!.id);
     expect(row(run, "c").status).toBe("SUCCEEDED");
     const again = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: runId }, t.admin);
-    expect(code(again)).toBe("CONFLICT");
+    expect(code(again)).toBe("FAILED_PRECONDITION");
   });
 });
 

@@ -2,7 +2,7 @@
  * Scheduled DAGs' overlap policies over the real API (docs/dags.md, "Schedules"): QUEUE_ONE holds
  * one fire behind the DAG run still running and starts it when that one ends; REPLACE cancels the
  * running DAG run for the new one; a DAG run retried with retryDagRun takes the lock again like a
- * fire (CONFLICT where a fire would be skipped); updateDag(clearSchedule: true) removes the
+ * fire (FAILED_PRECONDITION where a fire would be skipped); updateDag(clearSchedule: true) removes the
  * schedule and leaves DAG runs in flight, including one held under QUEUE_ONE, to finish.
  */
 import { describe, expect, it } from "vitest";
@@ -123,10 +123,10 @@ async function failedWhileAnotherRuns(name: string, overlap: string): Promise<{ 
 }
 
 describe("retryDagRun of a scheduled DAG run takes the DAG's overlap lock again", () => {
-  it("FORBID: refused (CONFLICT, naming the DAG run holding the lock) while another holds it; once free, the retry holds the lock while it runs", async () => {
+  it("FORBID: refused (FAILED_PRECONDITION, naming the DAG run holding the lock) while another holds it; once free, the retry holds the lock while it runs", async () => {
     const { id, a, b } = await failedWhileAnotherRuns("retry-forbid", "FORBID");
     const refused = await retry(a);
-    expect(code(refused)).toBe("CONFLICT");
+    expect(code(refused)).toBe("FAILED_PRECONDITION");
     expect(message(refused)).toContain(`overlap policy is FORBID and DAG run ${b} holds the lock`);
     expect((await dagRun(a)).status).toBe("FAILED"); // untouched
 

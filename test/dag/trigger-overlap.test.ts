@@ -1,7 +1,7 @@
 /**
  * A manual trigger of a scheduled DAG (triggerDag) under the DAG's overlap policy, over the real
  * API (docs/dags.md, "Schedules"), as triggerJob runs under its job's: FORBID refuses a trigger
- * while a DAG run holds the lock (CONFLICT naming it and the policy), QUEUE_ONE holds one DAG run
+ * while a DAG run holds the lock (FAILED_PRECONDITION naming it and the policy), QUEUE_ONE holds one DAG run
  * behind it and refuses the next, REPLACE cancels the holder. An idempotencyKey repeat answers the
  * same DAG run and takes no second lock; a DAG without a schedule has no lock. A retried DAG run
  * a trigger made takes the lock again, like a fire's.
@@ -57,14 +57,14 @@ const lockOf = async (dagId: string) => {
 };
 
 describe("triggerDag takes the DAG's overlap lock, as triggerJob takes its job's", () => {
-  it("FORBID: a trigger while a DAG run holds the lock is CONFLICT naming that DAG run and the policy, and makes no DAG run; once it ended, a trigger runs", async () => {
+  it("FORBID: a trigger while a DAG run holds the lock is FAILED_PRECONDITION naming that DAG run and the policy, and makes no DAG run; once it ended, a trigger runs", async () => {
     const id = await createDag("trigger-forbid", SLOW, { overlap: "FORBID", schedule: YEARLY });
     const a = await triggered(id);
     expect(a).toMatchObject({ status: "RUNNING", held: false, trigger: "MANUAL" });
     expect(await lockOf(id)).toEqual({ active: a.id, pending: null });
 
     const refused = await trigger(id);
-    expect(code(refused)).toBe("CONFLICT");
+    expect(code(refused)).toBe("FAILED_PRECONDITION");
     expect(message(refused)).toBe(
       `not triggered: DAG ${id}'s overlap policy is FORBID and DAG run ${a.id} holds the lock; trigger it once that DAG run has ended (or cancel it)`,
     );
@@ -86,12 +86,12 @@ describe("triggerDag takes the DAG's overlap lock, as triggerJob takes its job's
     expect(await lockOf(id)).toEqual({ active: a.id, pending: null });
     expect(await dagRunIds(id)).toEqual([a.id]);
     // Another key is another trigger: refused while the first holds the lock.
-    expect(code(await trigger(id, { key: "nightly-2026-11-27" }))).toBe("CONFLICT");
+    expect(code(await trigger(id, { key: "nightly-2026-11-27" }))).toBe("FAILED_PRECONDITION");
     expect((await ended(a.id)).status).toBe("SUCCEEDED");
     expect(await lockOf(id)).toEqual({ active: null, pending: null });
   });
 
-  it("QUEUE_ONE: the second trigger waits held and starts when the first ends; a third while it waits is CONFLICT", async () => {
+  it("QUEUE_ONE: the second trigger waits held and starts when the first ends; a third while it waits is FAILED_PRECONDITION", async () => {
     const id = await createDag("trigger-queue-one", SLOW, { overlap: "QUEUE_ONE", schedule: YEARLY });
     const a = await triggered(id);
     const b = await triggered(id);
@@ -100,7 +100,7 @@ describe("triggerDag takes the DAG's overlap lock, as triggerJob takes its job's
     expect(await lockOf(id)).toEqual({ active: a.id, pending: b.id });
 
     const refused = await trigger(id);
-    expect(code(refused)).toBe("CONFLICT");
+    expect(code(refused)).toBe("FAILED_PRECONDITION");
     expect(message(refused)).toContain(`overlap policy is QUEUE_ONE and DAG run ${b.id} is already waiting for the lock behind DAG run ${a.id}`);
     expect(await dagRunIds(id)).toEqual([a.id, b.id].sort());
 
@@ -147,14 +147,14 @@ describe("retryDagRun of a DAG run a trigger made takes the lock again", () => {
     expect(await lockOf(id)).toEqual({ active: b.id, pending: null });
 
     const refused = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: a.id }, t.admin);
-    expect(code(refused)).toBe("CONFLICT");
+    expect(code(refused)).toBe("FAILED_PRECONDITION");
     expect(message(refused)).toContain(`overlap policy is FORBID and DAG run ${b.id} holds the lock`);
     expect((await dagRun(a.id)).status).toBe("FAILED");
 
     expect((await ended(b.id)).status).toBe("SUCCEEDED");
     await gqlOk(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id } }`, { id: a.id }, t.admin);
     expect(await lockOf(id)).toEqual({ active: a.id, pending: null });
-    expect(code(await trigger(id))).toBe("CONFLICT");
+    expect(code(await trigger(id))).toBe("FAILED_PRECONDITION");
     expect((await ended(a.id)).status).toBe("SUCCEEDED");
     expect(await lockOf(id)).toEqual({ active: null, pending: null });
   });

@@ -1,7 +1,7 @@
 /**
  * retryRun of a job's run takes the job's overlap lock again, as a fire or triggerJob would
  * (docs/scheduling.md, "Overlap"), over the real API: FORBID refuses the retry while another run
- * holds the lock (CONFLICT naming it and the policy), QUEUE_ONE holds the retry PENDING behind it,
+ * holds the lock (FAILED_PRECONDITION naming it and the policy), QUEUE_ONE holds the retry PENDING behind it,
  * REPLACE cancels the holder; the retried run holds the lock until it ends. A backfilled run takes
  * none, as it took none when made.
  */
@@ -62,10 +62,10 @@ async function cancelledWhileAnotherRuns(name: string, overlap: string): Promise
 }
 
 describe("retryRun takes the job's overlap lock again", () => {
-  it("FORBID: refused (CONFLICT, naming the run holding the lock and the policy) while another run holds it; once free, the retry holds the lock while it runs", async () => {
+  it("FORBID: refused (FAILED_PRECONDITION, naming the run holding the lock and the policy) while another run holds it; once free, the retry holds the lock while it runs", async () => {
     const { id, a, b } = await cancelledWhileAnotherRuns("retry-forbid", "FORBID");
     const refused = await retry(a);
-    expect(code(refused)).toBe("CONFLICT");
+    expect(code(refused)).toBe("FAILED_PRECONDITION");
     expect(message(refused)).toBe(`run ${a} cannot be retried now: its job's overlap policy is FORBID and run ${b} holds the lock; retry it once that run has ended (or cancel it)`);
     expect(await run(a)).toMatchObject({ status: "CANCELLED", attempt: 1 }); // untouched
     expect(await lockOf(id)).toEqual({ active: b, pending: null });
@@ -77,7 +77,7 @@ describe("retryRun takes the job's overlap lock again", () => {
     expect(await lockOf(id)).toEqual({ active: a, pending: null });
     // The retried run holds the lock: a trigger meanwhile is refused, as against any holder.
     const t = await trigger(id);
-    expect(code(t)).toBe("CONFLICT");
+    expect(code(t)).toBe("FAILED_PRECONDITION");
     expect(message(t)).toContain(`run ${a} is still active (overlap policy FORBID)`);
     expect((await until(a, ["SUCCEEDED", "FAILED"])).status).toBe("SUCCEEDED");
     await waitFor(async () => ((await lockOf(id)).active === null ? true : null), 5_000, 50);
@@ -91,7 +91,7 @@ describe("retryRun takes the job's overlap lock again", () => {
     expect(held).toMatchObject({ status: "PENDING", attempt: 2 });
     expect(held.history.at(-1)!.reason).toBe(`retried by user; waits for run ${b} (overlap policy QUEUE_ONE)`);
     expect(await lockOf(id)).toEqual({ active: b, pending: a });
-    expect(code(await trigger(id))).toBe("CONFLICT");
+    expect(code(await trigger(id))).toBe("FAILED_PRECONDITION");
 
     const doneB = await until(b, ["SUCCEEDED", "FAILED"]);
     const doneA = await until(a, ["SUCCEEDED", "FAILED"]);
@@ -103,12 +103,12 @@ describe("retryRun takes the job's overlap lock again", () => {
     expect(await lockOf(id)).toEqual({ active: null, pending: null });
   });
 
-  it("QUEUE_ONE: a retry while another run already waits is CONFLICT naming both", async () => {
+  it("QUEUE_ONE: a retry while another run already waits is FAILED_PRECONDITION naming both", async () => {
     const { id, a, b } = await cancelledWhileAnotherRuns("retry-queue-one-full", "QUEUE_ONE");
     const waiting = await triggered(id);
     expect((await run(waiting)).status).toBe("PENDING");
     const refused = await retry(a);
-    expect(code(refused)).toBe("CONFLICT");
+    expect(code(refused)).toBe("FAILED_PRECONDITION");
     expect(message(refused)).toContain(`overlap policy is QUEUE_ONE and run ${waiting} is already waiting for the lock behind run ${b}`);
     expect((await run(a)).status).toBe("CANCELLED");
     await until(waiting, ["SUCCEEDED", "FAILED"]);

@@ -155,7 +155,7 @@ describe("attacks on artifacts", () => {
     const ok = all.filter((r) => !r.errors).length;
     expect(await app.services.mongo.c.artifacts.countDocuments({ ownerId: user.id, status: "PENDING" })).toBeLessThanOrEqual(20);
     expect(ok).toBeLessThanOrEqual(20);
-    for (const r of all.filter((x) => x.errors)) expect(["CONFLICT", "TOO_MANY_REQUESTS", "RATE_LIMITED"]).toContain(code(r));
+    for (const r of all.filter((x) => x.errors)) expect(["RESOURCE_EXHAUSTED", "TOO_MANY_REQUESTS", "RATE_LIMITED"]).toContain(code(r));
   });
 
 });
@@ -190,7 +190,7 @@ describe("attacks on run logs", () => {
       expect(subs.filter((s) => s.got.length > 0).length).toBe(20);
       expect(refused.length).toBe(10);
       expect(refused[0]!.errors[0]).toMatch(/runLogs subscriptions open/);
-      expect(refused[0]!.errors[0]).toContain("CONFLICT");
+      expect(refused[0]!.errors[0]).toContain("RESOURCE_EXHAUSTED");
       // Closing some frees their places.
       for (const s of subs.filter((x) => x.got.length > 0).slice(0, 3)) s.stop();
       const again = await waitFor(async () => {

@@ -3,7 +3,7 @@
  * a schedule every second whose runs wait forever (a pool no executor serves) made a QUEUED run
  * per slot without end, and so did API calls, as fast as the submission budget allowed. With
  * KAIROS_MAX_WAITING_RUNS (here 8) the owner's waiting runs stop at the bound: the scheduler
- * records SKIPPED_BACKLOG for the slots over it (and moves on), the API refuses with CONFLICT
+ * records SKIPPED_BACKLOG for the slots over it (and moves on), the API refuses with RESOURCE_EXHAUSTED
  * before anything is made or charged beyond the call itself, and another user is not affected.
  * Over the real API, scheduler and executor (dev mode: all in one process).
  */
@@ -140,22 +140,22 @@ describe("a user's runs waiting to start are bounded (KAIROS_MAX_WAITING_RUNS)",
     for (const id of [dag, one]) await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, mallory.token);
   });
 
-  it("the API refuses runs over the bound with CONFLICT (administrators too), before anything is made and before the budget is charged beyond the call", async () => {
+  it("the API refuses runs over the bound with RESOURCE_EXHAUSTED (administrators too), before anything is made and before the budget is charged beyond the call", async () => {
     const mallory = await user();
     const job = await createJob(mallory.token, "manual", "nowhere", { kind: "ONCE", at: "2099-01-01T00:00:00Z" });
     const TRIGGER = `mutation($id: ID!) { triggerJob(id: $id) { id } }`;
     for (let i = 0; i < MAX; i++) await gqlOk(t.app.url, TRIGGER, { id: job }, mallory.token);
 
     const over = await gql(t.app.url, TRIGGER, { id: job }, mallory.token);
-    expect(code(over)).toBe("CONFLICT");
+    expect(code(over)).toBe("RESOURCE_EXHAUSTED");
     expect(message(over)).toBe(
       `too many runs waiting to start: the owner has ${MAX} or more runs waiting (QUEUED or PENDING), and this run would take it over the bound of ${MAX} (KAIROS_MAX_WAITING_RUNS); ` +
         "wait for some to start, or cancel some (cancelRun, or pause or delete the jobs making them)",
     );
-    expect(code(await gql(t.app.url, TRIGGER, { id: job }, t.admin))).toBe("CONFLICT");
+    expect(code(await gql(t.app.url, TRIGGER, { id: job }, t.admin))).toBe("RESOURCE_EXHAUSTED");
     const yearly = await createJob(mallory.token, "yearly", "nowhere", { kind: "CRON", cron: "0 0 1 1 *", startAt: "2019-01-01T00:00:00Z" });
     const backfill = await gql(t.app.url, `mutation($id: ID!) { backfillJob(id: $id, from: "2019-06-01T00:00:00Z", to: "2021-06-01T00:00:00Z") { requested } }`, { id: yearly }, mallory.token);
-    expect(code(backfill)).toBe("CONFLICT");
+    expect(code(backfill)).toBe("RESOURCE_EXHAUSTED");
     expect(message(backfill)).toMatch(/and these 2 runs would take it over the bound of 8/);
 
     // A DAG of 3 tasks: refused as 3 runs. Ten refusals charge ten submissions (the calls), not
@@ -163,7 +163,7 @@ describe("a user's runs waiting to start are bounded (KAIROS_MAX_WAITING_RUNS)",
     const dag = await createDag(mallory.token, "manual-dag", [{ key: "a" }, { key: "b" }, { key: "c" }]);
     for (let i = 0; i < 10; i++) {
       const r = await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: dag }, mallory.token);
-      expect([i, code(r)]).toEqual([i, "CONFLICT"]);
+      expect([i, code(r)]).toEqual([i, "RESOURCE_EXHAUSTED"]);
       expect(message(r)).toMatch(/and these 3 runs would take it over the bound of 8 \(KAIROS_MAX_WAITING_RUNS\)/);
     }
     expect(await t.app.services.mongo.c.dagRuns.countDocuments({ dagId: dag })).toBe(0);
@@ -175,7 +175,7 @@ describe("a user's runs waiting to start are bounded (KAIROS_MAX_WAITING_RUNS)",
     await sleep(1_100); // the count is a second old at most
     await gqlOk(t.app.url, TRIGGER, { id: job }, mallory.token);
     const retry = await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id } }`, { id: runs[0]!._id }, mallory.token);
-    expect(code(retry)).toBe("CONFLICT");
+    expect(code(retry)).toBe("RESOURCE_EXHAUSTED");
     expect((await t.app.services.mongo.c.runs.findOne({ _id: runs[0]!._id }))?.status).toBe("CANCELLED");
     expect(await waitingOf(mallory.id)).toBe(MAX);
 

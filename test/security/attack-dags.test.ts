@@ -191,7 +191,7 @@ describe("the submission budget counts the runs a call makes", () => {
     const q = `mutation($id: ID!) { retryRun(id: $id) { id } }`;
     const codes: Array<string | undefined> = [];
     for (let i = 0; i < 120; i++) codes.push(code(await gql(t.app.url, q, { id: run }, u.token)));
-    // 119 within the budget (made, or CONFLICT while the retried run is not over), then refused.
+    // 119 within the budget (made, or FAILED_PRECONDITION while the retried run is not over), then refused.
     expect(codes.slice(0, 119).filter((c) => c === "RATE_LIMITED")).toEqual([]);
     expect(codes[119]).toBe("RATE_LIMITED");
   });
@@ -237,7 +237,7 @@ describe("the submission budget counts the runs a call makes", () => {
 });
 
 describe("idempotency keys", () => {
-  it("a triggerDag repeated with a key but other params (a null that overrides a default) is CONFLICT, not the first DAG run", async () => {
+  it("a triggerDag repeated with a key but other params (a null that overrides a default) is FAILED_PRECONDITION, not the first DAG run", async () => {
     const u = await user();
     const id = await createDag(t.app.url, u.token, "idem-params", [{ key: "a", command: "cat $KAIROS_PARAMS > $KAIROS_RESULT" }], { params: { day: "2026-01-01" } });
     const q = `mutation($id: ID!, $params: JSONObject) { triggerDag(id: $id, params: $params, idempotencyKey: "same-key") { id params } }`;
@@ -247,7 +247,7 @@ describe("idempotency keys", () => {
     expect(again.triggerDag.id).toBe(first.triggerDag.id);
     // Before: the fingerprint dropped nulls, so {} (the default day) got the first DAG run back.
     const other = await gql(t.app.url, q, { id, params: {} }, u.token);
-    expect(code(other)).toBe("CONFLICT");
+    expect(code(other)).toBe("FAILED_PRECONDITION");
     await finishedDagRun(t.app.url, u.token, first.triggerDag.id);
   });
 });
@@ -393,14 +393,14 @@ describe("lifecycle races", () => {
     expect(run.status).toBe("CANCELLED");
   });
 
-  it("retryDagRun of a deleted DAG's run is CONFLICT: deleteDag's cancelled runs stay readable, they do not come back", async () => {
+  it("retryDagRun of a deleted DAG's run is FAILED_PRECONDITION: deleteDag's cancelled runs stay readable, they do not come back", async () => {
     const u = await user();
     const id = await createDag(t.app.url, u.token, "deleted-then-retried", [{ key: "a", command: "sleep 30" }]);
     const runId = await triggerDag(t.app.url, u.token, id);
     await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
     expect((await finishedDagRun(t.app.url, u.token, runId, 20_000)).status).toBe("CANCELLED");
     const r = await gql(t.app.url, `mutation($id: ID!) { retryDagRun(id: $id) { id status } }`, { id: runId }, u.token);
-    expect(code(r)).toBe("CONFLICT");
+    expect(code(r)).toBe("FAILED_PRECONDITION");
     expect(message(r)).toBe(`DAG ${id} of DAG run ${runId} was deleted; its DAG runs can be read but not retried`);
     expect((await finishedDagRun(t.app.url, u.token, runId)).status).toBe("CANCELLED");
   });
@@ -464,7 +464,7 @@ describe("trigger storms", () => {
 });
 
 describe("task runs through the run API", () => {
-  it("retryRun on a DAG task's run is CONFLICT pointing to retryDagRun (it re-ran the task behind its DAG run's back)", async () => {
+  it("retryRun on a DAG task's run is FAILED_PRECONDITION pointing to retryDagRun (it re-ran the task behind its DAG run's back)", async () => {
     const u = await user();
     const id = await createDag(t.app.url, u.token, "retry-behind", [{ key: "a", command: "echo '\"sneaky\"' > $KAIROS_RESULT; exit 1" }, { key: "b", command: "true", dependsOn: ["a"] }]);
     const dagRunId = await triggerDag(t.app.url, u.token, id);
@@ -472,7 +472,7 @@ describe("task runs through the run API", () => {
     expect(done.status).toBe("FAILED");
     const runId = done.tasks[0]!.run!.id;
     const r = await gql(t.app.url, `mutation($id: ID!) { retryRun(id: $id) { id status } }`, { id: runId }, u.token);
-    expect(code(r)).toBe("CONFLICT");
+    expect(code(r)).toBe("FAILED_PRECONDITION");
     expect(message(r)).toBe(`run ${runId} is task "a" of DAG run ${dagRunId}; retry it with retryDagRun(id: "${dagRunId}"), which re-runs its failed tasks and their children`);
     const run = await gqlOk<{ run: { status: string; attempt: number } }>(t.app.url, `query($id: ID!) { run(id: $id) { status attempt } }`, { id: runId }, u.token);
     expect(run.run).toEqual({ status: "FAILED", attempt: 1 });

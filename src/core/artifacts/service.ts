@@ -6,7 +6,7 @@
  */
 import { canSee, listedOwner, visible, type Principal } from "../../auth/index.js";
 import type { BlobStore } from "../../blobs/index.js";
-import { ArtifactStatus, ConflictError, NotFoundError, ValidationError, type ArtifactDoc } from "../../domain/index.js";
+import { type ArtifactDoc, ArtifactStatus, LimitReachedError, NotFoundError, PreconditionError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import {
   countPendingArtifacts,
@@ -88,7 +88,7 @@ export class ArtifactService {
     if (!SHA256_RE.test(input.sha256)) throw new ValidationError("sha256", "must be the sha256 of the bytes as 64 hex digits");
     const blobs = requireBlobs(this.deps.blobs);
     if ((await countPendingArtifacts(mongo, caller.userId)) >= MAX_PENDING_UPLOADS) {
-      throw new ConflictError(`you have ${MAX_PENDING_UPLOADS} uploads pending, the most allowed: complete or delete one first (they also expire on their own)`);
+      throw new LimitReachedError(`you have ${MAX_PENDING_UPLOADS} uploads pending, the most allowed: complete or delete one first (they also expire on their own)`);
     }
     const id = newId();
     const now = clock();
@@ -114,7 +114,7 @@ export class ArtifactService {
     // last of a burst sees every upload kept before it, so never more than the cap stay.
     if ((await countPendingArtifacts(mongo, caller.userId)) > MAX_PENDING_UPLOADS) {
       await deleteArtifactRecord(mongo, id, ArtifactStatus.PENDING);
-      throw new ConflictError(`you have ${MAX_PENDING_UPLOADS} uploads pending, the most allowed: complete or delete one first (they also expire on their own)`);
+      throw new LimitReachedError(`you have ${MAX_PENDING_UPLOADS} uploads pending, the most allowed: complete or delete one first (they also expire on their own)`);
     }
     return { artifact: doc, uploadUrl: put.url, uploadHeaders: put.headers, expiresAt };
   }
@@ -140,7 +140,7 @@ export class ArtifactService {
   private async check(doc: ArtifactDoc): Promise<ArtifactDoc> {
     const { mongo, clock } = this.deps;
     const id = doc._id;
-    if (doc.status === ArtifactStatus.DELETING) throw new ConflictError(`artifact ${id} is being deleted`);
+    if (doc.status === ArtifactStatus.DELETING) throw new PreconditionError(`artifact ${id} is being deleted`);
     const blobs = requireBlobs(this.deps.blobs);
     if (doc.expiresAt && doc.expiresAt.getTime() <= clock()) {
       await this.discard(doc);
@@ -190,7 +190,7 @@ export class ArtifactService {
     return resolveArtifact(this.deps.mongo, caller, id, field);
   }
 
-  /** Deletes the artifact and its bytes; refused (CONFLICT, naming them) while jobs use it. */
+  /** Deletes the artifact and its bytes; refused (FAILED_PRECONDITION, naming them) while jobs use it. */
   async delete(caller: Principal, id: string): Promise<string> {
     const { mongo, clock } = this.deps;
     const doc = visible(caller, "artifact", id, await findArtifact(mongo, id));
@@ -198,7 +198,7 @@ export class ArtifactService {
       await this.discard(doc);
       return id;
     }
-    if (doc.status === ArtifactStatus.DELETING) throw new ConflictError(`artifact ${id} is already being deleted`);
+    if (doc.status === ArtifactStatus.DELETING) throw new PreconditionError(`artifact ${id} is already being deleted`);
     const blobs = requireBlobs(this.deps.blobs);
     // DELETING first: from now on no new job can resolve it, so the check below cannot go stale.
     const marked = await markArtifactDeleting(mongo, id, new Date(clock()));
@@ -209,7 +209,7 @@ export class ArtifactService {
       const named = users.filter((u) => canSee(caller, u.ownerId)).slice(0, 20).map((u) => `${u.kind} "${u.name}" (${u.id})`);
       const others = users.length - named.length;
       const list = [named.join(", "), others > 0 ? `${others === 21 ? "more than 20" : others} job(s) or DAG(s) of other users` : ""].filter(Boolean).join(" and ");
-      throw new ConflictError(`artifact ${id} is used by ${list}: change or delete ${users.length === 1 ? `that ${users[0]!.kind}` : "them"} first`);
+      throw new PreconditionError(`artifact ${id} is used by ${list}: change or delete ${users.length === 1 ? `that ${users[0]!.kind}` : "them"} first`);
     }
     await blobs.deleteMany([doc.uploadKey, ...(doc.blobKey ? [doc.blobKey] : [])]);
     await deleteArtifactRecord(mongo, id, ArtifactStatus.DELETING);

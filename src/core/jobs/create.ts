@@ -1,7 +1,7 @@
 /** Creating a job and changing it: its fields checked, its spec validated against its pool, its timer armed. */
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
-import { ConflictError, ValidationError } from "../../domain/index.js";
+import { PreconditionError, ValidationError } from "../../domain/index.js";
 import { normalizeRetry } from "../../timing/index.js";
 import { findJob } from "../../store/index.js";
 import { findOwnedJob, insertJob } from "../../store/index.js";
@@ -24,7 +24,7 @@ export class JobEditor {
       save: (job) => ({ jobId: job._id }),
       load: async ({ jobId }) => {
         const job = await findJob(this.kit.deps.mongo, String(jobId));
-        if (!job) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" created job ${String(jobId)}, which was deleted since`);
+        if (!job) throw new PreconditionError(`idempotency key "${opts.idempotencyKey}" created job ${String(jobId)}, which was deleted since`);
         return job;
       },
     });
@@ -39,7 +39,7 @@ export class JobEditor {
       if (!isDuplicateKey(e)) throw e;
       const same = await findOwnedJob(this.kit.deps.mongo, id, caller.userId);
       if (same) return same;
-      throw new ConflictError(`you already have a job named "${job.name}"; names are unique per owner`);
+      throw new PreconditionError(`you already have a job named "${job.name}"; names are unique per owner`);
     }
     if (job.nextFireAt && (armIf ? await armIf() : true)) await this.kit.writes.arm(job);
     this.kit.deps.log.info({ jobId: id, ownerId: caller.userId, name: job.name }, "job created");

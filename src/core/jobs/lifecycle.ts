@@ -1,7 +1,7 @@
 /** A job's life after it was created: pause, resume, reschedule, delete; and stopping a deleted user's jobs. */
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
-import { ConflictError, NotFoundError, ValidationError } from "../../domain/index.js";
+import { ConcurrentChangeError, NotFoundError, PreconditionError, ValidationError } from "../../domain/index.js";
 import { nextFire, slotsBetween, type Schedule } from "../../timing/index.js";
 import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/index.js";
 import { findOpenRunIdsOfOwner, findWaitingRunIdsOfJob } from "../../store/index.js";
@@ -102,7 +102,7 @@ export class JobLifecycle {
     if (at < now - 1_000) {
       throw new ValidationError("at", `${new Date(at).toISOString()} is in the past; use triggerJob to run now`);
     }
-    if (job.paused) throw new ConflictError(`job ${jobId} is paused; resume it before rescheduling`);
+    if (job.paused) throw new PreconditionError(`job ${jobId} is paused; resume it before rescheduling`);
     let set: Partial<JobDoc>;
     if (job.schedule.kind === "ONCE") {
       const schedule: Schedule = { ...job.schedule, atMs: at };
@@ -159,7 +159,7 @@ export class JobLifecycle {
         return mode;
       } catch (e) {
         if (e instanceof NotFoundError) return null;
-        if (!(e instanceof ConflictError) || attempt >= 5) throw e;
+        if (!(e instanceof ConcurrentChangeError) || attempt >= 5) throw e;
       }
     }
   }

@@ -1,7 +1,7 @@
 /** Runs made on request, outside the schedule: a manual trigger, and backfill of a past range. */
 import type { Principal } from "../../auth/index.js";
 import type { RunDoc } from "../../domain/index.js";
-import { ConflictError, ValidationError } from "../../domain/index.js";
+import { PreconditionError, ValidationError } from "../../domain/index.js";
 import { manualFireKey } from "../../domain/index.js";
 import { describeSchedule, slotsBetween, type Schedule, type Slot } from "../../timing/index.js";
 import { newId } from "../../store/index.js";
@@ -25,7 +25,7 @@ export class JobTriggers {
       save: (run) => ({ runId: run._id }),
       load: async ({ runId }) => {
         const run = await this.kit.deps.runs.get(String(runId));
-        if (!run) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" made run ${String(runId)}, which no longer exists`);
+        if (!run) throw new PreconditionError(`idempotency key "${opts.idempotencyKey}" made run ${String(runId)}, which no longer exists`);
         return run;
       },
     });
@@ -42,7 +42,7 @@ export class JobTriggers {
       fireKey: manualFireKey(jobId, opId),
       reason: `triggered by ${caller.username}`,
     });
-    if (!run) throw new ConflictError(`not triggered: ${skipped}`);
+    if (!run) throw new PreconditionError(`not triggered: ${skipped}`);
     return run;
   }
 

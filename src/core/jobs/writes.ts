@@ -9,7 +9,7 @@
 import { visibleJob } from "../../auth/index.js";
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
-import { ConflictError } from "../../domain/index.js";
+import { ConcurrentChangeError, PreconditionError } from "../../domain/index.js";
 import { jobTimerId } from "../../domain/index.js";
 import { shardOf } from "../../shared-state/index.js";
 import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../../timing/index.js";
@@ -43,7 +43,7 @@ export function jobsKit(deps: JobServiceDeps): JobsKit {
 
 /** A job whose owner was deleted is kept for reference only: it cannot fire again. */
 export function assertOwned(job: JobDoc): JobDoc {
-  if (job.ownerDeleted) throw new ConflictError(`job ${job._id} belonged to a deleted user and is kept for reference only; it cannot run again`);
+  if (job.ownerDeleted) throw new PreconditionError(`job ${job._id} belonged to a deleted user and is kept for reference only; it cannot run again`);
   return job;
 }
 
@@ -58,11 +58,11 @@ export class JobWrites {
     return visibleJob(caller, jobId, await findJob(this.deps.mongo, jobId));
   }
 
-  /** Applies `set` to the job as it was read (`current`); CONFLICT when someone changed it meanwhile. */
+  /** Applies `set` to the job as it was read (`current`); ABORTED (ConcurrentChangeError) when someone changed it meanwhile. */
   async update(current: JobDoc, set: Partial<JobDoc>): Promise<JobDoc> {
     const updated = await updateJobAtVersion(this.deps.mongo, current, set);
     if (!updated) {
-      throw new ConflictError(`job ${current._id} was changed by someone else meanwhile; read it again and retry`);
+      throw new ConcurrentChangeError(`job ${current._id} was changed by someone else meanwhile; read it again and retry`);
     }
     return updated;
   }

@@ -1,6 +1,6 @@
 /** The run-log service the API uses: reads, status, links and the live stream, each for a principal. */
 import type { Principal } from "../../auth/index.js";
-import { ConflictError } from "../../domain/index.js";
+import { LimitReachedError } from "../../domain/index.js";
 import type { Clock, EventBus } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
 import { followLog, type FollowArgs } from "./follow.js";
@@ -61,7 +61,7 @@ export class RunLogs {
     const { mongo, bus, clock, pollMs } = this.deps;
     const open = this.followers.get(p.userId) ?? 0;
     if (open >= MAX_LOG_FOLLOWERS_PER_USER) {
-      throw new ConflictError(`you have ${open} runLogs subscriptions open, the most allowed at once: close one first`);
+      throw new LimitReachedError(`you have ${open} runLogs subscriptions open, the most allowed at once: close one first`);
     }
     this.followers.set(p.userId, open + 1);
     let released = false;

@@ -5,7 +5,7 @@
 import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
 import type { RunDoc } from "../../domain/index.js";
-import { ConflictError, NotFoundError } from "../../domain/index.js";
+import { NotFoundError, PreconditionError } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { Channels, shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
@@ -64,6 +64,6 @@ export class Cancellation {
     }
     const fresh = (await findRun(mongo, runId))!;
     if (fresh.status === RunStatus.RUNNING) return this.cancelBySystem(runId, reason, opts);
-    throw new ConflictError(`run ${runId} is ${fresh.status}; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
+    throw new PreconditionError(`run ${runId} is ${fresh.status}; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
   }
 }

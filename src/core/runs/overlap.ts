@@ -5,7 +5,7 @@
  * again.
  */
 import type { JobDoc, RunDoc } from "../../domain/index.js";
-import { ConflictError } from "../../domain/index.js";
+import { ConcurrentChangeError } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { decideOverlap } from "../../timing/index.js";
@@ -39,7 +39,7 @@ export class OverlapLocks {
         return { decision, reason: "", replaced: decision === "REPLACE" ? cur.active : null };
       }
     }
-    throw new ConflictError(`job ${job._id}: overlap lock is too contended; try again`);
+    throw new ConcurrentChangeError(`job ${job._id}: overlap lock is too contended; try again`);
   }
 
   /**

@@ -2,7 +2,7 @@
 import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
 import type { OverlapPolicy, RunDoc } from "../../domain/index.js";
-import { ConflictError } from "../../domain/index.js";
+import { ConcurrentChangeError, PreconditionError } from "../../domain/index.js";
 import { RunStatus, assertTransition, isTerminal } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
@@ -64,18 +64,18 @@ export class Retries {
    * Re-runs, for `caller`, a run that ended without success (dead letter, failed, timed out,
    * cancelled): one more attempt. Another user's run is NOT_FOUND, like a missing one. The retry
    * takes its job's overlap lock again under the policy the job has now (see {@link relock}):
-   * CONFLICT where a fire would be skipped, PENDING behind the holder under QUEUE_ONE, the holder
+   * FAILED_PRECONDITION where a fire would be skipped, PENDING behind the holder under QUEUE_ONE, the holder
    * cancelled under REPLACE.
    */
   async retryRun(caller: Principal, runId: string): Promise<RunDoc> {
     const run = visible(caller, "run", runId, await findRun(this.deps.mongo, runId));
     assertTransition(runId, run.status, RunStatus.QUEUED);
     if (run.status === RunStatus.RUNNING || run.status === RunStatus.PENDING || run.status === RunStatus.RETRY_SCHEDULED) {
-      throw new ConflictError(`run ${runId} is ${run.status}; only a finished run without success can be retried`);
+      throw new PreconditionError(`run ${runId} is ${run.status}; only a finished run without success can be retried`);
     }
     if (run.withdrawn) {
       // Its slot was judged again when it was taken back (fired again, or recorded paused): a retry would run that slot twice.
-      throw new ConflictError(
+      throw new PreconditionError(
         `run ${runId} is WITHDRAWN: it was taken back before its fire time and its slot was judged again under the job as it is now (see the job's fires), so it cannot be retried; trigger the job to run it now`,
       );
     }
@@ -106,7 +106,7 @@ export class Retries {
       // The lock is taken under the run's id: it stays only if the run is open again after all.
       const after = await findRun(this.deps.mongo, runId);
       if (lock && (!after || isTerminal(after.status))) await this.deps.overlap.release(lock.jobId, runId);
-      throw new ConflictError(`run ${runId} changed while retrying it; try again`);
+      throw new ConcurrentChangeError(`run ${runId} changed while retrying it; try again`);
     }
     this.deps.waiting.added(run.ownerId);
     let out = updated;
@@ -129,7 +129,7 @@ export class Retries {
    * has now, as a fire of the job would take it; null when the retry takes none: a BACKFILL run
    * (backfills ignore the lock), a DAG task's run (its DAG run is what holds a lock), a run of a
    * deleted job, or a job whose policy is ALLOW. Where a fire would be skipped (FORBID with a run
-   * holding the lock, QUEUE_ONE with one already waiting) the retry is refused with CONFLICT naming
+   * holding the lock, QUEUE_ONE with one already waiting) the retry is refused with FAILED_PRECONDITION naming
    * the run that holds the lock: the user asked for it, so nothing is dropped silently.
    */
   private async relock(run: RunDoc): Promise<RetryLock | null> {
@@ -145,7 +145,7 @@ export class Retries {
         job.overlap === "QUEUE_ONE" && cur?.pending
           ? `run ${cur.pending} is already waiting for the lock` + (cur.active ? ` behind run ${cur.active}` : "")
           : `run ${cur?.active ?? "(another)"} holds the lock`;
-      throw new ConflictError(`run ${run._id} cannot be retried now: its job's overlap policy is ${job.overlap} and ${why}; retry it once that run has ended (or cancel it)`);
+      throw new PreconditionError(`run ${run._id} cannot be retried now: its job's overlap policy is ${job.overlap} and ${why}; retry it once that run has ended (or cancel it)`);
     }
     const holder = slot.decision === "HOLD" ? ((await readOverlapLock(this.deps.mongo, job._id))?.active ?? null) : null;
     return { jobId: job._id, policy: job.overlap, held: slot.decision === "HOLD", holder, replaced: slot.replaced };

@@ -3,7 +3,7 @@
  * "A bound on each user's runs waiting to start"): a user's runs in QUEUED (staged ahead of
  * their time and parked by the user's concurrency limit included) or PENDING (held by an overlap
  * lock). The scheduler skips a slot of an owner at the bound (SKIPPED_BACKLOG); the API refuses a
- * call that would take the owner over it (CONFLICT).
+ * call that would take the owner over it (RESOURCE_EXHAUSTED).
  *
  * Counted in MongoDB (index `owner_status_scheduled`, by its prefix; at most the bound), at
  * most once per owner per {@link WAITING_COUNT_TTL_MS} per process: between two counts, the
@@ -13,7 +13,7 @@
  * started or ended since, are not seen until the next count: across processes the bound may be
  * overshot by what they make in that time, and a drained backlog is seen up to that long late.
  */
-import { ConflictError } from "../../domain/index.js";
+import { LimitReachedError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
 import { countWaitingRuns } from "../../store/index.js";
@@ -101,14 +101,14 @@ export class WaitingRuns {
 
   /**
    * The API's check before a call makes `runs` runs (or puts them back in the queue) for the
-   * owner: CONFLICT when the owner's waiting runs and these would be more than the bound.
+   * owner: RESOURCE_EXHAUSTED when the owner's waiting runs and these would be more than the bound.
    */
   async admit(ownerId: string, runs: number): Promise<void> {
     if (this.max === null || runs <= 0) return;
     const waiting = await this.of(ownerId);
     if (waiting + runs <= this.max) return;
     const these = runs === 1 ? "this run" : `these ${runs} runs`;
-    throw new ConflictError(
+    throw new LimitReachedError(
       `too many runs waiting to start: the owner has ${waiting >= this.max ? `${this.max} or more` : waiting} runs waiting (QUEUED or PENDING), and ${these} would take it over ` +
         `the bound of ${this.max} (KAIROS_MAX_WAITING_RUNS); wait for some to start, or cancel some (cancelRun, or pause or delete the jobs making them)`,
     );

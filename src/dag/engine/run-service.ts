@@ -8,7 +8,15 @@ import { listedOwner, visible } from "../../auth/index.js";
 import { backfillSlots, IdempotencyService, jsonFingerprint, MAX_BACKFILL, type WaitingRuns } from "../../core/index.js";
 import { MAX_DAG_RUN_INSTANCES, MAX_MAP_INSTANCES } from "../plan/mapped.js";
 import type { DagDoc, DagRunDoc, DagRunStatus, DagRunSummary, RunDoc } from "../../domain/index.js";
-import { coerceError, ConflictError, DagRunStatus as RS, fireKey, NotFoundError, ValidationError } from "../../domain/index.js";
+import {
+  coerceError,
+  ConcurrentChangeError,
+  DagRunStatus as RS,
+  fireKey,
+  NotFoundError,
+  PreconditionError,
+  ValidationError,
+} from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
@@ -131,7 +139,7 @@ export class DagRunService {
       save: (run) => ({ dagRunId: run._id }),
       load: async ({ dagRunId }) => {
         const run = await findDagRunSummary(this.deps.mongo, String(dagRunId));
-        if (!run) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" made DAG run ${String(dagRunId)}, which no longer exists`);
+        if (!run) throw new PreconditionError(`idempotency key "${opts.idempotencyKey}" made DAG run ${String(dagRunId)}, which no longer exists`);
         return run;
       },
     });
@@ -148,7 +156,7 @@ export class DagRunService {
     // The owner's bound on waiting runs first (a DAG run's tasks, each a run once it is made): a refused trigger takes nothing more from the budget.
     await this.deps.waiting.admit(dag.ownerId, dag.tasks.length);
     await admit?.(dag.tasks.length, `; a DAG run counts one per task (this DAG has ${dag.tasks.length})`);
-    // The DAG's overlap lock, as triggerJob takes its job's (CONFLICT where a fire would be skipped).
+    // The DAG's overlap lock, as triggerJob takes its job's (FAILED_PRECONDITION where a fire would be skipped).
     const lock = await this.deps.schedules.lockTrigger(dagId, opId);
     const now = this.deps.clock();
     const doc = newDagRun(dag, {
@@ -248,7 +256,7 @@ export class DagRunService {
   /** Cancels a DAG run: running task runs are cancelled, tasks not started become CANCELLED, the run ends CANCELLED. */
   async cancelRun(caller: Principal, dagRunId: string): Promise<DagRunSummary> {
     const run = await this.getRunSummary(caller, dagRunId);
-    if (run.status !== RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is ${run.status}; only a RUNNING DAG run can be cancelled`);
+    if (run.status !== RS.RUNNING) throw new PreconditionError(`DAG run ${dagRunId} is ${run.status}; only a RUNNING DAG run can be cancelled`);
     return this.requestCancel(dagRunId);
   }
 
@@ -276,16 +284,16 @@ export class DagRunService {
     for (let i = 0; i < 32; i++) {
       const run = await this.getRun(caller, dagRunId);
       if (i === 0 && !(await dagExists(this.deps.mongo, run.dagId))) {
-        throw new ConflictError(`DAG ${run.dagId} of DAG run ${dagRunId} was deleted; its DAG runs can be read but not retried`);
+        throw new PreconditionError(`DAG ${run.dagId} of DAG run ${dagRunId} was deleted; its DAG runs can be read but not retried`);
       }
-      if (run.status === RS.RUNNING) throw new ConflictError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
-      if (run.status === RS.SUCCEEDED) throw new ConflictError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
+      if (run.status === RS.RUNNING) throw new PreconditionError(`DAG run ${dagRunId} is still RUNNING; wait for it to end (or cancel it) before retrying`);
+      if (run.status === RS.SUCCEEDED) throw new PreconditionError(`DAG run ${dagRunId} SUCCEEDED; there is nothing to retry`);
       if (i === 0) {
         const n = retriedTaskCount(run.tasks);
         await this.deps.waiting.admit(run.ownerId, n);
         await opts.admit?.(n, `; a DAG run's retry counts one per task it re-runs (${n})`);
       }
-      // A scheduled DAG run takes its DAG's overlap lock again (CONFLICT where a fire would be skipped).
+      // A scheduled DAG run takes its DAG's overlap lock again (FAILED_PRECONDITION where a fire would be skipped).
       const lock = await this.deps.schedules.relock(run);
       const reset = retryFromFailed(run.tasks);
       const tasks = Object.fromEntries(Object.entries(reset).map(([k, v]) => [k, { state: v.state, attempt: v.attempt, ...(v.instances ? { instances: v.instances } : {}), note: null }]));
@@ -315,6 +323,6 @@ export class DagRunService {
       if (lock.replaced) await this.requestCancel(lock.replaced).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: lock.replaced }, "could not cancel the DAG run a retry replaced"));
       return this.summary(dagRunId);
     }
-    throw new ConflictError(`DAG run ${dagRunId} is too busy to retry now; try again`);
+    throw new ConcurrentChangeError(`DAG run ${dagRunId} is too busy to retry now; try again`);
   }
 }

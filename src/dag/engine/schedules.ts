@@ -13,7 +13,7 @@
 import type { Principal } from "../../auth/index.js";
 import type { DagFired, DagFireLock, JobService, RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, JobDoc, RunTrigger } from "../../domain/index.js";
-import { ConflictError, DagRunStatus, NotFoundError } from "../../domain/index.js";
+import { DagRunStatus, NotFoundError, PreconditionError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
@@ -231,7 +231,7 @@ export class DagSchedules {
    * again. The lock is the DAG's timer job's, with the policy the DAG has now; a BACKFILL DAG run,
    * or one whose DAG has no schedule now or the policy ALLOW, takes none. Where a fire would be
    * skipped (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting)
-   * the retry is refused (CONFLICT, saying which DAG run holds the lock): a user asked for it, so
+   * the retry is refused (FAILED_PRECONDITION, saying which DAG run holds the lock): a user asked for it, so
    * nothing is dropped silently. QUEUE_ONE: the retry waits `held` behind the holder; REPLACE:
    * `replaced` is the DAG run it displaces (cancelled by the caller once the retry is written).
    * Call {@link unlock} if the retry is not written after all.
@@ -245,7 +245,7 @@ export class DagSchedules {
     const slot = await this.deps.runs.takeOverlapSlot(job, run._id);
     if (slot.decision === "SKIP") {
       const why = await this.whyRefused(job);
-      throw new ConflictError(`DAG run ${run._id} cannot be retried now: its DAG's overlap policy is ${job.overlap} and ${why}; retry it once that DAG run has ended (or cancel it)`);
+      throw new PreconditionError(`DAG run ${run._id} cannot be retried now: its DAG's overlap policy is ${job.overlap} and ${why}; retry it once that DAG run has ended (or cancel it)`);
     }
     return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
   }
@@ -254,7 +254,7 @@ export class DagSchedules {
    * A manual trigger (triggerDag) of a scheduled DAG takes the DAG's overlap lock for the DAG run
    * `dagRunId` it is about to write, as triggerJob takes its job's: where a fire would be skipped
    * (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting) the trigger is
-   * refused (CONFLICT `not triggered: …`, naming the DAG run that holds the lock and the policy);
+   * refused (FAILED_PRECONDITION `not triggered: …`, naming the DAG run that holds the lock and the policy);
    * QUEUE_ONE: the new DAG run waits `held`; REPLACE: `replaced` is the DAG run it displaces
    * (cancelled by the caller once the new one is written). A DAG without a schedule (no timer job,
    * so no lock) or with the policy ALLOW takes none. Call {@link unlock} if the DAG run is not
@@ -270,7 +270,7 @@ export class DagSchedules {
     const slot = await this.deps.runs.takeOverlapSlot(job, dagRunId);
     if (slot.decision === "SKIP") {
       const why = await this.whyRefused(job);
-      throw new ConflictError(`not triggered: DAG ${dagId}'s overlap policy is ${job.overlap} and ${why}; trigger it once that DAG run has ended (or cancel it)`);
+      throw new PreconditionError(`not triggered: DAG ${dagId}'s overlap policy is ${job.overlap} and ${why}; trigger it once that DAG run has ended (or cancel it)`);
     }
     return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
   }

@@ -8,7 +8,7 @@ import type { Principal } from "../../auth/index.js";
 import { listedOwner, visible } from "../../auth/index.js";
 import { IdempotencyService, jsonFingerprint, PoolNodes, specArtifact, type ArtifactLookup } from "../../core/index.js";
 import type { DagDoc } from "../../domain/index.js";
-import { coerceError, ConflictError, NotFoundError, ValidationError } from "../../domain/index.js";
+import { coerceError, ConcurrentChangeError, NotFoundError, PreconditionError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
@@ -116,7 +116,7 @@ export class DagService {
       save: (dag) => ({ dagId: dag._id }),
       load: async ({ dagId }) => {
         const dag = await findDag(this.deps.mongo, String(dagId));
-        if (!dag) throw new ConflictError(`idempotency key "${opts.idempotencyKey}" created DAG ${String(dagId)}, which was deleted since`);
+        if (!dag) throw new PreconditionError(`idempotency key "${opts.idempotencyKey}" created DAG ${String(dagId)}, which was deleted since`);
         return dag;
       },
     });
@@ -151,7 +151,7 @@ export class DagService {
       if (!isDuplicateKey(e)) throw e;
       const same = await findOwnedDag(this.deps.mongo, id, caller.userId);
       if (same) return same;
-      throw new ConflictError(`you already have a DAG named "${dag.name}"; names are unique per owner`);
+      throw new PreconditionError(`you already have a DAG named "${dag.name}"; names are unique per owner`);
     }
     if (dag.schedule && input.schedule) {
       try {
@@ -189,10 +189,10 @@ export class DagService {
     try {
       updated = await updateDagAtVersion(this.deps.mongo, current, set);
     } catch (e) {
-      if (isDuplicateKey(e)) throw new ConflictError(`you already have a DAG named "${set.name}"; names are unique per owner`);
+      if (isDuplicateKey(e)) throw new PreconditionError(`you already have a DAG named "${set.name}"; names are unique per owner`);
       throw e;
     }
-    if (!updated) throw new ConflictError(`DAG ${dagId} was changed by another request meanwhile; read it again and retry`);
+    if (!updated) throw new ConcurrentChangeError(`DAG ${dagId} was changed by another request meanwhile; read it again and retry`);
     await this.deps.schedules.sync(updated, patch);
     return updated;
   }

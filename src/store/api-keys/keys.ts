@@ -14,6 +14,11 @@ export async function insertKey(mongo: Mongo, doc: ApiKeyDoc): Promise<void> {
   await mongo.c.apiKeys.insertOne(doc);
 }
 
+/** Deletes one key outright (a key taken back before it was ever shown, see ApiKeyService.create). */
+export async function deleteKey(mongo: Mongo, id: string): Promise<void> {
+  await mongo.c.apiKeys.deleteOne({ _id: id });
+}
+
 /** Keys of one owner (or of everyone with null), newest first, revoked ones included, without their hash; at most 1,000. */
 export function listKeys(mongo: Mongo, ownerId: string | null): Promise<ApiKeyDoc[]> {
   return mongo.c.apiKeys
