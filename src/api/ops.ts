@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express } from "express";
 import type { Logger } from "../support/index.js";
-import { registry } from "../support/index.js";
+import { listen, registry } from "../support/index.js";
 import { errorHandler, hardenApp, notFound } from "./errors-http.js";
 
 export type ReadyCheck = () => Promise<boolean>;
@@ -29,10 +29,7 @@ export async function startOpsServer(port: number, host: string, log: Logger, re
   app.use(notFound());
   app.use(errorHandler(log));
   const server: Server = createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listen(server, port, host);
   return {
     port: (server.address() as AddressInfo).port,
     stop: () => new Promise<void>((r) => server.close(() => r())),

@@ -16,6 +16,7 @@ import { expressMiddleware } from "@as-integrations/express5";
 import express, { type RequestHandler } from "express";
 import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
 import { createContext, type Context, type Services } from "../resolvers/index.js";
+import { listen } from "../support/index.js";
 import { clientAddress } from "./client-address.js";
 import { mountConsole } from "./console.js";
 import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin, subscriptionOverHttpPlugin } from "./errors-http.js";
@@ -137,10 +138,7 @@ export async function startApiServer(
   app.use(notFound());
   app.use(errorHandler(services.log, guard.maxBodyBytes));
 
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once("error", reject);
-    httpServer.listen(opts.port, opts.host, () => resolve());
-  });
+  await listen(httpServer, opts.port, opts.host);
   const { port } = httpServer.address() as AddressInfo;
   const shownHost = opts.host === "0.0.0.0" || opts.host === "127.0.0.1" ? "localhost" : opts.host;
   return {

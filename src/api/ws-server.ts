@@ -4,6 +4,7 @@
  * checked again for every subscription and watched while the connection is open.
  */
 import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
 import type { ExecutionArgs, GraphQLError, GraphQLSchema } from "graphql";
 import type { ConnectionInitMessage, SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
@@ -60,8 +61,15 @@ export function attachWebSocket(
   deps: { services: Services; schema: GraphQLSchema; limits: QueryLimits; addressOf: (req: IncomingMessage) => string; maxPayload: number },
 ): { dispose(): Promise<void> | void } {
   const { services, schema, limits, addressOf } = deps;
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: deps.maxPayload });
-  return useServer<Record<string, unknown>, WsExtra>(
+  // Upgrades are handed over here rather than with `{ server: httpServer }`: ws would also forward
+  // the HTTP server's own errors (a taken port) to graphql-ws, which prints them with a stack as
+  // "Internal error emitted on the WebSocket server" before the caller can say what went wrong.
+  const wsServer = new WebSocketServer({ noServer: true, path: "/graphql", maxPayload: deps.maxPayload });
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    wsServer.handleUpgrade(req, socket, head, (ws) => wsServer.emit("connection", ws, req));
+  };
+  httpServer.on("upgrade", onUpgrade);
+  const served = useServer<Record<string, unknown>, WsExtra>(
     {
       schema,
       // Every operation spends the caller's request budget and passes the query limits first.
@@ -86,7 +94,12 @@ export function attachWebSocket(
     },
     wsServer,
   );
-
+  return {
+    dispose: () => {
+      httpServer.off("upgrade", onUpgrade);
+      return served.dispose();
+    },
+  };
 }
 
 /** A WebSocket close reason is at most 123 bytes. */

@@ -10,6 +10,7 @@ import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { newId } from "../store/index.js";
+import { API_PORT, METRICS_PORT, nameSetting } from "./ports.js";
 import type { Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
 
@@ -96,7 +97,9 @@ export async function startExecutor(config: KairosConfig, deps: RoleDeps, overri
 /** The GraphQL API; it stops first (stops run in reverse), so no request sees a half-stopped backend. */
 export async function startApi(config: KairosConfig, services: Services, ready: () => Promise<boolean>, stops: Stops): Promise<ApiServer> {
   const schema = await buildKairosSchema();
-  const api = await startApiServer(services, schema, { port: config.port, host: config.host, ready, guard: config.api });
+  const api = await startApiServer(services, schema, { port: config.port, host: config.host, ready, guard: config.api }).catch((e: unknown) => {
+    throw nameSetting(e, API_PORT);
+  });
   stops.push(() => api.stop());
   services.log.info({ url: api.url, ws: api.wsUrl }, "GraphQL API listening");
   return api;
@@ -104,7 +107,9 @@ export async function startApi(config: KairosConfig, services: Services, ready: 
 
 /** Health and metrics for a role that serves no API. */
 export async function startOps(config: KairosConfig, port: number, deps: Pick<Services, "log">, ready: () => Promise<boolean>, stops: Stops): Promise<void> {
-  const ops = await startOpsServer(port, config.host, deps.log, ready);
+  const ops = await startOpsServer(port, config.host, deps.log, ready).catch((e: unknown) => {
+    throw nameSetting(e, METRICS_PORT);
+  });
   stops.push(() => ops.stop());
   deps.log.info({ port: ops.port }, "health and metrics listening");
 }

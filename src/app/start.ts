@@ -13,6 +13,7 @@ import { pingMongo } from "../store/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
 import { registerSampledMetrics } from "./metrics.js";
+import { checkRolePorts } from "./ports.js";
 import { startApi, startArtifactSweep, startExecutor, startOps, startScheduler, type RoleOverrides } from "./roles.js";
 import { buildServices, type AppServices } from "./services.js";
 import { Stops } from "./stops.js";
@@ -42,6 +43,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
   const clock = opts.clock ?? Date.now;
   const has = (role: KairosConfig["role"]) => config.role === "dev" || config.role === role;
   const stops = new Stops(log);
+  await checkRolePorts(config);
   try {
     if (config.role === "dev") await mkdir(config.dataDir, { recursive: true });
     const stores = await openStores(config, log, stops);

@@ -6,3 +6,4 @@ export * from "./log.js";
 export * from "./metrics.js";
 export * from "./wakeup.js";
 export * from "./periodic.js";
+export * from "./listen.js";
