@@ -39,6 +39,7 @@ import {
 } from "graphql";
 import type { QueryLimitSettings } from "./settings.js";
 import { operationCost } from "./cost.js";
+import { dateTimeLiterals } from "./date-time-literals.js";
 
 export const VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED";
 export const PARSE_FAILED = "GRAPHQL_PARSE_FAILED";
@@ -69,7 +70,7 @@ function withoutSuggestions(e: GraphQLError): GraphQLError {
 export class QueryLimits {
   /** For graphql-js `parse` (Apollo's `parseOptions`). */
   readonly parseOptions: ParseOptions;
-  /** To add to graphql-js's specified rules on both transports: the gate (see {@link gate}). */
+  /** To add to graphql-js's specified rules on both transports: the gate (see {@link gate}), and DateTime literals refused naming their field (date-time-literals.ts). */
   readonly validationRules: ValidationRule[];
   /** graphql-armor's rules: each acts once per operation, following fragments itself. */
   private readonly operationRules: ValidationRule[];
@@ -86,7 +87,8 @@ export class QueryLimits {
       maxAliasesRule({ ...common, n: s.maxAliases, onReject: [reportAs("maxAliases", "KAIROS_MAX_ALIASES", s.maxAliases)] }),
       maxDirectivesRule({ ...common, n: s.maxDirectives, onReject: [reportAs("maxDirectives", "KAIROS_MAX_DIRECTIVES", s.maxDirectives)] }),
     ];
-    this.validationRules = [this.gate];
+    // After the gate: a refused document is not walked for anything else.
+    this.validationRules = [this.gate, dateTimeLiterals];
   }
 
   /**

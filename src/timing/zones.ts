@@ -15,6 +15,7 @@
  */
 import { DAY, SECOND, type Millis } from "./duration.js";
 import { ScheduleError } from "./errors.js";
+import { zoneNameProblem } from "./zone-names.js";
 
 /** A change of UTC offset: from `at` (inclusive) the zone is at `offsetAfter`. Offsets in ms. */
 export interface Transition {
@@ -57,7 +58,8 @@ const MAX_CACHED_YEARS = 20_000;
 let knownSpellings: Map<string, string> | undefined;
 
 /**
- * Validates an IANA time-zone name and returns it in its usual spelling. The user's name is kept
+ * Validates an IANA time-zone name (zone-names.ts: abbreviations such as `PST` and other legacy
+ * ids are refused, naming the zone to use) and returns it in its usual spelling. The user's name is kept
  * (`Asia/Kolkata` stays `Asia/Kolkata`, although ICU's own canonical id is `Asia/Calcutta`);
  * only the letter case is repaired when ICU knows the name (`america/new_york` →
  * `America/New_York`, `utc` → `UTC`).
@@ -68,6 +70,8 @@ export function canonicalTimeZone(name: string, field = "timezone"): string {
     throw new ScheduleError(field, `expected an IANA time zone name such as "UTC" or "Europe/Berlin"`);
   }
   const trimmed = name.trim();
+  const problem = zoneNameProblem(trimmed, icuZone);
+  if (problem) throw new ScheduleError(field, problem);
   try {
     const resolved = new Intl.DateTimeFormat("en-US", { timeZone: trimmed }).resolvedOptions().timeZone;
     if (!knownSpellings) {
@@ -82,6 +86,15 @@ export function canonicalTimeZone(name: string, field = "timezone"): string {
       field,
       `unknown IANA time zone "${name}"; use a name from the tz database such as "UTC", "Europe/Berlin" or "America/New_York"`,
     );
+  }
+}
+
+/** The zone ICU resolves `name` to, or null when it knows no such zone. */
+function icuZone(name: string): string | null {
+  try {
+    return new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
   }
 }
 

@@ -46,6 +46,19 @@ describe("kairos command line, offline", { timeout: 240_000 }, () => {
     expect(bad.err).toMatch(/^kairos: schedule: cron: /);
   });
 
+  it("schedule refuses what the API refuses: an abbreviation for a zone, an instant without one (not read in local time)", () => {
+    const pst = kairos("schedule", "0 9 * * *", "--tz", "PST");
+    expect(pst.code).toBe(2);
+    expect(pst.err).toBe('kairos: schedule: timezone: "PST" is a time zone abbreviation, not an IANA time zone name: use the zone of a place (its daylight saving rules included), such as "America/Los_Angeles", or "UTC"\n');
+    const local = kairos("schedule", "2030-01-01T09:00:00");
+    expect(local.code).toBe(2);
+    expect(local.err).toBe('kairos: schedule: "2030-01-01T09:00:00" has no time zone: add Z for UTC or an offset, such as "2030-01-01T09:00:00Z" or "2030-01-01T09:00:00+01:00"\n');
+    const from = kairos("schedule", "PT1H", "--from", "tomorrow");
+    expect(from.code).toBe(2);
+    expect(from.err).toMatch(/^kairos: --from: "tomorrow" is not a date-time; a date-time is RFC 3339 with a time zone, such as "2030-01-01T09:00:00Z"/);
+    expect(kairos("schedule", "2030-01-01T09:00:00+01:00", "-o", "json").out).toContain('"at": "2030-01-01T08:00:00.000Z"');
+  });
+
   it("prints bash and zsh completion scripts naming the commands", () => {
     const bash = kairos("completion", "bash");
     expect(bash.code).toBe(0);

@@ -1,6 +1,6 @@
 /** `kairos schedule` (offline), `kairos schema json`, `kairos completion bash|zsh`, `kairos why`. */
 import type { Command } from "commander";
-import { formatLocal, nextFires, normalizeSchedule, ScheduleError, transitionsBetween, describeSchedule, type ScheduleInput } from "../../timing/index.js";
+import { formatLocal, nextFires, normalizeSchedule, parseDateTimeText, ScheduleError, transitionsBetween, describeSchedule, type ScheduleInput } from "../../timing/index.js";
 import type { Ctx } from "../context.js";
 import { CliError } from "../errors.js";
 import { jobFileSchema } from "../json-schema.js";
@@ -21,10 +21,10 @@ export function scheduleFromExpression(expr: string, tz: string | undefined, ext
   const e = expr.trim();
   const base = { ...(tz ? { timezone: tz } : {}), ...extra };
   if (/^P/i.test(e)) return { kind: "INTERVAL", every: e.toUpperCase(), ...base } as ScheduleInput;
-  if (/^\d{4}-\d{2}-\d{2}T/.test(e)) {
-    const at = Date.parse(e);
-    if (Number.isNaN(at)) throw new CliError(`schedule: "${e}" is not an instant (e.g. 2030-01-01T09:00:00Z)`);
-    return { kind: "ONCE", at, ...base } as ScheduleInput;
+  if (/^\d{4}-\d{2}-\d{2}([Tt ]|$)/.test(e)) {
+    const at = parseDateTimeText(e);
+    if ("error" in at) throw new CliError(`schedule: ${at.error}`);
+    return { kind: "ONCE", at: at.at, ...base } as ScheduleInput;
   }
   return { kind: "CRON", cron: e, ...base } as ScheduleInput;
 }
@@ -45,8 +45,9 @@ export function registerTools(program: Command, ctx: Ctx): void {
       const format = parseFormat(opts.output);
       const count = Number(opts.next);
       if (!Number.isInteger(count) || count < 1 || count > 100) throw new CliError("--next: a whole number from 1 to 100");
-      const from = opts.from ? Date.parse(opts.from) : ctx.io.now();
-      if (Number.isNaN(from)) throw new CliError(`--from: "${opts.from}" is not an instant (e.g. 2026-03-27T00:00:00Z)`);
+      const given = opts.from ? parseDateTimeText(opts.from) : { at: ctx.io.now() };
+      if ("error" in given) throw new CliError(`--from: ${given.error}`);
+      const from = given.at;
       const input = scheduleFromExpression(expr, opts.tz, {
         ...(opts.dstGap ? { dstGap: opts.dstGap.toUpperCase() } : {}),
         ...(opts.dstRepeat ? { dstRepeat: opts.dstRepeat.toUpperCase() } : {}),
@@ -103,14 +104,14 @@ export function registerTools(program: Command, ctx: Ctx): void {
   connectionOptions(
     program
       .command("why")
-      .description("why a run has not started, or a job has not fired (what the API tells today; see docs/cli.md)")
+      .description("why a run has not started, a job makes no runs, or a DAG run's tasks wait (the server's reasons: docs/waiting.md)")
       .argument("<ref>", "a run's id, or a job's name or id")
       .option(...OUTPUT_FLAG),
   )
-    .addHelpText("after", example("kairos why nightly-report", "kairos why 6650c1f2e4b0a1b2c3d4e5f6 -o json"))
+    .addHelpText("after", example("kairos why nightly-report", "kairos why 6650c1f2e4b0a1b2c3d4e5f6 -o json   # {subject, kind, id, reasons: [{code, message, since, until}]}"))
     .action(async (ref: string, opts: { output: string }) => {
       const format = parseFormat(opts.output);
       const answer = await explain(ctx, ref);
-      emit(ctx.io, format, answer, () => `${answer.subject}\n${answer.reasons.map((r) => `  - ${r.code}: ${r.message}`).join("\n")}\n${answer.unknown.length ? `Not known from the API: ${answer.unknown.join("; ")}\n` : ""}`);
+      emit(ctx.io, format, answer, () => `${answer.subject}\n${answer.reasons.map((r) => `  - ${r.code}: ${r.message}`).join("\n")}\n`);
     });
 }
