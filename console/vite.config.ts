@@ -6,6 +6,7 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
 import { FIRST_QUERY_ENTRY, firstQuery } from "./vite-first-query.ts";
+import { precompress } from "./vite-precompress.ts";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 
@@ -13,7 +14,7 @@ export default defineConfig({
   root,
   base: "/",
   publicDir: false,
-  plugins: [firstQuery()],
+  plugins: [firstQuery(), precompress()],
   build: {
     outDir: fileURLToPath(new URL("../dist/console", import.meta.url)),
     emptyOutDir: true,

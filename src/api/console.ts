@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import express, { type Express, type RequestHandler } from "express";
 import helmet from "helmet";
+import { precompressedAssets } from "./console-assets.js";
 
 /** Where `npm run build` puts the console: `<project>/dist/console`, from src/api or dist/api alike. */
 export const CONSOLE_DIR = fileURLToPath(new URL("../../dist/console/", import.meta.url));
@@ -58,7 +59,7 @@ export function consoleSecurityHeaders(): RequestHandler {
 export function mountConsole(app: Express, dir = consoleDir()): void {
   const index = `${dir}index.html`;
   const headers = consoleSecurityHeaders();
-  app.use("/assets", headers, express.static(`${dir}assets`, { immutable: true, maxAge: "365d", index: false, fallthrough: false }));
+  app.use("/assets", headers, precompressedAssets(`${dir}assets/`), express.static(`${dir}assets`, { immutable: true, maxAge: "365d", index: false, fallthrough: false }));
   app.get(/.*/, (req, res, next) => {
     if (API_PATHS.test(req.path)) return next();
     // Only pages: a request for a file (with an extension) that is not there is a plain 404. Below

@@ -57,7 +57,7 @@ describe("console: the first request, sent before the app starts", () => {
     const s = searches(sent);
     expect(s, JSON.stringify(sent)).toHaveLength(1);
     expect(s[0]!.by).toMatch(/^first-query-[\w-]+\.js$/);
-    expect(s[0]!.variables).toEqual({ jobId: null, status: "CANCELLED", filter: null, first: 100, after: null });
+    expect(s[0]!.variables).toEqual({ jobId: null, status: "CANCELLED", filter: null, first: 50, after: null });
   });
 
   it("at / (which opens the runs list) too; a later search is the app's own, even for the same page", async () => {
