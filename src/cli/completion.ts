@@ -34,7 +34,7 @@ _kairos() {
     -f|--file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
     -o|--output) COMPREPLY=( $(compgen -W "table json yaml" -- "$cur") ); return 0 ;;
     --format) COMPREPLY=( $(compgen -W "text mermaid dot" -- "$cur") ); return 0 ;;
-    --status) COMPREPLY=( $(compgen -W "PENDING QUEUED RUNNING SUCCEEDED FAILED TIMED_OUT CANCELLING CANCELLED RETRY_SCHEDULED DEAD" -- "$cur") ); return 0 ;;
+    --status) COMPREPLY=( $(compgen -W "PENDING SCHEDULED QUEUED RUNNING SUCCEEDED FAILED TIMED_OUT CANCELLING CANCELLED WITHDRAWN RETRY_SCHEDULED DEAD" -- "$cur") ); return 0 ;;
   esac
   key="\${COMP_WORDS[1]}"
   if [ "$COMP_CWORD" -ge 3 ] && { [ "$key" = dag ] || [ "$key" = schema ]; }; then key="$key \${COMP_WORDS[2]}"; fi

@@ -16,14 +16,15 @@ import type { Ctx } from "./context.js";
 import { CliError, EXIT } from "./errors.js";
 import { paint, statusColour } from "./output.js";
 
-export const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
+// WITHDRAWN: a run staged ahead and taken back before its time (its job was paused or edited); it never ran.
+export const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD", "WITHDRAWN"];
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
 /** The exit code of `kairos ... --follow` for a run that ended. */
 export function exitCodeOf(run: Pick<CliRunFieldsFragment, "status" | "exitCode" | "signal">): number {
   if (run.status === "TIMED_OUT") return EXIT.TIMED_OUT;
-  if (run.status === "CANCELLED") return EXIT.CANCELLED;
+  if (run.status === "CANCELLED" || run.status === "WITHDRAWN") return EXIT.CANCELLED;
   if (run.status === "SUCCEEDED") return run.exitCode ?? 0;
   if (run.exitCode != null) return run.exitCode;
   if (run.signal && SIGNALS[run.signal]) return 128 + SIGNALS[run.signal]!;

@@ -54,7 +54,7 @@ export function paint(io: Pick<Io, "color">, colour: Colour, text: string): stri
 export function statusColour(status: string): Colour {
   if (["SUCCEEDED", "ACTIVE", "ONLINE", "FIRED"].includes(status)) return "green";
   if (["FAILED", "DEAD", "TIMED_OUT", "UPSTREAM_FAILED", "MISSED"].includes(status)) return "red";
-  if (["RUNNING", "QUEUED", "PENDING", "RETRYING", "RETRY_SCHEDULED"].includes(status)) return "cyan";
+  if (["RUNNING", "QUEUED", "SCHEDULED", "PENDING", "RETRYING", "RETRY_SCHEDULED"].includes(status)) return "cyan";
   return "yellow";
 }
 

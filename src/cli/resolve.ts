@@ -9,6 +9,7 @@ import {
   type CliJobFieldsFragment,
   type CliJobsQuery,
   type CliDagsQuery,
+  type RunStatus,
 } from "../../generated/client/graphql.js";
 import { ApiError } from "./client.js";
 import type { Ctx } from "./context.js";
@@ -17,14 +18,14 @@ import { CliError } from "./errors.js";
 const PAGE = 50;
 
 /** Every job the caller owns (an administrator: their own only), newest first. */
-export async function listOwnJobs(ctx: Ctx, filter: { name?: string } = {}): Promise<CliJobFieldsFragment[]> {
+export async function listOwnJobs(ctx: Ctx, filter: { name?: string; lastRunStatus?: RunStatus[] } = {}): Promise<CliJobFieldsFragment[]> {
   const api = await ctx.api();
   const me = await ctx.whoami();
   const out: CliJobFieldsFragment[] = [];
   let after: string | null = null;
   for (;;) {
     const page: CliJobsQuery = await api.request(CliJobsDocument, {
-      filter: { ...(filter.name ? { name: filter.name } : {}), ...(me.role === "ADMIN" ? { ownerId: me.id } : {}) },
+      filter: { ...(filter.name ? { name: filter.name } : {}), ...(filter.lastRunStatus ? { lastRunStatus: filter.lastRunStatus } : {}), ...(me.role === "ADMIN" ? { ownerId: me.id } : {}) },
       first: PAGE,
       after,
     });

@@ -14,6 +14,7 @@ const TONE: Record<string, string> = {
   PAUSED: "muted",
   SKIPPED: "muted",
   CANCELLED: "muted",
+  WITHDRAWN: "muted",
   UPSTREAM_FAILED: "bad",
   FAILED: "bad",
   TIMED_OUT: "bad",

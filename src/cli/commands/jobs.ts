@@ -24,7 +24,24 @@ import { emit, humanMs, paint, parseFormat, relative, statusColour, table } from
 import { findJob, listOwnDags, listOwnJobs } from "../resolve.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
-const RUN_STATUSES = ["PENDING", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLING", "CANCELLED", "RETRY_SCHEDULED", "DEAD"];
+const RUN_STATUSES = ["PENDING", "SCHEDULED", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLING", "CANCELLED", "WITHDRAWN", "RETRY_SCHEDULED", "DEAD"];
+/** The statuses a job's last run can have (Job.lastRun): the final ones. */
+const LAST_RUN_STATUSES = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
+
+/** `--last-run FAILED,TIMED_OUT` checked. */
+function lastRunStatuses(value: string | undefined): RunStatus[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const wrong = list.find((s) => !LAST_RUN_STATUSES.includes(s));
+  if (list.length === 0 || wrong) throw new CliError(`--last-run: ${wrong ? `"${wrong}" is` : "give"} one or more of ${LAST_RUN_STATUSES.join(", ")}, separated by commas (a job's last run is its latest run that has ended)`);
+  return list as RunStatus[];
+}
+
+/** A job's last run in a table cell: its status and when it ended. */
+function lastRunCell(ctx: Ctx, last: { status: RunStatus; finishedAt?: string | null } | null | undefined, now: number): string {
+  if (!last) return "-";
+  return `${paint(ctx.io, statusColour(last.status), last.status)} ${relative(last.finishedAt ?? null, now)}`;
+}
 
 export function runRows(ctx: Ctx, runs: CliRunFieldsFragment[]): string {
   const now = ctx.io.now();
@@ -93,22 +110,30 @@ export function registerJobs(program: Command, ctx: Ctx): void {
       .argument("<what>", "jobs, dags, runs or nodes")
       .option("--job <name|id>", "runs: only this job's runs (default: all your runs, across jobs and DAG tasks)")
       .option("--status <status>", `runs: only this status (${RUN_STATUSES.join(", ")})`)
+      .option("--last-run <statuses>", `jobs: only those whose last run ended so (${LAST_RUN_STATUSES.join(", ")}; several separated by commas)`)
       .option("--limit <n>", "runs: at most this many, newest first", "20")
       .option(...OUTPUT_FLAG),
   )
-    .addHelpText("after", example("kairos get jobs", "kairos get jobs -o json | jq -r '.[].name'", "kairos get runs --status RUNNING", "kairos get runs --job nightly --status FAILED", "kairos get nodes -o yaml"))
-    .action(async (what: string, opts: { job?: string; status?: string; limit: string; output: string }) => {
+    .addHelpText("after", example("kairos get jobs", "kairos get jobs --last-run FAILED,TIMED_OUT,DEAD", "kairos get jobs -o json | jq -r '.[].name'", "kairos get runs --status RUNNING", "kairos get runs --job nightly --status FAILED", "kairos get nodes -o yaml"))
+    .action(async (what: string, opts: { job?: string; status?: string; lastRun?: string; limit: string; output: string }) => {
       const format = parseFormat(opts.output);
       const api = await ctx.api();
       const now = ctx.io.now();
       switch (what) {
         case "job":
         case "jobs": {
-          const jobs = await listOwnJobs(ctx);
+          const jobs = await listOwnJobs(ctx, { lastRunStatus: lastRunStatuses(opts.lastRun) });
           emit(ctx.io, format, jobs, () =>
             table(
-              ["NAME", "STATUS", "SCHEDULE", "NEXT FIRE", "ID"],
-              jobs.map((j) => [j.name, paint(ctx.io, statusColour(j.paused ? "PAUSED" : j.status), j.paused ? "PAUSED" : j.status), j.schedule.description, relative(j.nextFireAt, now), j.id]),
+              ["NAME", "STATUS", "SCHEDULE", "NEXT FIRE", "LAST RUN", "ID"],
+              jobs.map((j) => [
+                j.name,
+                paint(ctx.io, statusColour(j.paused ? "PAUSED" : j.status), j.paused ? "PAUSED" : j.status),
+                j.schedule.description,
+                relative(j.nextFireAt, now),
+                lastRunCell(ctx, j.lastRun, now),
+                j.id,
+              ]),
             ),
           );
           return;

@@ -6,7 +6,7 @@
 import { useState, type FormEvent } from "react";
 import { Link, useSearchParams } from "wouter";
 import { useQuery } from "urql";
-import { ConsoleJobsListDocument, type ConsoleJobsListQuery, type JobFilter, type JobStatus } from "../../../../generated/client/graphql";
+import { ConsoleJobsListDocument, type ConsoleJobsListQuery, type JobFilter, type JobStatus, type RunStatus } from "../../../../generated/client/graphql";
 import { useUser } from "../../auth/session";
 import { ErrorLine, Loading, Page } from "../../ui/page";
 import { scheduleInWords } from "../../ui/cron-words";
@@ -16,6 +16,15 @@ import "./jobs.css";
 
 const PAGE = 25;
 const STATUSES: JobStatus[] = ["ACTIVE", "PAUSED", "COMPLETED"];
+/** The last-run filter's choices: a word in the address, the statuses it asks the API for (JobFilter.lastRunStatus). */
+const LAST_RUNS: Record<string, { label: string; statuses: RunStatus[] }> = {
+  problem: { label: "failed, timed out or dead", statuses: ["FAILED", "TIMED_OUT", "DEAD"] },
+  succeeded: { label: "succeeded", statuses: ["SUCCEEDED"] },
+  failed: { label: "failed", statuses: ["FAILED"] },
+  timed_out: { label: "timed out", statuses: ["TIMED_OUT"] },
+  cancelled: { label: "cancelled", statuses: ["CANCELLED"] },
+  dead: { label: "dead", statuses: ["DEAD"] },
+};
 type Row = ConsoleJobsListQuery["jobs"]["edges"][number]["node"];
 
 export function JobsView() {
@@ -24,6 +33,7 @@ export function JobsView() {
   const status = params.get("status") ?? "";
   const tag = params.get("tag") ?? "";
   const name = params.get("name") ?? "";
+  const lastRun = params.get("lastRun") ?? "";
   // Cursors of the pages before this one (the first page has none).
   const [cursors, setCursors] = useState<Array<string | null>>([null]);
   const after = cursors[cursors.length - 1] ?? null;
@@ -32,6 +42,7 @@ export function JobsView() {
     ...(STATUSES.includes(status as JobStatus) ? { status: status as JobStatus } : {}),
     ...(tag ? { tag } : {}),
     ...(name ? { name } : {}),
+    ...(LAST_RUNS[lastRun] ? { lastRunStatus: LAST_RUNS[lastRun]!.statuses } : {}),
   };
   const [res] = useQuery({
     query: ConsoleJobsListDocument,
@@ -43,7 +54,7 @@ export function JobsView() {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
     const next = new URLSearchParams();
-    for (const k of ["status", "tag", "name"]) {
+    for (const k of ["status", "lastRun", "tag", "name"]) {
       const v = String(f.get(k) ?? "").trim();
       if (v) next.set(k, v);
     }
@@ -53,7 +64,7 @@ export function JobsView() {
 
   const jobs = res.data?.jobs.edges.map((e) => e.node) ?? [];
   const page = res.data?.jobs.pageInfo;
-  const filtered = !!(status || tag || name);
+  const filtered = !!(status || lastRun || tag || name);
   return (
     <Page title="Jobs" actions={<Link href="/jobs/new" className="button primary">New job</Link>}>
       <form className="filters" role="search" aria-label="Filter jobs" onSubmit={apply} key={params.toString()}>
@@ -62,6 +73,13 @@ export function JobsView() {
           <select name="status" defaultValue={status}>
             <option value="">Any</option>
             {STATUSES.map((s) => <option key={s} value={s}>{s.toLowerCase()}</option>)}
+          </select>
+        </label>
+        <label>
+          Last run
+          <select name="lastRun" defaultValue={lastRun}>
+            <option value="">Any</option>
+            {Object.entries(LAST_RUNS).map(([k, v]) => <option key={k} value={k}>{v.label}</option>)}
           </select>
         </label>
         <label>
@@ -109,7 +127,8 @@ function JobsTable({ jobs, withOwner }: { jobs: Row[]; withOwner: boolean }) {
         </thead>
         <tbody>
           {jobs.map((j) => {
-            const last = j.runs.edges[0]?.node;
+            // The job's latest run that has ended (Job.lastRun, read with the job: no query per row).
+            const last = j.lastRun;
             return (
               <tr key={j.id} data-job-id={j.id}>
                 <td className="jobs-name">
@@ -130,7 +149,14 @@ function JobsTable({ jobs, withOwner }: { jobs: Row[]; withOwner: boolean }) {
                     </>
                   ) : <span className="muted">—</span>}
                 </td>
-                <td>{last ? <Link href={`/runs/${last.id}`} aria-label={`Last run: ${last.status.toLowerCase()}`}><StatusBadge status={last.status} /></Link> : <span className="muted">none</span>}</td>
+                <td>
+                  {last ? (
+                    <>
+                      <Link href={`/runs/${last.id}`} aria-label={`Last run: ${last.status.toLowerCase()}`}><StatusBadge status={last.status} /></Link>
+                      {last.finishedAt && <><br /><small className="muted" title={last.finishedAt}>{relative(Date.parse(last.finishedAt), now)}</small></>}
+                    </>
+                  ) : <span className="muted">none</span>}
+                </td>
                 <td className="hide-narrow">{j.spec.kind.toLowerCase()}{j.spec.pool !== "default" ? <span className="muted"> · {j.spec.pool}</span> : null}</td>
                 {withOwner && <td className="hide-narrow">{j.owner?.username ?? <span className="muted">deleted</span>}</td>}
               </tr>

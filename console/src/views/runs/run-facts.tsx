@@ -9,7 +9,7 @@ import { displayStatus } from "./run-table";
 
 type Run = ConsoleRunDetailFragment;
 
-const ENDS = new Set(["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD", "RETRY_SCHEDULED"]);
+const ENDS = new Set(["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "WITHDRAWN", "DEAD", "RETRY_SCHEDULED"]);
 
 export interface AttemptRow {
   attempt: number;

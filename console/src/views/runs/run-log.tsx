@@ -44,7 +44,7 @@ export function RunLog({ run }: { run: ConsoleRunDetailFragment }) {
   const view = useRunLog(run.id, choice === "latest" ? null : choice, start);
   const shownToken = view.token ?? chosen?.token ?? null;
   const shownStatus = logs.find((l) => l.token === shownToken) ?? chosen;
-  const ended = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"].includes(run.status);
+  const ended = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "WITHDRAWN", "DEAD"].includes(run.status);
 
   // Follow: keep the newest line in view.
   useLayoutEffect(() => {

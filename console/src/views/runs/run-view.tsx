@@ -18,7 +18,7 @@ import { useLiveRun, type RunDetail } from "./use-live-run";
 import "./runs.css";
 
 const RETRYABLE = new Set(["FAILED", "TIMED_OUT", "CANCELLED", "DEAD"]);
-const CANCELLABLE = new Set(["PENDING", "QUEUED", "RETRY_SCHEDULED", "RUNNING"]);
+const CANCELLABLE = new Set(["PENDING", "SCHEDULED", "QUEUED", "RETRY_SCHEDULED", "RUNNING"]);
 
 export function whyNotRetry(run: RunDetail): string | null {
   if (RETRYABLE.has(run.status)) return null;
