@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { makeJob, makeUser } from "../helpers/accounts.js";
-import { gqlOk, login } from "../helpers/graphql.js";
+import { gql, gqlOk, login } from "../helpers/graphql.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const BIN = join(ROOT, "bin", "kairos.js");
@@ -233,6 +233,16 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     expect(failed.map((r) => [r.jobName, r.exitCode])).toEqual([["cli-exit3", 3], ["cli-exit3", 3]]);
     const all = JSON.parse((await kairos(["get", "runs", "-o", "json"])).out) as Array<{ jobName: string; status: string }>;
     expect(all).toContainEqual(expect.objectContaining({ jobName: "cli-slow", status: "TIMED_OUT" }));
+    // get jobs: each job's last run (how it went, where STATUS says COMPLETED), and filtered by it.
+    const table = (await kairos(["get", "jobs"])).out.split("\n");
+    expect(table[0]).toMatch(/^NAME\s+STATUS\s+SCHEDULE\s+NEXT FIRE\s+LAST RUN\s+ID$/);
+    expect(table.find((l) => l.startsWith("cli-exit3 "))).toMatch(/\bCOMPLETED\b.*\bFAILED \S+/);
+    expect(table.find((l) => l.startsWith("cli-slow "))).toMatch(/\bCOMPLETED\b.*\bTIMED_OUT \S+/);
+    const wentWrong = JSON.parse((await kairos(["get", "jobs", "--last-run", "failed,TIMED_OUT", "-o", "json"])).out) as Array<{ name: string; lastRun: { status: string } }>;
+    expect(wentWrong.map((j) => [j.name, j.lastRun.status]).sort()).toEqual([["cli-exit3", "FAILED"], ["cli-slow", "TIMED_OUT"]]);
+    const bad = await kairos(["get", "jobs", "--last-run", "QUEUED"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--last-run: "QUEUED" is not a status a last run ends with: give one or more of SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, DEAD/);
   });
 
   it("logs -f across a dropped connection prints every byte once", async () => {
@@ -308,7 +318,7 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     const run = (await gqlOk<{ triggerJob: { id: string } }>(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: lonely }, t.admin)).triggerJob.id;
     const why = await kairos(["why", run]);
     expect(why.code).toBe(0);
-    expect(why.out).toMatch(/NO_EXECUTOR: no online executor serves its pool "nobody-serves-this"/);
+    expect(why.out).toMatch(/POOL_UNSERVED: no online executor serves pool "nobody-serves-this"/);
   });
 
   it("why names the parent a DAG task waits on, and the overlap policy that skipped a slot", async () => {
@@ -318,7 +328,7 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     const dagRun = (await kairos(["dag", "trigger", "cli-wait"])).out.trim();
     const waiting = JSON.parse((await kairos(["why", dagRun, "-o", "json"])).out) as { kind: string; reasons: Array<{ code: string; message: string }> };
     expect(waiting.kind).toBe("dagRun");
-    expect(waiting.reasons).toContainEqual({ code: "WAITING_ON_PARENT", message: expect.stringMatching(/^task after waits on slow \((QUEUED|RUNNING)\)$/) });
+    expect(waiting.reasons).toContainEqual(expect.objectContaining({ code: "WAITING_ON_PARENT", message: expect.stringMatching(/^task after: waits on its parent slow \(queued or running\)/) }));
 
     const jobFile = join(home, "overlap.yaml");
     await writeFile(jobFile, ["name: cli-overlap", "overlap: FORBID", "schedule: {kind: INTERVAL, every: PT1S}", "spec: {command: 'sleep 30'}", ""].join("\n"));
@@ -330,5 +340,47 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     }
     expect(codes).toContain("OVERLAP");
     await kairos(["delete", "cli-overlap"]);
+  });
+
+  it("why answers the concurrency limit and a spent submission budget (the server's Run.waiting and Job.problems)", async () => {
+    // Each as its own user, through KAIROS_SERVER and KAIROS_TOKEN: the admin's login and budget stay untouched.
+    const server = t.app.url.replace(/\/graphql$/, "");
+    const as = (token: string) => ({ env: { KAIROS_SERVER: server, KAIROS_TOKEN: token } });
+    const limited = await makeUser(t.app, t.admin, "cli-limited");
+    await gqlOk(t.app.url, `mutation($u: ID!) { setUserConcurrencyLimit(userId: $u, maxConcurrentRuns: 1) { id } }`, { u: limited.id }, t.admin);
+    const sleeper = async (name: string) =>
+      (await gqlOk<{ createJob: { id: string } }>(t.app.url, `mutation($i: CreateJobInput!) { createJob(input: $i) { id } }`, { i: { name, schedule: { kind: "ONCE" }, spec: { command: "sleep 30" } } }, limited.token)).createJob.id;
+    const firstJob = await sleeper("cli-first");
+    let held: { _id: string } | null = null;
+    const runs = t.app.services.mongo.c.runs;
+    for (let i = 0; i < 150 && !(await runs.findOne({ jobId: firstJob, status: "RUNNING" })); i++) await new Promise((r) => setTimeout(r, 100));
+    const secondJob = await sleeper("cli-second");
+    for (let i = 0; i < 150 && !(held = await runs.findOne({ jobId: secondJob, heldByLimit: true })); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(held, "the second run is parked by the limit").not.toBeNull();
+    const run = await kairos(["why", held!._id], as(limited.token));
+    expect(run.err).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.out).toMatch(/^run \w+ of cli-second: QUEUED\n/);
+    expect(run.out).toMatch(/- USER_CONCURRENCY_LIMIT: your concurrency limit is reached: 1 of your 1 run slots \(maxConcurrentRuns\) are held by RUNNING runs; the run is parked/);
+    expect(run.out).not.toMatch(/Not known/);
+    const job = JSON.parse((await kairos(["why", "cli-second", "-o", "json"], as(limited.token))).out) as { kind: string; reasons: Array<{ code: string; since: string | null }> };
+    expect(job.kind).toBe("job");
+    expect(job.reasons.find((r) => r.code === "USER_CONCURRENCY_LIMIT")?.since).toBeTruthy();
+    for (const r of await runs.find({ jobId: { $in: [firstJob, secondJob] } }).toArray()) {
+      await gqlOk(t.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: r._id }, limited.token);
+    }
+
+    // A spent budget: createJob takes one, and a backfill worth the whole budget (a paused job's
+    // every second of ten minutes, 600 slots; its schedule starts an hour ago) is refused but spends it.
+    const ratey = await makeUser(t.app, t.admin, "cli-ratey");
+    const id = (await gqlOk<{ createJob: { id: string } }>(t.app.url, `mutation($i: CreateJobInput!) { createJob(input: $i) { id } }`, { i: { name: "cli-ratey", paused: true, schedule: { kind: "CRON", cron: "* * * * * *", startAt: new Date(Date.now() - 3_600_000).toISOString() }, spec: { command: "true" } } }, ratey.token)).createJob.id;
+    const clear = await kairos(["why", "cli-ratey", "-o", "json"], as(ratey.token));
+    expect((JSON.parse(clear.out) as { reasons: Array<{ code: string }> }).reasons.map((r) => r.code)).not.toContain("RATE_LIMITED");
+    const from = new Date(Date.now() - 600_000).toISOString();
+    const refused = await gql(t.app.url, `mutation($id: ID!, $f: DateTime!, $t: DateTime!) { backfillJob(id: $id, from: $f, to: $t) { requested } }`, { id, f: from, t: new Date().toISOString() }, ratey.token);
+    expect(refused.errors?.[0]?.extensions?.code, JSON.stringify(refused)).toBe("RATE_LIMITED");
+    const why = await kairos(["why", "cli-ratey"], as(ratey.token));
+    expect(why.code).toBe(0);
+    expect(why.out).toMatch(/- RATE_LIMITED: your submission budget is spent \(at most 120 per 60 s, KAIROS_RATE_SUBMISSIONS\): triggerJob, backfillJob and retryRun are refused RATE_LIMITED until .* \[until in \d+s\]/);
   });
 });

@@ -26,6 +26,8 @@ export interface JobProblemFacts {
   backlog: { waiting: number; max: number } | null;
   /** The owner's submission budget, when spent. */
   budget: { until: Date; points: number; durationMs: number } | null;
+  /** Whether the job has runs staged ahead of their fire time (fires still to come). */
+  staged: boolean;
 }
 
 type ProblemJob = Pick<JobDoc, "paused" | "pausedAt" | "ownerDeleted" | "status" | "lastSlotAt" | "updatedAt" | "overlap" | "misfire" | "catchupWindowMs" | "activeRunId" | "pendingRunId" | "spec">;
@@ -40,7 +42,7 @@ export function jobProblems(job: ProblemJob, f: JobProblemFacts): WaitReason[] {
     out.push({ code: WaitCode.OWNER_DELETED, message: "its owner was deleted and the job was kept, paused, for reference: it cannot be resumed or triggered. Create a job of your own from its spec", since: job.pausedAt ?? null, until: null });
   } else if (job.paused) {
     out.push({ code: WaitCode.PAUSED, message: "the job is paused: no fire is made, and slots that fall meanwhile are recorded SKIPPED_PAUSED, not run later. Resume it with resumeJob (kairos resume)", since: job.pausedAt ?? null, until: null });
-  } else if (job.status === "COMPLETED") {
+  } else if (job.status === "COMPLETED" && !f.staged) {
     out.push({ code: WaitCode.NO_MORE_FIRES, message: "its schedule has no fires left (a ONCE that fired, maxFires reached, or past endAt). Give it a new schedule (updateJob), or run it once with triggerJob", since: job.lastSlotAt ?? job.updatedAt, until: null });
   }
   if (f.unserved) {

@@ -90,7 +90,7 @@ export class WaitReads {
   async job(p: Principal, job: JobDoc): Promise<WaitReason[]> {
     const now = this.deps.clock();
     const { waiting } = this.deps;
-    const [unserved, owner, queue, lastFire, active, waitingRuns, budget] = await Promise.all([
+    const [unserved, owner, queue, lastFire, active, waitingRuns, budget, staged] = await Promise.all([
       this.deps.pools.warnings(job).then((w) => w[0] ?? null),
       this.lookups.owner(job),
       this.queues.load(job._id),
@@ -98,9 +98,11 @@ export class WaitReads {
       job.overlap !== OverlapPolicy.ALLOW && job.activeRunId ? this.runState(p, job.activeRunId) : null,
       waiting.max !== null ? waiting.of(job.ownerId) : 0,
       this.budgetOf(job.ownerId, now),
+      // A job whose last slots are staged ahead is COMPLETED in the store but has fires to come.
+      job.status === "COMPLETED" ? this.lookups.stagedFires(job._id).then((s) => s.length > 0) : false,
     ]);
     const backlog = waiting.max !== null && waitingRuns >= waiting.max ? { waiting: waitingRuns, max: waiting.max } : null;
-    return jobProblems(job, { now, unserved, owner: slotsOf(owner), queue, lastFire, active, backlog, budget });
+    return jobProblems(job, { now, unserved, owner: slotsOf(owner), queue, lastFire, active, backlog, budget, staged });
   }
 
   /** Why a DAG task without a run (PENDING in its DAG run) has not started; one read per DAG run a request. */

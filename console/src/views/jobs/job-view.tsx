@@ -1,5 +1,6 @@
 /**
- * A job's page: its schedule in words, the next fires in its zone (and the user's), problems, the
+ * A job's page: its schedule in words, the next fires in its zone (and the user's), its problems
+ * (Job.problems: paused, an unserved pool, the concurrency limit, overlap, misfire, …), the
  * fire ledger as a heatmap, its runs (live), and its actions.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
@@ -10,6 +11,7 @@ import { ErrorLine, Loading, Page } from "../../ui/page";
 import { scheduleInWords } from "../../ui/cron-words";
 import { StatusBadge } from "../../ui/status";
 import { Time } from "../../ui/time";
+import { WaitReasons } from "../../ui/wait-reasons";
 import { FireHeatmap } from "./fire-heatmap";
 import { JobActions } from "./job-actions";
 import { JobRuns } from "./job-runs";
@@ -89,16 +91,9 @@ export function JobView({ id }: { id: string }) {
   );
 }
 
+/** Why the job makes no runs now, or its runs do not start: the server's Job.problems (docs/waiting.md). */
 function Problems({ job }: { job: Job }) {
-  const list = [...new Set([...job.warnings, ...job.health.warnings])];
-  if (job.ownerDeleted) list.unshift("The owner of this job was deleted: it is kept for reference and cannot run again.");
-  if (list.length === 0) return null;
-  return (
-    <section className="notice jobs-problems" aria-labelledby="problems-title">
-      <h2 id="problems-title">Problems</h2>
-      <ul>{list.map((w) => <li key={w}>{w}</li>)}</ul>
-    </section>
-  );
+  return <WaitReasons reasons={job.problems} title="Problems" id="problems-title" />;
 }
 
 function Facts({ job }: { job: Job }) {

@@ -14,6 +14,7 @@ import { HttpResponseCard, RunAttempts, RunFacts } from "./run-facts";
 import { RunLog } from "./run-log";
 import { displayStatus } from "./run-table";
 import { LiveNote } from "./live-note";
+import { RunWaiting } from "./run-waiting";
 import { useLiveRun, type RunDetail } from "./use-live-run";
 import "./runs.css";
 
@@ -79,6 +80,7 @@ export function RunView({ id }: { id: string }) {
     >
       <ErrorLine error={actionError} />
       {note && <p className="notice" role="status">{note}</p>}
+      <RunWaiting id={run.id} status={displayStatus(run)} updatedAt={run.updatedAt} />
       <div className="run-grid">
         <RunFacts run={run} job={job ? { id: job.id, name: job.name } : null} />
         <RunAttempts run={run} />
