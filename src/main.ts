@@ -65,8 +65,8 @@ async function main(argv: string[]): Promise<void> {
   // A role's settings are checked before its code loads: a bad one is refused at once.
   const config = command === "emulator" || command === "emit-schema" ? null : loadConfig(command as Role, applyFlags(rest, process.env));
   await import("reflect-metadata");
-  const { startKairos, loadEmulatorCli } = await import("./app/index.js");
-  const { createLogger } = await import("./support/index.js");
+  const { startKairos, loadEmulatorCli, devBanner, keepAdminPassword } = await import("./app/index.js");
+  const { createLogger, logFormat } = await import("./support/index.js");
   if (command === "emulator") {
     const { emulatorMain } = await loadEmulatorCli();
     await emulatorMain(rest);
@@ -81,25 +81,14 @@ async function main(argv: string[]): Promise<void> {
   }
   const role = command as Role;
   if (!config) throw new Error("unreachable: no settings for a role");
-  const log = createLogger(config.logLevel, { role });
+  // Lines for people when `kairos dev` writes to a terminal, JSON otherwise (KAIROS_LOG_FORMAT decides when set).
+  const log = createLogger(config.logLevel, { role }, logFormat(config.logFormat, role, process.stdout.isTTY === true));
   const app = await startKairos(config, { log });
 
   if (role === "dev" && app.api) {
-    const lines = [
-      "",
-      `  Kairos dev is running`,
-      `  Console: ${app.api.url.replace(/\/graphql$/, "/")}   (log in as ${config.adminUser})`,
-      `  GraphQL (HTTP and WebSocket): ${app.api.url}`,
-      `  Data: ${config.dataDir}${config.mongoUrl ? "" : " (embedded MongoDB emulator)"}${config.redisUrl ? "" : ", in-memory queues"}`,
-      `  Log in:  mutation { login(username: "${config.adminUser}", password: "…") { token } }`,
-      app.generatedAdminPassword
-        ? `  Admin password (generated now, shown once): ${app.generatedAdminPassword}`
-        : config.adminPassword
-          ? `  Admin password: from KAIROS_ADMIN_PASSWORD`
-          : `  Admin password: the one printed at the first start (restart with KAIROS_ADMIN_PASSWORD=... to set a new one)`,
-      "",
-    ];
-    process.stderr.write(`${lines.join("\n")}\n`);
+    const password = keepAdminPassword(config, app.generatedAdminPassword);
+    const info = { url: app.api.url, adminUser: config.adminUser, dataDir: config.dataDir, embeddedMongo: !config.mongoUrl, inMemoryQueues: !config.redisUrl, password };
+    process.stderr.write(devBanner(info, process.stderr.isTTY === true && !process.env.NO_COLOR));
   }
 
   let stopping = false;

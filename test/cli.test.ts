@@ -1,5 +1,6 @@
 /** The `kairos` command as a user runs it: a real process, real signals. */
 import { spawn } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,20 +28,38 @@ async function until(fn: () => boolean, ms: number): Promise<void> {
 }
 
 describe("kairos CLI", () => {
-  it("dev prints where it listens and how to log in, serves, and exits 0 on SIGTERM", async () => {
+  it("dev prints where it listens and how to log in, keeps the password where the banner says, serves, and exits 0 on SIGTERM", async () => {
     const dir = await mkdtemp(join(tmpdir(), "kairos-cli-"));
     try {
-      const p = kairos(["dev", "--port", "0", "--data-dir", dir]);
-      await until(() => /Admin password \(generated now, shown once\): \S+/.test(p.err()), 30_000);
+      // Not a terminal: the logs stay JSON, one object per line, for whatever reads them.
+      const p = kairos(["dev", "--port", "0", "--data-dir", dir], { KAIROS_LOG_LEVEL: "info" });
+      await until(() => /Admin password \(generated now\): \S+/.test(p.err()), 60_000);
       const url = /GraphQL \(HTTP and WebSocket\): (\S+)/.exec(p.err())![1]!;
       const res = await fetch(url.replace("/graphql", "/readyz"));
       expect(res.status).toBe(200);
+      const password = /Admin password \(generated now\): (\S+)/.exec(p.err())![1]!;
+      const file = /also kept in (\S+) \(mode 0600\)/.exec(p.err())![1]!;
+      expect(file).toBe(join(dir, "admin-password.txt"));
+      expect(readFileSync(file, "utf8")).toBe(`${password}\n`);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      // No colours where stderr is no terminal.
+      expect(p.err()).not.toContain("\x1b[");
+      const lines = p.out().trim().split("\n");
+      expect(lines.length).toBeGreaterThan(2);
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+      expect(lines.map((l) => JSON.parse(l) as { msg: string }).some((l) => l.msg === "bootstrap admin created")).toBe(true);
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);
+      // Started again, the banner names the file the password is in.
+      const again = kairos(["dev", "--port", "0", "--data-dir", dir]);
+      await until(() => /Admin password: /.test(again.err()), 60_000);
+      expect(again.err()).toContain(`Admin password: the one generated at the first start, kept in ${file}`);
+      again.child.kill("SIGTERM");
+      expect(await again.exited).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 150_000);
 
   it("refuses a bad setting with exit code 2 and a message naming it", async () => {
     const p = kairos(["dev", "--port", "seventy"]);

@@ -1,6 +1,6 @@
 /** Settings every role reads: logging, the stores, the JWT secret, the bootstrap admin. */
 import { ConfigError } from "../domain/index.js";
-import { LOG_LEVELS, type LogLevel } from "../support/index.js";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormatSetting, type LogLevel } from "../support/index.js";
 import { url, type Env } from "./parse.js";
 import type { Role } from "./settings.js";
 
@@ -10,6 +10,15 @@ export function logLevelSetting(env: Env): LogLevel {
     throw new ConfigError(`KAIROS_LOG_LEVEL: "${env.KAIROS_LOG_LEVEL}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
   return logLevel;
+}
+
+/** `KAIROS_LOG_FORMAT`: json, pretty, or auto (unset). */
+export function logFormatSetting(env: Env): LogFormatSetting {
+  const format = (env.KAIROS_LOG_FORMAT ?? "auto").toLowerCase() as LogFormatSetting;
+  if (!LOG_FORMATS.includes(format)) {
+    throw new ConfigError(`KAIROS_LOG_FORMAT: "${env.KAIROS_LOG_FORMAT}" is not one of json, pretty, auto (unset: lines for people when kairos dev writes to a terminal, JSON otherwise)`);
+  }
+  return format;
 }
 
 /** `MONGO_URL` and `REDIS_URL`: required for every role but dev, which embeds a store and runs without Redis. */

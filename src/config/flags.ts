@@ -9,6 +9,7 @@ const FLAG_TO_ENV: Record<string, string> = {
   "--mongo-url": "MONGO_URL",
   "--redis-url": "REDIS_URL",
   "--log-level": "KAIROS_LOG_LEVEL",
+  "--log-format": "KAIROS_LOG_FORMAT",
   "--slots": "KAIROS_EXECUTOR_SLOTS",
   "--pools": "KAIROS_POOLS",
   "--node-name": "KAIROS_NODE_NAME",

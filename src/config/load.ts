@@ -12,7 +12,7 @@ import { cpus, hostname } from "node:os";
 import { resolve } from "node:path";
 import { apiGuard } from "./api.js";
 import { artifactSettings, s3Settings } from "./blobs.js";
-import { adminSettings, jwtSecretSetting, logLevelSetting, storeUrls } from "./common.js";
+import { adminSettings, jwtSecretSetting, logFormatSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { jobKindSettings } from "./job-kinds.js";
 import { logSettings } from "./logs.js";
@@ -42,6 +42,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     adminUser,
     adminPassword,
     logLevel,
+    logFormat: logFormatSetting(env),
     shards: int("KAIROS_SHARDS", env.KAIROS_SHARDS, 64, 1, 16_384),
     executorSlots: int("KAIROS_EXECUTOR_SLOTS", env.KAIROS_EXECUTOR_SLOTS, Math.max(2, cpus().length * 2), 1, 1_024),
     pools,

@@ -3,7 +3,7 @@
  * read from, and its default. Each role reads the part it needs; src/config/load.ts reads them all.
  */
 import type { ResourceRequest } from "../domain/index.js";
-import type { LogLevel } from "../support/index.js";
+import type { LogFormatSetting, LogLevel } from "../support/index.js";
 import type { ApiGuardSettings } from "../api/index.js";
 import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
@@ -38,6 +38,8 @@ export interface KairosConfig {
   adminPassword: string | null;
   /** `KAIROS_LOG_LEVEL`. @default info */
   logLevel: LogLevel;
+  /** `KAIROS_LOG_FORMAT`: json, pretty, or auto (pretty for `dev` on a terminal, JSON otherwise). @default auto */
+  logFormat: LogFormatSetting;
   /** Time-wheel shards, fixed per cluster. `KAIROS_SHARDS`. @default 64 */
   shards: number;
   /** Executor: concurrent run slots. `KAIROS_EXECUTOR_SLOTS`. @default 2 × CPUs */
