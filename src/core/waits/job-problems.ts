@@ -53,7 +53,7 @@ export function jobProblems(job: ProblemJob, f: JobProblemFacts): WaitReason[] {
       code: WaitCode.USER_CONCURRENCY_LIMIT,
       message:
         `your concurrency limit is reached: ${f.owner.taken} of your ${f.owner.limit} run slots (maxConcurrentRuns) are held by RUNNING runs, and ${f.queue.queued} run${f.queue.queued === 1 ? "" : "s"} of this job wait${f.queue.queued === 1 ? "s" : ""} for one` +
-        `${f.queue.parked ? ` (${f.queue.parked} parked out of the queue)` : ""}. Cancel a running run to free a slot, or ask an administrator to raise your maxConcurrentRuns (updateUser)`,
+        `${f.queue.parked ? ` (${f.queue.parked} parked out of the queue)` : ""}. Cancel a running run to free a slot, or ask an administrator to raise your maxConcurrentRuns (setUserConcurrencyLimit)`,
       since: f.queue.parkedSince,
       until: null,
     });

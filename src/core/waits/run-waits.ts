@@ -77,7 +77,7 @@ export function runWaits(run: WaitingRun, f: RunWaitFacts): WaitReason[] {
         message:
           `your concurrency limit is reached: ${f.owner.taken} of your ${f.owner.limit} run slots (maxConcurrentRuns) are held by RUNNING runs` +
           `${run.heldByLimit ? "; the run is parked out of the queue" : ""} and goes back in line, oldest first, when one of them ends. ` +
-          "Cancel a running run to free a slot, or ask an administrator to raise your maxConcurrentRuns (updateUser)",
+          "Cancel a running run to free a slot, or ask an administrator to raise your maxConcurrentRuns (setUserConcurrencyLimit)",
         since: run.heldByLimit ? (run.heldAt ?? null) : null,
         until: null,
       });
