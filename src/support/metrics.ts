@@ -85,7 +85,7 @@ export const metrics = {
   }),
   runsFinished: new Counter({
     name: "kairos_runs_finished_total",
-    help: "Runs that reached a final status, by status.",
+    help: "Runs that reached a final status, by status (WITHDRAWN: staged ahead and taken back before their fire time by a pause or an edit).",
     labelNames: ["status"] as const,
     registers: [registry],
   }),

@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
+import { metrics } from "../../src/support/metrics.js";
 import { useTestApp } from "../helpers/app.js";
 import { code } from "../helpers/accounts.js";
 import { collect, gql, gqlOk, waitFor, wsClient } from "../helpers/graphql.js";
@@ -86,7 +87,12 @@ describe("runs staged ahead of their time", () => {
     const startAt = Date.now() + 4_000;
     const job = await t.app.services.jobs.create(caller, { name: "staged-pause", schedule: { kind: "INTERVAL", every: "PT2S", startAt }, spec: { kind: "COMMAND", command: "true" } });
     const staged = await stagedRuns(job._id, 3);
+    const counted = async (status: string) => (await metrics.runsFinished.get()).values.find((v) => v.labels.status === status)?.value ?? 0;
+    const [withdrawnBefore, cancelledBefore] = [await counted("WITHDRAWN"), await counted("CANCELLED")];
     await t.app.services.jobs.pause(caller, job._id);
+    // Counted as withdrawn, not as cancels (kairos_runs_finished_total{status}).
+    expect((await counted("WITHDRAWN")) - withdrawnBefore).toBeGreaterThanOrEqual(3);
+    expect(await counted("CANCELLED")).toBe(cancelledBefore);
     // Stored as before: CANCELLED, marked withdrawn.
     const after = await stored(job._id);
     expect(after.length).toBeGreaterThanOrEqual(3);

@@ -345,6 +345,24 @@ describe("console: jobs", { timeout: 90_000 }, () => {
     expect(await page.locator("table.jobs-list tbody tr").getAttribute("data-job-id")).toBe(a);
   });
 
+  it("the jobs list shows each job's last run (not its status: both one-offs are completed) and filters by it", async () => {
+    const failed = await createJob({ name: "last-run-failed", tags: ["lr-tag"], schedule: { kind: "ONCE" }, spec: { kind: "COMMAND", command: "exit 1" } });
+    const ok = await createJob({ name: "last-run-ok", tags: ["lr-tag"], schedule: { kind: "ONCE" }, spec: { kind: "COMMAND", command: "true" } });
+    for (const id of [failed, ok]) await until("the run's end", async () => (await runsOf(id)).some((r) => ["FAILED", "SUCCEEDED"].includes(r.status)));
+    const page = await signedIn();
+    await openInApp(page, "/jobs?tag=lr-tag");
+    const lastRun = (id: string) => page.locator(`tr[data-job-id="${id}"] td:nth-child(5) .badge`);
+    await until("both rows", async () => (await page.locator("table.jobs-list tbody tr").count()) === 2);
+    expect(await lastRun(failed).getAttribute("data-status")).toBe("FAILED");
+    expect(await lastRun(ok).getAttribute("data-status")).toBe("SUCCEEDED");
+    expect(await page.locator(`tr[data-job-id="${failed}"] td:nth-child(2) .badge`).getAttribute("data-status")).toBe("COMPLETED");
+    await page.getByLabel("Last run").selectOption("problem");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await until("the last-run filter", async () => (await page.locator("table.jobs-list tbody tr").count()) === 1);
+    expect(await page.locator("table.jobs-list tbody tr").getAttribute("data-job-id")).toBe(failed);
+    expect(new URL(page.url()).search).toContain("lastRun=problem");
+  });
+
   it("the jobs list, a job's page and the editor have no serious accessibility violations", async () => {
     const jobId = await idle("axe-job");
     const page = await signedIn();

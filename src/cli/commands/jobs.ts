@@ -33,7 +33,10 @@ function lastRunStatuses(value: string | undefined): RunStatus[] | undefined {
   if (value === undefined) return undefined;
   const list = value.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
   const wrong = list.find((s) => !LAST_RUN_STATUSES.includes(s));
-  if (list.length === 0 || wrong) throw new CliError(`--last-run: ${wrong ? `"${wrong}" is` : "give"} one or more of ${LAST_RUN_STATUSES.join(", ")}, separated by commas (a job's last run is its latest run that has ended)`);
+  if (list.length === 0 || wrong) {
+    const what = wrong ? `"${wrong}" is not a status a last run ends with` : "no status given";
+    throw new CliError(`--last-run: ${what}: give one or more of ${LAST_RUN_STATUSES.join(", ")}, separated by commas (a job's last run is its latest run that has ended)`);
+  }
   return list as RunStatus[];
 }
 

@@ -168,7 +168,8 @@ export class Transitions {
     // the call, after the hooks.
     const published = claim ? Promise.all([events.publish(claim.running), events.publish(updated)]) : events.publish(updated);
     published.catch(() => undefined);
-    if (isTerminal(to)) metrics.runsFinished.inc({ status: to });
+    // A staged run taken back never ran: counted as WITHDRAWN, as the API reports it, not among the cancels.
+    if (isTerminal(to)) metrics.runsFinished.inc({ status: updated.withdrawn ? "WITHDRAWN" : to });
     if (isTerminal(to) && updated.overlap !== "ALLOW") await hooks.releaseOverlapLock(updated.jobId, updated._id);
     if (isTerminal(to) && updated.dagRunId) await hooks.dagTaskEnded(updated);
     if (isTerminal(to)) await this.recordLastRun(updated);
