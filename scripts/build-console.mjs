@@ -1,34 +1,24 @@
 #!/usr/bin/env node
 /**
  * Builds the web console (console/ → dist/console) when it is missing or a source under console/
- * or generated/client/ is newer than the build. `npm run build` always builds it; the test suite's
- * global setup calls this so the browser tests never drive a stale console.
+ * or generated/client/, or the installed dependencies, changed after the build (scripts/stale.mjs).
+ * Run by scripts/build.mjs (`npm run build`, `npm start`) and by the test suite's global setup, so
+ * the browser tests never drive a stale console.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { INSTALLED, markBuilt, root, staleReason } from "./stale.mjs";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const built = join(root, "dist/console/index.html");
+const OUTPUT = "dist/console/index.html";
 
-function newest(dir) {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-let builtAt = 0;
-try {
-  builtAt = statSync(built).mtimeMs;
-} catch {
-  // not built yet
-}
-const sources = Math.max(newest(join(root, "console")), newest(join(root, "generated/client")));
-if (builtAt < sources) {
+/** Builds the console if it is stale (or `force`), after telling `announce` why; returns whether it built. */
+export function buildConsole({ force = false, announce = () => {} } = {}) {
+  const why = force ? "--force" : staleReason({ output: OUTPUT, inputs: ["console", "generated/client", ...INSTALLED] });
+  if (!why) return false;
+  announce(why);
+  const startedAt = Date.now();
   // Built beside the live copy and swapped in by renames: a test or server reading dist/console
   // meanwhile (another run in the same checkout) never sees it half-written or empty.
   const fresh = join(root, `dist/console.build-${process.pid}`);
@@ -43,4 +33,8 @@ if (builtAt < sources) {
   if (existsSync(live)) renameSync(live, old);
   renameSync(fresh, live);
   rmSync(old, { recursive: true, force: true });
+  markBuilt(OUTPUT, startedAt);
+  return true;
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) buildConsole({ force: process.argv.includes("--force") });
