@@ -278,4 +278,35 @@ describe("Run.waiting and Job.problems", () => {
       await c.runs.deleteMany({ jobId: id });
     }
   });
+
+  it("a page of 30 jobs with their problems reads the store a few times, not per job", async () => {
+    const token = await user("wr-jobs");
+    const id = await createJob(token, { name: "jobs-0", paused: true, schedule: { kind: "CRON", cron: "0 3 * * *" }, spec: { command: "true", pool: "nowhere" } });
+    const c = t.app.services.mongo.c;
+    const base = (await c.jobs.findOne({ _id: id }))!;
+    // Jobs straight into the store (the submission budget is 3), each with a latest ledger slot to read.
+    await c.jobs.insertMany(Array.from({ length: 29 }, (_, i) => ({ ...base, _id: `${id.slice(0, 16)}${String(i + 1).padStart(8, "0")}`, name: `jobs-${i + 1}`, lastSlotAt: new Date(Date.now() - 60_000) })));
+    const spies = [c.runs, c.users, c.jobs, c.fires, c.nodes].flatMap((coll) =>
+      (["find", "findOne", "aggregate", "countDocuments", "distinct"] as const).map((m) => vi.spyOn(coll as unknown as Record<string, (...a: unknown[]) => unknown>, m)),
+    );
+    const calls = () => spies.reduce((n, s) => n + s.mock.calls.length, 0);
+    const page = (fields: string) => gqlOk<{ jobs: { edges: Array<{ node: { problems?: Reason[] } }> } }>(t.app.url, `{ jobs(first: 30) { edges { node { id ${fields} } } } }`, {}, token);
+    try {
+      const before = calls();
+      await page("");
+      const plain = calls() - before;
+      const mid = calls();
+      const withProblems = await page(`problems ${REASON}`);
+      const problems = calls() - mid;
+      expect(withProblems.jobs.edges).toHaveLength(30);
+      expect(withProblems.jobs.edges.every((e) => e.node.problems?.map((p) => p.code).join() === "PAUSED,POOL_UNSERVED")).toBe(true);
+      // The jobs again (one query), their owners (one), queued runs (one), latest ledger entries
+      // (one), the owner's waiting runs (one count), the nodes (cached): about 6, where one read per
+      // job would be 30 or more (the scheduler and executor running beside add a few).
+      expect(problems - plain, `plain ${plain}, with problems ${problems}`).toBeLessThan(16);
+    } finally {
+      for (const s of spies) s.mockRestore();
+      await c.jobs.deleteMany({ ownerId: base.ownerId });
+    }
+  });
 });
