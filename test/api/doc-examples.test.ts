@@ -21,6 +21,7 @@ const FILES = [
   "docs/dags.md",
   "docs/auth.md",
   "docs/artifacts.md",
+  "docs/waiting.md",
 ];
 
 interface Example {
