@@ -5,6 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
+import { describeMissing, missingRequirements } from "../../scripts/requirements.mjs";
 import { startRedis } from "../support/local-redis.js";
 
 declare module "vitest" {
@@ -14,6 +15,10 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // `npm test` has refused to start without them (pretest); a run of chosen files is told here
+  // what is missing, since those files may not need it (scripts/requirements.mjs).
+  const missing = missingRequirements();
+  if (missing.length > 0) process.stderr.write(`\nWarning: tests that need these will fail. ${describeMissing(missing)}\n\n`);
   // The executor's launcher (a C program): built again when its source is newer than the binary.
   execFileSync(process.execPath, ["scripts/build-native.mjs"], { stdio: "inherit" });
   // The web console (test/console drives the built one): built again when a source is newer.
