@@ -5,7 +5,7 @@
  * while there are some; checks go through the authenticator's caches, so a pass costs at most one
  * query per user (or key) per cache period. Knows no transport: it is given a close function.
  */
-import type { Logger } from "../support/index.js";
+import { Periodic, type Logger } from "../support/index.js";
 import type { Authenticator, Caller } from "./authenticator.js";
 
 /** How often open connections are re-checked. @default 1 s */
@@ -18,48 +18,46 @@ interface Watched {
 
 export class SessionWatch {
   private readonly watched = new Set<Watched>();
-  private timer: NodeJS.Timeout | null = null;
-  private checking = false;
+  /** Fixed rate, a slow pass (store down) skipped rather than stacked; runs only while something is watched. */
+  private readonly loop: Periodic;
 
-  constructor(private readonly deps: { auth: Authenticator; log: Logger; everyMs?: number }) {}
+  constructor(private readonly deps: { auth: Authenticator; log: Logger; everyMs?: number }) {
+    this.loop = new Periodic(() => this.check(), {
+      everyMs: deps.everyMs ?? DEFAULT_RECHECK_MS,
+      log: deps.log,
+      failure: "could not re-check open connections; trying again next time",
+      cadence: "fixed-rate",
+      unref: true,
+    });
+  }
 
   /** Watches one connection until the returned function is called (connection closed) or it is closed here. */
   watch(caller: Caller, close: (reason: string) => void): () => void {
     const entry: Watched = { caller, close };
     this.watched.add(entry);
-    this.timer ??= setInterval(() => void this.check(), this.deps.everyMs ?? DEFAULT_RECHECK_MS).unref();
+    this.loop.start();
     return () => this.forget(entry);
   }
 
   private forget(entry: Watched): void {
     this.watched.delete(entry);
-    if (this.watched.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = null;
-    }
+    if (this.watched.size === 0) void this.loop.stop();
   }
 
   private async check(): Promise<void> {
-    if (this.checking) return; // a slow pass (store down) is not stacked
-    this.checking = true;
-    try {
-      await Promise.all(
-        [...this.watched].map(async (entry) => {
-          const reason = await this.deps.auth.invalidReason(entry.caller).catch(() => null); // store errors: keep, ask again next pass
-          if (reason === null || !this.watched.has(entry)) return;
-          this.forget(entry);
-          this.deps.log.info({ userId: entry.caller.userId, reason }, "closing a connection whose credentials are no longer valid");
-          entry.close(reason);
-        }),
-      );
-    } finally {
-      this.checking = false;
-    }
+    await Promise.all(
+      [...this.watched].map(async (entry) => {
+        const reason = await this.deps.auth.invalidReason(entry.caller).catch(() => null); // store errors: keep, ask again next pass
+        if (reason === null || !this.watched.has(entry)) return;
+        this.forget(entry);
+        this.deps.log.info({ userId: entry.caller.userId, reason }, "closing a connection whose credentials are no longer valid");
+        entry.close(reason);
+      }),
+    );
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    void this.loop.stop();
     this.watched.clear();
   }
 }

@@ -13,7 +13,7 @@
  */
 import { decodeRunPayload } from "../core/index.js";
 import { coerceError } from "../domain/index.js";
-import type { Logger } from "../support/index.js";
+import { Periodic, type Logger } from "../support/index.js";
 import type { ClaimMarker, Clock, SharedState } from "../shared-state/index.js";
 import type { Attempt } from "./attempt.js";
 
@@ -29,18 +29,20 @@ export interface ClaimGuardDeps {
 
 export class ClaimGuard {
   private generation: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly loop: Periodic;
+  /** check() is also called directly (at start): the loop's own guard does not cover that call. */
   private checking = false;
 
-  constructor(private readonly deps: ClaimGuardDeps) {}
+  constructor(private readonly deps: ClaimGuardDeps) {
+    this.loop = new Periodic(() => this.check(), { everyMs: CLAIM_GUARD_CHECK_MS, log: deps.log, failure: "claim guard check failed", cadence: "fixed-rate" });
+  }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.check(), CLAIM_GUARD_CHECK_MS);
+    this.loop.start();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    void this.loop.stop();
   }
 
   /** One check: on a new generation, restores the markers. Returns how many it restored. */

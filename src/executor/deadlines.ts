@@ -8,7 +8,7 @@
  */
 import { coerceError } from "../domain/index.js";
 import type { RunService } from "../core/index.js";
-import type { Logger } from "../support/index.js";
+import { Periodic, type Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { stopAttempt, type Attempt } from "./attempt.js";
 import type { PreparedAttempt } from "./sandbox/sandbox.js";
@@ -36,7 +36,7 @@ const CANCEL_CHECK_EVERY = 3;
 export class Deadlines {
   private supervisor: Supervisor | null = null;
   private renewals = 0;
-  private watchdog: NodeJS.Timeout | null = null;
+  private watchdog: Periodic | null = null;
 
   constructor(private readonly deps: DeadlinesDeps) {}
 
@@ -51,12 +51,12 @@ export class Deadlines {
 
   /** Starts the watchdog: it kills an attempt at its deadline if renewals kept failing until then. */
   startWatchdog(): void {
-    this.watchdog = setInterval(() => this.enforce(), Math.max(20, Math.floor(this.deps.heartbeatMs / 4)));
+    this.watchdog ??= new Periodic(async () => this.enforce(), { everyMs: Math.max(20, Math.floor(this.deps.heartbeatMs / 4)), log: this.deps.log, failure: "deadline watchdog pass failed", cadence: "fixed-rate" });
+    this.watchdog.start();
   }
 
   stopWatchdog(): void {
-    if (this.watchdog) clearInterval(this.watchdog);
-    this.watchdog = null;
+    void this.watchdog?.stop();
   }
 
   async stopSupervisor(): Promise<void> {

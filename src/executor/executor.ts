@@ -17,7 +17,7 @@
 import type { Logger } from "../support/index.js";
 import type { LogSettings, LogWriter, RunService } from "../core/index.js";
 import { Channels, type Clock, type SharedState, type Unsubscribe } from "../shared-state/index.js";
-import { Wakeup } from "../support/index.js";
+import { Periodic, Wakeup } from "../support/index.js";
 import { newId, type Mongo } from "../store/index.js";
 import { NodeStore } from "../store/index.js";
 import type { ArtifactCache } from "./artifact-cache.js";
@@ -69,7 +69,8 @@ export class Executor {
   /** The ready queues whose wake-ups this node listens to: its pools', and their script queues of the interpreters it has. */
   private readonly queues: string[];
   private loopDone: Promise<void> = Promise.resolve();
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Fixed rate; a beat still writing when the next is due is not stacked (the store is slow: one write at a time). */
+  private heartbeats: Periodic | null = null;
   private unsubs: Unsubscribe[] = [];
 
   constructor(
@@ -114,7 +115,8 @@ export class Executor {
     for (const queue of this.queues) this.unsubs.push(await this.deps.state.bus.subscribe(Channels.readyWake(queue), () => this.wakeup.wake()));
     this.unsubs.push(await this.deps.state.bus.subscribe(Channels.cancel, (msg) => this.onCancel(msg)));
     this.state = "running";
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs);
+    this.heartbeats = new Periodic(() => this.heartbeat(), { everyMs: this.o.heartbeatMs, log: this.deps.log, failure: "executor heartbeat failed; trying again next beat", cadence: "fixed-rate" });
+    this.heartbeats.start();
     this.deadlines.startWatchdog();
     await this.claimGuard.check();
     this.claimGuard.start();
@@ -145,7 +147,7 @@ export class Executor {
       this.attempts.stopAll("SHUTDOWN", "executor shutting down");
       await all;
     }
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    await this.heartbeats?.stop();
     this.deadlines.stopWatchdog();
     this.claimGuard.stop();
     // Every attempt has ended: no confirm is left to send, and their logs' last chunks go now.

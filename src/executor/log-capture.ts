@@ -16,7 +16,7 @@ import { isAscii } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
 import { coerceError, LogStream, logSegmentId } from "../domain/index.js";
 import type { LogBatch, LogSettings, LogWriter } from "../core/index.js";
-import type { Logger } from "../support/index.js";
+import { Periodic, type Logger } from "../support/index.js";
 
 /** The largest chunk written (store/logs/chunks.ts reads back at most this far). */
 const CHUNK_BYTES = 64 * 1024;
@@ -120,14 +120,18 @@ export class LogCapture {
 
 export class LogShipper {
   private readonly captures = new Map<string, LogCapture>();
-  private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private next: Promise<void> | null = null;
   private pendingBytes = 0;
   private soon = false;
   private failures = 0;
 
-  constructor(private readonly deps: LogShipperDeps) {}
+  /** Writes what is buffered every flushMs, also when no attempt's output reached flushBytes. */
+  private readonly loop: Periodic;
+
+  constructor(private readonly deps: LogShipperDeps) {
+    this.loop = new Periodic(() => this.flush(), { everyMs: deps.settings.flushMs, log: deps.log, failure: "could not write run logs; trying again", cadence: "fixed-rate", unref: true });
+  }
 
   get maxBytes(): number {
     return this.deps.settings.maxBytes;
@@ -141,14 +145,12 @@ export class LogShipper {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.deps.settings.flushMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   /** Stops the timer after writing what is pending (once; a store that is down loses it). */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    await this.loop.stop();
     await this.flush();
   }
 

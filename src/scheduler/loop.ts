@@ -10,6 +10,7 @@
  * See README.md in this folder for the pipeline of one fire.
  */
 import { coerceError } from "../domain/index.js";
+import { Periodic } from "../support/index.js";
 import { FireLoop } from "./fire-loop.js";
 import { JobFirer } from "./fire-job.js";
 import { LeaseWatch } from "./lease-watch.js";
@@ -30,9 +31,8 @@ export class Scheduler {
   private readonly leaseWatch: LeaseWatch;
   private readonly storeWatch: StoreWatch;
   private stopped = true;
-  private timers: NodeJS.Timeout[] = [];
-  /** Background passes (reaper, reconcile, rebalance) in progress. */
-  private readonly background = new Set<Promise<void>>();
+  /** The background passes (shard heartbeat, reaper, reconcile, store check). */
+  private loops: Periodic[] = [];
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -100,13 +100,12 @@ export class Scheduler {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    // A reaper or reconcile pass still writing would fail once the stores close under it: waited for below.
+    const loops = this.loops.splice(0).map((l) => l.stop());
     this.fireLoop.wake();
     await this.fireLoop.finished();
     await this.leaseWatch.finished();
-    // A reaper or reconcile pass still writing would fail once the stores close under it.
-    await Promise.all([...this.background]);
+    await Promise.all(loops);
     await this.storeWatch.settle();
     await this.shards.settle();
     await this.fireLoop.unlisten();
@@ -144,21 +143,10 @@ export class Scheduler {
     }
   }
 
-  /** Runs `fn` every `ms`, one at a time; stop() waits for a pass in progress. */
+  /** Runs `fn` every `ms` at a fixed rate, one pass at a time; stop() waits for a pass in progress. */
   private every(ms: number, fn: () => Promise<unknown>): void {
-    let running: Promise<void> | null = null;
-    const t = setInterval(() => {
-      if (running || this.stopped) return;
-      const pass = fn()
-        .then(() => undefined)
-        .catch((e) => this.deps.log.error({ err: coerceError(e) }, "scheduler background task failed"))
-        .finally(() => {
-          running = null;
-          this.background.delete(pass);
-        });
-      running = pass;
-      this.background.add(pass);
-    }, ms);
-    this.timers.push(t);
+    const loop = new Periodic(fn, { everyMs: ms, log: this.deps.log, failure: "scheduler background task failed", cadence: "fixed-rate", level: "error" });
+    loop.start();
+    this.loops.push(loop);
   }
 }

@@ -17,7 +17,7 @@ import {
   unmarkArtifactDeleting,
   type Mongo,
 } from "../../store/index.js";
-import type { Logger } from "../../support/index.js";
+import { Periodic, type Logger } from "../../support/index.js";
 import { discardUpload } from "./service.js";
 
 export interface ArtifactSweepDeps {
@@ -44,27 +44,22 @@ const FULL_CHECK_EVERY = 60;
 const BATCH = 100;
 
 export class ArtifactSweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  /** Counted from the end of a sweep: one that takes longer than the interval never overlaps the next. */
+  private readonly loop: Periodic;
   private sweeps = 0;
   readonly intervalMs: number;
 
   constructor(private readonly deps: ArtifactSweepDeps) {
     this.intervalMs = Math.min(60_000, Math.max(500, Math.floor(deps.uploadTtlMs / 2)));
+    this.loop = new Periodic(() => this.sweepOnce(), { everyMs: this.intervalMs, log: deps.log, failure: "artifact sweep failed; trying again next time", unref: true });
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.running = this.sweepOnce().catch((e) => this.deps.log.warn({ err: e }, "artifact sweep failed; trying again next time"));
-    }, this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async sweepOnce(): Promise<SweepOutcome> {
