@@ -215,7 +215,7 @@ interface RunTask {
 }
 
 /** A GraphQL call; throws with the server's messages on an error. */
-async function gql<T>(url: string, query: string, variables: Record<string, unknown>, token?: string): Promise<T> {
+export async function gql<T>(url: string, query: string, variables: Record<string, unknown>, token?: string): Promise<T> {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },

@@ -6,9 +6,10 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput,sandbox,dag,logs,leases,overload,console   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,sandbox,dag,chain,logs,leases,overload,console   --systems kairos,bullmq
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
+ *          --chain-rounds N (DAG runs / flows of the chain shape, each 20 tasks; default 3, 2 with --quick)
  *          --dag-shape mapped|static (Kairos's DAG: root → c mapped over 1,000 → join, the default,
  *            or root → 998 tasks → join)
  *          --burst-rounds N (no-process Kairos and BullMQ take turns N times on the burst; the
@@ -27,6 +28,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { Redis } from "ioredis";
 import { benchBullmqBurst, benchBullmqSchedulers, benchBullmqThroughput, machineLine } from "./bullmq.js";
 import { benchBullmqDag, benchKairosDag, formatDag, type DagBenchResult, type DagShape } from "./dag.js";
+import { benchBullmqChain, benchKairosChain, formatChain, type ChainResult } from "./dag-chain.js";
 import {
   benchKairosBurst,
   benchKairosSchedules,
@@ -54,7 +56,7 @@ function argValue(name: string): string | undefined {
 }
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,logs,leases,overload,console").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,chain,logs,leases,overload,console").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop,http").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -73,6 +75,7 @@ const plan = {
   throughputSeconds: num("--throughput-seconds", quick ? 5 : 15),
   dagRounds: Math.max(1, num("--dag-rounds", quick ? 3 : 5)),
   dagShape: (argValue("--dag-shape") ?? "mapped") as DagShape,
+  chainRounds: Math.max(1, num("--chain-rounds", quick ? 2 : 3)),
   consoleRuns: num("--console-runs", quick ? 20_000 : 100_000),
 };
 if (plan.dagShape !== "mapped" && plan.dagShape !== "static") throw new Error(`--dag-shape: mapped or static, not ${String(plan.dagShape)}`);
@@ -246,6 +249,23 @@ async function main(): Promise<void> {
       if (systems.includes("bullmq")) await attempt("dag bullmq (flow)", () => benchBullmqDag(redis.url, { rounds: plan.dagRounds, shape: plan.dagShape }));
       all.dag = rs;
       console.log([rs.length ? formatDag(rs) : "(4) DAG fan-out / fan-in: no result", ...failures].join("\n") + "\n");
+    }
+    if (shapes.includes("chain")) {
+      // A DAG step's own cost (issue #27): a chain of short tasks, each waiting for the one before.
+      // Kairos with real sandboxed processes (what a step costs a user); BullMQ's flow nested as deep.
+      const rs: ChainResult[] = [];
+      const failures: string[] = [];
+      const attempt = async (title: string, run: () => Promise<ChainResult>) => {
+        try {
+          rs.push(await section(title, run));
+        } catch (e) {
+          failures.push(`  ${title}: did not finish: ${(e as Error).message}`);
+        }
+      };
+      if (systems.includes("kairos") && modes.includes("process")) await attempt("chain kairos (process)", () => benchKairosChain(redis.url, { ...kairosBase, mode: "process", rounds: plan.chainRounds }));
+      if (systems.includes("bullmq")) await attempt("chain bullmq (flow)", () => benchBullmqChain(redis.url, { rounds: plan.chainRounds }));
+      all.chain = rs;
+      console.log([rs.length ? formatChain(rs) : "(4b) DAG chain: no result", ...failures].join("\n") + "\n");
     }
     if (shapes.includes("sandbox") && systems.includes("kairos")) {
       // Not a BullMQ shape: BullMQ runs no user program, so there is nothing of its to set beside these.

@@ -20,6 +20,8 @@ import { workerOptions, type WorkerConfig } from "./bullmq-worker.js";
 export interface FlowSample {
   round: number;
   role: "child" | "join";
+  /** A chain's step (bench/dag-chain.ts), from 0 at the innermost job. */
+  step?: number;
   /** Date.now() at the processor's first statement. */
   start: number;
   /** Date.now() at the processor's last statement. */
@@ -34,10 +36,10 @@ async function run(config: WorkerConfig): Promise<void> {
   const samples: FlowSample[] = [];
   const worker = new Worker(
     config.queue,
-    async (job: Job<{ round: number; role: "child" | "join" }>) => {
+    async (job: Job<{ round: number; role: "child" | "join"; step?: number }>) => {
       const start = Date.now();
-      const { round, role } = job.data;
-      samples.push({ round, role, start, end: Date.now() });
+      const { round, role, step } = job.data;
+      samples.push({ round, role, ...(step !== undefined ? { step } : {}), start, end: Date.now() });
       if (role === "join") void send({ ev: "joined", round }).catch(() => {});
     },
     workerOptions(config),

@@ -38,6 +38,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     clock,
     log: log.child({ component: "runs" }),
     dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
+    dagTaskEnding: (run, to) => dagEngine?.taskEnding(run, to),
     dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
     dagWithdraw: (dagId, reason, opts) => dagEngine!.withdrawStaged(dagId, reason, opts),
     maxWaitingRuns: config.maxWaitingRuns,

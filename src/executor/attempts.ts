@@ -1,8 +1,9 @@
 /**
  * The attempts on this node, from start to report: each takes a slot and its resources, runs its
- * process there (SlotRunner), frees the slot as soon as the process ends, and then reports its end
- * (Reporter), while the claim and the result may still be being written. An attempt leaves the
- * table once reported.
+ * process there (SlotRunner), reports its end (Reporter) as soon as the process ended, and frees
+ * the slot once the slot is clean (what the run left killed, its directories made afresh: done
+ * while the end is being reported), while the claim and the result may still be being written. An
+ * attempt leaves the table once reported.
  */
 import { coerceError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
@@ -113,22 +114,33 @@ export class Attempts {
     let child: Logger | undefined;
     const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
     const capture = this.deps.logs?.open(runId, attempt, token);
-    const ran = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
+    const { end: ran, cleanup } = await this.deps.slots.run(a, run, slot, capture && ((chunk, stream) => capture.write(chunk, stream)));
     // With a log, output is lost only past the log's cap: the run's outputTruncated says what its
     // logStatus.truncated says (outputTail is the last 16 KiB either way). Without one, the tail is all there is.
     const end = capture ? { ...ran, result: { ...ran.result, truncated: capture.truncated } } : ran;
-    // Its last output is stored before its result: a reader that sees the run ended has the whole
-    // log (and, handed back on shutdown, the store would refuse this claim's chunks after). One
-    // flush for every attempt ending meanwhile; a write that fails does not hold the result.
-    if (capture) {
-      capture.end();
-      if (capture.bytes > 0) await this.deps.logs!.flush();
+    let reported: Promise<void> = Promise.resolve();
+    try {
+      // Its last output is stored before its result: a reader that sees the run ended has the whole
+      // log (and, handed back on shutdown, the store would refuse this claim's chunks after). One
+      // flush for every attempt ending meanwhile; a write that fails does not hold the result.
+      if (capture) {
+        capture.end();
+        if (capture.bytes > 0) await this.deps.logs!.flush();
+      }
+      // Ended before its confirm was sent: the claim goes with the result, in one write (after the
+      // report turn, still well inside the attempt's kill deadline).
+      if (a.claim.state === "queued") a.claim = { state: "withResult", payload: a.claim.payload, startedAt: a.claim.startedAt };
+      reported = this.deps.reporter.report(a, end, { token, attempt, log, dagTask: run.dagRunId != null });
+      reported.catch(() => undefined); // awaited below, once the slot is clean
+      // The slot is cleaned up while the end is reported (a DAG task's children wait for that
+      // report, not for the clean-up), once the report's write went out (sent in this turn's
+      // check phase; this waits for the next).
+      await new Promise<void>((r) => setImmediate(r));
+    } finally {
+      await cleanup();
+      this.deps.capacity.release(slot, a.resources);
+      this.deps.wake(); // the slot is free
     }
-    this.deps.capacity.release(slot, a.resources);
-    this.deps.wake(); // the slot is free
-    // Ended before its confirm was sent: the claim goes with the result, in one write (after the
-    // report turn, still well inside the attempt's kill deadline).
-    if (a.claim.state === "queued") a.claim = { state: "withResult", payload: a.claim.payload, startedAt: a.claim.startedAt };
-    await this.deps.reporter.report(a, end, { token, attempt, log, dagTask: run.dagRunId != null });
+    await reported;
   }
 }

@@ -20,6 +20,13 @@ import { runProcess, type ProcessResult } from "./process.js";
 import type { ProcessEnd } from "./report.js";
 import { Sandbox, type PreparedAttempt } from "./sandbox/sandbox.js";
 
+/** An attempt's end, and the slot's clean-up after it (the slot is free once that settled). */
+export interface SlotEnd {
+  end: ProcessEnd;
+  /** Call once: kills what the run left, removes its cgroup, resets the slot's directories. */
+  cleanup: () => Promise<void>;
+}
+
 export class SlotRunner {
   private sandbox: Sandbox | null = null;
 
@@ -50,7 +57,7 @@ export class SlotRunner {
    * Runs the attempt of `run` in `slot` until its process ends, and marks it ended. A run that
    * cannot be set up (a cgroup could not be made ...) fails; the node does not.
    */
-  async run(a: Attempt, run: RunDoc, slot: number, onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void): Promise<ProcessEnd> {
+  async run(a: Attempt, run: RunDoc, slot: number, onOutput?: (chunk: Buffer, stream: "stdout" | "stderr") => void): Promise<SlotEnd> {
     const watchId = watchIdOf(a);
     const { deadlines } = this.deps;
     let result: ProcessResult;
@@ -61,7 +68,7 @@ export class SlotRunner {
     let dagResult: DagResult | undefined;
     try {
       // An HTTP job runs no process: the executor makes its request (a DAG task of this kind gets no inputs and gives no result).
-      if (run.spec.kind === "HTTP") return await this.runHttp(a, run);
+      if (run.spec.kind === "HTTP") return { end: await this.runHttp(a, run), cleanup: () => this.cleanup(slot, null) };
       const dagFiles = await readDagFiles(this.deps.dagIo, run).catch((e: unknown) => {
         throw new Error(`could not read the DAG task's inputs: ${coerceError(e).message}`);
       });
@@ -83,12 +90,25 @@ export class SlotRunner {
         const u = prepared.cgroup.usage();
         usage = { peakMemoryMb: u.peakMemoryMb, cpuSeconds: u.cpuSeconds };
         oomKilled = u.oomKilled;
-        prepared.cgroup.killAll();
-        prepared.cgroup.remove();
       }
-      await this.sandbox!.releaseSlot(slot)?.catch((e) => this.deps.log.error({ err: coerceError(e), slot }, "could not reset a slot's directories"));
     }
-    return { result, usage, oomKilled, endedAt, ...(dagResult ? { dagResult } : {}) };
+    const cgroup = prepared?.cgroup ?? null;
+    return { end: { result, usage, oomKilled, endedAt, ...(dagResult ? { dagResult } : {}) }, cleanup: () => this.cleanup(slot, cgroup) };
+  }
+
+  /**
+   * What the ended attempt may have left: every process still in its cgroup killed, the cgroup
+   * removed, the slot's directories made afresh. Its end is reported meanwhile (a DAG task's
+   * children wait for that report, not for this); the slot is taken again only after it.
+   */
+  private async cleanup(slot: number, cgroup: PreparedAttempt["cgroup"] | null): Promise<void> {
+    try {
+      cgroup?.killAll();
+      cgroup?.remove();
+    } catch (e) {
+      this.deps.log.error({ err: coerceError(e), slot }, "could not remove an attempt's cgroup");
+    }
+    await this.sandbox!.releaseSlot(slot)?.catch((e) => this.deps.log.error({ err: coerceError(e), slot }, "could not reset a slot's directories"));
   }
 
   private async runHttp(a: Attempt, run: RunDoc): Promise<ProcessEnd> {

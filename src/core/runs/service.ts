@@ -55,6 +55,7 @@ export class RunService {
         releaseUserSlot: (ownerId, slot) => this.slots.release(ownerId, slot),
         releaseOverlapLock: (jobId, runId) => this.overlap.release(jobId, runId),
         dagTaskEnded: (run) => deps.dagTaskEnded?.(run) ?? Promise.resolve(),
+        dagTaskEnding: (run, to) => deps.dagTaskEnding?.(run, to),
       },
     });
     const transitions = this.transitions;

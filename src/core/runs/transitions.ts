@@ -80,6 +80,8 @@ export interface TransitionHooks {
   releaseOverlapLock(jobId: string, runId: string): Promise<void>;
   /** A DAG task instance's run reached a final status: its DAG run advances (src/dag/engine, injected by app/). */
   dagTaskEnded(run: RunDoc): Promise<void>;
+  /** An executor's result is about to end a DAG task's run (RunServiceDeps.dagTaskEnding). */
+  dagTaskEnding?(run: RunDoc, to: RunStatus): void;
 }
 
 const STORED: TransitionWrite = { kind: "stored" };
@@ -137,6 +139,8 @@ export class Transitions {
     if (write.kind === "stored") updated = await transitionRun(this.deps.mongo, filter, update);
     else {
       const known = write.kind === "batched" ? write.known : write.claim.running;
+      // Its DAG run is read while the result is written: the advance after it then starts at its decision.
+      if (known.dagRunId && isTerminal(to)) this.deps.hooks.dagTaskEnding?.(known, to);
       const applied = await this.batch.updateOne(filter, update);
       updated = applied ? applyTransition(known, { set: change.set, status: to, updatedAt: now, entry, inc: change.inc }) : null;
     }

@@ -1,4 +1,4 @@
-import type { HttpResponseRecord, JobDoc, RunDoc, RunTrigger, RunUsage } from "../../domain/index.js";
+import type { HttpResponseRecord, JobDoc, RunDoc, RunStatus, RunTrigger, RunUsage } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -43,6 +43,12 @@ export interface RunServiceDeps {
    * know DAGs; app/services.ts injects src/dag's engine here. It must not throw.
    */
   dagTaskEnded?: (run: RunDoc) => Promise<void>;
+  /**
+   * An executor's result is about to move a DAG task instance's run to the final status `to` (the
+   * write is in flight, and may yet be refused): the DAG engine may read the DAG run meanwhile, so
+   * the advance that follows (dagTaskEnded) does not wait for that read. Must not throw.
+   */
+  dagTaskEnding?: (run: RunDoc, to: RunStatus) => void;
   /**
    * A scheduled DAG's timer job (`dagId` set) fired: the DAG engine makes the DAG run for the fire
    * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).

@@ -43,6 +43,13 @@ const CAS_ROUNDS = 64;
  * executors' writes of the runs already started.
  */
 const CREATE_CHUNK = 1000;
+/**
+ * How long a DAG run read while a task's result was being written (DagAdvancer.prefetch) waits
+ * for the advance it was read for; past it (the result was refused, or never came) it is dropped.
+ */
+const EARLY_READ_MS = 2_000;
+
+type DagRunState = Awaited<ReturnType<typeof findDagRunState>>;
 
 export interface AdvancerDeps {
   mongo: Mongo;
@@ -83,6 +90,8 @@ export class DagAdvancer {
   private readonly quiet: QuietWrites;
   /** Each cached definition's graph and quiet successes (definitions are read once per version, AdvancerDeps.definitions). */
   private readonly compiled = new WeakMap<DagRunDoc["definition"], Compiled>();
+  /** DAG runs read while a task's result is written (prefetch), for the light round that follows it. */
+  private readonly early = new Map<string, Promise<DagRunState>>();
 
   constructor(private readonly deps: AdvancerDeps) {
     this.quiet = new QuietWrites({ ...deps, fallback: (dagRunId, runs) => this.coalesced(dagRunId, runs) });
@@ -101,6 +110,32 @@ export class DagAdvancer {
   advance(dagRunId: string, ended?: DagTaskRun): Promise<void> {
     if (ended && this.quiet.take(dagRunId, ended)) return this.quiet.written(dagRunId);
     return this.coalesced(dagRunId, ended ? [ended] : null);
+  }
+
+  /**
+   * A task's result that ends its run is being written (`ended`: its run as it will be): reads the
+   * DAG run now, so the light round its end calls for starts from that read instead of reading
+   * after the write landed. Safe to read early: the round knows the ended run from its report, not
+   * from the document, and writes only by compare-and-set on the version it read, so a document
+   * that moved meanwhile is read again. Not for a success that will be quiet (no round follows),
+   * nor while an advance of the DAG run is in flight here (it reads again anyway).
+   */
+  prefetch(dagRunId: string, ended: DagTaskRun): void {
+    if (this.inFlight.has(dagRunId) || this.early.has(dagRunId) || this.quiet.wouldTake(dagRunId, ended)) return;
+    const read = findDagRunState(this.deps.mongo, dagRunId);
+    read.catch(() => undefined); // a failed early read is read again by the round
+    this.early.set(dagRunId, read);
+    setTimeout(() => {
+      if (this.early.get(dagRunId) === read) this.early.delete(dagRunId);
+    }, EARLY_READ_MS).unref();
+  }
+
+  /** The early read of the DAG run, if one waits (taken once), or a read now. */
+  private readState(dagRunId: string, light: boolean): Promise<DagRunState> {
+    const early = light ? this.early.get(dagRunId) : undefined;
+    this.early.delete(dagRunId);
+    if (!early) return findDagRunState(this.deps.mongo, dagRunId);
+    return early.catch(() => findDagRunState(this.deps.mongo, dagRunId));
   }
 
   /** See {@link advance}: one advance at a time per DAG run in this process; `ended` null: a full round. */
@@ -140,7 +175,8 @@ export class DagAdvancer {
   private async advanceOnce(dagRunId: string, known: ReadonlyMap<string, DagTaskRun> | null): Promise<void> {
     const { mongo, clock } = this.deps;
     for (let round = 0; round < CAS_ROUNDS; round++) {
-      const state = await findDagRunState(mongo, dagRunId);
+      // The first round of a light advance may use the read made while the result was written.
+      const state = await (round === 0 ? this.readState(dagRunId, known !== null) : findDagRunState(mongo, dagRunId));
       if (!state || state.held || state.status !== DagRunStatus.RUNNING) return;
       // Read once per process per version: an advance then reads only the states, not the specs.
       const definition = await this.deps.definitions.forRun(state);
@@ -160,6 +196,7 @@ export class DagAdvancer {
       });
       const tasks = storedTasks(decided, doc.tasks, plan.graph);
       let current = doc;
+      let published: Promise<void> = Promise.resolve();
       const changedKeys = Object.keys(tasks).filter((k) => !sameTask(tasks[k]!, doc.tasks[k]));
       if (changedKeys.length > 0 || decided.status !== doc.status) {
         const now = clock();
@@ -176,7 +213,8 @@ export class DagAdvancer {
         const written: DagRunDoc = { ...doc, ...set, tasks, version: doc.version + 1 };
         current = written;
         await this.chargeExpansions(doc, tasks, changedKeys);
-        await this.publish(doc, written, changedKeys, now);
+        // Sent while the runs it started are made (publish never throws): a DAG event never holds a task's start.
+        published = this.publish(doc, written, changedKeys, now);
         if (terminal) {
           this.quiet.forget(dagRunId);
           this.deps.log.info({ dagRunId, dagId: doc.dagId, status: decided.status }, "DAG run finished");
@@ -186,6 +224,7 @@ export class DagAdvancer {
       // A full round creates every missing run; a light one those it just started (they have none).
       await this.createRuns(current, known === null ? runs : null, decided.start);
       await this.cancelRuns(current, decided.cancel, runs);
+      await published;
       return;
     }
     this.deps.log.warn({ dagRunId }, "DAG run too contended to advance now; the sweeper will come back to it");

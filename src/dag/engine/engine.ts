@@ -3,7 +3,7 @@
  * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
  */
 import type { ArtifactLookup, DagFireHook, DagWithdrawHook, JobService, RunService } from "../../core/index.js";
-import type { RunDoc } from "../../domain/index.js";
+import type { RunDoc, RunStatus } from "../../domain/index.js";
 import { coerceError } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
@@ -103,6 +103,11 @@ export class DagEngine {
   async taskEnded(run: RunDoc): Promise<void> {
     if (!run.dagRunId) return;
     await this.advancer.advance(run.dagRunId, run).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: run.dagRunId }, "DAG run advance failed; the sweeper will retry"));
+  }
+
+  /** core's hook: a task instance's run is being written to the final status `to` by its executor; its DAG run is read meanwhile. */
+  taskEnding(run: RunDoc, to: RunStatus): void {
+    if (run.dagRunId) this.advancer.prefetch(run.dagRunId, { ...run, status: to });
   }
 
   /** The scheduler role's sweeper. */

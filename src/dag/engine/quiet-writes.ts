@@ -78,6 +78,11 @@ export class QuietWrites {
     return true;
   }
 
+  /** Whether `take` would take `ended` now (a success that may be quiet). */
+  wouldTake(dagRunId: string, ended: DagTaskRun): boolean {
+    return this.quietOf(dagRunId, ended) !== null;
+  }
+
   /** Resolves once this turn's write for the DAG run (or its fallback) is done. */
   written(dagRunId: string): Promise<void> {
     return this.batches.get(dagRunId)?.done ?? Promise.resolve();

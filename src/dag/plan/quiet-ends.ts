@@ -19,13 +19,16 @@ const DECIDED_BY_THE_LAST: ReadonlySet<TriggerRule> = new Set([TriggerRule.ALL_S
 
 /**
  * The children whose unended-parent counts a success of `key` lowers, when such a success can be
- * quiet; null when it cannot: a task without children (its end may end the DAG run), or one with
- * a child under another rule. Whether each child still waits for another parent is the write's
- * to check (its count above the number of its parents ending in that write).
+ * quiet; null when it cannot: a task without children (its end may end the DAG run), one with a
+ * child under another rule, or one with a child it is the only parent of (that child never waits
+ * for another parent: a step of a chain, whose quiet write would always be refused, a round trip
+ * before the round its end needs). Whether each child still waits for another parent is the
+ * write's to check (its count above the number of its parents ending in that write).
  */
 export function quietSuccessChildren(dag: DagDef, graph: GraphIndex, key: string): string[] | null {
   const children = graph.children.get(key) ?? [];
   if (children.length === 0) return null;
+  if (children.some((c) => (graph.parents.get(c)?.length ?? 0) < 2)) return null;
   const rules = new Map(dag.tasks.map((t) => [t.key, t.trigger ?? TriggerRule.ALL_SUCCESS]));
   return children.every((c) => DECIDED_BY_THE_LAST.has(rules.get(c)!)) ? children : null;
 }
