@@ -1,9 +1,9 @@
 /**
- * Issue #12's loose ends, over real HTTP and WebSocket: the retry field path, runs() NOT_FOUND
- * for unknown ids whatever the page, a pool no executor serves (warning, health, metric),
+ * Issue #12's loose ends (and issue #30's first hour), over real HTTP and WebSocket: the retry
+ * field path, runs() NOT_FOUND for unknown ids whatever the page, a pool no executor serves (warning, health, metric),
  * cancelRun on a RUNNING run answering CANCELLING, the cron length bound, and the login snippet
- * (README and docs/getting-started.md) and watch.mjs (docs/getting-started.md) run as written
- * against a server on a random port.
+ * (README and docs/getting-started.md: it exports TOKEN) and watch.mjs (docs/getting-started.md:
+ * it prints why a subscription is refused) run as written against a server on a random port.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -100,7 +100,8 @@ describe("loose ends", () => {
     // Asynchronously: the server runs in this process.
     const run = (password: string) =>
       new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-        const script = `${snippet!.replace("http://localhost:4000/graphql", t.app.url).replace("YOUR-PASSWORD", password)}\ngql '{"query":"{ me { username } }"}'`;
+        // Then: what a program started from this shell (node watch.mjs) sees of the token.
+        const script = `${snippet!.replace("http://localhost:4000/graphql", t.app.url).replace("YOUR-PASSWORD", password)}\ngql '{"query":"{ me { username } }"}'\nnode -e 'console.error(process.env.TOKEN ? "child sees TOKEN" : "child sees no TOKEN")'`;
         const child = spawn("bash", ["-c", script]);
         let stdout = "";
         let stderr = "";
@@ -114,18 +115,57 @@ describe("loose ends", () => {
     expect(bad.stderr).toContain("invalid username or password");
     expect(bad.stderr).toContain("no token: log in first");
     expect(bad.stdout).not.toContain("UNAUTHENTICATED");
+    expect(bad.stderr).toContain("child sees no TOKEN");
     const good = await run(ADMIN.password);
-    expect(good.stderr).toBe("");
+    // Exported: `node watch.mjs` gets it.
+    expect(good.stderr).toBe("child sees TOKEN\n");
     expect(JSON.parse(good.stdout)).toEqual({ data: { me: { username: "admin" } } });
   });
 
-  it("docs/getting-started.md's watch.mjs takes the server's URL from KAIROS_WS_URL", async () => {
+  /** docs/getting-started.md's watch.mjs, written where `graphql-ws` and `ws` resolve (node_modules, as after `npm i`). */
+  function watchScript(): string {
     const code = /```js\n(\/\/ watch\.mjs[\s\S]*?)```/.exec(TOUR)?.[1];
     expect(code).toBeTruthy();
-    const job = (await gqlOk(t.app.url, CREATE, { input: { ...base, name: "watched" } }, t.admin)).createJob.id;
-    // In the repository, so `graphql-ws` and `ws` resolve from node_modules as they would after `npm i`.
     const file = join(process.cwd(), `.watch-${randomBytes(4).toString("hex")}.mjs`);
     writeFileSync(file, code!);
+    return file;
+  }
+
+  /** Runs watch.mjs to its end: what it printed and its exit code. */
+  function watchToEnd(args: string[], env: Record<string, string | undefined>): Promise<{ stdout: string; stderr: string; code: number | null }> {
+    const file = watchScript();
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [file, ...args], { env: { ...process.env, KAIROS_WS_URL: t.app.wsUrl, ...env } });
+      let stdout = "";
+      let stderr = "";
+      const timer = setTimeout(() => child.kill(), 15_000);
+      child.stdout.on("data", (d) => (stdout += String(d)));
+      child.stderr.on("data", (d) => (stderr += String(d)));
+      child.on("error", reject);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        rmSync(file, { force: true });
+        resolve({ stdout, stderr, code });
+      });
+    });
+  }
+
+  it("docs/getting-started.md's watch.mjs prints why a subscription is refused (a bad token, an unknown job, no token) and exits 1", async () => {
+    const badToken = await watchToEnd(["0123456789abcdef01234567"], { TOKEN: "not-a-token" });
+    expect(badToken.code).toBe(1);
+    expect(badToken.stdout).toBe("");
+    expect(badToken.stderr).toMatch(/^watch: .*(token|authenticat)/i);
+    expect(badToken.stderr).not.toContain("undefined");
+    const unknown = await watchToEnd(["0123456789abcdef01234567"], { TOKEN: t.admin });
+    expect({ code: unknown.code, stdout: unknown.stdout, stderr: unknown.stderr }).toEqual({ code: 1, stdout: "", stderr: "watch: job 0123456789abcdef01234567 not found\n" });
+    const none = await watchToEnd(["0123456789abcdef01234567"], { TOKEN: undefined });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("watch: no TOKEN in the environment: log in first");
+  });
+
+  it("docs/getting-started.md's watch.mjs takes the server's URL from KAIROS_WS_URL", async () => {
+    const job = (await gqlOk(t.app.url, CREATE, { input: { ...base, name: "watched" } }, t.admin)).createJob.id;
+    const file = watchScript();
     const child = spawn(process.execPath, [file, job], { env: { ...process.env, KAIROS_WS_URL: t.app.wsUrl, TOKEN: t.admin } });
     try {
       let out = "";
