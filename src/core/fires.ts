@@ -9,7 +9,7 @@
  * run (the entry written after the withdrawal looked for it), and the slot must still end with the
  * outcome judged under the job as it is now.
  */
-import { fireKey, WITHDRAWN_MARK } from "../domain/index.js";
+import { fireKey, isWithdrawnFireKey } from "../domain/index.js";
 import { metrics } from "../support/index.js";
 import type { InsertBatcher } from "../store/index.js";
 import { createFireInsertBatch, findFiredWithRun, insertFires, replaceFire } from "../store/index.js";
@@ -42,7 +42,7 @@ export class FireLedger {
     const existing = await findFiredWithRun(this.mongo, [...indexOf.keys()]);
     if (existing.length === 0) return;
     const runs = await findFireKeys(this.mongo, existing.map((f) => f.runId!));
-    const withdrawn = new Set(runs.filter((r) => r.fireKey.includes(WITHDRAWN_MARK)).map((r) => r._id));
+    const withdrawn = new Set(runs.filter((r) => isWithdrawnFireKey(r.fireKey)).map((r) => r._id));
     for (const f of existing) {
       if (!withdrawn.has(f.runId!)) continue;
       const i = indexOf.get(f._id)!;

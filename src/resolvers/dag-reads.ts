@@ -4,7 +4,7 @@
  * budget per request. Each is kept per request (its context), so aliases read once.
  */
 import type { DagDoc, DagRunDoc, DagRunSummary, RunDoc } from "../domain/index.js";
-import { ValidationError } from "../domain/index.js";
+import { dagDefinitionId, ValidationError } from "../domain/index.js";
 import type { Dag, DagRun } from "../schema/index.js";
 import { requireUser, type Context } from "./context.js";
 
@@ -63,7 +63,7 @@ export function tasksOf(ctx: Context, dag: Dag): Promise<DagDoc["tasks"]> {
   if (doc.tasks) return Promise.resolve(doc.tasks);
   let reads = dagTaskReads.get(ctx);
   if (!reads) dagTaskReads.set(ctx, (reads = new Map()));
-  const key = `${dag.id}@${dag.version}`;
+  const key = dagDefinitionId(dag.id, dag.version);
   let read = reads.get(key);
   if (!read) reads.set(key, (read = ctx.services.dags.tasksAt(dag.id, dag.version)));
   return read;

@@ -5,7 +5,7 @@
  * (domain/fire-keys.ts): `jobId@slotMs` for a slot, `jobId@slotMs:dst` for the wall times a DST
  * gap swallowed.
  */
-import { fireKey } from "../domain/index.js";
+import { fireKey, isSlotFireKey } from "../domain/index.js";
 import type { FireOutcome } from "../domain/index.js";
 import type { Slot } from "./dst.js";
 import type { Millis } from "./duration.js";
@@ -57,12 +57,8 @@ export function ledgerProblems(jobId: string, slots: readonly Slot[], entries: r
   for (const [k, n] of keys) {
     if (n > 1 && !expected.has(k)) problems.push(`${k}: ${n} outcomes`);
     else if (n > 1 && summaryKeys.has(k)) problems.push(`${k}: ${n} entries under one key`);
-    if (!expected.has(k) && !summaryKeys.has(k) && isSlotKey(jobId, k)) problems.push(`${k}: outcome for a slot outside the window`);
+    if (!expected.has(k) && !summaryKeys.has(k) && isSlotFireKey(jobId, k)) problems.push(`${k}: outcome for a slot outside the window`);
   }
   return problems;
 }
 
-/** True for `jobId@<ms>` (not a DST-skip or manual key). */
-function isSlotKey(jobId: string, key: string): boolean {
-  return key.startsWith(`${jobId}@`) && /^-?\d+$/.test(key.slice(jobId.length + 1));
-}

@@ -1,6 +1,6 @@
 /** Runs staged ahead of their fire time, taken back when their job changes first. */
 import type { JobDoc, RunDoc } from "../../domain/index.js";
-import { WITHDRAWN_MARK } from "../../domain/index.js";
+import { withdrawnFireKey } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import { deleteFireOfRun, deleteFiredEntriesOfRuns } from "../../store/index.js";
@@ -41,7 +41,7 @@ export class StagedRuns {
       const done = await this.deps.transitions.apply(r._id, {
         to: RunStatus.CANCELLED,
         from: [RunStatus.QUEUED],
-        set: { finishedAt: new Date(now), fireKey: `${r.fireKey}${WITHDRAWN_MARK}${r._id}`, withdrawn: true },
+        set: { finishedAt: new Date(now), fireKey: withdrawnFireKey(r.fireKey, r._id), withdrawn: true },
         reason: `withdrawn before its fire time: ${reason}`,
       });
       if (!done) continue;

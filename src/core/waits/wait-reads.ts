@@ -9,8 +9,8 @@
  */
 import DataLoader from "dataloader";
 import { canSee, type Principal } from "../../auth/index.js";
-import type { FireDoc, JobDoc, UserDoc, WaitReason } from "../../domain/index.js";
-import { OverlapPolicy, RunStatus } from "../../domain/index.js";
+import type { FireDoc, JobDoc, RunDoc, UserDoc, WaitReason } from "../../domain/index.js";
+import { fireKey, OverlapPolicy, RunStatus } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { DagRunWaitView, JobQueueSummary, Mongo } from "../../store/index.js";
 import { findDagRunWaitView, findFiresAtSlots, summarizeQueuedOfJobs } from "../../store/index.js";
@@ -70,10 +70,14 @@ export class WaitReads {
     });
   }
 
-  /** Why the run has not started; empty once it started or ended (`status` spares a read then). */
-  async run(p: Principal, runId: string, status: string): Promise<WaitReason[]> {
+  /**
+   * Why the run has not started; empty once it started or ended (`status` spares a read then).
+   * `source`: the run as the caller's answer already holds it (a listing's document, a
+   * subscription's event), used instead of reading it again when it carries what is needed.
+   */
+  async run(p: Principal, runId: string, status: string, source?: unknown): Promise<WaitReason[]> {
     if (STARTED_OR_ENDED.has(status)) return [];
-    const run = await this.lookups.run(p, runId);
+    const run = isWhole(source, runId) ? source : await this.lookups.run(p, runId);
     if (!WAITING_RUN_STATUSES.has(run.status)) return [];
     const now = this.deps.clock();
     const queued = run.status === RunStatus.QUEUED;
@@ -94,7 +98,7 @@ export class WaitReads {
       this.deps.pools.warnings(job).then((w) => w[0] ?? null),
       this.lookups.owner(job),
       this.queues.load(job._id),
-      job.lastSlotAt ? this.fires.load(`${job._id}@${job.lastSlotAt.getTime()}`) : null,
+      job.lastSlotAt ? this.fires.load(fireKey(job._id, job.lastSlotAt.getTime())) : null,
       job.overlap !== OverlapPolicy.ALLOW && job.activeRunId ? this.runState(p, job.activeRunId) : null,
       waiting.max !== null ? waiting.of(job.ownerId) : 0,
       this.budgetOf(job.ownerId, now),
@@ -130,6 +134,12 @@ export class WaitReads {
     if (!b) this.budgets.set(ownerId, (b = this.deps.budget(ownerId, now)));
     return b;
   }
+}
+
+/** A run document or event with the fields the reasons read (a listing may have left some out). */
+function isWhole(source: unknown, runId: string): source is RunDoc {
+  const r = source as Partial<RunDoc> | null | undefined;
+  return !!r && r._id === runId && typeof r.ownerId === "string" && typeof r.pool === "string" && Array.isArray(r.history) && !!r.retry && typeof r.status === "string";
 }
 
 function slotsOf(user: UserDoc | null): { limit: number; taken: number } | null {

@@ -10,7 +10,7 @@
  */
 import type { RunService } from "../../core/index.js";
 import type { RunDoc } from "../../domain/index.js";
-import { RunStatus, WITHDRAWN_MARK, coerceError } from "../../domain/index.js";
+import { RunStatus, coerceError, withdrawnFireKey } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
@@ -85,7 +85,7 @@ export class StagedDagRuns {
       for (const back of removed) await runs.requeueTaken(back._id, "put back: its DAG run had started when its DAG changed").catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), runId: back._id }, "could not put a DAG task's run back in its queue"));
       return false;
     }
-    const fireKey = `${d.fireKey}${WITHDRAWN_MARK}${d._id}`;
+    const fireKey = withdrawnFireKey(d.fireKey, d._id);
     let version = d.version;
     for (let round = 0; round < CAS_ROUNDS; round++) {
       if (await setDagRunAtVersion(mongo, d._id, version, { cancelRequested: true, fireKey, updatedAt: new Date(this.deps.clock()) })) {

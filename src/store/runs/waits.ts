@@ -1,5 +1,5 @@
 /** What `Job.problems` reads of runs and of the fire ledger for a page of jobs, in one query each (core/waits/). */
-import { dagDefinitionId, RunStatus } from "../../domain/index.js";
+import { dagDefinitionId, fireKey, RunStatus } from "../../domain/index.js";
 import type { FireDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
@@ -31,11 +31,11 @@ export async function summarizeQueuedOfJobs(mongo: Mongo, jobIds: readonly strin
 /** The ledger entries of these (job, slot) pairs: each job's latest outcome, by `jobId`. */
 export async function findFiresAtSlots(mongo: Mongo, slots: ReadonlyArray<{ jobId: string; slotAt: Date }>): Promise<Map<string, FireDoc>> {
   if (slots.length === 0) return new Map();
-  const wanted = new Set(slots.map((s) => `${s.jobId}@${s.slotAt.getTime()}`));
+  const wanted = new Set(slots.map((s) => fireKey(s.jobId, s.slotAt.getTime())));
   const docs = await mongo.c.fires
     .find({ jobId: { $in: [...new Set(slots.map((s) => s.jobId))] }, slotAt: { $in: slots.map((s) => s.slotAt) } })
     .toArray();
-  return new Map(docs.filter((d) => wanted.has(`${d.jobId}@${d.slotAt.getTime()}`)).map((d) => [d.jobId, d]));
+  return new Map(docs.filter((d) => wanted.has(fireKey(d.jobId, d.slotAt.getTime()))).map((d) => [d.jobId, d]));
 }
 
 /** What `DagRunTask.waiting` reads of a DAG run: its state, its tasks' states and each task's parents. */
