@@ -168,6 +168,7 @@ export function toRun(r: RunDoc | RunEvent, now: number): Run {
     history: r.history.map((h, i) => ({ ...h, status: r.withdrawn && i === r.history.length - 1 && h.status === RunStatus.CANCELLED ? ReportedRunStatus.WITHDRAWN : h.status, attempt: h.attempt ?? null })),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
+    source: r,
   };
 }
 

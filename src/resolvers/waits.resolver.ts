@@ -25,7 +25,7 @@ export class RunWaitingResolver {
       "No rate limit holds a run that exists: rate limits refuse calls (see Job.problems, RATE_LIMITED).",
   })
   async waiting(@Root() run: Run, @Ctx() ctx: Context): Promise<WaitReason[]> {
-    return waitsOf(ctx).run(requireUser(ctx), run.id, run.status);
+    return waitsOf(ctx).run(requireUser(ctx), run.id, run.status, run.source);
   }
 }
 
@@ -52,7 +52,7 @@ export class DagTaskWaitingResolver {
   })
   async waiting(@Root() task: DagRunTask, @Ctx() ctx: Context): Promise<WaitReason[]> {
     const p = requireUser(ctx);
-    if (task.run) return waitsOf(ctx).run(p, task.run.id, task.run.status);
+    if (task.run) return waitsOf(ctx).run(p, task.run.id, task.run.status, task.run.source);
     const dagRunId = (task as DagRunTask & { dagRunId?: string }).dagRunId;
     return dagRunId && task.status === "PENDING" && task.mapIndex === null ? waitsOf(ctx).task(p, dagRunId, task.key) : [];
   }

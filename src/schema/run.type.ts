@@ -132,6 +132,9 @@ export class Run {
 
   @Field(() => DateTime)
   updatedAt!: Date;
+
+  /** The stored run or event it was mapped from (not a field): Run.waiting decides from it without reading the run again. */
+  source?: unknown;
 }
 
 /** A page of Run objects (Relay). */
