@@ -47,7 +47,7 @@ function newest(paths, exclude) {
  */
 export function staleReason({ output, inputs, exclude = [], also = [] }) {
   const missing = [output, ...also].find((p) => !existsSync(resolve(root, p)));
-  if (missing) return `${missing} is missing`;
+  if (missing) return `${relative(root, resolve(root, missing))} is missing`;
   const builtAt = statSync(resolve(root, output)).mtimeMs;
   const changed = newest(inputs, exclude);
   return changed.mtimeMs > builtAt ? `${relative(root, changed.path)} changed` : null;
