@@ -64,7 +64,8 @@ export const BENCH_USER: Principal = { userId: newId(), username: "bench", role:
  * 24 GiB node's memory, and the rest wait for room).
  */
 export const NOOP_SPEC = { kind: "COMMAND" as const, argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
-const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD"];
+// WITHDRAWN: a staged run taken back before its time (a pause or an edit); the API reports it so, not as CANCELLED.
+const TERMINAL = ["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "WITHDRAWN", "DEAD"];
 
 /** process: `true` in the sandbox; noop: the executor with a no-op in place of the process; http: HTTP jobs to a loopback receiver (no process by design). */
 export type ExecutorMode = "process" | "noop" | "http";
