@@ -287,6 +287,41 @@ describe("console: jobs", { timeout: 90_000 }, () => {
     expect(await skipped.first().getAttribute("title")).toMatch(/^Skipped: paused: slot /);
     expect(await skipped.first().textContent()).toMatch(/^Skipped: paused: slot /);
     expect(await page.locator(".jobs-legend").textContent()).toMatch(/Skipped: paused \(\d+\)/);
+
+    // The keyboard: the heatmap is one tab stop (its newest cell), and the arrow keys move focus.
+    const cells = page.locator(".jobs-heatmap li");
+    const n = await cells.count();
+    expect(n).toBeGreaterThanOrEqual(2);
+    expect(await page.locator('.jobs-heatmap li[tabindex="0"]').count()).toBe(1);
+    expect(await cells.nth(n - 1).getAttribute("tabindex")).toBe("0");
+    const focused = () => page.evaluate(() => Array.prototype.indexOf.call(document.querySelector(".jobs-heatmap")!.children, document.activeElement));
+    await page.getByLabel("Show as a table").focus();
+    for (let i = 0; i < 5 && (await focused()) < 0; i++) await page.keyboard.press("Tab");
+    expect(await focused()).toBe(n - 1);
+    await page.keyboard.press("ArrowLeft");
+    expect(await focused()).toBe(n - 2);
+    expect(await page.locator('.jobs-heatmap li[tabindex="0"]').count()).toBe(1);
+    expect(await cells.nth(n - 2).getAttribute("tabindex")).toBe("0");
+    await page.keyboard.press("Home");
+    expect(await focused()).toBe(0);
+    await page.keyboard.press("ArrowLeft");
+    expect(await focused()).toBe(0);
+    await page.keyboard.press("End");
+    expect(await focused()).toBe(n - 1);
+    const perRow = await page.evaluate(() => {
+      const c = [...document.querySelectorAll<HTMLElement>(".jobs-heatmap li")];
+      return c.filter((e) => e.offsetTop === c[0]!.offsetTop).length;
+    });
+    await page.keyboard.press("ArrowUp");
+    expect(await focused()).toBe(Math.max(0, n - 1 - perRow));
+    await page.keyboard.press("ArrowDown");
+    expect(await focused()).toBe(Math.min(n - 1, Math.max(0, n - 1 - perRow) + perRow));
+    // Tab leaves the heatmap at once: no stop on every cell.
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe(-1);
+    await page.keyboard.press("Shift+Tab");
+    expect(await focused()).toBeGreaterThanOrEqual(0);
+
     await page.getByLabel("Show as a table").check();
     const rows = page.locator(".jobs-ledger-table tbody tr");
     await rows.first().waitFor();

@@ -8,6 +8,7 @@ import { Link } from "wouter";
 import { useClient, useQuery } from "urql";
 import { ConsoleJobFiresDocument, type ConsoleJobFiresQuery } from "../../../../generated/client/graphql";
 import { ErrorLine, Loading } from "../../ui/page";
+import { useRovingCells } from "../../ui/roving-cells";
 import { duration } from "../../ui/time";
 import { CELLS, cellLabel, cellOf, inYourZone, type Cell } from "./fires";
 
@@ -53,6 +54,8 @@ export function FireHeatmap({ jobId, refresh }: { jobId: string; refresh: number
   const oldestFirst = [...fires].reverse();
   const counts = new Map<Cell, number>();
   for (const f of fires) counts.set(cellOf(f), (counts.get(cellOf(f)) ?? 0) + 1);
+  // One tab stop for the whole heatmap (the newest slot first); arrow keys move between slots.
+  const keys = useRovingCells(oldestFirst.length);
 
   return (
     <section className="card" aria-labelledby="ledger-title">
@@ -75,6 +78,7 @@ export function FireHeatmap({ jobId, refresh }: { jobId: string; refresh: number
             )}
           </p>
           <ErrorLine error={older.error} />
+          <p id="ledger-keys" className="jobs-sr-only">In the heatmap, the arrow keys move between slots, Home and End to the oldest and the newest.</p>
           <ul className="jobs-legend" aria-label="Legend">
             {CELLS.map((c) => (
               <li key={c.cell} title={c.help}>
@@ -84,11 +88,11 @@ export function FireHeatmap({ jobId, refresh }: { jobId: string; refresh: number
             ))}
           </ul>
           {asTable ? <LedgerTable fires={fires} /> : (
-            <ol className="jobs-heatmap" aria-label="Fire ledger, one cell per slot, oldest first">
-              {oldestFirst.map((f) => {
+            <ol className="jobs-heatmap" aria-label="Fire ledger, one cell per slot, oldest first" aria-describedby="ledger-keys" onKeyDown={keys.onKeyDown} onFocus={keys.onFocus}>
+              {oldestFirst.map((f, i) => {
                 const text = describe(f);
                 return (
-                  <li key={f.id} className={`jobs-cell jobs-cell-${cellOf(f)}`} title={text} data-outcome={cellOf(f)}>
+                  <li key={f.id} className={`jobs-cell jobs-cell-${cellOf(f)}`} title={text} data-outcome={cellOf(f)} tabIndex={keys.tabIndex(i)}>
                     <span className="jobs-sr-only">{text}</span>
                   </li>
                 );
