@@ -7,7 +7,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { useTestApp } from "../helpers/app.js";
-import { gql, gqlOk, login, waitFor } from "../helpers/graphql.js";
+import { collect, gql, gqlOk, login, waitFor, wsClient } from "../helpers/graphql.js";
 
 // A short late tolerance, so a second of scheduler downtime makes a late slot a misfire (default 60 s);
 // a submission budget of 3 a minute per user, which the RATE_LIMITED test spends.
@@ -217,6 +217,30 @@ describe("Run.waiting and Job.problems", () => {
     expect(codes(w.waiting)).toEqual(["NOT_DUE"]);
     expect(Date.parse(w.waiting[0]!.until!)).toBeGreaterThanOrEqual(at.getTime());
     expect(w.waiting[0]!.message).toContain(`staged ahead of its slot ${at.toISOString()}`);
+  });
+
+  it("a runUpdated subscription asking for waiting gets each event's reasons", async () => {
+    const token = await user("wr-sub");
+    const id = await createJob(token, { name: "sub", schedule: { kind: "ONCE", at: new Date(Date.now() + 3_600_000).toISOString() }, spec: { command: "true", pool: "nowhere" } });
+    const client = wsClient(t.app.wsUrl, token);
+    try {
+      const sub = collect<{ runUpdated: { id: string; status: string; waiting: Reason[] } }>(
+        client,
+        `subscription($j: ID!) { runUpdated(jobId: $j) { id status waiting { code message since until } } }`,
+        { j: id },
+        (events) => events.some((e) => e.runUpdated.status === "QUEUED"),
+        15_000,
+      );
+      await sub.ready;
+      await gqlOk(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id }, token);
+      const { events, errors } = await sub.done;
+      expect(errors).toEqual([]);
+      const queued = events.find((e) => e.runUpdated.status === "QUEUED")!.runUpdated;
+      expect(codes(queued.waiting)).toEqual(["POOL_UNSERVED"]);
+      await cancel(token, queued.id);
+    } finally {
+      await client.dispose();
+    }
   });
 
   it("another user cannot read a run's waiting or a job's problems", async () => {
