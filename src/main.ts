@@ -65,11 +65,10 @@ async function main(argv: string[]): Promise<void> {
   // A role's settings are checked before its code loads: a bad one is refused at once.
   const config = command === "emulator" || command === "emit-schema" ? null : loadConfig(command as Role, applyFlags(rest, process.env));
   await import("reflect-metadata");
-  const { startKairos, loadEmulatorCli, devBanner, keepAdminPassword } = await import("./app/index.js");
+  const { startKairos, loadEmulatorCli, runEmulatorCli, devBanner, keepAdminPassword } = await import("./app/index.js");
   const { createLogger, logFormat } = await import("./support/index.js");
   if (command === "emulator") {
-    const { emulatorMain } = await loadEmulatorCli();
-    await emulatorMain(rest);
+    await runEmulatorCli(await loadEmulatorCli(), rest);
     return;
   }
   if (command === "emit-schema") {

@@ -2,3 +2,4 @@
 export * from "./start.js";
 export * from "./dev-emulator.js";
 export * from "./dev-banner.js";
+export { runEmulatorCli } from "./ports.js";

@@ -21,7 +21,7 @@ export class ListenError extends Error {
 function explain(code: string, port: number, host: string): string | null {
   switch (code) {
     case "EADDRINUSE":
-      return `port ${port} on ${host} is already in use by another program (another Kairos?)`;
+      return `port ${port} on ${host} is already in use by another program`;
     case "EACCES":
       return `no permission to listen on port ${port} on ${host}${port < 1024 ? " (ports below 1024 need root)" : ""}`;
     case "EADDRNOTAVAIL":
@@ -31,13 +31,17 @@ function explain(code: string, port: number, host: string): string | null {
   }
 }
 
+/** A Node listen error (EADDRINUSE, EACCES, EADDRNOTAVAIL) as a ListenError; anything else as it is. */
+export function asListenError(e: unknown, port: number, host: string): unknown {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  const why = code ? explain(code, port, host) : null;
+  return why ? new ListenError(why, code!, port, host) : e;
+}
+
 /** `server.listen(port, host)`, resolved once listening; a bind failure rejects with a ListenError. */
 export function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const onError = (e: NodeJS.ErrnoException) => {
-      const why = e.code ? explain(e.code, port, host) : null;
-      reject(why ? new ListenError(why, e.code!, port, host) : e);
-    };
+    const onError = (e: NodeJS.ErrnoException) => reject(asListenError(e, port, host));
     server.once("error", onError);
     server.listen(port, host, () => {
       server.off("error", onError);

@@ -51,7 +51,7 @@ describe("a taken port", () => {
     const p = kairos(["dev", "--port", String(port), "--data-dir", dataDir]);
     expect(await p.exited).toBe(2);
     expect(p.err()).toBe(
-      `kairos: port ${port} on 127.0.0.1 is already in use by another program (another Kairos?): stop it, or choose another port with KAIROS_PORT=<port> or --port <port>\n`,
+      `kairos: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another port with KAIROS_PORT=<port> or --port <port>\n`,
     );
     // Refused before anything started: no data dir, so no admin whose one-time password was never shown.
     expect(existsSync(dataDir)).toBe(false);
@@ -70,8 +70,17 @@ describe("a taken port", () => {
     });
     expect(await p.exited).toBe(2);
     expect(p.err()).toBe(
-      `kairos: port ${port} on 127.0.0.1 is already in use by another program (another Kairos?): stop it, or choose another port with KAIROS_METRICS_PORT=<port> or --metrics-port <port>\n`,
+      `kairos: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another port with KAIROS_METRICS_PORT=<port> or --metrics-port <port>\n`,
     );
+  });
+
+  it("kairos emulator --port: the same line naming --port; a bad flag is one line too", async () => {
+    const p = kairos(["emulator", "--port", String(port), "--data-dir", join(dir, "emulator-data")]);
+    expect(await p.exited).toBe(2);
+    expect(p.err()).toBe(`kairos: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another port with --port <port>\n`);
+    const q = kairos(["emulator", "--port", "many"]);
+    expect(await q.exited).toBe(2);
+    expect(q.err()).toBe("kairos: --port must be an integer from 0 to 65535, got 'many'\n");
   });
 
   // The check before start-up can lose a race; the servers' own listen says the same thing.
@@ -84,7 +93,7 @@ describe("a taken port", () => {
       await ws.dispose();
       expect(failed).toBeInstanceOf(ListenError);
       expect((nameSetting(failed, API_PORT) as Error).message).toBe(
-        `port ${port} on 127.0.0.1 is already in use by another program (another Kairos?): stop it, or choose another port with KAIROS_PORT=<port> or --port <port>`,
+        `port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another port with KAIROS_PORT=<port> or --port <port>`,
       );
       expect(printed).not.toHaveBeenCalled();
     } finally {
