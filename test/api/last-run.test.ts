@@ -35,6 +35,8 @@ async function jobView(id: string): Promise<{ status: string; lastRun: LastRun |
 async function oneOff(name: string, tag: string, spec: Record<string, unknown>, status: RunStatus): Promise<{ jobId: string; runId: string }> {
   const job = await t.app.services.jobs.create(caller, { name, tags: [tag], schedule: { kind: "ONCE" }, spec: { kind: "COMMAND", ...spec } });
   const run = await waitFor(async () => (await t.app.services.mongo.c.runs.find({ jobId: job._id, status }).toArray())[0], 15_000, 50);
+  // An executor's results do not wait for the job's lastRun, written in the same turn's batch: a moment later.
+  await waitFor(async () => (await t.app.services.mongo.c.jobs.findOne({ _id: job._id }))?.lastRun, 5_000, 20);
   return { jobId: job._id, runId: run._id };
 }
 

@@ -144,7 +144,7 @@ export class Transitions {
       const applied = await this.batch.updateOne(filter, update);
       updated = applied ? applyTransition(known, { set: change.set, status: to, updatedAt: now, entry, inc: change.inc }) : null;
     }
-    if (updated) await this.applied(updated, to, allowed, claim);
+    if (updated) await this.applied(updated, to, allowed, claim, write.kind === "stored");
     return updated;
   }
 
@@ -161,7 +161,7 @@ export class Transitions {
   }
 
   /** What follows an applied transition: slots and locks given back, events, metrics. */
-  private async applied(updated: RunDoc, to: RunStatus, allowed: readonly RunStatus[], claim: UnwrittenClaim | null): Promise<void> {
+  private async applied(updated: RunDoc, to: RunStatus, allowed: readonly RunStatus[], claim: UnwrittenClaim | null, awaitLastRun: boolean): Promise<void> {
     const { hooks, events } = this.deps;
     // An attempt left RUNNING: give its owner's run slot back (idempotent).
     if (updated.userSlot && to !== RunStatus.RUNNING && allowed.includes(RunStatus.RUNNING)) {
@@ -176,7 +176,12 @@ export class Transitions {
     if (isTerminal(to)) metrics.runsFinished.inc({ status: updated.withdrawn ? "WITHDRAWN" : to });
     if (isTerminal(to) && updated.overlap !== "ALLOW") await hooks.releaseOverlapLock(updated.jobId, updated._id);
     if (isTerminal(to) && updated.dagRunId) await hooks.dagTaskEnded(updated);
-    if (isTerminal(to)) await this.recordLastRun(updated);
+    // A caller of the API (a cancel, a system decision) reads the job's lastRun right after; an
+    // executor writing its results does not wait for it (it is written in the same turn's batch).
+    if (isTerminal(to)) {
+      const last = this.recordLastRun(updated);
+      if (awaitLastRun) await last;
+    }
     await published;
   }
 }
