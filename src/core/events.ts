@@ -10,7 +10,7 @@
 import { Channels, type EventBus, type Unsubscribe } from "../shared-state/index.js";
 import type { RunDoc } from "../domain/index.js";
 
-const DATE_FIELDS = ["scheduledFor", "notBefore", "heldAt", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
+const DATE_FIELDS = ["scheduledFor", "notBefore", "leaseUntil", "queuedAt", "startedAt", "finishedAt", "retryAt", "createdAt", "updatedAt"] as const;
 
 /** What a run event carries. */
 export type RunEvent = Omit<RunDoc, "spec" | "batchOp" | "claimId" | "resultJson">;
@@ -49,7 +49,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     leaseUntil: ms(r.leaseUntil),
     userSlot: r.userSlot,
     heldByLimit: r.heldByLimit,
-    heldAt: ms(r.heldAt),
+    heldAt: r.heldAt == null ? undefined : ms(r.heldAt), // optional: absent on runs never parked
     cancelRequested: r.cancelRequested,
     withdrawn: r.withdrawn || undefined,
     notBefore: ms(r.notBefore),
@@ -92,6 +92,7 @@ export function decodeRun(text: string): RunEvent {
 
 function reviveRun(raw: Record<string, unknown>): RunEvent {
   for (const f of DATE_FIELDS) raw[f] = revive(raw[f]);
+  if (raw.heldAt !== undefined) raw.heldAt = revive(raw.heldAt);
   for (const f of NULLABLE_FIELDS) raw[f] ??= null;
   const history = (raw.history as Array<Record<string, unknown>> | undefined) ?? [];
   for (const h of history) {
