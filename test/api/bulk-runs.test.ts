@@ -62,7 +62,7 @@ describe("cancelRuns and retryRuns", () => {
     expect(first.run).toMatchObject({ status: "CANCELLED" });
     const again = (await gqlOk<{ cancelRuns: Entry[] }>(t.app.url, CANCEL, { ids: [id, id] }, owner.token)).cancelRuns;
     expect(again).toHaveLength(1);
-    expect(again[0]!.error).toEqual({ code: "FAILED_PRECONDITION", message: `run ${id} is CANCELLED; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled` });
+    expect(again[0]!.error).toEqual({ code: "FAILED_PRECONDITION", message: `run ${id} is CANCELLED; only PENDING, SCHEDULED, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled` });
     const single = await gql(t.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id }, owner.token);
     expect(single.errors?.[0]).toMatchObject({ message: again[0]!.error!.message, extensions: { code: "FAILED_PRECONDITION" } });
     const now = (await gqlOk(t.app.url, `query($id: ID!) { run(id: $id) { status finishedAt history { status } } }`, { id }, owner.token)).run;
@@ -82,7 +82,7 @@ describe("cancelRuns and retryRuns", () => {
     expect(r[1]).toMatchObject({ id: waiting, run: { status: "CANCELLED" }, error: null });
     const again = (await gqlOk<{ cancelRuns: Entry[] }>(t.app.url, CANCEL, { ids: [id] }, owner.token)).cancelRuns[0]!;
     // Still being killed (CANCELLING), or already ended by its executor (FAILED_PRECONDITION, as cancelRun would say).
-    if (again.error) expect(again.error.message).toBe(`run ${id} is CANCELLED; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
+    if (again.error) expect(again.error.message).toBe(`run ${id} is CANCELLED; only PENDING, SCHEDULED, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
     else expect(again.run).toMatchObject({ status: "CANCELLING", cancelRequested: true });
     await waitFor(async () => (await gqlOk(t.app.url, RUN, { id }, owner.token)).run.status === "CANCELLED", 15_000);
   });

@@ -6,7 +6,7 @@ import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
 import type { RunDoc } from "../../domain/index.js";
 import { NotFoundError, PreconditionError } from "../../domain/index.js";
-import { RunStatus } from "../../domain/index.js";
+import { RunStatus, reportedStatus } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { Channels, shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -64,6 +64,7 @@ export class Cancellation {
     }
     const fresh = (await findRun(mongo, runId))!;
     if (fresh.status === RunStatus.RUNNING) return this.cancelBySystem(runId, reason, opts);
-    throw new PreconditionError(`run ${runId} is ${fresh.status}; only PENDING, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
+    // As the API reports it: a run taken back before its fire time reads WITHDRAWN, not CANCELLED.
+    throw new PreconditionError(`run ${runId} is ${reportedStatus(fresh, clock())}; only PENDING, SCHEDULED, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
   }
 }

@@ -3,7 +3,7 @@ import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
 import type { OverlapPolicy, RunDoc } from "../../domain/index.js";
 import { ConcurrentChangeError, PreconditionError } from "../../domain/index.js";
-import { RunStatus, assertTransition, isTerminal } from "../../domain/index.js";
+import { RunStatus, assertTransition, isTerminal, reportedStatus } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -69,10 +69,11 @@ export class Retries {
    */
   async retryRun(caller: Principal, runId: string): Promise<RunDoc> {
     const run = visible(caller, "run", runId, await findRun(this.deps.mongo, runId));
-    assertTransition(runId, run.status, RunStatus.QUEUED);
-    if (run.status === RunStatus.RUNNING || run.status === RunStatus.PENDING || run.status === RunStatus.RETRY_SCHEDULED) {
-      throw new PreconditionError(`run ${runId} is ${run.status}; only a finished run without success can be retried`);
+    // Named as the API reports it (a staged run is SCHEDULED, not "QUEUED to QUEUED").
+    if (!isTerminal(run.status) || run.status === RunStatus.SUCCEEDED) {
+      throw new PreconditionError(`run ${runId} is ${reportedStatus(run, this.deps.clock())}; only a finished run without success can be retried`);
     }
+    assertTransition(runId, run.status, RunStatus.QUEUED);
     if (run.withdrawn) {
       // Its slot was judged again when it was taken back (fired again, or recorded paused): a retry would run that slot twice.
       throw new PreconditionError(
