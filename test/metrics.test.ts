@@ -10,7 +10,7 @@ describe("metrics registry", () => {
     for (const [name, type, help] of [
       ["kairos_fires_total", "counter", "Schedule slots by their recorded outcome (the fire ledger)."],
       ["kairos_fire_lateness_seconds", "histogram", "How late a slot was handled after its nominal time."],
-      ["kairos_runs_finished_total", "counter", "Runs that reached a final status, by status."],
+      ["kairos_runs_finished_total", "counter", "Runs that reached a final status, by status (WITHDRAWN: staged ahead and taken back before their fire time by a pause or an edit)."],
       ["kairos_attempts_total", "counter", "Attempts ended, by outcome."],
       ["kairos_claim_latency_seconds", "histogram", "From QUEUED to claimed by an executor."],
       ["kairos_stale_results_total", "counter", "Results refused because the fencing token was stale."],
