@@ -7,6 +7,7 @@
  */
 import { CliDagRunWhyDocument, CliJobWhyDocument, CliRunWhyDocument } from "../../generated/client/graphql.js";
 import { ApiError } from "./client.js";
+import { CliError } from "./errors.js";
 import type { Ctx } from "./context.js";
 import { relative } from "./output.js";
 import { findJob } from "./resolve.js";
@@ -35,7 +36,13 @@ function fromApi(r: { code: string; message: string; since?: string | null; unti
   return { code: r.code, message: `${prefix}${r.message}${when ? ` [${when}]` : ""}`, since: r.since ?? null, until: r.until ?? null };
 }
 
+/** The answer, every reason with since and until (null when not known), as `-o json` promises. */
 export async function explain(ctx: Ctx, ref: string): Promise<WhyAnswer> {
+  const answer = await reasonsFor(ctx, ref);
+  return { ...answer, reasons: answer.reasons.map((r) => ({ code: r.code, message: r.message, since: r.since ?? null, until: r.until ?? null })) };
+}
+
+async function reasonsFor(ctx: Ctx, ref: string): Promise<WhyAnswer> {
   const api = await ctx.api();
   const now = ctx.io.now();
   try {
@@ -74,7 +81,13 @@ export async function explain(ctx: Ctx, ref: string): Promise<WhyAnswer> {
   } catch (e) {
     if (!missing(e)) throw e;
   }
-  const found = await findJob(ctx, ref);
+  const found = await findJob(ctx, ref).catch((e: unknown) => {
+    // Tried as a run and a DAG run already: the error names all three, not only the job.
+    if (e instanceof CliError && /not found: no job of yours/.test(e.message)) {
+      throw new CliError(`"${ref}" not found: no run or DAG run of yours has that id, and no job of yours has that name or id`);
+    }
+    throw e;
+  });
   const { job } = await api.request(CliJobWhyDocument, { id: found.id });
   const reasons: Reason[] = job.problems.map((p) => fromApi(p, now));
   if (!job.paused && job.status !== "COMPLETED" && job.nextFireAt) reasons.push({ code: "NEXT_FIRE", message: `its next fire is ${relative(job.nextFireAt, now)} (${job.nextFireAt}; ${job.schedule.description})` });
