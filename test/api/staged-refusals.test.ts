@@ -35,4 +35,26 @@ describe("refusals of staged and withdrawn runs", () => {
     expect(cancel.errors?.[0]?.message).toBe(`run ${staged._id} is WITHDRAWN; only PENDING, SCHEDULED, QUEUED, RETRY_SCHEDULED or RUNNING runs can be cancelled`);
     await t.app.services.jobs.delete(caller, job._id);
   });
+
+  it("a staged run cancelled and then retried by its user runs now: it is QUEUED, not SCHEDULED, and a pause does not withdraw it", async () => {
+    const job = await t.app.services.jobs.create(caller, {
+      name: "staged-retried",
+      schedule: { kind: "INTERVAL", every: "PT1S", startAt: Date.now() + 8_000 },
+      spec: { kind: "COMMAND", command: "true", pool: "staged-retried-nowhere" },
+    });
+    const staged = await waitFor(async () => {
+      const rs = await t.app.services.mongo.c.runs.find({ jobId: job._id }).toArray();
+      return rs.find((r) => r.status === "QUEUED" && r.notBefore && r.notBefore.getTime() > Date.now() + 2_000) ?? null;
+    }, 8_000, 20);
+    const RUN = `mutation($id: ID!) { %s(id: $id) { id status notBefore } }`;
+    const cancelled = await gql(t.app.url, RUN.replace("%s", "cancelRun"), { id: staged._id }, t.admin);
+    expect(cancelled.data?.cancelRun.status).toBe("CANCELLED");
+    const retried = await gql(t.app.url, RUN.replace("%s", "retryRun"), { id: staged._id }, t.admin);
+    expect(retried.errors).toBeUndefined();
+    expect(retried.data?.retryRun).toMatchObject({ status: "QUEUED", notBefore: null });
+    await t.app.services.jobs.pause(caller, job._id);
+    const after = await gql(t.app.url, `query($id: ID!) { run(id: $id) { status } }`, { id: staged._id }, t.admin);
+    expect(after.data?.run.status).toBe("QUEUED");
+    await t.app.services.jobs.delete(caller, job._id);
+  });
 });

@@ -52,7 +52,7 @@ export class Retries {
     const run = await this.deps.transitions.apply(runId, {
       to: RunStatus.QUEUED,
       from: [RunStatus.RETRY_SCHEDULED],
-      set: { queuedAt: new Date(now), retryAt: null, nodeId: null, startedAt: null, finishedAt: null },
+      set: { queuedAt: new Date(now), retryAt: null, notBefore: null, nodeId: null, startedAt: null, finishedAt: null },
       inc: { attempt: 1 },
       reason: "retry",
     });
@@ -95,6 +95,9 @@ export class Retries {
         startedAt: null,
         finishedAt: null,
         retryAt: null,
+        // A user's retry runs now: a run staged ahead and retried is no longer staged (a pause or an
+        // edit would otherwise withdraw the user's retry as if it were the schedule's run).
+        notBefore: null,
         cancelRequested: false,
         // The policy it holds the lock under: its end gives the lock back (Transitions).
         ...(lock ? { overlap: lock.policy } : {}),
