@@ -91,6 +91,6 @@ async function reasonsFor(ctx: Ctx, ref: string): Promise<WhyAnswer> {
   const { job } = await api.request(CliJobWhyDocument, { id: found.id });
   const reasons: Reason[] = job.problems.map((p) => fromApi(p, now));
   if (!job.paused && job.status !== "COMPLETED" && job.nextFireAt) reasons.push({ code: "NEXT_FIRE", message: `its next fire is ${relative(job.nextFireAt, now)} (${job.nextFireAt}; ${job.schedule.description})` });
-  if (job.health.queuedRuns > 0) reasons.push({ code: "QUEUE", message: `${job.health.queuedRuns} of its runs are waiting to start, the oldest since ${relative(job.health.oldestQueuedAt, now)} (kairos why RUN for one of them)` });
+  if (job.health.queuedRuns > 0) reasons.push({ code: "QUEUE", message: `${job.health.queuedRuns === 1 ? "1 of its runs is" : `${job.health.queuedRuns} of its runs are`} waiting to start, the oldest since ${relative(job.health.oldestQueuedAt, now)} (kairos why RUN for one of them)` });
   return { subject: `job ${job.name} (${job.id}): ${job.paused ? "PAUSED" : job.status}`, kind: "job", id: job.id, reasons };
 }
