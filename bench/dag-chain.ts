@@ -23,24 +23,21 @@
  * Run directly: node --import tsx bench/dag-chain.ts [--quick] [--systems kairos,bullmq]
  *               [--modes process,noop] [--steps N] [--script-steps N] [--rounds N]
  */
-import { fork, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FlowProducer, Queue, type FlowJob } from "bullmq";
+import type { FlowJob } from "bullmq";
 import { bwrapArgs, GROUP, PASSWD, SANDBOX_GIVEN, SANDBOX_HOME, SANDBOX_PATH } from "../src/executor/sandbox/bwrap.js";
 import { gql } from "./dag.js";
 import { kairosRevision, type ExecutorMode, type KairosOptions } from "./kairos.js";
-import type { WorkerConfig } from "./lib/bullmq-worker.js";
-import type { FlowSample } from "./lib/bullmq-flow-worker.js";
+import { bullmqFlowSamples } from "./lib/bullmq-flows.js";
 import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
-import { redisConnectionOptions, startRedis } from "./lib/redis.js";
+import { startRedis } from "./lib/redis.js";
 import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
 
-const FLOW_WORKER = fileURLToPath(new URL("./lib/bullmq-flow-worker.ts", import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ADMIN_PASSWORD = "bench-admin-password";
 const RESOURCES = { cpu: 0.1, memoryMb: 64, pids: 16, diskMb: 1 };
 const NOOP_SPEC = { kind: "COMMAND", argv: ["true"], resources: RESOURCES };
@@ -231,52 +228,13 @@ function chainFlow(queueName: string, round: number, steps: number): FlowJob {
 
 export async function benchBullmqChain(redisUrl: string, opts: ChainOptions = {}): Promise<ChainResult> {
   const { steps = 20, rounds = 3, timeoutMs = 120_000 } = opts;
-  const queueName = `bench-chain-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
-  const config: WorkerConfig = { redisUrl, queue: queueName, concurrency: 50, kind: "throughput" };
-  const child = fork(FLOW_WORKER, [], { cwd: REPO_ROOT, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const joined = new Set<number>();
-  let samples: FlowSample[] | undefined;
-  let failure: Error | undefined;
-  let ready = false;
-  child.on("message", (m: { ev?: string; round?: number; samples?: FlowSample[]; message?: string }) => {
-    if (m?.ev === "ready") ready = true;
-    if (m?.ev === "joined" && typeof m.round === "number") joined.add(m.round);
-    if (m?.ev === "result") samples = m.samples;
-    if (m?.ev === "error") failure = new Error(`bullmq flow worker failed: ${m.message}`);
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.send({ cmd: "start", config });
-  const connection = { ...redisConnectionOptions(redisUrl), maxRetriesPerRequest: null };
-  const flows = new FlowProducer({ connection });
-  const wait = async (done: () => boolean, what: string, limit = timeoutMs) => {
-    const deadline = Date.now() + limit;
-    while (!done()) {
-      if (failure) throw failure;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(2);
-    }
-  };
-  try {
-    await wait(() => ready, "the BullMQ flow worker to start", 30_000);
+  const samples = await bullmqFlowSamples(redisUrl, "chain", async ({ queueName, run }) => {
     // Round 0 warms up and is not counted, as on the Kairos side.
-    for (let round = 0; round <= rounds; round++) {
-      await flows.add(chainFlow(queueName, round, steps));
-      await wait(() => joined.has(round), `BullMQ chain ${round}`);
-    }
-    child.send({ cmd: "stop" });
-    await wait(() => samples !== undefined, "the BullMQ flow worker's samples", 30_000);
-  } finally {
-    if (child.connected) child.send({ cmd: "stop" });
-    await Promise.race([exited, sleep(10_000)]);
-    if (child.exitCode === null) child.kill("SIGKILL");
-    const queue = new Queue(queueName, { connection });
-    await queue.obliterate({ force: true }).catch((e: Error) => console.error(`[chain bench] obliterate failed: ${e.message}`));
-    await queue.close();
-    await flows.close();
-  }
+    for (let round = 0; round <= rounds; round++) await run(round, chainFlow(queueName, round, steps), timeoutMs);
+  });
   const edges: number[] = [];
   for (let round = 1; round <= rounds; round++) {
-    const bySteps = new Map(samples!.filter((s) => s.round === round).map((s) => [s.step ?? -1, s]));
+    const bySteps = new Map(samples.filter((s) => s.round === round).map((s) => [s.step ?? -1, s]));
     for (let step = 1; step < steps; step++) {
       const [before, after] = [bySteps.get(step - 1), bySteps.get(step)];
       if (!before || !after) throw new Error(`BullMQ chain ${round}: step ${step} missing`);

@@ -35,13 +35,10 @@
  * --verbose also prints, per round, when the middle tasks' runs were created, queued, started and
  * finished, and the Redis commands and MongoDB operations per task (the bench's own polls included).
  */
-import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { FlowProducer } from "bullmq";
 import { kairosRevision, type ExecutorMode, type KairosOptions } from "./kairos.js";
-import type { WorkerConfig } from "./lib/bullmq-worker.js";
-import type { FlowSample } from "./lib/bullmq-flow-worker.js";
+import { bullmqFlowSamples } from "./lib/bullmq-flows.js";
 import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
 import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING, type Counts } from "./lib/opcounts.js";
 import { redisConnectionOptions, startRedis } from "./lib/redis.js";
@@ -57,8 +54,6 @@ import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
 const DAG_EXECUTORS = 1;
 const DAG_SLOTS = 128;
 
-const FLOW_WORKER = fileURLToPath(new URL("./lib/bullmq-flow-worker.ts", import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ADMIN_PASSWORD = "bench-admin-password";
 /** As bench/kairos.ts: a real program that does nothing, asking for what `true` needs. */
 const NOOP_SPEC = { kind: "COMMAND", argv: ["true"], resources: { cpu: 0.1, memoryMb: 16, pids: 16, diskMb: 1 } };
@@ -134,50 +129,17 @@ export interface DagBenchOptions {
 /** The BullMQ side: `rounds` flows of a join waiting for `children` no-op children. */
 export async function benchBullmqDag(redisUrl: string, opts: DagBenchOptions = {}): Promise<DagBenchResult> {
   const { children = defaultChildren(opts.shape ?? "mapped"), rounds = 5, timeoutMs = 300_000 } = opts;
-  const queueName = `bench-dag-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
-  const config: WorkerConfig = { redisUrl, queue: queueName, concurrency: 50, kind: "throughput" };
-  const child = fork(FLOW_WORKER, [], { cwd: REPO_ROOT, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const joined = new Set<number>();
-  let samples: FlowSample[] | undefined;
-  let failure: Error | undefined;
-  let ready = false;
-  child.on("message", (m: { ev?: string; round?: number; samples?: FlowSample[]; message?: string }) => {
-    if (m?.ev === "ready") ready = true;
-    if (m?.ev === "joined" && typeof m.round === "number") joined.add(m.round);
-    if (m?.ev === "result") samples = m.samples;
-    if (m?.ev === "error") failure = new Error(`bullmq flow worker failed: ${m.message}`);
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.send({ cmd: "start", config });
-  const flows = new FlowProducer({ connection: { ...redisConnectionOptions(redisUrl), maxRetriesPerRequest: null } });
   const submits: number[] = [];
-  try {
-    await waitUntil(() => ready, 30_000, "the BullMQ flow worker to start", () => failure);
+  const samples = await bullmqFlowSamples(redisUrl, "dag", async ({ queueName, run }) => {
     for (let round = 0; round < rounds; round++) {
       submits.push(Date.now());
-      await flows.add({
-        name: "join",
-        queueName,
-        data: { round, role: "join" },
-        children: Array.from({ length: children }, (_, i) => ({ name: `c${i}`, queueName, data: { round, role: "child" } })),
-      });
-      await waitUntil(() => joined.has(round), timeoutMs, `BullMQ flow ${round} to join`, () => failure);
+      const kids = Array.from({ length: children }, (_, i) => ({ name: `c${i}`, queueName, data: { round, role: "child" } }));
+      await run(round, { name: "join", queueName, data: { round, role: "join" }, children: kids }, timeoutMs);
     }
-    child.send({ cmd: "stop" });
-    await waitUntil(() => samples !== undefined, 30_000, "the BullMQ flow worker's samples", () => failure);
-  } finally {
-    if (child.connected) child.send({ cmd: "stop" });
-    await Promise.race([exited, sleep(10_000)]);
-    if (child.exitCode === null) child.kill("SIGKILL");
-    const { Queue } = await import("bullmq");
-    const queue = new Queue(queueName, { connection: { ...redisConnectionOptions(redisUrl), maxRetriesPerRequest: null } });
-    await queue.obliterate({ force: true }).catch((e: Error) => console.error(`[dag bench] obliterate failed: ${e.message}`));
-    await queue.close();
-    await flows.close();
-  }
+  });
   const out: DagRound[] = [];
   for (let round = 0; round < rounds; round++) {
-    const mine = samples!.filter((s) => s.round === round);
+    const mine = samples.filter((s) => s.round === round);
     const kids = mine.filter((s) => s.role === "child");
     const join = mine.find((s) => s.role === "join");
     if (kids.length !== children || !join) throw new Error(`BullMQ flow ${round}: ${kids.length} children and ${join ? 1 : 0} join processed`);
@@ -191,15 +153,6 @@ export async function benchBullmqDag(redisUrl: string, opts: DagBenchOptions = {
   return result("bullmq", undefined, children, out, []);
 }
 
-async function waitUntil(done: () => boolean, timeoutMs: number, what: string, failed: () => Error | undefined = () => undefined): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    const f = failed();
-    if (f) throw f;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(2);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Kairos: createDag / triggerDag / dagRun over GraphQL
