@@ -82,8 +82,9 @@ export class Deadlines {
     this.supervisor!.watch(watchId, pid, p.process.stop === "group", this.monotonic(killAt), p.diskBytes, p.diskDir, p.cgroup?.procsFiles[0] ?? null);
   }
 
-  forget(watchId: string): void {
-    this.supervisor!.forget(watchId);
+  /** Stops watching; the promise settles once the supervisor confirmed (any kill of its own reported by then). */
+  forget(watchId: string): Promise<void> {
+    return this.supervisor!.forget(watchId);
   }
 
   /**

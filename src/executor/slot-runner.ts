@@ -85,7 +85,10 @@ export class SlotRunner {
     } finally {
       a.process = ENDED;
       endedAt = this.deps.clock();
-      deadlines.forget(watchId);
+      const forgotten = deadlines.forget(watchId);
+      // Killed: by the supervisor (its disk cap, its deadline)? Its word arrives on its own pipe,
+      // maybe after the exit: wait for it, so the end is reported with its cause.
+      if (result! !== undefined && result.signal !== null && !a.killedBy) await forgotten;
       if (prepared?.cgroup) {
         const u = prepared.cgroup.usage();
         usage = { peakMemoryMb: u.peakMemoryMb, cpuSeconds: u.cpuSeconds };

@@ -56,6 +56,18 @@ describe.runIf(process.platform === "linux")("run supervisor", () => {
     await s.stop();
   });
 
+  it("forget settles only once the supervisor's own kill of the run has been reported (the end is reported with its cause)", async () => {
+    const { s, kills } = supervisor();
+    const g = group();
+    s.watch("r9:1", g.pid!, true, monotonicMs() + 200, 0, dir);
+    // The executor sees the exit first; the supervisor's word comes on its own pipe, maybe later.
+    expect(await waitUntil(() => !alive(g.pid!), 3_000)).toBe(true);
+    await s.forget("r9:1");
+    expect(kills).toEqual([["r9:1", "deadline"]]);
+    await s.forget("r9:1"); // forgotten already: settles at once
+    await s.stop();
+  });
+
   it("follows a deadline moved by renewals, and forgets a run that ended", async () => {
     const { s, kills } = supervisor();
     const g = group();

@@ -103,7 +103,7 @@ process.stdin.on("data", (chunk) => {
     buf = buf.slice(nl + 1);
     if (op === "S" && id) entries.set(id, { pid: Number(a), group: b === "1", deadline: Number(c), disk: Number(d), procs: rest[0] === "-" ? null : rest[0], dir: rest.slice(1).join(" "), killed: false });
     else if (op === "U" && id) { const e = entries.get(id); if (e) e.deadline = Number(a); }
-    else if (op === "E" && id) entries.delete(id);
+    else if (op === "E" && id) { entries.delete(id); process.stdout.write("F " + id + "\n"); }
   }
 });
 process.stdin.on("end", () => {
@@ -127,6 +127,8 @@ export class Supervisor {
   private stopped = false;
   /** Attempts it knows of, to re-announce after a restart. */
   private readonly live = new Map<string, string>();
+  /** Callers waiting for the supervisor to confirm it forgot an attempt (see forget). */
+  private readonly forgotten = new Map<string, () => void>();
 
   constructor(
     private readonly onKill: (id: string, why: SupervisorKill) => void,
@@ -142,6 +144,7 @@ export class Supervisor {
     createInterface({ input: child.stdout! }).on("line", (line) => {
       const [k, id, why] = line.split(" ");
       if (k === "K" && id && (why === "deadline" || why === "disk")) this.onKill(id, why);
+      if (k === "F" && id) this.forgotten.get(id)?.();
     });
     child.stdin!.on("error", () => undefined);
     child.once("exit", (code, signal) => {
@@ -176,8 +179,24 @@ export class Supervisor {
     this.send(`U ${id} ${Math.floor(deadline)}`);
   }
 
-  forget(id: string): void {
-    if (this.live.delete(id)) this.send(`E ${id}`);
+  /**
+   * Stops watching the attempt. The promise settles once the supervisor confirmed it (or after
+   * `waitMs`): it answers in order, so a kill it made before (a `K` line, reported through onKill)
+   * has been handled by then. An attempt whose process was killed waits for it, to know whether the
+   * supervisor did it (its disk cap) before the end is reported.
+   */
+  forget(id: string, waitMs = 1_000): Promise<void> {
+    if (!this.live.delete(id)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.forgotten.get(id) === done) this.forgotten.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      this.forgotten.set(id, done);
+      this.send(`E ${id}`);
+    });
   }
 
   async stop(): Promise<void> {
