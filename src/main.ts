@@ -6,6 +6,11 @@
 import type { Role } from "./config/index.js";
 import { ConfigError } from "./domain/index.js";
 
+// The AWS SDK warns at every start on Node 20 that its releases after January 2027 will need Node 22.
+// Its version here is pinned by package-lock.json, so the warning says nothing about this install:
+// it stays off unless the environment sets it (the SDK reads it when its first client is made).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 /** What src/cli/index.ts exports (typed here: a type import would pull src/cli into this build). */
 interface CliModule {
   CLI_COMMANDS: readonly string[];
