@@ -4,13 +4,20 @@ import { readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+
+/** Every process a test started: one still running when its test ends (an assertion failed) is killed. */
+const started: Array<ReturnType<typeof spawn>> = [];
+afterEach(() => {
+  for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
 
 function kairos(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     env: { ...process.env, KAIROS_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  started.push(child);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
