@@ -37,6 +37,7 @@ import { bullmqFlowSamples } from "./lib/bullmq-flows.js";
 import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
 import { startRedis } from "./lib/redis.js";
 import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
+import { argValue } from "./lib/args.js";
 
 const ADMIN_PASSWORD = "bench-admin-password";
 const RESOURCES = { cpu: 0.1, memoryMb: 64, pids: 16, diskMb: 1 };
@@ -269,10 +270,6 @@ export function formatChain(rs: ChainResult[]): string {
   return lines.join("\n");
 }
 
-function argValue(flag: string): string | undefined {
-  const i = process.argv.indexOf(flag);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");

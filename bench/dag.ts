@@ -43,6 +43,7 @@ import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "
 import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING, type Counts } from "./lib/opcounts.js";
 import { redisConnectionOptions, startRedis } from "./lib/redis.js";
 import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
+import { argValue } from "./lib/args.js";
 
 /**
  * One executor process against BullMQ's one Worker process. The other shapes run two executors of
@@ -421,10 +422,6 @@ export function formatDag(results: DagBenchResult[]): string {
 // Direct run
 // ---------------------------------------------------------------------------------------------
 
-function argValue(flag: string): string | undefined {
-  const i = process.argv.indexOf(flag);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");

@@ -19,6 +19,7 @@ import { createJobs, deploy, NOOP_SPEC, teardown, type Deployment } from "./kair
 import { mongoOpCounts, diffCounts } from "./lib/opcounts.js";
 import { startRedis } from "./lib/redis.js";
 import { fmtMs, summarize, type Summary } from "./lib/stats.js";
+import { argValue } from "./lib/args.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -176,10 +177,6 @@ export function formatOverload(r: OverloadResult): string {
   return lines.join("\n");
 }
 
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const quick = process.argv.includes("--quick");

@@ -47,13 +47,10 @@ import { burstRatios, formatBurst, formatSchedules, formatThroughput, label, sch
 import type { BurstResult, ScheduleResult, ThroughputResult } from "./lib/shapes.js";
 import { diffCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING } from "./lib/opcounts.js";
 import { fmtMs, ratio } from "./lib/stats.js";
+import { argValue } from "./lib/args.js";
 
 const BULLMQ_VERSION = "5.47.3";
 
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 const quick = process.argv.includes("--quick");
 const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,chain,logs,leases,overload,console").split(",");

@@ -53,6 +53,7 @@ import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPI
 import { startRedis } from "./lib/redis.js";
 import { burstRatios, formatBurst, formatSchedules, formatThroughput, scheduleRatios } from "./lib/report.js";
 import { fmtMs, summarize } from "./lib/stats.js";
+import { argValue } from "./lib/args.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -606,10 +607,6 @@ export async function benchKairosThroughput(redisUrl: string, opts: KairosThroug
 // Standalone
 // ---------------------------------------------------------------------------------------------
 
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
