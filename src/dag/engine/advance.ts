@@ -9,7 +9,7 @@
  */
 import type { RunService } from "../../core/index.js";
 import type { DagRunDoc, DagTaskDoc, DagTaskState, JobDoc } from "../../domain/index.js";
-import { ConflictError, DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
+import { coerceError, ConflictError, DagRunStatus, DagTaskState as S, instanceFireKey } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import { findDagRunState, findTaskResults, findTaskRuns, findTaskRunsByFireKeys, setDagRunAtVersion, type DagTaskRun, type Mongo } from "../../store/index.js";
@@ -21,7 +21,6 @@ import type { DagDef, InstanceRef, TaskView } from "../plan/types.js";
 import { planOf } from "./definition.js";
 import type { DagDefinitions } from "./definitions.js";
 import type { DagEvent, DagEvents } from "./events.js";
-import { instanceFireKey } from "./keys.js";
 import { QuietWrites } from "./quiet-writes.js";
 import { observedStates, sameTask, storedTasks, taskWrites } from "./task-states.js";
 

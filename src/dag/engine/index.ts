@@ -10,7 +10,7 @@ export { MAX_PARAMS_BYTES, planOf, type DagInput, type DagPatch, type DagTaskInp
 export { DagEngine, type DagEngineDeps } from "./engine.js";
 export { DagEvents, type DagEvent } from "./events.js";
 export { checkResult, DagTaskIo, MAX_INPUTS_BYTES, MAX_RESULT_BYTES, type TaskFiles } from "./io.js";
-export { instanceFireKey } from "./keys.js";
+export { instanceFireKey } from "../../domain/index.js";
 export { type Submit as DagSubmit } from "./definition.js";
 export { DagRunService } from "./run-service.js";
 export { DagService } from "./service.js";

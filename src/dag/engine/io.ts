@@ -7,10 +7,9 @@
  * parents' succeeded runs.
  */
 import type { RunDoc } from "../../domain/index.js";
-import { TriggerRule } from "../../domain/index.js";
+import { dagAttemptOfFireKey, TriggerRule } from "../../domain/index.js";
 import { findDagRunShape, findInstanceCounts, findSucceededTaskResults, type Mongo } from "../../store/index.js";
 import { MAX_JSON_DEPTH, textDepth } from "./json-depth.js";
-import { dagAttemptOfFireKey } from "./keys.js";
 
 /** Largest result a task may write to KAIROS_RESULT. */
 export const MAX_RESULT_BYTES = 64 * 1024;

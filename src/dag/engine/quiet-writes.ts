@@ -9,12 +9,11 @@
  * starts the join) does not queue behind them. When a condition does not hold (the last instance
  * or parent among them, a cancel, maxParallel ...), they go to the advance together (`fallback`).
  */
-import { DagRunStatus, DagTaskState as S, coerceError } from "../../domain/index.js";
+import { coerceError, dagAttemptOfFireKey, DagRunStatus, DagTaskState as S } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import { recordQuietSuccesses, type DagTaskRun, type Mongo, type QuietSuccess } from "../../store/index.js";
 import type { DagEvent, DagEvents } from "./events.js";
-import { dagAttemptOfFireKey } from "./keys.js";
 
 /** DAG runs whose quiet successes a process remembers (those it advanced last). */
 const QUIET_RUNS = 1024;

@@ -13,6 +13,7 @@ import {
   ConcurrentChangeError,
   DagRunStatus as RS,
   fireKey,
+  manualFireKey,
   NotFoundError,
   PreconditionError,
   ValidationError,
@@ -41,7 +42,6 @@ import { retriedTaskCount, retryFromFailed } from "../plan/retry.js";
 import type { DagAdvancer } from "./advance.js";
 import { mergeParams, paramsText, type Submit } from "./definition.js";
 import type { DagDefinitions } from "./definitions.js";
-import { manualDagRunKey } from "./keys.js";
 import { insertOnce, newDagRun } from "./runs.js";
 import type { DagSchedules } from "./schedules.js";
 
@@ -147,7 +147,7 @@ export class DagRunService {
 
   private async triggerOnce(caller: Principal, dagId: string, params: Record<string, unknown> | null | undefined, opId: string, admit: Submit["admit"]): Promise<DagRunSummary> {
     const dag = await this.dag(caller, dagId);
-    const key = manualDagRunKey(dagId, opId);
+    const key = manualFireKey(dagId, opId);
     const paramsJson = mergeParams(dag.paramsJson, params);
     // A takeover of an idempotent trigger whose first attempt wrote its DAG run: that one, advanced
     // (the first attempt may have died before it did), and no second lock.

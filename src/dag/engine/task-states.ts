@@ -5,13 +5,12 @@
  * the quiet writes use, written field by field where a mapped task's instances were stored).
  */
 import type { DagRunDoc, DagRunTaskDoc, DagTaskState, RunStatus } from "../../domain/index.js";
-import { DagTaskState as S } from "../../domain/index.js";
+import { DagTaskState as S, instanceFireKey } from "../../domain/index.js";
 import type { DagTaskRun } from "../../store/index.js";
 import type { GraphIndex } from "../plan/graph.js";
 import { openParentCounts } from "../plan/quiet-ends.js";
 import { isActive, isTerminal } from "../plan/readiness.js";
 import type { StepResult, TaskView } from "../plan/types.js";
-import { instanceFireKey } from "./keys.js";
 
 /** The DAG task state a run's status means. */
 export function taskStateOfRun(status: RunStatus): DagTaskState {
