@@ -10,7 +10,7 @@
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, rmdirSync, writeFileSync, type Stats } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, rmdirSync, writeFileSync, type Stats } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,7 +163,13 @@ export class Sandbox {
       this.isolation.notes.push("the run launcher is not built (no C compiler when `npm run build` ran: apt-get install gcc): runs start one bubblewrap each, slower");
       return;
     }
-    this.launcherPath = binary;
+    // The slots' sandboxes open the zygote as their unprivileged uids: a copy beside the sandbox's
+    // /etc (removed with it on close), which they can reach, not the build's, whose checkout may sit in a directory only its
+    // owner can enter (a clone in a `mktemp -d` directory made every slot's sandbox fail to start).
+    const zygote = join(this.etcDir, "zygote");
+    copyFileSync(binary, zygote);
+    chmodSync(zygote, 0o755);
+    this.launcherPath = zygote;
     this.launcher = Launcher.start(binary, this.o.log);
     for (let i = 0; i < this.o.slots; i++) this.defineSlot(i);
     this.isolation.enforced.push(...KEPT_SANDBOX);
