@@ -314,6 +314,8 @@ describe("kairos command line (built, as a subprocess)", { timeout: 300_000 }, (
     await kairos(["pause", "cli-hello"]);
     const paused = JSON.parse((await kairos(["why", "cli-hello", "-o", "json"])).out) as { reasons: Array<{ code: string }> };
     expect(paused.reasons.map((x) => x.code)).toContain("PAUSED");
+    const described = await kairos(["describe", "job", "cli-hello"]);
+    expect(described.out).toMatch(/Why it makes no runs now:\n  PAUSED +\S/);
     const lonely = await makeJob(t.app, t.admin, "cli-lonely", "nobody-serves-this");
     const run = (await gqlOk<{ triggerJob: { id: string } }>(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: lonely }, t.admin)).triggerJob.id;
     const why = await kairos(["why", run]);

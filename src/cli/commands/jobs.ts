@@ -240,6 +240,9 @@ export function registerJobs(program: Command, ctx: Ctx): void {
           "Fire ledger (last outcomes):",
           ...(ledger.length ? ledger.map((f) => `  ${f.slotAt}  ${paint(ctx.io, statusColour(f.outcome), f.outcome.padEnd(16))}${f.runId ? ` run ${f.runId}` : ""}${f.reason ? `  ${f.reason}` : ""}`) : ["  none"]),
         ];
+        if (job.problems.length) {
+          lines.push("", "Why it makes no runs now:", ...job.problems.map((p) => `  ${paint(ctx.io, "yellow", p.code.padEnd(24))}${p.message}${p.until ? ` (until ${p.until})` : ""}`));
+        }
         const warnings = [...job.warnings, ...job.health.warnings];
         if (warnings.length) lines.push("", "Warnings:", ...[...new Set(warnings)].map((w) => `  ${paint(ctx.io, "yellow", w)}`));
         return `${lines.join("\n")}\n`;
