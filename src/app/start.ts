@@ -11,7 +11,7 @@ import type { Executor } from "../executor/index.js";
 import type { Scheduler } from "../scheduler/index.js";
 import { pingMongo } from "../store/index.js";
 import type { Clock } from "../shared-state/index.js";
-import type { Logger } from "../support/index.js";
+import { startTracing, type Logger } from "../support/index.js";
 import { registerSampledMetrics } from "./metrics.js";
 import { checkRolePorts } from "./ports.js";
 import { startApi, startArtifactSweep, startExecutor, startOps, startScheduler, type RoleOverrides } from "./roles.js";
@@ -45,6 +45,8 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
   const stops = new Stops(log);
   await checkRolePorts(config);
   try {
+    // First on, last off: every component's spans are made and flushed while it is on.
+    if (config.tracing) stops.push(startTracing(config.tracing, config.role, log));
     if (config.role === "dev") await mkdir(config.dataDir, { recursive: true });
     const stores = await openStores(config, log, stops);
     const services = await buildServices(config, stores, { log, clock, stageAheadMs: opts.scheduler?.stageAheadMs ?? config.stageAheadMs }, stops);

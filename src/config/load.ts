@@ -18,6 +18,7 @@ import { jobKindSettings } from "./job-kinds.js";
 import { logSettings } from "./logs.js";
 import { int, intOrOff, settingDuration, type Env } from "./parse.js";
 import { schedulerSettings } from "./scheduler.js";
+import { tracingSettings } from "./tracing.js";
 import type { KairosConfig, Role } from "./settings.js";
 
 export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
@@ -57,5 +58,6 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     api: apiGuard(env, dev),
     s3: s3Settings(env),
     artifacts: artifactSettings(dev, dataDir, env),
+    tracing: tracingSettings(env),
   };
 }

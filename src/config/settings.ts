@@ -8,6 +8,7 @@ import type { ApiGuardSettings } from "../api/index.js";
 import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
 import type { ArtifactSettings } from "./blobs.js";
+import type { TracingSettings } from "../support/index.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
 export type Role = (typeof ROLES)[number];
@@ -123,4 +124,10 @@ export interface KairosConfig {
   s3: BlobStoreSettings | null;
   /** Artifact limits and the executor's artifact cache (src/config/blobs.ts). */
   artifacts: ArtifactSettings;
+  /**
+   * Tracing: spans exported over OTLP/HTTP to `KAIROS_OTLP_ENDPOINT` (else `OTEL_EXPORTER_OTLP_ENDPOINT`),
+   * `KAIROS_TRACE_SAMPLE_RATIO`, `OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS` (src/config/tracing.ts).
+   * Null when no endpoint is set: no spans are made. @default null
+   */
+  tracing: TracingSettings | null;
 }

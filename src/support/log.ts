@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from "pino";
 import pretty from "pino-pretty";
+import { traceLogFields } from "./tracing.js";
 
 export type Logger = PinoLogger;
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -22,7 +23,7 @@ export function logFormat(setting: LogFormatSetting, role: string, stdoutIsTty: 
 }
 
 /**
- * Logs on stdout, with `component` and ids as fields: structured JSON (one object per line), or
+ * Logs on stdout, with `component` and ids as fields (and `trace_id`/`span_id` inside a span): structured JSON (one object per line), or
  * for people (`format: "pretty"`: time, level, component and message on one line, the other
  * fields below it; colours where the terminal takes them and NO_COLOR is unset).
  */
@@ -36,11 +37,13 @@ export function createLogger(level: LogLevel, bindings: Record<string, unknown> 
       messageFormat: "{if component}{component}: {end}{msg}",
       ...(destination ? { destination, colorize: false } : {}),
     });
-    return pino({ level, base: { pid: process.pid, ...bindings } }, stream);
+    return pino({ level, base: { pid: process.pid, ...bindings }, mixin: traceLogFields }, stream);
   }
   const options = {
     level,
     base: { pid: process.pid, ...bindings },
+    // trace_id and span_id of the active span, when tracing is on (src/support/tracing.ts).
+    mixin: traceLogFields,
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };
