@@ -67,6 +67,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     taskKey: r.taskKey ?? undefined,
     mapIndex: r.mapIndex ?? undefined,
     httpResponse: r.httpResponse ?? undefined,
+    traceparent: r.traceparent ?? undefined, // only when tracing made one (src/support/tracing.ts)
     history: r.history.map((h) => ({ status: h.status, at: ms(h.at), reason: h.reason ?? undefined, nodeId: h.nodeId ?? undefined, attempt: h.attempt ?? undefined })),
     createdAt: ms(r.createdAt),
     updatedAt: ms(r.updatedAt),

@@ -177,6 +177,8 @@ export interface JobDoc {
    * DAG's id). Its fires create DAG runs instead of runs (docs/dags.md, "Schedules").
    */
   dagId?: string | null;
+  /** W3C trace context of the request that created the job, when tracing is on: its first fire continues that trace. */
+  traceparent?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -272,6 +274,8 @@ export interface RunDoc {
   mapIndex?: number | null;
   /** The JSON text a DAG task wrote to KAIROS_RESULT (at most 64 KiB), when its attempt succeeded. */
   resultJson?: string | null;
+  /** W3C trace context of the span that created the run (its fire), when tracing is on: the executor's spans join that trace. */
+  traceparent?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -11,6 +11,7 @@ import { specArtifact } from "../job-kinds.js";
 import { firstFire, startSchedule, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
 import type { JobInput, JobPatch, Submit } from "./types.js";
 import type { JobsKit } from "./writes.js";
+import { activeTraceparent } from "../../support/index.js";
 
 export class JobEditor {
   constructor(private readonly kit: JobsKit) {}
@@ -78,6 +79,7 @@ export class JobEditor {
       firedCount: 0,
       version: 1,
       ...(input.dagId ? { dagId: input.dagId } : {}),
+      ...activeTraceparent(),
       createdAt: at,
       updatedAt: at,
     };
@@ -137,7 +139,8 @@ export class JobEditor {
     // A new schedule starts from now: slots of the old one are not replayed under the new one.
     const { schedule, handledThrough } = startSchedule(patch.schedule!, now);
     const first = firstFire(schedule, current._id, handledThrough, this.kit.random);
-    Object.assign(set, { schedule, handledThrough: new Date(handledThrough), firedCount: 0 });
+    // Its first fire continues the trace of this request (src/support/tracing.ts withFireSpan).
+    Object.assign(set, { schedule, handledThrough: new Date(handledThrough), firedCount: 0, ...activeTraceparent() });
     if (current.paused) return false;
     Object.assign(set, {
       status: "ACTIVE",

@@ -15,6 +15,7 @@ import type { OverlapLocks } from "./overlap.js";
 import type { ReadyQueueing } from "./ready.js";
 import type { DagFireHook } from "./types.js";
 import type { WaitingRuns } from "./waiting.js";
+import { activeTraceparent, withFireSpan } from "../../support/index.js";
 
 export interface MaterializeArgs {
   scheduledFor: number;
@@ -74,6 +75,7 @@ export function newRun(
     outputTruncated: false,
     history: [{ status: r.status, at, reason: args.reason ?? args.trigger.toLowerCase(), nodeId: null, attempt: 1 }],
     ...(args.dagTask ? { dagRunId: args.dagTask.dagRunId, taskKey: args.dagTask.taskKey, mapIndex: args.dagTask.mapIndex } : {}),
+    ...activeTraceparent(),
     createdAt: at,
     updatedAt: at,
   };
@@ -108,7 +110,11 @@ export class Materializer {
    * crash safe. The job's overlap policy is applied here, atomically: see {@link OverlapLocks.take}.
    * Returns `run: null` when the policy skipped the fire.
    */
-  async materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
+  materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
+    return withFireSpan(job, { slotAt: args.scheduledFor, trigger: args.trigger, now: this.deps.clock() }, () => this.create(job, args));
+  }
+
+  private async create(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
     const { mongo } = this.deps;
     const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
     if (job.dagId && this.deps.dagFire) return this.materializeDag(job, args, key, this.deps.dagFire);
