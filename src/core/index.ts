@@ -18,6 +18,7 @@ export * from "./pools.js";
 export * from "./resources.js";
 export * from "./run-reads.js";
 export * from "./runs/index.js";
+export * from "./ssrf.js";
 export * from "./users.js";
 export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";

@@ -1,11 +1,12 @@
 /**
- * Where HTTP jobs may connect (SSRF protection), with request-filtering-agent: every address a
+ * Where HTTP jobs and alert webhooks may connect (SSRF protection), with request-filtering-agent: every address a
  * connection goes to, an IP literal or each address a host name resolves to, is checked when the
  * socket connects (so a name that resolves to a private address is refused too, and DNS
  * rebinding cannot slip one in between a check and the connect). Refused: loopback, link-local
  * (169.254.0.0/16, the cloud metadata address among them), private, unique-local, multicast,
  * unspecified and every other non-unicast range, unless an admin allows a range
- * (KAIROS_HTTP_JOB_ALLOWED_CIDRS, e.g. for a trusted internal target or tests); and, allowed or
+ * (KAIROS_HTTP_JOB_ALLOWED_CIDRS for HTTP jobs, KAIROS_ALERT_ALLOWED_CIDRS for alert webhooks, e.g.
+ * for a trusted internal target or tests); and, allowed or
  * not, KAIROS_HTTP_JOB_DENIED_CIDRS and this node's own addresses (unless one is named exactly).
  * Redirects are not followed, so they cannot lead past the check either.
  */
@@ -153,12 +154,15 @@ export function httpAgents(rules: HttpTargetRules): HttpAgents {
   };
 }
 
-/** The agent's refusal, as a run's error says it (null: not a refusal). */
-export function ssrfRefusal(e: Error): string | null {
+/**
+ * The agent's refusal, as a run's (or an alert delivery's) error says it (null: not a refusal).
+ * `who` and `setting`: what may reach public addresses only, and the setting that opens a range.
+ */
+export function ssrfRefusal(e: Error, who = "HTTP jobs", setting = "KAIROS_HTTP_JOB_ALLOWED_CIDRS"): string | null {
   const m = /DNS lookup (\S+)\(family:[^,]*, host:([^)]*)\) is not allowed\. Because,? (.*)$/.exec(e.message);
   if (!m) return null;
   const [, address, host, why] = m;
   const target = host && host !== "undefined" && host !== address ? `${host} (${address})` : address;
   const reason = /denyIPAddressList/.test(why!) ? "it is one of this cluster's own addresses" : /meta/i.test(why!) ? "it is an unspecified address" : "it is not a public address (loopback, private, link-local, unique-local, multicast or reserved)";
-  return `refused to connect to ${target}: ${reason}. HTTP jobs may reach public addresses only; an admin can allow a range with KAIROS_HTTP_JOB_ALLOWED_CIDRS`;
+  return `refused to connect to ${target}: ${reason}. ${who} may reach public addresses only; an admin can allow a range with ${setting}`;
 }

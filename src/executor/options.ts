@@ -2,7 +2,7 @@
 import { cpus, totalmem } from "node:os";
 import { DEFAULT_RESOURCES } from "../core/index.js";
 import type { ResourceRequest } from "../domain/index.js";
-import type { HttpTargetRules } from "./kinds/ssrf.js";
+import type { HttpTargetRules } from "../core/index.js";
 import type { SandboxMode } from "./sandbox/sandbox.js";
 
 export interface ExecutorOptions {
@@ -60,7 +60,7 @@ export interface ExecutorOptions {
   runMax?: ResourceRequest;
   /** SCRIPT interpreters this node offers, of those it has (KAIROS_INTERPRETERS). @default null: every one it has */
   interpreters?: string[] | null;
-  /** Where HTTP jobs may connect beyond public addresses, and what else is refused (executor/kinds/ssrf.ts). @default public addresses only */
+  /** Where HTTP jobs may connect beyond public addresses, and what else is refused (core/ssrf.ts). @default public addresses only */
   httpTargets?: HttpTargetRules;
 }
 

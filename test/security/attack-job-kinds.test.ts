@@ -34,7 +34,7 @@ import { ConfigError, type JobSpec, type RunDoc } from "../../src/domain/index.j
 import { RunAbort } from "../../src/executor/abort.js";
 import { runHttpAttempt } from "../../src/executor/kinds/http-job.js";
 import { installProgram } from "../../src/executor/kinds/programs.js";
-import { httpAgents, type HttpTargetRules } from "../../src/executor/kinds/ssrf.js";
+import { httpAgents, type HttpTargetRules } from "../../src/core/ssrf.js";
 import { useTestApp } from "../helpers/app.js";
 import { makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";

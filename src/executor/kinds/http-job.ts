@@ -11,7 +11,7 @@ import type { HttpResponseRecord, HttpSpec, RunDoc } from "../../domain/index.js
 import { formatStatusRange, isSuccessStatus, signatureHeader } from "../../core/index.js";
 import type { AbortLike } from "../abort.js";
 import type { HttpAttemptResult, ProcessResult } from "../outcome.js";
-import { ssrfRefusal, type HttpAgents } from "./ssrf.js";
+import { ssrfRefusal, type HttpAgents } from "../../core/index.js";
 
 export interface HttpJobDeps {
   agents: HttpAgents;

@@ -12,7 +12,7 @@ import type { ProcessResult } from "../outcome.js";
 import { runHttpAttempt } from "./http-job.js";
 import { detectInterpreters } from "./interpreters.js";
 import { installProgram, programSpec, type ArtifactSource } from "./programs.js";
-import { httpAgents, type HttpAgents, type HttpTargetRules } from "./ssrf.js";
+import { httpAgents, type HttpAgents, type HttpTargetRules } from "../../core/index.js";
 
 export interface JobKindsOptions {
   /** Interpreters this node offers, of those it has; null: every one it has. */
