@@ -7,6 +7,7 @@
  */
 import { coerceError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
+import { traceClaim, TraceAttr, withRunSpan } from "../support/index.js";
 import { resourcesOf } from "../core/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunDoc } from "../domain/index.js";
@@ -110,6 +111,7 @@ export class Attempts {
     const { runId, token } = a;
     const run = knownRun(a.claim)!;
     const { jobId, attempt } = run;
+    traceClaim(run, token, this.deps.clock());
     // Made only when something is logged (most attempts log nothing at the default levels' cost).
     let child: Logger | undefined;
     const log = () => (child ??= this.deps.log.child({ runId, jobId, attempt, token }));
@@ -130,7 +132,7 @@ export class Attempts {
       // Ended before its confirm was sent: the claim goes with the result, in one write (after the
       // report turn, still well inside the attempt's kill deadline).
       if (a.claim.state === "queued") a.claim = { state: "withResult", payload: a.claim.payload, startedAt: a.claim.startedAt };
-      reported = this.deps.reporter.report(a, end, { token, attempt, log, dagTask: run.dagRunId != null });
+      reported = withRunSpan("kairos.end", run, { [TraceAttr.durationMs]: end.result.durationMs }, () => this.deps.reporter.report(a, end, { token, attempt, log, dagTask: run.dagRunId != null }));
       reported.catch(() => undefined); // awaited below, once the slot is clean
       // The slot is cleaned up while the end is reported (a DAG task's children wait for that
       // report, not for the clean-up), once the report's write went out (sent in this turn's

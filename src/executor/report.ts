@@ -6,6 +6,7 @@
 import { decodeRunPayload } from "../core/index.js";
 import type { RunService } from "../core/index.js";
 import type { Logger } from "../support/index.js";
+import { annotateActiveSpan, TraceAttr } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunUsage } from "../domain/index.js";
 import type { Attempt, Claim } from "./attempt.js";
@@ -144,6 +145,7 @@ export class Reporter {
         : claim.state === "confirmed"
           ? await this.deps.runs.finishAttempt(claim.run, outcome)
           : unreachable(claim);
+    annotateActiveSpan({ [TraceAttr.status]: done ? done.status : "STALE", [TraceAttr.exitCode]: end.result.exitCode ?? undefined });
     if (!done) ref.log().warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
     else if (this.deps.log.isLevelEnabled("info")) ref.log().info({ status: done.status, exitCode: end.result.exitCode, ms: end.result.durationMs }, "attempt finished");
   }

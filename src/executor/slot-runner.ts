@@ -6,6 +6,7 @@
  */
 import { coerceError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
+import { endSpan, runSpan, TraceAttr } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunDoc, RunUsage } from "../domain/index.js";
 import { ENDED, type Attempt } from "./attempt.js";
@@ -66,6 +67,7 @@ export class SlotRunner {
     let endedAt = 0;
     let prepared: PreparedAttempt | null = null;
     let dagResult: DagResult | undefined;
+    const started = runSpan("kairos.start", run, { [TraceAttr.token]: a.token }); // ends at the spawn (an HTTP job: its response)
     try {
       // An HTTP job runs no process: the executor makes its request (a DAG task of this kind gets no inputs and gives no result).
       if (run.spec.kind === "HTTP") return { end: await this.runHttp(a, run), cleanup: () => this.cleanup(slot, null) };
@@ -76,13 +78,15 @@ export class SlotRunner {
       const p = prepared;
       await this.deps.kinds.install(run, p.process.cwd);
       result = await runProcess(
-        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => deadlines.watch(watchId, pid, p, a.killAt), onOutput },
+        { ...p.process, timeoutMs: run.spec.timeoutMs, onSpawn: (pid) => (endSpan(started), deadlines.watch(watchId, pid, p, a.killAt)), onOutput },
         a.abort,
       );
       if (run.dagRunId && result.exitCode === 0) dagResult = readDagResult(p.process.cwd);
     } catch (e) {
+      endSpan(started, undefined, e);
       result = notStarted(`could not set up the run${prepared ? "'s program" : "'s sandbox"}: ${coerceError(e).message}`);
     } finally {
+      endSpan(started);
       a.process = ENDED;
       endedAt = this.deps.clock();
       const forgotten = deadlines.forget(watchId);

@@ -170,6 +170,17 @@ export function runSpan(name: string, run: TracedRun, attributes: Attributes = {
   return startSpan(name, { [TraceAttr.runId]: run._id, [TraceAttr.jobId]: run.jobId, [TraceAttr.attempt]: run.attempt, ...attributes }, { parent: run.traceparent, startTime });
 }
 
+/**
+ * The claim of `run` by an executor, as a span from the moment the run could be taken (queued, or
+ * its staged time) to `now`, when this node took it: the wait in the ready queue.
+ */
+export function traceClaim(run: TracedRun & { queuedAt?: Date | null; notBefore?: Date | null; createdAt?: Date }, token: number, now: number): void {
+  if (!tracer || !run.traceparent) return;
+  const queued = Math.max(run.queuedAt?.getTime() ?? 0, run.notBefore?.getTime() ?? 0) || (run.createdAt?.getTime() ?? now);
+  const from = Math.min(queued, now);
+  endSpan(runSpan("kairos.claim", run, { [TraceAttr.token]: token, [TraceAttr.waitMs]: now - from }, from));
+}
+
 /** Runs `fn` inside a span of `run`'s path (see {@link runSpan}); `fn` alone when there is none. */
 export async function withRunSpan<T>(name: string, run: TracedRun, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
   const span = runSpan(name, run, attributes);
