@@ -25,6 +25,7 @@ import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
 import type { ApiGuardSettings } from "./settings.js";
 import { attachWebSocket } from "./ws-server.js";
+import { graphqlSpanPlugin, traceGraphqlRequests } from "./tracing.js";
 
 export interface ApiServer {
   url: string;
@@ -90,6 +91,7 @@ function createApollo(deps: {
       rateLimitStatusPlugin<Context>(),
       subscriptionOverHttpPlugin<Context>(),
       refusalPenaltyPlugin(services),
+      graphqlSpanPlugin<Context>(),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
   });
@@ -127,6 +129,7 @@ export async function startApiServer(
     graphqlRequestShape(),
     requestBudget,
     jsonBody(guard.maxBodyBytes),
+    traceGraphqlRequests(),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const { principal, authError } = ((res.locals.auth as Authenticated | undefined) ?? (await authenticate(services, req.headers.authorization)));
