@@ -384,4 +384,6 @@ export const Channels = {
    * Best effort like every bus message: the periodic rebalance still runs.
    */
   rebalance: "kairos:scheduler:rebalance",
+  /** An alert delivery was made (core/alerts/bus.ts): `{deliveryId, ruleId, ownerId, events, count, runIds, …}`, for alertFired. */
+  alertFired: "kairos:events:alerts",
 } as const;
