@@ -10,23 +10,20 @@
  *   4. write the fire ledger (one outcome per slot, insert-once);
  *   5. advance the job's cursor and next fire (decideAdvance) with a version-conditional update;
  *   6. complete(): clear in-flight and re-arm at the next fire, in one atomic step.
+ * Every effect goes through a port (fire-port.ts), so the property tests of firing drive this very
+ * sequence against an in-memory store (test/timing/fire-port.ts).
  * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
  * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
  */
 import type { Logger } from "../support/index.js";
-import { FireLedger } from "../core/index.js";
-import type { RunService } from "../core/index.js";
 import type { JobDoc } from "../domain/index.js";
-import type { UpdateBatcher } from "../store/index.js";
-import { advanceJob, createAdvanceBatch, findJob, findRunByFireKey } from "../store/index.js";
-import type { Mongo } from "../store/index.js";
-import type { SharedState, ShardFence } from "../shared-state/index.js";
+import type { ShardFence } from "../shared-state/index.js";
 import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
+import type { FirePort, FiringJob } from "./fire-port.js";
 
-export interface JobFirerDeps {
-  mongo: Mongo;
-  state: SharedState;
-  runs: RunService;
+export interface JobFirerDeps<J extends FiringJob = JobDoc> {
+  /** The effects of a fire (fire-port.ts: storeFirePort in production). */
+  port: FirePort<J>;
   log: Logger;
   options: FireOptions;
   random: () => number;
@@ -41,25 +38,18 @@ interface Created {
   fired: number;
 }
 
-export class JobFirer {
-  private readonly ledger: FireLedger;
-  /** The job updates of a pass's fires, as bulkWrites (the `schedulerOp` field tells which applied). */
-  private readonly advances: UpdateBatcher<JobDoc>;
+export class JobFirer<J extends FiringJob = JobDoc> {
   /** When each owner's skipped slots were last logged (SKIPPED_BACKLOG is logged per owner, not per slot). */
   private readonly backlogLogged = new Map<string, number>();
 
-  constructor(private readonly deps: JobFirerDeps) {
-    this.ledger = new FireLedger(deps.mongo);
-    this.advances = createAdvanceBatch(deps.mongo);
-  }
+  constructor(private readonly deps: JobFirerDeps<J>) {}
 
-  async fire(fence: ShardFence, timerId: string, jobId: string, now: number, prefetched?: ReadonlyMap<string, JobDoc | null>): Promise<void> {
-    const { wheel } = this.deps.state;
-    const { options: o, random } = this.deps;
-    const job = prefetched?.has(jobId) ? prefetched.get(jobId)! : await findJob(this.deps.mongo, jobId);
+  async fire(fence: ShardFence, timerId: string, jobId: string, now: number, prefetched?: ReadonlyMap<string, J | null>): Promise<void> {
+    const { port, options: o, random } = this.deps;
+    const job = prefetched?.has(jobId) ? prefetched.get(jobId)! : await port.loadJob(jobId);
     const decision = decideFire(job, now, o);
     if (decision.kind !== "fire" || !job) {
-      await wheel.complete(fence, timerId, decision.kind === "wait" ? decision.timerAt : null);
+      await port.complete(fence, timerId, decision.kind === "wait" ? decision.timerAt : null);
       return;
     }
     if (decision.error) this.deps.log.error({ jobId, error: decision.error }, "misfire catch-up refused");
@@ -69,19 +59,19 @@ export class JobFirer {
     const ahead = decideStageAhead(job, decision, { handled: decision.handled, fired: due.fired }, now, o, random);
     const early = await this.createRuns(job, ahead.runs, now, staged);
     const entries = [...due.entries, ...decision.entries, ...early.entries];
-    await this.ledger.record(job, entries, now);
+    await port.recordLedger(job, entries, now);
 
     const fired = due.fired + early.fired;
     const advance = decideAdvance(job, { handled: ahead.handled, horizon: ahead.horizon, fired }, entries, o, random);
-    const advanced = await advanceJob(this.advances, job, advance);
+    const advanced = await port.advanceJob(job, advance);
     // The user changed the job meanwhile (the version moved): their update re-armed the timer; do
     // not overwrite it. "Matched", not "modified": a pass with nothing new to record (a duplicate
     // fire: a replayed or re-armed timer whose slot is handled already) must still re-arm, or the
     // job stops firing until the next full reconcile (the batch marker changes either way).
     // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
     // are judged again under the job as it is now.
-    if (!advanced && staged.length > 0) await this.deps.runs.withdrawStaged(job, "the job changed while its fire was being prepared", { only: staged });
-    await wheel.complete(fence, timerId, advanced ? advance.timerAt : null);
+    if (!advanced && staged.length > 0) await port.withdrawStaged(job, "the job changed while its fire was being prepared", staged);
+    await port.complete(fence, timerId, advanced ? advance.timerAt : null);
   }
 
   /**
@@ -91,15 +81,16 @@ export class JobFirer {
    * A slot whose job's owner has as many runs waiting to start as the bound allows makes none:
    * SKIPPED_BACKLOG, not counted, not retried (the schedule moves on, as after SKIPPED_OVERLAP).
    */
-  private async createRuns(job: JobDoc, requests: readonly RunRequest[], now: number, staged: string[]): Promise<Created> {
+  private async createRuns(job: J, requests: readonly RunRequest[], now: number, staged: string[]): Promise<Created> {
     const out: Created = { entries: [], fired: 0 };
-    const { waiting } = this.deps.runs;
+    const { port } = this.deps;
+    const { waiting } = port;
     // A scheduled DAG's timer job: the DAG engine reserves its DAG run's first tasks itself (it reads the DAG).
     const size = job.dagId ? 0 : 1;
     for (const req of requests) {
       const room = await waiting.reserve(job.ownerId, size);
       // A replayed fire (the process died after making the run, before the ledger) keeps its run.
-      const replayed = room.ok ? null : await findRunByFireKey(this.deps.mongo, req.fireKey);
+      const replayed = room.ok ? null : await port.findRunByFireKey(req.fireKey);
       if (replayed) {
         out.entries.push(runOutcome(req, { runId: replayed._id }, now));
         out.fired++;
@@ -113,7 +104,7 @@ export class JobFirer {
       }
       let made;
       try {
-        made = await this.deps.runs.materialize(job, { scheduledFor: req.slot.at, trigger: "SCHEDULE", notBefore: req.notBefore });
+        made = await port.createRun(job, req);
       } finally {
         waiting.release(job.ownerId, size);
       }
@@ -127,7 +118,7 @@ export class JobFirer {
   }
 
   /** Logs that an owner's slots are skipped for its backlog, at most once a minute per owner. */
-  private logBacklog(job: JobDoc, waiting: number | null, now: number): void {
+  private logBacklog(job: J, waiting: number | null, now: number): void {
     const last = this.backlogLogged.get(job.ownerId);
     if (last !== undefined && now - last >= 0 && now - last < BACKLOG_LOG_MS) return;
     if (this.backlogLogged.size >= 10_000) {
@@ -135,7 +126,7 @@ export class JobFirer {
     }
     this.backlogLogged.set(job.ownerId, now);
     this.deps.log.warn(
-      { ownerId: job.ownerId, jobId: job._id, waiting, max: this.deps.runs.waiting.max },
+      { ownerId: job.ownerId, jobId: job._id, waiting, max: this.deps.port.waiting.max },
       "slots skipped: the owner has as many runs waiting to start as KAIROS_MAX_WAITING_RUNS allows (SKIPPED_BACKLOG; logged once a minute per owner)",
     );
   }

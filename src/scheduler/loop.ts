@@ -13,6 +13,7 @@ import { coerceError } from "../domain/index.js";
 import { Periodic } from "../support/index.js";
 import { FireLoop } from "./fire-loop.js";
 import { JobFirer } from "./fire-job.js";
+import { storeFirePort } from "./fire-port.js";
 import { LeaseWatch } from "./lease-watch.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type SchedulerOptions } from "./options.js";
 import { Reaper } from "./reaper.js";
@@ -61,7 +62,7 @@ export class Scheduler {
         this.storeWatch.acquired(shards);
       },
     });
-    const jobs = new JobFirer({ mongo, state, runs, log, options: o, random: deps.random ?? Math.random });
+    const jobs = new JobFirer({ port: storeFirePort({ mongo, state, runs }), log, options: o, random: deps.random ?? Math.random });
     this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, options: o, stopped });
     this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs });
     this.leaseWatch = new LeaseWatch({ mongo, state, runs, clock, log, shards: this.shards, capMs: o.leaseWatchMs, stopped });

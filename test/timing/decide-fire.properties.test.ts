@@ -1,9 +1,9 @@
 /**
- * Property tests of one fire as production decides it (timing/decide-fire.ts), applied through the
- * same decide → apply → decide steps as src/scheduler/fire-job.ts against a model store
- * (fire-model.ts). Schedules include DST gaps under SKIP, spread and jitter, maxFires; fires run
+ * Property tests of one fire as the scheduler makes it: src/scheduler/fire-job.ts (JobFirer) itself,
+ * with its pure decisions (timing/decide-fire.ts), over an in-memory port (fire-port.ts). Schedules include DST gaps under SKIP, spread and jitter, maxFires; fires run
  * under every misfire and overlap policy, with and without stage-ahead, with replays of runs a
- * crashed attempt created, and with a clock that jumps back and forth.
+ * crashed attempt created, with a clock that jumps back and forth, and with the scheduler dying
+ * after any effect of a fire and the fire replayed.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -26,7 +26,7 @@ import {
   type Schedule,
   type Slot,
 } from "../../src/timing/index.js";
-import { advanced, fireJob, ModelLedger, modelStore, simulateFire } from "./fire-model.js";
+import { advanced, Died, fire, fireJob, ModelLedger, modelStore, replay, type ModelStore } from "./fire-port.js";
 
 const JOB = "job";
 const FROM = Date.UTC(2012, 0, 1);
@@ -114,14 +114,14 @@ function slotsIn(s: Schedule, from: number, to: number): Slot[] {
 const fired = (entries: readonly LedgerEntry[]) => entries.filter((e) => e.outcome === "FIRED");
 
 describe("decideFire, applied (property)", () => {
-  it("one fire: every slot up to the new cursor has exactly one outcome, under its own key; counts and the advance agree", () => {
-    fc.assert(
-      fc.property(fireCase, fc.integer({ min: 0, max: 2 }), (c, replayEvery) => {
+  it("one fire: every slot up to the new cursor has exactly one outcome, under its own key; counts and the advance agree", async () => {
+    await fc.assert(
+      fc.asyncProperty(fireCase, fc.integer({ min: 0, max: 2 }), async (c, replayEvery) => {
         // A previous attempt at this fire (it died before advancing the job) created some runs already.
         const first = decideFire(c.job, c.now, c.options);
         const existing = first.kind === "fire" ? first.runs.filter((_, i) => replayEvery > 0 && i % (replayEvery + 1) === 1).map((r) => r.fireKey) : [];
         const store = modelStore({ active: c.active, pending: c.pending }, existing);
-        const { entries, requests, advance } = simulateFire(c.job, c.now, c.options, c.random, store);
+        const { entries, requests, advance } = await fire(c.job, c.now, c.options, c.random, store);
         const a = advance!;
         expect(ledgerProblems(JOB, slotsIn(c.schedule, c.handled, a.handledThrough), entries)).toEqual([]);
         for (const e of entries.filter((x) => x.outcome === "SKIPPED_DST")) {
@@ -168,15 +168,15 @@ describe("decideFire, applied (property)", () => {
     );
   });
 
-  it("successive fires, the clock jumping back and forth and runs finishing between them: no slot is decided twice, none is left without an outcome", () => {
-    fc.assert(
-      fc.property(
+  it("successive fires, the clock jumping back and forth and runs finishing between them: no slot is decided twice, none is left without an outcome", async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fireCase,
         fc.array(fc.record({ step: fc.integer({ min: -HOUR, max: 3 * HOUR }), active: fc.integer({ min: 0, max: 1 }), pending: fc.integer({ min: 0, max: 1 }) }), {
           minLength: 1,
           maxLength: 6,
         }),
-        (c, steps) => {
+        async (c, steps) => {
           let job: FireJob = c.job;
           let now = c.handled;
           const store = modelStore({ active: c.active, pending: c.pending });
@@ -184,7 +184,7 @@ describe("decideFire, applied (property)", () => {
           for (const s of steps) {
             now += s.step;
             store.overlap = { active: s.active, pending: s.pending };
-            const sim = simulateFire(job, now, c.options, c.random, store);
+            const sim = await fire(job, now, c.options, c.random, store);
             for (const e of sim.entries) {
               const before = ledger.byKey.get(e.key);
               // A DST gap may be listed again by a later fire (its instant can lie past the cursor): same key, same outcome.
@@ -203,15 +203,15 @@ describe("decideFire, applied (property)", () => {
     );
   });
 
-  it("a fire replayed at the same instant (its scheduler died before advancing the job) creates no run and no new outcome, and advances the job alike", () => {
-    fc.assert(
-      fc.property(fireCase, (c) => {
+  it("a fire replayed at the same instant (its scheduler died before advancing the job) creates no run and no new outcome, and advances the job alike", async () => {
+    await fc.assert(
+      fc.asyncProperty(fireCase, async (c) => {
         const store = modelStore({ active: c.active, pending: c.pending });
         const ledger = new ModelLedger();
-        const once = simulateFire(c.job, c.now, c.options, c.random, store);
+        const once = await fire(c.job, c.now, c.options, c.random, store);
         ledger.record(once.entries);
         const runs = store.runs.size;
-        const again = simulateFire(c.job, c.now, c.options, c.random, store);
+        const again = await fire(c.job, c.now, c.options, c.random, store);
         expect(store.runs.size).toBe(runs);
         expect(again.entries.map((e) => [e.key, e.outcome, e.runId])).toEqual(once.entries.map((e) => [e.key, e.outcome, e.runId]));
         ledger.record(again.entries);
@@ -222,15 +222,16 @@ describe("decideFire, applied (property)", () => {
     );
   });
 
-  it("a reschedule fires once at its instant, after recording the schedule's slots before it as MISSED", () => {
-    fc.assert(
-      fc.property(fireCase, fc.integer({ min: -HOUR, max: HOUR }), (c, offset) => {
+  it("a reschedule fires once at its instant, after recording the schedule's slots before it as MISSED", async () => {
+    await fc.assert(
+      fc.asyncProperty(fireCase, fc.integer({ min: -HOUR, max: HOUR }), async (c, offset) => {
         const at = c.now + offset;
         const job = { ...c.job, rescheduledTo: new Date(at) };
         const store = modelStore({ active: c.active, pending: c.pending });
-        const { decision, entries, requests, advance } = simulateFire(job, c.now, c.options, c.random, store);
+        const { entries, requests, advance, rearmedAt } = await fire(job, c.now, c.options, c.random, store);
         if (at > c.now) {
-          expect(decision).toEqual({ kind: "wait", timerAt: at });
+          // Waits: the timer comes back at that instant, nothing else happens.
+          expect([requests, entries, advance, rearmedAt]).toEqual([[], [], null, at]);
           return;
         }
         const listed = slotsBetween(c.schedule, c.handled, at, 200_000, c.firedCount).slots;
@@ -245,6 +246,56 @@ describe("decideFire, applied (property)", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+/**
+ * The timer's life on the wheel while `now` stands: fired while in flight (a fire that died is
+ * replayed, as the shard's next owner does) or while re-armed at or before `now`; at most `fires`
+ * fires that complete. Returns how many fires died.
+ */
+async function settle(store: ModelStore, now: number, options: FireOptions, random: () => number, fires: number): Promise<number> {
+  let deaths = 0;
+  for (let done = 0; done < fires; ) {
+    if (!store.timer.inFlight) {
+      if (store.timer.at === null || store.timer.at > now) break;
+      store.timer = { inFlight: true, at: null }; // claimed again
+    }
+    try {
+      await replay(now, options, random, store);
+      done++;
+    } catch (e) {
+      if (!(e instanceof Died)) throw e;
+      deaths++;
+    }
+  }
+  return deaths;
+}
+
+describe("a fire that dies (property)", () => {
+  it("the scheduler dying right after any effect of a fire, the fire replayed: the same runs, ledger, job and timer as a fire that did not die", async () => {
+    let died = 0;
+    await fc.assert(
+      fc.asyncProperty(fireCase, fc.integer({ min: 1, max: 12 }), async (c, dieAfter) => {
+        const world = () => {
+          const store = modelStore({ active: c.active, pending: c.pending });
+          store.job = c.job;
+          return store;
+        };
+        const clean = world();
+        await settle(clean, c.now, c.options, c.random, 4);
+        const dying = world();
+        dying.dieAfter = dieAfter;
+        died += await settle(dying, c.now, c.options, c.random, 4);
+        const sorted = <T>(m: Map<string, T>) => [...m].sort(([a], [b]) => a.localeCompare(b));
+        expect(sorted(dying.runs)).toEqual(sorted(clean.runs));
+        expect(sorted(dying.ledger.byKey)).toEqual(sorted(clean.ledger.byKey));
+        expect(dying.job).toEqual(clean.job);
+        expect(dying.timer).toEqual(clean.timer);
+      }),
+      { numRuns: 250 },
+    );
+    expect(died).toBeGreaterThan(50); // the property saw deaths, not only fires with fewer effects
   });
 });
 

@@ -10,7 +10,7 @@ import {
   type FireOptions,
   type OverlapPolicy,
 } from "../../src/timing/index.js";
-import { fireJob, modelStore, simulateFire } from "./fire-model.js";
+import { fire, fireJob, modelStore } from "./fire-port.js";
 import { cron, T0, utc } from "./helpers.js";
 
 const everyMinute = normalizeSchedule({ kind: "INTERVAL", every: "PT1M" }, T0);
@@ -35,9 +35,9 @@ describe("decideFire (ported from accountSlots: the same plan, now through the p
     expect(d.runs.map((r) => r.slot.at)).toEqual([T0 + 3 * MINUTE, T0 + 4 * MINUTE, T0 + 5 * MINUTE]);
     expect(d.handled).toBe(T0 + 5 * MINUTE);
   });
-  it("ALLOW: every fire starts; the job advances past them", () => {
+  it("ALLOW: every fire starts; the job advances past them", async () => {
     const store = modelStore();
-    const { entries, requests, advance } = simulateFire(catchUpJob(), NOW, opts, noRandom, store);
+    const { entries, requests, advance } = await fire(catchUpJob(), NOW, opts, noRandom, store);
     expect(bySlot(entries).map((e) => e.outcome)).toEqual(["MISSED", "MISSED", "FIRED", "FIRED", "FIRED"]);
     expect(store.decisions).toEqual(["START", "START", "START"]);
     expect(requests[0]!.fireKey).toBe(`j@${T0 + 3 * MINUTE}`);
@@ -51,40 +51,42 @@ describe("decideFire (ported from accountSlots: the same plan, now through the p
       timerAt: T0 + 6 * MINUTE,
     });
   });
-  it("FORBID during catch-up: the first starts, the store refuses the rest (SKIPPED_OVERLAP, not counted)", () => {
-    const { entries, advance } = simulateFire(catchUpJob("FORBID"), NOW, opts, noRandom, modelStore());
+  it("FORBID during catch-up: the first starts, the store refuses the rest (SKIPPED_OVERLAP, not counted)", async () => {
+    const { entries, advance } = await fire(catchUpJob("FORBID"), NOW, opts, noRandom, modelStore());
     expect(bySlot(entries).map((e) => e.outcome)).toEqual(["MISSED", "MISSED", "FIRED", "SKIPPED_OVERLAP", "SKIPPED_OVERLAP"]);
     const skipped = entries.find((e) => e.outcome === "SKIPPED_OVERLAP")!;
     expect(skipped).toMatchObject({ runId: null, latenessMs: NOW - skipped.slotAt });
     expect(skipped.reason).toMatch(/overlap policy FORBID/);
     expect(advance!.firedIncrement).toBe(1);
   });
-  it("QUEUE_ONE with one active: one HOLD, then SKIPPED_OVERLAP", () => {
+  it("QUEUE_ONE with one active: one HOLD, then SKIPPED_OVERLAP", async () => {
     const store = modelStore({ active: 1, pending: 0 });
-    const { entries } = simulateFire(catchUpJob("QUEUE_ONE"), NOW, opts, noRandom, store);
+    const { entries } = await fire(catchUpJob("QUEUE_ONE"), NOW, opts, noRandom, store);
     expect(bySlot(entries).map((e) => e.outcome)).toEqual(["MISSED", "MISSED", "FIRED", "SKIPPED_OVERLAP", "SKIPPED_OVERLAP"]);
     expect(store.decisions).toEqual(["HOLD"]);
   });
-  it("REPLACE: each fire replaces the previous one", () => {
+  it("REPLACE: each fire replaces the previous one", async () => {
     const store = modelStore({ active: 1, pending: 0 });
-    simulateFire(catchUpJob("REPLACE"), NOW, opts, noRandom, store);
+    await fire(catchUpJob("REPLACE"), NOW, opts, noRandom, store);
     expect(store.decisions).toEqual(["REPLACE", "REPLACE", "REPLACE"]);
   });
-  it("paused: nothing is decided (resume records the paused slots); already materialized: FIRED with the run found, no new run", () => {
-    const paused = simulateFire({ ...catchUpJob(), paused: true }, NOW, opts, noRandom, modelStore());
-    expect(paused.decision).toEqual({ kind: "drop" });
-    expect(paused.entries).toEqual([]);
+  it("paused: nothing is decided (resume records the paused slots); already materialized: FIRED with the run found, no new run", async () => {
+    const pausedStore = modelStore();
+    const paused = await fire({ ...catchUpJob(), paused: true }, NOW, opts, noRandom, pausedStore);
+    // Dropped: the timer completes, not re-armed; no run, no ledger entry, no advance.
+    expect(pausedStore.effects).toEqual(["complete"]);
+    expect([paused.requests, paused.entries, paused.advance, paused.rearmedAt]).toEqual([[], [], null, null]);
     const store = modelStore({ active: 0, pending: 0 }, [fireKey("j", T0 + 3 * MINUTE)]);
-    const replay = simulateFire(catchUpJob(), NOW, opts, noRandom, store);
+    const replay = await fire(catchUpJob(), NOW, opts, noRandom, store);
     expect(bySlot(replay.entries).map((e) => e.outcome)).toEqual(["MISSED", "MISSED", "FIRED", "FIRED", "FIRED"]);
     expect(replay.entries.find((e) => e.slotAt === T0 + 3 * MINUTE)!.runId).toBe("existing-0");
     expect(store.decisions).toHaveLength(2); // two new runs
     expect(replay.advance!.firedIncrement).toBe(3); // the run found counts, as the fire that made it never advanced the job
   });
-  it("DST skips get their own key (jobId@gapEnd:dst) and outcome SKIPPED_DST", () => {
+  it("DST skips get their own key (jobId@gapEnd:dst) and outcome SKIPPED_DST", async () => {
     const s = cron("*/30 2 * * *", "America/New_York", { dstGap: "SKIP" });
     const job = fireJob(s, { misfire: "FIRE_ONCE", catchupWindowMs: MINUTE, handledThrough: new Date(utc("2026-03-07T08:00:00Z")) });
-    const { entries } = simulateFire(job, utc("2026-03-08T12:00:00Z"), opts, noRandom, modelStore());
+    const { entries } = await fire(job, utc("2026-03-08T12:00:00Z"), opts, noRandom, modelStore());
     expect(entries).toEqual([
       {
         key: dstSkipKey("j", utc("2026-03-08T07:00:00Z")),
@@ -97,11 +99,11 @@ describe("decideFire (ported from accountSlots: the same plan, now through the p
     ]);
     expect(entries[0]!.key).toBe(`j@${utc("2026-03-08T07:00:00Z")}:dst`);
   });
-  it("a missed-range summary is one MISSED entry under the fireKey of the range's end, standing for the whole range", () => {
+  it("a missed-range summary is one MISSED entry under the fireKey of the range's end, standing for the whole range", async () => {
     const perSecond = normalizeSchedule({ kind: "INTERVAL", every: "PT1S" }, T0);
     const job = fireJob(perSecond, { misfire: "SKIP", handledThrough: new Date(T0) });
     const now = T0 + 60 * MINUTE;
-    const { entries, advance } = simulateFire(job, now, opts, noRandom, modelStore());
+    const { entries, advance } = await fire(job, now, opts, noRandom, modelStore());
     const summary = entries.filter((e) => e.covers);
     expect(summary).toHaveLength(1);
     expect(summary[0]).toMatchObject({ outcome: "MISSED", key: fireKey("j", summary[0]!.slotAt), covers: { throughInclusive: summary[0]!.slotAt } });
@@ -141,10 +143,10 @@ describe("decideFire: drop, wait, reschedule, planned due", () => {
     const at = NOW + MINUTE;
     expect(decideFire({ ...catchUpJob(), rescheduledTo: new Date(at) }, NOW, opts)).toEqual({ kind: "wait", timerAt: at });
   });
-  it("rescheduled and due: one run at that instant, the schedule's slots before it MISSED, nothing staged", () => {
+  it("rescheduled and due: one run at that instant, the schedule's slots before it MISSED, nothing staged", async () => {
     const at = T0 + 3 * MINUTE + 20 * SECOND;
     const job = { ...catchUpJob(), rescheduledTo: new Date(at) };
-    const { entries, requests, advance } = simulateFire(job, NOW, { ...opts, stageAheadMs: 10 * MINUTE }, noRandom, modelStore());
+    const { entries, requests, advance } = await fire(job, NOW, { ...opts, stageAheadMs: 10 * MINUTE }, noRandom, modelStore());
     expect(requests).toEqual([{ slot: { at }, fireKey: fireKey("j", at) }]);
     expect(bySlot(entries).map((e) => [e.slotAt - T0, e.outcome, e.reason])).toEqual([
       [MINUTE, "MISSED", `rescheduled to ${new Date(at).toISOString()}`],
@@ -164,49 +166,49 @@ describe("decideFire: drop, wait, reschedule, planned due", () => {
 
 describe("stage-ahead and the advance", () => {
   const stage: FireOptions = { ...opts, stageAheadMs: 10 * MINUTE };
-  it("ALLOW: the slots due within the window get their runs now, waiting for their due time; the timer comes back one window early", () => {
+  it("ALLOW: the slots due within the window get their runs now, waiting for their due time; the timer comes back one window early", async () => {
     const job = fireJob(everyMinute, { handledThrough: new Date(T0), nextSlotAt: new Date(T0 + MINUTE), nextFireAt: new Date(T0 + MINUTE) });
     const store = modelStore();
     // The timer of the slot at T0+1 min came due one window early.
-    const { requests, advance } = simulateFire(job, T0 + MINUTE - 10 * MINUTE, stage, noRandom, store);
+    const { requests, advance } = await fire(job, T0 + MINUTE - 10 * MINUTE, stage, noRandom, store);
     expect(requests).toEqual([{ slot: { at: T0 + MINUTE }, fireKey: fireKey("j", T0 + MINUTE), notBefore: T0 + MINUTE }]);
     expect(store.staged.size).toBe(1);
     expect(advance).toMatchObject({ handledThrough: T0 + MINUTE, nextSlotAt: T0 + 2 * MINUTE, timerAt: T0 + 2 * MINUTE - 10 * MINUTE, firedIncrement: 1 });
   });
-  it("after a catch-up the window starts at now; maxFires counts the runs created before it", () => {
+  it("after a catch-up the window starts at now; maxFires counts the runs created before it", async () => {
     const limited = normalizeSchedule({ kind: "INTERVAL", every: "PT1M", maxFires: 6 }, T0);
     const job = fireJob(limited, { misfire: "FIRE_ALL", catchupWindowMs: 3 * MINUTE, handledThrough: new Date(T0), firedCount: 1 });
-    const { entries, requests, advance } = simulateFire(job, NOW, stage, noRandom, modelStore());
+    const { entries, requests, advance } = await fire(job, NOW, stage, noRandom, modelStore());
     // 3 fired now (T0+3..5 min), then 2 staged (6, 7): 1 + 3 + 2 = maxFires
     expect(requests.map((r) => (r.slot.at - T0) / MINUTE)).toEqual([3, 4, 5, 6, 7]);
     expect(entries.filter((e) => e.outcome === "FIRED")).toHaveLength(5);
     expect(advance).toMatchObject({ handledThrough: T0 + 7 * MINUTE, nextSlotAt: null, nextFireAt: null, status: "COMPLETED", firedIncrement: 5, timerAt: null });
   });
-  it("jitter is drawn for each staged slot, then once for the next slot", () => {
+  it("jitter is drawn for each staged slot, then once for the next slot", async () => {
     const jittery = normalizeSchedule({ kind: "INTERVAL", every: "PT1M", jitter: "PT10S" }, T0);
     const job = fireJob(jittery, { handledThrough: new Date(T0 + 5 * MINUTE) });
     let draws = 0;
-    const { requests, advance } = simulateFire(job, T0 + 5 * MINUTE, { ...opts, stageAheadMs: 3 * MINUTE }, () => (draws++, 0.5), modelStore());
+    const { requests, advance } = await fire(job, T0 + 5 * MINUTE, { ...opts, stageAheadMs: 3 * MINUTE }, () => (draws++, 0.5), modelStore());
     expect(requests.map((r) => r.notBefore! - r.slot.at)).toEqual([5_000, 5_000, 5_000]);
     expect(draws).toBe(4);
     expect(advance).toMatchObject({ nextSlotAt: T0 + 9 * MINUTE, nextFireAt: T0 + 9 * MINUTE + 5_000, timerAt: T0 + 6 * MINUTE + 5_000 });
   });
-  it("a very frequent schedule cut short by the cap: the timer comes back at once for the rest", () => {
+  it("a very frequent schedule cut short by the cap: the timer comes back at once for the rest", async () => {
     const perSecond = normalizeSchedule({ kind: "INTERVAL", every: "PT1S" }, T0);
     const job = fireJob(perSecond, { handledThrough: new Date(T0) });
-    const { requests, advance } = simulateFire(job, T0, { maxCatchup: 10, lateToleranceMs: MINUTE, stageAheadMs: MINUTE }, noRandom, modelStore());
+    const { requests, advance } = await fire(job, T0, { maxCatchup: 10, lateToleranceMs: MINUTE, stageAheadMs: MINUTE }, noRandom, modelStore());
     expect(requests).toHaveLength(10);
     expect(advance).toMatchObject({ handledThrough: T0 + 10 * SECOND, nextSlotAt: T0 + 11 * SECOND, timerAt: T0 + 11 * SECOND - MINUTE });
   });
-  it("other overlap policies are never staged: their timer is the fire itself", () => {
+  it("other overlap policies are never staged: their timer is the fire itself", async () => {
     const job = fireJob(everyMinute, { overlap: "FORBID", handledThrough: new Date(T0) });
-    const { requests, advance } = simulateFire(job, T0 + MINUTE, stage, noRandom, modelStore());
+    const { requests, advance } = await fire(job, T0 + MINUTE, stage, noRandom, modelStore());
     expect(requests.map((r) => r.slot.at)).toEqual([T0 + MINUTE]);
     expect(advance).toMatchObject({ nextSlotAt: T0 + 2 * MINUTE, timerAt: T0 + 2 * MINUTE });
   });
-  it("nothing due (a replayed timer): the job keeps its cursor and last slot and is re-armed", () => {
+  it("nothing due (a replayed timer): the job keeps its cursor and last slot and is re-armed", async () => {
     const job = fireJob(everyMinute, { handledThrough: new Date(T0 + MINUTE), lastSlotAt: new Date(T0 + MINUTE) });
-    const { entries, advance } = simulateFire(job, T0 + MINUTE + 10, opts, noRandom, modelStore());
+    const { entries, advance } = await fire(job, T0 + MINUTE + 10, opts, noRandom, modelStore());
     expect(entries).toEqual([]);
     expect(advance).toEqual({
       handledThrough: T0 + MINUTE,
