@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import type { Page } from "playwright-core";
+import type { Page, WebSocketRoute } from "playwright-core";
 import { makeUser, PASSWORD } from "../helpers/accounts.js";
 import { gqlOk } from "../helpers/graphql.js";
 import { axeViolations, describeViolations, useConsole } from "./browser.js";
@@ -348,5 +348,49 @@ describe("console: runs", { timeout: 90_000 }, () => {
     await page.getByRole("table", { name: /Dead letters/ }).waitFor();
     v = await axeViolations(page);
     expect(v, describeViolations(v)).toEqual([]);
+  });
+
+  it("a change the live feed did not deliver, before it connected or while it was down, shows once it connects again", async () => {
+    const job = await makeJob(`unserved-${uniq()}`, "true", { pool: `nobody-serves-${uniq()}` });
+    const early = await trigger(job);
+    const dropped = await trigger(job);
+    const page = await h.loggedIn();
+    // The page's WebSocket goes through the test: it can hold the server's messages (the
+    // acknowledgement too, so the page's subscriptions are not even sent) or drop its events.
+    let hold = true;
+    let drop = false;
+    const held: Array<() => void> = [];
+    const sockets: WebSocketRoute[] = [];
+    await page.routeWebSocket(/\/graphql$/, (ws) => {
+      sockets.push(ws);
+      const server = ws.connectToServer();
+      server.onMessage((m) => {
+        if (drop && typeof m === "string" && m.includes('"type":"next"')) return;
+        if (hold) held.push(() => ws.send(m));
+        else ws.send(m);
+      });
+    });
+    await page.goto(`${h.base}runs?job=${job}`);
+    await row(page, dropped).waitFor();
+    expect(await rowStatus(page, early)).toBe("QUEUED");
+
+    // Cancelled after the list was read and before the live feed is in place.
+    await gqlOk(h.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: early }, h.admin);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await rowStatus(page, early)).toBe("QUEUED");
+    hold = false;
+    for (const send of held.splice(0)) send();
+    await row(page, early).locator('.badge[data-status="CANCELLED"]').waitFor({ timeout: 10_000 });
+
+    // Cancelled while the feed's events are lost, then the connection drops and comes back.
+    drop = true;
+    await gqlOk(h.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: dropped }, h.admin);
+    await waitStatus(dropped, ["CANCELLED"]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await rowStatus(page, dropped)).toBe("QUEUED");
+    drop = false;
+    await sockets[0]!.close({ code: 1012, reason: "test: connection dropped" });
+    await row(page, dropped).locator('.badge[data-status="CANCELLED"]').waitFor({ timeout: 15_000 });
+    expect(sockets.length).toBeGreaterThan(1);
   });
 });

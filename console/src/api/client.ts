@@ -6,6 +6,7 @@
 import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange, type CombinedError } from "@urql/core";
 import { createClient as createWsClient, type Client as WsClient } from "graphql-ws";
 import { takeFirstQuery } from "../boot/handoff";
+import { feedConnected } from "./live-feed";
 
 export interface ApiClient {
   urql: Client;
@@ -28,6 +29,8 @@ export function createApiClient(credential: string | null, onUnauthenticated: On
       shouldRetry: () => true,
       retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** n) * (0.5 + Math.random() / 2))),
       on: {
+        // Views re-read what they show: events before this moment were not received.
+        connected: () => feedConnected(),
         closed: (event) => {
           const code = (event as CloseEvent | undefined)?.code;
           // 4401/4403: the server refused the credential (expired, revoked, user disabled).

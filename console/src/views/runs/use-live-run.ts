@@ -1,8 +1,9 @@
-/** One run, kept current: read once, then every `runUpdated(runId)` event (the newest version wins). */
+/** One run, kept current: read once, then every `runUpdated(runId)` event, and read again each time the live feed (re)connects (the newest version wins). */
 import { useCallback, useEffect, useState } from "react";
 import { useClient, useQuery } from "urql";
 import type { CombinedError } from "@urql/core";
 import { ConsoleRunDocument, ConsoleRunLiveDocument, type ConsoleRunDetailFragment, type ConsoleRunQuery } from "../../../../generated/client/graphql";
+import { onFeedConnected } from "../../api/live-feed";
 
 export type RunDetail = ConsoleRunDetailFragment;
 export type RunJob = ConsoleRunQuery["run"]["job"];
@@ -38,7 +39,20 @@ export function useLiveRun(id: string): {
         setLive((prev) => newest(prev, next));
       }
     });
-    return () => sub.unsubscribe();
+    // Changes the feed did not deliver (before it connected, while it was down): read the run again.
+    const off = onFeedConnected(() => {
+      void client
+        .query(ConsoleRunDocument, { id }, { requestPolicy: "network-only" })
+        .toPromise()
+        .then((r) => {
+          const again = r.data?.run;
+          if (again) setLive((prev) => newest(prev, again));
+        });
+    });
+    return () => {
+      sub.unsubscribe();
+      off();
+    };
   }, [client, id]);
 
   const update = useCallback((run: RunDetail) => setLive((prev) => newest(prev, run)), []);

@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { useClient } from "urql";
 import type { CombinedError } from "@urql/core";
 import { ConsoleRunsLiveDocument, type ConsoleRunRowFragment } from "../../../../generated/client/graphql";
+import { onFeedConnected } from "../../api/live-feed";
 
 export type RunRow = ConsoleRunRowFragment;
 
@@ -60,6 +61,8 @@ export function useRunList(opts: {
   const busy = useRef(false);
   const queue = useRef<RunRow[]>([]);
   const frame = useRef(0);
+  /** The live feed connected while the first page was being read: read it again once it is in. */
+  const refreshWhenLoaded = useRef(false);
   const optsRef = useRef(opts);
   optsRef.current = opts;
 
@@ -105,6 +108,26 @@ export function useRunList(opts: {
     if (changed) publish();
   }, [apply, publish]);
 
+  /**
+   * Reads the first page again and merges it (a listed run is replaced only by a newer version), for
+   * the changes the live feed did not deliver: those before it connected and while it was down. The
+   * cursor of the loaded pages is left as it is.
+   */
+  const refreshFirstPage = useCallback(
+    async (gen: { stale: boolean }) => {
+      try {
+        const page = await optsRef.current.fetchPage(null);
+        if (gen.stale) return;
+        let changed = false;
+        for (const r of page.rows) changed = apply(r, false) || changed;
+        if (changed) publish();
+      } catch {
+        // The next event or reconnection brings it; an error of the list itself is shown by fetchMore.
+      }
+    },
+    [apply, publish],
+  );
+
   const fetchMore = useCallback(
     async (first: boolean, gen: { stale: boolean }) => {
       if (busy.current && !first) return;
@@ -120,6 +143,10 @@ export function useRunList(opts: {
         if (first) {
           loaded.current = true;
           flush();
+          if (refreshWhenLoaded.current) {
+            refreshWhenLoaded.current = false;
+            void refreshFirstPage(gen);
+          }
         }
         publish();
       } catch (e) {
@@ -131,10 +158,19 @@ export function useRunList(opts: {
         }
       }
     },
-    [apply, flush, publish],
+    [apply, flush, publish, refreshFirstPage],
   );
 
   const current = useRef({ stale: false });
+
+  useEffect(
+    () =>
+      onFeedConnected(() => {
+        if (loaded.current) void refreshFirstPage(current.current);
+        else refreshWhenLoaded.current = true;
+      }),
+    [refreshFirstPage],
+  );
 
   // A new search: start over.
   useEffect(() => {
@@ -145,6 +181,7 @@ export function useRunList(opts: {
     cursor.current = null;
     more.current = false;
     loaded.current = false;
+    refreshWhenLoaded.current = false;
     busy.current = false;
     queue.current = [];
     setRows([]);
