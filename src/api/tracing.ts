@@ -6,6 +6,7 @@
  */
 import type { ApolloServerPlugin } from "@apollo/server";
 import type { RequestHandler } from "express";
+import { Kind } from "graphql";
 import { annotateActiveSpan, endSpan, renameActiveSpan, runWithin, SpanKind, startSpan, TraceAttr, tracingOn } from "../support/index.js";
 
 /** Express middleware for the GraphQL route, after the body is read (so the operation's name is known). */
@@ -40,8 +41,10 @@ export function graphqlSpanPlugin<T extends object>(): ApolloServerPlugin<T> {
       return {
         async didResolveOperation({ operation, operationName }) {
           const type = operation?.operation ?? "query";
-          renameActiveSpan(`graphql ${type}${operationName ? ` ${operationName}` : ""}`);
-          annotateActiveSpan({ [TraceAttr.operationType]: type, [TraceAttr.operation]: operationName ?? undefined });
+          // Named by its name, else by its top-level fields (`graphql mutation triggerJob`).
+          const fields = (operation?.selectionSet.selections ?? []).flatMap((s) => (s.kind === Kind.FIELD ? [s.name.value] : []));
+          renameActiveSpan(`graphql ${type} ${operationName ?? fields.join(",")}`.trim());
+          annotateActiveSpan({ [TraceAttr.operationType]: type, [TraceAttr.operation]: operationName ?? undefined, "graphql.operation.fields": fields });
         },
         async didEncounterErrors({ errors }) {
           annotateActiveSpan({ "graphql.error.count": errors.length, "graphql.error.code": String(errors[0]?.extensions?.code ?? "") });

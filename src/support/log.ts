@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from "pino";
 import pretty from "pino-pretty";
-import { traceLogFields } from "./tracing.js";
+import { mergeTraceLogFields, traceLogFields } from "./tracing.js";
 
 export type Logger = PinoLogger;
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -37,13 +37,14 @@ export function createLogger(level: LogLevel, bindings: Record<string, unknown> 
       messageFormat: "{if component}{component}: {end}{msg}",
       ...(destination ? { destination, colorize: false } : {}),
     });
-    return pino({ level, base: { pid: process.pid, ...bindings }, mixin: traceLogFields }, stream);
+    return pino({ level, base: { pid: process.pid, ...bindings }, mixin: traceLogFields, mixinMergeStrategy: mergeTraceLogFields }, stream);
   }
   const options = {
     level,
     base: { pid: process.pid, ...bindings },
     // trace_id and span_id of the active span, when tracing is on (src/support/tracing.ts).
     mixin: traceLogFields,
+    mixinMergeStrategy: mergeTraceLogFields,
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };

@@ -225,3 +225,12 @@ export function traceLogFields(): Record<string, string> {
   const sc = trace.getActiveSpan()?.spanContext();
   return sc ? { trace_id: sc.traceId, span_id: sc.spanId } : NONE;
 }
+
+/**
+ * pino's mixinMergeStrategy for {@link traceLogFields}: the line's own fields over the ids, and
+ * the line's fields untouched (no copy, no allocation) when there are none (pino's default
+ * strategy assigns into the mixin's object, which is shared and frozen here).
+ */
+export function mergeTraceLogFields(mergeObject: object, mixinObject: object): object {
+  return mixinObject === NONE ? mergeObject : Object.assign(mixinObject, mergeObject);
+}
