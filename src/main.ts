@@ -91,7 +91,7 @@ async function main(argv: string[]): Promise<void> {
 
   if (role === "dev" && app.api) {
     const password = keepAdminPassword(config, app.generatedAdminPassword);
-    const info = { url: app.api.url, adminUser: config.adminUser, dataDir: config.dataDir, embeddedMongo: !config.mongoUrl, inMemoryQueues: !config.redisUrl, password };
+    const info = { url: app.api.url, adminUser: config.adminUser, dataDir: config.dataDir, embeddedMongo: !config.mongoUrl, inMemoryQueues: !config.redis, password };
     process.stderr.write(devBanner(info, process.stderr.isTTY === true && !process.env.NO_COLOR));
   }
 

@@ -26,7 +26,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   // instance sees the same budgets, and the DAG engine (on executors and schedulers) charges a
   // mapped task's instances to the budget the API reads; their own connection keeps them off the
   // scheduler's pipeline.
-  const limitsRedis = config.redisUrl ? await openRedis(config.redisUrl, "kairos-limits", bridge(log, "redis")) : null;
+  const limitsRedis = config.redis ? await openRedis(config.redis, "kairos-limits", bridge(log, "redis")) : null;
   if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
   const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
   // A task run's end advances its DAG run: core calls the DAG engine through this hook (core does not import dag/).

@@ -1,6 +1,6 @@
 /**
  * The stores a role runs on: MongoDB (or, in dev without MONGO_URL, the embedded emulator), the
- * shared state (Redis with REDIS_URL, else in-memory) and the blob store (S3 with S3_BUCKET, else
+ * shared state (Redis with REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS, else in-memory) and the blob store (S3 with S3_BUCKET, else
  * in dev the embedded S3 server, else none).
  */
 import { join } from "node:path";
@@ -33,8 +33,8 @@ export async function openStores(config: KairosConfig, log: Logger, stops: Stops
   stops.push(() => mongo.close());
   const { retention } = config;
   await applyRetention(mongo, { runs: Math.round(retention.runsMs / 1000), fires: Math.round(retention.firesMs / 1000), logs: Math.round(retention.logsMs / 1000) });
-  const state: SharedState = config.redisUrl
-    ? await createRedisSharedState({ url: config.redisUrl, prefix: config.redisPrefix, shardCount: config.shards, log: bridge(log, "redis") })
+  const state: SharedState = config.redis
+    ? await createRedisSharedState({ url: config.redis, prefix: config.redisPrefix, shardCount: config.shards, log: bridge(log, "redis") })
     : createMemorySharedState({ shardCount: config.shards });
   stops.push(() => state.close());
   const blobs = await openBlobs(config, log, stops);

@@ -16,7 +16,7 @@
  * or `:address`, scored by when the wait ends; a Map without Redis): `LoginGuard.list` answers the
  * admin query `loginLockouts`.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../shared-state/index.js";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { RateLimitedError, retryAfterSeconds, UnauthenticatedError } from "../domain/index.js";
 
@@ -61,7 +61,7 @@ export interface RateLimitSettings {
 
 /** Where the counters live: Redis (shared by every instance) or, with `redis: null`, this process. */
 export interface LimiterStore {
-  redis: Redis | null;
+  redis: RedisClient | null;
   /** Key prefix, e.g. the deployment's KAIROS_REDIS_PREFIX. */
   prefix: string;
 }

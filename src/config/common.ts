@@ -1,7 +1,9 @@
 /** Settings every role reads: logging, the stores, the JWT secret, the bootstrap admin. */
 import { ConfigError } from "../domain/index.js";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormatSetting, type LogLevel } from "../support/index.js";
+import type { RedisTarget } from "../shared-state/index.js";
 import { url, type Env } from "./parse.js";
+import { redisTargetSetting } from "./redis.js";
 import type { Role } from "./settings.js";
 
 export function logLevelSetting(env: Env): LogLevel {
@@ -21,14 +23,17 @@ export function logFormatSetting(env: Env): LogFormatSetting {
   return format;
 }
 
-/** `MONGO_URL` and `REDIS_URL`: required for every role but dev, which embeds a store and runs without Redis. */
-export function storeUrls(role: Role, env: Env): { mongoUrl: string | null; redisUrl: string | null } {
+/**
+ * `MONGO_URL` and Redis (`REDIS_URL`, `REDIS_CLUSTER_NODES` or `REDIS_SENTINELS`: ./redis.ts):
+ * required for every role but dev, which embeds a store and runs without Redis.
+ */
+export function storeUrls(role: Role, env: Env): { mongoUrl: string | null; redisUrl: string | null; redis: RedisTarget | null } {
   const dev = role === "dev";
   const mongoUrl = url("MONGO_URL", env.MONGO_URL, ["mongodb:", "mongodb+srv:"]);
-  const redisUrl = url("REDIS_URL", env.REDIS_URL, ["redis:", "rediss:"]);
+  const redis = redisTargetSetting(env);
   if (!dev && !mongoUrl) throw new ConfigError(`MONGO_URL is required for the ${role} role (only dev embeds a store)`);
-  if (!dev && !redisUrl) throw new ConfigError(`REDIS_URL is required for the ${role} role (only dev runs without Redis)`);
-  return { mongoUrl, redisUrl };
+  if (!dev && !redis) throw new ConfigError(`REDIS_URL is required for the ${role} role, or REDIS_CLUSTER_NODES (a Redis Cluster), or REDIS_SENTINELS with REDIS_SENTINEL_NAME (Sentinel); only dev runs without Redis`);
+  return { mongoUrl, redisUrl: redis?.kind === "single" ? redis.url : null, redis };
 }
 
 /** `KAIROS_JWT_SECRET`: required where tokens are issued or checked (api), generated in dev. */

@@ -24,7 +24,7 @@ import type { KairosConfig, Role } from "./settings.js";
 export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
   const dev = role === "dev";
   const logLevel = logLevelSetting(env);
-  const { mongoUrl, redisUrl } = storeUrls(role, env);
+  const { mongoUrl, redisUrl, redis } = storeUrls(role, env);
   const jwtSecret = jwtSecretSetting(role, env);
   const pools = poolsSetting(env);
   const { adminUser, adminPassword } = adminSettings(env);
@@ -37,6 +37,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     mongoUrl,
     mongoDb: env.MONGO_DB ?? "kairos",
     redisUrl,
+    redis,
     redisPrefix: env.KAIROS_REDIS_PREFIX ?? "kairos",
     jwtSecret,
     jwtTtlMs: settingDuration("KAIROS_JWT_TTL", env.KAIROS_JWT_TTL ?? "PT12H"),

@@ -9,6 +9,7 @@ import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
 import type { ArtifactSettings } from "./blobs.js";
 import type { TracingSettings } from "../support/index.js";
+import type { RedisTarget } from "../shared-state/index.js";
 
 export const ROLES = ["dev", "api", "scheduler", "executor"] as const;
 export type Role = (typeof ROLES)[number];
@@ -25,8 +26,14 @@ export interface KairosConfig {
   mongoUrl: string | null;
   /** `MONGO_DB`. @default kairos */
   mongoDb: string;
-  /** `REDIS_URL`; unset in `dev` uses the in-memory adapters. Required for other roles. */
+  /** `REDIS_URL` when the deployment runs on one Redis server (null with a Cluster or Sentinel). */
   redisUrl: string | null;
+  /**
+   * The Redis to run on: `REDIS_URL`, `REDIS_CLUSTER_NODES` or `REDIS_SENTINELS` +
+   * `REDIS_SENTINEL_NAME` (src/config/redis.ts); null in `dev` without one (in-memory adapters).
+   * Required for other roles.
+   */
+  redis: RedisTarget | null;
   /** `KAIROS_REDIS_PREFIX`. @default kairos */
   redisPrefix: string;
   /** `KAIROS_JWT_SECRET` (at least 32 characters); required outside `dev`, where one is generated and kept in the data dir. */

@@ -18,3 +18,4 @@ export * from "./time.js";
 export * from "./timers.js";
 export * from "./logs.js";
 export * from "./waiting.js";
+export * from "./stale-holds.js";

@@ -10,7 +10,7 @@ import { takenClaimReason } from "./taken-claims.js";
 import type { Logger, RecoveryCause } from "../support/index.js";
 import { observeRecovery } from "../support/index.js";
 import type { RunService } from "../core/index.js";
-import { isTerminal } from "../domain/index.js";
+import { isTerminal, judgeStaleHolds } from "../domain/index.js";
 import { findLockedJobs } from "../store/index.js";
 import type { Mongo } from "../store/index.js";
 import { markSilentNodesDead } from "../store/index.js";
@@ -41,7 +41,7 @@ export interface ReaperDeps {
 
 export class Reaper {
   /** Overlap-lock holders seen missing or finished at the previous reaper pass (see repairOverlapLocks). */
-  private missingLockHolders = new Set<string>();
+  private missingLockHolders: ReadonlySet<string> = new Set<string>();
   /** Per-user run slots that looked stale at the previous reaper pass (see RunService.reconcileUserSlots). */
   private staleUserSlots: ReadonlySet<string> = new Set<string>();
   /** QUEUED runs seen missing from their ready queue, with when they were first seen missing. */
@@ -108,26 +108,25 @@ export class Reaper {
   /**
    * Overlap locks whose holder is finished (the process died between the run's final update and
    * the release) or never got created are released, so a FORBID job cannot stay blocked forever.
-   * A holder seen finished or missing is released only when seen so on two passes in a row: a
-   * fire takes the lock before it inserts its run, and retryRun takes it for an ended run before
-   * it writes that run QUEUED again.
+   * A holder seen finished or missing is released only when seen so on two passes in a row
+   * (judgeStaleHolds): a fire takes the lock before it inserts its run, and retryRun takes it for
+   * an ended run before it writes that run QUEUED again.
    */
   private async repairOverlapLocks(): Promise<void> {
-    const locked = await findLockedJobs(this.deps.mongo, REAP_LIMIT);
-    const seenMissing = this.missingLockHolders;
-    const stillMissing = new Set<string>();
-    for (const j of locked) {
+    const stale: { jobId: string; runId: string }[] = [];
+    for (const j of await findLockedJobs(this.deps.mongo, REAP_LIMIT)) {
       if (!this.deps.shards.ownsJob(j._id) || !j.activeRunId) continue;
       const run = await findRunStatus(this.deps.mongo, j.activeRunId);
-      const suspect = !run || isTerminal(run.status);
-      const finished = suspect && seenMissing.has(j.activeRunId);
-      if (suspect && !finished) stillMissing.add(j.activeRunId);
-      if (finished) {
-        await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId);
-        this.deps.log.warn({ jobId: j._id, runId: j.activeRunId }, "released a stale overlap lock");
-      }
+      if (!run || isTerminal(run.status)) stale.push({ jobId: j._id, runId: j.activeRunId });
     }
-    this.missingLockHolders = stillMissing;
+    const verdict = judgeStaleHolds(this.missingLockHolders, stale.map((h) => h.runId));
+    this.missingLockHolders = verdict.suspects;
+    const release = new Set(verdict.release);
+    for (const h of stale) {
+      if (!release.has(h.runId)) continue;
+      await this.deps.runs.releaseOverlapSlot(h.jobId, h.runId);
+      this.deps.log.warn({ jobId: h.jobId, runId: h.runId }, "released a stale overlap lock");
+    }
   }
 
   private async clusterChores(now: number): Promise<void> {

@@ -6,6 +6,7 @@
  * repairs what a crash left behind ({@link UserSlots.reconcile}).
  */
 import type { RunDoc } from "../../domain/index.js";
+import { judgeStaleHolds } from "../../domain/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
@@ -72,28 +73,29 @@ export class UserSlots {
   /**
    * Reaper repair of the per-user slots. A slot whose attempt is no longer RUNNING under its
    * token (the process died between the run's update and the slot's release, or between taking
-   * the slot and claiming) is released once it looked stale on two passes in a row, since a claim
-   * takes its slot just before it marks the run RUNNING. Parked runs whose owner has room are
+   * the slot and claiming) is released once it looked stale on two passes in a row
+   * (judgeStaleHolds), since a claim takes its slot just before it marks the run RUNNING. Parked runs whose owner has room are
    * woken (a lost wake-up). `suspects` is what the previous pass returned.
    */
   async reconcile(suspects: ReadonlySet<string>): Promise<{ released: number; woken: number; suspects: Set<string> }> {
     const { mongo } = this.deps;
-    const next = new Set<string>();
-    let released = 0;
+    const stale: { ownerId: string; key: string }[] = [];
     for (const u of await findUsersHoldingSlots(mongo)) {
       for (const key of u.runSlots ?? []) {
         const { runId, token } = parseUserSlotKey(key);
-        if (await isAttemptRunning(mongo, runId, token)) continue;
-        if (suspects.has(key)) {
-          await pullRunSlot(mongo, u._id, key);
-          released++;
-        } else {
-          next.add(key);
-        }
+        if (!(await isAttemptRunning(mongo, runId, token))) stale.push({ ownerId: u._id, key });
       }
+    }
+    const verdict = judgeStaleHolds(suspects, stale.map((s) => s.key));
+    const release = new Set(verdict.release);
+    let released = 0;
+    for (const s of stale) {
+      if (!release.has(s.key)) continue;
+      await pullRunSlot(mongo, s.ownerId, s.key);
+      released++;
     }
     let woken = 0;
     for (const ownerId of await findOwnersWithParkedRuns(mongo)) woken += await this.wakeHeld(ownerId);
-    return { released, woken, suspects: next };
+    return { released, woken, suspects: verdict.suspects };
   }
 }

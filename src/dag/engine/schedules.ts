@@ -13,7 +13,7 @@
 import type { Principal } from "../../auth/index.js";
 import type { DagFired, DagFireLock, JobService, RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, JobDoc, RunTrigger } from "../../domain/index.js";
-import { DagRunStatus, NotFoundError, PreconditionError } from "../../domain/index.js";
+import { DagRunStatus, NotFoundError, PreconditionError, judgeStaleHolds } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
@@ -325,27 +325,30 @@ export class DagSchedules {
    * Lock holders seen missing or ended on the last repair: a fire takes the lock before it inserts
    * its DAG run, and a retry (relock) before it writes its ended DAG run RUNNING again.
    */
-  private suspectHolders = new Set<string>();
+  private suspectHolders: ReadonlySet<string> = new Set<string>();
 
   /**
    * Repairs timer locks (the sweeper, each pass): a lock held by a DAG run that ended (its end's
    * release was lost with its process) or that never got created, seen so on two passes in a row,
-   * is released, and a held DAG run that has the lock starts.
+   * is released (judgeStaleHolds), and a held DAG run that has the lock starts.
    */
   async repairLocks(limit = 200): Promise<void> {
-    const stillSuspect = new Set<string>();
-    for (const j of await findLockedDagTimers(this.deps.mongo, limit)) {
+    const locked = await findLockedDagTimers(this.deps.mongo, limit);
+    const stale: string[] = [];
+    for (const j of locked) {
       const holder = await findDagRun(this.deps.mongo, j.activeRunId!);
-      const suspect = !holder || holder.status !== DagRunStatus.RUNNING;
-      const gone = suspect && this.suspectHolders.has(j.activeRunId!);
-      if (suspect && !gone) stillSuspect.add(j.activeRunId!);
-      if (gone) {
+      if (!holder || holder.status !== DagRunStatus.RUNNING) stale.push(j.activeRunId!);
+    }
+    const verdict = judgeStaleHolds(this.suspectHolders, stale);
+    this.suspectHolders = verdict.suspects;
+    const release = new Set(verdict.release);
+    for (const j of locked) {
+      if (release.has(j.activeRunId!)) {
         await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId!);
         this.deps.log.warn({ jobId: j._id, dagRunId: j.activeRunId }, "released a stale DAG timer lock");
       }
       await this.startHeld(j._id);
     }
-    this.suspectHolders = stillSuspect;
     // Held DAG runs whose lock is gone: their timer job was removed with the schedule (and maybe
     // made again by a new one, with a lock of its own that does not name them). A held DAG run is
     // named by its lock from before it is written (fire, retry) until it starts, so one that is

@@ -1,11 +1,71 @@
-import { Redis } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { LogFn } from "./checks.js";
+import type { RedisTarget } from "./target.js";
+
+/** A connection to one server (or a primary behind Sentinel), or to a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisClientOptions {
+  /** `CLIENT SETNAME` of the connection(s). */
+  name?: string;
+  /** Connect on the first command or `connect()` instead of at once. @default false */
+  lazyConnect?: boolean;
+  /** Send the commands of one event-loop turn as one write. @default false */
+  autoPipeline?: boolean;
+  /** Give up on a command after this many reconnects (ioredis's `maxRetriesPerRequest`). @default 20 */
+  maxRetriesPerRequest?: number | null;
+  /** Do not reconnect after the connection drops (probes and admin clients of tests). @default false */
+  noReconnect?: boolean;
+}
+
+/**
+ * The one factory of Redis connections (src, bench and the chaos harness): a standalone `Redis`
+ * for a URL, a `Cluster` for cluster nodes (commands go to the primary of each key's slot and
+ * follow MOVED/ASK and failovers), a `Redis` in Sentinel mode for a Sentinel group (it asks the
+ * sentinels for the primary, and reconnects to the new one after a failover: `failoverDetector`
+ * listens for +switch-master, so it does not wait for the old connection to time out).
+ */
+export function createRedisClient(target: RedisTarget | string, opts: RedisClientOptions = {}): RedisClient {
+  const t: RedisTarget = typeof target === "string" ? { kind: "single", url: target } : target;
+  const common: RedisOptions = {
+    lazyConnect: opts.lazyConnect ?? false,
+    ...(opts.name ? { connectionName: opts.name } : {}),
+    ...(opts.maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest: opts.maxRetriesPerRequest } : {}),
+    ...(opts.noReconnect ? { retryStrategy: () => null } : {}),
+  };
+  const autoPipelining = { enableAutoPipelining: opts.autoPipeline ?? false };
+  switch (t.kind) {
+    case "single":
+      return new Redis(t.url, { ...common, ...autoPipelining });
+    case "sentinel":
+      return new Redis({
+        ...common,
+        ...autoPipelining,
+        sentinels: t.sentinels,
+        name: t.name,
+        failoverDetector: true,
+        ...(t.username ? { username: t.username } : {}),
+        ...(t.password ? { password: t.password } : {}),
+        ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
+      });
+    case "cluster": {
+      const { lazyConnect, retryStrategy, ...perNode } = common;
+      return new Cluster(t.nodes, {
+        lazyConnect,
+        ...autoPipelining,
+        ...(retryStrategy ? { clusterRetryStrategy: () => null } : {}),
+        redisOptions: { ...perNode, ...(t.username ? { username: t.username } : {}), ...(t.password ? { password: t.password } : {}) },
+      });
+    }
+  }
+}
 
 /** Opens a connection and waits until it is ready; connection errors go to `log`, not to stderr. */
-export async function openRedis(url: string, name: string, log: LogFn, opts: { autoPipeline?: boolean } = {}): Promise<Redis> {
+export async function openRedis(target: RedisTarget | string, name: string, log: LogFn, opts: { autoPipeline?: boolean } = {}): Promise<RedisClient> {
   // Auto-pipelining sends the commands issued in one event-loop turn as one write: under load
   // (a batch of fires, a batch of claims) that is one round trip instead of one per command.
-  const redis = new Redis(url, { lazyConnect: true, connectionName: name, enableAutoPipelining: opts.autoPipeline ?? false });
+  // On a Cluster it groups them per node.
+  const redis = createRedisClient(target, { lazyConnect: true, name, autoPipeline: opts.autoPipeline ?? false });
   redis.on("error", (err: Error) => log("warn", "redis connection error", { connection: name, err: err.message }));
   try {
     await redis.connect();
@@ -17,7 +77,7 @@ export async function openRedis(url: string, name: string, log: LogFn, opts: { a
 }
 
 /** QUIT after pending replies arrive; a connection that is already down is just dropped. */
-export async function quitRedis(redis: Redis): Promise<void> {
+export async function quitRedis(redis: RedisClient): Promise<void> {
   if (redis.status === "end") return;
   try {
     await redis.quit();
@@ -35,7 +95,7 @@ export class SharedConnection {
   private refs = 0;
   private quitting: Promise<void> | null = null;
 
-  constructor(readonly redis: Redis) {}
+  constructor(readonly redis: RedisClient) {}
 
   /** Takes a reference; the returned function drops it (idempotent). */
   retain(): () => Promise<void> {

@@ -1,7 +1,6 @@
-import type { Redis } from "ioredis";
 import type { EventBus, Unsubscribe } from "../ports.js";
 import type { LogFn } from "./checks.js";
-import { quitRedis, type SharedConnection } from "./connection.js";
+import { quitRedis, type RedisClient, type SharedConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 
 type Handler = (message: string) => void;
@@ -12,7 +11,8 @@ type Handler = (message: string) => void;
  * channel however many handlers; subscribe() resolves once Redis acknowledged it, so a message
  * published after that is delivered. Logical channel names are namespaced by the deployment prefix.
  * ioredis re-subscribes after a reconnect; messages published while disconnected are lost (the
- * EventBus contract is best effort).
+ * EventBus contract is best effort). On a Cluster, PUBLISH (also from inside a script) reaches every
+ * node over the cluster bus, and the subscriber listens on one node, moving to another when it fails.
  */
 export class RedisEventBus implements EventBus {
   /** Physical channel → its subscriptions; each subscription is its own entry. */
@@ -21,7 +21,7 @@ export class RedisEventBus implements EventBus {
 
   constructor(
     private readonly conn: SharedConnection,
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly keys: RedisKeys,
     private readonly log: LogFn,
   ) {

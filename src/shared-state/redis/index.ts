@@ -2,7 +2,8 @@
  * Redis adapters for every shared-state port (distributed deployments). Key layout, script
  * contracts, fencing rules and crash windows: docs/redis-layout.md.
  */
-export { openRedis, quitRedis } from "./connection.js";
+export { createRedisClient, openRedis, quitRedis, type RedisClient, type RedisClientOptions } from "./connection.js";
+export { describeRedisTarget, parseRedisNodes, type RedisAuth, type RedisNode, type RedisTarget } from "./target.js";
 export { redisKeys, type RedisKeys, type ShardKeys } from "./keys.js";
 export { allScripts, type LuaScript } from "./lua/all.js";
 export { RedisShardCoordinator } from "./coordinator.js";

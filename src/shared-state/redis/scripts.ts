@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import { allScripts, type LuaScript } from "./lua/all.js";
 
 export type ScriptArg = string | number;
@@ -12,7 +12,7 @@ const commandName = (script: LuaScript) => `kairos_${script.name}`;
  * key-count check so a script never silently reads a missing KEYS[n].
  */
 export class ScriptRunner {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     for (const script of allScripts) redis.defineCommand(commandName(script), { numberOfKeys: script.numberOfKeys, lua: script.lua });
   }
 

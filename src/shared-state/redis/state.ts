@@ -5,13 +5,14 @@ import { openRedis, quitRedis, SharedConnection } from "./connection.js";
 import { RedisShardCoordinator } from "./coordinator.js";
 import { RedisEventBus } from "./event-bus.js";
 import { redisKeys } from "./keys.js";
+import type { RedisTarget } from "./target.js";
 import { RedisReadyQueue } from "./ready-queue.js";
 import { ScriptRunner } from "./scripts.js";
 import { RedisTimeWheel } from "./time-wheel.js";
 
 export interface RedisSharedStateOptions {
-  /** e.g. `redis://127.0.0.1:6379/0`. */
-  url: string;
+  /** e.g. `redis://127.0.0.1:6379/0`, or a Cluster or Sentinel group (target.ts). */
+  url: string | RedisTarget;
   /** Namespace of every key and bus channel; must not contain braces. @default "kairos" */
   prefix?: string;
   /** Number of time-wheel shards; fixed for the life of a deployment. @default 64 */

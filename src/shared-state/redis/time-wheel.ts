@@ -80,12 +80,13 @@ export class RedisTimeWheel implements TimeWheel {
 
   async earliest(shards: readonly number[]): Promise<Millis | null> {
     if (shards.length === 0) return null;
-    const pipeline = this.conn.redis.pipeline();
-    for (const shard of shards) pipeline.zrange(this.shardKeys(shard).wheel, 0, 0, "WITHSCORES");
+    // One read per shard, not one pipeline: on a Cluster the shards' keys lie in different slots
+    // (and nodes), which one pipeline cannot span. The connection's auto-pipelining still sends
+    // the reads of one turn as one write per node.
+    const wheels = shards.map((shard) => this.shardKeys(shard).wheel); // every shard checked before any read
+    const replies = await Promise.all(wheels.map((wheel) => this.conn.redis.zrange(wheel, 0, 0, "WITHSCORES")));
     let min: Millis | null = null;
-    for (const [err, reply] of (await pipeline.exec())!) {
-      if (err) throw err;
-      const [, score] = reply as string[];
+    for (const [, score] of replies) {
       if (score !== undefined && (min === null || Number(score) < min)) min = Number(score);
     }
     return min;
