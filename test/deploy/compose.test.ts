@@ -1,0 +1,107 @@
+/**
+ * docker-compose.yml, checked without Docker (no `docker compose` on the machines that test
+ * Kairos): it parses with its anchors and merge keys, every reference in it resolves (services a
+ * service depends on, named volumes, files mounted from the repository), every KAIROS_* setting it
+ * gives is one Kairos reads, and the tracing and metrics wiring hold together: every role exports
+ * spans to the collector's OTLP/HTTP receiver, whose pipeline's parts are defined, and Prometheus
+ * scrapes the ports the roles serve /metrics on.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  depends_on?: string[] | Record<string, { condition: string }>;
+  volumes?: string[];
+  profiles?: string[];
+  ports?: string[];
+}
+const compose = parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const services = compose.services;
+
+/** Compose's interpolation of `${VAR:-default}` / `${VAR-default}` / `${VAR}` with nothing set. */
+const interpolate = (v: string) => String(v).replace(/\$\{[A-Z0-9_]+(?::?-([^}]*))?\}/g, (_m, d: string | undefined) => d ?? "");
+const env = (name: string) => Object.fromEntries(Object.entries(services[name]!.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]));
+
+describe("docker-compose.yml", () => {
+  it("every service has an image or a build, and depends only on services of the file", () => {
+    for (const [name, s] of Object.entries(services)) {
+      expect(s.image ?? s.build, `${name}: image or build`).toBeTruthy();
+      const deps = Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on ?? {});
+      for (const d of deps) expect(Object.keys(services), `${name} depends on ${d}`).toContain(d);
+      if (s.depends_on && !Array.isArray(s.depends_on)) {
+        for (const [d, c] of Object.entries(s.depends_on)) expect(["service_started", "service_healthy", "service_completed_successfully"], `${name} → ${d}`).toContain(c.condition);
+      }
+      // A service outside any profile must not wait for one that only runs in a profile.
+      if (!s.profiles) for (const d of deps) expect(services[d]!.profiles, `${name} depends on ${d}, which runs only in a profile`).toBeUndefined();
+    }
+  });
+
+  it("every volume is a declared named volume or a file or folder of the repository", () => {
+    for (const [name, s] of Object.entries(services)) {
+      for (const v of s.volumes ?? []) {
+        const source = v.split(":")[0]!;
+        if (source.startsWith("./")) expect(existsSync(join(ROOT, source)), `${name}: ${source}`).toBe(true);
+        else expect(Object.keys(compose.volumes), `${name}: volume ${source}`).toContain(source);
+      }
+    }
+  });
+
+  it("every KAIROS_* setting it gives is one Kairos reads (src/config)", () => {
+    const configText = readdirSync(join(ROOT, "src/config")).map((f) => read(join("src/config", f))).join("\n");
+    for (const [name, s] of Object.entries(services)) {
+      for (const key of Object.keys(s.environment ?? {})) if (key.startsWith("KAIROS_")) expect(configText, `${name}: ${key}`).toContain(key);
+    }
+  });
+
+  it("every Kairos role exports its spans to the collector's OTLP/HTTP receiver, whose pipeline is complete", () => {
+    const roles = Object.entries(services).filter(([, s]) => s.image === "kairos:local").map(([n]) => n);
+    expect(roles.sort()).toEqual(["api", "executor", "scheduler"]);
+    const collector = services["otel-collector"]!;
+    expect(collector.image).toMatch(/^otel\/opentelemetry-collector(-contrib)?:\d/);
+    for (const role of roles) expect(env(role).KAIROS_OTLP_ENDPOINT, role).toBe("http://otel-collector:4318");
+
+    const mount = collector.volumes!.find((v) => v.includes("config"))!;
+    const [source, target] = mount.split(":");
+    expect(collector.command).toContain(`--config=${target}`);
+    const config = parse(read(source!)) as {
+      receivers: Record<string, { protocols: { http: { endpoint: string } } }>;
+      processors: Record<string, unknown>;
+      exporters: Record<string, { endpoint?: string }>;
+      service: { pipelines: Record<string, { receivers: string[]; processors: string[]; exporters: string[] }> };
+    };
+    expect(config.receivers.otlp!.protocols.http.endpoint).toMatch(/:4318$/);
+    const traces = config.service.pipelines.traces!;
+    for (const r of traces.receivers) expect(Object.keys(config.receivers)).toContain(r);
+    for (const p of traces.processors) expect(Object.keys(config.processors)).toContain(p);
+    for (const e of traces.exporters) expect(Object.keys(config.exporters)).toContain(e);
+    // An exporter to another service names one of the file (the traces' store).
+    for (const e of Object.values(config.exporters)) if (e.endpoint) expect(Object.keys(services)).toContain(e.endpoint.split(":")[0]);
+  });
+
+  it("Prometheus (profile observability) scrapes the ports the roles serve /metrics on; Grafana loads the dashboard", () => {
+    const prom = services.prometheus!;
+    expect(prom.profiles).toEqual(["observability"]);
+    const configPath = prom.volumes!.find((v) => v.endsWith("prometheus.yml:ro"))!.split(":")[0]!;
+    const config = parse(read(configPath)) as { scrape_configs: Array<{ job_name: string; dns_sd_configs: Array<{ names: string[]; port: number }> }> };
+    const byService = new Map(config.scrape_configs.map((c) => [c.dns_sd_configs[0]!.names[0]!, c.dns_sd_configs[0]!.port]));
+    expect(byService.get("api")).toBe(Number(env("api").KAIROS_PORT));
+    for (const role of ["scheduler", "executor"]) expect(byService.get(role), role).toBe(Number(env(role).KAIROS_METRICS_PORT));
+
+    const grafana = services.grafana!;
+    expect(grafana.profiles).toEqual(["observability"]);
+    const dashboardMount = grafana.volumes!.find((v) => v.startsWith("./deploy/grafana/kairos.json:"))!;
+    const provisioning = parse(read("deploy/grafana/provisioning/dashboards/kairos.yaml")) as { providers: Array<{ options: { path: string } }> };
+    expect(dashboardMount.split(":")[1]!.startsWith(`${provisioning.providers[0]!.options.path}/`)).toBe(true);
+    const datasources = parse(read("deploy/grafana/provisioning/datasources/prometheus.yaml")) as { datasources: Array<{ url: string }> };
+    expect(datasources.datasources[0]!.url).toBe(`http://prometheus:${prom.ports![0]!.split(":")[1]}`);
+  });
+});
