@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService, userBudgetKey } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService, WaitService } from "../core/index.js";
+import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService, WaitService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -80,6 +80,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dagEngine,
     httpSigning: new HttpSigning({ mongo, clock }),
     artifacts,
+    audit: new AuditService({ mongo, clock, log: log.child({ component: "audit" }), settings: config.audit }),
     logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs ? logBlobs(stores.blobs) : null, settings: config.logs, clock }),
   };
 }

@@ -59,6 +59,11 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
     const executor = has("executor") ? await startExecutor(config, deps, opts, stops) : null;
     const ready = () => pingMongo(stores.mongo);
     if (has("api")) startArtifactSweep(config, deps, stops);
+    if (has("api")) {
+      // Entries past KAIROS_AUDIT_RETENTION are removed by every API instance (idempotent).
+      services.audit.startRetention();
+      stops.push(() => services.audit.stopRetention());
+    }
     const api = has("api") ? await startApi(config, services, ready, stops) : null;
     if (!api && config.metricsPort !== null) await startOps(config, config.metricsPort, services, ready, stops);
 

@@ -8,6 +8,7 @@ import type { ApiGuardSettings } from "../api/index.js";
 import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
 import type { ArtifactSettings } from "./blobs.js";
+import type { AuditSettings } from "../core/index.js";
 import type { TracingSettings } from "../support/index.js";
 import type { RedisTarget } from "../shared-state/index.js";
 
@@ -131,6 +132,8 @@ export interface KairosConfig {
   s3: BlobStoreSettings | null;
   /** Artifact limits and the executor's artifact cache (src/config/blobs.ts). */
   artifacts: ArtifactSettings;
+  /** API role: the audit trail of mutations, `KAIROS_AUDIT` (on/off) and `KAIROS_AUDIT_RETENTION` (src/config/audit.ts; docs/audit.md). */
+  audit: AuditSettings;
   /**
    * Tracing: spans exported over OTLP/HTTP to `KAIROS_OTLP_ENDPOINT` (else `OTEL_EXPORTER_OTLP_ENDPOINT`),
    * `KAIROS_TRACE_SAMPLE_RATIO`, `OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS` (src/config/tracing.ts).

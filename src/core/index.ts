@@ -24,3 +24,4 @@ export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
 export * from "./logs/index.js";
 export * from "./waits/index.js";
+export * from "./audit/index.js";

@@ -19,3 +19,4 @@ export * from "./timers.js";
 export * from "./logs.js";
 export * from "./waiting.js";
 export * from "./stale-holds.js";
+export * from "./audit.js";

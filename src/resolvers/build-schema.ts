@@ -4,6 +4,8 @@ import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { ApiKeyResolver } from "./api-key.resolver.js";
 import { ArtifactResolver } from "./artifact.resolver.js";
+import { AuditResolver } from "./audit.resolver.js";
+import { AuditTrail } from "./audit-trail.js";
 import { AuthResolver } from "./auth.resolver.js";
 import { DagResolver, DagRunResolver } from "./dag.resolver.js";
 import { ErrorTranslator, ReadOnlyGuard } from "./errors.js";
@@ -22,10 +24,11 @@ import { DagTaskWaitingResolver, JobProblemsResolver, RunWaitingResolver } from 
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver, AuditResolver],
     pubSub: createPubSub(),
-    // ErrorTranslator first: it wraps the guard, so the guard's refusals are translated and logged too.
-    globalMiddlewares: [ErrorTranslator, ReadOnlyGuard],
+    // ErrorTranslator wraps the guard, so the guard's refusals are translated and logged too; the
+    // audit trail wraps both, so it records every mutation with the code its caller got.
+    globalMiddlewares: [AuditTrail, ErrorTranslator, ReadOnlyGuard],
     validate: false,
     emitSchemaFile: opts.emitSchemaFile ? { path: opts.emitSchemaFile, sortedSchema: true } : false,
   });

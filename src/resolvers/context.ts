@@ -1,7 +1,7 @@
 import { budgetKey, type RateLimits } from "../auth/index.js";
 import type { AuthParts, Caller } from "../auth/index.js";
 import type { DagEngine, DagEvents, DagRunService, DagService } from "../dag/index.js";
-import type { ArtifactService, RunEvents, RunLogs } from "../core/index.js";
+import type { ArtifactService, AuditService, RunEvents, RunLogs } from "../core/index.js";
 import type { JobService } from "../core/index.js";
 import type { LookupService, Lookups, WaitService } from "../core/index.js";
 import type { NodeReads } from "../core/index.js";
@@ -49,6 +49,8 @@ export interface Services extends AuthParts {
   dagEngine: DagEngine;
   /** Uploaded scripts and binaries (issue #16). */
   artifacts: ArtifactService;
+  /** The audit trail of mutations (issue #31): recorded by resolvers/audit-trail.ts, read by auditLog. */
+  audit: AuditService;
 }
 
 export interface Context {

@@ -18,3 +18,4 @@ export * from "./dag.input.js";
 export * from "./dag.type.js";
 export * from "./job-last-run.type.js";
 export * from "./wait.type.js";
+export * from "./audit.type.js";

@@ -52,3 +52,4 @@ export * from "./logs/segments.js";
 export * from "./runs/log-writers.js";
 export * from "./retention.js";
 export * from "./runs/waits.js";
+export * from "./audit/entries.js";

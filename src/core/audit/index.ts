@@ -1,0 +1,5 @@
+/** The audit trail of the API's mutations: recording (hash-chained), reading, verification, retention (docs/audit.md). */
+export * from "./canonical.js";
+export * from "./service.js";
+export * from "./verify.js";
+export * from "./writer.js";

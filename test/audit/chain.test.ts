@@ -1,0 +1,138 @@
+/**
+ * The audit chain (issue #31): verifyAuditLog names the first broken link when a stored entry is
+ * altered, removed (in the middle, at the start, at the end) or inserted; two writers appending
+ * at once (two API instances on one database) never fork the chain; retention removes old entries
+ * and the chain stays verifiable from the oldest kept one (the anchor).
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { AuditService, auditHash, type AuditRecord } from "../../src/core/index.js";
+import { silentLogger } from "../../src/support/index.js";
+import type { AuditEntryDoc } from "../../src/domain/index.js";
+import { useEmulatedMongo } from "../helpers/mongo.js";
+
+const store = useEmulatedMongo("audit-chain");
+let now = Date.UTC(2026, 0, 1);
+const DAY = 86_400_000;
+
+const service = (retentionMs = 30 * DAY) => new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: true, retentionMs } });
+const record = (i: number, extra: Partial<AuditRecord> = {}): AuditRecord => ({
+  at: new Date(now),
+  action: "createJob",
+  actor: { userId: "u1", username: "alice", role: "USER", apiKeyId: null },
+  address: "127.0.0.1",
+  targetIds: [`job-${i}`],
+  outcome: "OK",
+  error: null,
+  args: { input: { name: `job-${i}` } },
+  before: null,
+  after: { id: `job-${i}` },
+  ...extra,
+});
+const audit = () => mongo.db.collection<AuditEntryDoc>("audit");
+
+let mongo: typeof store.mongo;
+beforeEach(async () => {
+  mongo = store.mongo;
+  await mongo.db.collection("audit").deleteMany({});
+  await mongo.db.collection("auditChain").deleteMany({});
+});
+
+async function writeTen(s = service()): Promise<AuditEntryDoc[]> {
+  for (let i = 1; i <= 10; i++) await s.record(record(i));
+  return audit().find({}).sort({ seq: 1 }).toArray();
+}
+
+describe("audit chain verification", () => {
+  it("holds for entries as written, each linking to the one before", async () => {
+    const docs = await writeTen();
+    expect(docs.map((d) => d.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (let i = 1; i < docs.length; i++) expect(docs[i]!.prevHash).toBe(docs[i - 1]!.hash);
+    const v = await service().verify();
+    expect(v).toMatchObject({ ok: true, checked: 10, lastSeq: 10, lastHash: docs[9]!.hash, anchorSeq: 0, broken: null });
+  });
+
+  it("names an altered entry", async () => {
+    const docs = await writeTen();
+    await audit().updateOne({ seq: 4 }, { $set: { outcome: "FORBIDDEN" } });
+    expect((await service().verify()).broken).toMatchObject({ problem: "ALTERED", seq: 4, entryId: docs[3]!._id });
+    // Re-hashing the altered entry does not hide it: the next entry names the original's hash.
+    const altered = (await audit().findOne({ seq: 4 }))!;
+    const { hash: _old, ...body } = altered;
+    await audit().updateOne({ seq: 4 }, { $set: { hash: auditHash(body) } });
+    expect((await service().verify()).broken).toMatchObject({ problem: "INSERTED", seq: 5 });
+  });
+
+  it("names entries removed in the middle, at the start and at the end", async () => {
+    await writeTen();
+    await audit().deleteOne({ seq: 6 });
+    const mid = (await service().verify()).broken!;
+    expect(mid).toMatchObject({ problem: "REMOVED", seq: 7 });
+    expect(mid.detail).toContain("between entries 5 and 7");
+
+    await mongo.db.collection("audit").deleteMany({});
+    await mongo.db.collection("auditChain").deleteMany({});
+    await writeTen();
+    await audit().deleteMany({ seq: { $lte: 2 } });
+    expect((await service().verify()).broken).toMatchObject({ problem: "REMOVED", seq: 3 });
+
+    await mongo.db.collection("audit").deleteMany({});
+    await mongo.db.collection("auditChain").deleteMany({});
+    const docs = await writeTen();
+    await audit().deleteMany({ seq: { $gte: 9 } });
+    const end = (await service().verify()).broken!;
+    expect(end).toMatchObject({ problem: "REMOVED", seq: 8, entryId: docs[7]!._id });
+    expect(end.detail).toContain("from the end");
+  });
+
+  it("names an inserted entry: a forged link in the middle, one appended with a made-up hash", async () => {
+    const docs = await writeTen();
+    const forged = { ...docs[4]!, _id: "forged-1", seq: 5.5, action: "deleteJob" };
+    const { hash: _h, ...body } = forged;
+    await audit().insertOne({ ...forged, hash: auditHash(body) });
+    expect((await service().verify()).broken).toMatchObject({ problem: "INSERTED", seq: 5.5, entryId: "forged-1" });
+
+    await audit().deleteOne({ _id: "forged-1" });
+    const tail = { ...docs[9]!, _id: "forged-2", seq: 11, prevHash: "f".repeat(64) };
+    const { hash: _t, ...tailBody } = tail;
+    await audit().insertOne({ ...tail, hash: auditHash(tailBody) });
+    expect((await service().verify()).broken).toMatchObject({ problem: "INSERTED", seq: 11, entryId: "forged-2" });
+  });
+
+  it("two writers appending at once (two API instances) make one unforked chain", async () => {
+    const a = service();
+    const b = service();
+    await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).record(record(i))));
+    const docs = await audit().find({}).sort({ seq: 1 }).toArray();
+    expect(docs.map((d) => d.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(new Set(docs.map((d) => d.targetIds[0])).size).toBe(200);
+    expect(await a.verify()).toMatchObject({ ok: true, checked: 200 });
+  });
+
+  it("retention removes entries past it and anchors the chain there; the rest stays verifiable, tampering included", async () => {
+    const s = service(30 * DAY);
+    const start = now;
+    for (let i = 1; i <= 6; i++) {
+      now = start + i * 10 * DAY;
+      await s.record(record(i));
+    }
+    now = start + 65 * DAY; // entries 1–3 (days 10–30) are past 30 days
+    expect(await s.retentionPass()).toEqual({ anchorSeq: 3, removed: 3 });
+    expect((await audit().find({}).sort({ seq: 1 }).toArray()).map((d) => d.seq)).toEqual([4, 5, 6]);
+    const v = await s.verify();
+    expect(v).toMatchObject({ ok: true, checked: 3, anchorSeq: 3, lastSeq: 6 });
+    // Writing goes on from the head; a second pass with nothing to remove changes nothing.
+    await s.record(record(7));
+    expect(await s.retentionPass()).toBeNull();
+    expect(await s.verify()).toMatchObject({ ok: true, checked: 4 });
+    // Removing the oldest kept entry is not retention: it is reported.
+    await audit().deleteOne({ seq: 4 });
+    expect((await s.verify()).broken).toMatchObject({ problem: "REMOVED", seq: 5 });
+    now = start;
+  });
+
+  it("off: nothing is recorded", async () => {
+    const off = new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: false, retentionMs: DAY } });
+    expect(await off.record(record(1))).toBeNull();
+    expect(await audit().countDocuments()).toBe(0);
+  });
+});
