@@ -286,9 +286,14 @@ export interface ShardCoordinator {
    * The shared store's generation: an id fixed for as long as the store keeps its data. The first
    * caller after the store started empty writes a fresh one (write-once) and every caller reads
    * that one; an id that differs from the one a caller saw before means the store lost its data in
-   * between (a Redis flush, a restart without persistence, a failover that dropped writes), and
-   * everything behind these ports must be rebuilt from MongoDB. Cheap: one round trip. The memory
-   * adapter cannot lose its data and keeps one id for its lifetime.
+   * between (a Redis flush, a restart without persistence), and everything behind these ports
+   * must be rebuilt from MongoDB. On Redis it also names the primaries the data lives on (their
+   * replication ids): a replica promoted in a primary's place (Cluster or Sentinel failover) may
+   * lack the last writes the primary acknowledged, a partial loss the write-once marker survives,
+   * so a new primary term is a new generation too. Cheap: one round trip per primary. While a
+   * Cluster's topology is changing (a primary unreachable or demoted) the call fails, and the
+   * caller reads again later. The memory adapter cannot lose its data and keeps one id for its
+   * lifetime.
    */
   generation(): Promise<string>;
   close(): Promise<void>;

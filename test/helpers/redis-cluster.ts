@@ -22,6 +22,13 @@ export interface TestCluster {
   primaryOf(slot: number): Promise<ClusterNode>;
   /** The live replicas of a primary, as the cluster lists them. */
   replicasOf(primary: ClusterNode): Promise<ClusterNode[]>;
+  /**
+   * A failover that loses writes: the primary serving `slot` stops replicating (its replica is
+   * frozen and its replication connection killed), `during()` writes what will be lost, then the
+   * primary is `kill -9`ed and the replica, thawed, is promoted without those writes. Resolves
+   * once the cluster is healthy again; returns the killed primary's port and the promoted one's.
+   */
+  loseWrites(slot: number, during: () => Promise<void>): Promise<{ killed: number; promoted: number }>;
   /** Resolves once every slot is served by a live primary and every node says cluster_state:ok. */
   waitHealthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -97,6 +104,22 @@ function handle(nodes: ClusterNode[], stop: () => Promise<void>): TestCluster {
     },
     async replicasOf(primary) {
       return (await view()).filter((e) => e.master === primary.id && !e.flags.includes("fail") && byId(e.id).alive()).map((e) => byId(e.id));
+    },
+    async loseWrites(slot, during) {
+      const primary = await this.primaryOf(slot);
+      const [replica] = await this.replicasOf(primary);
+      if (!replica) throw new Error(`the primary of slot ${slot} has no live replica`);
+      replica.pause();
+      try {
+        await withNode(primary.port, (r) => r.call("CLIENT", "KILL", "TYPE", "replica"));
+        await during();
+        await primary.kill9();
+      } finally {
+        replica.resume();
+      }
+      await waitUntil("the replica to be promoted", async () => (await this.primaryOf(slot)) === replica, 30_000);
+      await this.waitHealthy(30_000);
+      return { killed: primary.port, promoted: replica.port };
     },
     async waitHealthy(timeoutMs = 20_000) {
       await waitUntil(

@@ -19,6 +19,9 @@ export interface ServerProcess {
   port: number;
   /** Whether the process is still running. */
   alive(): boolean;
+  /** SIGSTOP / SIGCONT: a frozen server reads nothing (its replication link stalls). */
+  pause(): void;
+  resume(): void;
   /** SIGKILL, no shutdown (no save, no goodbye to replicas or the cluster); resolves once it exited. */
   kill9(): Promise<void>;
   /** SIGTERM (SIGKILL after 5 s), then removes its temp dir. Idempotent. */
@@ -63,6 +66,8 @@ export async function spawnServer(opts: { args?: string[]; conf?: (port: number)
     host: "127.0.0.1",
     port,
     alive,
+    pause: () => void (alive() && proc.kill("SIGSTOP")),
+    resume: () => void (alive() && proc.kill("SIGCONT")),
     async kill9() {
       if (alive()) proc.kill("SIGKILL");
       await exited;
@@ -70,6 +75,7 @@ export async function spawnServer(opts: { args?: string[]; conf?: (port: number)
     stop: () =>
       (stopping ??= (async () => {
         if (alive()) {
+          proc.kill("SIGCONT");
           proc.kill("SIGTERM");
           const t = setTimeout(() => proc.kill("SIGKILL"), 5_000);
           await exited;

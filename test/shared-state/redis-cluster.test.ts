@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
 import { startRedisCluster, type TestCluster } from "../helpers/redis-cluster.js";
-import { withNode } from "../helpers/redis-servers.js";
+import { waitUntil, withNode } from "../helpers/redis-servers.js";
 import { sharedStateContract } from "./contract.js";
 import { openRedisDeployment } from "./redis-env.js";
 
@@ -37,4 +37,27 @@ describe("redis cluster adapter", () => {
       await s.close();
     }
   });
+});
+
+describe("a failover that drops writes", () => {
+  it("changes the generation although the store's marker survived", async () => {
+    const s = await createRedisSharedState({ url: cluster.target, prefix: "t-lossy", shardCount: 16 });
+    try {
+      const k = redisKeys("t-lossy");
+      const slot = Number(await withNode(cluster.nodes[0]!.port, (r) => r.call("CLUSTER", "KEYSLOT", k.shard(5).wheel)));
+      await s.wheel.arm(5, "j:kept", 1_000);
+      const before = await s.coordinator.generation();
+      // Replicated: WAIT until the replica has it.
+      await withNode((await cluster.primaryOf(slot)).port, (r) => r.call("WAIT", "1", "5000"));
+      await cluster.loseWrites(slot, () => s.wheel.arm(5, "j:lost", 2_000));
+      await waitUntil("the client to follow the promotion", async () => (await s.wheel.dueAt(5, "j:kept")) === 1_000, 20_000);
+      expect(await s.wheel.dueAt(5, "j:lost")).toBeNull(); // the write the promoted replica never had
+      let after = "";
+      await waitUntil("the generation to be readable", async () => ((after = await s.coordinator.generation()), true), 20_000);
+      expect(after.split("@")[0]).toBe(before.split("@")[0]); // the marker key survived: it alone would not tell
+      expect(after).not.toBe(before);
+    } finally {
+      await s.close();
+    }
+  }, 90_000);
 });

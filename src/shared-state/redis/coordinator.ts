@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Millis, ShardCoordinator } from "../ports.js";
 import { checkShard, ms } from "./checks.js";
 import type { SharedConnection } from "./connection.js";
+import { primaryTerms } from "./primaries.js";
 import type { RedisKeys } from "./keys.js";
 import { scripts } from "./lua/all.js";
 import type { ScriptRunner } from "./scripts.js";
@@ -71,11 +72,21 @@ export class RedisShardCoordinator implements ShardCoordinator {
     return { memberId, epoch: Number(epoch) };
   }
 
+  /**
+   * The store's marker (a write-once key: a flush or a restart without data removes it) and the
+   * replication ids of the primaries it lives on (a promoted replica, which may lack the last
+   * writes its primary acknowledged, starts a new one): `<marker>@<replid>,<replid>,…`. Read in
+   * parallel, so a failover between the two reads shows in the next call.
+   */
   async generation(): Promise<string> {
     const fresh = randomUUID();
-    const [[setErr], [getErr, got]] = (await this.conn.redis.multi().set(this.keys.generation, fresh, "NX").get(this.keys.generation).exec()) as [[Error | null, unknown], [Error | null, string | null]];
+    const [marker, terms] = await Promise.all([
+      this.conn.redis.multi().set(this.keys.generation, fresh, "NX").get(this.keys.generation).exec(),
+      primaryTerms(this.conn.redis),
+    ]);
+    const [[setErr], [getErr, got]] = marker as [[Error | null, unknown], [Error | null, string | null]];
     if (setErr || getErr) throw setErr ?? getErr;
-    return got ?? fresh;
+    return `${got ?? fresh}@${terms.join(",")}`;
   }
 
   close(): Promise<void> {
