@@ -16,7 +16,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { createJobs, deploy, NOOP_SPEC, teardown, type Deployment } from "./kairos.js";
-import { mongoOpCounts, diffCounts } from "./lib/opcounts.js";
+import { mongoDocumentsWritten, mongoOpCounts, diffCounts } from "./lib/opcounts.js";
 import { startRedis } from "./lib/redis.js";
 import { fmtMs, summarize, type Summary } from "./lib/stats.js";
 import { argValue } from "./lib/args.js";
@@ -37,6 +37,9 @@ export interface LeaseWrites {
   seconds: number;
   /** MongoDB operations a second by kind, over the window. */
   perSecond: Record<string, number>;
+  /** Documents written a second (all collections), and per collection where the store says. */
+  documentsPerSecond: number;
+  documentsByCollection: Record<string, number>;
 }
 
 export async function benchLeaseWrites(redisUrl: string, opts: { seconds: number; executors?: number; slots?: number }): Promise<LeaseWrites> {
@@ -53,14 +56,23 @@ export async function benchLeaseWrites(redisUrl: string, opts: { seconds: number
     }
     await sleep(2_000); // the claims' confirms settle
     const a = await mongoOpCounts(d.mongo.db);
+    const da = await mongoDocumentsWritten(d.mongo.db);
     const t0 = Date.now();
     await sleep(opts.seconds * 1_000);
     const b = await mongoOpCounts(d.mongo.db);
+    const db = await mongoDocumentsWritten(d.mongo.db);
     const secs = (Date.now() - t0) / 1000;
     const diff = diffCounts(a, b);
-    // The two counter reads are commands of the bench's own.
-    if (diff.command) diff.command = Math.max(0, diff.command - 1);
-    return { attempts, seconds: secs, perSecond: Object.fromEntries(Object.entries(diff).map(([k, v]) => [k, v / secs])) };
+    const docs = diffCounts(da.byCollection, db.byCollection);
+    // Two of the four counter reads land in the window: commands of the bench's own.
+    if (diff.command) diff.command = Math.max(0, diff.command - 2);
+    return {
+      attempts,
+      seconds: secs,
+      perSecond: Object.fromEntries(Object.entries(diff).map(([k, v]) => [k, v / secs])),
+      documentsPerSecond: (db.total - da.total) / secs,
+      documentsByCollection: Object.fromEntries(Object.entries(docs).map(([k, v]) => [k, v / secs])),
+    };
   } finally {
     await teardown(d);
   }
@@ -162,7 +174,8 @@ export function formatLeaseWrites(r: LeaseWrites): string {
   const total = Object.values(r.perSecond).reduce((s, v) => s + v, 0);
   return [
     `(6) keeping ${r.attempts} running attempts alive (3 executors × 32 slots, \`sleep\`), ${r.seconds.toFixed(0)} s: MongoDB operations a second`,
-    `  ${total.toFixed(1)} ops/s (${parts.join(", ")}); each executor renews every attempt it holds in one write a heartbeat`,
+    `  ${total.toFixed(1)} ops/s (${parts.join(", ")})`,
+    `  documents written: ${r.documentsPerSecond.toFixed(1)}/s (${Object.entries(r.documentsByCollection).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ") || "per collection: not reported by this store"})`,
   ].join("\n");
 }
 

@@ -24,6 +24,21 @@ export async function mongoOpCounts(db: Db): Promise<Counts> {
   return { ...(s.opcounters ?? {}) };
 }
 
+/**
+ * Documents written so far (inserted + changed by updates + deleted), from
+ * `serverStatus().metrics.document` (MongoDB and the emulator), and per collection where the
+ * emulator says (`kairosEmulator.documentsWritten`, keyed `db.collection`; empty on MongoDB).
+ */
+export async function mongoDocumentsWritten(db: Db): Promise<{ total: number; byCollection: Counts }> {
+  const s = (await db.admin().serverStatus()) as { metrics?: { document?: Counts }; kairosEmulator?: { documentsWritten?: Counts } };
+  const d = s.metrics?.document ?? {};
+  const byCollection: Counts = {};
+  for (const [ns, n] of Object.entries(s.kairosEmulator?.documentsWritten ?? {})) {
+    if (ns.startsWith(`${db.databaseName}.`)) byCollection[ns.slice(db.databaseName.length + 1)] = n;
+  }
+  return { total: (d.inserted ?? 0) + (d.updated ?? 0) + (d.deleted ?? 0), byCollection };
+}
+
 export function diffCounts(a: Counts, b: Counts): Counts {
   const out: Counts = {};
   for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {

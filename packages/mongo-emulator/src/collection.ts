@@ -14,7 +14,14 @@ import { canonInner, canonKey, hasNumericWrappers, isNumeric, isPlainObject, toN
 export interface CollectionHooks {
   /** Called after each committed change (null while replaying the journal). */
   journal: ((record: Doc) => void) | null;
-  stats: { docsExamined: number };
+  stats: { docsExamined: number; documents: DocumentCounts; writtenByNs: Map<string, number> };
+}
+
+/** Documents written since start, as MongoDB's `serverStatus().metrics.document` counts them. */
+export interface DocumentCounts {
+  inserted: number;
+  updated: number;
+  deleted: number;
 }
 
 export const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: "_id_" };
@@ -113,6 +120,11 @@ export class Collection {
     return expired.length;
   }
 
+  private countWrite(): void {
+    const by = this.hooks.stats.writtenByNs;
+    by.set(this.ns, (by.get(this.ns) ?? 0) + 1);
+  }
+
   private journal(record: Doc): void {
     this.hooks.journal?.(record);
   }
@@ -127,6 +139,8 @@ export class Collection {
     this.docs.set(rec.id, rec);
     for (let i = 0; i < this.indexes.length; i++) this.indexes[i].add(rec.id, entries[i], rec.doc);
     this.noteTtl(rec);
+    this.hooks.stats.documents.inserted++;
+    this.countWrite();
     this.journal({ o: "i", ns: this.ns, d: stored });
     return rec;
   }
@@ -154,6 +168,8 @@ export class Collection {
     }
     this.docs.set(rec.id, rec);
     this.noteTtl(rec);
+    this.hooks.stats.documents.updated++;
+    this.countWrite();
     this.journal({ o: "u", ns: this.ns, d: stored });
     return rec;
   }
@@ -161,6 +177,8 @@ export class Collection {
   remove(rec: Rec): void {
     if (!this.docs.delete(rec.id)) return;
     for (const ix of this.indexes) ix.remove(rec.id);
+    this.hooks.stats.documents.deleted++;
+    this.countWrite();
     this.journal({ o: "r", ns: this.ns, id: rec.doc._id });
   }
 

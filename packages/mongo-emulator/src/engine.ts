@@ -3,7 +3,7 @@
  * lives in memory; persistence.ts observes committed changes through the `journal` hook.
  */
 import type { Binary } from "bson";
-import { Collection, type CollectionHooks } from "./collection.js";
+import { Collection, type CollectionHooks, type DocumentCounts } from "./collection.js";
 import { CursorRegistry } from "./cursors.js";
 import { commandError } from "./errors.js";
 import type { Doc } from "./values.js";
@@ -12,6 +12,10 @@ export interface EngineStats {
   /** Documents tested against a filter since start: lets tests prove a lookup did not scan. */
   docsExamined: number;
   opcounters: { insert: number; query: number; update: number; delete: number; getmore: number; command: number };
+  /** Documents inserted, changed by an update (not merely matched) and deleted (TTL included). */
+  documents: DocumentCounts;
+  /** Documents written (inserted, changed, deleted) per namespace: serverStatus.kairosEmulator.documentsWritten. */
+  writtenByNs: Map<string, number>;
   ttlDeleted: number;
 }
 
@@ -36,6 +40,8 @@ export class Engine {
   readonly stats: EngineStats = {
     docsExamined: 0,
     opcounters: { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 },
+    documents: { inserted: 0, updated: 0, deleted: 0 },
+    writtenByNs: new Map(),
     ttlDeleted: 0,
   };
   readonly hooks: CollectionHooks = { journal: null, stats: this.stats };

@@ -56,6 +56,25 @@ describe("handshake and admin", () => {
     expect(dbs.databases.map((d: Document) => d.name)).toContain(t.db.databaseName);
   });
 
+  it("counts documents written in serverStatus.metrics.document: one per document an update changed, not per operation", async () => {
+    const admin = t.client.db("admin");
+    const c = coll();
+    const counts = async () => (await admin.command({ serverStatus: 1 })).metrics.document as { inserted: number; updated: number; deleted: number };
+    const before = await counts();
+    await c.insertMany([{ _id: "dw1", g: "dw", v: 0 }, { _id: "dw2", g: "dw", v: 0 }, { _id: "dw3", g: "dw", v: 0 }]);
+    await c.updateMany({ g: "dw" }, { $set: { v: 1 } }); // three documents, one operation
+    await c.updateMany({ g: "dw" }, { $set: { v: 1 } }); // matched, none changed
+    await c.deleteOne({ _id: "dw3" });
+    const after = await counts();
+    expect(after.inserted - before.inserted).toBe(3);
+    expect(after.updated - before.updated).toBe(3);
+    expect(after.deleted - before.deleted).toBe(1);
+    if (ON_EMULATOR) {
+      const byNs = (await admin.command({ serverStatus: 1 })).kairosEmulator.documentsWritten as Record<string, number>;
+      expect(byNs[`${t.db.databaseName}.${c.collectionName}`]).toBeGreaterThanOrEqual(7);
+    }
+  });
+
   it("answers an unknown command with CommandNotFound", async () => {
     const e = await serverError(t.db.command({ frobnicate: 1 }));
     expect(e.code).toBe(59);

@@ -101,11 +101,13 @@ const serverStatus: CommandSpec = {
       localTime: new Date(ctx.now.getTime()),
       connections: ctx.server.connections(),
       opcounters: { ...s.opcounters },
+      metrics: { document: { ...s.documents } },
       mem: { resident: Math.round(process.memoryUsage().rss / 1048576), bits: 64 },
       kairosEmulator: {
         docsExamined: s.docsExamined,
         openCursors: ctx.engine.cursors.size,
         ttlDeleted: s.ttlDeleted,
+        documentsWritten: Object.fromEntries(s.writtenByNs),
         durable: ctx.server.durable,
       },
       ok: 1,
