@@ -10,9 +10,9 @@
  */
 import { cpus, hostname } from "node:os";
 import { resolve } from "node:path";
+import { alertSettings } from "./alerts.js";
 import { apiGuard } from "./api.js";
 import { artifactSettings, s3Settings } from "./blobs.js";
-import { auditSettings } from "./audit.js";
 import { adminSettings, jwtSecretSetting, logFormatSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { jobKindSettings } from "./job-kinds.js";
@@ -60,7 +60,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     api: apiGuard(env, dev),
     s3: s3Settings(env),
     artifacts: artifactSettings(dev, dataDir, env),
-    audit: auditSettings(env),
     tracing: tracingSettings(env),
+    alerts: alertSettings(env),
   };
 }

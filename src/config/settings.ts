@@ -8,7 +8,7 @@ import type { ApiGuardSettings } from "../api/index.js";
 import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
 import type { ArtifactSettings } from "./blobs.js";
-import type { AuditSettings } from "../core/index.js";
+import type { AlertSettings } from "./alerts.js";
 import type { TracingSettings } from "../support/index.js";
 import type { RedisTarget } from "../shared-state/index.js";
 
@@ -132,12 +132,12 @@ export interface KairosConfig {
   s3: BlobStoreSettings | null;
   /** Artifact limits and the executor's artifact cache (src/config/blobs.ts). */
   artifacts: ArtifactSettings;
-  /** API role: the audit trail of mutations, `KAIROS_AUDIT` (on/off) and `KAIROS_AUDIT_RETENTION` (src/config/audit.ts; docs/audit.md). */
-  audit: AuditSettings;
   /**
    * Tracing: spans exported over OTLP/HTTP to `KAIROS_OTLP_ENDPOINT` (else `OTEL_EXPORTER_OTLP_ENDPOINT`),
    * `KAIROS_TRACE_SAMPLE_RATIO`, `OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS` (src/config/tracing.ts).
    * Null when no endpoint is set: no spans are made. @default null
    */
   tracing: TracingSettings | null;
+  /** Alert rules and their webhooks (src/config/alerts.ts; docs/alerts.md). */
+  alerts: AlertSettings;
 }

@@ -5,6 +5,7 @@
  * pools, nodes, the fire ledger, artifacts (`artifacts/`) and run logs (`logs/`). A service acting
  * for a user takes the principal; MongoDB is reached through store/, Redis through shared-state/.
  */
+export * from "./alerts/index.js";
 export * from "./allocations.js";
 export * from "./artifacts/index.js";
 export * from "./events.js";
@@ -24,4 +25,3 @@ export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
 export * from "./logs/index.js";
 export * from "./waits/index.js";
-export * from "./audit/index.js";

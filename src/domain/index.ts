@@ -5,6 +5,7 @@
  */
 export * from "./dag-documents.js";
 export * from "./dags.js";
+export * from "./alerts.js";
 export * from "./artifacts.js";
 export * from "./documents.js";
 export * from "./errors.js";
@@ -19,4 +20,3 @@ export * from "./timers.js";
 export * from "./logs.js";
 export * from "./waiting.js";
 export * from "./stale-holds.js";
-export * from "./audit.js";

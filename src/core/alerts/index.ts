@@ -1,0 +1,7 @@
+/** Alert rules, what they fire on, and their webhook deliveries (issue #31, docs/alerts.md). */
+export * from "./bus.js";
+export * from "./engine.js";
+export * from "./rules.js";
+export * from "./sender.js";
+export { checkAlertRule, type AlertRuleInput } from "./validate.js";
+export { deadlineFiring } from "./match.js";

@@ -1,0 +1,108 @@
+/**
+ * Which rules an event concerns and the firing each makes (pure). A firing's id is
+ * `<ruleId>|<subject>`, the subject naming what happened once: a run's attempt, a ledger slot, a
+ * node's death, a window of a failure rate, a slot's deadline. Whoever sees it first inserts it;
+ * everyone else's insert is a duplicate.
+ */
+import { AlertEvent, alertFiringId, FireOutcome, RunStatus, type AlertFiringDoc, type AlertRuleDoc, type FireDoc } from "../../domain/index.js";
+import type { AlertRun } from "../../store/index.js";
+
+/** Whether a rule watches the runs or slots of `ownerId`'s job `jobId` (a DAG's task runs carry the DAG's id as jobId). */
+export function inScope(rule: AlertRuleDoc, ownerId: string, jobId: string): boolean {
+  if (rule.cluster) return true;
+  if (rule.ownerId !== ownerId) return false;
+  if (rule.jobId !== null) return rule.jobId === jobId;
+  if (rule.dagId !== null) return rule.dagId === jobId;
+  return true;
+}
+
+/** Whether the rule may fire at `now` for something that happened at `at` (not muted, and not before the rule existed). */
+export function live(rule: AlertRuleDoc, at: Date, now: number): boolean {
+  return (rule.mutedUntil === null || rule.mutedUntil.getTime() <= now) && at.getTime() >= rule.createdAt.getTime();
+}
+
+/** The events a run's end stands for, most specific first. */
+export function runEvents(run: Pick<AlertRun, "status" | "error">): AlertEvent[] {
+  const oom = typeof run.error === "string" && run.error.startsWith("OOM_KILLED");
+  switch (run.status) {
+    case RunStatus.FAILED:
+      return oom ? [AlertEvent.RUN_OOM_KILLED, AlertEvent.RUN_FAILED] : [AlertEvent.RUN_FAILED];
+    case RunStatus.DEAD:
+      return oom ? [AlertEvent.RUN_OOM_KILLED, AlertEvent.RUN_DEAD] : [AlertEvent.RUN_DEAD];
+    case RunStatus.TIMED_OUT:
+      return [AlertEvent.RUN_TIMED_OUT];
+    default:
+      return [];
+  }
+}
+
+const firing = (rule: AlertRuleDoc, subject: string, event: AlertEvent, at: Date, now: number, f: Partial<AlertFiringDoc> & { detail: string }): AlertFiringDoc => ({
+  _id: alertFiringId(rule._id, subject),
+  ruleId: rule._id,
+  ownerId: rule.ownerId,
+  event,
+  at,
+  runId: null,
+  jobId: null,
+  jobName: null,
+  fireKey: null,
+  nodeId: null,
+  deliveryId: null,
+  createdAt: new Date(now),
+  ...f,
+});
+
+const runFields = (run: AlertRun) => ({ runId: run._id, jobId: run.jobId, jobName: run.jobName, fireKey: run.fireKey, nodeId: run.nodeId });
+
+/** The firing of `rule` for a run that ended badly, or null when the rule does not listen to it. */
+export function runFiring(rule: AlertRuleDoc, run: AlertRun, now: number): AlertFiringDoc | null {
+  const event = runEvents(run).find((e) => rule.on.includes(e));
+  if (!event || !inScope(rule, run.ownerId, run.jobId) || !live(rule, run.finishedAt!, now)) return null;
+  const why = run.error ? `: ${run.error.split("\n")[0]!.slice(0, 200)}` : run.exitCode !== null ? ` (exit code ${run.exitCode})` : "";
+  const detail = `run ${run._id} of ${run.jobName} ended ${run.status} after attempt ${run.attempt}${why}`;
+  return firing(rule, `run:${run._id}#${run.attempt}`, event, run.finishedAt!, now, { ...runFields(run), detail });
+}
+
+export function recoveredFiring(rule: AlertRuleDoc, run: AlertRun, now: number): AlertFiringDoc {
+  return firing(rule, `recovered:${run._id}`, AlertEvent.RECOVERED, run.finishedAt!, now, { ...runFields(run), detail: `${run.jobName} recovered: run ${run._id} succeeded after a failure` });
+}
+
+const SKIPPED = new Set<string>([FireOutcome.SKIPPED_OVERLAP, FireOutcome.SKIPPED_PAUSED, FireOutcome.SKIPPED_DST, FireOutcome.SKIPPED_BACKLOG]);
+
+export function fireFiring(rule: AlertRuleDoc, fire: FireDoc, now: number): AlertFiringDoc | null {
+  const event = fire.outcome === FireOutcome.MISSED ? AlertEvent.FIRE_MISSED : SKIPPED.has(fire.outcome) ? AlertEvent.FIRE_SKIPPED : null;
+  if (!event || !rule.on.includes(event) || !inScope(rule, fire.ownerId, fire.jobId) || !live(rule, fire.recordedAt, now)) return null;
+  const detail = `the slot at ${fire.slotAt.toISOString()} of job ${fire.jobId} was ${fire.outcome}${fire.reason ? `: ${fire.reason.slice(0, 200)}` : ""}`;
+  return firing(rule, `fire:${fire._id}`, event, fire.recordedAt, now, { jobId: fire.jobId, fireKey: fire._id, runId: fire.runId, detail });
+}
+
+export function nodeFiring(rule: AlertRuleDoc, node: { _id: string; name: string; lastHeartbeatAt: Date }, now: number): AlertFiringDoc {
+  return firing(rule, `node:${node._id}@${node.lastHeartbeatAt.getTime()}`, AlertEvent.NODE_LOST, node.lastHeartbeatAt, now, {
+    nodeId: node._id,
+    detail: `node ${node.name} was lost: no heartbeat since ${node.lastHeartbeatAt.toISOString()}; its runs are reclaimed as their leases end`,
+  });
+}
+
+export function latenessFiring(rule: AlertRuleDoc, run: AlertRun, now: number): AlertFiringDoc {
+  const late = Math.round((now - run.scheduledFor.getTime()) / 1000);
+  return firing(rule, `late:${run._id}#${run.attempt}`, AlertEvent.QUEUE_LATENESS, new Date(now), now, { ...runFields(run), detail: `run ${run._id} of ${run.jobName} has waited ${late} s to start since it was due` });
+}
+
+export function rateFiring(rule: AlertRuleDoc, counts: { total: number; failed: number }, now: number): AlertFiringDoc {
+  const w = rule.failureRate!;
+  const pct = Math.round((counts.failed / counts.total) * 1000) / 10;
+  return firing(rule, `rate:${Math.floor(now / w.windowMs)}`, AlertEvent.FAILURE_RATE, new Date(now), now, {
+    detail: `${counts.failed} of ${counts.total} runs failed in the last ${Math.round(w.windowMs / 1000)} s (${pct} %, threshold ${w.threshold * 100} %)`,
+  });
+}
+
+export function deadlineFiring(rule: AlertRuleDoc, d: { fireKey: string; jobId: string; jobName: string; runId: string | null; slotAt: Date; status: string | null }, now: number): AlertFiringDoc {
+  const run = d.runId ? `run ${d.runId} is ${d.status ?? "missing"}` : "no run was made";
+  return firing(rule, `deadline:${d.fireKey}`, AlertEvent.DEADLINE_MISSED, new Date(d.slotAt.getTime() + (rule.deadlineMs ?? 0)), now, {
+    runId: d.runId,
+    jobId: d.jobId,
+    jobName: d.jobName,
+    fireKey: d.fireKey,
+    detail: `the slot at ${d.slotAt.toISOString()} of ${d.jobName} missed its deadline of ${Math.round((rule.deadlineMs ?? 0) / 1000)} s: ${run}`,
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * Alert rules as users manage them (createAlertRule, alertRules, updateAlertRule, deleteAlertRule,
+ * muteAlertRule, alertDeliveries, testAlertRule): a user's own rules, an administrator's on any
+ * user's or cluster-wide; another user's rule is NOT_FOUND. docs/alerts.md.
+ */
+import { canSee, visible, visibleJob, type Principal } from "../../auth/index.js";
+import { AlertDeliveryStatus, LimitReachedError, ValidationError, type AlertDeliveryDoc, type AlertRuleDoc } from "../../domain/index.js";
+import type { Clock } from "../../shared-state/index.js";
+import {
+  countAlertRules,
+  deleteAlertRule,
+  deliveriesPage,
+  findAlertRule,
+  findDagOwner,
+  findJob,
+  insertAlertRule,
+  insertDelivery,
+  listAlertRules,
+  newId,
+  setAlertRule,
+  type Mongo,
+  type Page,
+  type PageQuery,
+} from "../../store/index.js";
+import type { AlertBus } from "./bus.js";
+import { alertMessage } from "./message.js";
+import type { AlertSender } from "./sender.js";
+import { checkAlertRule, type AlertRuleInput } from "./validate.js";
+
+/** Most rules listed at once. */
+const LIST_MAX = 1_000;
+/** Longest a mute may last. */
+const MAX_MUTE_MS = 366 * 24 * 3600_000;
+
+export interface AlertRulesDeps {
+  mongo: Mongo;
+  clock: Clock;
+  sender: AlertSender;
+  bus: AlertBus;
+  /** Most rules one user may have. */
+  maxRulesPerUser: number;
+}
+
+export class AlertRules {
+  constructor(private readonly deps: AlertRulesDeps) {}
+
+  async create(p: Principal, input: AlertRuleInput, ownerId = p.userId): Promise<AlertRuleDoc> {
+    const checked = checkAlertRule(input, p.role === "ADMIN");
+    await this.checkScope(p, checked.jobId, checked.dagId, ownerId);
+    const n = await countAlertRules(this.deps.mongo, ownerId);
+    if (n >= this.deps.maxRulesPerUser) {
+      throw new LimitReachedError(`you have ${n} alert rules, the most allowed (KAIROS_ALERT_MAX_RULES): delete one first, or widen one rule's scope`);
+    }
+    const now = new Date(this.deps.clock());
+    const doc: AlertRuleDoc = { _id: newId(), ownerId, ...checked, mutedUntil: null, createdAt: now, updatedAt: now, lastDeliveryAt: null };
+    await insertAlertRule(this.deps.mongo, doc);
+    return doc;
+  }
+
+  /** The caller's rules (an administrator: a user's with `userId`, or everyone's with `all`). */
+  list(p: Principal, opts: { userId?: string | null; all?: boolean | null } = {}): Promise<AlertRuleDoc[]> {
+    if (opts.all) {
+      if (p.role !== "ADMIN") throw new ValidationError("all", "only administrators may list every user's rules");
+      return listAlertRules(this.deps.mongo, null, LIST_MAX);
+    }
+    const ownerId = opts.userId ?? p.userId;
+    if (!canSee(p, ownerId)) return Promise.resolve([]);
+    return listAlertRules(this.deps.mongo, ownerId, LIST_MAX);
+  }
+
+  async get(p: Principal, id: string): Promise<AlertRuleDoc> {
+    return visible(p, "alert rule", id, await findAlertRule(this.deps.mongo, id));
+  }
+
+  /** Changes the fields given; the others stay. The whole rule is checked again. */
+  async update(p: Principal, id: string, patch: Partial<AlertRuleInput>): Promise<AlertRuleDoc> {
+    const rule = await this.get(p, id);
+    const merged: AlertRuleInput = {
+      name: patch.name ?? rule.name,
+      on: patch.on ?? rule.on,
+      jobId: patch.jobId !== undefined ? patch.jobId : rule.jobId,
+      dagId: patch.dagId !== undefined ? patch.dagId : rule.dagId,
+      cluster: patch.cluster ?? rule.cluster,
+      webhook: patch.webhook ?? rule.webhook,
+      failureRate: patch.failureRate !== undefined ? patch.failureRate : rule.failureRate ? { window: `PT${rule.failureRate.windowMs / 1000}S`, threshold: rule.failureRate.threshold, minRuns: rule.failureRate.minRuns } : null,
+      queueLateness: patch.queueLateness !== undefined ? patch.queueLateness : rule.queueLatenessMs !== null ? `PT${rule.queueLatenessMs / 1000}S` : null,
+      deadline: patch.deadline !== undefined ? patch.deadline : rule.deadlineMs !== null ? `PT${rule.deadlineMs / 1000}S` : null,
+    };
+    // A field that no longer applies to the events named is dropped rather than refused.
+    const on = new Set(merged.on);
+    if (!on.has("FAILURE_RATE") && patch.failureRate === undefined) merged.failureRate = null;
+    if (!on.has("QUEUE_LATENESS") && patch.queueLateness === undefined) merged.queueLateness = null;
+    if (!on.has("DEADLINE_MISSED") && patch.deadline === undefined) merged.deadline = null;
+    const checked = checkAlertRule(merged, p.role === "ADMIN");
+    if (checked.jobId !== rule.jobId || checked.dagId !== rule.dagId) await this.checkScope(p, checked.jobId, checked.dagId, rule.ownerId);
+    const after = await setAlertRule(this.deps.mongo, id, { ...checked, updatedAt: new Date(this.deps.clock()) });
+    return visible(p, "alert rule", id, after);
+  }
+
+  async delete(p: Principal, id: string): Promise<boolean> {
+    await this.get(p, id);
+    return deleteAlertRule(this.deps.mongo, id);
+  }
+
+  /** No alert of the rule until `until` (null: unmuted now). */
+  async mute(p: Principal, id: string, until: Date | null): Promise<AlertRuleDoc> {
+    await this.get(p, id);
+    const now = this.deps.clock();
+    if (until !== null && until.getTime() <= now) throw new ValidationError("until", `must be in the future (got ${until.toISOString()}); to unmute, pass null`);
+    if (until !== null && until.getTime() - now > MAX_MUTE_MS) throw new ValidationError("until", "a mute lasts at most 366 days; delete the rule instead");
+    return visible(p, "alert rule", id, await setAlertRule(this.deps.mongo, id, { mutedUntil: until, updatedAt: new Date(now) }));
+  }
+
+  async deliveries(p: Principal, ruleId: string, page: PageQuery): Promise<Page<AlertDeliveryDoc>> {
+    await this.get(p, ruleId);
+    return deliveriesPage(this.deps.mongo, ruleId, page);
+  }
+
+  /** Sends a test delivery now (one attempt, not retried) and returns it as recorded. */
+  async test(p: Principal, id: string): Promise<AlertDeliveryDoc> {
+    const rule = await this.get(p, id);
+    const now = new Date(this.deps.clock());
+    const deliveryId = newId();
+    const msg = alertMessage(deliveryId, rule, [], { test: true, at: now });
+    const doc: AlertDeliveryDoc = {
+      _id: deliveryId, ruleId: rule._id, ownerId: rule.ownerId, test: true, events: [], count: 0, firingIds: [], runIds: [], body: msg.body, url: rule.webhook.url,
+      status: AlertDeliveryStatus.PENDING, attempts: 0, nextAttemptAt: now, leaseUntil: null, responseCode: null, error: null, createdAt: now, deliveredAt: null,
+    };
+    await insertDelivery(this.deps.mongo, doc);
+    await this.deps.bus.publish(doc, rule.name).catch(() => undefined);
+    return (await this.deps.sender.attempt(doc, { retry: false })) ?? doc;
+  }
+
+  /** A job or DAG the rule may watch: the owner's (another user's id is NOT_FOUND). */
+  private async checkScope(p: Principal, jobId: string | null, dagId: string | null, ownerId: string): Promise<void> {
+    if (jobId !== null) {
+      const job = visibleJob(p, jobId, await findJob(this.deps.mongo, jobId));
+      if (job.ownerId !== ownerId) throw new ValidationError("jobId", `job ${jobId} belongs to another user than the rule`);
+    }
+    if (dagId !== null) {
+      const dag = visible(p, "DAG", dagId, await findDagOwner(this.deps.mongo, dagId));
+      if (dag.ownerId !== ownerId) throw new ValidationError("dagId", `DAG ${dagId} belongs to another user than the rule`);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * An alert rule's input checked (pure): every refusal names the field, what was wrong and what is
+ * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
+ */
+import { ALERT_CLUSTER_EVENTS, AlertEvent, ValidationError, type AlertRuleDoc } from "../../domain/index.js";
+import { parsePositiveDuration } from "../../timing/index.js";
+
+export interface AlertRuleInput {
+  name: string;
+  on: readonly string[];
+  jobId?: string | null;
+  dagId?: string | null;
+  /** Administrators: every user's jobs and the cluster's nodes. */
+  cluster?: boolean | null;
+  webhook: { url: string; slack?: boolean | null };
+  /** FAILURE_RATE: over this window (ISO 8601 duration), above this fraction (0 < t <= 1), once at least minRuns ended. */
+  failureRate?: { window: string; threshold: number; minRuns?: number | null } | null;
+  /** QUEUE_LATENESS: a run still waiting this long (ISO 8601 duration) after it was due. */
+  queueLateness?: string | null;
+  /** DEADLINE_MISSED: a slot's run not finished this long (ISO 8601 duration) after its scheduled time. */
+  deadline?: string | null;
+}
+
+export const ALERT_NAME_MAX = 100;
+export const ALERT_URL_MAX = 2_048;
+const MIN_RATE_WINDOW_MS = 60_000;
+const MAX_RATE_WINDOW_MS = 7 * 24 * 3600_000;
+const MIN_THRESHOLD_MS = 1_000;
+
+const EVENTS = Object.values(AlertEvent) as string[];
+
+export type CheckedRule = Pick<AlertRuleDoc, "name" | "on" | "jobId" | "dagId" | "cluster" | "webhook" | "failureRate" | "queueLatenessMs" | "deadlineMs">;
+
+export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): CheckedRule {
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > ALERT_NAME_MAX) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters (got ${name.length})`);
+  if (input.on.length === 0) throw new ValidationError("on", `name at least one event: ${EVENTS.join(", ")}`);
+  const on: AlertEvent[] = [];
+  for (const e of input.on) {
+    if (!EVENTS.includes(e)) throw new ValidationError("on", `"${e}" is not an alert event; the events are ${EVENTS.join(", ")}`);
+    if (!on.includes(e as AlertEvent)) on.push(e as AlertEvent);
+  }
+  const jobId = input.jobId ?? null;
+  const dagId = input.dagId ?? null;
+  if (jobId !== null && dagId !== null) throw new ValidationError("jobId", "give jobId or dagId, not both (neither: all of your jobs and DAGs)");
+  const cluster = input.cluster ?? false;
+  if (cluster && !isAdmin) throw new ValidationError("cluster", "only administrators may make cluster-wide rules");
+  if (cluster && (jobId !== null || dagId !== null)) throw new ValidationError("cluster", "a cluster-wide rule covers every job: leave jobId and dagId out");
+  for (const e of on) {
+    if (ALERT_CLUSTER_EVENTS.includes(e) && !cluster) throw new ValidationError("on", `${e} is about the cluster's nodes: only a cluster-wide rule (cluster: true, administrators) may listen to it`);
+  }
+  const webhook = { url: checkUrl(input.webhook.url), slack: input.webhook.slack ?? false };
+  const failureRate = on.includes(AlertEvent.FAILURE_RATE) ? checkRate(input.failureRate) : null;
+  if (!on.includes(AlertEvent.FAILURE_RATE) && input.failureRate) throw new ValidationError("failureRate", "is only for a rule on FAILURE_RATE");
+  const queueLatenessMs = threshold("queueLateness", input.queueLateness, on.includes(AlertEvent.QUEUE_LATENESS), AlertEvent.QUEUE_LATENESS);
+  const deadlineMs = threshold("deadline", input.deadline, on.includes(AlertEvent.DEADLINE_MISSED), AlertEvent.DEADLINE_MISSED);
+  return { name, on, jobId, dagId, cluster, webhook, failureRate, queueLatenessMs, deadlineMs };
+}
+
+function checkUrl(raw: string): string {
+  const url = raw.trim();
+  if (url.length > ALERT_URL_MAX) throw new ValidationError("webhook.url", `is ${url.length} characters; at most ${ALERT_URL_MAX}`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ValidationError("webhook.url", `"${url.slice(0, 100)}" is not an absolute URL (like https://hooks.example.com/kairos)`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ValidationError("webhook.url", `scheme ${u.protocol} is not allowed: http or https only`);
+  if (u.username || u.password) throw new ValidationError("webhook.url", "must not carry a user name or password; put a token in the path or query");
+  return url;
+}
+
+function checkRate(r: AlertRuleInput["failureRate"]): NonNullable<AlertRuleDoc["failureRate"]> {
+  if (!r) throw new ValidationError("failureRate", "a rule on FAILURE_RATE needs failureRate: {window, threshold, minRuns}");
+  const windowMs = parsePositiveDuration(r.window, "failureRate.window");
+  if (windowMs < MIN_RATE_WINDOW_MS || windowMs > MAX_RATE_WINDOW_MS) throw new ValidationError("failureRate.window", `must be from PT1M to P7D (got ${r.window})`);
+  if (!(r.threshold > 0 && r.threshold <= 1)) throw new ValidationError("failureRate.threshold", `is the failed fraction that fires the alert: above 0 and at most 1 (got ${r.threshold})`);
+  const minRuns = r.minRuns ?? 1;
+  if (!Number.isInteger(minRuns) || minRuns < 1 || minRuns > 1_000_000) throw new ValidationError("failureRate.minRuns", `must be a whole number from 1 to 1000000 (got ${minRuns})`);
+  return { windowMs, threshold: r.threshold, minRuns };
+}
+
+function threshold(field: string, raw: string | null | undefined, wanted: boolean, event: string): number | null {
+  if (!wanted) {
+    if (raw != null) throw new ValidationError(field, `is only for a rule on ${event}`);
+    return null;
+  }
+  if (raw == null) throw new ValidationError(field, `a rule on ${event} needs ${field} (an ISO 8601 duration like PT5M)`);
+  const ms = parsePositiveDuration(raw, field);
+  if (ms < MIN_THRESHOLD_MS) throw new ValidationError(field, `must be at least PT1S (got ${raw})`);
+  return ms;
+}

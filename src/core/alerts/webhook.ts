@@ -1,0 +1,83 @@
+/**
+ * One webhook call of an alert delivery: a POST of the delivery's body, signed like an HTTP job's
+ * request (core/http-signing.ts: `Kairos-Signature: t=…,v1=HMAC(secret, "<t>.<delivery id>.<body>")`
+ * with the rule owner's signing secret), through the SSRF-filtering agents (core/ssrf.ts), with a
+ * timeout; redirects are not followed. It says whether a failure is worth retrying (no response,
+ * a timeout, 5xx, 408, 425, 429) and never throws.
+ */
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { signatureHeader } from "../http-signing.js";
+import { ssrfRefusal, type HttpAgents } from "../ssrf.js";
+
+export interface WebhookCall {
+  url: string;
+  body: string;
+  deliveryId: string;
+  ruleId: string;
+  secrets: readonly string[];
+  timeoutMs: number;
+  nowS: number;
+}
+
+export interface WebhookResult {
+  ok: boolean;
+  responseCode: number | null;
+  retryable: boolean;
+  error: string | null;
+}
+
+const RETRYABLE_4XX = new Set([408, 425, 429]);
+/** Most response bytes read (the rest is dropped). */
+const RESPONSE_CAP = 4_096;
+
+export function postWebhook(call: WebhookCall, agents: HttpAgents, userAgent: string): Promise<WebhookResult> {
+  return new Promise<WebhookResult>((resolve) => {
+    let settled = false;
+    const finish = (r: WebhookResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const url = new URL(call.url);
+    const https = url.protocol === "https:";
+    const headers = {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(call.body, "utf8")),
+      "user-agent": userAgent,
+      "Kairos-Delivery-Id": call.deliveryId,
+      "Kairos-Alert-Rule-Id": call.ruleId,
+      "Kairos-Signature": signatureHeader([...call.secrets], call.nowS, call.deliveryId, call.body),
+    };
+    let timedOut = false;
+    const req = (https ? httpsRequest : httpRequest)(url, { method: "POST", headers, agent: https ? agents.https : agents.http });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy(new Error(`timed out after ${call.timeoutMs} ms`));
+    }, call.timeoutMs);
+    req.on("error", (e: Error & { code?: string }) => {
+      const refusal = ssrfRefusal(e, "alert webhooks", "KAIROS_ALERT_ALLOWED_CIDRS");
+      if (refusal) return finish({ ok: false, responseCode: null, retryable: false, error: refusal });
+      if (timedOut) return finish({ ok: false, responseCode: null, retryable: true, error: `timed out after ${call.timeoutMs} ms waiting for ${url.host}` });
+      finish({ ok: false, responseCode: null, retryable: true, error: `request failed: ${e.code ? `${e.code}: ` : ""}${e.message}` });
+    });
+    req.on("response", (res) => {
+      const code = res.statusCode ?? 0;
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        if (text.length < RESPONSE_CAP) text += c.slice(0, RESPONSE_CAP - text.length);
+      });
+      const done = () => {
+        if (code >= 200 && code < 300) return finish({ ok: true, responseCode: code, retryable: false, error: null });
+        const retryable = code >= 500 || RETRYABLE_4XX.has(code);
+        const why = code >= 300 && code < 400 ? `HTTP ${code}: redirects are not followed; point the rule at the final URL` : `HTTP ${code}${text ? `: ${text.slice(0, 200)}` : ""}`;
+        finish({ ok: false, responseCode: code, retryable, error: why });
+      };
+      res.on("end", done);
+      res.on("error", () => done());
+    });
+    req.end(call.body);
+  });
+}
