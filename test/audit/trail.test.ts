@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
-import { code, makeJob, makeUser, PASSWORD } from "../helpers/accounts.js";
+import { code, makeJob, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
 
 const t = useTestApp();
