@@ -4,4 +4,5 @@ export type { AttemptOutcome, DagFired, DagFireHook, DagFireLock, DagWithdrawHoo
 export type { MaterializeArgs, Materialized } from "./materialize.js";
 export type { WithdrawOptions } from "./staged.js";
 export { readyEntry } from "./ready.js";
+export { JOB_LOCK, type LockRequest, type LockSubject, type RequestLock } from "./overlap.js";
 export { WaitingRuns, WAITING_COUNT_TTL_MS } from "./waiting.js";

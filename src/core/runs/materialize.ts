@@ -13,7 +13,7 @@ import { createRunInserter, findRunByFireKey } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { OverlapLocks } from "./overlap.js";
 import type { ReadyQueueing } from "./ready.js";
-import type { DagFireHook } from "./types.js";
+import type { DagFireHook, DagFireLock } from "./types.js";
 import type { WaitingRuns } from "./waiting.js";
 import { activeTraceparent, withFireSpan } from "../../support/index.js";
 
@@ -152,7 +152,7 @@ export class Materializer {
    * staging) is the DAG run's id, in a run-shaped answer that is never stored.
    */
   private async materializeDag(job: JobDoc, args: MaterializeArgs, key: string, dagFire: DagFireHook): Promise<Materialized> {
-    const lock = { take: (id: string) => this.deps.overlap.take(job, id), release: (id: string) => this.deps.overlap.release(job._id, id) };
+    const lock: DagFireLock = { take: (id, subject) => this.deps.overlap.take(job, id, subject), release: (id, subject) => this.deps.overlap.release(job._id, id, subject) };
     const fired = await dagFire(job, { fireKey: key, scheduledFor: args.scheduledFor, trigger: args.trigger, notBefore: args.notBefore ?? null, ignoreOverlap: args.ignoreOverlap ?? false }, lock);
     if (!fired.dagRunId) return { run: null, created: false, skipped: fired.skipped, ...(fired.backlog ? { backlog: true } : {}) };
     const stand = newRun(job, args, { id: fired.dagRunId, key, status: RunStatus.QUEUED, overlap: job.overlap, now: this.deps.clock() });

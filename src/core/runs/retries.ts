@@ -1,27 +1,16 @@
 /** Retries: armed on the time wheel when an attempt fails, promoted when due, or asked for by a user. */
 import type { Principal } from "../../auth/index.js";
 import { visible } from "../../auth/index.js";
-import type { OverlapPolicy, RunDoc } from "../../domain/index.js";
+import type { RunDoc } from "../../domain/index.js";
 import { ConcurrentChangeError, PreconditionError } from "../../domain/index.js";
 import { RunStatus, assertTransition, isTerminal, reportedStatus } from "../../domain/index.js";
 import { retryTimerId } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
 import { findJob, findRun, readOverlapLock } from "../../store/index.js";
-import type { OverlapLocks } from "./overlap.js";
+import { JOB_LOCK, type OverlapLocks, type RequestLock } from "./overlap.js";
 import type { Transitions } from "./transitions.js";
 import type { WaitingRuns } from "./waiting.js";
-
-/** A retried run's hold on its job's overlap lock (see {@link Retries.relock}). */
-interface RetryLock {
-  jobId: string;
-  policy: OverlapPolicy;
-  /** QUEUE_ONE: the retry waits PENDING behind `holder`. */
-  held: boolean;
-  holder: string | null;
-  /** REPLACE: the run the retry displaces, cancelled once the retry is written. */
-  replaced: string | null;
-}
 
 export class Retries {
   constructor(
@@ -130,29 +119,16 @@ export class Retries {
 
   /**
    * The job's overlap lock for a retry of `run`, taken under the run's id with the policy the job
-   * has now, as a fire of the job would take it; null when the retry takes none: a BACKFILL run
-   * (backfills ignore the lock), a DAG task's run (its DAG run is what holds a lock), a run of a
-   * deleted job, or a job whose policy is ALLOW. Where a fire would be skipped (FORBID with a run
-   * holding the lock, QUEUE_ONE with one already waiting) the retry is refused with FAILED_PRECONDITION naming
-   * the run that holds the lock: the user asked for it, so nothing is dropped silently.
+   * has now, as a fire of the job would take it (OverlapLocks.takeForRequest: refused with
+   * FAILED_PRECONDITION naming the holder where a fire would be skipped); null when the retry takes
+   * none: a BACKFILL run (backfills ignore the lock), a DAG task's run (its DAG run is what holds a
+   * lock), a run of a deleted job, or a job whose policy is ALLOW.
    */
-  private async relock(run: RunDoc): Promise<RetryLock | null> {
+  private async relock(run: RunDoc): Promise<RequestLock | null> {
     if (run.trigger === "BACKFILL" || run.dagRunId) return null;
     const job = await findJob(this.deps.mongo, run.jobId);
     if (!job || job.dagId || job.overlap === "ALLOW") return null;
-    // A lock this run still holds from before (its end's give-back was lost) is stale: it ended.
-    await this.deps.overlap.release(job._id, run._id);
-    const slot = await this.deps.overlap.take(job, run._id);
-    if (slot.decision === "SKIP") {
-      const cur = await readOverlapLock(this.deps.mongo, job._id);
-      const why =
-        job.overlap === "QUEUE_ONE" && cur?.pending
-          ? `run ${cur.pending} is already waiting for the lock` + (cur.active ? ` behind run ${cur.active}` : "")
-          : `run ${cur?.active ?? "(another)"} holds the lock`;
-      throw new PreconditionError(`run ${run._id} cannot be retried now: its job's overlap policy is ${job.overlap} and ${why}; retry it once that run has ended (or cancel it)`);
-    }
-    const holder = slot.decision === "HOLD" ? ((await readOverlapLock(this.deps.mongo, job._id))?.active ?? null) : null;
-    return { jobId: job._id, policy: job.overlap, held: slot.decision === "HOLD", holder, replaced: slot.replaced };
+    return this.deps.overlap.takeForRequest(job, run._id, JOB_LOCK, { act: "retry", runId: run._id });
   }
 
   /** A retry written PENDING that already has the lock goes to the queue: PENDING → QUEUED. */

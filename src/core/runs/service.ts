@@ -11,7 +11,7 @@ import { Cancellation, type SystemCancel } from "./cancellation.js";
 import { ClaimMarkerDrops } from "./claim-markers.js";
 import { Claims } from "./claims.js";
 import { Materializer, type MaterializeArgs, type Materialized } from "./materialize.js";
-import { OverlapLocks } from "./overlap.js";
+import { OverlapLocks, type LockRequest, type LockSubject, type RequestLock } from "./overlap.js";
 import { ReadyQueueing } from "./ready.js";
 import { Retries } from "./retries.js";
 import { StagedRuns, type WithdrawOptions } from "./staged.js";
@@ -101,9 +101,14 @@ export class RunService {
     return this.overlap.take(job, runId);
   }
 
-  /** Frees the job's overlap lock held by `runId` (see {@link OverlapLocks.release}). */
-  releaseOverlapSlot(jobId: string, runId: string): Promise<void> {
-    return this.overlap.release(jobId, runId);
+  /** The lock for a user's retry or trigger, or its refusal (see {@link OverlapLocks.takeForRequest}). */
+  takeOverlapForRequest(job: JobDoc, runId: string, subject: LockSubject, ask: LockRequest): Promise<RequestLock> {
+    return this.overlap.takeForRequest(job, runId, subject, ask);
+  }
+
+  /** Frees the job's overlap lock held by `runId`, starting the next holder as `subject` does (see {@link OverlapLocks.release}). */
+  releaseOverlapSlot(jobId: string, runId: string, subject?: LockSubject): Promise<void> {
+    return this.overlap.release(jobId, runId, subject);
   }
 
   /** Pushes a QUEUED run to its pool's ready queue (see {@link ReadyQueueing.enqueue}). */

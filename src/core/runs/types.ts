@@ -2,6 +2,7 @@ import type { HttpResponseRecord, JobDoc, RunDoc, RunStatus, RunTrigger, RunUsag
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
+import type { LockSubject } from "./overlap.js";
 
 export interface AttemptOutcome {
   /** OOM_KILLED: the kernel killed the run for exceeding its memory limit (recorded as FAILED, retried per `retry.retryOnOomKill`). */
@@ -74,9 +75,9 @@ export interface DagFired {
 }
 
 export interface DagFireLock {
-  /** Takes the timer job's overlap lock for `dagRunId` (see OverlapLocks.take). */
-  take(dagRunId: string): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
-  release(dagRunId: string): Promise<void>;
+  /** Takes the timer job's overlap lock for `dagRunId`, a skip worded for `subject` (see OverlapLocks.take). */
+  take(dagRunId: string, subject: LockSubject): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
+  release(dagRunId: string, subject: LockSubject): Promise<void>;
 }
 
 /**

@@ -11,9 +11,9 @@
  * of job listings; they change it through the DAG.
  */
 import type { Principal } from "../../auth/index.js";
-import type { DagFired, DagFireLock, JobService, RunService } from "../../core/index.js";
+import type { DagFired, DagFireLock, JobService, LockRequest, LockSubject, RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, JobDoc, RunTrigger } from "../../domain/index.js";
-import { DagRunStatus, NotFoundError, PreconditionError, judgeStaleHolds } from "../../domain/index.js";
+import { DagRunStatus, NotFoundError, judgeStaleHolds } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
@@ -27,7 +27,6 @@ import {
   findJob,
   findLockedDagTimers,
   newId,
-  readOverlapLock,
   setDagRunAtVersion,
   type Mongo,
 } from "../../store/index.js";
@@ -71,6 +70,9 @@ function timerCaller(dag: Pick<DagDoc, "_id" | "ownerId">): Principal & { dagTim
 }
 
 export class DagSchedules {
+  /** A DAG's lock (its timer job's), held by its DAG runs: core's overlap machinery words and hands it off so. */
+  private readonly lock: LockSubject = { kind: "DAG", runNoun: "DAG run", startPassed: (id) => this.startPassed(id) };
+
   constructor(private readonly deps: DagSchedulesDeps) {}
 
   /** A new scheduled DAG: its timer job (id = the DAG's id), armed unless the DAG starts paused. */
@@ -194,8 +196,8 @@ export class DagSchedules {
     let replaced: string | null = null;
     const locked = !fire.ignoreOverlap && job.overlap !== "ALLOW";
     if (locked) {
-      const slot = await lock.take(id);
-      if (slot.decision === "SKIP") return { dagRunId: null, created: false, skipped: slot.reason.replace(/^run /, "DAG run ") };
+      const slot = await lock.take(id, this.lock);
+      if (slot.decision === "SKIP") return { dagRunId: null, created: false, skipped: slot.reason };
       held = slot.decision === "HOLD";
       replaced = slot.replaced;
     }
@@ -214,7 +216,7 @@ export class DagSchedules {
       sweepAfterMs: this.deps.sweepAfterMs,
     });
     const { run, created } = await insertOnce(mongo, doc);
-    if (!created && locked) await lock.release(id);
+    if (!created && locked) await lock.release(id, this.lock);
     // deleteDag may have run since the DAG was read here: its sweep of RUNNING DAG runs missed this one.
     if (created && !(await dagExists(mongo, dag._id))) {
       await this.deps.cancel(id, "its DAG was deleted while the fire made it");
@@ -229,71 +231,51 @@ export class DagSchedules {
    * A DAG run is retried (retryDagRun): it takes its DAG's overlap lock again, as the fire or the
    * manual trigger that made it did (see {@link lockTrigger}), so the policy holds while it runs
    * again. The lock is the DAG's timer job's, with the policy the DAG has now; a BACKFILL DAG run,
-   * or one whose DAG has no schedule now or the policy ALLOW, takes none. Where a fire would be
-   * skipped (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting)
-   * the retry is refused (FAILED_PRECONDITION, saying which DAG run holds the lock): a user asked for it, so
-   * nothing is dropped silently. QUEUE_ONE: the retry waits `held` behind the holder; REPLACE:
-   * `replaced` is the DAG run it displaces (cancelled by the caller once the retry is written).
-   * Call {@link unlock} if the retry is not written after all.
+   * or one whose DAG has no schedule now or the policy ALLOW, takes none. Refused as core refuses a
+   * job's retry (RunService.takeOverlapForRequest, worded for DAG runs); QUEUE_ONE: the retry waits
+   * `held` behind the holder; REPLACE: `replaced` is the DAG run it displaces (cancelled by the
+   * caller once the retry is written). Call {@link unlock} if the retry is not written after all.
    */
   async relock(run: DagRunDoc): Promise<DagRunLock> {
     if (run.trigger === "BACKFILL") return NO_LOCK;
-    const job = await findJob(this.deps.mongo, run.dagId);
-    if (!job?.dagId || job.overlap === "ALLOW") return NO_LOCK;
-    // A lock this DAG run still holds from before (its end's give-back was lost) is stale: it ended.
-    await this.finished({ ...run, lockJobId: job._id });
-    const slot = await this.deps.runs.takeOverlapSlot(job, run._id);
-    if (slot.decision === "SKIP") {
-      const why = await this.whyRefused(job);
-      throw new PreconditionError(`DAG run ${run._id} cannot be retried now: its DAG's overlap policy is ${job.overlap} and ${why}; retry it once that DAG run has ended (or cancel it)`);
-    }
-    return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
+    return this.lockFor(run.dagId, run._id, { act: "retry", runId: run._id });
   }
 
   /**
    * A manual trigger (triggerDag) of a scheduled DAG takes the DAG's overlap lock for the DAG run
-   * `dagRunId` it is about to write, as triggerJob takes its job's: where a fire would be skipped
-   * (FORBID with a DAG run holding the lock, QUEUE_ONE with one already waiting) the trigger is
-   * refused (FAILED_PRECONDITION `not triggered: …`, naming the DAG run that holds the lock and the policy);
-   * QUEUE_ONE: the new DAG run waits `held`; REPLACE: `replaced` is the DAG run it displaces
-   * (cancelled by the caller once the new one is written). A DAG without a schedule (no timer job,
-   * so no lock) or with the policy ALLOW takes none. Call {@link unlock} if the DAG run is not
+   * `dagRunId` it is about to write, as a job's retry takes its job's (FAILED_PRECONDITION
+   * `not triggered: …` where a fire would be skipped, naming the DAG run that holds the lock and
+   * the policy); `held` and `replaced` as for {@link relock}. A DAG without a schedule (no timer
+   * job, so no lock) or with the policy ALLOW takes none. Call {@link unlock} if the DAG run is not
    * written after all.
    */
-  async lockTrigger(dagId: string, dagRunId: string): Promise<DagRunLock> {
+  lockTrigger(dagId: string, dagRunId: string): Promise<DagRunLock> {
+    return this.lockFor(dagId, dagRunId, { act: "trigger", subjectId: dagId });
+  }
+
+  private async lockFor(dagId: string, dagRunId: string, ask: LockRequest): Promise<DagRunLock> {
     const job = await findJob(this.deps.mongo, dagId);
     if (!job?.dagId || job.overlap === "ALLOW") return NO_LOCK;
-    // A lock under this id is one an earlier attempt of the same idempotent trigger took and then
-    // died before writing its DAG run (the caller checked that there is none): it is stale.
-    const cur = await readOverlapLock(this.deps.mongo, job._id);
-    if (cur && (cur.active === dagRunId || cur.pending === dagRunId)) await this.unlock(job._id, dagRunId);
-    const slot = await this.deps.runs.takeOverlapSlot(job, dagRunId);
-    if (slot.decision === "SKIP") {
-      const why = await this.whyRefused(job);
-      throw new PreconditionError(`not triggered: DAG ${dagId}'s overlap policy is ${job.overlap} and ${why}; trigger it once that DAG run has ended (or cancel it)`);
-    }
-    return { lockJobId: job._id, held: slot.decision === "HOLD", replaced: slot.replaced };
+    const lock = await this.deps.runs.takeOverlapForRequest(job, dagRunId, this.lock, ask);
+    return { lockJobId: lock.jobId, held: lock.held, replaced: lock.replaced };
   }
 
-  /** Why the timer job's lock refused a new holder: which DAG run holds it (and which waits, QUEUE_ONE). */
-  private async whyRefused(job: JobDoc): Promise<string> {
-    const lock = await readOverlapLock(this.deps.mongo, job._id);
-    return job.overlap === "QUEUE_ONE" && lock?.pending
-      ? `DAG run ${lock.pending} is already waiting for the lock` + (lock.active ? ` behind DAG run ${lock.active}` : "")
-      : `DAG run ${lock?.active ?? "(another)"} holds the lock`;
-  }
-
-  /** Gives back a lock {@link relock} took for a retry that was not written. */
+  /** Gives back a lock {@link relock} or {@link lockTrigger} took for a DAG run that was not written. */
   async unlock(lockJobId: string, dagRunId: string): Promise<void> {
-    await this.deps.runs.releaseOverlapSlot(lockJobId, dagRunId);
-    await this.startHeld(lockJobId);
+    await this.deps.runs.releaseOverlapSlot(lockJobId, dagRunId, this.lock);
+    // Without the timer job (the schedule was removed) there is no lock to pass on.
+    if (!(await findJob(this.deps.mongo, lockJobId))) await this.startOrphan(lockJobId);
   }
 
   /** A DAG run ended: its timer job's lock goes back, and the DAG run held behind it (QUEUE_ONE) starts. */
   async finished(run: DagRunDoc): Promise<void> {
-    if (!run.lockJobId) return;
-    await this.deps.runs.releaseOverlapSlot(run.lockJobId, run._id);
-    await this.startHeld(run.lockJobId);
+    if (run.lockJobId) await this.unlock(run.lockJobId, run._id);
+  }
+
+  /** The DAG run the timer job's lock was passed to starts, if it waits held (QUEUE_ONE's next; see LockSubject.startPassed). */
+  private async startPassed(dagRunId: string): Promise<void> {
+    const next = await findDagRun(this.deps.mongo, dagRunId);
+    if (next?.held) await this.unhold(next);
   }
 
   /**
@@ -304,9 +286,7 @@ export class DagSchedules {
   private async startHeld(jobId: string): Promise<void> {
     const job = await findJob(this.deps.mongo, jobId);
     if (!job) return this.startOrphan(jobId);
-    if (!job.activeRunId) return;
-    const next = await findDagRun(this.deps.mongo, job.activeRunId);
-    if (next?.held) await this.unhold(next);
+    if (job.activeRunId) await this.startPassed(job.activeRunId);
   }
 
   /** A DAG run held behind the lock of timer job `jobId`, which is gone: it starts when nothing of that lock runs. */
@@ -344,7 +324,7 @@ export class DagSchedules {
     const release = new Set(verdict.release);
     for (const j of locked) {
       if (release.has(j.activeRunId!)) {
-        await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId!);
+        await this.deps.runs.releaseOverlapSlot(j._id, j.activeRunId!, this.lock);
         this.deps.log.warn({ jobId: j._id, dagRunId: j.activeRunId }, "released a stale DAG timer lock");
       }
       await this.startHeld(j._id);
