@@ -198,8 +198,10 @@ export async function withRunSpan<T>(name: string, run: TracedRun, attributes: A
 /**
  * The span of one fire of a job's schedule (or a manual trigger, a backfill): the runs it creates
  * carry its context. A job's first fire continues the trace of the request that created the job
- * (so one trace shows createJob through to that run's end); later fires of a recurring job each
- * start a trace of their own, linked to that request (one trace per run, not one trace a year long).
+ * (so one trace shows createJob through to that run's end; "first" is the scheduler's first pass
+ * over the job, firedCount 0, so the runs that pass stages ahead join it too); later fires of a
+ * recurring job each start a trace of their own, linked to that request (one trace per run, not
+ * one trace a year long).
  */
 export function withFireSpan<T>(
   job: { _id: string; traceparent?: string | null; firedCount: number },
