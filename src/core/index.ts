@@ -25,3 +25,6 @@ export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
 export * from "./logs/index.js";
 export * from "./waits/index.js";
+export * from "./cluster-stats.js";
+export * from "./cluster-stats-feed.js";
+export * from "./forecast.js";

@@ -57,3 +57,6 @@ export * from "./alerts/deliveries.js";
 export * from "./alerts/firings.js";
 export * from "./alerts/rules.js";
 export * from "./alerts/scans.js";
+export * from "./dags/root-pools.js";
+export * from "./jobs/forecast.js";
+export * from "./runs/stats.js";

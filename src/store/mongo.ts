@@ -97,6 +97,12 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       { key: { dagRunId: 1, taskKey: 1 }, name: "dagRun_task", partialFilterExpression: { dagRunId: { $type: "string" } } },
       // Whether a DAG run's task runs ended since its last full sweep (src/dag/engine/sweeper.ts).
       { key: { dagRunId: 1, finishedAt: 1 }, name: "dagRun_finished", partialFilterExpression: { dagRunId: { $type: "string" } } },
+      // clusterStats (store/runs/stats.ts): runs ended in a window, counted per final status without
+      // reading a document, and one owner's; only ended runs are in them (one key written at the end).
+      { key: { status: 1, finishedAt: -1 }, name: "status_finished", partialFilterExpression: { finishedAt: { $type: "date" } } },
+      { key: { ownerId: 1, finishedAt: -1 }, name: "owner_finished", partialFilterExpression: { finishedAt: { $type: "date" } } },
+      // The runs waiting in a pool, oldest first (a pool's oldest wait); only QUEUED runs are in it.
+      { key: { pool: 1, queuedAt: 1 }, name: "queued_pool", partialFilterExpression: { status: "QUEUED" } },
     ]),
     c.dags.createIndexes([
       { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },

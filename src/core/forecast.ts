@@ -1,0 +1,142 @@
+/**
+ * forecast (issue #31): the runs due per minute and pool over the next hours, from the jobs as
+ * stored and their schedules (the pure computation is timing/forecast.ts, the hotspot warnings
+ * timing/forecast-hotspots.ts). A user's forecast covers their jobs and DAGs, an administrator's
+ * the cluster. Its cost is bounded: at most MAX_FORECAST_JOBS jobs read and MAX_FORECAST_SLOTS
+ * slots enumerated per request, and the answer says when either cut it short.
+ * docs/cluster-stats.md, "Forecast".
+ */
+import { listedOwner, type Principal } from "../auth/index.js";
+import { ValidationError } from "../domain/index.js";
+import type { Clock } from "../shared-state/index.js";
+import { findDagRootPools, findForecastJobs, type Mongo } from "../store/index.js";
+import { findHotspots, forecastRuns, HOUR, medianOf, MINUTE, parseDuration, type ForecastJob, type Hotspot } from "../timing/index.js";
+
+export const MIN_FORECAST_MS = MINUTE;
+export const MAX_FORECAST_MS = 24 * HOUR;
+/** Jobs read per request (the soonest due first for an administrator, a user's by id). */
+export const MAX_FORECAST_JOBS = 10_000;
+/** Slots enumerated per request, all jobs together (10,000 jobs every 10 s over a day is 86 M: cut). */
+export const MAX_FORECAST_SLOTS = 2_000_000;
+/** Hotspot warnings returned (the largest first). */
+export const MAX_HOTSPOTS = 20;
+
+export interface ForecastRequest {
+  /** ISO-8601 duration, PT1M to PT24H. */
+  within: string;
+  pool?: string | null;
+  /** A minute holding more than this × the pool's median minute… @default 10 */
+  hotspotFactor?: number | null;
+  /** …and at least this many runs is a hotspot. @default 50 */
+  hotspotMinRuns?: number | null;
+}
+
+export interface ForecastPool {
+  pool: string;
+  total: number;
+  peak: number;
+  peakAt: Date | null;
+  median: number;
+  /** The minutes with runs due, in order (minutes with none are left out). */
+  minutes: Array<{ at: Date; runs: number }>;
+}
+
+export interface Forecast {
+  scope: "CLUSTER" | "OWN";
+  from: Date;
+  to: Date;
+  pools: ForecastPool[];
+  hotspots: Hotspot[];
+  jobsRead: number;
+  maxJobs: number;
+  jobsCapped: boolean;
+  slots: number;
+  slotsCapped: boolean;
+  /** What the figures leave out or where they were cut short, in words. */
+  notes: string[];
+}
+
+export class ForecastService {
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock }) {}
+
+  async forecast(caller: Principal, req: ForecastRequest): Promise<Forecast> {
+    const withinMs = forecastWindow(req.within);
+    const pool = checkPool(req.pool);
+    const factor = checkNumber(req.hotspotFactor ?? 10, "hotspotFactor", 1, 1_000, false);
+    const minRuns = checkNumber(req.hotspotMinRuns ?? 50, "hotspotMinRuns", 1, 1_000_000, true);
+    const owner = listedOwner(caller);
+    const now = this.deps.clock();
+    const docs = await findForecastJobs(this.deps.mongo, { ownerId: owner, until: new Date(now + withinMs), pool, limit: MAX_FORECAST_JOBS + 1 });
+    const jobsCapped = docs.length > MAX_FORECAST_JOBS;
+    const read = docs.slice(0, MAX_FORECAST_JOBS);
+    const dagPools = await findDagRootPools(this.deps.mongo, read.flatMap((d) => (d.dagId ? [d.dagId] : [])));
+    const jobs: ForecastJob[] = read.map((d) => {
+      const pools = d.dagId ? (dagPools.get(d.dagId) ?? []) : [d.spec.pool];
+      return { ...d, pools: pool === null ? pools : pools.filter((p) => p === pool) };
+    });
+    const result = forecastRuns(jobs, { now, withinMs, maxSlots: MAX_FORECAST_SLOTS });
+    const pools = [...result.pools.values()]
+      .map((p): ForecastPool => {
+        const minutes: ForecastPool["minutes"] = [];
+        let peak = 0;
+        let peakAt: Date | null = null;
+        let total = 0;
+        p.runs.forEach((runs, m) => {
+          if (runs <= 0) return;
+          const at = new Date(result.from + m * MINUTE);
+          minutes.push({ at, runs: round(runs) });
+          total += runs;
+          if (runs > peak) [peak, peakAt] = [runs, at];
+        });
+        return { pool: p.pool, total: round(total), peak: round(peak), peakAt, median: round(medianOf(p.runs)), minutes };
+      })
+      .sort((a, b) => a.pool.localeCompare(b.pool));
+    const notes: string[] = [];
+    if (jobsCapped) {
+      notes.push(
+        `only the first ${MAX_FORECAST_JOBS} jobs were read (${owner === null ? "the soonest due" : "yours, by id"}); the others are not in these figures: ask per pool to see more of them`,
+      );
+    }
+    if (result.slotsCapped) notes.push(`stopped after ${MAX_FORECAST_SLOTS} fires: jobs read after that are not counted (very frequent schedules); ask for a shorter window or per pool`);
+    notes.push("runs already made (staged in the seconds before their time, retries waiting) are in the queues, not here; a DAG counts its first tasks' runs, not the later ones");
+    return {
+      scope: owner === null ? "CLUSTER" : "OWN",
+      from: new Date(result.from),
+      to: new Date(result.to),
+      pools,
+      hotspots: findHotspots(result, { factor, minRuns, maxWarnings: MAX_HOTSPOTS }),
+      jobsRead: read.length,
+      maxJobs: MAX_FORECAST_JOBS,
+      jobsCapped,
+      slots: result.slots,
+      slotsCapped: result.slotsCapped,
+      notes,
+    };
+  }
+}
+
+/** The forecast's window: a minute to a day (BAD_USER_INPUT otherwise). */
+export function forecastWindow(raw: string): number {
+  const ms = parseDuration(raw, "within");
+  if (ms < MIN_FORECAST_MS || ms > MAX_FORECAST_MS) {
+    throw new ValidationError("within", `must be from PT1M to PT24H (got "${raw}")`);
+  }
+  return ms;
+}
+
+function checkPool(pool: string | null | undefined): string | null {
+  if (pool === null || pool === undefined) return null;
+  if (pool.trim() === "" || pool.length > 100) throw new ValidationError("pool", `must be a pool's name, 1 to 100 characters (got "${pool.slice(0, 120)}")`);
+  return pool;
+}
+
+function checkNumber(n: number, field: string, min: number, max: number, whole: boolean): number {
+  if (!Number.isFinite(n) || n < min || n > max || (whole && !Number.isInteger(n))) {
+    throw new ValidationError(field, `must be ${whole ? "a whole number" : "a number"} from ${min} to ${max} (got ${n})`);
+  }
+  return n;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
