@@ -20,6 +20,12 @@ export interface TestSentinelGroup {
   primary(): Promise<ServerProcess>;
   /** Resolves once the sentinels name a live primary that has `replicas` connected replicas. */
   waitHealthy(replicas?: number, timeoutMs?: number): Promise<void>;
+  /**
+   * A failover that loses writes: the replica is frozen and the primary's replication connection
+   * killed, `during()` writes what will be lost, the primary is `kill -9`ed, and the thawed replica
+   * is promoted by the sentinels without those writes. Resolves once it is the primary.
+   */
+  loseWrites(during: () => Promise<void>): Promise<void>;
   /** `SENTINEL FAILOVER`: a promotion without agreement (the primary stays up, demoted). */
   failover(): Promise<void>;
   stop(): Promise<void>;
@@ -102,6 +108,21 @@ function handle(servers: ServerProcess[], sentinels: ServerProcess[], stop: () =
         },
         timeoutMs,
       );
+    },
+    async loseWrites(during) {
+      const old = await primary();
+      const replica = servers.find((x) => x !== old && x.alive());
+      if (!replica) throw new Error("the sentinel group has no live replica");
+      replica.pause();
+      try {
+        await withNode(old.port, (r) => r.call("CLIENT", "KILL", "TYPE", "replica"));
+        await during();
+        await old.kill9();
+      } finally {
+        replica.resume();
+      }
+      await waitUntil("the sentinels to promote the replica", async () => (await primary()) === replica, 30_000);
+      await waitUntil("the promoted replica to be a primary", async () => infoField(await withNode(replica.port, (r) => r.info("replication")), "role") === "master", 30_000);
     },
     async failover() {
       await askSentinels((p) => withNode(p, (r) => r.call("SENTINEL", "FAILOVER", SENTINEL_NAME)));
