@@ -10,6 +10,7 @@ import { buildKairosSchema, type Services } from "../resolvers/index.js";
 import { Scheduler, type SchedulerOptions } from "../scheduler/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { newId } from "../store/index.js";
+import { startAlertEngine } from "./alerts.js";
 import { API_PORT, METRICS_PORT, nameSetting } from "./ports.js";
 import type { Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
@@ -46,6 +47,8 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
   const retention = deps.dagEngine.definitionRetention();
   retention.start();
   stops.push(() => retention.stop());
+  // Alerts are found and sent by the owner of shard 0 (src/core/alerts/engine.ts, docs/alerts.md).
+  startAlertEngine(config, { mongo, state, clock, log }, () => scheduler.owned.has(0), stops);
   return scheduler;
 }
 

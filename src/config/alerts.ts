@@ -11,6 +11,12 @@ export interface AlertSettings {
   maxRulesPerUser: number;
   /** A rule's deliveries are at least this far apart; what fires in between goes out as one (`KAIROS_ALERT_GROUP_WINDOW`). @default PT30S */
   groupWindowMs: number;
+  /**
+   * How far behind now the scans of ended runs and ledger entries read (`KAIROS_ALERT_SCAN_LAG`): a
+   * run's end stamped by its executor's clock and written a moment later (batched) must be stored
+   * before its instant is read. Raise it with clocks that drift. @default PT5S
+   */
+  scanLagMs: number;
 }
 
 export function alertSettings(env: Env): AlertSettings {
@@ -20,5 +26,6 @@ export function alertSettings(env: Env): AlertSettings {
     deniedCidrs: cidrs("KAIROS_ALERT_DENIED_CIDRS", env.KAIROS_ALERT_DENIED_CIDRS),
     maxRulesPerUser: int("KAIROS_ALERT_MAX_RULES", env.KAIROS_ALERT_MAX_RULES, 100, 1, 100_000),
     groupWindowMs,
+    scanLagMs: settingDuration("KAIROS_ALERT_SCAN_LAG", env.KAIROS_ALERT_SCAN_LAG ?? "PT5S"),
   };
 }

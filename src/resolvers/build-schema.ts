@@ -2,6 +2,7 @@ import "reflect-metadata";
 import type { GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
+import { AlertResolver } from "./alert.resolver.js";
 import { ApiKeyResolver } from "./api-key.resolver.js";
 import { ArtifactResolver } from "./artifact.resolver.js";
 import { AuditResolver } from "./audit.resolver.js";
@@ -16,7 +17,6 @@ import { NodeResolver } from "./node.resolver.js";
 import { RunLogsResolver } from "./run-logs.resolver.js";
 import { JobSpecResolver } from "./job-spec.resolver.js";
 import { RunResolver } from "./run.resolver.js";
-import { StatsResolver } from "./stats.resolver.js";
 import { DagTaskWaitingResolver, JobProblemsResolver, RunWaitingResolver } from "./waits.resolver.js";
 
 /**
@@ -25,7 +25,7 @@ import { DagTaskWaitingResolver, JobProblemsResolver, RunWaitingResolver } from 
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver, StatsResolver, AuditResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, AlertResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver, AuditResolver],
     pubSub: createPubSub(),
     // ErrorTranslator wraps the guard, so the guard's refusals are translated and logged too; the
     // audit trail wraps both, so it records every mutation with the code its caller got.

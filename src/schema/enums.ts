@@ -8,6 +8,7 @@
  * enum registry by the object's identity, so each domain object is registered exactly once.
  */
 import { registerEnumType } from "type-graphql";
+import { AlertDeliveryStatus, AlertEvent } from "../domain/index.js";
 import { DagRunStatus, DagTaskState, GraphFormat, TriggerRule } from "../domain/index.js";
 import { ArtifactStatus, ReportedRunStatus } from "../domain/index.js";
 import {
@@ -195,5 +196,34 @@ registerEnumType(ArtifactStatus, {
     PENDING: { description: "Created; PUT its bytes to the uploadUrl, then call completeArtifactUpload before the upload expires." },
     COMPLETE: { description: "Its bytes were checked against the declared size and sha256: jobs may use it." },
     DELETING: { description: "deleteArtifact is under way." },
+  },
+});
+
+// Alerts (docs/alerts.md).
+export { AlertEvent, AlertDeliveryStatus };
+registerEnumType(AlertEvent, {
+  name: "AlertEvent",
+  description: "What an alert rule listens to (docs/alerts.md).",
+  valuesConfig: {
+    RUN_FAILED: { description: "A run ended FAILED (no retries configured, or a failure not retried)." },
+    RUN_DEAD: { description: "A run spent its retries and ended DEAD (a dead letter)." },
+    RUN_TIMED_OUT: { description: "A run ended TIMED_OUT." },
+    RUN_OOM_KILLED: { description: "A run's last attempt was killed for exceeding its memory limit (it ended FAILED or DEAD)." },
+    RECOVERED: { description: "A job (or a DAG's task runs) succeeded after a run of it failed." },
+    FIRE_MISSED: { description: "A slot the misfire policy did not run (the fire ledger's MISSED)." },
+    FIRE_SKIPPED: { description: "A slot skipped: SKIPPED_OVERLAP, SKIPPED_PAUSED, SKIPPED_DST or SKIPPED_BACKLOG." },
+    DEADLINE_MISSED: { description: "A slot's run not finished `deadline` after its scheduled time (or no run made for it)." },
+    FAILURE_RATE: { description: "The failed share of the runs that ended in `failureRate.window` reached `failureRate.threshold`." },
+    NODE_LOST: { description: "An executor node stopped heartbeating and was marked DEAD (cluster-wide rules only)." },
+    QUEUE_LATENESS: { description: "A run still waiting to start `queueLateness` after it was due." },
+  },
+});
+registerEnumType(AlertDeliveryStatus, {
+  name: "AlertDeliveryStatus",
+  valuesConfig: {
+    PENDING: { description: "Waiting for its next attempt (nextAttemptAt)." },
+    SENDING: { description: "An attempt is in flight." },
+    DELIVERED: { description: "The receiver answered 2xx." },
+    FAILED: { description: "Given up: a 4xx other than 408/425/429, a refused address, or every attempt failed." },
   },
 });

@@ -2,6 +2,7 @@
  * The GraphQL types (type-graphql): object types, inputs, scalars, and the enums registered from
  * domain/'s objects. resolvers/ builds the schema from them; `schema.graphql` is emitted from it.
  */
+export * from "./alert.type.js";
 export * from "./artifact.type.js";
 export * from "./enums.js";
 export * from "./job.input.js";
@@ -19,5 +20,3 @@ export * from "./dag.type.js";
 export * from "./job-last-run.type.js";
 export * from "./wait.type.js";
 export * from "./audit.type.js";
-export * from "./stats.type.js";
-export * from "./forecast.type.js";
