@@ -46,6 +46,7 @@ function wireRun(r: RunDoc, spec: RunDoc["spec"] | undefined) {
     priority: r.priority,
     pool: r.pool,
     nodeId: r.nodeId ?? undefined,
+    nodeEpoch: r.nodeEpoch ?? undefined,
     leaseUntil: ms(r.leaseUntil),
     userSlot: r.userSlot,
     heldByLimit: r.heldByLimit,

@@ -228,6 +228,17 @@ export interface RunDoc {
   /** The job's spec when the run was created: later job edits do not change a materialised run. */
   spec: JobSpec;
   nodeId: string | null;
+  /**
+   * The node lease epoch the claim was made under (see NodeDoc.leaseEpoch): while it is not ended,
+   * the node's heartbeat keeps this attempt's lease; absent on runs claimed before node leases
+   * (their own `leaseUntil` is renewed and decides, as it did).
+   */
+  nodeEpoch?: number | null;
+  /**
+   * When the attempt's lease ends: set by the claim (claim time + the node's lease). A run with a
+   * `nodeEpoch` keeps it from the claim (the node's lease carries it after); one without has it
+   * renewed by its executor.
+   */
   leaseUntil: Date | null;
   /** The owner's run slot this attempt holds (`runId:fencingToken`), when the owner has a limit. */
   userSlot?: string | null;
@@ -333,4 +344,26 @@ export interface NodeDoc {
   usage: { cpuPercent: number; memoryMb: number; load1: number };
   startedAt: Date;
   lastHeartbeatAt: Date;
+  /**
+   * The node lease (docs/decisions.md, "One lease document per node"): one per executor process,
+   * renewed by its heartbeat (`leaseUntil` moves only while `leaseEpoch` is the one the executor
+   * holds and not `leaseEnded`). Every RUNNING run claimed under an epoch lives while that epoch
+   * does. A scheduler ends an epoch whose `leaseUntil` passed (a compare-and-set a late renewal
+   * loses or beats, never both), then queues its runs again; the executor, finding its epoch
+   * ended, kills those attempts and takes the next epoch. Absent on nodes of an older version.
+   */
+  leaseEpoch?: number;
+  leaseUntil?: Date;
+  leaseEnded?: boolean;
+  /** The executor's lease length (ms): how long after an end claims under it may still land. */
+  leaseMs?: number;
+  /**
+   * Set by the end of an epoch: every RUNNING run of this node with `nodeEpoch <= reclaimThrough`
+   * is queued again; the node is looked at until `reclaimUntil` (a lease after the end: a claim
+   * sent under the epoch just before it ended may land that late), then cleared (null).
+   */
+  reclaimThrough?: number;
+  /** The end of the lease that lapsed (when its runs were lost). */
+  reclaimFrom?: Date;
+  reclaimUntil?: Date | null;
 }

@@ -16,6 +16,7 @@ import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { RunDoc } from "../domain/index.js";
 import { REFUSED, stopAttempt, type Attempt } from "./attempt.js";
+import type { NodeRegistry } from "./node-registry.js";
 
 export interface ConfirmQueueDeps {
   runs: RunService;
@@ -27,6 +28,8 @@ export interface ConfirmQueueDeps {
   delayMs: number;
   /** How long a confirmed attempt may run before its first renewal (see options leaseSafeMs). */
   safeMs: number;
+  /** This node's lease: a claim is confirmed under its current epoch. */
+  lease: Pick<NodeRegistry, "epoch">;
 }
 
 export class ConfirmQueue {
@@ -86,7 +89,7 @@ export class ConfirmQueue {
   private async confirm(a: Attempt, queued: RunDoc, startedAt: number, settle: (ok: boolean) => void): Promise<void> {
     for (;;) {
       try {
-        const confirmed = await this.deps.runs.confirmClaim(queued, this.deps.nodeId, this.deps.leaseMs, startedAt);
+        const confirmed = await this.deps.runs.confirmClaim(queued, this.deps.nodeId, this.deps.leaseMs, startedAt, this.deps.lease.epoch);
         if (!confirmed) {
           stopAttempt(a, "CLAIM_LOST", "the run was cancelled, changed or claimed elsewhere before this executor confirmed its claim");
           a.claim = REFUSED;

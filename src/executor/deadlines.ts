@@ -1,6 +1,6 @@
 /**
  * Lease safety ("double billing"): every attempt has a local deadline a safety margin before its
- * lease ends, moved on every renewal. If renewals fail until then (partitioned from MongoDB,
+ * lease ends (its claim's, then its node's: node-registry.ts), moved on every renewal. If renewals fail until then (partitioned from MongoDB,
  * frozen, overloaded), the executor kills the attempt itself, so by the time the reaper reclaims
  * the run nothing of the old attempt is still running. Two guards enforce it: the watchdog here,
  * and the supervisor (sandbox/supervisor.ts), a separate process that still kills at the deadline
@@ -13,6 +13,7 @@ import type { Clock } from "../shared-state/index.js";
 import { stopAttempt, type Attempt } from "./attempt.js";
 import type { PreparedAttempt } from "./sandbox/sandbox.js";
 import { monotonicMs, Supervisor, type SupervisorKill } from "./sandbox/supervisor.js";
+import type { BeatResult } from "./node-registry.js";
 
 export interface DeadlinesDeps {
   /** This node (the runs it holds say so). */
@@ -21,7 +22,6 @@ export interface DeadlinesDeps {
   runs: RunService;
   clock: Clock;
   log: Logger;
-  leaseMs: number;
   heartbeatMs: number;
   /** How long an attempt may run after its claim or its last renewal (see options leaseSafeMs). */
   safeMs: number;
@@ -30,12 +30,14 @@ export interface DeadlinesDeps {
 /** The supervisor's name for an attempt's process. */
 export const watchIdOf = (a: Pick<Attempt, "runId" | "token">): string => `${a.runId}:${a.token}`;
 
-/** Every this many renewals, the node also reads its runs for cancels (their notices may have been missed). */
+/** Every this many heartbeats, the node also reads its runs: lost elsewhere, or asked to cancel (their notices may have been missed). */
 const CANCEL_CHECK_EVERY = 3;
 
 export class Deadlines {
   private supervisor: Supervisor | null = null;
-  private renewals = 0;
+  private beats = 0;
+  /** The read of the held runs under way, if any (one at a time). */
+  private checking: Promise<void> | null = null;
   private watchdog: Periodic | null = null;
 
   constructor(private readonly deps: DeadlinesDeps) {}
@@ -88,29 +90,48 @@ export class Deadlines {
   }
 
   /**
-   * Renews the lease of every confirmed attempt not being stopped (also of one whose process ended
-   * and whose result is still being written) in one write for the node, moving their deadlines; an
-   * attempt whose run is no longer the node's (reclaimed or finished elsewhere) is stopped, and so is
-   * one whose run was asked to cancel (checked every CANCEL_CHECK_EVERY renewals: cancels come as
-   * notices first). `now`: when the renewal was sent (the new deadlines count from then).
+   * What a heartbeat sent at `now` did to the node's lease (see NodeRegistry.heartbeat), applied
+   * to the attempts. Renewed: every confirmed attempt claimed under that epoch may run until a
+   * safe time after `now` (its deadline and the supervisor's move on; never back); one claimed
+   * under an earlier epoch (a claim sent just before that epoch was found ended) is stopped.
+   * Lost: every attempt claimed under the ended epoch or an earlier one is stopped (`LEASE_LOST`:
+   * a scheduler ended the epoch and queues its runs again). Failed: nothing moves, and an attempt
+   * is killed at its deadline if no renewal comes by then (the watchdog, the supervisor).
+   *
+   * Every CANCEL_CHECK_EVERY beats one read of the held runs also stops those no longer the
+   * node's and those asked to cancel (their notices may have been missed); it runs beside the
+   * heartbeat, never delaying the next renewal.
    */
-  async renewLeases(now: number): Promise<void> {
+  afterBeat(now: number, beat: BeatResult): void {
+    if (beat.kind === "failed") return;
+    const current = beat.kind === "renewed" ? beat.epoch : beat.ended + 1;
+    for (const a of this.deps.attempts.values()) {
+      if (a.stop || a.claim.state !== "confirmed") continue;
+      const epoch = a.claim.run.nodeEpoch ?? 0;
+      if (beat.kind === "renewed" && epoch === beat.epoch) {
+        a.killAt = Math.max(a.killAt, now + this.deps.safeMs);
+        this.supervisor?.extend(watchIdOf(a), this.monotonic(a.killAt));
+      } else if (epoch < current) {
+        stopAttempt(a, "LEASE_LOST", `lease lost: this node's lease epoch ${epoch} was ended (its lease lapsed) and the run queued again`);
+      }
+    }
+    if (++this.beats % CANCEL_CHECK_EVERY === 0 && !this.checking) {
+      this.checking = this.checkHeld().finally(() => (this.checking = null));
+    }
+  }
+
+  /** Stops the held attempts whose run is no longer the node's, and those asked to cancel (one read). */
+  private async checkHeld(): Promise<void> {
     const held = [...this.deps.attempts.values()].filter((a) => !a.stop && a.claim.state === "confirmed");
     if (held.length === 0) return;
-    const check = ++this.renewals % CANCEL_CHECK_EVERY === 0;
-    let result: { renewed: Set<string>; lost: string[]; cancelled: string[] };
+    let result: { lost: string[]; cancelled: string[] };
     try {
-      result = await this.deps.runs.extendLeases(this.deps.nodeId, held.map((a) => ({ runId: a.runId, token: a.token })), this.deps.leaseMs, check);
+      result = await this.deps.runs.checkHeld(this.deps.nodeId, held.map((a) => ({ runId: a.runId, token: a.token })));
     } catch (e) {
-      this.deps.log.warn({ err: coerceError(e), attempts: held.length }, "lease renewal failed; will retry");
+      this.deps.log.warn({ err: coerceError(e), attempts: held.length }, "could not check the held runs; will retry");
       return;
     }
     const byRun = new Map(held.map((a) => [a.runId, a]));
-    for (const a of held) {
-      if (!result.renewed.has(a.runId)) continue;
-      a.killAt = now + this.deps.safeMs;
-      this.supervisor?.extend(watchIdOf(a), this.monotonic(a.killAt));
-    }
     for (const id of result.lost) stopAttempt(byRun.get(id)!, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
     for (const id of result.cancelled) stopAttempt(byRun.get(id)!, "CANCEL", "cancelled");
   }

@@ -83,13 +83,13 @@ export class Executor {
     const wake = () => this.wakeup.wake();
     const safeMs = leaseSafeMs(o);
     const table = new Map<string, Attempt>();
-    this.registry = new NodeRegistry(nodeId, new NodeStore(deps.mongo), log);
+    this.registry = new NodeRegistry(nodeId, new NodeStore(deps.mongo), deps.mongo, log, safeMs);
     this.capacity = new Capacity({ slots: o.slots, reportBacklog: o.reportBacklog, capacity: o.capacity, runMax: o.runMax, fullPauseMs: o.pollMs });
-    this.deadlines = new Deadlines({ nodeId, attempts: table, runs, clock, log, leaseMs: o.leaseMs, heartbeatMs: o.heartbeatMs, safeMs });
+    this.deadlines = new Deadlines({ nodeId, attempts: table, runs, clock, log, heartbeatMs: o.heartbeatMs, safeMs });
     const kinds = (this.kinds = new JobKinds({ interpreters: o.interpreters, httpTargets: o.httpTargets, artifacts: deps.artifacts ?? null }, { mongo: deps.mongo, clock }));
     this.queues = kinds.queues(o.pools);
     this.slots = new SlotRunner({ nodeId, clock, log, deadlines: this.deadlines, kinds, dagIo: new DagTaskIo(deps.mongo) });
-    this.confirms = new ConfirmQueue({ runs, clock, log, nodeId, leaseMs: o.leaseMs, delayMs: o.confirmDelayMs, safeMs });
+    this.confirms = new ConfirmQueue({ runs, clock, log, nodeId, leaseMs: o.leaseMs, delayMs: o.confirmDelayMs, safeMs, lease: this.registry });
     this.gate = new ReportGate(o.reportHoldMs, () => this.state === "running" && !this.capacity.backlogPressing(table.size));
     const backoff = new ReportBackoff();
     const reporter = new Reporter({ runs, clock, log, nodeId, leaseMs: o.leaseMs }, this.gate);
@@ -98,7 +98,7 @@ export class Executor {
     this.attempts = new Attempts({ table, clock, log, capacity, confirms, deadlines, slots, reporter, backoff, wake, logs: this.logShipper });
     const parts = { capacity, attempts: this.attempts, gate: this.gate, backoff, wakeup: this.wakeup };
     this.claimGuard = new ClaimGuard({ state: deps.state, attempts: table, clock, log });
-    this.pull = new PullLoop({ o, interpreters: kinds.interpreters.map((i) => i.name), canRun: (spec) => kinds.canRun(spec), nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running" });
+    this.pull = new PullLoop({ o, interpreters: kinds.interpreters.map((i) => i.name), canRun: (spec) => kinds.canRun(spec), nodeId, state: deps.state, runs, clock, log, ...parts, taking: () => this.state === "running", lease: this.registry });
   }
 
   get running(): number {
@@ -172,10 +172,13 @@ export class Executor {
     }
   }
 
-  /** Renews the leases of the attempts, then the node's heartbeat. */
+  /**
+   * The node's heartbeat: renews its lease, which keeps every attempt it holds alive (one write
+   * of one document), then moves or stops the attempts accordingly.
+   */
   private async heartbeat(): Promise<void> {
     const now = this.deps.clock();
-    await this.deadlines.renewLeases(now);
-    await this.registry.heartbeat(new Date(now), this.attempts.size, this.state === "running");
+    const beat = await this.registry.heartbeat(new Date(now), this.attempts.size, this.state === "running", this.o.leaseMs);
+    this.deadlines.afterBeat(now, beat);
   }
 }

@@ -14,6 +14,7 @@ import type { Wakeup } from "../support/index.js";
 import type { JobSpec, RunDoc } from "../domain/index.js";
 import type { Attempts } from "./attempts.js";
 import type { Capacity } from "./capacity.js";
+import type { NodeRegistry } from "./node-registry.js";
 import type { ResolvedOptions } from "./options.js";
 import type { ReportBackoff, ReportGate } from "./report.js";
 
@@ -32,6 +33,8 @@ export interface PullLoopDeps {
   wakeup: Wakeup;
   /** The executor takes work (not draining or stopped). */
   taking: () => boolean;
+  /** This node's lease: the epoch its claims are made under, and whether it may claim now. */
+  lease: Pick<NodeRegistry, "epoch" | "fresh">;
   /**
    * The interpreters this node has: a take is given them, and gets the pool's plain runs and its
    * script runs of these interpreters only, in one set of owner turns for all (ReadyQueue.take).
@@ -74,6 +77,12 @@ export class PullLoop {
         this.awaitingPulls = this.pulls.size > 0;
         await wakeup.sleep(pollMs);
         this.awaitingPulls = false;
+        continue;
+      }
+      if (!this.deps.lease.fresh(clock())) {
+        // No claim under a lease this node may have lost (see NodeRegistry.fresh): renewed or
+        // replaced by the next heartbeat.
+        await wakeup.sleep(pollMs);
         continue;
       }
       const pausedFor = this.deps.backoff.pausedUntil - clock();
@@ -194,7 +203,7 @@ export class PullLoop {
     // Runs that are not QUEUED any more (cancelled, or claimed through a replayed entry
     // elsewhere) are simply not among those won.
     if (inMongo.length) {
-      for (const run of await this.deps.runs.claimMany(inMongo, this.deps.nodeId, this.deps.o.leaseMs)) {
+      for (const run of await this.deps.runs.claimMany(inMongo, this.deps.nodeId, this.deps.o.leaseMs, this.deps.lease.epoch)) {
         attempts.startClaimed(run);
         started++;
       }

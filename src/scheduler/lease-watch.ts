@@ -1,9 +1,14 @@
 /**
  * The lease watcher: runs of the shards this scheduler owns whose executor died are queued again
- * as soon as their lease ends, not on the reaper's next pass; so are runs an executor took from a
- * ready queue and died before confirming, as soon as their claim marker ends (taken-claims.ts). It sleeps until the earliest lease
- * end among RUNNING runs (one read of the `status_lease` index), at most `capMs` (a lease renewed
- * or a run claimed meanwhile may end earlier than what it read), then reclaims what has ended.
+ * as soon as their lease ends, not on the reaper's next pass. A run's lease is its node's
+ * (node-leases.ts: the node's epoch is ended, then its runs are queued again), or, for a run
+ * claimed before node leases (no `nodeEpoch`), its own `leaseUntil`. Runs an executor took from a
+ * ready queue and died before confirming are queued again as soon as their claim marker ends
+ * (taken-claims.ts). It sleeps until the earliest of these ends (one read of the nodes'
+ * `lease_end` index, one of the runs' `status_epoch_lease`), at most `capMs` (a lease renewed or a
+ * run claimed meanwhile may end earlier than what it read), then reclaims what has ended. Whose
+ * reclaim it is, and when a scheduler that does not own the run's shard steps in, is one rule
+ * (reclaim-rule.ts).
  *
  * Why the lease end and nothing earlier: an executor kills its attempt itself a safety margin
  * before the lease ends if it could not renew it (executor/deadlines.ts, and the supervisor when
@@ -25,6 +30,8 @@ import { earliestLeaseEnd, findExpiredLeases } from "../store/index.js";
 import { shardOf, type Clock, type SharedState } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
 import { TakenClaims } from "./taken-claims.js";
+import { NodeLeases } from "./node-leases.js";
+import { earlier, reclaimDecision } from "./reclaim-rule.js";
 
 /** Rows reclaimed per pass; a full page means another pass at once. */
 const RECLAIM_LIMIT = 1_000;
@@ -59,9 +66,13 @@ export class LeaseWatch {
   private readonly acquiredAt = new Map<number, number>();
   /** Runs whose taker died before confirming the claim: their marker is their lease. */
   private readonly taken: TakenClaims;
+  /** Node leases: lapsed ones ended, their runs queued again. */
+  private readonly nodes: NodeLeases;
 
   constructor(private readonly deps: LeaseWatchDeps) {
-    this.taken = new TakenClaims({ ...deps, orphanedAfterMs: ORPHANED_AFTER_MS, causeOf: (jobId, at) => this.causeOf(jobId, at) });
+    const causeOf = (jobId: string, at: number) => this.causeOf(jobId, at);
+    this.taken = new TakenClaims({ ...deps, orphanedAfterMs: ORPHANED_AFTER_MS, causeOf });
+    this.nodes = new NodeLeases({ ...deps, orphanedAfterMs: ORPHANED_AFTER_MS, causeOf });
   }
 
   start(): void {
@@ -92,22 +103,25 @@ export class LeaseWatch {
   }
 
   /**
-   * Reclaims the owned runs whose lease ended before `now`: queued again as their next attempt, or
-   * finished when their attempts are spent (one batched write for the page: a node with many
-   * slots dies with all of them). Returns how many it reclaimed, and whether the page was full.
+   * Reclaims the runs whose lease ended before `now` that are this scheduler's to (reclaim-rule.ts):
+   * those of lapsed node leases (node-leases.ts), and those whose own lease decides; queued again as
+   * their next attempt, or finished when their attempts are spent (batched writes: a node with many
+   * slots dies with all of them). Returns how many it reclaimed, whether a page was full, and when
+   * to look again for what is not this scheduler's yet (null: nothing).
    */
   async reclaim(now: number): Promise<{ reclaimed: number; full: boolean; nextOrphanAt: number | null }> {
+    const byNode = await this.nodes.reclaim(now);
     const expired = await findExpiredLeases(this.deps.mongo, now, RECLAIM_LIMIT);
     const mine: Array<{ run: RunDoc; orphan: boolean }> = [];
-    let nextOrphanAt: number | null = null;
+    let nextOrphanAt: number | null = byNode.lookAt;
     for (const run of expired) {
       if (!run.leaseUntil) continue;
-      if (this.deps.shards.ownsJob(run.jobId)) mine.push({ run, orphan: false });
-      else if (now - run.leaseUntil.getTime() >= ORPHANED_AFTER_MS) mine.push({ run, orphan: true });
-      else nextOrphanAt = Math.min(nextOrphanAt ?? Infinity, run.leaseUntil.getTime() + ORPHANED_AFTER_MS);
+      const d = reclaimDecision(run.leaseUntil.getTime(), now, this.deps.shards.ownsJob(run.jobId), ORPHANED_AFTER_MS);
+      if (d.act) mine.push({ run, orphan: d.orphan });
+      else nextOrphanAt = earlier(nextOrphanAt, d.lookAt);
     }
     const done = await Promise.all(mine.map(({ run, orphan }) => this.reclaimOne(run, orphan, now)));
-    return { reclaimed: done.filter(Boolean).length, full: expired.length >= RECLAIM_LIMIT, nextOrphanAt };
+    return { reclaimed: byNode.reclaimed + done.filter(Boolean).length, full: byNode.full || expired.length >= RECLAIM_LIMIT, nextOrphanAt };
   }
 
   /**
@@ -149,7 +163,7 @@ export class LeaseWatch {
         // makes no progress here: their owner reclaims them; no busy loop on it.)
         const { reclaimed, full, nextOrphanAt } = await this.reclaim(now);
         if (full && reclaimed > 0) continue;
-        const next = await earliestLeaseEnd(this.deps.mongo, now);
+        const next = earlier(await this.nodes.nextEnd(now), await earliestLeaseEnd(this.deps.mongo, now));
         if (next !== null) sleepMs = Math.min(capMs, Math.max(0, next - clock()) + AFTER_END_MS);
         if (nextOrphanAt !== null) sleepMs = Math.min(sleepMs, Math.max(0, nextOrphanAt - clock()));
         const nextClaimEnd = await this.reclaimTaken(clock());

@@ -17,6 +17,7 @@ import type { Mongo } from "../store/index.js";
 import { findClaimStates, findQueuedPools } from "../store/index.js";
 import type { ClaimMarker, Clock, SharedState } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
+import { earlier, reclaimDecision } from "./reclaim-rule.js";
 
 /** Markers read per pool and pass. */
 const MARKERS_PER_PASS = 500;
@@ -71,8 +72,8 @@ export class TakenClaims {
     let next: number | null = null;
     for (const pool of await this.poolNames(now)) {
       const markers = await this.deps.state.ready.claimMarkers(pool, now + horizonMs, MARKERS_PER_PASS);
-      const expired = markers.filter((m) => m.expiresAt <= now);
-      const upcoming = markers.find((m) => m.expiresAt > now);
+      const expired = markers.filter((m) => m.expiresAt < now);
+      const upcoming = markers.find((m) => m.expiresAt >= now);
       if (upcoming) next = Math.min(next ?? Infinity, upcoming.expiresAt);
       if (expired.length === 0) continue;
       const orphanAt = await this.reclaimPool(pool, expired, now);
@@ -94,11 +95,12 @@ export class TakenClaims {
         done.push(m);
         continue;
       }
-      const orphan = !this.deps.shards.ownsJob(run.jobId);
-      if (orphan && now - m.expiresAt < this.deps.orphanedAfterMs) {
-        orphanAt = Math.min(orphanAt ?? Infinity, m.expiresAt + this.deps.orphanedAfterMs);
+      const d = reclaimDecision(m.expiresAt, now, this.deps.shards.ownsJob(run.jobId), this.deps.orphanedAfterMs);
+      if (!d.act) {
+        orphanAt = earlier(orphanAt, d.lookAt);
         continue;
       }
+      const orphan = d.orphan;
       // Queued again by someone else meanwhile (a rebuild, the reaper): it waits in the queue.
       if (await ready.contains(pool, run._id, now)) {
         done.push(m);

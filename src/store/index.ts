@@ -21,6 +21,7 @@ export * from "./jobs/overlap-locks.js";
 export * from "./jobs/scheduling.js";
 export * from "./jobs/user-reads.js";
 export * from "./mongo.js";
+export * from "./nodes/lease.js";
 export * from "./nodes/liveness.js";
 export * from "./nodes/pools.js";
 export * from "./nodes/reads.js";

@@ -75,7 +75,10 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     c.runs.createIndexes([
       { key: { fireKey: 1 }, name: "fireKey_unique", unique: true },
       { key: { jobId: 1, scheduledFor: -1 }, name: "job_scheduledFor" },
-      { key: { status: 1, leaseUntil: 1 }, name: "status_lease" },
+      // The lease watch (scheduler/lease-watch.ts): runs whose own lease decides (no nodeEpoch:
+      // claimed before node leases) by lease end; and a node's runs of its ended epochs.
+      { key: { status: 1, nodeEpoch: 1, leaseUntil: 1 }, name: "status_epoch_lease" },
+      { key: { status: 1, nodeId: 1, nodeEpoch: 1 }, name: "status_node_epoch" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
       // A search of runs (Query.runs without a job, store/runs/user-reads.ts searchRuns), newest
       // first: a user's runs; everyone's (an administrator's); of one status; of one node. Each
@@ -122,7 +125,12 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     // A deleted user's definitions go with its DAG runs.
     c.dagDefinitions.createIndexes([{ key: { ownerId: 1 }, name: "owner" }]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
-    c.nodes.createIndexes([{ key: { name: 1 }, name: "name" }]),
+    c.nodes.createIndexes([
+      { key: { name: 1 }, name: "name" },
+      // Node leases (store/nodes/lease.ts): those not ended, by end; those whose runs are being queued again.
+      { key: { leaseEnded: 1, leaseUntil: 1 }, name: "lease_end" },
+      { key: { reclaimUntil: 1 }, name: "reclaim_until", partialFilterExpression: { reclaimUntil: { $type: "date" } } },
+    ]),
     c.apiKeys.createIndexes([
       { key: { hash: 1 }, name: "hash_unique", unique: true },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
@@ -145,8 +153,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     c.jobs.createIndexes([{ key: { "spec.artifactId": 1 }, name: "spec_artifact", sparse: true }]),
     c.dags.createIndexes([{ key: { "tasks.spec.artifactId": 1 }, name: "task_spec_artifact", sparse: true }]),
   ]);
-  // Superseded by dagRun_task and owner_status_scheduled (their prefixes); dropped where an earlier version made them.
-  for (const superseded of ["dagRun", "owner_status"]) {
+  // Superseded by dagRun_task, owner_status_scheduled and status_epoch_lease; dropped where an earlier version made them.
+  for (const superseded of ["dagRun", "owner_status", "status_lease"]) {
     await c.runs.dropIndex(superseded).catch((e: unknown) => {
       if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
     });

@@ -160,7 +160,7 @@ describe("recovery", () => {
       if (token === 2) {
         // Attempt 1 ran on executor pid 7, killed at KILL_EXEC; attempt 2 started 5.5 s after the kill.
         // Its lease ended 2 s after the kill; it was queued again 40 ms later.
-        runs.at(-1)!.history!.unshift({ status: "QUEUED", at: new Date(KILL_EXEC + 2_040), reason: `executor lost: lease expired at ${new Date(KILL_EXEC + 2_000).toISOString()} on node n7; queued again as attempt 2` });
+        runs.at(-1)!.history!.unshift({ status: "QUEUED", at: new Date(KILL_EXEC + 2_040), reason: `executor lost: node lease (epoch 1) expired at ${new Date(KILL_EXEC + 2_000).toISOString()} on node n7; queued again as attempt 2` });
         ledger.push(line(`r${at}`, 1, "j", at, "start", at + 100, 7));
         ledger.push(line(`r${at}`, 2, "j", at, "start", KILL_EXEC + 5_500, 8));
         ledger.push(line(`r${at}`, 2, "j", at, "end", KILL_EXEC + 6_000, 8));

@@ -151,7 +151,8 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 const REQUEUE_REASONS: Array<[RegExp, "lease" | "claim"]> = [
-  [/^executor lost: lease expired at (\S+) on node/, "lease"],
+  // A run's own lease (claimed before node leases), or its node's (node lease epoch ended).
+  [/^executor lost: (?:node )?lease (?:\(epoch \d+\) )?expired at (\S+) on node/, "lease"],
   [/^executor lost: taken from the queue and never confirmed, claim expired at (\S+?);/, "claim"],
 ];
 

@@ -2,8 +2,9 @@
  * Recovery within one lease (issue #14), with the DEFAULT lease (PT30S), on a real cluster
  * (1 API, 2 schedulers, 3 executors, separate processes):
  *   1. an executor is killed with SIGKILL while it runs an attempt: the run starts again on another
- *      executor within lease + 1 s of its last renewal (the lease end the store holds), never
- *      before that lease end, and exactly once;
+ *      executor within lease + 1 s of its last renewal (the end of its node's lease as the store
+ *      holds it: the node's epoch is ended, then its runs queued again), never before that lease
+ *      end, and exactly once;
  *   2. the same, and the scheduler that owns the run's shard is killed with it: the other
  *      scheduler takes the shard (shard lease PT15S) and still starts the run again within
  *      lease + 1 s of its last renewal;
@@ -79,7 +80,12 @@ describe("recovery within one lease (default lease PT30S)", () => {
     await new Promise((r) => setTimeout(r, 1_000));
     const held = await db.collection("runs").findOne({ _id: runId as any });
     expect(held?.status, `${name}: still RUNNING under the dead executor's lease`).toBe("RUNNING");
-    const leaseEnd = (held!.leaseUntil as Date).getTime();
+    // The attempt's lease is its node's (claimed under the node's lease epoch): the node lease's
+    // end, or the claim's own if later.
+    expect(held?.nodeEpoch, `${name}: claimed under a node lease epoch`).toBeGreaterThanOrEqual(1);
+    const node = await db.collection("nodes").findOne({ _id: held!.nodeId });
+    expect(node?.leaseEpoch, `${name}: the node still holds the epoch the run was claimed under`).toBe(held!.nodeEpoch);
+    const leaseEnd = Math.max((node!.leaseUntil as Date).getTime(), (held!.leaseUntil as Date).getTime());
     expect(leaseEnd, `${name}: a lease of about PT30S`).toBeGreaterThan(Date.now() + LEASE_MS - 12_000);
 
     const second = await waitUntil(
@@ -90,7 +96,7 @@ describe("recovery within one lease (default lease PT30S)", () => {
     );
     const done = await waitUntil(`${name}: the run to succeed`, async () => (await db.collection("runs").findOne({ _id: runId as any, status: "SUCCEEDED" })) ?? null, 30_000, 100);
     const late = second.at - leaseEnd;
-    const requeue = done.history.find((h: any) => h.status === "QUEUED" && /executor lost: lease expired/.test(h.reason ?? ""));
+    const requeue = done.history.find((h: any) => h.status === "QUEUED" && /executor lost: node lease \(epoch \d+\) expired/.test(h.reason ?? ""));
     process.stderr.write(
       `[lease-recovery] ${name}: lease ended ${new Date(leaseEnd).toISOString()}, queued again +${requeue ? requeue.at.getTime() - leaseEnd : "?"} ms, ` +
         `attempt 2 started +${late} ms (target ${TARGET_MS} ms, asserted ≤ ${TARGET_MS + MARGIN_MS} ms)\n`,

@@ -77,7 +77,7 @@ describe("zombie executor (SIGSTOP past its lease, then SIGCONT)", () => {
       const node = await db.collection("nodes").findOne({ _id: done.nodeId });
       expect(node?.name).toBe(other);
       expect(done.fencingToken).toBeGreaterThanOrEqual(2);
-      expect(done.history.some((h: any) => h.status === "QUEUED" && /executor lost: lease expired/.test(h.reason ?? ""))).toBe(true);
+      expect(done.history.some((h: any) => h.status === "QUEUED" && /executor lost: node lease \(epoch \d+\) expired/.test(h.reason ?? ""))).toBe(true);
 
       // Thaw the zombie and give it time to report.
       const before = JSON.stringify(await db.collection("runs").findOne({ _id: done._id }));

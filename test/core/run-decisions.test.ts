@@ -101,7 +101,7 @@ describe("takenClaim", () => {
     const queued = queuedRunDoc("u1", { fencingToken: 3 });
     const claim = takenClaim(queued, "n1", 30_000, NOW);
     expect(claim.queued).toBe(queued);
-    expect(claim.set).toEqual(claimFields("n1", new Date(NOW + 30_000), new Date(NOW), null));
+    expect(claim.set).toEqual(claimFields("n1", null, new Date(NOW + 30_000), new Date(NOW), null));
     expect(claim.entry).toEqual({ status: "RUNNING", at: new Date(NOW), reason: "claimed", nodeId: "n1", attempt: null });
     expect(claim.running).toMatchObject({ status: "RUNNING", nodeId: "n1", fencingToken: 4, startedAt: new Date(NOW), updatedAt: new Date(NOW) });
     expect(claim.running.history.at(-1)).toEqual(claim.entry);

@@ -51,7 +51,7 @@ describe("the confirm queue", () => {
   let now: number;
   const confirmClaim = vi.fn<RunService["confirmClaim"]>();
   const queue = () =>
-    new ConfirmQueue({ runs: { confirmClaim } as unknown as RunService, clock: () => now, log: silentLogger(), nodeId: "n1", leaseMs: 30_000, delayMs: 1_000, safeMs: 20_000 });
+    new ConfirmQueue({ runs: { confirmClaim } as unknown as RunService, clock: () => now, log: silentLogger(), nodeId: "n1", leaseMs: 30_000, delayMs: 1_000, safeMs: 20_000, lease: { epoch: 1 } });
 
   beforeEach(() => {
     vi.useFakeTimers();
@@ -72,7 +72,7 @@ describe("the confirm queue", () => {
     expect(confirmClaim).not.toHaveBeenCalled();
     now += 1;
     await vi.advanceTimersByTimeAsync(1);
-    expect(confirmClaim).toHaveBeenCalledWith(run, "n1", 30_000, 100_000);
+    expect(confirmClaim).toHaveBeenCalledWith(run, "n1", 30_000, 100_000, 1);
     expect(a.claim).toEqual({ state: "confirmed", run: stored });
     expect(a.token).toBe(4);
     expect(a.killAt).toBe(now + 20_000);

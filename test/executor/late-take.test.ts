@@ -16,7 +16,7 @@ import { queuedRunDoc } from "../helpers/runs.js";
 const SAFE_MS = 2_000;
 
 function setup(now: { t: number }) {
-  const deadlines = new Deadlines({ nodeId: "node-late", attempts: new Map(), runs: {} as RunService, clock: () => now.t, log: silentLogger(), leaseMs: 3_000, heartbeatMs: 600, safeMs: SAFE_MS });
+  const deadlines = new Deadlines({ nodeId: "node-late", attempts: new Map(), runs: {} as RunService, clock: () => now.t, log: silentLogger(), heartbeatMs: 600, safeMs: SAFE_MS });
   const acquire = vi.fn(() => 0);
   const add = vi.fn();
   const attempts = new Attempts({

@@ -25,7 +25,7 @@ function setup(opts: { reportFails?: boolean } = {}) {
     events.push("reported");
     return opts.reportFails ? Promise.reject(new Error("store down")) : Promise.resolve();
   });
-  const deadlines = new Deadlines({ nodeId: "n", attempts: new Map(), runs: {} as RunService, clock: Date.now, log: silentLogger(), leaseMs: 30_000, heartbeatMs: 10_000, safeMs: 20_000 });
+  const deadlines = new Deadlines({ nodeId: "n", attempts: new Map(), runs: {} as RunService, clock: Date.now, log: silentLogger(), heartbeatMs: 10_000, safeMs: 20_000 });
   const failed = vi.fn(() => 500);
   const attempts = new Attempts({
     table: new Map(),

@@ -8,7 +8,7 @@ import { metrics } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { retryDelay, shouldRetry } from "../../timing/index.js";
 import type { HeldAttempt, Mongo, RunIncrements } from "../../store/index.js";
-import { extendRunLeases, readHeldRuns } from "../../store/index.js";
+import { readHeldRuns } from "../../store/index.js";
 import type { ClaimMarkerDrops } from "./claim-markers.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
@@ -61,7 +61,7 @@ export function attemptEnd(run: RunDoc, outcome: AttemptOutcome, now: number, ra
     const at = new Date(now);
     return {
       to: RunStatus.QUEUED,
-      set: { ...base, nodeId: null, queuedAt: at, startedAt: null, finishedAt: null, retryAt: null },
+      set: { ...base, nodeId: null, nodeEpoch: null, queuedAt: at, startedAt: null, finishedAt: null, retryAt: null },
       inc: { attempt: 1, fencingToken: 1 },
       reason: `${outcome.error ?? reason}; queued again as attempt ${run.attempt + 1}`,
       ended: at,
@@ -105,32 +105,23 @@ export class Attempts {
   ) {}
 
   /**
-   * A node's lease renewal: the leases of every attempt it holds, in one write (each fenced by its
-   * token and status). Then, when not every lease moved or when `check` asks (a cancel
-   * notice may have been missed), one read says of each which are no longer the node's (`lost`:
-   * reclaimed, finished or cancelled elsewhere: the executor must kill them) and which were asked to
-   * cancel. `renewed`: the runs whose lease now ends at now + leaseMs.
+   * What a node checks of the attempts it holds (a read: their leases are the node's, see
+   * store/nodes/lease.ts): which are no longer its own (`lost`: reclaimed, finished or moved on
+   * elsewhere; the executor must kill them) and which were asked to cancel (a notice may have been
+   * missed).
    */
-  async extendLeases(nodeId: string, held: readonly HeldAttempt[], leaseMs: number, check: boolean): Promise<{ renewed: Set<string>; lost: string[]; cancelled: string[] }> {
-    const now = this.deps.clock();
-    const leaseUntil = new Date(now + leaseMs);
-    const moved = await extendRunLeases(this.deps.mongo, nodeId, held, leaseUntil, new Date(now));
-    if (moved === held.length && !check) return { renewed: new Set(held.map((h) => h.runId)), lost: [], cancelled: [] };
+  async checkHeld(nodeId: string, held: readonly HeldAttempt[]): Promise<{ lost: string[]; cancelled: string[] }> {
+    if (held.length === 0) return { lost: [], cancelled: [] };
     const stored = new Map((await readHeldRuns(this.deps.mongo, held.map((h) => h.runId))).map((r) => [r._id, r]));
-    const renewed = new Set<string>();
     const lost: string[] = [];
     const cancelled: string[] = [];
     for (const h of held) {
       const r = stored.get(h.runId);
       const ours = r !== undefined && r.status === RunStatus.RUNNING && r.fencingToken === h.token && r.nodeId === nodeId;
-      if (!ours) {
-        lost.push(h.runId);
-        continue;
-      }
-      if (r.leaseUntil?.getTime() === leaseUntil.getTime()) renewed.add(h.runId);
-      if (r.cancelRequested) cancelled.push(h.runId);
+      if (!ours) lost.push(h.runId);
+      else if (r.cancelRequested) cancelled.push(h.runId);
     }
-    return { renewed, lost, cancelled };
+    return { lost, cancelled };
   }
 
   /**
@@ -178,7 +169,7 @@ export class Attempts {
       {
         to: RunStatus.QUEUED,
         from: [RunStatus.RUNNING],
-        set: { nodeId: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
+        set: { nodeId: null, nodeEpoch: null, leaseUntil: null, queuedAt: new Date(this.deps.clock()) },
         reason: "handed back: executor shut down",
         attempt,
       },

@@ -16,9 +16,13 @@ import type { ClaimMarkerDrops } from "./claim-markers.js";
 import type { UserLimits } from "./user-limits.js";
 import { userSlotKey, type UserSlots } from "./user-slots.js";
 
-/** What a claim (QUEUED → RUNNING) sets, wherever it is written; the token is bumped beside it. */
-export function claimFields(nodeId: string, leaseUntil: Date, startedAt: Date, userSlot: string | null): Partial<RunDoc> {
-  return { nodeId, leaseUntil, startedAt, finishedAt: null, exitCode: null, signal: null, error: null, userSlot };
+/**
+ * What a claim (QUEUED → RUNNING) sets, wherever it is written; the token is bumped beside it.
+ * `nodeEpoch`: the claiming node's lease epoch (its heartbeat keeps the attempt alive from then
+ * on); null for a claim without one (the run's own lease is renewed and decides).
+ */
+export function claimFields(nodeId: string, nodeEpoch: number | null, leaseUntil: Date, startedAt: Date, userSlot: string | null): Partial<RunDoc> {
+  return { nodeId, nodeEpoch, leaseUntil, startedAt, finishedAt: null, exitCode: null, signal: null, error: null, userSlot };
 }
 
 /** A claim as a transition: QUEUED → RUNNING on `nodeId` with `set`, the fencing token bumped. */
@@ -31,10 +35,10 @@ function claimChange(nodeId: string, set: Partial<RunDoc>): RunChange {
  * history entry the claim writes, and the run as it is once claimed (RUNNING, token + 1). The
  * result is recorded from `running`.
  */
-export function takenClaim(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number): UnwrittenClaim {
+export function takenClaim(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, nodeEpoch: number | null = null): UnwrittenClaim {
   const at = new Date(startedAt);
   const entry: RunTransition = { status: RunStatus.RUNNING, at, reason: "claimed", nodeId, attempt: null };
-  const set = claimFields(nodeId, new Date(startedAt + leaseMs), at, null);
+  const set = claimFields(nodeId, nodeEpoch, new Date(startedAt + leaseMs), at, null);
   const running = applyTransition(queued, { set, status: RunStatus.RUNNING, updatedAt: at, entry, inc: { fencingToken: 1 } });
   return { queued, running, set, entry };
 }
@@ -70,9 +74,9 @@ export class Claims {
    * `maxConcurrentRuns`, the claim first takes one of the owner's run slots (see
    * {@link UserSlots.take}). At the limit, the run is parked (`heldByLimit`, still QUEUED, out of
    * the ready queue) and null is returned, so the executor moves on to other users' work; a freed
-   * slot puts the oldest parked run back in the queue.
+   * slot puts the oldest parked run back in the queue. `nodeEpoch`: see {@link claimFields}.
    */
-  async claim(runId: string, nodeId: string, leaseMs: number): Promise<RunDoc | null> {
+  async claim(runId: string, nodeId: string, leaseMs: number, nodeEpoch: number | null = null): Promise<RunDoc | null> {
     const { slots } = this.deps;
     const queued = await findClaimable(this.deps.mongo, runId);
     if (!queued || queued.heldByLimit) return null;
@@ -91,7 +95,7 @@ export class Claims {
     const now = this.deps.clock();
     const run = await this.deps.transitions.apply(
       runId,
-      claimChange(nodeId, claimFields(nodeId, new Date(now + leaseMs), new Date(now), slot)),
+      claimChange(nodeId, claimFields(nodeId, nodeEpoch, new Date(now + leaseMs), new Date(now), slot)),
       { kind: "stored", token: queued.fencingToken },
     );
     if (!run && slot) await slots.release(queued.ownerId, slot);
@@ -107,19 +111,19 @@ export class Claims {
    * winners are the documents carrying this batch's `claimId`. Runs of owners with a limit go
    * through {@link claim} one by one (they need a slot first). Returns the runs this node won.
    */
-  async claimMany(runIds: readonly string[], nodeId: string, leaseMs: number): Promise<RunDoc[]> {
+  async claimMany(runIds: readonly string[], nodeId: string, leaseMs: number, nodeEpoch: number | null = null): Promise<RunDoc[]> {
     if (runIds.length <= 1) {
-      const one = runIds.length ? await this.claim(runIds[0]!, nodeId, leaseMs) : null;
+      const one = runIds.length ? await this.claim(runIds[0]!, nodeId, leaseMs, nodeEpoch) : null;
       return one ? [one] : [];
     }
     const { open, limited } = await this.splitByLimit(runIds);
-    const claimed = (await Promise.all(limited.map((id) => this.claim(id, nodeId, leaseMs)))).filter((r): r is RunDoc => r !== null);
+    const claimed = (await Promise.all(limited.map((id) => this.claim(id, nodeId, leaseMs, nodeEpoch)))).filter((r): r is RunDoc => r !== null);
     if (open.length === 0) return claimed;
     const now = this.deps.clock();
     const at = new Date(now);
     const claimId = newId();
     const entry: RunTransition = { status: RunStatus.RUNNING, at, reason: "claimed", nodeId, attempt: null };
-    await claimBatch(this.deps.mongo, open, { fields: claimFields(nodeId, new Date(now + leaseMs), at, null), claimId, at, entry });
+    await claimBatch(this.deps.mongo, open, { fields: claimFields(nodeId, nodeEpoch, new Date(now + leaseMs), at, null), claimId, at, entry });
     const won = await findBatchClaimWinners(this.deps.mongo, open, claimId);
     await Promise.all(won.map((run) => this.deps.events.publish(run)));
     for (const run of won) observeClaimLatency(run, now);
@@ -149,11 +153,11 @@ export class Claims {
    * transitions of the turn. Safe to repeat: a confirm that applied but whose reply was lost is
    * recognised by the token, node and attempt.
    */
-  async confirm(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number): Promise<RunDoc | null> {
+  async confirm(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, nodeEpoch: number | null = null): Promise<RunDoc | null> {
     const now = this.deps.clock();
     const run = await this.deps.transitions.apply(
       queued._id,
-      claimChange(nodeId, claimFields(nodeId, new Date(now + leaseMs), new Date(startedAt), null)),
+      claimChange(nodeId, claimFields(nodeId, nodeEpoch, new Date(now + leaseMs), new Date(startedAt), null)),
       { kind: "batched", known: { ...queued, status: RunStatus.QUEUED }, also: { attempt: queued.attempt, heldByLimit: { $ne: true } } },
     );
     if (run) {

@@ -14,7 +14,7 @@ import { Materializer, type MaterializeArgs, type Materialized } from "./materia
 import { OverlapLocks, type LockRequest, type LockSubject, type RequestLock } from "./overlap.js";
 import { ReadyQueueing } from "./ready.js";
 import { Retries } from "./retries.js";
-import { StagedRuns, type WithdrawOptions } from "./staged.js";
+import { StagedRuns, type WithdrawOptions, type WithdrawnFire } from "./staged.js";
 import { Transitions } from "./transitions.js";
 import type { AttemptOutcome, RunServiceDeps } from "./types.js";
 import { UserLimits } from "./user-limits.js";
@@ -84,7 +84,7 @@ export class RunService {
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
     });
     this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, markers, enqueue });
-    this.staged = new StagedRuns({ mongo, state, clock, transitions, ...(deps.dagWithdraw ? { dagWithdraw: deps.dagWithdraw } : {}) });
+    this.staged = new StagedRuns({ mongo, state, clock, transitions, ...(deps.dagStaged ? { dagFires: deps.dagStaged } : {}) });
   }
 
   get(runId: string): Promise<RunDoc | null> {
@@ -122,17 +122,17 @@ export class RunService {
   }
 
   /** Claims a batch of popped runs (see {@link Claims.claimMany}). */
-  claimMany(runIds: readonly string[], nodeId: string, leaseMs: number): Promise<RunDoc[]> {
-    return this.claims.claimMany(runIds, nodeId, leaseMs);
+  claimMany(runIds: readonly string[], nodeId: string, leaseMs: number, nodeEpoch: number | null = null): Promise<RunDoc[]> {
+    return this.claims.claimMany(runIds, nodeId, leaseMs, nodeEpoch);
   }
 
   /** Confirms the claim of a run started from its payload (see {@link Claims.confirm}). */
-  confirmClaim(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number): Promise<RunDoc | null> {
-    return this.claims.confirm(queued, nodeId, leaseMs, startedAt);
+  confirmClaim(queued: RunDoc, nodeId: string, leaseMs: number, startedAt: number, nodeEpoch: number | null = null): Promise<RunDoc | null> {
+    return this.claims.confirm(queued, nodeId, leaseMs, startedAt, nodeEpoch);
   }
 
   /** Takes back a job's runs staged ahead of their fire time (see {@link StagedRuns.withdraw}). */
-  withdrawStaged(job: Pick<JobDoc, "_id" | "dagId">, reason: string, opts: WithdrawOptions = {}): Promise<RunDoc[]> {
+  withdrawStaged(job: Pick<JobDoc, "_id" | "dagId">, reason: string, opts: WithdrawOptions = {}): Promise<WithdrawnFire[]> {
     return this.staged.withdraw(job, reason, opts);
   }
 
@@ -146,9 +146,9 @@ export class RunService {
     return this.slots.reconcile(suspects);
   }
 
-  /** A node's lease renewal of every attempt it holds, in one write (see {@link Attempts.extendLeases}). */
-  extendLeases(nodeId: string, held: ReadonlyArray<{ runId: string; token: number }>, leaseMs: number, check: boolean): Promise<{ renewed: Set<string>; lost: string[]; cancelled: string[] }> {
-    return this.attempts.extendLeases(nodeId, held, leaseMs, check);
+  /** Which of the attempts a node holds are no longer its own, and which were asked to cancel (see {@link Attempts.checkHeld}). */
+  checkHeld(nodeId: string, held: ReadonlyArray<{ runId: string; token: number }>): Promise<{ lost: string[]; cancelled: string[] }> {
+    return this.attempts.checkHeld(nodeId, held);
   }
 
 

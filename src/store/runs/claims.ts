@@ -77,20 +77,6 @@ export interface HeldAttempt {
   token: number;
 }
 
-/**
- * One node's lease renewal: moves the lease of every attempt in `held` to `leaseUntil`, each only
- * while its run is still RUNNING on `nodeId` under its token (a stale attempt moves nothing).
- * One write for the node, whatever it runs; returns how many runs it moved.
- */
-export async function extendRunLeases(mongo: Mongo, nodeId: string, held: readonly HeldAttempt[], leaseUntil: Date, now: Date): Promise<number> {
-  if (held.length === 0) return 0;
-  const res = await mongo.c.runs.updateMany(
-    { $or: held.map((h) => ({ _id: h.runId, fencingToken: h.token })), status: RunStatus.RUNNING, nodeId },
-    { $set: { leaseUntil, updatedAt: now } },
-  );
-  return res.modifiedCount;
-}
-
 /** What a node checks of the runs it holds: whether each is still its own, and whether a cancel was asked. */
 export function readHeldRuns(mongo: Mongo, runIds: readonly string[]): Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "nodeId" | "leaseUntil" | "cancelRequested">>> {
   return mongo.c.runs

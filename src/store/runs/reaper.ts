@@ -3,21 +3,30 @@ import type { RunDoc } from "../../domain/index.js";
 import { RunStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
-/** Up to `limit` RUNNING runs whose lease ended before `now`. */
+/**
+ * Up to `limit` RUNNING runs whose own lease decides (no `nodeEpoch`: claimed before node leases)
+ * and ended before `now`. Runs claimed under a node epoch are the node lease's (findNodeEpochRuns).
+ */
 export function findExpiredLeases(mongo: Mongo, now: number, limit: number): Promise<RunDoc[]> {
-  return mongo.c.runs.find({ status: RunStatus.RUNNING, leaseUntil: { $lt: new Date(now) } }).limit(limit).toArray();
+  return mongo.c.runs.find({ status: RunStatus.RUNNING, nodeEpoch: null, leaseUntil: { $lt: new Date(now) } }).limit(limit).toArray();
 }
 
 /**
- * The earliest lease end at or after `from` among RUNNING runs (the `status_lease` index, one
- * key read), or null when none: when the lease watcher next has something to reclaim.
+ * The earliest lease end at or after `from` among RUNNING runs whose own lease decides (the
+ * `status_epoch_lease` index, one key read), or null when none: when the lease watcher next has
+ * one of them to reclaim.
  */
 export async function earliestLeaseEnd(mongo: Mongo, from: number): Promise<number | null> {
   const run = await mongo.c.runs.findOne(
-    { status: RunStatus.RUNNING, leaseUntil: { $gte: new Date(from) } },
+    { status: RunStatus.RUNNING, nodeEpoch: null, leaseUntil: { $gte: new Date(from) } },
     { sort: { leaseUntil: 1 }, projection: { leaseUntil: 1 } },
   );
   return run?.leaseUntil ? run.leaseUntil.getTime() : null;
+}
+
+/** Up to `limit` RUNNING runs of `nodeId` claimed under its epoch `through` or an earlier one (index `status_node_epoch`). */
+export function findNodeEpochRuns(mongo: Mongo, nodeId: string, through: number, limit: number): Promise<RunDoc[]> {
+  return mongo.c.runs.find({ status: RunStatus.RUNNING, nodeId, nodeEpoch: { $lte: through } }).limit(limit).toArray();
 }
 
 /**
