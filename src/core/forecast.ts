@@ -57,7 +57,8 @@ export interface Forecast {
 }
 
 export class ForecastService {
-  constructor(private readonly deps: { mongo: Mongo; clock: Clock }) {}
+  /** `maxJobs`: MAX_FORECAST_JOBS unless given (tests). */
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock; maxJobs?: number }) {}
 
   async forecast(caller: Principal, req: ForecastRequest): Promise<Forecast> {
     const withinMs = forecastWindow(req.within);
@@ -66,9 +67,10 @@ export class ForecastService {
     const minRuns = checkNumber(req.hotspotMinRuns ?? 50, "hotspotMinRuns", 1, 1_000_000, true);
     const owner = listedOwner(caller);
     const now = this.deps.clock();
-    const docs = await findForecastJobs(this.deps.mongo, { ownerId: owner, until: new Date(now + withinMs), pool, limit: MAX_FORECAST_JOBS + 1 });
-    const jobsCapped = docs.length > MAX_FORECAST_JOBS;
-    const read = docs.slice(0, MAX_FORECAST_JOBS);
+    const maxJobs = this.deps.maxJobs ?? MAX_FORECAST_JOBS;
+    const docs = await findForecastJobs(this.deps.mongo, { ownerId: owner, until: new Date(now + withinMs), pool, limit: maxJobs + 1 });
+    const jobsCapped = docs.length > maxJobs;
+    const read = docs.slice(0, maxJobs);
     const dagPools = await findDagRootPools(this.deps.mongo, read.flatMap((d) => (d.dagId ? [d.dagId] : [])));
     const jobs: ForecastJob[] = read.map((d) => {
       const pools = d.dagId ? (dagPools.get(d.dagId) ?? []) : [d.spec.pool];
@@ -94,7 +96,7 @@ export class ForecastService {
     const notes: string[] = [];
     if (jobsCapped) {
       notes.push(
-        `only the first ${MAX_FORECAST_JOBS} jobs were read (${owner === null ? "the soonest due" : "yours, by id"}); the others are not in these figures: ask per pool to see more of them`,
+        `only the first ${maxJobs} jobs were read (${owner === null ? "the soonest due" : "yours, by id"}); the others are not in these figures: ask per pool to see more of them`,
       );
     }
     if (result.slotsCapped) notes.push(`stopped after ${MAX_FORECAST_SLOTS} fires: jobs read after that are not counted (very frequent schedules); ask for a shorter window or per pool`);
@@ -106,7 +108,7 @@ export class ForecastService {
       pools,
       hotspots: findHotspots(result, { factor, minRuns, maxWarnings: MAX_HOTSPOTS }),
       jobsRead: read.length,
-      maxJobs: MAX_FORECAST_JOBS,
+      maxJobs,
       jobsCapped,
       slots: result.slots,
       slotsCapped: result.slotsCapped,
