@@ -13,6 +13,7 @@ import { resolve } from "node:path";
 import { alertSettings } from "./alerts.js";
 import { apiGuard } from "./api.js";
 import { artifactSettings, s3Settings } from "./blobs.js";
+import { auditSettings } from "./audit.js";
 import { adminSettings, jwtSecretSetting, logFormatSetting, logLevelSetting, storeUrls } from "./common.js";
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { jobKindSettings } from "./job-kinds.js";
@@ -62,5 +63,6 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
     artifacts: artifactSettings(dev, dataDir, env),
     tracing: tracingSettings(env),
     alerts: alertSettings(env),
+    audit: auditSettings(env),
   };
 }

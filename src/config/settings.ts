@@ -8,6 +8,7 @@ import type { ApiGuardSettings } from "../api/index.js";
 import type { LogSettings } from "../core/index.js";
 import type { BlobStoreSettings } from "../blobs/index.js";
 import type { ArtifactSettings } from "./blobs.js";
+import type { AuditSettings } from "../core/index.js";
 import type { AlertSettings } from "./alerts.js";
 import type { TracingSettings } from "../support/index.js";
 import type { RedisTarget } from "../shared-state/index.js";
@@ -140,4 +141,6 @@ export interface KairosConfig {
   tracing: TracingSettings | null;
   /** Alert rules and their webhooks (src/config/alerts.ts; docs/alerts.md). */
   alerts: AlertSettings;
+  /** API role: the audit trail of mutations, `KAIROS_AUDIT` (on/off) and `KAIROS_AUDIT_RETENTION` (src/config/audit.ts; docs/audit.md). */
+  audit: AuditSettings;
 }

@@ -28,3 +28,4 @@ export * from "./waits/index.js";
 export * from "./cluster-stats.js";
 export * from "./cluster-stats-feed.js";
 export * from "./forecast.js";
+export * from "./audit/index.js";

@@ -20,3 +20,4 @@ export * from "./timers.js";
 export * from "./logs.js";
 export * from "./waiting.js";
 export * from "./stale-holds.js";
+export * from "./audit.js";

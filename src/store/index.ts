@@ -61,3 +61,4 @@ export * from "./alerts/scans.js";
 export * from "./dags/root-pools.js";
 export * from "./jobs/forecast.js";
 export * from "./runs/stats.js";
+export * from "./audit/entries.js";
