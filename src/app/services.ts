@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService, userBudgetKey } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService, WaitService } from "../core/index.js";
+import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, type StagedFires, UserService, WaitService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -41,7 +41,11 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
     dagTaskEnding: (run, to) => dagEngine?.taskEnding(run, to),
     dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
-    dagWithdraw: (dagId, reason, opts) => dagEngine!.withdrawStaged(dagId, reason, opts),
+    dagStaged: {
+      find: (jobId, now, opts) => dagEngine!.staged.find(jobId, now, opts),
+      withdrawOne: (fire, why) => (dagEngine!.staged as StagedFires).withdrawOne(fire, why),
+      withdrawnAmong: (ids) => dagEngine!.staged.withdrawnAmong(ids),
+    },
     maxWaitingRuns: config.maxWaitingRuns,
   });
   const pools = new PoolCoverage({ mongo, clock });

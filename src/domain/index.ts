@@ -21,3 +21,4 @@ export * from "./logs.js";
 export * from "./waiting.js";
 export * from "./stale-holds.js";
 export * from "./audit.js";
+export * from "./subjects.js";

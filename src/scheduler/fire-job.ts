@@ -17,6 +17,7 @@
  */
 import type { Logger } from "../support/index.js";
 import type { JobDoc } from "../domain/index.js";
+import { changedSubject } from "../domain/index.js";
 import type { ShardFence } from "../shared-state/index.js";
 import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
 import type { FirePort, FiringJob } from "./fire-port.js";
@@ -70,7 +71,7 @@ export class JobFirer<J extends FiringJob = JobDoc> {
     // job stops firing until the next full reconcile (the batch marker changes either way).
     // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
     // are judged again under the job as it is now.
-    if (!advanced && staged.length > 0) await port.withdrawStaged(job, "the job changed while its fire was being prepared", staged);
+    if (!advanced && staged.length > 0) await port.withdrawStaged(job, `${changedSubject(job)} changed while its fire was being prepared`, staged);
     await port.complete(fence, timerId, advanced ? advance.timerAt : null);
   }
 

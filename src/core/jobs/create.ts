@@ -1,6 +1,7 @@
 /** Creating a job and changing it: its fields checked, its spec validated against its pool, its timer armed. */
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
+import { changedSubject } from "../../domain/index.js";
 import { PreconditionError, ValidationError } from "../../domain/index.js";
 import { normalizeRetry } from "../../timing/index.js";
 import { findJob } from "../../store/index.js";
@@ -99,9 +100,9 @@ export class JobEditor {
     const updated = await this.kit.writes.update(current, set);
     if (rearm) await this.kit.writes.arm(updated);
     // Runs staged for the coming fires were copied from the job as it was.
-    if (patch.schedule != null) await this.kit.writes.unstage(updated, "the job's schedule changed", "withdraw");
+    if (patch.schedule != null) await this.kit.writes.unstage(updated, `${changedSubject(updated)}'s schedule changed`, "withdraw");
     else if (patch.spec != null || patch.priority != null || patch.retry != null || patch.overlap != null) {
-      return this.kit.writes.unstage(updated, "the job changed", "rearm");
+      return this.kit.writes.unstage(updated, `${changedSubject(updated)} changed`, "rearm");
     }
     return updated;
   }

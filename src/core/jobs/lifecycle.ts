@@ -1,6 +1,7 @@
 /** A job's life after it was created: pause, resume, reschedule, delete; and stopping a deleted user's jobs. */
 import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
+import { changedSubject } from "../../domain/index.js";
 import { ConcurrentChangeError, NotFoundError, PreconditionError, ValidationError } from "../../domain/index.js";
 import { nextFire, slotsBetween, type Schedule } from "../../timing/index.js";
 import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/index.js";
@@ -36,7 +37,7 @@ export class JobLifecycle {
     // job) still disarms the timer and takes back what is staged, so those runs do not start.
     if (job.paused) {
       await writes.disarm(job);
-      return writes.unstage(job, "the job was paused", "rollback");
+      return writes.unstage(job, `${changedSubject(job)} was paused`, "rollback");
     }
     const now = this.kit.deps.clock();
     const updated = await writes.update(job, {
@@ -48,7 +49,7 @@ export class JobLifecycle {
       updatedAt: new Date(now),
     });
     await writes.disarm(job);
-    return writes.unstage(updated, "the job was paused", "rollback");
+    return writes.unstage(updated, `${changedSubject(job)} was paused`, "rollback");
   }
 
   /**
@@ -61,7 +62,7 @@ export class JobLifecycle {
     if (!job.paused) return job;
     // Runs a scheduler staged with the job as it was before the pause (a pass that raced it) and
     // that no executor took: their slots are judged below like any other slot of the pause.
-    job = await writes.unstage(job, "the job was paused", "rollback", true);
+    job = await writes.unstage(job, `${changedSubject(job)} was paused`, "rollback", true);
     const now = this.kit.deps.clock();
     const from = job.handledThrough.getTime();
     const { slots, truncated } = slotsBetween(job.schedule, from, now, MAX_PAUSED_SLOTS_RECORDED, job.firedCount);
@@ -119,7 +120,7 @@ export class JobLifecycle {
     }
     const updated = await writes.update(job, { ...set, updatedAt: new Date(now) });
     await writes.arm(updated);
-    return writes.unstage(updated, "the job was rescheduled", job.schedule.kind === "ONCE" ? "withdraw" : "rollback");
+    return writes.unstage(updated, `${changedSubject(job)} was rescheduled`, job.schedule.kind === "ONCE" ? "withdraw" : "rollback");
   }
 
   /**

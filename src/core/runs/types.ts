@@ -3,6 +3,7 @@ import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { Mongo } from "../../store/index.js";
 import type { LockSubject } from "./overlap.js";
+import type { StagedFires } from "./staged.js";
 
 export interface AttemptOutcome {
   /** OOM_KILLED: the kernel killed the run for exceeding its memory limit (recorded as FAILED, retried per `retry.retryOnOomKill`). */
@@ -55,8 +56,8 @@ export interface RunServiceDeps {
    * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).
    */
   dagFire?: DagFireHook;
-  /** Takes back the DAG runs a DAG's timer job staged ahead (injected by app/, like dagFire; see DagWithdrawHook). */
-  dagWithdraw?: DagWithdrawHook;
+  /** A DAG's timer job's staged fires, its DAG runs (injected by app/, like dagFire; see StagedRuns.withdraw). */
+  dagStaged?: StagedFires;
   /**
    * The most runs one user may have waiting to start (QUEUED or PENDING), null: no bound.
    * `KAIROS_MAX_WAITING_RUNS` (see waiting.ts). @default null
@@ -79,13 +80,5 @@ export interface DagFireLock {
   take(dagRunId: string, subject: LockSubject): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
   release(dagRunId: string, subject: LockSubject): Promise<void>;
 }
-
-/**
- * Takes back the DAG runs the fires of DAG `dagId`'s timer job made ahead of their time that no
- * executor started (options as StagedRuns.withdraw): each is cancelled as withdrawn, gives its fire
- * key up and loses its ledger entry. Answers each as a run-shaped record (its id, fire key, slot
- * and `notBefore`), never stored, for the caller's cursor (JobWrites.unstage).
- */
-export type DagWithdrawHook = (dagId: string, reason: string, opts: { includeDue?: boolean; only?: readonly string[] }) => Promise<RunDoc[]>;
 
 export type DagFireHook = (job: JobDoc, fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore: number | null; ignoreOverlap: boolean }, lock: DagFireLock) => Promise<DagFired>;

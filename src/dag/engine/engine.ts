@@ -2,7 +2,7 @@
  * The DAG engine, built once per process by app/services.ts: the advancer (which core's run
  * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
  */
-import type { ArtifactLookup, DagFireHook, DagWithdrawHook, JobService, RunService } from "../../core/index.js";
+import type { ArtifactLookup, DagFireHook, JobService, RunService } from "../../core/index.js";
 import type { RunDoc, RunStatus } from "../../domain/index.js";
 import { coerceError } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
@@ -125,9 +125,6 @@ export class DagEngine {
       { everyMs: opts.everyMs ?? 10 * 60_000, batch: opts.batch ?? 200, graceMs: opts.graceMs ?? 60 * 60_000 },
     );
   }
-
-  /** core's hook to take back a DAG's staged DAG runs (see StagedDagRuns.withdraw). */
-  readonly withdrawStaged: DagWithdrawHook = (dagId, reason, opts) => this.staged.withdraw(dagId, reason, opts);
 
   /** core's hook for a fire of a scheduled DAG's timer job (see DagSchedules.fire). */
   readonly fire: DagFireHook = (job, fire, lock) => this.schedules.fire(job, fire, lock);
