@@ -47,3 +47,13 @@ export interface WaitReason {
   /** When it is expected to stop holding by itself (a retry's time, a staged run's due time, a budget's refill), when known. */
   until: Date | null;
 }
+
+/**
+ * Why a fire was SKIPPED_BACKLOG (a job's or a scheduled DAG's): the owner's runs waiting to start
+ * against the bound. `runs` is how many the fire would have added at once: a job's fire one run,
+ * a scheduled DAG run one per first task (said when more than one).
+ */
+export function backlogSkipReason(waiting: number, max: number | null, runs = 1): string {
+  const over = runs === 1 ? "" : `, and this DAG run's ${runs} first tasks would take it over the bound`;
+  return `the owner had ${waiting} runs waiting to start${over} (KAIROS_MAX_WAITING_RUNS=${max})`;
+}

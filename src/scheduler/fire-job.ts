@@ -17,7 +17,7 @@
  */
 import type { Logger } from "../support/index.js";
 import type { JobDoc } from "../domain/index.js";
-import { changedSubject } from "../domain/index.js";
+import { backlogSkipReason, changedSubject } from "../domain/index.js";
 import type { ShardFence } from "../shared-state/index.js";
 import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
 import type { FirePort, FiringJob } from "./fire-port.js";
@@ -98,7 +98,7 @@ export class JobFirer<J extends FiringJob = JobDoc> {
         continue;
       }
       if (!room.ok) {
-        const skipped = `the owner had ${room.waiting} runs waiting to start (KAIROS_MAX_WAITING_RUNS=${waiting.max})`;
+        const skipped = backlogSkipReason(room.waiting, waiting.max);
         out.entries.push(runOutcome(req, { runId: null, skipped, outcome: "SKIPPED_BACKLOG" }, now));
         this.logBacklog(job, room.waiting, now);
         continue;

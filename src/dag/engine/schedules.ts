@@ -13,7 +13,7 @@
 import type { Principal } from "../../auth/index.js";
 import type { DagFired, DagFireLock, JobService, LockRequest, LockSubject, RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, JobDoc, RunTrigger } from "../../domain/index.js";
-import { DagRunStatus, NotFoundError, judgeStaleHolds } from "../../domain/index.js";
+import { DagRunStatus, NotFoundError, backlogSkipReason, judgeStaleHolds } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import type { ScheduleInput } from "../../timing/index.js";
@@ -173,10 +173,7 @@ export class DagSchedules {
     const { waiting } = this.deps.runs;
     const first = fire.trigger === "SCHEDULE" ? dag.tasks.filter((t) => t.dependsOn.length === 0).length : 0;
     const room = await waiting.reserve(job.ownerId, first);
-    if (!room.ok) {
-      const over = first === 1 ? "" : `, and this DAG run's ${first} first tasks would take it over the bound`;
-      return { dagRunId: null, created: false, skipped: `the owner had ${room.waiting} runs waiting to start${over} (KAIROS_MAX_WAITING_RUNS=${waiting.max})`, backlog: true };
-    }
+    if (!room.ok) return { dagRunId: null, created: false, skipped: backlogSkipReason(room.waiting, waiting.max, first), backlog: true };
     try {
       return await this.fireDag(job, dag, fire, lock);
     } finally {
