@@ -105,3 +105,68 @@ describe("docker-compose.yml", () => {
     expect(datasources.datasources[0]!.url).toBe(`http://prometheus:${prom.ports![0]!.split(":")[1]}`);
   });
 });
+
+describe("docker-compose.yml: which Redis", () => {
+  /** The scheduler's settings as compose gives them with `vars` set in the shell. */
+  const roleEnv = (vars: Record<string, string>) =>
+    Object.fromEntries(
+      Object.entries(services.scheduler!.environment ?? {}).map(([k, v]) => [
+        k,
+        String(v).replace(/\$\{([A-Z0-9_]+)(:?-)?([^}]*)\}/g, (_m, name: string, op: string | undefined, d: string) => {
+          const set = vars[name];
+          if (op === ":-") return set ? set : d;
+          if (op === "-") return set !== undefined ? set : d;
+          return set ?? "";
+        }),
+      ]),
+    );
+  /** The one-liners the file's comment gives, as shell variables. */
+  const oneLiner = (profile: string) => {
+    const line = read("docker-compose.yml").split("\n").find((l) => l.includes(`--profile ${profile} up`))!;
+    return Object.fromEntries([...line.matchAll(/([A-Z_]+)=(\S*)/g)].map((m) => [m[1]!, m[2]!]));
+  };
+
+  it("by default the roles run on the single redis", async () => {
+    const { loadConfig } = await import("../../src/config/index.js");
+    expect(loadConfig("scheduler", roleEnv({})).redis).toEqual({ kind: "single", url: "redis://redis:6379" });
+  });
+
+  it("profile redis-cluster: six cluster nodes formed by a one-shot service with one replica each, and the roles' switch names its primaries", async () => {
+    const nodes = Object.entries(services).filter(([, s]) => s.profiles?.includes("redis-cluster") && s.command?.includes("--cluster-enabled"));
+    expect(nodes.map(([n]) => n).sort()).toEqual(["redis-c1", "redis-c2", "redis-c3", "redis-c4", "redis-c5", "redis-c6"]);
+    for (const [name, s] of nodes) {
+      expect(s.command![s.command!.indexOf("--cluster-enabled") + 1], name).toBe("yes");
+      expect(s.volumes, name).toEqual([`${name}-data:/data`]); // its own nodes.conf and data
+    }
+    const init = services["redis-cluster-init"]!;
+    expect(init.profiles).toEqual(["redis-cluster"]);
+    expect(Object.keys(init.depends_on!).sort()).toEqual(nodes.map(([n]) => n).sort());
+    const script = init.command!.join("\n");
+    expect(script).toMatch(/redis-cli --cluster create \$\$nodes --cluster-replicas 1 --cluster-yes/);
+    for (const [n] of nodes) expect(script).toContain(n);
+
+    const { loadConfig } = await import("../../src/config/index.js");
+    const target = loadConfig("scheduler", roleEnv(oneLiner("redis-cluster"))).redis;
+    expect(target?.kind).toBe("cluster");
+    for (const node of (target as { nodes: Array<{ host: string; port: number }> }).nodes) expect(services[node.host]?.profiles, node.host).toEqual(["redis-cluster"]);
+  });
+
+  it("profile redis-sentinel: a primary, a replica of it, three sentinels with quorum 2 under the name the roles' switch gives", async () => {
+    const primary = services["redis-s-primary"]!;
+    const replica = services["redis-s-replica"]!;
+    expect(primary.profiles).toEqual(["redis-sentinel"]);
+    expect(replica.command!.join(" ")).toContain("--replicaof redis-s-primary 6379");
+    const sentinels = Object.entries(services).filter(([, s]) => s.command?.join(" ").includes("--sentinel"));
+    expect(sentinels.map(([n]) => n).sort()).toEqual(["sentinel-1", "sentinel-2", "sentinel-3"]);
+    const vars = oneLiner("redis-sentinel");
+    for (const [name, s] of sentinels) {
+      expect(s.profiles, name).toEqual(["redis-sentinel"]);
+      expect(s.command!.join("\n"), name).toContain(`sentinel monitor ${vars.REDIS_SENTINEL_NAME} redis-s-primary 6379 2`);
+    }
+    const { loadConfig } = await import("../../src/config/index.js");
+    const target = loadConfig("scheduler", roleEnv(vars)).redis as { kind: string; name: string; sentinels: Array<{ host: string; port: number }> };
+    expect(target.kind).toBe("sentinel");
+    expect(target.sentinels.map((s) => s.host).sort()).toEqual(sentinels.map(([n]) => n).sort());
+    for (const s of target.sentinels) expect(s.port).toBe(26379);
+  });
+});
