@@ -4,8 +4,8 @@
  * (node-leases.ts: the node's epoch is ended, then its runs are queued again), or, for a run
  * claimed before node leases (no `nodeEpoch`), its own `leaseUntil`. Runs an executor took from a
  * ready queue and died before confirming are queued again as soon as their claim marker ends
- * (taken-claims.ts). It sleeps until the earliest of these ends (one read of the nodes'
- * `lease_end` index, one of the runs' `status_epoch_lease`), at most `capMs` (a lease renewed or a
+ * (taken-claims.ts). It sleeps until the earliest of these ends (the node leases' read of the
+ * pass, on the nodes' `lease_end` index, and one read of the runs' `status_epoch_lease`), at most `capMs` (a lease renewed or a
  * run claimed meanwhile may end earlier than what it read), then reclaims what has ended. Whose
  * reclaim it is, and when a scheduler that does not own the run's shard steps in, is one rule
  * (reclaim-rule.ts).
@@ -109,7 +109,7 @@ export class LeaseWatch {
    * slots dies with all of them). Returns how many it reclaimed, whether a page was full, and when
    * to look again for what is not this scheduler's yet (null: nothing).
    */
-  async reclaim(now: number): Promise<{ reclaimed: number; full: boolean; nextOrphanAt: number | null }> {
+  async reclaim(now: number): Promise<{ reclaimed: number; full: boolean; nextOrphanAt: number | null; nextNodeEnd: number | null }> {
     const byNode = await this.nodes.reclaim(now);
     const expired = await findExpiredLeases(this.deps.mongo, now, RECLAIM_LIMIT);
     const mine: Array<{ run: RunDoc; orphan: boolean }> = [];
@@ -121,7 +121,7 @@ export class LeaseWatch {
       else nextOrphanAt = earlier(nextOrphanAt, d.lookAt);
     }
     const done = await Promise.all(mine.map(({ run, orphan }) => this.reclaimOne(run, orphan, now)));
-    return { reclaimed: byNode.reclaimed + done.filter(Boolean).length, full: byNode.full || expired.length >= RECLAIM_LIMIT, nextOrphanAt };
+    return { reclaimed: byNode.reclaimed + done.filter(Boolean).length, full: byNode.full || expired.length >= RECLAIM_LIMIT, nextOrphanAt, nextNodeEnd: byNode.nextEnd };
   }
 
   /**
@@ -161,9 +161,9 @@ export class LeaseWatch {
         const now = clock();
         // A full page with progress: more may be waiting. (A full page of other shards' runs
         // makes no progress here: their owner reclaims them; no busy loop on it.)
-        const { reclaimed, full, nextOrphanAt } = await this.reclaim(now);
+        const { reclaimed, full, nextOrphanAt, nextNodeEnd } = await this.reclaim(now);
         if (full && reclaimed > 0) continue;
-        const next = earlier(await this.nodes.nextEnd(now), await earliestLeaseEnd(this.deps.mongo, now));
+        const next = earlier(nextNodeEnd, await earliestLeaseEnd(this.deps.mongo, now));
         if (next !== null) sleepMs = Math.min(capMs, Math.max(0, next - clock()) + AFTER_END_MS);
         if (nextOrphanAt !== null) sleepMs = Math.min(sleepMs, Math.max(0, nextOrphanAt - clock()));
         const nextClaimEnd = await this.reclaimTaken(clock());

@@ -16,7 +16,7 @@ import { observeRecovery, type RecoveryCause } from "../support/index.js";
 import type { RunService } from "../core/index.js";
 import { RunStatus, type RunDoc } from "../domain/index.js";
 import type { Mongo, NodeLease } from "../store/index.js";
-import { clearNodeReclaim, earliestNodeLeaseEnd, endNodeEpoch, findLapsedNodeLeases, findNodeEpochRuns, findNodeReclaims } from "../store/index.js";
+import { clearNodeReclaim, endNodeEpoch, findNodeEpochRuns, findNodeLeasesByEnd, findNodeReclaims } from "../store/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { ShardOwnership } from "./shards.js";
 import { earlier, reclaimDecision } from "./reclaim-rule.js";
@@ -40,6 +40,8 @@ export interface NodeLeasePass {
   reclaimed: number;
   /** When this scheduler should look again (a run's claim lease, an orphan's grace, a node's window), or null. */
   lookAt: number | null;
+  /** The earliest end of a node lease not ended after `now`, or null (none, or not among those read). */
+  nextEnd: number | null;
   /** A page was full: more may be waiting. */
   full: boolean;
 }
@@ -49,7 +51,9 @@ export class NodeLeases {
 
   /** Ends the lapsed node leases, then queues again the runs of ended epochs that are this scheduler's to. */
   async reclaim(now: number): Promise<NodeLeasePass> {
-    const lapsed = await findLapsedNodeLeases(this.deps.mongo, now, NODES_PER_PASS);
+    const leases = await findNodeLeasesByEnd(this.deps.mongo, NODES_PER_PASS);
+    const lapsed = leases.filter((l) => l.leaseUntil && l.leaseUntil.getTime() < now);
+    const nextEnd = leases.find((l) => l.leaseUntil && l.leaseUntil.getTime() >= now)?.leaseUntil?.getTime() ?? null;
     for (const lease of lapsed) await this.end(lease, now);
     const marked = await findNodeReclaims(this.deps.mongo, NODES_PER_PASS);
     let reclaimed = 0;
@@ -61,12 +65,7 @@ export class NodeLeases {
       lookAt = earlier(lookAt, pass.lookAt);
       full ||= pass.full;
     }
-    return { reclaimed, lookAt, full };
-  }
-
-  /** The earliest end of a node lease not ended, at or after `from` (null: none). */
-  nextEnd(from: number): Promise<number | null> {
-    return earliestNodeLeaseEnd(this.deps.mongo, from);
+    return { reclaimed, lookAt, nextEnd, full };
   }
 
   private async end(lease: NodeLease, now: number): Promise<void> {
@@ -76,7 +75,7 @@ export class NodeLeases {
     this.deps.log.warn({ nodeId: lease._id, epoch: lease.leaseEpoch, leaseUntil: lease.leaseUntil }, "node lease lapsed: epoch ended, its runs are queued again");
   }
 
-  private async reclaimNode(node: NodeLease, now: number): Promise<NodeLeasePass> {
+  private async reclaimNode(node: NodeLease, now: number): Promise<Omit<NodeLeasePass, "nextEnd">> {
     const through = node.reclaimThrough;
     if (through === undefined || !node.reclaimUntil) return { reclaimed: 0, lookAt: null, full: false };
     const endedAt = node.reclaimFrom?.getTime() ?? 0;

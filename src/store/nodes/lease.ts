@@ -45,15 +45,12 @@ export async function readNodeEpoch(mongo: Mongo, nodeId: string): Promise<{ epo
   return doc?.leaseEpoch === undefined ? null : { epoch: doc.leaseEpoch, ended: doc.leaseEnded === true };
 }
 
-/** Up to `limit` node leases not ended whose `leaseUntil` is before `now` (index `lease_end`). */
-export function findLapsedNodeLeases(mongo: Mongo, now: number, limit: number): Promise<NodeLease[]> {
-  return mongo.c.nodes.find({ leaseEnded: false, leaseUntil: { $lt: new Date(now) } }, { projection: LEASE_FIELDS }).limit(limit).toArray() as Promise<NodeLease[]>;
-}
-
-/** The earliest end at or after `from` of a node lease not ended, or null (one key of `lease_end`). */
-export async function earliestNodeLeaseEnd(mongo: Mongo, from: number): Promise<number | null> {
-  const doc = await mongo.c.nodes.findOne({ leaseEnded: false, leaseUntil: { $gte: new Date(from) } }, { sort: { leaseUntil: 1 }, projection: { leaseUntil: 1 } });
-  return doc?.leaseUntil ? doc.leaseUntil.getTime() : null;
+/**
+ * The node leases not ended, earliest end first, up to `limit` (index `lease_end`): those before
+ * the lease watch's `now` have lapsed, and the first after it is when to look next. One read for both.
+ */
+export function findNodeLeasesByEnd(mongo: Mongo, limit: number): Promise<NodeLease[]> {
+  return mongo.c.nodes.find({ leaseEnded: false }, { projection: LEASE_FIELDS }).sort({ leaseUntil: 1 }).limit(limit).toArray() as Promise<NodeLease[]>;
 }
 
 /**
