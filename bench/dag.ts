@@ -41,7 +41,7 @@ import { kairosRevision, type ExecutorMode, type KairosOptions } from "./kairos.
 import { bullmqFlowSamples } from "./lib/bullmq-flows.js";
 import { buildKairos, KairosCluster, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
 import { diffCounts, mongoOpCounts, perRun, redisCommandCounts, REDIS_HOUSEKEEPING, type Counts } from "./lib/opcounts.js";
-import { redisConnectionOptions, startRedis } from "./lib/redis.js";
+import { startRedis } from "./lib/redis.js";
 import { fmtMs, ratio, summarize, table, type Summary } from "./lib/stats.js";
 import { argValue } from "./lib/args.js";
 
@@ -291,11 +291,11 @@ class OpMeter {
   ) {}
 
   static async open(redisUrl: string, mongoUrl: string, db: string): Promise<OpMeter> {
-    const { Redis } = await import("ioredis");
+    const { createRedisClient } = await import("../src/shared-state/index.js");
     const { MongoClient } = await import("mongodb");
     const client = new MongoClient(mongoUrl);
     await client.connect();
-    return new OpMeter(new Redis(redisConnectionOptions(redisUrl)), client, db);
+    return new OpMeter(createRedisClient(redisUrl) as import("ioredis").Redis, client, db);
   }
 
   async snap(): Promise<{ redis: Counts; mongo: Counts }> {

@@ -25,7 +25,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { createRedisClient } from "../src/shared-state/index.js";
 import { benchBullmqBurst, benchBullmqSchedulers, benchBullmqThroughput, machineLine } from "./bullmq.js";
 import { benchBullmqDag, benchKairosDag, formatDag, type DagBenchResult, type DagShape } from "./dag.js";
 import { benchBullmqChain, benchKairosChain, formatChain, type ChainResult } from "./dag-chain.js";
@@ -86,7 +87,7 @@ function stageBlock(results: Array<{ system: string }>): string {
 
 /** Runs a BullMQ bench and adds a note with the Redis commands executed per job (Lua-internal calls included). */
 async function countingRedis<T extends { notes?: string[] }>(redisUrl: string, perJob: (r: T) => number, run: () => Promise<T>): Promise<T> {
-  const redis = new Redis(redisUrl);
+  const redis = createRedisClient(redisUrl) as Redis;
   try {
     const a = await redisCommandCounts(redis);
     const r = await run();
@@ -126,7 +127,7 @@ function medianRound(list: BurstResult[]): BurstResult {
 async function main(): Promise<void> {
   const t0 = Date.now();
   const redis = await startRedis();
-  const probe = new Redis(redis.url);
+  const probe = createRedisClient(redis.url) as Redis;
   const redisVersion = /redis_version:(\S+)/.exec(await probe.info("server"))?.[1] ?? "?";
   probe.disconnect();
   const all: Record<string, unknown[]> = {};

@@ -18,12 +18,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { JobService } from "../../src/core/jobs/index.js";
 import { RunService } from "../../src/core/runs/index.js";
 import { silentLogger } from "../../src/support/log.js";
 import type { SharedState } from "../../src/shared-state/ports.js";
-import { createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
+import { createRedisClient, createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 import { freePort } from "./redis.js";
 
@@ -263,7 +263,7 @@ export class KairosCluster {
 
   constructor(readonly o: ClusterOptions) {
     this.workDir = mkdtempSync(join(tmpdir(), "kairos-bench-"));
-    this.redis = new Redis(o.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.redis = createRedisClient(o.redisUrl, { maxRetriesPerRequest: 3 }) as Redis;
     this.redis.on("error", () => {});
   }
 
@@ -421,7 +421,7 @@ export class KairosCluster {
 
   /** Subscribes to the run events on the bus (what GraphQL subscriptions use) and counts statuses. */
   async watchRuns(): Promise<{ counts: Map<string, number>; stop(): Promise<void> }> {
-    const sub = new Redis(this.o.redisUrl);
+    const sub = createRedisClient(this.o.redisUrl) as Redis;
     sub.on("error", () => {});
     const channel = this.keys.channel("kairos:events:runs");
     const counts = new Map<string, number>();

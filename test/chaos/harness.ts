@@ -13,7 +13,8 @@ import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rea
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { createRedisClient } from "../../src/shared-state/index.js";
 import { MongoClient, type Db } from "mongodb";
 import { freePort } from "../support/local-redis.js";
 
@@ -326,7 +327,7 @@ export class Cluster {
       this.recordEvent,
       async () =>
         waitUntil("redis PING", async () => {
-          const r = new Redis({ port: redisPort, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+          const r = createRedisClient(`redis://127.0.0.1:${redisPort}`, { lazyConnect: true, maxRetriesPerRequest: 0, noReconnect: true });
           r.on("error", () => undefined);
           try {
             await r.connect();
@@ -494,7 +495,7 @@ export class Cluster {
 
   async redis(): Promise<Redis> {
     if (!this.redisClient) {
-      this.redisClient = new Redis(this.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
+      this.redisClient = createRedisClient(this.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }) as Redis;
       this.redisClient.on("error", () => undefined);
       await this.redisClient.connect();
     }
