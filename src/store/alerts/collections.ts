@@ -2,8 +2,8 @@
  * The alert collections (docs/alerts.md): `alertRules`, `alertFirings` (one per (rule, subject),
  * `_id` unique: the de-duplication across restarts and instances), `alertDeliveries` (webhook calls,
  * the outbox the dispatcher drains), `alertCursors` (how far the scans of runs and fires have read),
- * `alertStates` (jobs seen failing, for RECOVERED); and their indexes, with the two they add to
- * `runs` and `fires` for the scans.
+ * `alertStates` (jobs seen failing, for RECOVERED); and their indexes, with the one they add to
+ * `fires` for the scans.
  */
 import type { AlertDeliveryDoc, AlertFiringDoc, AlertRuleDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
@@ -49,8 +49,8 @@ export async function ensureAlertIndexes(mongo: Mongo): Promise<void> {
       { key: { createdAt: 1 }, name: "created_ttl", expireAfterSeconds: ALERT_RETENTION_S },
     ]),
     a.states.createIndexes([{ key: { ruleId: 1 }, name: "rule" }]),
-    // The scans: failed runs by when they ended; ledger entries by outcome and when recorded.
-    mongo.c.runs.createIndexes([{ key: { status: 1, finishedAt: 1 }, name: "status_finished" }]),
+    // The scans: ledger entries by outcome and when recorded. Failed runs by when they ended use
+    // runs' status_finished (store/mongo.ts, made for clusterStats).
     mongo.c.fires.createIndexes([{ key: { outcome: 1, recordedAt: 1 }, name: "outcome_recorded" }]),
   ]);
 }
