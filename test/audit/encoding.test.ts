@@ -1,0 +1,87 @@
+/**
+ * The audit trail's encodings (src/core/audit/canonical.ts) and settings (src/config/audit.ts):
+ * which field names are redacted, that a change keeps only what differs, that the hash covers
+ * every field, and that bad settings are refused with what is allowed.
+ */
+import { describe, expect, it } from "vitest";
+import { auditHash, auditJson, capped, changedParts, isSecretField, REDACTED } from "../../src/core/index.js";
+import { loadConfig } from "../../src/config/index.js";
+import type { AuditEntryDoc } from "../../src/domain/index.js";
+
+describe("redaction by field name", () => {
+  it("redacts passwords, keys, secrets and tokens at any depth, environment names included; keeps what only points at one", () => {
+    for (const name of ["password", "newPassword", "currentPassword", "secret", "previousSecret", "token", "key", "hash", "passwordHash", "DB_PASSWORD", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "STRIPE_API_KEY", "privateKey", "authorization", "Cookie", "signature", "credentials"]) {
+      expect(isSecretField(name), name).toBe(true);
+    }
+    for (const name of ["apiKeyId", "tokenVersion", "expiresAt", "prefix", "name", "idempotencyKey", "keyName", "username", "id", "sha256", "scope"]) {
+      expect(isSecretField(name), name).toBe(false);
+    }
+    const plain = auditJson({
+      username: "alice",
+      password: "p1",
+      input: { spec: { env: { DB_PASSWORD: "p2", PLAIN: "v" } }, tasks: [{ env: { API_TOKEN: "p3" } }] },
+      apiKey: { id: "k1", prefix: "kairos_ab", key: "p4" },
+      nothing: null,
+      when: new Date(Date.UTC(2026, 0, 1)),
+    });
+    expect(plain).toEqual({
+      apiKey: { id: "k1", key: REDACTED, prefix: "kairos_ab" },
+      input: { spec: { env: { DB_PASSWORD: REDACTED, PLAIN: "v" } }, tasks: [{ env: { API_TOKEN: REDACTED } }] },
+      nothing: null,
+      password: REDACTED,
+      username: "alice",
+      when: "2026-01-01T00:00:00.000Z",
+    });
+    expect(JSON.stringify(plain)).not.toMatch(/p[1-4]"/);
+  });
+
+  it("sorts keys, drops functions and undefined, bounds depth, and caps long text with its size and SHA-256", () => {
+    expect(JSON.stringify(auditJson({ b: 1, a: undefined, c: () => 1, d: NaN, e: 10n }))).toBe('{"b":1,"d":null,"e":"10"}');
+    let deep: Record<string, unknown> = {};
+    const root = deep;
+    for (let i = 0; i < 40; i++) deep = deep.x = {} as Record<string, unknown>;
+    expect(JSON.stringify(auditJson(root))).toContain("[too deep]");
+    const long = capped("x".repeat(20_000));
+    expect(JSON.parse(long)).toEqual({ truncated: true, chars: 20_002, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(capped({ a: 1 })).toBe('{"a":1}');
+  });
+});
+
+describe("before/after", () => {
+  it("keeps only the fields that differ, nested objects compared field by field, arrays whole", () => {
+    const [b, a] = changedParts(
+      { id: "j", name: "n", paused: false, schedule: { cron: "0 * * * *", timezone: "UTC" }, tags: ["a"], description: null },
+      { id: "j", name: "n", paused: true, schedule: { cron: "*/5 * * * *", timezone: "UTC" }, tags: ["a", "b"], description: "d" },
+    );
+    expect(b).toEqual({ description: null, paused: false, schedule: { cron: "0 * * * *" }, tags: ["a"] });
+    expect(a).toEqual({ description: "d", paused: true, schedule: { cron: "*/5 * * * *" }, tags: ["a", "b"] });
+    expect(changedParts({ x: 1 }, { x: 1 })).toEqual([{}, {}]);
+  });
+});
+
+describe("the entry hash", () => {
+  it("changes with every field it covers", () => {
+    const e: Omit<AuditEntryDoc, "hash"> = {
+      _id: "e1", seq: 1, v: 1, at: new Date(1_000), action: "createJob",
+      actor: { userId: "u", username: "alice", role: "USER", apiKeyId: null },
+      address: "127.0.0.1", targetIds: ["j"], outcome: "OK", error: null, args: "{}", before: null, after: "{}", prevHash: "0".repeat(64),
+    };
+    const h = auditHash(e);
+    const variants: Array<Partial<Omit<AuditEntryDoc, "hash">>> = [
+      { _id: "e2" }, { seq: 2 }, { at: new Date(1_001) }, { action: "deleteJob" }, { actor: { ...e.actor, apiKeyId: "k" } }, { actor: { ...e.actor, role: "ADMIN" } },
+      { address: "10.0.0.1" }, { targetIds: ["k"] }, { outcome: "FORBIDDEN" }, { error: "no" }, { args: '{"a":1}' }, { before: "{}" }, { after: null }, { prevHash: "1".repeat(64) },
+    ];
+    for (const v of variants) expect(auditHash({ ...e, ...v }), JSON.stringify(v)).not.toBe(h);
+    expect(auditHash({ ...e })).toBe(h);
+  });
+});
+
+describe("settings", () => {
+  it("KAIROS_AUDIT on|off (default on), KAIROS_AUDIT_RETENTION P1D–P36500D (default P365D); anything else is refused naming what is allowed", () => {
+    expect(loadConfig("dev", {}).audit).toEqual({ enabled: true, retentionMs: 365 * 86_400_000 });
+    expect(loadConfig("dev", { KAIROS_AUDIT: "off", KAIROS_AUDIT_RETENTION: "P30D" }).audit).toEqual({ enabled: false, retentionMs: 30 * 86_400_000 });
+    expect(() => loadConfig("dev", { KAIROS_AUDIT: "maybe" })).toThrow('KAIROS_AUDIT: "maybe" is not one of on, off');
+    expect(() => loadConfig("dev", { KAIROS_AUDIT_RETENTION: "PT1H" })).toThrow('KAIROS_AUDIT_RETENTION: must be from P1D to P36500D, got "PT1H"');
+    expect(() => loadConfig("dev", { KAIROS_AUDIT_RETENTION: "a year" })).toThrow("KAIROS_AUDIT_RETENTION");
+  });
+});
