@@ -4,13 +4,14 @@ import { registerAuth } from "./commands/auth.js";
 import { registerDag } from "./commands/dag.js";
 import { registerFollow } from "./commands/follow.js";
 import { registerJobs } from "./commands/jobs.js";
+import { registerStats } from "./commands/stats.js";
 import { registerTools } from "./commands/tools.js";
 import { Ctx, type GlobalOptions } from "./context.js";
 import { CliError, EXIT, EXIT_CODES_HELP } from "./errors.js";
 import { processIo, type Io } from "./output.js";
 
 /** The commands this module answers (src/main.ts starts roles for the rest). */
-export const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion"] as const;
+export const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion", "stats", "forecast"] as const;
 
 export const CLI_USAGE = `  login       log in (--server URL --username NAME --password-stdin, or --api-key-stdin)
   logout      forget the stored login          whoami     who the credential is
@@ -26,6 +27,8 @@ export const CLI_USAGE = `  login       log in (--server URL --username NAME --p
   why         why a run has not started or a job has not fired
   schema json the JSON Schema of job files, for editors
   completion  bash or zsh completion script
+  stats       the cluster's figures over a window (--window PT1H): runs, lateness, queues, nodes, schedulers
+  forecast    runs due per pool over the next hours (--within PT24H, --pool), hotspots and how to spread them
   Run \`kairos <command> --help\` for a command's options and an example.`;
 
 export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Command {
@@ -44,6 +47,7 @@ export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Comman
   registerFollow(program, ctx);
   registerDag(program, ctx);
   registerTools(program, ctx);
+  registerStats(program, ctx);
   const applyToAll = (cmd: Command) => {
     cmd.exitOverride();
     cmd.configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });

@@ -1,0 +1,75 @@
+/**
+ * `kairos stats` and `kairos forecast` (src/cli/commands/stats.ts) against the server, in-process:
+ * the human form names the figures, -o json is the API's answer, bad flags and windows are
+ * refused with what is allowed.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Principal } from "../../src/auth/tokens.js";
+import type { Io } from "../../src/cli/output.js";
+import { runCli } from "../../src/cli/program.js";
+import { useTestApp } from "../helpers/app.js";
+
+const t = useTestApp();
+
+async function kairos(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: Io = {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    color: false,
+    interactive: false,
+    env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin },
+    stdin: async () => "",
+    now: () => Date.now(),
+  };
+  const code = await runCli(argv, io);
+  return { code, out, err };
+}
+
+beforeAll(async () => {
+  const admin: Principal = { userId: "000000000000000000000001", username: "admin", role: "ADMIN" };
+  for (let i = 0; i < 55; i++) {
+    await t.app.services.jobs.create(admin, { name: `cli-fc-${i}`, schedule: { kind: "CRON", cron: "30 * * * *" }, spec: { kind: "COMMAND", command: "true", pool: "cli-fc" } });
+  }
+}, 60_000);
+
+describe("kairos stats and forecast", () => {
+  it("stats prints the figures; -o json is the API's answer", async () => {
+    const r = await kairos("stats");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^Cluster over PT1H, at /);
+    expect(r.out).toContain("Lateness:   p50 -  p99 -");
+    expect(r.out).toMatch(/SCHEDULER\s+SHARDS\n.*8 of 8: 0-7/);
+    expect(r.out).toMatch(/NODE\s+STATUS\s+POOLS\s+RUNNING/);
+    const j = await kairos("stats", "--window", "PT24H", "-o", "json");
+    const s = JSON.parse(j.out) as { window: string; scope: string; shardCount: number };
+    // The window in its canonical spelling.
+    expect(s).toMatchObject({ window: "P1D", scope: "CLUSTER", shardCount: 8 });
+  });
+
+  it("forecast prints each pool's runs, the hotspot and its suggestion", async () => {
+    const r = await kairos("forecast");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^Cluster: runs due from /);
+    expect(r.out).toMatch(/\ncli-fc\s+1320\s+55 at /);
+    expect(r.out).toContain("hotspot cli-fc at ");
+    expect(r.out).toContain('55 jobs make 55 runs in pool cli-fc in the same minute (24 times, every PT1H)');
+    expect(r.out).toMatch(/jobs: [0-9a-f]{24}, .* and 50 more/);
+    const j = JSON.parse((await kairos("forecast", "--within", "PT2H", "--pool", "cli-fc", "-o", "json")).out) as { pools: Array<{ pool: string; total: number }> };
+    expect(j.pools).toEqual([expect.objectContaining({ pool: "cli-fc", total: 110 })]);
+  });
+
+  it("refuses bad windows and flags, saying what is allowed", async () => {
+    const w = await kairos("stats", "--window", "PT0S");
+    expect(w.code).not.toBe(0);
+    expect(w.err).toContain('window: must be from PT1M to PT24H (got "PT0S")');
+    const f = await kairos("forecast", "--within", "P3D");
+    expect(f.code).not.toBe(0);
+    expect(f.err).toContain('within: must be from PT1M to PT24H (got "P3D")');
+    const m = await kairos("forecast", "--min-runs", "2.5");
+    expect(m.code).not.toBe(0);
+    expect(m.err).toContain('--min-runs: a whole number above 0 (got "2.5")');
+  });
+});
