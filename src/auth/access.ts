@@ -44,11 +44,11 @@ export function visible<T extends { ownerId: string }>(p: Principal, entity: str
 
 /**
  * A job the caller may see and change: as {@link visible}, except that a DAG's timer job (the job
- * that carries a scheduled DAG's schedule) is NOT_FOUND to everyone but the DAG engine acting on
- * it (`p.dagTimerOf` names that DAG): users see and change it as the DAG (src/dag).
+ * that carries a scheduled DAG's schedule) is NOT_FOUND to every caller: users see and change it
+ * as the DAG (src/dag), whose engine acts on it as the DAG, not as a user (core/jobs JobActor).
  */
-export function visibleJob<T extends { ownerId: string; dagId?: string | null }>(p: Principal & { dagTimerOf?: string }, id: string, doc: T | null | undefined): T {
-  if (doc?.dagId && p.dagTimerOf !== doc.dagId) throw new NotFoundError("job", id);
+export function visibleJob<T extends { ownerId: string; dagId?: string | null }>(p: Principal, id: string, doc: T | null | undefined): T {
+  if (doc?.dagId) throw new NotFoundError("job", id);
   return visible(p, "job", id, doc);
 }
 

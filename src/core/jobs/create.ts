@@ -1,5 +1,4 @@
 /** Creating a job and changing it: its fields checked, its spec validated against its pool, its timer armed. */
-import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
 import { changedSubject } from "../../domain/index.js";
 import { PreconditionError, ValidationError } from "../../domain/index.js";
@@ -10,16 +9,16 @@ import { isDuplicateKey, newId } from "../../store/index.js";
 import { validateSpec, wrapSchedule } from "../spec.js";
 import { specArtifact } from "../job-kinds.js";
 import { firstFire, startSchedule, validateCatchup, validateDescription, validateName, validatePriority, validateTags } from "./fields.js";
-import type { JobInput, JobPatch, Submit } from "./types.js";
-import type { JobsKit } from "./writes.js";
+import type { JobActor, JobInput, JobPatch, Submit } from "./types.js";
+import { actorOwner, type JobsKit } from "./writes.js";
 import { activeTraceparent } from "../../support/index.js";
 
 export class JobEditor {
   constructor(private readonly kit: JobsKit) {}
 
-  async create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
+  async create(caller: JobActor, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
     if (opts.idempotencyKey == null) return this.createOnce(caller, input, opts.id ?? newId(), opts.armIf);
-    return this.kit.idempotency.once(caller.userId, opts.idempotencyKey, {
+    return this.kit.idempotency.once(actorOwner(caller), opts.idempotencyKey, {
       operation: "createJob",
       input,
       run: (opId) => this.createOnce(caller, input, opId),
@@ -33,34 +32,34 @@ export class JobEditor {
   }
 
   /** Creates the job with id `id`; creating the same id again (a takeover after a crash) returns the stored job. */
-  private async createOnce(caller: Principal, input: JobInput, id: string, armIf?: () => Promise<boolean>): Promise<JobDoc> {
+  private async createOnce(caller: JobActor, input: JobInput, id: string, armIf?: () => Promise<boolean>): Promise<JobDoc> {
     const job = await this.newJob(caller, input, id);
     try {
       await insertJob(this.kit.deps.mongo, job);
     } catch (e) {
       if (!isDuplicateKey(e)) throw e;
-      const same = await findOwnedJob(this.kit.deps.mongo, id, caller.userId);
+      const same = await findOwnedJob(this.kit.deps.mongo, id, actorOwner(caller));
       if (same) return same;
       throw new PreconditionError(`you already have a job named "${job.name}"; names are unique per owner`);
     }
     if (job.nextFireAt && (armIf ? await armIf() : true)) await this.kit.writes.arm(job);
-    this.kit.deps.log.info({ jobId: id, ownerId: caller.userId, name: job.name }, "job created");
+    this.kit.deps.log.info({ jobId: id, ownerId: actorOwner(caller), name: job.name }, "job created");
     return job;
   }
 
   /** The document of a new job: every field checked, its first fire planned unless it starts paused. */
-  private async newJob(caller: Principal, input: JobInput, id: string): Promise<JobDoc> {
+  private async newJob(caller: JobActor, input: JobInput, id: string): Promise<JobDoc> {
     const now = this.kit.deps.clock();
     const { schedule, handledThrough } = startSchedule(input.schedule, now);
     const at = new Date(now);
     const paused = input.paused ?? false;
     const job: JobDoc = {
       _id: id,
-      ownerId: caller.userId,
+      ownerId: actorOwner(caller),
       name: validateName(input.name),
       description: validateDescription(input.description),
       tags: validateTags(input.tags),
-      spec: validateSpec(input.spec, await this.kit.poolNodes.of(input.spec.pool), await specArtifact(caller, input.spec, this.kit.deps.artifacts)),
+      spec: validateSpec(input.spec, await this.kit.poolNodes.of(input.spec.pool), await this.artifact(caller, input.spec)),
       schedule,
       priority: validatePriority(input.priority),
       retry: wrapSchedule(() => normalizeRetry(input.retry ?? undefined), null),
@@ -92,7 +91,7 @@ export class JobEditor {
     return job;
   }
 
-  async update(caller: Principal, jobId: string, patch: JobPatch): Promise<JobDoc> {
+  async update(caller: JobActor, jobId: string, patch: JobPatch): Promise<JobDoc> {
     const current = await this.kit.writes.getFor(caller, jobId);
     const now = this.kit.deps.clock();
     const set = await this.patchedFields(caller, current, patch, now);
@@ -112,18 +111,24 @@ export class JobEditor {
    * job's fires make DAG runs of): the runs staged for the coming fires are taken back and those
    * slots fired again under what it is now, as an update of the job's spec would.
    */
-  async restage(caller: Principal, jobId: string, why: string): Promise<JobDoc> {
+  async restage(caller: JobActor, jobId: string, why: string): Promise<JobDoc> {
     const job = await this.kit.writes.getFor(caller, jobId);
     return this.kit.writes.unstage(job, why, "rearm");
   }
 
   /** The checked fields of `patch` other than the schedule, as a `$set`. */
-  private async patchedFields(caller: Principal, current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
+  /** The artifact a spec runs, looked up for the user it is for (a DAG's timer runs none: it never runs). */
+  private async artifact(caller: JobActor, spec: JobInput["spec"]): Promise<Awaited<ReturnType<typeof specArtifact>>> {
+    if ("timerOf" in caller) return null;
+    return specArtifact(caller, spec, this.kit.deps.artifacts);
+  }
+
+  private async patchedFields(caller: JobActor, current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
     const set: Partial<JobDoc> = { updatedAt: new Date(now) };
     if (patch.name != null) set.name = validateName(patch.name);
     if (patch.description !== undefined) set.description = validateDescription(patch.description);
     if (patch.tags != null) set.tags = validateTags(patch.tags);
-    if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.kit.poolNodes.of(patch.spec.pool), await specArtifact(caller, patch.spec, this.kit.deps.artifacts));
+    if (patch.spec != null) set.spec = validateSpec(patch.spec, await this.kit.poolNodes.of(patch.spec.pool), await this.artifact(caller, patch.spec));
     if (patch.priority != null) set.priority = validatePriority(patch.priority);
     if (patch.retry != null) set.retry = wrapSchedule(() => normalizeRetry(patch.retry ?? undefined), null);
     if (patch.overlap != null) set.overlap = patch.overlap;

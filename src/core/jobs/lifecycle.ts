@@ -6,7 +6,7 @@ import { ConcurrentChangeError, NotFoundError, PreconditionError, ValidationErro
 import { nextFire, slotsBetween, type Schedule } from "../../timing/index.js";
 import { deleteJob, findJobIdsOfOwner, markOwnerDeleted } from "../../store/index.js";
 import { findOpenRunIdsOfOwner, findWaitingRunIdsOfJob } from "../../store/index.js";
-import type { OwnerJobs } from "./types.js";
+import type { JobActor, OwnerJobs } from "./types.js";
 import { assertOwned, type JobsKit } from "./writes.js";
 
 /** Most slots recorded one by one as SKIPPED_PAUSED when a long-paused job resumes. */
@@ -15,7 +15,7 @@ const MAX_PAUSED_SLOTS_RECORDED = 1_000;
 export class JobLifecycle {
   constructor(private readonly kit: JobsKit) {}
 
-  async delete(caller: Principal, jobId: string): Promise<JobDoc> {
+  async delete(caller: JobActor, jobId: string): Promise<JobDoc> {
     const { deps, writes } = this.kit;
     const job = await writes.getFor(caller, jobId);
     if (!(await deleteJob(deps.mongo, jobId))) throw new NotFoundError("job", jobId);
@@ -30,7 +30,7 @@ export class JobLifecycle {
     return job;
   }
 
-  async pause(caller: Principal, jobId: string): Promise<JobDoc> {
+  async pause(caller: JobActor, jobId: string): Promise<JobDoc> {
     const { writes } = this.kit;
     const job = await writes.getFor(caller, jobId);
     // Paused already: a pause repeated (or the retry of one whose process died after writing the
@@ -56,7 +56,7 @@ export class JobLifecycle {
    * Resumes a paused job. Slots that fell while it was paused are recorded as SKIPPED_PAUSED
    * (never run late), and the schedule continues with the first slot after now.
    */
-  async resume(caller: Principal, jobId: string): Promise<JobDoc> {
+  async resume(caller: JobActor, jobId: string): Promise<JobDoc> {
     const { writes } = this.kit;
     let job = assertOwned(await writes.getFor(caller, jobId));
     if (!job.paused) return job;

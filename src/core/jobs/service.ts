@@ -1,7 +1,8 @@
 /**
  * Jobs from the user's side, as one service: create and change them (create.ts), their life
  * after that (lifecycle.ts), runs on request (triggers.ts) and what users read (reads.ts). The
- * methods that act for a user take the principal and see only what it may see (auth/access.ts).
+ * methods that act for a user take the principal and see only what it may see (auth/access.ts);
+ * those the DAG engine uses on a DAG's timer job take a DagTimerActor instead (no user is faked).
  */
 import type { Principal } from "../../auth/index.js";
 import type { FireDoc, JobDoc, JobSpec, RunDoc } from "../../domain/index.js";
@@ -12,7 +13,7 @@ import { JobLifecycle } from "./lifecycle.js";
 import { JobReads, type ComingFire, type JobHealth, type JobListFilter, type SchedulePreview } from "./reads.js";
 import type { ScheduleInput } from "../../timing/index.js";
 import { JobTriggers } from "./triggers.js";
-import type { BackfillOutcome, JobInput, JobPatch, JobServiceDeps, OwnerJobs, Submit } from "./types.js";
+import type { BackfillOutcome, JobActor, JobInput, JobPatch, JobServiceDeps, OwnerJobs, Submit } from "./types.js";
 import { jobsKit } from "./writes.js";
 
 export class JobService {
@@ -34,30 +35,30 @@ export class JobService {
     return this.reads.get(caller, jobId);
   }
 
-  create(caller: Principal, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
+  create(caller: JobActor, input: JobInput, opts: Submit = {}): Promise<JobDoc> {
     return this.editor.create(caller, input, opts);
   }
 
-  update(caller: Principal, jobId: string, patch: JobPatch): Promise<JobDoc> {
+  update(caller: JobActor, jobId: string, patch: JobPatch): Promise<JobDoc> {
     return this.editor.update(caller, jobId, patch);
   }
 
   /** Takes back the runs staged for the job's coming fires and fires those slots again (see JobEditor.restage). */
-  restage(caller: Principal, jobId: string, why: string): Promise<JobDoc> {
+  restage(caller: JobActor, jobId: string, why: string): Promise<JobDoc> {
     return this.editor.restage(caller, jobId, why);
   }
 
   /** Deletes the job; its waiting runs are cancelled, a running one finishes. */
-  delete(caller: Principal, jobId: string): Promise<JobDoc> {
+  delete(caller: JobActor, jobId: string): Promise<JobDoc> {
     return this.lifecycle.delete(caller, jobId);
   }
 
-  pause(caller: Principal, jobId: string): Promise<JobDoc> {
+  pause(caller: JobActor, jobId: string): Promise<JobDoc> {
     return this.lifecycle.pause(caller, jobId);
   }
 
   /** Fires missed while paused are recorded as SKIPPED_PAUSED, not run. */
-  resume(caller: Principal, jobId: string): Promise<JobDoc> {
+  resume(caller: JobActor, jobId: string): Promise<JobDoc> {
     return this.lifecycle.resume(caller, jobId);
   }
 

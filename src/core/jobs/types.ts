@@ -1,4 +1,5 @@
 /** What the job service takes and gives: inputs, options, outcomes and its dependencies. */
+import type { Principal } from "../../auth/index.js";
 import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { MisfirePolicy, OverlapPolicy, RetryInput, ScheduleInput } from "../../timing/index.js";
@@ -29,6 +30,19 @@ export interface JobInput {
 export type { JobSpecInput };
 
 export type JobPatch = Partial<JobInput>;
+
+/**
+ * The DAG engine acting on DAG `timerOf`'s timer job (the job that carries the DAG's schedule, id
+ * = the DAG's): not a user, so no principal; it reaches that job only, and no user reaches it.
+ */
+export interface DagTimerActor {
+  readonly timerOf: string;
+  /** The DAG's owner, who owns its timer job. */
+  readonly ownerId: string;
+}
+
+/** Who changes a job: a user (their own jobs, never a timer job), or the DAG engine on its DAG's timer job. */
+export type JobActor = Principal | DagTimerActor;
 
 /** What happens to a deleted user's jobs: kept paused (owner marked deleted) or removed. */
 export type OwnerJobs = "KEEP" | "DELETE";

@@ -7,9 +7,8 @@
  * the wheel from `jobs.nextFireAt`) re-arms it. Mongo is the source of truth.
  */
 import { visibleJob } from "../../auth/index.js";
-import type { Principal } from "../../auth/index.js";
 import type { JobDoc } from "../../domain/index.js";
-import { ConcurrentChangeError, PreconditionError } from "../../domain/index.js";
+import { ConcurrentChangeError, NotFoundError, PreconditionError } from "../../domain/index.js";
 import { jobTimerId } from "../../domain/index.js";
 import { shardOf } from "../../shared-state/index.js";
 import { DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "../../timing/index.js";
@@ -18,7 +17,7 @@ import { findJob } from "../../store/index.js";
 import { FireLedger } from "../fires.js";
 import { IdempotencyService } from "../idempotency.js";
 import { PoolNodes } from "./pool-nodes.js";
-import type { JobServiceDeps } from "./types.js";
+import type { JobActor, JobServiceDeps } from "./types.js";
 
 /** What the parts of the job service share. */
 export interface JobsKit {
@@ -50,12 +49,23 @@ export function assertOwned(job: JobDoc): JobDoc {
 /** How far back `unstage` sets a job after taking back its staged runs; see JobWrites.unstage. */
 export type UnstageMode = "withdraw" | "rollback" | "rearm";
 
+/** The user a job change is for: the caller, or the DAG's owner. */
+export function actorOwner(actor: JobActor): string {
+  return "timerOf" in actor ? actor.ownerId : actor.userId;
+}
+
 export class JobWrites {
   constructor(private readonly deps: JobServiceDeps) {}
 
-  /** Loads a job the caller may see; a foreign job is reported as not found (no existence leak). */
-  async getFor(caller: Principal, jobId: string): Promise<JobDoc> {
-    return visibleJob(caller, jobId, await findJob(this.deps.mongo, jobId));
+  /**
+   * Loads a job the actor may change: a user's, as it may see it (a foreign job is reported as not
+   * found: no existence leak); for the DAG engine, its DAG's timer job only.
+   */
+  async getFor(actor: JobActor, jobId: string): Promise<JobDoc> {
+    const doc = await findJob(this.deps.mongo, jobId);
+    if (!("timerOf" in actor)) return visibleJob(actor, jobId, doc);
+    if (!doc || doc.dagId !== actor.timerOf) throw new NotFoundError("job", jobId);
+    return doc;
   }
 
   /** Applies `set` to the job as it was read (`current`); ABORTED (ConcurrentChangeError) when someone changed it meanwhile. */

@@ -10,8 +10,7 @@
  * (QUEUE_ONE) then starts. Users never see the timer job: it is NOT_FOUND as a job and left out
  * of job listings; they change it through the DAG.
  */
-import type { Principal } from "../../auth/index.js";
-import type { DagFired, DagFireLock, JobService, LockRequest, LockSubject, RunService } from "../../core/index.js";
+import type { DagFired, DagFireLock, DagTimerActor, JobService, LockRequest, LockSubject, RunService } from "../../core/index.js";
 import type { DagDoc, DagRunDoc, JobDoc, RunTrigger } from "../../domain/index.js";
 import { DagRunStatus, NotFoundError, backlogSkipReason, judgeStaleHolds } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
@@ -64,9 +63,9 @@ const NO_LOCK: DagRunLock = { lockJobId: null, held: false, replaced: null };
 /** The timer job's name: unique per owner, and no user job can be named so (a DAG id). */
 const timerName = (dagId: string) => `dag:${dagId}`;
 
-/** The DAG engine acting on a DAG's timer job, as its owner (auth/access.ts visibleJob). */
-function timerCaller(dag: Pick<DagDoc, "_id" | "ownerId">): Principal & { dagTimerOf: string } {
-  return { userId: dag.ownerId, username: `dag:${dag._id}`, role: "USER", dagTimerOf: dag._id };
+/** The DAG engine acting on a DAG's timer job: as the DAG, for its owner, not as a user (core/jobs JobActor). */
+function timerCaller(dag: Pick<DagDoc, "_id" | "ownerId">): DagTimerActor {
+  return { timerOf: dag._id, ownerId: dag.ownerId };
 }
 
 export class DagSchedules {
