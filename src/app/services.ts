@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService, userBudgetKey } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
-import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, type StagedFires, UserService, WaitService } from "../core/index.js";
+import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService, WaitService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
@@ -30,28 +30,17 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   const limitsRedis = config.redis ? await openRedis(config.redis, "kairos-limits", bridge(log, "redis")) : null;
   if (limitsRedis) stops.push(() => quitRedis(limitsRedis));
   const limits = createRateLimits(config.api, { redis: limitsRedis, prefix: config.redisPrefix });
-  // A task run's end advances its DAG run: core calls the DAG engine through this hook (core does not import dag/).
-  let dagEngine: DagEngine | null = null;
-  // A scheduled DAG's timer firing makes a DAG run: the same injection (see DagSchedules).
   const runs = new RunService({
     mongo,
     state,
     clock,
     log: log.child({ component: "runs" }),
-    dagTaskEnded: (run) => dagEngine?.taskEnded(run) ?? Promise.resolve(),
-    dagTaskEnding: (run, to) => dagEngine?.taskEnding(run, to),
-    dagFire: (job, fire, lock) => dagEngine!.fire(job, fire, lock),
-    dagStaged: {
-      find: (jobId, now, opts) => dagEngine!.staged.find(jobId, now, opts),
-      withdrawOne: (fire, why) => (dagEngine!.staged as StagedFires).withdrawOne(fire, why),
-      withdrawnAmong: (ids) => dagEngine!.staged.withdrawnAmong(ids),
-    },
     maxWaitingRuns: config.maxWaitingRuns,
   });
   const pools = new PoolCoverage({ mongo, clock });
   const artifactLookup: ArtifactLookup | null = stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null;
   const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: artifactLookup });
-  dagEngine = new DagEngine({
+  const dagEngine = new DagEngine({
     mongo,
     state,
     runs,
@@ -62,6 +51,8 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     artifacts: artifactLookup,
     chargeRuns: (ownerId, count) => limits.submissions.charge(userBudgetKey(ownerId), count),
   });
+  // core reaches the DAG engine through one port (DagPort: a task run's end, a DAG timer's fire, its staged DAG runs).
+  runs.connectDags(dagEngine);
   const auth = createAuth({ mongo, tokens, clock, log });
   const artifacts = new ArtifactService({
     mongo,

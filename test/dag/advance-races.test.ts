@@ -23,14 +23,14 @@ const db = useEmulatedMongo("dag_races");
 const log = createLogger("silent");
 const owner: Principal = { userId: "u1", username: "u1", role: "USER" };
 let state: SharedState;
-/** Two processes: each its own RunService (its hook calls its own engine) on one store and one shared state. */
+/** Two processes: each its own RunService (connected to its own engine) on one store and one shared state. */
 let engines: DagEngine[];
 
 function process(): { runs: RunService; engine: DagEngine } {
-  let engine: DagEngine | null = null;
-  const runs = new RunService({ mongo: db.mongo, state, clock: Date.now, log, dagTaskEnded: (run) => engine?.taskEnded(run) ?? Promise.resolve(), dagFire: (job, fire, lock) => engine!.fire(job, fire, lock) });
+  const runs = new RunService({ mongo: db.mongo, state, clock: Date.now, log });
   const jobs = new JobService({ mongo: db.mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
-  engine = new DagEngine({ mongo: db.mongo, state, runs, jobs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  const engine = new DagEngine({ mongo: db.mongo, state, runs, jobs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  runs.connectDags(engine);
   return { runs, engine };
 }
 

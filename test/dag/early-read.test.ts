@@ -24,20 +24,12 @@ const owner: Principal = { userId: "u1", username: "u1", role: "USER" };
 const spec = { kind: "COMMAND" as const, command: "true", pool: "nowhere" };
 let state: SharedState;
 
-/** One process: a RunService whose hooks reach its own engine, as app/services.ts wires them. */
+/** One process: a RunService connected to its own engine, as app/services.ts wires them. */
 function process(): { runs: RunService; engine: DagEngine } {
-  let engine: DagEngine | null = null;
-  const runs = new RunService({
-    mongo: db.mongo,
-    state,
-    clock: Date.now,
-    log,
-    dagTaskEnded: (run) => engine?.taskEnded(run) ?? Promise.resolve(),
-    dagTaskEnding: (run, to) => engine?.taskEnding(run, to),
-    dagFire: (job, fire, lock) => engine!.fire(job, fire, lock),
-  });
+  const runs = new RunService({ mongo: db.mongo, state, clock: Date.now, log });
   const jobs = new JobService({ mongo: db.mongo, state, runs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
-  engine = new DagEngine({ mongo: db.mongo, state, runs, jobs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  const engine = new DagEngine({ mongo: db.mongo, state, runs, jobs, clock: Date.now, log, defaultCatchupWindowMs: 60_000 });
+  runs.connectDags(engine);
   return { runs, engine };
 }
 

@@ -13,7 +13,7 @@ import { createRunInserter, findRunByFireKey } from "../../store/index.js";
 import type { RunEvents } from "../events.js";
 import type { OverlapLocks } from "./overlap.js";
 import type { ReadyQueueing } from "./ready.js";
-import type { DagFireHook, DagFireLock } from "./types.js";
+import type { DagFireLock, DagPort } from "./types.js";
 import type { WaitingRuns } from "./waiting.js";
 import { activeTraceparent, withFireSpan } from "../../support/index.js";
 
@@ -97,8 +97,8 @@ export class Materializer {
       waiting: Pick<WaitingRuns, "added">;
       /** Cancels the run a REPLACE displaced (no principal: the policy decided it). */
       cancel: (runId: string, reason: string) => Promise<RunDoc>;
-      /** A DAG timer's fire: the DAG engine's (RunServiceDeps.dagFire). */
-      dagFire?: DagFireHook;
+      /** The DAG engine, which makes a DAG timer's fire (DagPort.fire), once connected. */
+      dags: () => DagPort | null;
     },
   ) {
     this.inserts = createRunInserter(deps.mongo);
@@ -117,7 +117,8 @@ export class Materializer {
   private async create(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
     const { mongo } = this.deps;
     const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
-    if (job.dagId && this.deps.dagFire) return this.materializeDag(job, args, key, this.deps.dagFire);
+    const dags = job.dagId ? this.deps.dags() : null;
+    if (dags) return this.materializeDag(job, args, key, dags);
     const id = newId();
     let status: RunStatus = RunStatus.QUEUED;
     let replaced: string | null = null;
@@ -151,9 +152,9 @@ export class Materializer {
    * under this job's overlap lock. What the scheduler's fire path records (the ledger's run id,
    * staging) is the DAG run's id, in a run-shaped answer that is never stored.
    */
-  private async materializeDag(job: JobDoc, args: MaterializeArgs, key: string, dagFire: DagFireHook): Promise<Materialized> {
+  private async materializeDag(job: JobDoc, args: MaterializeArgs, key: string, dags: DagPort): Promise<Materialized> {
     const lock: DagFireLock = { take: (id, subject) => this.deps.overlap.take(job, id, subject), release: (id, subject) => this.deps.overlap.release(job._id, id, subject) };
-    const fired = await dagFire(job, { fireKey: key, scheduledFor: args.scheduledFor, trigger: args.trigger, notBefore: args.notBefore ?? null, ignoreOverlap: args.ignoreOverlap ?? false }, lock);
+    const fired = await dags.fire(job, { fireKey: key, scheduledFor: args.scheduledFor, trigger: args.trigger, notBefore: args.notBefore ?? null, ignoreOverlap: args.ignoreOverlap ?? false }, lock);
     if (!fired.dagRunId) return { run: null, created: false, skipped: fired.skipped, ...(fired.backlog ? { backlog: true } : {}) };
     const stand = newRun(job, args, { id: fired.dagRunId, key, status: RunStatus.QUEUED, overlap: job.overlap, now: this.deps.clock() });
     return { run: stand, created: fired.created, skipped: null };

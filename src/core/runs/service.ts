@@ -16,12 +16,14 @@ import { ReadyQueueing } from "./ready.js";
 import { Retries } from "./retries.js";
 import { StagedRuns, type WithdrawOptions, type WithdrawnFire } from "./staged.js";
 import { Transitions } from "./transitions.js";
-import type { AttemptOutcome, RunServiceDeps } from "./types.js";
+import type { AttemptOutcome, DagPort, RunServiceDeps } from "./types.js";
 import { UserLimits } from "./user-limits.js";
 import { UserSlots } from "./user-slots.js";
 import { WaitingRuns } from "./waiting.js";
 
 export class RunService {
+  /** The DAG engine, once app/ connected it (see {@link connectDags}). */
+  private dags: DagPort | null = null;
   readonly events: RunEvents;
   /** Each user's runs waiting to start, against KAIROS_MAX_WAITING_RUNS (see {@link WaitingRuns}). */
   readonly waiting: WaitingRuns;
@@ -54,8 +56,8 @@ export class RunService {
       hooks: {
         releaseUserSlot: (ownerId, slot) => this.slots.release(ownerId, slot),
         releaseOverlapLock: (jobId, runId) => this.overlap.release(jobId, runId),
-        dagTaskEnded: (run) => deps.dagTaskEnded?.(run) ?? Promise.resolve(),
-        dagTaskEnding: (run, to) => deps.dagTaskEnding?.(run, to),
+        dagTaskEnded: (run) => this.dags?.taskEnded(run) ?? Promise.resolve(),
+        dagTaskEnding: (run, to) => this.dags?.taskEnding(run, to),
       },
     });
     const transitions = this.transitions;
@@ -69,7 +71,7 @@ export class RunService {
       ready: this.ready,
       waiting,
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
-      ...(deps.dagFire ? { dagFire: deps.dagFire } : {}),
+      dags: () => this.dags,
     });
     const markers = new ClaimMarkerDrops(state.ready, log);
     this.claims = new Claims({ mongo, clock, events, transitions, limits, slots: this.slots, markers, enqueue });
@@ -84,7 +86,16 @@ export class RunService {
       cancel: (runId, reason) => this.cancellation.cancelBySystem(runId, reason),
     });
     this.attempts = new Attempts({ mongo, clock, random: deps.random ?? Math.random, transitions, retries: this.retries, markers, enqueue });
-    this.staged = new StagedRuns({ mongo, state, clock, transitions, ...(deps.dagStaged ? { dagFires: deps.dagStaged } : {}) });
+    this.staged = new StagedRuns({ mongo, state, clock, transitions, dagFires: () => this.dags?.staged });
+  }
+
+  /**
+   * Connects the DAG engine (app/ wires it once both are built: the engine is made with this
+   * service). A second connection is a wiring mistake.
+   */
+  connectDags(port: DagPort): void {
+    if (this.dags) throw new Error("RunService: the DAG engine is connected already");
+    this.dags = port;
   }
 
   get(runId: string): Promise<RunDoc | null> {

@@ -45,7 +45,7 @@ export interface StagedFires<T = unknown> {
 export class StagedRuns {
   private readonly runs: StagedFires<StagedRun>;
 
-  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions; dagFires?: StagedFires }) {
+  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; transitions: Transitions; dagFires: () => StagedFires | undefined }) {
     this.runs = {
       find: (jobId, now, opts) => findStagedRuns(deps.mongo, jobId, now, opts),
       withdrawOne: (r, why) => this.withdrawRun(r, why),
@@ -62,11 +62,11 @@ export class StagedRuns {
    * slot is judged again under the job as it is now. One already taken (its time came) is left
    * alone: it fired. `only` limits it to these; with `only` or `includeDue`, staged fires whose
    * time has come but that no executor took yet are withdrawn too (a change that raced the pass
-   * which staged them). A DAG's timer job's fires are its DAG runs (`dagFires`, src/dag).
+   * which staged them). A DAG's timer job's fires are its DAG runs (DagPort.staged, src/dag).
    * Returns the fires withdrawn.
    */
   async withdraw(job: Pick<JobDoc, "_id" | "dagId">, reason: string, opts: WithdrawOptions = {}): Promise<WithdrawnFire[]> {
-    const kind: StagedFires<unknown> | undefined = job.dagId ? this.deps.dagFires : (this.runs as StagedFires<unknown>);
+    const kind: StagedFires<unknown> | undefined = job.dagId ? this.deps.dagFires() : (this.runs as StagedFires<unknown>);
     if (!kind) return [];
     const due = Boolean(opts.includeDue || opts.only);
     const staged = await kind.find(job._id, new Date(this.deps.clock()), { due, only: opts.only });

@@ -40,25 +40,6 @@ export interface RunServiceDeps {
   /** Source of randomness for retry jitter. @default Math.random */
   random?: () => number;
   /**
-   * Called after a DAG task instance's run reached a final status (SUCCEEDED, FAILED, TIMED_OUT,
-   * CANCELLED, DEAD), wherever that transition was written: its DAG run advances. core does not
-   * know DAGs; app/services.ts injects src/dag's engine here. It must not throw.
-   */
-  dagTaskEnded?: (run: RunDoc) => Promise<void>;
-  /**
-   * An executor's result is about to move a DAG task instance's run to the final status `to` (the
-   * write is in flight, and may yet be refused): the DAG engine may read the DAG run meanwhile, so
-   * the advance that follows (dagTaskEnded) does not wait for that read. Must not throw.
-   */
-  dagTaskEnding?: (run: RunDoc, to: RunStatus) => void;
-  /**
-   * A scheduled DAG's timer job (`dagId` set) fired: the DAG engine makes the DAG run for the fire
-   * instead of a run, under the timer job's overlap lock (injected by app/, like dagTaskEnded).
-   */
-  dagFire?: DagFireHook;
-  /** A DAG's timer job's staged fires, its DAG runs (injected by app/, like dagFire; see StagedRuns.withdraw). */
-  dagStaged?: StagedFires;
-  /**
    * The most runs one user may have waiting to start (QUEUED or PENDING), null: no bound.
    * `KAIROS_MAX_WAITING_RUNS` (see waiting.ts). @default null
    */
@@ -79,6 +60,30 @@ export interface DagFireLock {
   /** Takes the timer job's overlap lock for `dagRunId`, a skip worded for `subject` (see OverlapLocks.take). */
   take(dagRunId: string, subject: LockSubject): Promise<{ decision: "START" | "HOLD" | "SKIP" | "REPLACE"; reason: string; replaced: string | null }>;
   release(dagRunId: string, subject: LockSubject): Promise<void>;
+}
+
+/**
+ * What core asks of the DAG engine, as one port: src/dag implements it (DagEngine), and app/
+ * connects it once both are built (RunService.connectDags); core does not import dag/. Until it is
+ * connected (a process without DAGs, some tests) a DAG task's end advances nothing and a DAG
+ * timer's fire makes nothing.
+ */
+export interface DagPort {
+  /**
+   * A DAG task instance's run reached a final status (SUCCEEDED, FAILED, TIMED_OUT, CANCELLED,
+   * DEAD), wherever that transition was written: its DAG run advances. Must not throw.
+   */
+  taskEnded(run: RunDoc): Promise<void>;
+  /**
+   * An executor's result is about to move a DAG task instance's run to the final status `to` (the
+   * write is in flight, and may yet be refused): the DAG run may be read meanwhile, so the advance
+   * that follows (taskEnded) does not wait for that read. Must not throw.
+   */
+  taskEnding(run: RunDoc, to: RunStatus): void;
+  /** A scheduled DAG's timer job (`dagId` set) fired: the DAG run for the fire instead of a run, under the timer job's overlap lock. */
+  fire: DagFireHook;
+  /** A DAG's timer job's staged fires: its DAG runs (see StagedRuns.withdraw). */
+  readonly staged: StagedFires;
 }
 
 export type DagFireHook = (job: JobDoc, fire: { fireKey: string; scheduledFor: number; trigger: RunTrigger; notBefore: number | null; ignoreOverlap: boolean }, lock: DagFireLock) => Promise<DagFired>;

@@ -2,7 +2,7 @@
  * The DAG engine, built once per process by app/services.ts: the advancer (which core's run
  * machinery calls when a task's run ends), the events, the user-facing service and the sweeper.
  */
-import type { ArtifactLookup, DagFireHook, JobService, RunService } from "../../core/index.js";
+import type { ArtifactLookup, DagFireHook, DagPort, JobService, RunService } from "../../core/index.js";
 import type { RunDoc, RunStatus } from "../../domain/index.js";
 import { coerceError } from "../../domain/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
@@ -35,7 +35,7 @@ export interface DagEngineDeps {
   chargeRuns?: (ownerId: string, runs: number) => Promise<void>;
 }
 
-export class DagEngine {
+export class DagEngine implements DagPort {
   readonly events: DagEvents;
   readonly advancer: DagAdvancer;
   /** DAGs: create, change, delete, pause, resume, read. */
@@ -99,13 +99,13 @@ export class DagEngine {
     });
   }
 
-  /** core's hook: a task instance's run ended; its DAG run advances. Never throws (the sweeper covers a failure). */
+  /** DagPort: a task instance's run ended; its DAG run advances. Never throws (the sweeper covers a failure). */
   async taskEnded(run: RunDoc): Promise<void> {
     if (!run.dagRunId) return;
     await this.advancer.advance(run.dagRunId, run).catch((e: unknown) => this.deps.log.warn({ err: coerceError(e), dagRunId: run.dagRunId }, "DAG run advance failed; the sweeper will retry"));
   }
 
-  /** core's hook: a task instance's run is being written to the final status `to` by its executor; its DAG run is read meanwhile. */
+  /** DagPort: a task instance's run is being written to the final status `to` by its executor; its DAG run is read meanwhile. */
   taskEnding(run: RunDoc, to: RunStatus): void {
     if (run.dagRunId) this.advancer.prefetch(run.dagRunId, { ...run, status: to });
   }
@@ -126,6 +126,6 @@ export class DagEngine {
     );
   }
 
-  /** core's hook for a fire of a scheduled DAG's timer job (see DagSchedules.fire). */
+  /** DagPort: a fire of a scheduled DAG's timer job (see DagSchedules.fire). */
   readonly fire: DagFireHook = (job, fire, lock) => this.schedules.fire(job, fire, lock);
 }
