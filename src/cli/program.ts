@@ -1,5 +1,6 @@
 /** The command line's program: its commands registered on commander, and one run of it (`runCli`). */
 import { Command, CommanderError } from "commander";
+import { registerAudit } from "./commands/audit.js";
 import { registerAuth } from "./commands/auth.js";
 import { registerDag } from "./commands/dag.js";
 import { registerFollow } from "./commands/follow.js";
@@ -11,7 +12,7 @@ import { CliError, EXIT, EXIT_CODES_HELP } from "./errors.js";
 import { processIo, type Io } from "./output.js";
 
 /** The commands this module answers (src/main.ts starts roles for the rest). */
-export const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion", "stats", "forecast"] as const;
+export const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion", "stats", "forecast", "audit"] as const;
 
 export const CLI_USAGE = `  login       log in (--server URL --username NAME --password-stdin, or --api-key-stdin)
   logout      forget the stored login          whoami     who the credential is
@@ -29,6 +30,7 @@ export const CLI_USAGE = `  login       log in (--server URL --username NAME --p
   completion  bash or zsh completion script
   stats       the cluster's figures over a window (--window PT1H): runs, lateness, queues, nodes, schedulers
   forecast    runs due per pool over the next hours (--within PT24H, --pool), hotspots and how to spread them
+  audit       the audit trail of mutations (--action, --target, --since); --verify its hash chain
   Run \`kairos <command> --help\` for a command's options and an example.`;
 
 export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Command {
@@ -48,6 +50,7 @@ export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Comman
   registerDag(program, ctx);
   registerTools(program, ctx);
   registerStats(program, ctx);
+  registerAudit(program, ctx);
   const applyToAll = (cmd: Command) => {
     cmd.exitOverride();
     cmd.configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });

@@ -29,10 +29,8 @@ const idArg = (args: Args, name: string): string => {
   return v;
 };
 
-const job = (deletes = false): AuditSubject => ({
-  read: async (ctx, a) => toJob(await ctx.services.lookups.forRequest().job(requireUser(ctx), idArg(a, "id"))),
-  deletes,
-});
+// The whole job, its spec's text included (the request's lookups may leave the text out).
+const job = (deletes = false): AuditSubject => ({ read: async (ctx, a) => toJob(await ctx.services.jobs.getFor(requireUser(ctx), idArg(a, "id"))), deletes });
 const dag = (deletes = false): AuditSubject => ({ read: async (ctx, a) => toDag(await ctx.services.dags.get(requireUser(ctx), idArg(a, "id"))), deletes });
 const run: AuditSubject = {
   read: async (ctx, a) => {
