@@ -1,11 +1,11 @@
 /**
  * The fire loop: sleeps until the earliest timer of the owned shards is due (or a wake-up notice
  * says an earlier one was armed), claims the due timers shard by shard, and hands each to its
- * handler: a job's fire (fire-job.ts) or a run's retry. A timer whose handling fails stays in
+ * handler: a job's fire (fire-job.ts), a run's retry, or an alert rule's deadline on a slot. A timer whose handling fails stays in
  * flight and is replayed after its deadline.
  */
 import type { Logger } from "../support/index.js";
-import type { RunService } from "../core/index.js";
+import type { AlertDeadlines, RunService } from "../core/index.js";
 import { coerceError } from "../domain/index.js";
 import type { JobDoc } from "../domain/index.js";
 import { parseTimerId } from "../domain/index.js";
@@ -28,6 +28,8 @@ export interface FireLoopDeps {
   log: Logger;
   shards: ShardOwnership;
   jobs: JobFirer;
+  /** Alert deadlines (`d:` timers): the handler decides and records, the timer is then completed. */
+  deadlines: Pick<AlertDeadlines, "handle">;
   options: ResolvedOptions;
   stopped: () => boolean;
 }
@@ -167,6 +169,10 @@ export class FireLoop {
       const ref = parseTimerId(timer.id);
       if (ref?.kind === "job") await this.deps.jobs.fire(fence, timer.id, ref.jobId, now, jobs);
       else if (ref?.kind === "run") await this.fireRetry(fence, timer.id, ref.runId);
+      else if (ref?.kind === "deadline") {
+        await this.deps.deadlines.handle(ref.ruleId, ref.fireKey);
+        await this.deps.state.wheel.complete(fence, timer.id, null);
+      }
       else {
         this.deps.log.error({ timer: timer.id }, "unknown timer kind; dropping it");
         await this.deps.state.wheel.complete(fence, timer.id, null);

@@ -4,7 +4,7 @@
  * scheduler runs (MongoDB, the shared state's wheel, RunService); the property tests of firing
  * (test/timing) drive the same JobFirer against an in-memory port.
  */
-import type { RunService } from "../core/index.js";
+import type { AlertDeadlines, RunService } from "../core/index.js";
 import { FireLedger } from "../core/index.js";
 import type { JobDoc, RunDoc } from "../domain/index.js";
 import { advanceJob, createAdvanceBatch, findJob, findRunByFireKey } from "../store/index.js";
@@ -72,5 +72,20 @@ export function storeFirePort({ mongo, state, runs }: StoreFirePortDeps): FirePo
       await runs.withdrawStaged(job, reason, { only: [...only] });
     },
     complete: (fence, timerId, at) => state.wheel.complete(fence, timerId, at),
+  };
+}
+
+/**
+ * `port` with alert deadlines armed for a fire's slots right after its ledger is written (before
+ * the job timer completes: a fire replayed after a crash writes the ledger again and arms again,
+ * which changes nothing armed or decided already).
+ */
+export function armingDeadlines(port: FirePort<JobDoc>, deadlines: Pick<AlertDeadlines, "armFor">): FirePort<JobDoc> {
+  return {
+    ...port,
+    recordLedger: async (job, entries, now) => {
+      await port.recordLedger(job, entries, now);
+      await deadlines.armFor(job, entries);
+    },
   };
 }

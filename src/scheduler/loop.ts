@@ -13,7 +13,8 @@ import { coerceError } from "../domain/index.js";
 import { Periodic } from "../support/index.js";
 import { FireLoop } from "./fire-loop.js";
 import { JobFirer } from "./fire-job.js";
-import { storeFirePort } from "./fire-port.js";
+import { armingDeadlines, storeFirePort } from "./fire-port.js";
+import { AlertDeadlines } from "../core/index.js";
 import { LeaseWatch } from "./lease-watch.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type SchedulerOptions } from "./options.js";
 import { Reaper } from "./reaper.js";
@@ -62,9 +63,12 @@ export class Scheduler {
         this.storeWatch.acquired(shards);
       },
     });
-    const jobs = new JobFirer({ port: storeFirePort({ mongo, state, runs }), log, options: o, random: deps.random ?? Math.random });
-    this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, options: o, stopped });
-    this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs });
+    // Alert deadlines (core/alerts/deadlines.ts) ride on the wheel: armed when a slot's ledger entry
+    // is written, handled by the fire loop, re-armed by the reconciler.
+    const deadlines = new AlertDeadlines({ mongo, state, clock, log: log.child({ component: "alert-deadlines" }) });
+    const jobs = new JobFirer({ port: armingDeadlines(storeFirePort({ mongo, state, runs }), deadlines), log, options: o, random: deps.random ?? Math.random });
+    this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, deadlines, options: o, stopped });
+    this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs, deadlines });
     this.leaseWatch = new LeaseWatch({ mongo, state, runs, clock, log, shards: this.shards, capMs: o.leaseWatchMs, stopped });
     const causeOf = (jobId: string, faultAt: number) => this.leaseWatch.causeOf(jobId, faultAt);
     this.reaper = new Reaper({ mongo, state, runs, clock, log, shards: this.shards, nodeDeadMs: o.nodeDeadMs, claimGraceMs: o.claimGraceMs, causeOf });

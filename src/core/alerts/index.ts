@@ -5,3 +5,4 @@ export * from "./rules.js";
 export * from "./sender.js";
 export { checkAlertRule, type AlertRuleInput } from "./validate.js";
 export { deadlineFiring } from "./match.js";
+export * from "./deadlines.js";
