@@ -6,7 +6,7 @@ import { checkPassword } from "../auth/index.js";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/index.js";
 import type { Principal, TokenService } from "../auth/index.js";
 import { newId, type Mongo } from "../store/index.js";
-import { deleteOwnerRecords } from "../store/index.js";
+import { deleteOwnerAlertRules, deleteOwnerRecords } from "../store/index.js";
 import {
   bumpTokenVersion,
   deleteUser,
@@ -123,8 +123,8 @@ export class UserService {
    * are refused everywhere; then their DAGs go (schedules first, then the DAGs, their running DAG
    * runs cancelled, then every DAG run document: whatever `jobs` says, as a DAG has no ownerless
    * state), then their jobs are stopped (KEEP: paused and marked as ownerless, DELETE: removed),
-   * their open runs cancelled (DAG task runs among them), their API keys and idempotency records
-   * removed, and last the user document. DAGs go before jobs so that no DAG run is advanced by
+   * their open runs cancelled (DAG task runs among them), their API keys, idempotency records and
+   * alert rules removed, and last the user document. DAGs go before jobs so that no DAG run is advanced by
    * its task runs' cancellation into starting more tasks. Every step is idempotent: after a crash
    * midway, deleting again finishes the job.
    */
@@ -140,6 +140,8 @@ export class UserService {
     const apiKeysDeleted = (await this.deps.apiKeys?.deleteOwner(userId)) ?? 0;
     const artifactsDeleted = (await this.deps.artifacts?.deleteOwner(userId)) ?? 0;
     await deleteOwnerRecords(this.deps.mongo, userId);
+    // Their alert rules go with them (and with the rules, their alerts not yet sent).
+    await deleteOwnerAlertRules(this.deps.mongo, userId);
     await this.deps.state?.ready.markLimited(userId, false);
     await deleteUser(this.deps.mongo, userId);
     this.deps.log.info({ userId, username: marked.username, by: caller.userId, jobs, ...stopped, apiKeysDeleted, artifactsDeleted, dagsDeleted: dags.dags, dagRunsDeleted: dags.dagRuns }, "user deleted");

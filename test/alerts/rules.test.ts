@@ -139,4 +139,12 @@ describe("alert rules", () => {
     expect(refused.testAlertRule.error).toMatch(/refused to connect to 127\.0\.0\.2.*alert webhooks may reach public addresses only; an admin can allow a range with KAIROS_ALERT_ALLOWED_CIDRS/);
     expect(rx.on("/x")).toHaveLength(0);
   });
+
+  it("go with their owner when the user is deleted", async () => {
+    const u = await makeUser(t.app, t.admin, "leaving");
+    const id = (await create(u.token, { name: "mine", on: ["RUN_FAILED"], webhook: { url: `${rx.base}/a` } })).data!.createAlertRule.id as string;
+    await gqlOk(t.app.url, `mutation($id: ID!) { deleteUser(userId: $id, jobs: DELETE) { userId } }`, { id: u.id }, t.admin);
+    const all = await gqlOk<{ alertRules: Array<{ id: string }> }>(t.app.url, `{ alertRules(all: true) { id } }`, {}, t.admin);
+    expect(all.alertRules.map((x) => x.id)).not.toContain(id);
+  });
 });
