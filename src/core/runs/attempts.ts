@@ -135,9 +135,12 @@ export class Attempts {
 
   /**
    * Records an attempt lost with its executor (its lease ended before `now`): fenced by the token
-   * and by the lease still being over when the write lands, so a renewal that reached the store
-   * after the reaper read the run (a slow write from a busy node) wins, and the attempt it keeps
-   * alive is never run a second time next to it.
+   * and by the run's own `leaseUntil` still being over when the write lands. For a run claimed
+   * before node leases, a renewal of it that reached the store after the reaper read the run (a
+   * slow write from a busy node) wins, and the attempt it keeps alive is never run a second time
+   * next to it. For a run claimed under a node epoch, the caller ended that epoch first (a write no
+   * renewal undoes: scheduler/node-leases.ts), and the run's claim lease must be over too (a claim
+   * that landed just before the end counts from its own time).
    */
   async reclaimLost(run: RunDoc, outcome: AttemptOutcome, now: number): Promise<RunDoc | null> {
     return countFinish(await this.record(run, outcome, { kind: "batched", known: run, also: { leaseUntil: { $lt: new Date(now) } } }), outcome);
