@@ -100,8 +100,13 @@ async function runChain(url: string, token: string, dagId: string, steps: number
     if (dagRun.status !== "RUNNING") throw new Error(`Kairos chain DAG run ended ${dagRun.status}`);
     if (Date.now() > deadline) throw new Error(`Kairos chain DAG run still RUNNING after ${timeoutMs} ms`);
   }
-  const { dagRun } = await gql<{ dagRun: { tasks: ChainRun[] } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1000) { key run { createdAt startedAt finishedAt } } } }`, { id: triggerDag.id }, token);
-  const byKey = new Map(dagRun.tasks.map((t) => [t.key, t]));
+  const { dagRun } = await gql<{ dagRun: { tasks: { edges: Array<{ node: ChainRun }> } } }>(
+    url,
+    `query($id: ID!) { dagRun(id: $id) { tasks(first: 1000) { edges { node { key run { createdAt startedAt finishedAt } } } } } }`,
+    { id: triggerDag.id },
+    token,
+  );
+  const byKey = new Map(dagRun.tasks.edges.map(({ node: t }) => [t.key, t]));
   return Array.from({ length: steps }, (_, i) => byKey.get(`s${i}`)!);
 }
 

@@ -10,8 +10,8 @@
  *
  * - Kairos: a DAG `root → c0 … c997 → join` (1 → 998 → 1) created once through the GraphQL API
  *   (`createDag`), then triggered `rounds` times, one DAG run after the other (`triggerDag`), each
- *   waited for (`dagRun { status }`) and then read (`dagRun { tasks { key status run { startedAt
- *   finishedAt } } }`). Every task is a COMMAND `argv: ["true"]`; the deployment is the one of the
+ *   waited for (`dagRun { status }`) and then read (`dagRun { tasks(first, after) { edges { node { key status run {
+ *   startedAt finishedAt } } } } }`, page by page). Every task is a COMMAND `argv: ["true"]`; the deployment is the one of the
  *   other shapes (bench/lib/kairos-cluster.ts) plus one `api` process, with one executor of 128
  *   slots against BullMQ's one Worker process (DAG_EXECUTORS); executors run real processes or,
  *   in `noop` mode, none (bench/lib/noop-process-hooks.mjs).
@@ -313,13 +313,16 @@ class OpMeter {
   }
 }
 
-/** Every task row of a DAG run, in pages of 1,000 (the API's query cost limit bounds a page). */
+/** Every task row of a DAG run, in pages of 500 (the API's query cost limit bounds a page), each after the last one's end cursor. */
 async function taskRows<T>(url: string, dagRunId: string, token: string, fields: string): Promise<T[]> {
   const rows: T[] = [];
-  for (;;) {
-    const { dagRun } = await gql<{ dagRun: { tasks: T[] } }>(url, `query($id: ID!, $skip: Int!) { dagRun(id: $id) { tasks(first: 1000, skip: $skip) { ${fields} } } }`, { id: dagRunId, skip: rows.length }, token);
-    rows.push(...dagRun.tasks);
-    if (dagRun.tasks.length < 1000) return rows;
+  for (let after: string | null = null; ; ) {
+    type Page = { edges: Array<{ node: T }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+    const q = `query($id: ID!, $after: String) { dagRun(id: $id) { tasks(first: 500, after: $after) { edges { node { ${fields} } } pageInfo { hasNextPage endCursor } } } }`;
+    const { dagRun }: { dagRun: { tasks: Page } } = await gql<{ dagRun: { tasks: Page } }>(url, q, { id: dagRunId, after }, token);
+    rows.push(...dagRun.tasks.edges.map((e) => e.node));
+    if (!dagRun.tasks.pageInfo.hasNextPage) return rows;
+    after = dagRun.tasks.pageInfo.endCursor;
   }
 }
 
@@ -345,9 +348,9 @@ async function timeline(url: string, dagRunId: string, token: string, submit: nu
 
 /** "SUCCEEDED 120, RUNNING 64, …": the DAG run's tasks by state. */
 async function taskCounts(url: string, dagRunId: string, token: string): Promise<string> {
-  const { dagRun } = await gql<{ dagRun: { tasks: Array<{ status: string }> } }>(url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 5000) { status } } }`, { id: dagRunId }, token);
+  const tasks = await taskRows<{ status: string }>(url, dagRunId, token, "status");
   const counts = new Map<string, number>();
-  for (const t of dagRun.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  for (const t of tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
   return [...counts].map(([s, n]) => `${s} ${n}`).join(", ");
 }
 

@@ -11,7 +11,7 @@ import {
   type CliLogChunkFieldsFragment,
   type CliRunFieldsFragment,
 } from "../../generated/client/graphql.js";
-import { ConnectionLost } from "./client.js";
+import { ConnectionLost, type GqlClient } from "./client.js";
 import type { Ctx } from "./context.js";
 import { CliError, EXIT } from "./errors.js";
 import { paint, statusColour } from "./output.js";
@@ -104,6 +104,18 @@ export async function followRun(ctx: Ctx, runId: string): Promise<number> {
   return code;
 }
 
+/** Every task row of a DAG run, page after page. */
+async function dagRunTasks(api: GqlClient, dagRunId: string) {
+  const first = await api.request(CliDagRunDocument, { id: dagRunId });
+  const tasks = first.dagRun.tasks.edges.map((e) => e.node);
+  for (let page = first.dagRun.tasks.pageInfo; page.hasNextPage; ) {
+    const next = (await api.request(CliDagRunDocument, { id: dagRunId, after: page.endCursor })).dagRun.tasks;
+    tasks.push(...next.edges.map((e) => e.node));
+    page = next.pageInfo;
+  }
+  return tasks;
+}
+
 /** Prints each task transition of a DAG run until it ends; the exit code: 0 succeeded, 1 failed, 130 cancelled. */
 export async function followDagRun(ctx: Ctx, dagRunId: string): Promise<number> {
   const api = await ctx.api();
@@ -121,8 +133,8 @@ export async function followDagRun(ctx: Ctx, dagRunId: string): Promise<number> 
     const stop = api.subscribe(CliDagRunUpdatedDocument, { dagRunId }, {
       next: ({ dagRunUpdated: e }) => {
         // The stream starts at the DAG run's status as it is: what its tasks did before is read once.
-        snapshot ??= api.request(CliDagRunDocument, { id: dagRunId }).then(({ dagRun }) => {
-          for (const t of dagRun.tasks) if (t.status !== "PENDING") line(e.at, t.mapIndex != null ? `${t.key}[${t.mapIndex}]` : t.key, t.status, t.attempt, t.run?.id);
+        snapshot ??= dagRunTasks(api, dagRunId).then((tasks) => {
+          for (const t of tasks) if (t.status !== "PENDING") line(e.at, t.mapIndex != null ? `${t.key}[${t.mapIndex}]` : t.key, t.status, t.attempt, t.run?.id);
         });
         void snapshot.then(() => {
           last = e.status;

@@ -27,9 +27,6 @@ export interface WhyAnswer {
 }
 
 const missing = (e: unknown) => e instanceof ApiError && (e.code === "NOT_FOUND" || e.code === "BAD_USER_INPUT");
-/** Task rows per page of CliDagRunWhy (its cost stays under the query limit). */
-const TASK_PAGE = 200;
-
 /** An API reason as printed: its message, and since / until in relative time when known. */
 function fromApi(r: { code: string; message: string; since?: string | null; until?: string | null }, now: number, prefix = ""): Reason {
   const when = [r.since ? `since ${relative(r.since, now)}` : null, r.until ? `until ${relative(r.until, now)}` : null].filter(Boolean).join(", ");
@@ -63,12 +60,12 @@ async function reasonsFor(ctx: Ctx, ref: string): Promise<WhyAnswer> {
     if (!missing(e)) throw e;
   }
   try {
-    const first = (await api.request(CliDagRunWhyDocument, { id: ref, skip: 0 })).dagRun;
-    const tasks = [...first.tasks];
-    for (let got = first.tasks.length; got === TASK_PAGE; ) {
-      const page = (await api.request(CliDagRunWhyDocument, { id: ref, skip: tasks.length })).dagRun.tasks;
-      tasks.push(...page);
-      got = page.length;
+    const first = (await api.request(CliDagRunWhyDocument, { id: ref })).dagRun;
+    const tasks = first.tasks.edges.map((e) => e.node);
+    for (let page = first.tasks.pageInfo; page.hasNextPage; ) {
+      const next = (await api.request(CliDagRunWhyDocument, { id: ref, after: page.endCursor })).dagRun.tasks;
+      tasks.push(...next.edges.map((e) => e.node));
+      page = next.pageInfo;
     }
     const reasons: Reason[] = [];
     for (const t of tasks) {

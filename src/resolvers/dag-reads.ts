@@ -34,7 +34,7 @@ export function readTaskRuns(ctx: Context, fireKeys: readonly string[]): Promise
   const over = () =>
     new ValidationError(
       "first",
-      `the task rows asked for in this request carry more than ${MAX_RESULT_BYTES_PER_REQUEST} bytes (32 MiB) of results; ask for fewer rows (first, then skip) or fewer DAG runs' tasks in one request`,
+      `the task rows asked for in this request carry more than ${MAX_RESULT_BYTES_PER_REQUEST} bytes (32 MiB) of results; ask for fewer rows (first, then after) or fewer DAG runs' tasks in one request`,
     );
   const turn = s.queue.then(async () => {
     const out: RunDoc[] = [];

@@ -5,7 +5,7 @@ import { indexGraph, planOf, renderGraph, topologicalOrder, type DagInput, type 
 import type { DagDoc, DagRunDoc, DagRunSummary } from "../domain/index.js";
 import { ValidationError } from "../domain/index.js";
 import { FireConnection } from "../schema/index.js";
-import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTask, DagTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
+import { CreateDagInput, Dag, DagConnection, DagRun, DagRunConnection, DagRunEvent, DagRunStatus, DagRunTaskConnection, DagTask, DagTaskInput, GraphFormat, UpdateDagInput } from "../schema/index.js";
 import { DateTime, JSONObject } from "../schema/index.js";
 import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
 import { dagRunTaskRows, toDag, toDagRun, toDagTasks, withTaskRuns } from "./dag-mappers.js";
@@ -16,13 +16,11 @@ import { logRefusal, toGraphQLError } from "./errors.js";
 import { specIn, retryIn, scheduleIn } from "./job-input.js";
 import { toFire } from "./mappers.js";
 import { mapPage, pageArgs } from "./pagination.js";
+import { DEFAULT_TASK_ROWS, MAX_TASK_ROWS, taskRowCursor, taskRowPage, taskRowsPageSize } from "./task-row-pages.js";
 
 const IDEMPOTENCY_KEY =
   "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
   "the same key with different input answers FAILED_PRECONDITION.";
-
-/** Most rows `DagRun.tasks` answers at once (a DAG of 1000 tasks, with mapped instances after their task). */
-const MAX_TASK_ROWS = 5_000;
 
 /** Task keys for a message: the first three, then how many more. */
 function namedKeys(keys: readonly string[]): string {
@@ -276,18 +274,19 @@ export class DagRunResolver {
     return mapPage(await ctx.services.dagRuns.listRuns(requireUser(ctx), dagId ?? null, status ?? null, pageArgs(first, after)), toDagRun);
   }
 
-  @FieldResolver(() => [DagRunTask], {
-    description: `Every task in definition order; a mapped task is followed by its instances. \`first\` rows (1–${MAX_TASK_ROWS}, default 1000) from \`skip\`.`,
+  @FieldResolver(() => DagRunTaskConnection, {
+    description:
+      `Every task in definition order; a mapped task is followed by its instances. A page of \`first\` rows (1–${MAX_TASK_ROWS}, default ${DEFAULT_TASK_ROWS}) ` +
+      "after the row `after` names (pageInfo.endCursor, or an edge's cursor): a cursor names a task row, so instances that appear meanwhile do not shift the pages.",
   })
   async tasks(
     @Root() run: DagRun,
     @Ctx() ctx: Context,
-    @Arg("first", () => Int, { defaultValue: 1000 }) first: number,
-    @Arg("skip", () => Int, { defaultValue: 0 }) skip: number,
-  ): Promise<DagRunTask[]> {
+    @Arg("first", () => Int, { defaultValue: DEFAULT_TASK_ROWS }) first: number,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<DagRunTaskConnection> {
     requireUser(ctx);
-    if (!Number.isInteger(first) || first < 1 || first > MAX_TASK_ROWS) throw new ValidationError("first", `must be from 1 to ${MAX_TASK_ROWS} (got ${first})`);
-    if (!Number.isInteger(skip) || skip < 0) throw new ValidationError("skip", `must be a whole number, at least 0 (got ${skip})`);
+    const size = taskRowsPageSize(first);
     // dagRun's, a listing's and a write's answers come without the definition and task states:
     // read the states and, of the definition, only the task keys (not its task specs, up to
     // ~2 MiB: a page of 100 DAG runs asking for one row each read 100 definitions whole).
@@ -297,9 +296,12 @@ export class DagRunResolver {
     // runs), then only those rows' runs, read whole, and the rows again with their runs' states.
     // Not every task run of the DAG run (every attempt): 20 aliases of tasks(first: 1), a query of
     // cost ~60, read a 1,000-task DAG run's 1,000 runs 20 times, ~0.6 s of the API's CPU.
-    const page = dagRunTaskRows(full, []).slice(skip, skip + first);
-    const runs = await readTaskRuns(ctx, page.flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
-    return withTaskRuns(dagRunTaskRows(full, runs).slice(skip, skip + first), runs, ctx.lookups.now());
+    const rows = dagRunTaskRows(full, []);
+    const { start, end, hasNextPage } = taskRowPage(rows, size, after);
+    const runs = await readTaskRuns(ctx, rows.slice(start, end).flatMap((r) => (r.fireKey === null ? [] : [r.fireKey])));
+    const tasks = withTaskRuns(dagRunTaskRows(full, runs).slice(start, end), runs, ctx.lookups.now());
+    const edges = tasks.map((t) => ({ cursor: taskRowCursor(t), node: t }));
+    return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
   @FieldResolver(() => String, { description: "The DAG run's graph, coloured by its tasks' states." })

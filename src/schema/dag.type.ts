@@ -114,6 +114,10 @@ export class DagRunTask {
   result!: unknown;
 }
 
+/** A page of a DAG run's task rows (Relay): `DagRun.tasks`. */
+export const { Edge: DagRunTaskEdge, Connection: DagRunTaskConnection } = connectionTypes(DagRunTask, "DagRunTask");
+export type DagRunTaskConnection = InstanceType<typeof DagRunTaskConnection>;
+
 @ObjectType({ description: "One run of a DAG: every task's state, and each task instance's run." })
 export class DagRun {
   @Field(() => ID)

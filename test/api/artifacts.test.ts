@@ -225,7 +225,15 @@ describe("artifacts", () => {
     const dag = (await gqlOk<{ createDag: { id: string } }>(app.url, CREATE_DAG, { input: input("uses-artifact") }, user.token)).createDag;
     const run = (await gqlOk<{ triggerDag: { id: string } }>(app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: dag.id }, user.token)).triggerDag;
     type DagRunView = { status: string; tasks: Array<{ key: string; status: string; run: { outputTail: string | null; error: string | null } | null }> };
-    const read = async () => (await gqlOk<{ dagRun: DagRunView }>(app.url, `query($id: ID!) { dagRun(id: $id) { status tasks { key status run { outputTail error } } } }`, { id: run.id }, user.token)).dagRun;
+    const read = async () => {
+      const r = await gqlOk<{ dagRun: Omit<DagRunView, "tasks"> & { tasks: { edges: Array<{ node: DagRunView["tasks"][number] }> } } }>(
+        app.url,
+        `query($id: ID!) { dagRun(id: $id) { status tasks { edges { node { key status run { outputTail error } } } } } }`,
+        { id: run.id },
+        user.token,
+      );
+      return { ...r.dagRun, tasks: r.dagRun.tasks.edges.map((e) => e.node) };
+    };
     let done = await read();
     for (let i = 0; i < 300 && done.status === "RUNNING"; i++) {
       await new Promise((r) => setTimeout(r, 100));

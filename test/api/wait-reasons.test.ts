@@ -130,10 +130,11 @@ describe("Run.waiting and Job.problems", () => {
     );
     // createDag and the trigger's two tasks: the whole budget of 3.
     const tr = await gqlOk<{ triggerDag: { id: string } }>(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: d.createDag.id }, token);
-    const q = `query($id: ID!) { dagRun(id: $id) { tasks(first: 10) { key status waiting ${REASON} run { id status } } } }`;
+    const q = `query($id: ID!) { dagRun(id: $id) { tasks(first: 10) { edges { node { key status waiting ${REASON} run { id status } } } } } }`;
     const tasks = await waitFor(async () => {
-      const r = await gqlOk<{ dagRun: { tasks: Array<{ key: string; status: string; waiting: Reason[]; run: { id: string; status: string } | null }> } }>(t.app.url, q, { id: tr.triggerDag.id }, token);
-      return r.dagRun.tasks.find((x) => x.key === "extract")?.status === "RUNNING" ? r.dagRun.tasks : null;
+      const r = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { key: string; status: string; waiting: Reason[]; run: { id: string; status: string } | null } }> } } }>(t.app.url, q, { id: tr.triggerDag.id }, token);
+      const rows = r.dagRun.tasks.edges.map((e) => e.node);
+      return rows.find((x) => x.key === "extract")?.status === "RUNNING" ? rows : null;
     }, 15_000);
     const load = tasks.find((x) => x.key === "load")!;
     expect(load.status).toBe("PENDING");

@@ -290,8 +290,13 @@ describe("console: DAGs", () => {
     await page.locator('[data-dag-run-status="RUNNING"]').waitFor({ timeout: 20_000 });
     expect(await waitForNodeState(page, "slow", ["RUNNING"], 60_000)).toBe("RUNNING");
     expect(await waitForNodeState(page, "after", ["PENDING"])).toBe("PENDING");
-    const attempts = await gqlOk<{ dagRun: { tasks: Array<{ key: string; attempt: number }> } }>(h.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 10) { key attempt } } }`, { id: runId }, h.admin);
-    expect(attempts.dagRun.tasks.find((t) => t.key === "slow")?.attempt).toBe(2);
+    const attempts = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { key: string; attempt: number } }> } } }>(
+      h.app.url,
+      `query($id: ID!) { dagRun(id: $id) { tasks(first: 10) { edges { node { key attempt } } } } }`,
+      { id: runId },
+      h.admin,
+    );
+    expect(attempts.dagRun.tasks.edges.find((e) => e.node.key === "slow")?.node.attempt).toBe(2);
     expect(await marker(page)).toBe("no-reload");
     await gqlOk(h.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, h.admin);
   }, 180_000);

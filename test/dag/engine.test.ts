@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
-import { createDag, finishedDagRun, gql, gqlOk, readDagRun, row, tasksInput, triggerDag, waitFor } from "./helpers.js";
+import { createDag, finishedDagRun, gql, gqlOk, listTasks, readDagRun, row, tasksInput, triggerDag, waitFor, type AsRead } from "./helpers.js";
 
 // A DAG run takes one submission per task (src/resolvers/dag.resolver.ts): these tests trigger
 // hundreds of tasks a minute as one user.
@@ -283,12 +283,14 @@ describe("validation and ownership", () => {
 
   it("answers a trigger with the DAG run, its tasks and graph read when asked for", async () => {
     const id = await createDag(t.app.url, t.admin, "answered", [{ key: "a", command: "sleep 0.3" }, { key: "b", command: "true", dependsOn: ["a"] }]);
-    const r = await gqlOk<{ triggerDag: { id: string; status: string; dagVersion: number; tasks: Array<{ key: string; status: string }>; graph: string } }>(
+    type Answer = { id: string; status: string; dagVersion: number; tasks: Array<{ key: string; status: string }>; graph: string };
+    const answer = await gqlOk<{ triggerDag: AsRead<Answer> }>(
       t.app.url,
-      `mutation($id: ID!) { triggerDag(id: $id) { id status dagVersion tasks { key status } graph(format: DOT) } }`,
+      `mutation($id: ID!) { triggerDag(id: $id) { id status dagVersion tasks { edges { node { key status } } } graph(format: DOT) } }`,
       { id },
       t.admin,
     );
+    const r = { triggerDag: listTasks<Answer>(answer.triggerDag) };
     expect(r.triggerDag).toMatchObject({ status: "RUNNING", dagVersion: 1 });
     expect(r.triggerDag.tasks.map((x) => x.key)).toEqual(["a", "b"]);
     expect(["QUEUED", "RUNNING"]).toContain(r.triggerDag.tasks[0]!.status);
@@ -412,11 +414,11 @@ describe("events and query cost", () => {
   it("charges DagRun.tasks by its size, so the contract's read passes and a page of DAG runs with their tasks is refused", async () => {
     const id = await createDag(t.app.url, t.admin, "costed", [{ key: "a", command: "true" }]);
     const runId = await triggerDag(t.app.url, t.admin, id);
-    const ok = await gql(t.app.url, `query($id: ID!) { dagRun(id: $id) { status tasks { key status run { startedAt finishedAt } } } }`, { id: runId }, t.admin);
+    const ok = await gql(t.app.url, `query($id: ID!) { dagRun(id: $id) { status tasks { edges { node { key status run { startedAt finishedAt } } } } } }`, { id: runId }, t.admin);
     expect(ok.errors).toBeUndefined();
-    const heavy = await gql(t.app.url, `{ dagRuns(first: 100) { edges { node { tasks { key status run { startedAt } } } } } }`, {}, t.admin);
+    const heavy = await gql(t.app.url, `{ dagRuns(first: 100) { edges { node { tasks { edges { node { key status run { startedAt } } } } } } } }`, {}, t.admin);
     expect(heavy.errors?.[0]?.message).toMatch(/cost limit/);
-    const badFirst = await gql(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 0) { key } } }`, { id: runId }, t.admin);
+    const badFirst = await gql(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 0) { edges { node { key } } } } }`, { id: runId }, t.admin);
     expect(code(badFirst)).toBe("BAD_USER_INPUT");
     await finishedDagRun(t.app.url, t.admin, runId);
   });

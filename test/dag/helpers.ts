@@ -18,7 +18,18 @@ export interface DagRunView {
   tasks: TaskRow[];
 }
 
-const RUN_FIELDS = `id status tasks(first: 400) { key mapIndex status attempt mapped note result run { id status startedAt finishedAt attempt error outputTail } }`;
+/** `DagRun.tasks` asked as a Relay page: `first` rows of `fields`. */
+export const tasksPage = (first: number, fields: string) => `tasks(first: ${first}) { edges { node { ${fields} } } }`;
+
+/** A DAG run type as the API answers it: its `tasks` a page (edges of nodes) rather than a list. */
+export type AsRead<R extends { tasks: unknown[] }> = Omit<R, "tasks"> & { tasks: { edges: Array<{ node: R["tasks"][number] }> } };
+
+/** A DAG run read with tasksPage, its page's rows as a list. */
+export function listTasks<R extends { tasks: unknown[] }>(r: AsRead<R>): R {
+  return { ...r, tasks: r.tasks.edges.map((e) => e.node) } as unknown as R;
+}
+
+const RUN_FIELDS = `id status ${tasksPage(400, "key mapIndex status attempt mapped note result run { id status startedAt finishedAt attempt error outputTail }")}`;
 
 export type TaskSpec = { key: string; command: string; dependsOn?: string[]; trigger?: string; mapOver?: string; retry?: Record<string, unknown> };
 
@@ -44,8 +55,8 @@ export async function triggerDag(url: string, token: string, id: string, params?
 }
 
 export async function readDagRun(url: string, token: string, id: string): Promise<DagRunView> {
-  const r = await gqlOk<{ dagRun: DagRunView }>(url, `query($id: ID!) { dagRun(id: $id) { ${RUN_FIELDS} } }`, { id }, token);
-  return r.dagRun;
+  const r = await gqlOk<{ dagRun: AsRead<DagRunView> }>(url, `query($id: ID!) { dagRun(id: $id) { ${RUN_FIELDS} } }`, { id }, token);
+  return listTasks<DagRunView>(r.dagRun);
 }
 
 export async function finishedDagRun(url: string, token: string, id: string, timeoutMs = 60_000): Promise<DagRunView> {

@@ -11,7 +11,7 @@ import { code, message } from "../helpers/accounts.js";
 import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
 import { DagSchedules } from "../../src/dag/engine/schedules.js";
 import { silentLogger } from "../../src/support/log.js";
-import { tasksInput, triggerDag, type TaskSpec } from "./helpers.js";
+import { tasksInput, triggerDag, type TaskSpec, tasksPage, listTasks, type AsRead } from "./helpers.js";
 
 const t = useTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
 
@@ -21,7 +21,7 @@ interface DagRunRow { id: string; status: string; held: boolean; createdAt: stri
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const EVERY_SECOND = { kind: "CRON", cron: "* * * * * *" };
-const DAG_RUN = `id status held createdAt finishedAt tasks(first: 5) { key status attempt run { status startedAt finishedAt } }`;
+const DAG_RUN = `id status held createdAt finishedAt ${tasksPage(5, "key status attempt run { status startedAt finishedAt }")}`;
 
 async function createDag(name: string, tasks: TaskSpec[], extra: Record<string, unknown>): Promise<string> {
   const d = await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name, tasks: tasksInput(tasks), ...extra } }, t.admin);
@@ -37,12 +37,12 @@ async function fires(id: string): Promise<Fire[]> {
 
 /** The DAG's runs, oldest first. */
 async function dagRuns(id: string): Promise<DagRunRow[]> {
-  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: DagRunRow }> } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 30) { edges { node { ${DAG_RUN} } } } }`, { id }, t.admin);
-  return d.dagRuns.edges.map((e) => e.node).reverse();
+  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: AsRead<DagRunRow> }> } }>(t.app.url, `query($id: ID!) { dagRuns(dagId: $id, first: 30) { edges { node { ${DAG_RUN} } } } }`, { id }, t.admin);
+  return d.dagRuns.edges.map((e) => listTasks<DagRunRow>(e.node)).reverse();
 }
 
 async function dagRun(id: string): Promise<DagRunRow> {
-  return (await gqlOk<{ dagRun: DagRunRow }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin)).dagRun;
+  return listTasks<DagRunRow>((await gqlOk<{ dagRun: AsRead<DagRunRow> }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin)).dagRun);
 }
 
 const allEnded = async (id: string) => ((await dagRuns(id)).every((r) => r.status !== "RUNNING") ? true : null);
@@ -152,7 +152,7 @@ describe("retryDagRun of a scheduled DAG run takes the DAG's overlap lock again"
     const { id, a, b } = await failedWhileAnotherRuns("retry-queue-one", "QUEUE_ONE");
     const r = await retry(a);
     expect(r.errors).toBeUndefined();
-    expect((r.data as { retryDagRun: DagRunRow }).retryDagRun).toMatchObject({ status: "RUNNING", held: true });
+    expect((r.data as { retryDagRun: AsRead<DagRunRow> }).retryDagRun).toMatchObject({ status: "RUNNING", held: true });
     expect(await lockOf(id)).toEqual({ active: b, pending: a });
     const doneA = await waitFor(async () => {
       const x = await dagRun(a);

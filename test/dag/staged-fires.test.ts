@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
 import { gqlOk, waitFor } from "../helpers/graphql.js";
-import { tasksInput } from "./helpers.js";
+import { listTasks, tasksInput, tasksPage, type AsRead } from "./helpers.js";
 
 const STAGE_AHEAD_MS = 3_000;
 const t = useTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: STAGE_AHEAD_MS } });
@@ -31,13 +31,13 @@ async function fires(id: string): Promise<Fire[]> {
 }
 
 async function dagRuns(id: string): Promise<DagRunRow[]> {
-  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: DagRunRow }> } }>(
+  const d = await gqlOk<{ dagRuns: { edges: Array<{ node: AsRead<DagRunRow> }> } }>(
     t.app.url,
-    `query($id: ID!) { dagRuns(dagId: $id, first: 60) { edges { node { id status dagVersion scheduledFor createdAt tasks(first: 3) { key status run { status startedAt history { status reason } } } } } } }`,
+    `query($id: ID!) { dagRuns(dagId: $id, first: 60) { edges { node { id status dagVersion scheduledFor createdAt ${tasksPage(3, "key status run { status startedAt history { status reason } }")} } } } }`,
     { id },
     t.admin,
   );
-  return d.dagRuns.edges.map((e) => e.node);
+  return d.dagRuns.edges.map((e) => listTasks<DagRunRow>(e.node));
 }
 
 const pauseDag = (id: string) => gqlOk(t.app.url, `mutation($id: ID!) { pauseDag(id: $id) { id } }`, { id }, t.admin);

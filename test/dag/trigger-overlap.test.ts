@@ -10,13 +10,13 @@ import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
 import { code, message } from "../helpers/accounts.js";
 import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
-import { tasksInput, type TaskSpec } from "./helpers.js";
+import { tasksInput, type TaskSpec, tasksPage, listTasks, type AsRead } from "./helpers.js";
 
 const t = useTestApp({ scheduler: { lateToleranceMs: 500, stageAheadMs: 0 } });
 
 interface DagRunRow { id: string; status: string; held: boolean; trigger: string; finishedAt: string | null; tasks: Array<{ key: string; status: string; attempt: number; run: { startedAt: string | null } | null }> }
 
-const DAG_RUN = `id status held trigger finishedAt tasks(first: 5) { key status attempt run { startedAt } }`;
+const DAG_RUN = `id status held trigger finishedAt ${tasksPage(5, "key status attempt run { startedAt }")}`;
 /** A schedule none of whose slots comes during the test: the DAG has its timer job, and so its lock. */
 const YEARLY = { kind: "CRON", cron: "0 0 1 1 *" };
 const SLOW: TaskSpec[] = [{ key: "slow", command: "sleep 2.5" }];
@@ -32,11 +32,11 @@ const trigger = (id: string, opts: { params?: Record<string, unknown>; key?: str
 async function triggered(id: string, opts: { params?: Record<string, unknown>; key?: string } = {}): Promise<DagRunRow> {
   const r = await trigger(id, opts);
   expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
-  return (r.data as { triggerDag: DagRunRow }).triggerDag;
+  return listTasks<DagRunRow>((r.data as { triggerDag: AsRead<DagRunRow> }).triggerDag);
 }
 
 async function dagRun(id: string): Promise<DagRunRow> {
-  return (await gqlOk<{ dagRun: DagRunRow }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin)).dagRun;
+  return listTasks<DagRunRow>((await gqlOk<{ dagRun: AsRead<DagRunRow> }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { ${DAG_RUN} } }`, { id }, t.admin)).dagRun);
 }
 
 async function dagRunIds(dagId: string): Promise<string[]> {

@@ -8,6 +8,7 @@ import { code, makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { documentsFound } from "../helpers/reads.js";
 import { wsClient } from "../helpers/graphql.js";
+import { taskRowCursor } from "../../src/resolvers/task-row-pages.js";
 import { createDag, finishedDagRun, gql, gqlOk, triggerDag, waitFor } from "../dag/helpers.js";
 
 const t = useTestApp();
@@ -37,18 +38,20 @@ describe("reading a page of DAG runs", () => {
     let r: Awaited<ReturnType<typeof gql>>;
     try {
       // Before: cost ~400, 76 definitions read (139 MB) with 4 DAG runs; 100 DAG runs would be 3.4 GB per request.
-      const aliases = Array.from({ length: 19 }, (_, i) => `a${i}: dagRuns(first: 100) { edges { node { tasks(first: 1) { key } } } }`).join(" ");
+      const aliases = Array.from({ length: 19 }, (_, i) => `a${i}: dagRuns(first: 100) { edges { node { tasks(first: 1) { edges { node { key } } } } } }`).join(" ");
       r = await gql(t.app.url, `{ ${aliases} }`, {}, u.token);
     } finally {
       spy.mockRestore();
     }
     expect(r.errors).toBeUndefined();
-    expect((r.data as Record<string, { edges: Array<{ node: { tasks: Array<{ key: string }> } }> }>).a0!.edges.map((e) => e.node.tasks)).toEqual(Array.from({ length: 4 }, () => [{ key: "t0" }]));
+    expect((r.data as Record<string, { edges: Array<{ node: { tasks: { edges: Array<{ node: { key: string } }> } } }> }>).a0!.edges.map((e) => e.node.tasks.edges.map((x) => x.node))).toEqual(
+      Array.from({ length: 4 }, () => [{ key: "t0" }]),
+    );
     // 76 reads of the 28 task keys: a few KB.
     expect(bytes).toBeLessThan(200_000);
-    // One DAG run's rows still read (the typed client's page of 500).
-    const one = await gqlOk<{ dagRuns: { edges: Array<{ node: { tasks: unknown[] } }> } }>(t.app.url, `{ dagRuns(first: 1) { edges { node { tasks(first: 500) { key status } } } } }`, {}, u.token);
-    expect(one.dagRuns.edges[0]!.node.tasks).toHaveLength(28);
+    // One DAG run's rows still read (the typed client's page of 400).
+    const one = await gqlOk<{ dagRuns: { edges: Array<{ node: { tasks: { edges: unknown[] } } }> } }>(t.app.url, `{ dagRuns(first: 1) { edges { node { tasks(first: 400) { edges { node { key status } } } } } } }`, {}, u.token);
+    expect(one.dagRuns.edges[0]!.node.tasks.edges).toHaveLength(28);
   });
 });
 
@@ -61,9 +64,11 @@ describe("reading a DAG run's tasks", () => {
     const { docs } = await documentsFound(t.app.services.mongo.c.runs, async () => {
       // Before: each alias read all 100 task runs' states (2,000 documents; with a 1,000-task DAG
       // run ~0.6 s of the API's CPU for this query of cost ~60, and more with every retryDagRun's attempts).
-      const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 1, skip: ${i}) { key status run { status } } }`).join(" ")} }`;
-      const r = await gqlOk<Record<string, { tasks: Array<{ key: string; status: string; run: { status: string } }> }>>(t.app.url, q, { id: runId }, u.token);
-      expect(Object.values(r).map((x) => x.tasks)).toEqual(Array.from({ length: 20 }, (_, i) => [{ key: `t${i}`, status: "SUCCEEDED", run: { status: "SUCCEEDED" } }]));
+      // Alias i reads the row after t(i-1): the cursor names a task row (task-row-pages.ts).
+      const after = (i: number) => (i === 0 ? "" : `, after: ${JSON.stringify(taskRowCursor({ key: `t${i - 1}`, mapIndex: null }))}`);
+      const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 1${after(i)}) { edges { node { key status run { status } } } } }`).join(" ")} }`;
+      const r = await gqlOk<Record<string, { tasks: { edges: Array<{ node: { key: string; status: string; run: { status: string } } }> } }>>(t.app.url, q, { id: runId }, u.token);
+      expect(Object.values(r).map((x) => x.tasks.edges.map((e) => e.node))).toEqual(Array.from({ length: 20 }, (_, i) => [{ key: `t${i}`, status: "SUCCEEDED", run: { status: "SUCCEEDED" } }]));
       // This DAG run's task runs only (by its id, or by fire keys, which start with it): the app's
       // background rounds of other DAG runs may read meanwhile (a full-suite run counted 24).
     }, (f) => f.dagRunId === runId || JSON.stringify(f.fireKey ?? null).includes(runId));
@@ -78,7 +83,7 @@ describe("task results in one request", () => {
     const id = await createDag(t.app.url, u.token, "fat-results", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: big }))); // 1
     const runId = await triggerDag(t.app.url, u.token, id); // 100
     expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
-    const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 100) { result } }`).join(" ")} }`;
+    const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 100) { edges { node { result } } } }`).join(" ")} }`;
     const res = await fetch(t.app.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${u.token}` }, body: JSON.stringify({ query: q, variables: { id: runId } }) });
     const text = await res.text();
     // Before: 130 MB (with 300 such tasks, cost ~6,000: 390 MB, 14 s of the API's CPU, 1.2 GB more memory).
@@ -88,11 +93,11 @@ describe("task results in one request", () => {
     expect(body.data).toBeNull();
     expect(body.errors?.map((e) => [e.extensions.code, e.extensions.field])).toEqual([["BAD_USER_INPUT", "first"]]);
     expect(body.errors?.[0]?.message).toBe(
-      "first: the task rows asked for in this request carry more than 33554432 bytes (32 MiB) of results; ask for fewer rows (first, then skip) or fewer DAG runs' tasks in one request",
+      "first: the task rows asked for in this request carry more than 33554432 bytes (32 MiB) of results; ask for fewer rows (first, then after) or fewer DAG runs' tasks in one request",
     );
     // One page of them, as the typed client reads it, is served whole.
-    const one = await gqlOk<{ dagRun: { tasks: Array<{ result: string }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { result } } }`, { id: runId }, u.token);
-    expect(one.dagRun.tasks.every((x) => x.result.length === 65_000)).toBe(true);
+    const one = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { result: string } }> } } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { edges { node { result } } } } }`, { id: runId }, u.token);
+    expect(one.dagRun.tasks.edges.map((e) => e.node).every((x) => x.result.length === 65_000)).toBe(true);
   });
 });
 
@@ -248,8 +253,13 @@ describe("retryDagRun of a mapped task", () => {
     for (let cycle = 0; cycle < 3 && !refused; cycle++) {
       // Wait until the fan-out's instances exist, then cancel the DAG run.
       await waitFor(async () => {
-        const r = await gqlOk<{ dagRun: { tasks: Array<{ key: string; mapIndex: number | null; status: string }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { key mapIndex status } } }`, { id: runId }, u.token);
-        return r.dagRun.tasks.filter((x) => x.key === "each" && x.mapIndex !== null && ["QUEUED", "RUNNING"].includes(x.status)).length === 50;
+        const r = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { key: string; mapIndex: number | null; status: string } }> } } }>(
+          t.app.url,
+          `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { edges { node { key mapIndex status } } } } }`,
+          { id: runId },
+          u.token,
+        );
+        return r.dagRun.tasks.edges.map((e) => e.node).filter((x) => x.key === "each" && x.mapIndex !== null && ["QUEUED", "RUNNING"].includes(x.status)).length === 50;
       }, 30_000, 100);
       await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
       expect((await finishedDagRun(t.app.url, u.token, runId, 30_000)).status).toBe("CANCELLED");
@@ -289,14 +299,14 @@ describe("pauseDag racing updateDag", () => {
     // Before: paused true, and the timer armed (nextFireAt set): a DAG run every second, run to its end.
     expect(dag.dag).toEqual({ paused: true, nextFireAt: null });
     await new Promise((r) => setTimeout(r, 2_500));
-    const runs = await gqlOk<{ dagRuns: { edges: Array<{ node: { status: string; tasks: Array<{ run: { startedAt: string | null } | null }> } }> } }>(
+    const runs = await gqlOk<{ dagRuns: { edges: Array<{ node: { status: string; tasks: { edges: Array<{ node: { run: { startedAt: string | null } | null } }> } } }> } }>(
       t.app.url,
-      `query($id: ID!) { dagRuns(dagId: $id, first: 100) { edges { node { status tasks(first: 1) { run { startedAt } } } } } }`,
+      `query($id: ID!) { dagRuns(dagId: $id, first: 100) { edges { node { status tasks(first: 1) { edges { node { run { startedAt } } } } } } } }`,
       { id },
       u.token,
     );
     // Staged ahead in the instant the timer was unpaused, then taken back by its pause: none started.
-    expect(runs.dagRuns.edges.filter((e) => e.node.status !== "CANCELLED" || e.node.tasks.some((x) => x.run?.startedAt))).toEqual([]);
+    expect(runs.dagRuns.edges.filter((e) => e.node.status !== "CANCELLED" || e.node.tasks.edges.some((x) => x.node.run?.startedAt))).toEqual([]);
     await gqlOk(t.app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id }, u.token);
   });
 });

@@ -85,7 +85,7 @@ describe("reading a DAG run", () => {
     const runId = await triggerDag(t.app.url, u.token, id);
     const done = await finishedDagRun(t.app.url, u.token, runId);
     expect(done.status).toBe("SUCCEEDED");
-    const bytes = await runBytesRead(() => gqlOk(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1) { key status } } }`, { id: runId }, u.token));
+    const bytes = await runBytesRead(() => gqlOk(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1) { edges { node { key status } } } } }`, { id: runId }, u.token));
     // Before: every task run whole (10 × 50 KB) for a query that costs 4.
     expect(bytes).toBeLessThan(60_000);
   });
@@ -225,8 +225,13 @@ describe("the submission budget counts the runs a call makes", () => {
     const first = await triggerDag(t.app.url, u.token, id); // 2: one per task
     // Its fan-out is made: 199 more task runs charged (the mapped task counted one already).
     await waitFor(async () => {
-      const r = await gqlOk<{ dagRun: { tasks: Array<{ key: string; mapIndex: number | null }> } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 1000) { key mapIndex } } }`, { id: first }, u.token);
-      return r.dagRun.tasks.filter((x) => x.key === "each" && x.mapIndex !== null).length === 200;
+      const r = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { key: string; mapIndex: number | null } }> } } }>(
+        t.app.url,
+        `query($id: ID!) { dagRun(id: $id) { tasks(first: 1000) { edges { node { key mapIndex } } } } }`,
+        { id: first },
+        u.token,
+      );
+      return r.dagRun.tasks.edges.map((e) => e.node).filter((x) => x.key === "each" && x.mapIndex !== null).length === 200;
     }, 30_000);
     // Before: 3 submissions spent of 120, and 39 more such triggers (7,800 task runs) a minute.
     const second = await gql(t.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id }, u.token);

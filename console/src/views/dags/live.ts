@@ -64,16 +64,20 @@ export function coalesced(fn: () => Promise<void>, gapMs = 400): () => void {
 /** Reads every row of a DAG run, page after page: states only, or with runs (the timeline). */
 export async function readDagRunRows(client: Client, id: string, withRuns: boolean): Promise<{ status: string; rows: Row[] }> {
   const rows: Row[] = [];
-  const first = withRuns ? 600 : 2000;
+  const first = withRuns ? 600 : 1000;
   let status = "RUNNING";
-  for (let skip = 0; ; skip += first) {
+  let after: string | null = null;
+  for (;;) {
+    const vars = { id, first, after };
     const r = withRuns
-      ? await client.query(ConsoleDagRunTimelineDocument, { id, first, skip }, { requestPolicy: "network-only" }).toPromise()
-      : await client.query(ConsoleDagRunStatesDocument, { id, first, skip }, { requestPolicy: "network-only" }).toPromise();
+      ? await client.query(ConsoleDagRunTimelineDocument, vars, { requestPolicy: "network-only" }).toPromise()
+      : await client.query(ConsoleDagRunStatesDocument, vars, { requestPolicy: "network-only" }).toPromise();
     if (r.error || !r.data) throw new Error(errorText(r.error ?? null) ?? "no answer");
+    const page: { edges: Array<{ node: Row }>; pageInfo: { hasNextPage: boolean; endCursor?: string | null } } = r.data.dagRun.tasks;
     status = r.data.dagRun.status;
-    rows.push(...r.data.dagRun.tasks);
-    if (r.data.dagRun.tasks.length < first) break;
+    rows.push(...page.edges.map((e) => e.node));
+    if (!page.pageInfo.hasNextPage) break;
+    after = page.pageInfo.endCursor ?? null;
   }
   return { status, rows };
 }
