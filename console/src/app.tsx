@@ -17,6 +17,7 @@ const DagRunView = lazy(() => import("./views/dags/dag-run-view").then((m) => ({
 const NodesView = lazy(() => import("./views/nodes/nodes-view").then((m) => ({ default: m.NodesView })));
 const DeadLettersView = lazy(() => import("./views/nodes/dead-letters-view").then((m) => ({ default: m.DeadLettersView })));
 const AdminView = lazy(() => import("./views/admin/admin-view").then((m) => ({ default: m.AdminView })));
+const ClusterView = lazy(() => import("./views/cluster/cluster-view").then((m) => ({ default: m.ClusterView })));
 const AccountView = lazy(() => import("./views/admin/account-view").then((m) => ({ default: m.AccountView })));
 
 const NAV: Array<{ href: string; label: string; admin?: boolean }> = [
@@ -25,6 +26,7 @@ const NAV: Array<{ href: string; label: string; admin?: boolean }> = [
   { href: "/dags", label: "DAGs" },
   { href: "/nodes", label: "Nodes" },
   { href: "/dead-letters", label: "Dead letters" },
+  { href: "/cluster", label: "Cluster" },
   { href: "/admin", label: "Admin", admin: true },
   { href: "/account", label: "Account" },
 ];
@@ -76,6 +78,7 @@ export function App() {
             <Route path="/dag-runs/:id">{(p) => <DagRunView id={p.id} />}</Route>
             <Route path="/nodes"><NodesView /></Route>
             <Route path="/dead-letters"><DeadLettersView /></Route>
+            <Route path="/cluster"><ClusterView /></Route>
             <Route path="/admin">{isAdmin ? <AdminView /> : <NotFound />}</Route>
             <Route path="/account"><AccountView /></Route>
             <Route><NotFound /></Route>
