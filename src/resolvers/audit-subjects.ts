@@ -9,6 +9,7 @@
  */
 import type { Context } from "./context.js";
 import { requireUser } from "./context.js";
+import { toAlertRule } from "./alert.resolver.js";
 import { toArtifact } from "./artifact.resolver.js";
 import { toDag, toDagRun } from "./dag-mappers.js";
 import { toApiKey, toJob, toRun, toUser } from "./mappers.js";
@@ -48,6 +49,7 @@ const user = (deletes = false): AuditSubject => ({
   deletes,
 });
 const apiKey: AuditSubject = { read: async (ctx, a) => toApiKey(visible(requireUser(ctx), "API key", idArg(a, "id"), await ctx.services.apiKeys.get(idArg(a, "id")))) };
+const alertRule = (deletes = false): AuditSubject => ({ read: async (ctx, a) => toAlertRule(await ctx.services.alerts.get(requireUser(ctx), idArg(a, "id"))), deletes });
 const artifact = (deletes = false): AuditSubject => ({ read: async (ctx, a) => toArtifact(await ctx.services.artifacts.get(requireUser(ctx), idArg(a, "id"))), deletes });
 
 /** By mutation name; test/api/audit-coverage.test.ts checks every name is a mutation of the schema. */
@@ -73,4 +75,7 @@ export const AUDIT_SUBJECTS: Readonly<Record<string, AuditSubject>> = {
   revokeApiKey: apiKey,
   completeArtifactUpload: artifact(),
   deleteArtifact: artifact(true),
+  updateAlertRule: alertRule(),
+  muteAlertRule: alertRule(),
+  deleteAlertRule: alertRule(true),
 };

@@ -4,7 +4,7 @@
  * every field, and that bad settings are refused with what is allowed.
  */
 import { describe, expect, it } from "vitest";
-import { auditHash, auditJson, capped, changedParts, isSecretField, REDACTED } from "../../src/core/index.js";
+import { auditHash, auditJson, capped, changedParts, isSecretField, redactUrl, REDACTED } from "../../src/core/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 
@@ -33,6 +33,13 @@ describe("redaction by field name", () => {
       when: "2026-01-01T00:00:00.000Z",
     });
     expect(JSON.stringify(plain)).not.toMatch(/p[1-4]"/);
+  });
+
+  it("redacts a URL's password and its secret-named query parameters, in any field; leaves other text alone", () => {
+    expect(redactUrl("https://bot:hunter2@hooks.example.com/a?token=t0k3n&x=1&sig=abc")).toBe("https://bot:redacted@hooks.example.com/a?token=redacted&x=1&sig=redacted");
+    expect(redactUrl("https://hooks.example.com/a?x=1")).toBe("https://hooks.example.com/a?x=1");
+    expect(redactUrl("not a url: token=abc")).toBe("not a url: token=abc");
+    expect(JSON.stringify(auditJson({ webhook: { url: "https://h.example.com/?api_key=k3y" } }))).not.toContain("k3y");
   });
 
   it("sorts keys, drops functions and undefined, bounds depth, and caps long text with its size and SHA-256", () => {

@@ -124,6 +124,23 @@ describe("audit trail", () => {
     expect(logins).toEqual([expect.objectContaining({ outcome: "OK", actorUserId: u.createUser.id, actor: "user:audit-secrets" })]);
   });
 
+  it("alert rules: an update and a mute keep what changed, a delete the whole rule; a webhook URL's token is not stored", async () => {
+    const u = await makeUser(t.app, t.admin, "audit-alerts");
+    const made = await gql(t.app.url, `mutation { createAlertRule(input: { name: "r1", on: [RUN_FAILED], webhook: { url: "https://hooks.example.com/x?token=hook-Secret-9" } }) { id } }`, {}, u.token);
+    expect(made.errors).toBeUndefined();
+    const id = made.data!.createAlertRule.id as string;
+    await gqlOk(t.app.url, `mutation($id: ID!) { updateAlertRule(id: $id, input: { name: "r2" }) { id } }`, { id }, u.token);
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    await gqlOk(t.app.url, `mutation($id: ID!, $until: DateTime) { muteAlertRule(id: $id, until: $until) { id } }`, { id, until }, u.token);
+    await gqlOk(t.app.url, `mutation($id: ID!) { deleteAlertRule(id: $id) }`, { id }, u.token);
+    const [del, mute, update, create] = await entries(u.token, { targetId: id });
+    expect(create).toMatchObject({ action: "createAlertRule", before: null, after: { id, name: "r1" } });
+    expect(update).toMatchObject({ action: "updateAlertRule", before: { name: "r1" }, after: { name: "r2" } });
+    expect(mute).toMatchObject({ action: "muteAlertRule", before: { mutedUntil: null }, after: { mutedUntil: until } });
+    expect(del).toMatchObject({ action: "deleteAlertRule", before: { id, name: "r2" }, after: null });
+    expect(JSON.stringify(await t.app.services.mongo.db.collection("audit").find({ targetIds: id }).toArray())).not.toContain("hook-Secret-9");
+  });
+
   it("a user reads only the calls they made; an administrator reads everyone's and filters by actor", async () => {
     const a = await makeUser(t.app, t.admin, "iso-a");
     const b = await makeUser(t.app, t.admin, "iso-b");

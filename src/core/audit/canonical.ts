@@ -23,6 +23,32 @@ export function isSecretField(name: string): boolean {
   return SECRET_FIELD.test(name) && !NOT_A_SECRET.test(name);
 }
 
+/**
+ * A URL's credentials are secrets whatever field holds it: its password (`https://u:pw@host`) and
+ * the values of query parameters named like secrets (`?token=…`, `&api_key=…`, `&sig=…`).
+ */
+export function redactUrl(text: string): string {
+  if (!/^https?:\/\//i.test(text)) return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return text;
+  }
+  let changed = false;
+  if (url.password) {
+    url.password = "redacted";
+    changed = true;
+  }
+  for (const name of [...new Set(url.searchParams.keys())]) {
+    if (isSecretField(name) || /^(sig|code|auth)$/i.test(name)) {
+      url.searchParams.set(name, "redacted");
+      changed = true;
+    }
+  }
+  return changed ? url.toString() : text;
+}
+
 const MAX_DEPTH = 24;
 
 const isPlainObject = (v: unknown): boolean => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date);
@@ -33,6 +59,7 @@ export function auditJson(value: unknown, depth = 0): unknown {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
   switch (typeof value) {
     case "string":
+      return redactUrl(value);
     case "boolean":
       return value;
     case "number":
