@@ -48,7 +48,6 @@ export * from "./users/run-limits.js";
 export * from "./users/run-slots.js";
 export * from "./counts.js";
 export * from "./logs/chunks.js";
-export * from "./logs/indexes.js";
 export * from "./logs/segments.js";
 export * from "./runs/log-writers.js";
 export * from "./retention.js";

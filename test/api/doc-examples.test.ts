@@ -22,6 +22,7 @@ const FILES = [
   "docs/auth.md",
   "docs/artifacts.md",
   "docs/waiting.md",
+  "docs/cluster-stats.md",
 ];
 
 interface Example {
