@@ -8,7 +8,7 @@ import type { RunService } from "../core/index.js";
 import type { Logger } from "../support/index.js";
 import { annotateActiveSpan, TraceAttr } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
-import type { RunUsage } from "../domain/index.js";
+import type { RunDoc, RunUsage } from "../domain/index.js";
 import type { Attempt, Claim } from "./attempt.js";
 import { withDagResult, type DagResult } from "./dag-files.js";
 import { toOutcome } from "./outcome.js";
@@ -131,6 +131,7 @@ export class Reporter {
     if (!a.stop && a.killedBy === "deadline") a.stop = "LEASE_LOST";
     if (a.stop === "LEASE_LOST") {
       ref.log().warn({ reason: end.result.abortReason }, "attempt killed: lease lost; result not reported");
+      if (a.claim.state === "confirmed") await this.giveUp(a.claim.run, end, ref);
       return;
     }
     if (a.stop === "SHUTDOWN") return this.handBack(a, ref);
@@ -148,6 +149,30 @@ export class Reporter {
     annotateActiveSpan({ [TraceAttr.status]: done ? done.status : "STALE", [TraceAttr.exitCode]: end.result.exitCode ?? undefined });
     if (!done) ref.log().warn({ outcome: outcome.kind }, "result refused: fencing token is stale (the run was reclaimed)");
     else if (this.deps.log.isLevelEnabled("info")) ref.log().info({ status: done.status, exitCode: end.result.exitCode, ms: end.result.durationMs }, "attempt finished");
+  }
+
+  /**
+   * An attempt this node killed for its lease (its deadline passed before a renewal landed, or its
+   * epoch was found ended, or its run found moved on) whose process has ended: the run is recorded
+   * as lost with its executor, queued again as its next attempt at once (attempts spent: DEAD), as
+   * a scheduler's reclaim would. Needed since the node's lease, not the run's, keeps it: a node that
+   * killed an attempt on a deadline and then renewed in time would otherwise hold its run RUNNING
+   * with nothing running it. Fenced by the token: refused (and harmless) when a scheduler reclaimed
+   * the run first or it moved on.
+   */
+  private async giveUp(run: RunDoc, end: ProcessEnd, ref: AttemptRef): Promise<void> {
+    const why = end.result.abortReason ?? "the supervisor killed it at its lease deadline";
+    const done = await this.deps.runs.finishAttempt(run, {
+      kind: "LOST_EXECUTOR",
+      exitCode: end.result.exitCode,
+      signal: end.result.signal,
+      error: `executor lost: the attempt was killed on node ${this.deps.nodeId} (${why})`,
+      outputTail: end.result.outputTail,
+      outputTruncated: end.result.truncated,
+      endedAt: end.endedAt,
+      usage: end.usage,
+    });
+    if (done) ref.log().warn({ status: done.status, attempt: done.attempt }, "attempt killed for its lease: run queued again");
   }
 
   /** Shutdown: the run goes back to its queue for another node, with the same attempt number. */

@@ -173,14 +173,21 @@ describe("what an ended attempt reports", () => {
     expect(await report(attemptOf(REFUSED))).toEqual([]);
   });
 
-  it("reports nothing after a lost lease, also one the supervisor enforced", async () => {
+  it("after a lost lease, also one the supervisor enforced, reports no result: the run is recorded lost with its executor (queued again)", async () => {
     const lost = attemptOf({ state: "confirmed", run: stored });
     lost.stop = "LEASE_LOST";
-    expect(await report(lost)).toEqual([]);
+    expect(await report(lost)).toEqual(["finishAttempt"]);
+    expect(calls[0]![1]).toBe(stored);
+    expect(calls[0]![2]).toMatchObject({ kind: "LOST_EXECUTOR" });
     const killed = attemptOf({ state: "confirmed", run: stored });
     killed.killedBy = "deadline";
-    expect(await report(killed)).toEqual([]);
+    expect(await report(killed)).toEqual(["finishAttempt"]);
     expect(killed.stop).toBe("LEASE_LOST");
+    expect((calls[0]![2] as AttemptOutcome).error).toBe("executor lost: the attempt was killed on node n1 (the supervisor killed it at its lease deadline)");
+    // Never claimed in the store (its claim was to go with its result): nothing to record.
+    const taken = attemptOf({ state: "withResult", payload: encodeRunPayload(queuedRunDoc("u")), startedAt: 3_000 });
+    taken.stop = "LEASE_LOST";
+    expect(await report(taken)).toEqual([]);
   });
 
   it("hands a run back on shutdown: requeued if never claimed in MongoDB, else RUNNING → QUEUED and enqueued", async () => {

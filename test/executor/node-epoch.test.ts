@@ -7,18 +7,20 @@
  * the next renewal; and the node claims only while its last renewal is fresh.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RunService } from "../../src/core/runs/index.js";
+import { RunService } from "../../src/core/runs/index.js";
 import type { RunDoc } from "../../src/domain/documents.js";
 import { newAttempt, type Attempt } from "../../src/executor/attempt.js";
 import { Deadlines } from "../../src/executor/deadlines.js";
 import { NodeRegistry } from "../../src/executor/node-registry.js";
+import { Reporter, ReportGate } from "../../src/executor/report.js";
+import { createMemorySharedState } from "../../src/shared-state/memory/index.js";
 import { resolveOptions } from "../../src/executor/options.js";
 import type { Mongo } from "../../src/store/mongo.js";
 import { endNodeEpoch } from "../../src/store/nodes/lease.js";
 import { NodeStore } from "../../src/store/nodes/registry.js";
 import { silentLogger } from "../../src/support/log.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
-import { queuedRunDoc } from "../helpers/runs.js";
+import { insertQueuedRuns, queuedRunDoc } from "../helpers/runs.js";
 
 const LEASE_MS = 3_000;
 const SAFE_MS = 2_000;
@@ -128,5 +130,24 @@ describe("an executor's node lease", () => {
   it("claims only while the last renewal is fresh (sent less than the safe time ago)", async () => {
     expect(registry.fresh(now + SAFE_MS - 1)).toBe(true);
     expect(registry.fresh(now + SAFE_MS)).toBe(false);
+  });
+
+  it("an attempt the node killed on its deadline while its epoch lives is queued again by the node itself once its process ended", async () => {
+    const runs = new RunService({ mongo, state: createMemorySharedState({ shardCount: 4 }), clock, log: silentLogger() });
+    const [id] = await insertQueuedRuns(mongo, 1, "killed-on-deadline");
+    const [run] = await runs.claimMany([id!], nodeId, LEASE_MS, registry.epoch);
+    const a = newAttempt(run!._id, run!.fencingToken, { state: "confirmed", run: run! }, RESOURCES, 0, now + SAFE_MS);
+    add(a);
+    // A heartbeat too late for the deadline (the watchdog killed it), then one that renews in time:
+    // the epoch lives on, and with it, without this, the run would stay RUNNING with nothing running it.
+    a.stop = "LEASE_LOST";
+    now += SAFE_MS + 100;
+    expect(await heartbeat()).toEqual({ kind: "renewed", epoch: 1 });
+    const reporter = new Reporter({ runs, clock, log: silentLogger(), nodeId, leaseMs: LEASE_MS }, new ReportGate(0, () => false));
+    const result = { exitCode: null, signal: "SIGKILL", timedOut: false, aborted: true, abortReason: "lease could not be renewed", spawnError: null, outputTail: "", truncated: false, outputBytes: 0, durationMs: 2_100 };
+    await reporter.report(a, { result, usage: null, oomKilled: false, endedAt: now }, { token: a.token, attempt: 1, log: () => silentLogger() });
+    const back = (await mongo.c.runs.findOne({ _id: id! }))!;
+    expect(back).toMatchObject({ status: "QUEUED", attempt: 2, fencingToken: run!.fencingToken + 1, nodeId: null, nodeEpoch: null });
+    expect(back.history.at(-1)!.reason).toBe(`executor lost: the attempt was killed on node ${nodeId} (lease could not be renewed); queued again as attempt 2`);
   });
 });
