@@ -22,8 +22,10 @@ export interface RedisClientOptions {
  * The one factory of Redis connections (src, bench and the chaos harness): a standalone `Redis`
  * for a URL, a `Cluster` for cluster nodes (commands go to the primary of each key's slot and
  * follow MOVED/ASK and failovers), a `Redis` in Sentinel mode for a Sentinel group (it asks the
- * sentinels for the primary, and reconnects to the new one after a failover: `failoverDetector`
- * listens for +switch-master, so it does not wait for the old connection to time out).
+ * sentinels for the primary whenever it reconnects, so after a failover it finds the new one).
+ * ioredis's `failoverDetector` (reconnect on +switch-master) is not used: when the switch arrived
+ * while the client was still retrying the dead primary, it ended the connection for good (seen in
+ * the Sentinel chaos scenario: every role lost Redis until restarted).
  */
 export function createRedisClient(target: RedisTarget | string, opts: RedisClientOptions = {}): RedisClient {
   const t: RedisTarget = typeof target === "string" ? { kind: "single", url: target } : target;
@@ -43,7 +45,6 @@ export function createRedisClient(target: RedisTarget | string, opts: RedisClien
         ...autoPipelining,
         sentinels: t.sentinels,
         name: t.name,
-        failoverDetector: true,
         ...(t.username ? { username: t.username } : {}),
         ...(t.password ? { password: t.password } : {}),
         ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
@@ -73,11 +74,43 @@ export async function openRedis(target: RedisTarget | string, name: string, log:
     redis.disconnect(); // stop the reconnect loop, or it would keep the process alive
     throw err;
   }
+  keepConnected(redis, name, log);
   return redis;
 }
 
+/** Clients being closed on purpose (quitRedis): their end is not a loss. */
+const closing = new WeakSet<RedisClient>();
+const RECONNECT_AFTER_END_MS = 500;
+
+/**
+ * ioredis reconnects by itself after a dropped connection, but gives up for good in a few cases
+ * (a failed connect during a failover, a retry strategy that stops): the client then ends and
+ * every later command fails with "Connection is closed". A process's long-lived connection must
+ * outlive that, so an end that was not asked for is followed by a new connect every 500 ms until
+ * one succeeds.
+ */
+function keepConnected(redis: RedisClient, name: string, log: LogFn): void {
+  let timer: NodeJS.Timeout | null = null;
+  redis.on("end", () => {
+    if (closing.has(redis) || timer) return;
+    log("warn", "redis connection ended; connecting again", { connection: name });
+    timer = setTimeout(() => {
+      timer = null;
+      if (closing.has(redis) || redis.status !== "end") return;
+      redis.connect().catch(() => undefined); // a failure ends the client again: the next round retries
+    }, RECONNECT_AFTER_END_MS);
+  });
+  closingHooks.set(redis, () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  });
+}
+const closingHooks = new WeakMap<RedisClient, () => void>();
+
 /** QUIT after pending replies arrive; a connection that is already down is just dropped. */
 export async function quitRedis(redis: RedisClient): Promise<void> {
+  closing.add(redis);
+  closingHooks.get(redis)?.();
   if (redis.status === "end") return;
   try {
     await redis.quit();
