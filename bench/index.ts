@@ -6,7 +6,9 @@
  *   npm run bench                      # full: about 10 minutes on 2 cores
  *   npm run bench -- --quick           # smaller and shorter: about 3 minutes
  *
- * Options: --shapes burst,schedules,throughput,sandbox,dag,chain,logs,leases,overload,console   --systems kairos,bullmq
+ * Options: --shapes burst,schedules,throughput,cluster,sandbox,dag,chain,logs,leases,overload,console   --systems kairos,bullmq
+ *          (cluster: Kairos's sustained throughput and lateness on one Redis and on a Redis Cluster
+ *          of 3 primaries + 3 replicas, test/helpers/redis-cluster.ts, one after the other)
  *          --burst-jobs N  --schedule-seconds N  --cron-seconds N  --throughput-seconds N
  *          --dag-rounds N (DAG runs / flows of the 1 → 1,000 → 1 shape; default 5, 3 with --quick)
  *          --chain-rounds N (DAG runs / flows of the chain shape, each 20 tasks; default 3, 2 with --quick)
@@ -27,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import type { Redis } from "ioredis";
 import { createRedisClient } from "../src/shared-state/index.js";
+import { startRedisCluster } from "../test/helpers/redis-cluster.js";
 import { benchBullmqBurst, benchBullmqSchedulers, benchBullmqThroughput, machineLine } from "./bullmq.js";
 import { benchBullmqDag, benchKairosDag, formatDag, type DagBenchResult, type DagShape } from "./dag.js";
 import { benchBullmqChain, benchKairosChain, formatChain, type ChainResult } from "./dag-chain.js";
@@ -54,7 +57,7 @@ const BULLMQ_VERSION = "5.47.3";
 
 
 const quick = process.argv.includes("--quick");
-const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,sandbox,dag,chain,logs,leases,overload,console").split(",");
+const shapes = (argValue("--shapes") ?? "burst,schedules,throughput,cluster,sandbox,dag,chain,logs,leases,overload,console").split(",");
 const systems = (argValue("--systems") ?? "kairos,bullmq").split(",");
 const modes = (argValue("--modes") ?? "process,noop,http").split(",") as ExecutorMode[];
 const kairosBase: KairosOptions = {
@@ -229,6 +232,23 @@ async function main(): Promise<void> {
       const k1 = rs.find((r) => r.system === "kairos" && r.workers === 1 && r.variant === "no process");
       const k2 = rs.find((r) => r.system === "kairos" && r.workers === 2 && r.variant === "no process");
       if (k1 && k2) console.log(`  Kairos (no process) 2 schedulers ÷ 1 scheduler: runs/s ${ratio(k2.perSecond, k1.perSecond, 0)}\n`);
+    }
+
+    if (shapes.includes("cluster") && systems.includes("kairos")) {
+      // The same throughput shape (no process per run, 2 schedulers) on this run's single Redis and
+      // on a Redis Cluster: what sharding the store costs or gains on one machine. (BullMQ has no
+      // peer here: a queue lives in one hash slot, so a Cluster does not spread it.)
+      const rs: ThroughputResult[] = [];
+      const opts = { ...kairosBase, mode: "noop" as const, schedulers: 2 as const, seconds: plan.throughputSeconds };
+      rs.push({ ...(await section("cluster shape: kairos on one redis", () => benchKairosThroughput(redis.url, opts))), variant: "no process, one Redis" });
+      const cluster = await startRedisCluster();
+      try {
+        rs.push({ ...(await section("cluster shape: kairos on a redis cluster", () => benchKairosThroughput(cluster.target, opts))), variant: "no process, Redis Cluster 3+3" });
+      } finally {
+        await cluster.stop();
+      }
+      all.cluster = rs;
+      console.log([formatThroughput(rs, "(3c) sustained throughput, fire → start, 2 schedulers: one Redis vs a Redis Cluster (3 primaries + 3 replicas, same machine)"), stageBlock(rs)].filter(Boolean).join("\n") + "\n");
     }
     if (shapes.includes("dag")) {
       const rs: DagBenchResult[] = [];

@@ -38,6 +38,7 @@ import type { Principal } from "../src/auth/tokens.js";
 import type { JobInput, JobService } from "../src/core/jobs/index.js";
 import { jobTimerId } from "../src/domain/timers.js";
 import { shardOf } from "../src/shared-state/ports.js";
+import type { RedisTarget } from "../src/shared-state/index.js";
 import { newId, type Mongo } from "../src/store/mongo.js";
 import type { RunDoc } from "../src/domain/documents.js";
 import { buildKairos, Child, KairosCluster, processCpuMs, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
@@ -173,7 +174,7 @@ function specOf(d: Deployment): JobInput["spec"] {
   return { kind: "HTTP", timeout: "PT10S", http: { method: "POST", url: d.receiver!.url, body: "" } };
 }
 
-export async function deploy(redisUrl: string, shape: string, opts: KairosOptions, schedulers: number): Promise<Deployment> {
+export async function deploy(redisUrl: string | RedisTarget, shape: string, opts: KairosOptions, schedulers: number): Promise<Deployment> {
   const o = { executors: 2, slots: 64, mode: "process" as ExecutorMode, shards: 64, stageAheadMs: 10_000, createConcurrency: 32, verbose: false, runtime: "compiled" as Runtime, ...opts };
   const buildWarning = o.runtime === "compiled" ? await buildKairos() : "";
   const emu = o.mongoUrl ? null : await startEmulatorProcess({ cpuProfDir: o.cpuProfDir, runtime: o.runtime });
@@ -195,7 +196,7 @@ export async function deploy(redisUrl: string, shape: string, opts: KairosOption
     const { jobs, mongo } = await cluster.connect();
     // HTTP requests are signed with their owner's secret: the bench user must exist.
     if (receiver) await mongo.c.users.insertOne({ _id: BENCH_USER.userId, username: BENCH_USER.username, passwordHash: "-", role: "ADMIN", maxConcurrentRuns: null, createdAt: new Date(), updatedAt: new Date() });
-    const cpu = new CpuMeter(cluster, emu?.child.pid, await cluster.redisPid());
+    const cpu = new CpuMeter(cluster, emu?.child.pid, await cluster.redisPids());
     return { cluster, emulator: emu?.child ?? null, jobs, mongo, cpu, ops: new OpMeter(cluster.redisClient, mongo), o, buildWarning, receiver };
   } catch (e) {
     await cluster.stop().catch(() => undefined);
@@ -219,7 +220,8 @@ class CpuMeter {
   constructor(
     private readonly cluster: KairosCluster,
     private readonly emulatorPid: number | undefined,
-    private readonly redisPid: number | undefined,
+    /** Every redis-server process of the deployment (six on the test Cluster): their CPU is summed. */
+    private readonly redisPids: number[],
   ) {}
 
   snap(): CpuSnap {
@@ -229,7 +231,7 @@ class CpuMeter {
       ms: {
         ...this.cluster.cpu(),
         ...(this.emulatorPid ? { emulator: processCpuMs(this.emulatorPid) } : {}),
-        redis: processCpuMs(this.redisPid),
+        redis: this.redisPids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
         "bench (API/producer)": (u.user + u.system) / 1000,
       },
     };
@@ -252,7 +254,7 @@ type OpSnap = { redis: Counts; mongo: Counts };
 /** Redis commands and MongoDB operations between two snapshots (bench/lib/opcounts.ts). */
 class OpMeter {
   constructor(
-    private readonly redis: import("ioredis").Redis,
+    private readonly redis: import("ioredis").Redis | import("ioredis").Cluster,
     private readonly mongo: Mongo,
   ) {}
 
@@ -537,7 +539,7 @@ export interface KairosThroughputOptions extends KairosOptions {
  * them and the executors run them. Counts the runs started inside the window; lateness =
  * startedAt − scheduledFor (= creation time).
  */
-export async function benchKairosThroughput(redisUrl: string, opts: KairosThroughputOptions = {}): Promise<KairosThroughputResult> {
+export async function benchKairosThroughput(redisUrl: string | RedisTarget, opts: KairosThroughputOptions = {}): Promise<KairosThroughputResult> {
   const { schedulers = 1, seconds = 20, warmupMs = 2_000, batch = 256 } = opts;
   const d = await deploy(redisUrl, `tput${schedulers}`, opts, schedulers);
   const backlog = opts.backlog ?? 4 * d.o.executors * d.o.slots;

@@ -23,7 +23,8 @@ import { JobService } from "../../src/core/jobs/index.js";
 import { RunService } from "../../src/core/runs/index.js";
 import { silentLogger } from "../../src/support/log.js";
 import type { SharedState } from "../../src/shared-state/ports.js";
-import { createRedisClient, createRedisSharedState, redisKeys } from "../../src/shared-state/redis/index.js";
+import { createRedisClient, createRedisSharedState, redisKeys, type RedisClient, type RedisTarget } from "../../src/shared-state/redis/index.js";
+import { isCluster, redisEnv } from "./redis.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 import { freePort } from "./redis.js";
 
@@ -234,7 +235,8 @@ export async function startEmulatorProcess(opts: { cpuProfDir?: string; timeoutM
 
 export interface ClusterOptions {
   mongoUrl: string;
-  redisUrl: string;
+  /** A redis:// URL, or a Redis Cluster or Sentinel target. */
+  redisUrl: string | RedisTarget;
   /** Database name (fresh per bench shape). */
   mongoDb: string;
   /** KAIROS_REDIS_PREFIX (fresh per bench shape). */
@@ -259,16 +261,16 @@ export class KairosCluster {
   readonly apis: Child[] = [];
   private readonly workDir: string;
   private client?: { mongo: Mongo; state: SharedState; jobs: JobService; runs: RunService };
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(readonly o: ClusterOptions) {
     this.workDir = mkdtempSync(join(tmpdir(), "kairos-bench-"));
-    this.redis = createRedisClient(o.redisUrl, { maxRetriesPerRequest: 3 }) as Redis;
+    this.redis = createRedisClient(o.redisUrl, { maxRetriesPerRequest: 3 });
     this.redis.on("error", () => {});
   }
 
   /** A plain command connection to the deployment's Redis (for counters and inspection). */
-  get redisClient(): Redis {
+  get redisClient(): RedisClient {
     return this.redis;
   }
 
@@ -291,7 +293,7 @@ export class KairosCluster {
       ...env,
       MONGO_URL: this.o.mongoUrl,
       MONGO_DB: this.o.mongoDb,
-      REDIS_URL: this.o.redisUrl,
+      ...redisEnv(this.o.redisUrl),
       KAIROS_REDIS_PREFIX: this.o.prefix,
       KAIROS_SHARDS: String(this.shards),
       KAIROS_STAGE_AHEAD: `PT${(this.o.stageAheadMs ?? 0) / 1000}S`,
@@ -387,14 +389,10 @@ export class KairosCluster {
 
   /** The member holding each shard's lease (null when free). */
   async shardHolders(): Promise<Array<string | null>> {
-    const p = this.redis.pipeline();
-    for (let s = 0; s < this.shards; s++) p.hmget(this.keys.shard(s).lease, "holder", "expiresAt");
+    // One read per shard (auto-pipelined on one server): a Cluster pipeline cannot span slots.
+    const replies = await Promise.all(Array.from({ length: this.shards }, (_, s) => this.redis.hmget(this.keys.shard(s).lease, "holder", "expiresAt")));
     const now = Date.now();
-    return (await p.exec())!.map(([err, r]) => {
-      if (err) throw err;
-      const [holder, expiresAt] = r as [string | null, string | null];
-      return holder && Number(expiresAt) > now ? holder : null;
-    });
+    return replies.map(([holder, expiresAt]) => (holder && Number(expiresAt) > now ? holder : null));
   }
 
   private async waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -446,30 +444,24 @@ export class KairosCluster {
 
   /** Timers armed + in flight over all shards, and the default pool's ready queue length. */
   async pipelineDepth(pool = "default"): Promise<{ armed: number; inflight: number; ready: number }> {
-    const p = this.redis.pipeline();
-    for (let s = 0; s < this.shards; s++) {
-      const k = this.keys.shard(s);
-      p.zcard(k.wheel);
-      p.zcard(k.inflight);
-    }
-    p.zcard(this.keys.ready(pool));
-    const r = (await p.exec())!.map(([err, n]) => {
-      if (err) throw err;
-      return n as number;
-    });
-    let armed = 0;
-    let inflight = 0;
-    for (let s = 0; s < this.shards; s++) {
-      armed += r[2 * s]!;
-      inflight += r[2 * s + 1]!;
-    }
-    return { armed, inflight, ready: r[r.length - 1]! };
+    // One ZCARD per key, not one pipeline: on a Cluster the shards' keys lie in different slots.
+    const shards = Array.from({ length: this.shards }, (_, s) => this.keys.shard(s));
+    const [armed, inflight, ready] = await Promise.all([
+      Promise.all(shards.map((k) => this.redis.zcard(k.wheel))),
+      Promise.all(shards.map((k) => this.redis.zcard(k.inflight))),
+      this.redis.zcard(this.keys.ready(pool)),
+    ]);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    return { armed: sum(armed), inflight: sum(inflight), ready };
   }
 
+
   /** The private redis-server's pid (from INFO), for CPU accounting. */
-  async redisPid(): Promise<number | undefined> {
-    const m = /process_id:(\d+)/.exec(await this.redis.info("server"));
-    return m ? Number(m[1]) : undefined;
+  /** The redis-server processes (every node of a Cluster), for the CPU figures. */
+  async redisPids(): Promise<number[]> {
+    const nodes = isCluster(this.redis) ? this.redis.nodes("all") : [this.redis];
+    const pids = await Promise.all(nodes.map(async (n) => /process_id:(\d+)/.exec(await n.info("server"))?.[1]));
+    return pids.filter((p): p is string => p !== undefined).map(Number);
   }
 
   /** CPU ms per process so far; "runs" = CPU of the processes the executors spawned and reaped. */
@@ -509,12 +501,15 @@ export class KairosCluster {
       await this.client.state.close().catch(() => undefined);
       await this.client.mongo.close().catch(() => undefined);
     }
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.redis.scan(cursor, "MATCH", this.keys.pattern, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) await this.redis.del(...keys);
-    } while (cursor !== "0");
+    // On a Cluster, SCAN each primary and delete key by key (a DEL cannot span slots).
+    for (const node of isCluster(this.redis) ? this.redis.nodes("master") : [this.redis]) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", this.keys.pattern, "COUNT", 1000);
+        cursor = next;
+        if (keys.length) await (isCluster(this.redis) ? Promise.all(keys.map((k) => node.del(k))) : node.del(...keys));
+      } while (cursor !== "0");
+    }
     await this.redis.quit().catch(() => this.redis.disconnect());
     rmSync(this.workDir, { recursive: true, force: true });
     return notes;

@@ -3,17 +3,23 @@
  * Redis commands from `INFO commandstats`, MongoDB operations from `serverStatus().opcounters`
  * (the emulator keeps the same counters). Deltas between two snapshots, divided by the runs.
  */
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { Db } from "mongodb";
 
 export type Counts = Record<string, number>;
 
-/** `INFO commandstats` → { evalsha: 1234, publish: 99, … } (calls per command). */
-export async function redisCommandCounts(redis: Redis): Promise<Counts> {
+/**
+ * `INFO commandstats` → { evalsha: 1234, publish: 99, … } (calls per command); on a Cluster summed
+ * over the primaries (a replica's counts repeat its primary's writes).
+ */
+export async function redisCommandCounts(redis: Redis | Cluster): Promise<Counts> {
   const out: Counts = {};
-  for (const line of (await redis.info("commandstats")).split(/\r?\n/)) {
-    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
-    if (m) out[m[1]!] = Number(m[2]);
+  const nodes = typeof (redis as Cluster).nodes === "function" ? (redis as Cluster).nodes("master") : [redis as Redis];
+  for (const info of await Promise.all(nodes.map((n) => n.info("commandstats")))) {
+    for (const line of info.split(/\r?\n/)) {
+      const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+      if (m) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    }
   }
   return out;
 }

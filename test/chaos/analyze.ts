@@ -378,8 +378,8 @@ export function violations(r: ChaosReport): string[] {
 }
 
 /** What a chaos fault did, as the recovery figures group it. */
-export type FaultKind = "executor_lost" | "scheduler_lost" | "store_flushed" | "store_restarted";
-export const FAULT_KINDS: readonly FaultKind[] = ["executor_lost", "scheduler_lost", "store_flushed", "store_restarted"];
+export type FaultKind = "executor_lost" | "scheduler_lost" | "store_flushed" | "store_restarted" | "store_failover" | "slot_migration";
+export const FAULT_KINDS: readonly FaultKind[] = ["executor_lost", "scheduler_lost", "store_flushed", "store_restarted", "store_failover", "slot_migration"];
 
 export interface Fault {
   kind: FaultKind;
@@ -392,12 +392,17 @@ export interface Fault {
 
 /**
  * The fault log of a run, from the harness's events: a `kill9` of an executor or a scheduler, a
- * `flushall` of Redis, and a `kill9` of Redis (restarted without persistence: its data is gone).
+ * `flushall` of Redis, a `kill9` of Redis (restarted without persistence: its data is gone), and on
+ * a Redis Cluster or Sentinel group a primary's `kill9` or a `failover` (store_failover) and a
+ * `reshard` (slot_migration).
  */
 export function faultsFromEvents(events: readonly ProcessEvent[]): Fault[] {
   const out: Fault[] = [];
   for (const e of events) {
     if (e.kind === "flushall") out.push({ kind: "store_flushed", at: e.at, target: e.name });
+    // A Redis Cluster or Sentinel primary killed (its replica promoted), or a CLUSTER FAILOVER.
+    else if (e.kind === "failover" || (e.kind === "kill9" && e.name.startsWith("redis-"))) out.push({ kind: "store_failover", at: e.at, target: e.name });
+    else if (e.kind === "reshard") out.push({ kind: "slot_migration", at: e.at, target: e.name });
     else if (e.kind !== "kill9") continue;
     else if (e.name === "redis") out.push({ kind: "store_restarted", at: e.at, target: e.name });
     else if (e.name.startsWith("executor")) out.push({ kind: "executor_lost", at: e.at, target: e.name, pid: e.pid });

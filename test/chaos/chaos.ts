@@ -9,7 +9,11 @@
  * attempts of one slot overlapped in time (a DAG task instance is a slot), a DAG task started before
  * a parent's committed end, or a DAG fire has no single SUCCEEDED DAG run, in either scenario; 2 when a scenario itself failed.
  *
- * Options: `--lease default|short|both` (or CHAOS_LEASE; both by default).
+ * Options: `--lease default|short|both` (or CHAOS_LEASE; both by default); `--redis
+ * single|cluster|sentinel|all` (or CHAOS_REDIS; single by default): `cluster` runs one scenario on a
+ * Redis Cluster (a primary kill -9ed and its replica promoted, a manual CLUSTER FAILOVER, a reshard
+ * of 1,000 slots during the window), `sentinel` one behind Sentinel (the primary kill -9ed, the
+ * replica promoted), `all` the lease scenarios and both.
  * Knobs (environment): CHAOS_INTERVAL_JOBS / CHAOS_CRON_JOBS (per scenario: 40/20 with the
  * default lease, 60/30 with the short one), CHAOS_EXECUTORS (3), CHAOS_SLOTS (32), CHAOS_SEED
  * (14, the victims' choice), CHAOS_MISFIRE (the default policy, FIRE_ONCE), CHAOS_KEEP=1 keeps
@@ -19,6 +23,7 @@
 import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryLines, violations } from "./analyze.js";
+import type { RedisMode } from "./redis-topology.js";
 import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
 
 const num = (name: string, dflt: number) => {
@@ -27,7 +32,9 @@ const num = (name: string, dflt: number) => {
 };
 
 interface Profile {
-  name: "default" | "short";
+  name: "default" | "short" | "cluster" | "sentinel";
+  /** @default single */
+  redis?: RedisMode;
   lease: string;
   windowMs: number;
   intervalJobs: number;
@@ -67,6 +74,52 @@ const PROFILES: Profile[] = [
   },
 ];
 
+// On a Redis Cluster (3 primaries + 3 replicas, node timeout 1 s) and behind Sentinel (1 primary,
+// 1 replica, 3 sentinels, down after 1 s), short lease: the Redis faults alone, each in its own
+// stretch of the window (a reshard of 1,000 slots takes a few seconds).
+const REDIS_PROFILES: Profile[] = [
+  {
+    name: "cluster",
+    redis: "cluster",
+    lease: "PT3S",
+    windowMs: 60_000,
+    intervalJobs: num("CHAOS_INTERVAL_JOBS", 40),
+    cronJobs: num("CHAOS_CRON_JOBS", 20),
+    plan: {
+      killsAtMs: [],
+      redisFaults: [
+        { atMs: 10_000, fault: "primary_kill" },
+        { atMs: 25_000, fault: "cluster_failover" },
+        { atMs: 40_000, fault: "reshard" },
+      ],
+      seed: num("CHAOS_SEED", 14),
+    },
+    drainMaxMs: 180_000,
+    drainStallMs: 30_000,
+  },
+  {
+    name: "sentinel",
+    redis: "sentinel",
+    lease: "PT3S",
+    windowMs: 35_000,
+    intervalJobs: num("CHAOS_INTERVAL_JOBS", 40),
+    cronJobs: num("CHAOS_CRON_JOBS", 20),
+    plan: { killsAtMs: [], redisFaults: [{ atMs: 12_000, fault: "primary_kill" }], seed: num("CHAOS_SEED", 14) },
+    drainMaxMs: 180_000,
+    drainStallMs: 30_000,
+  },
+];
+
+/** `--redis single|cluster|sentinel|all` (or CHAOS_REDIS; single by default): which Redis the scenarios run on. */
+function redisChoice(): Array<Profile["name"]> {
+  const i = process.argv.indexOf("--redis");
+  const v = (i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith("--redis="))?.slice(8)) ?? process.env.CHAOS_REDIS ?? "single";
+  if (v === "single") return leaseChoice();
+  if (v === "cluster" || v === "sentinel") return [v];
+  if (v === "all") return [...leaseChoice(), "cluster", "sentinel"];
+  throw new Error(`--redis must be single, cluster, sentinel or all, got ${v}`);
+}
+
 function leaseChoice(): Array<Profile["name"]> {
   const i = process.argv.indexOf("--lease");
   const v = (i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith("--lease="))?.slice(8)) ?? process.env.CHAOS_LEASE ?? "both";
@@ -105,6 +158,7 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
       // Kept until the verdict: a failing scenario's logs are what explain it (removed below when clean).
       keepDir: true,
       verbose: process.env.CHAOS_VERBOSE === "1",
+      redis: p.redis ?? "single",
     },
     actions: faultActions(p.plan),
     drainMaxMs: p.drainMaxMs,
@@ -112,7 +166,7 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
     log: (m) => process.stderr.write(`[chaos] ${m}\n`),
   });
   const r = result.report;
-  out(`== scenario ${p.name} (lease ${p.lease}, ${p.intervalJobs + p.cronJobs} jobs + ${DAGS.length} DAGs, ${p.windowMs / 1000} s window, ${result.faults.length} faults)`);
+  out(`== scenario ${p.name} (${p.redis && p.redis !== "single" ? `redis ${p.redis}, ` : ""}lease ${p.lease}, ${p.intervalJobs + p.cronJobs} jobs + ${DAGS.length} DAGs, ${p.windowMs / 1000} s window, ${result.faults.length} faults)`);
   out(`${chaosLine(r)} ${dagFigures(result.dags)}`);
   out(
     `${detailLine(r)} killed_mid_run=${result.killedMidRun} duration=${Math.round((Date.now() - started) / 1000)}s ` +
@@ -143,7 +197,7 @@ async function main(): Promise<number> {
   guard.unref();
   const executors = num("CHAOS_EXECUTORS", 3);
   const bad: string[] = [];
-  for (const name of leaseChoice()) bad.push(...(await runProfile(PROFILES.find((p) => p.name === name)!, executors)));
+  for (const name of redisChoice()) bad.push(...(await runProfile([...PROFILES, ...REDIS_PROFILES].find((p) => p.name === name)!, executors)));
   process.stdout.write(`total duration=${Math.round((Date.now() - started) / 1000)}s\n`);
   if (bad.length) {
     process.stderr.write(`chaos: FAILED: ${bad.join("; ")}\n`);

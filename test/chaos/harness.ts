@@ -17,6 +17,7 @@ import type { Redis } from "ioredis";
 import { createRedisClient } from "../../src/shared-state/index.js";
 import { MongoClient, type Db } from "mongodb";
 import { freePort } from "../support/local-redis.js";
+import { startChaosRedis, type ChaosRedis, type RedisFault, type RedisMode } from "./redis-topology.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MAIN = join(REPO_ROOT, "src", "main.ts");
@@ -31,7 +32,7 @@ export type Role = "redis" | "emulator" | "api" | "scheduler" | "executor";
 export interface ProcessEvent {
   name: string;
   /** `ready`: the process passed its readiness check (a scheduler is serving from then on). */
-  kind: "start" | "ready" | "kill9" | "term" | "stop" | "cont" | "exit" | "flushall";
+  kind: "start" | "ready" | "kill9" | "term" | "stop" | "cont" | "exit" | "flushall" | "failover" | "reshard";
   at: number;
   pid: number;
   code?: number | null;
@@ -55,6 +56,8 @@ export interface ClusterOptions {
   keepDir?: boolean;
   /** Print process events to stderr. @default false */
   verbose?: boolean;
+  /** One redis-server, a Redis Cluster or a Sentinel group (./redis-topology.ts). @default single */
+  redis?: RedisMode;
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -251,6 +254,8 @@ export class Cluster {
   token = "";
   private mongoClient: MongoClient | null = null;
   private redisClient: Redis | null = null;
+  /** The Redis Cluster or Sentinel group, when the cluster does not run on one redis-server. */
+  private topology: ChaosRedis | null = null;
   readonly prefix = "kairos";
   /** A directory every sandboxed job may write to (KAIROS_SANDBOX_RW_PATHS): the ledgers live here. */
   get sharedDir(): string {
@@ -289,6 +294,7 @@ export class Cluster {
       env: {},
       keepDir: false,
       verbose: false,
+      redis: "single" as RedisMode,
       ...options,
     };
     const c = new Cluster(dir, opts);
@@ -313,6 +319,12 @@ export class Cluster {
   };
 
   private async startInfrastructure(): Promise<void> {
+    if (this.opts.redis !== "single") this.topology = await startChaosRedis(this.opts.redis);
+    else await this.startRedis();
+    await this.startEmulator();
+  }
+
+  private async startRedis(): Promise<void> {
     const redisPort = await freePort();
     const redisDir = join(this.dir, "redis");
     mkdirp(redisDir);
@@ -340,7 +352,9 @@ export class Cluster {
     this.procs.set("redis", redis);
     await redis.start();
     this.redisUrl = `redis://127.0.0.1:${redisPort}`;
+  }
 
+  private async startEmulator(): Promise<void> {
     const mongoPort = await freePort();
     const emulator = this.kairosProcess("emulator", "emulator", ["--port", String(mongoPort)], {}, async (p, offset) =>
       waitForLog(p, offset, /emulator listening/),
@@ -382,7 +396,7 @@ export class Cluster {
   roleEnv(name: string, role: Role): Record<string, string> {
     return {
       MONGO_URL: this.mongoUrl,
-      REDIS_URL: this.redisUrl,
+      ...(this.topology ? this.topology.env : { REDIS_URL: this.redisUrl }),
       KAIROS_REDIS_PREFIX: this.prefix,
       KAIROS_JWT_SECRET: JWT_SECRET,
       KAIROS_ADMIN_USER: ADMIN.username,
@@ -459,6 +473,12 @@ export class Cluster {
     return this.get(name).thaw();
   }
 
+  /** A fault of the Redis Cluster or Sentinel group (./redis-topology.ts); resolves once it is healthy again. */
+  async redisFault(fault: RedisFault): Promise<number> {
+    if (!this.topology) throw new Error(`${fault} needs a Redis Cluster or Sentinel group (--redis cluster|sentinel)`);
+    return this.topology.inject(fault, this.recordEvent);
+  }
+
   /** Redis `FLUSHALL`: every key of every deployment is gone at once (recorded as a `flushall` event). */
   async flushRedis(): Promise<number> {
     const redis = await this.redis();
@@ -495,7 +515,8 @@ export class Cluster {
 
   async redis(): Promise<Redis> {
     if (!this.redisClient) {
-      this.redisClient = createRedisClient(this.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }) as Redis;
+      // On a Cluster the admin client is a Cluster client (its callers use single-key commands).
+      this.redisClient = createRedisClient(this.topology?.target ?? this.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }) as Redis;
       this.redisClient.on("error", () => undefined);
       await this.redisClient.connect();
     }
@@ -570,6 +591,7 @@ export class Cluster {
     await Promise.all(kairos.map((p) => p.terminate(graceMs)));
     await this.procs.get("emulator")?.terminate(5_000);
     await this.procs.get("redis")?.terminate(5_000);
+    await this.topology?.stop();
     if (!this.opts.keepDir) rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -21,6 +21,7 @@ import {
 import { isoSeconds, type ChaosSchedule } from "./expected.js";
 import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
+import type { RedisFault } from "./redis-topology.js";
 
 export interface ChaosAction {
   /** Offset from T0 (the window start), ms. */
@@ -317,6 +318,8 @@ export interface FaultPlan {
   flushAtMs?: number[];
   /** Redis `kill -9` and restart without persistence. */
   redisRestartAtMs?: number[];
+  /** Faults of a Redis Cluster or Sentinel group (./redis-topology.ts), at their times. */
+  redisFaults?: Array<{ atMs: number; fault: RedisFault }>;
   /** Seed of the victim choice (same seed, same victims when the same ones are up). @default 14 */
   seed?: number;
   /** Longest wait for a victim executor to be running an attempt before it is killed anyway. @default 2000 */
@@ -375,5 +378,6 @@ export function faultActions(plan: FaultPlan): ChaosAction[] {
   }
   for (const atMs of plan.flushAtMs ?? []) actions.push({ atMs, label: "redis FLUSHALL", run: (c) => c.flushRedis() });
   for (const atMs of plan.redisRestartAtMs ?? []) actions.push({ atMs, label: "redis kill -9 and restart (no persistence)", run: (c) => c.restartRedis() });
+  for (const { atMs, fault } of plan.redisFaults ?? []) actions.push({ atMs, label: `redis ${fault.replace("_", " ")}`, run: (c) => c.redisFault(fault) });
   return actions.sort((a, b) => a.atMs - b.atMs);
 }
