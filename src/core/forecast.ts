@@ -9,8 +9,8 @@
 import { listedOwner, type Principal } from "../auth/index.js";
 import { ValidationError } from "../domain/index.js";
 import type { Clock } from "../shared-state/index.js";
-import { findDagRootPools, findForecastJobs, type Mongo } from "../store/index.js";
-import { findHotspots, forecastRuns, HOUR, medianOf, MINUTE, parseDuration, type ForecastJob, type Hotspot } from "../timing/index.js";
+import { findDagRootPools, findForecastJobs, findRetriesDue, type Mongo, type RetryDue } from "../store/index.js";
+import { findHotspots, forecastRuns, HOUR, medianOf, MINUTE, parseDuration, type ForecastJob, type Hotspot, type Schedule } from "../timing/index.js";
 
 export const MIN_FORECAST_MS = MINUTE;
 export const MAX_FORECAST_MS = 24 * HOUR;
@@ -76,6 +76,10 @@ export class ForecastService {
       const pools = d.dagId ? (dagPools.get(d.dagId) ?? []) : [d.spec.pool];
       return { ...d, pools: pool === null ? pools : pools.filter((p) => p === pool) };
     });
+    // The armed retry timers: a run waiting to retry is one run at its retry time.
+    const retries = await findRetriesDue(this.deps.mongo, owner, new Date(now + withinMs), maxJobs + 1);
+    const retriesCapped = retries.length > maxJobs;
+    for (const r of retries.slice(0, maxJobs)) if (pool === null || r.pool === pool) jobs.push(retryAsFire(r));
     const result = forecastRuns(jobs, { now, withinMs, maxSlots: MAX_FORECAST_SLOTS });
     const pools = [...result.pools.values()]
       .map((p): ForecastPool => {
@@ -99,8 +103,9 @@ export class ForecastService {
         `only the first ${maxJobs} jobs were read (${owner === null ? "the soonest due" : "yours, by id"}); the others are not in these figures: ask per pool to see more of them`,
       );
     }
+    if (retriesCapped) notes.push(`only ${maxJobs} of the runs waiting to retry were read; the others are not in these figures`);
     if (result.slotsCapped) notes.push(`stopped after ${MAX_FORECAST_SLOTS} fires: jobs read after that are not counted (very frequent schedules); ask for a shorter window or per pool`);
-    notes.push("runs already made (staged in the seconds before their time, retries waiting) are in the queues, not here; a DAG counts its first tasks' runs, not the later ones");
+    notes.push("runs waiting to retry count at their retry time; runs staged in the seconds before their time are in the queues, not here; a DAG counts its first tasks' runs, not the later ones");
     return {
       scope: owner === null ? "CLUSTER" : "OWN",
       from: new Date(result.from),
@@ -115,6 +120,15 @@ export class ForecastService {
       notes,
     };
   }
+}
+
+/** A run waiting to retry as a fire of its job at its retry time (a one-slot schedule, spent by that fire). */
+function retryAsFire(r: RetryDue): ForecastJob {
+  const at = r.retryAt!.getTime();
+  const schedule: Schedule = {
+    kind: "ONCE", atMs: at, everyMs: null, every: null, cron: null, timezone: "UTC", startAt: at, endAt: null, maxFires: 1, dstGap: "SHIFT", dstRepeat: "FIRST", jitterMs: 0, spreadMs: 0,
+  };
+  return { _id: r.jobId, schedule, firedCount: 0, handledThrough: new Date(at - 1), nextSlotAt: r.retryAt, nextFireAt: r.retryAt, rescheduledTo: null, pools: [r.pool] };
 }
 
 /** The forecast's window: a minute to a day (BAD_USER_INPUT otherwise). */

@@ -11,6 +11,7 @@ import { ForecastService } from "../../src/core/forecast.js";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
+import { queuedRunDoc } from "../helpers/runs.js";
 
 const t = useTestApp();
 const MIN = 60_000;
@@ -60,6 +61,11 @@ beforeAll(async () => {
   // From 65 min on, every 10 min: 138 slots before the window ends (the forecast is asked within 5 min).
   await jobs.create(a, { name: "ten-minutes", schedule: { kind: "INTERVAL", every: "PT10M", startAt: t0 + 65 * MIN }, spec: spec("fc-a2") });
   await jobs.create(a, { name: "once", schedule: { kind: "ONCE", at: t0 + 120 * MIN }, spec: spec("fc-a2") });
+  // Three of A's runs waiting to retry in 2 h (their retry timers armed): one minute of fc-retry.
+  const retryAt = new Date(Math.floor((t0 + 120 * MIN) / MIN) * MIN + 5_000);
+  await t.app.services.mongo.c.runs.insertMany(
+    Array.from({ length: 3 }, () => queuedRunDoc(ua.id, { status: "RETRY_SCHEDULED", pool: "fc-retry", retryAt, attempt: 1, scheduledFor: new Date(t0 - MIN) })),
+  );
   for (let i = 0; i < 5; i++) await jobs.create(b, { name: `half-past-${i}`, schedule: { kind: "CRON", cron: "30 * * * *" }, spec: spec("fc-b") });
   await gqlOk(
     t.app.url,
@@ -83,7 +89,10 @@ describe("forecast", () => {
   it("covers a user's own active jobs, and warns about the minute 60 of them share", async () => {
     const f = await ask(aToken);
     expect(f.scope).toBe("OWN");
-    expect(f.pools.map((p) => p.pool)).toEqual(["fc-a", "fc-a2"]);
+    expect(f.pools.map((p) => p.pool)).toEqual(["fc-a", "fc-a2", "fc-retry"]);
+    // The armed retry timers: three runs in one minute.
+    expect(pool(f, "fc-retry")).toMatchObject({ total: 3, peak: 3 });
+    expect(pool(f, "fc-retry")!.minutes).toHaveLength(1);
     // 60 hourly jobs, 24 fires each; the paused one is not counted.
     expect(pool(f, "fc-a")).toMatchObject({ total: 1440, peak: 60, median: 0 });
     expect(pool(f, "fc-a")!.minutes).toHaveLength(24);

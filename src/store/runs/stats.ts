@@ -95,3 +95,16 @@ export async function findOwnerWaiting(mongo: Mongo, ownerId: string, limit: num
     .find({ ownerId, status: RunStatus.QUEUED } as Filter<RunDoc>, { projection: WAITING_PROJECTION, limit })
     .toArray()) as WaitingRun[];
 }
+
+export type RetryDue = Pick<RunDoc, "_id" | "jobId" | "pool" | "retryAt">;
+
+/**
+ * Runs waiting to retry (RETRY_SCHEDULED, their `r:` timer armed) whose retry is due before
+ * `until`, of `ownerId` or anyone's, at most `limit`: the forecast counts them at their retry time.
+ * Read on the status prefix of `owner_status_scheduled` or `status_epoch_lease`.
+ */
+export async function findRetriesDue(mongo: Mongo, ownerId: StatsOwner, until: Date, limit: number): Promise<RetryDue[]> {
+  return (await mongo.c.runs
+    .find({ ...owned(ownerId), status: RunStatus.RETRY_SCHEDULED, retryAt: { $lt: until } } as Filter<RunDoc>, { projection: { _id: 1, jobId: 1, pool: 1, retryAt: 1 }, limit })
+    .toArray()) as RetryDue[];
+}
