@@ -98,8 +98,9 @@ export class Deadlines {
    * a scheduler ended the epoch and queues its runs again). Failed: nothing moves, and an attempt
    * is killed at its deadline if no renewal comes by then (the watchdog, the supervisor).
    *
-   * Every CANCEL_CHECK_EVERY beats one read of the held runs also stops those no longer the
-   * node's and those asked to cancel (their notices may have been missed); it runs beside the
+   * Every CANCEL_CHECK_EVERY beats one read of the node's RUNNING runs also stops the attempts
+   * whose run is no longer the node's and those asked to cancel (their notices may have been
+   * missed), and releases runs the node runs nothing of (RunService.checkHeld); it runs beside the
    * heartbeat, never delaying the next renewal.
    */
   afterBeat(now: number, beat: BeatResult): void {
@@ -120,17 +121,17 @@ export class Deadlines {
     }
   }
 
-  /** Stops the held attempts whose run is no longer the node's, and those asked to cancel (one read). */
+  /** Stops the held attempts whose run is no longer the node's, and those asked to cancel; releases runs it runs nothing of (one read). */
   private async checkHeld(): Promise<void> {
     const held = [...this.deps.attempts.values()].filter((a) => !a.stop && a.claim.state === "confirmed");
-    if (held.length === 0) return;
-    let result: { lost: string[]; cancelled: string[] };
+    let result: { lost: string[]; cancelled: string[]; released: number };
     try {
-      result = await this.deps.runs.checkHeld(this.deps.nodeId, held.map((a) => ({ runId: a.runId, token: a.token })));
+      result = await this.deps.runs.checkHeld(this.deps.nodeId, held.map((a) => ({ runId: a.runId, token: a.token })), new Set(this.deps.attempts.keys()));
     } catch (e) {
       this.deps.log.warn({ err: coerceError(e), attempts: held.length }, "could not check the held runs; will retry");
       return;
     }
+    if (result.released > 0) this.deps.log.warn({ runs: result.released }, "runs RUNNING on this node with no attempt of it here: recorded lost, queued again");
     const byRun = new Map(held.map((a) => [a.runId, a]));
     for (const id of result.lost) stopAttempt(byRun.get(id)!, "LEASE_LOST", "lease lost: the run was reclaimed or finished elsewhere");
     for (const id of result.cancelled) stopAttempt(byRun.get(id)!, "CANCEL", "cancelled");

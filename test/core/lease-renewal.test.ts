@@ -70,10 +70,26 @@ describe("a node's lease", () => {
     await mongo.c.runs.updateOne({ _id: ids[1] }, { $set: { cancelRequested: true } });
     await mongo.c.runs.updateOne({ _id: ids[2] }, { $inc: { fencingToken: 1 } }); // moved on elsewhere
     const held = claimed.map((r) => ({ runId: r._id, token: r.fencingToken }));
+    const known = new Set(ids as string[]);
     const before = await written();
-    expect(await runs.checkHeld("node-a", held)).toEqual({ lost: [ids[2]], cancelled: [ids[1]] });
+    expect(await runs.checkHeld("node-a", held, known)).toEqual({ lost: [ids[2]], cancelled: [ids[1]], released: 0 });
     expect(await written()).toBe(before);
-    expect((await runs.checkHeld("node-b", held)).lost.sort()).toEqual([...ids].sort());
+    expect((await runs.checkHeld("node-b", held, known)).lost.sort()).toEqual([...ids].sort());
+  });
+
+  it("releases a run RUNNING on the node that it runs nothing of, once the run's claim lease is over (queued again)", async () => {
+    const ids = await insertQueuedRuns(mongo, 2, "orphan");
+    const [kept, orphan] = await runs.claimMany(ids, "node-o", LEASE_MS, 1);
+    const held = [{ runId: kept!._id, token: kept!.fencingToken }];
+    const known = new Set([kept!._id]);
+    // Its claim lease still holds: perhaps claimed a moment ago and not in the table yet. Left alone.
+    expect((await runs.checkHeld("node-o", held, known)).released).toBe(0);
+    now = orphan!.leaseUntil!.getTime() + 1;
+    expect(await runs.checkHeld("node-o", held, known)).toEqual({ lost: [], cancelled: [], released: 1 });
+    const back = await load(orphan!._id);
+    expect(back).toMatchObject({ status: "QUEUED", attempt: 2, fencingToken: orphan!.fencingToken + 1, nodeId: null });
+    expect(back.history.at(-1)!.reason).toBe(`executor lost: node node-o runs no attempt of it (its claim lease ended at ${orphan!.leaseUntil!.toISOString()}); queued again as attempt 2`);
+    expect(await load(kept!._id)).toMatchObject({ status: "RUNNING", nodeId: "node-o" });
   });
 
   it("a late renewal racing the end of its lapsed epoch: exactly one of the two wins, every time", async () => {

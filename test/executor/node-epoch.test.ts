@@ -50,7 +50,7 @@ beforeEach(async () => {
   registry = new NodeRegistry(nodeId, new NodeStore(mongo), mongo, silentLogger(), SAFE_MS);
   await registry.register(resolveOptions({ nodeName: nodeId, pools: ["default"], slots: 4, workRoot: "/tmp", leaseMs: LEASE_MS }), ISOLATION, new Date(now));
   table = new Map();
-  deadlines = new Deadlines({ nodeId, attempts: table, runs: { checkHeld: async () => ({ lost: [], cancelled: [] }) } as unknown as RunService, clock, log: silentLogger(), heartbeatMs: 1_000, safeMs: SAFE_MS });
+  deadlines = new Deadlines({ nodeId, attempts: table, runs: { checkHeld: async () => ({ lost: [], cancelled: [], released: 0 }) } as unknown as RunService, clock, log: silentLogger(), heartbeatMs: 1_000, safeMs: SAFE_MS });
 });
 
 const add = (a: Attempt) => table.set(a.runId, a);

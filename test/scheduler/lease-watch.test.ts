@@ -89,7 +89,7 @@ describe("the lease watcher", () => {
     expect(after.sum - before.sum).toBeCloseTo(0.001, 6);
 
     // The dead executor's attempt cannot write any more: its token is stale.
-    expect(await runs.checkHeld("node-dead", [{ runId: id!, token: running.fencingToken }])).toEqual({ lost: [id], cancelled: [] });
+    expect(await runs.checkHeld("node-dead", [{ runId: id!, token: running.fencingToken }], new Set([id!]))).toEqual({ lost: [id], cancelled: [], released: 0 });
   });
 
   it("a job that loses its executor on every attempt ends DEAD after its attempts (no retries configured)", async () => {

@@ -8,7 +8,7 @@ import { metrics } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { retryDelay, shouldRetry } from "../../timing/index.js";
 import type { HeldAttempt, Mongo, RunIncrements } from "../../store/index.js";
-import { readHeldRuns } from "../../store/index.js";
+import { findNodeRunning, readNodeRuns } from "../../store/index.js";
 import type { ClaimMarkerDrops } from "./claim-markers.js";
 import { observeTakenLatency, takenClaim } from "./claims.js";
 import type { Retries } from "./retries.js";
@@ -105,23 +105,41 @@ export class Attempts {
   ) {}
 
   /**
-   * What a node checks of the attempts it holds (a read: their leases are the node's, see
-   * store/nodes/lease.ts): which are no longer its own (`lost`: reclaimed, finished or moved on
-   * elsewhere; the executor must kill them) and which were asked to cancel (a notice may have been
-   * missed).
+   * What a node checks of its runs (one read of its RUNNING runs: their leases are the node's, see
+   * store/nodes/lease.ts): of the attempts it `held`, which are no longer its own (`lost`:
+   * reclaimed, finished or moved on elsewhere; the executor must kill them) and which were asked to
+   * cancel (a notice may have been missed). And runs RUNNING on it that it knows nothing of
+   * (`known`: every attempt in its table) whose claim lease is over: no process of this node runs
+   * them (a confirm that landed after the node gave up on it, a result the store refused), yet the
+   * node's live lease would keep them RUNNING; each is recorded lost with its executor (queued
+   * again, fenced by its token). `released`: how many.
    */
-  async checkHeld(nodeId: string, held: readonly HeldAttempt[]): Promise<{ lost: string[]; cancelled: string[] }> {
-    if (held.length === 0) return { lost: [], cancelled: [] };
-    const stored = new Map((await readHeldRuns(this.deps.mongo, held.map((h) => h.runId))).map((r) => [r._id, r]));
+  async checkHeld(nodeId: string, held: readonly HeldAttempt[], known: ReadonlySet<string>): Promise<{ lost: string[]; cancelled: string[]; released: number }> {
+    const now = this.deps.clock();
+    const stored = new Map((await readNodeRuns(this.deps.mongo, nodeId)).map((r) => [r._id, r]));
     const lost: string[] = [];
     const cancelled: string[] = [];
     for (const h of held) {
       const r = stored.get(h.runId);
-      const ours = r !== undefined && r.status === RunStatus.RUNNING && r.fencingToken === h.token && r.nodeId === nodeId;
-      if (!ours) lost.push(h.runId);
+      if (r === undefined || r.fencingToken !== h.token) lost.push(h.runId);
       else if (r.cancelRequested) cancelled.push(h.runId);
     }
-    return { lost, cancelled };
+    const orphans = [...stored.values()].filter((r) => !known.has(r._id) && r.leaseUntil !== null && r.leaseUntil.getTime() < now).map((r) => r._id);
+    if (orphans.length === 0) return { lost, cancelled, released: 0 };
+    const runs = await findNodeRunning(this.deps.mongo, nodeId, orphans);
+    const done = await Promise.all(
+      runs.map((run) =>
+        this.record(run, {
+          kind: "LOST_EXECUTOR",
+          exitCode: null,
+          signal: null,
+          error: `executor lost: node ${nodeId} runs no attempt of it (its claim lease ended at ${run.leaseUntil!.toISOString()})`,
+          outputTail: run.outputTail,
+          outputTruncated: run.outputTruncated,
+        }, { kind: "batched", known: run, also: { nodeId } }),
+      ),
+    );
+    return { lost, cancelled, released: done.filter(Boolean).length };
   }
 
   /**

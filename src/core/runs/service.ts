@@ -157,9 +157,9 @@ export class RunService {
     return this.slots.reconcile(suspects);
   }
 
-  /** Which of the attempts a node holds are no longer its own, and which were asked to cancel (see {@link Attempts.checkHeld}). */
-  checkHeld(nodeId: string, held: ReadonlyArray<{ runId: string; token: number }>): Promise<{ lost: string[]; cancelled: string[] }> {
-    return this.attempts.checkHeld(nodeId, held);
+  /** Which of the attempts a node holds are no longer its own or asked to cancel; its runs it runs nothing of, released (see {@link Attempts.checkHeld}). */
+  checkHeld(nodeId: string, held: ReadonlyArray<{ runId: string; token: number }>, known: ReadonlySet<string>): Promise<{ lost: string[]; cancelled: string[]; released: number }> {
+    return this.attempts.checkHeld(nodeId, held, known);
   }
 
 

@@ -77,9 +77,14 @@ export interface HeldAttempt {
   token: number;
 }
 
-/** What a node checks of the runs it holds: whether each is still its own, and whether a cancel was asked. */
-export function readHeldRuns(mongo: Mongo, runIds: readonly string[]): Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "nodeId" | "leaseUntil" | "cancelRequested">>> {
+/** A node's RUNNING runs as it checks them (index `status_node_epoch`): token, claim lease, cancel asked. */
+export function readNodeRuns(mongo: Mongo, nodeId: string): Promise<Array<Pick<RunDoc, "_id" | "fencingToken" | "leaseUntil" | "cancelRequested">>> {
   return mongo.c.runs
-    .find({ _id: { $in: [...runIds] } }, { projection: { _id: 1, status: 1, fencingToken: 1, nodeId: 1, leaseUntil: 1, cancelRequested: 1 } })
-    .toArray() as Promise<Array<Pick<RunDoc, "_id" | "status" | "fencingToken" | "nodeId" | "leaseUntil" | "cancelRequested">>>;
+    .find({ status: RunStatus.RUNNING, nodeId }, { projection: { _id: 1, fencingToken: 1, leaseUntil: 1, cancelRequested: 1 } })
+    .toArray() as Promise<Array<Pick<RunDoc, "_id" | "fencingToken" | "leaseUntil" | "cancelRequested">>>;
+}
+
+/** Those of `runIds` still RUNNING on `nodeId`, whole. */
+export function findNodeRunning(mongo: Mongo, nodeId: string, runIds: readonly string[]): Promise<RunDoc[]> {
+  return mongo.c.runs.find({ _id: { $in: [...runIds] }, status: RunStatus.RUNNING, nodeId }).toArray();
 }
