@@ -23,6 +23,7 @@ const FILES = [
   "docs/artifacts.md",
   "docs/waiting.md",
   "docs/cluster-stats.md",
+  "docs/audit.md",
 ];
 
 interface Example {
