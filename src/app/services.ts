@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createAuth, createRateLimits, TokenService, userBudgetKey } from "../auth/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { DagEngine } from "../dag/index.js";
+import { ClusterStats, ClusterStatsFeed, ForecastService } from "../core/index.js";
 import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobService, logBlobs, LookupService, NodeReads, PoolCoverage, resolveArtifact, RunLogs, RunReads, RunService, UserService, WaitService } from "../core/index.js";
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
@@ -63,8 +64,13 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     uploadTtlMs: config.artifacts.uploadTtlMs,
   });
   const users = new UserService({ mongo, tokens, clock, log, state, accounts: auth.accounts, apiKeys: auth.apiKeys, jobs, artifacts, dags: dagEngine.service });
+  // clusterStats and its subscription feed (one computation a pass for all subscribers), forecast (issue #31).
+  const clusterStats = new ClusterStats({ mongo, state, clock, shards: config.shards, pools: config.pools });
+  const statsFeed = new ClusterStatsFeed({ stats: clusterStats, log: log.child({ component: "cluster-stats" }) });
+  stops.push(() => statsFeed.stop());
   return {
     users, jobs, runs, log, pools, limits, ...auth,
+    clusterStats, statsFeed, forecast: new ForecastService({ mongo, clock }),
     runReads: new RunReads({ mongo, clock }),
     nodes: new NodeReads({ mongo }),
     lookups: new LookupService({ mongo, clock, users }),

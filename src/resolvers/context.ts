@@ -9,6 +9,7 @@ import type { HttpSigning, PoolCoverage } from "../core/index.js";
 import type { RunReads } from "../core/index.js";
 import type { RunService } from "../core/index.js";
 import type { UserService } from "../core/index.js";
+import type { ClusterStats, ClusterStatsFeed, ForecastService } from "../core/index.js";
 import type { AlertBus, AlertRules } from "../core/index.js";
 import { assertAdmin } from "../auth/index.js";
 import { ForbiddenError, UnauthenticatedError } from "../domain/index.js";
@@ -50,6 +51,10 @@ export interface Services extends AuthParts {
   dagEngine: DagEngine;
   /** Uploaded scripts and binaries (issue #16). */
   artifacts: ArtifactService;
+  /** clusterStats, its subscription's shared feed, and forecast (issue #31). */
+  clusterStats: ClusterStats;
+  statsFeed: ClusterStatsFeed;
+  forecast: ForecastService;
   /** The audit trail of mutations (issue #31): recorded by resolvers/audit-trail.ts, read by auditLog. */
   audit: AuditService;
   /** Alert rules, their deliveries and tests (issue #31, docs/alerts.md). */

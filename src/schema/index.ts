@@ -20,3 +20,5 @@ export * from "./dag.type.js";
 export * from "./job-last-run.type.js";
 export * from "./wait.type.js";
 export * from "./audit.type.js";
+export * from "./stats.type.js";
+export * from "./forecast.type.js";
