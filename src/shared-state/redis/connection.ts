@@ -53,7 +53,11 @@ export function createRedisClient(target: RedisTarget | string, opts: RedisClien
       const { lazyConnect, retryStrategy, ...perNode } = common;
       return new Cluster(t.nodes, {
         lazyConnect,
-        ...autoPipelining,
+        // No auto-pipelining on a Cluster: a pipeline that meets a slot on the move (a reshard, a
+        // failover) gets MOVED for some of its commands, and ioredis returns those errors to the
+        // callers instead of following them (the cluster chaos scenario: an arm failed with
+        // "MOVED 247" during a reshard); a command on its own is redirected and retried.
+        enableAutoPipelining: false,
         ...(retryStrategy ? { clusterRetryStrategy: () => null } : {}),
         redisOptions: { ...perNode, ...(t.username ? { username: t.username } : {}), ...(t.password ? { password: t.password } : {}) },
       });
