@@ -6,6 +6,7 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEADLINE_GRACE_MS } from "../../src/core/alerts/deadlines.js";
 import { deadlineTimerId } from "../../src/domain/index.js";
 import { shardOf } from "../../src/shared-state/index.js";
 import { startTestApp, ADMIN, type TestApp } from "../helpers/app.js";
@@ -49,20 +50,20 @@ async function deadlineRule(path: string, deadline: string): Promise<string> {
 describe("deadlines", () => {
   it("a run still running at its deadline alerts once, across a Redis flush between the fire and the deadline", async () => {
     const ruleId = await deadlineRule("/late", "PT4S");
-    const job = await submitJob(app.url, admin, { command: "sleep 9", timeout: "PT30S" });
+    const job = await submitJob(app.url, admin, { command: "sleep 14", timeout: "PT30S" });
     const armed = await waitFor(async () => deadlineDocs().findOne({ _id: { $regex: `^${ruleId}\\|${job}@` } as never }), 15_000);
     expect(armed.state).toBe("ARMED");
     const shard = shardOf(job, app.services.state.wheel.shardCount);
-    expect(await app.services.state.wheel.dueAt(shard, deadlineTimerId(ruleId, armed.fireKey))).toBe(armed.dueAt.getTime());
+    expect(await app.services.state.wheel.dueAt(shard, deadlineTimerId(ruleId, armed.fireKey))).toBe(armed.dueAt.getTime() + DEADLINE_GRACE_MS);
     // Redis loses everything, the armed deadline with it.
     const r = new Redis(redis.url);
     await r.flushall();
     await r.quit();
-    const [msg] = await waitFor(async () => (rx.on("/late").length > 0 ? rx.on("/late") : null), 20_000);
+    const [msg] = await waitFor(async () => (rx.on("/late").length > 0 ? rx.on("/late") : null), 25_000);
     expect(msg!.json.events).toEqual(["DEADLINE_MISSED"]);
     expect(msg!.json.alerts[0]).toMatchObject({ event: "DEADLINE_MISSED", fireKey: armed.fireKey, jobId: job });
     expect(msg!.json.alerts[0].detail).toMatch(/missed its deadline of 4 s: run \S+ is still RUNNING/);
-    expect(Date.now()).toBeGreaterThanOrEqual(armed.dueAt.getTime());
+    expect(Date.now()).toBeGreaterThanOrEqual(armed.dueAt.getTime() + DEADLINE_GRACE_MS);
     expect((await deadlineDocs().findOne({ _id: armed._id }))!.state).toBe("DONE");
     await finishedRun(app.url, admin, job, 30_000);
     await sleep(2_000);
@@ -84,7 +85,7 @@ describe("deadlines", () => {
 
   it("a deadline handled again, or re-armed after it was decided, sends nothing more", async () => {
     const ruleId = await deadlineRule("/twice", "PT2S");
-    const job = await submitJob(app.url, admin, { command: "sleep 5", timeout: "PT30S" });
+    const job = await submitJob(app.url, admin, { command: "sleep 9", timeout: "PT30S" });
     await waitFor(async () => (rx.on("/twice").length > 0 ? true : null), 20_000);
     const doc = (await deadlineDocs().findOne({ _id: { $regex: `^${ruleId}\\|${job}@` } as never }))!;
     // The timer replayed (as after a kill between the handling and the completion), and the

@@ -7,8 +7,9 @@
  *     re-arms every ARMED one missing from the wheel, so a Redis flush or a crash loses none;
  *   - once: the alert is a firing `<ruleId>|deadline:<fireKey>`, inserted once whoever handles the
  *     timer and however often (a replay after a kill), and the record is DONE after it;
- *   - never for a run that finished in time: the handler reads the run, and a run that ended (any
- *     final status) by the deadline sends nothing.
+ *   - never for a run that finished in time: the handler reads the run DEADLINE_GRACE_MS after the
+ *     deadline (an end is written a moment after it is stamped), and a run that ended (any final
+ *     status) by the deadline sends nothing.
  */
 import { AlertEvent, deadlineTimerId, FireOutcome, isTerminal, type AlertRuleDoc, type JobDoc } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
@@ -16,6 +17,12 @@ import type { Logger } from "../../support/index.js";
 import { allAlertRules, armedDeadlines, ensureDeadlineIndexes, findAlertRule, findDeadline, findRunByFireKey, insertFirings, markDeadlineDone, recordDeadline, type Mongo } from "../../store/index.js";
 import { deadlineFiring, inScope, live } from "./match.js";
 
+/**
+ * How long after a deadline its timer is handled: a run's end is stamped by its executor and written
+ * a moment later (batched), so a run that ended just in time may still read RUNNING at the deadline
+ * itself. Whether it was in time is judged on its end, not on when the handler ran.
+ */
+export const DEADLINE_GRACE_MS = 5_000;
 /** How long the list of deadline rules is reused before it is read again. */
 const RULES_TTL_MS = 2_000;
 const MAX_RULES = 100_000;
@@ -51,7 +58,7 @@ export class AlertDeadlines {
           _id: `${rule._id}|${s.key}`, ruleId: rule._id, ownerId: job.ownerId, jobId: job._id, jobName: job.name, fireKey: s.key, runId: s.runId,
           slotAt: new Date(s.slotAt), dueAt, shard, state: "ARMED", createdAt: now,
         });
-        if (doc.state === "ARMED") await wheel.arm(shard, deadlineTimerId(rule._id, s.key), doc.dueAt.getTime());
+        if (doc.state === "ARMED") await wheel.arm(shard, deadlineTimerId(rule._id, s.key), doc.dueAt.getTime() + DEADLINE_GRACE_MS);
       }
     }
   }
@@ -81,7 +88,7 @@ export class AlertDeadlines {
     for (const d of await armedDeadlines(this.deps.mongo, shards, 10_000)) {
       const id = deadlineTimerId(d.ruleId, d.fireKey);
       if (!(await missing(d.shard, id))) continue;
-      await this.deps.state.wheel.arm(d.shard, id, d.dueAt.getTime());
+      await this.deps.state.wheel.arm(d.shard, id, d.dueAt.getTime() + DEADLINE_GRACE_MS);
       armed++;
     }
     return armed;
