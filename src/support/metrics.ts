@@ -118,6 +118,17 @@ export const metrics = {
     help: "Results refused because the fencing token was stale.",
     registers: [registry],
   }),
+  auditEntries: new Counter({
+    name: "kairos_audit_entries_total",
+    help: "Audit entries written (one per GraphQL mutation call), by outcome: OK or the error code the caller got.",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  }),
+  auditWriteFailures: new Counter({
+    name: "kairos_audit_write_failures_total",
+    help: "Mutation calls whose audit entry the store did not take (the call was answered; the failure is logged).",
+    registers: [registry],
+  }),
 };
 
 // Process CPU and memory, open fds, heap, GC pauses and event-loop lag (`process_*`, `nodejs_*`).

@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { AuditService, auditHash, type AuditRecord } from "../../src/core/index.js";
-import { silentLogger } from "../../src/support/index.js";
+import { metrics, silentLogger } from "../../src/support/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
 
@@ -43,8 +43,11 @@ async function writeTen(s = service()): Promise<AuditEntryDoc[]> {
 }
 
 describe("audit chain verification", () => {
-  it("holds for entries as written, each linking to the one before", async () => {
+  it("holds for entries as written, each linking to the one before; kairos_audit_entries_total counts them", async () => {
+    const okCount = async () => (await metrics.auditEntries.get()).values.find((v) => v.labels.outcome === "OK")?.value ?? 0;
+    const counted = await okCount();
     const docs = await writeTen();
+    expect((await okCount()) - counted).toBe(10);
     expect(docs.map((d) => d.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     for (let i = 1; i < docs.length; i++) expect(docs[i]!.prevHash).toBe(docs[i - 1]!.hash);
     const v = await service().verify();

@@ -6,7 +6,7 @@
 import { actOnUser, type Principal } from "../../auth/index.js";
 import type { AuditActor, AuditEntryDoc } from "../../domain/index.js";
 import { ensureAuditHeadRecord, ensureAuditIndexes, auditPage, truncateAuditBefore, type AuditQuery, type Mongo, type Page, type PageQuery } from "../../store/index.js";
-import { Periodic, type Logger } from "../../support/index.js";
+import { metrics, Periodic, type Logger } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { auditJson, capped, changedParts } from "./canonical.js";
 import { verifyAuditChain, type AuditVerification } from "./verify.js";
@@ -69,7 +69,7 @@ export class AuditService {
     let before = r.before === undefined ? undefined : auditJson(r.before);
     let after = r.after === undefined ? undefined : auditJson(r.after);
     if (isObject(before) && isObject(after)) [before, after] = changedParts(before, after);
-    return this.writer.append({
+    const written = this.writer.append({
       at: r.at,
       action: r.action,
       actor: r.actor,
@@ -81,6 +81,14 @@ export class AuditService {
       before: before === undefined ? null : capped(before),
       after: after === undefined ? null : capped(after),
     });
+    try {
+      const doc = await written;
+      metrics.auditEntries.inc({ outcome: r.outcome });
+      return doc;
+    } catch (e) {
+      metrics.auditWriteFailures.inc();
+      throw e;
+    }
   }
 
   /** A page of entries, newest first: an administrator's of anyone, a user's of their own calls only. */
