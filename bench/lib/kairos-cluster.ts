@@ -338,11 +338,13 @@ export class KairosCluster {
     const timeoutMs = opts.timeoutMs ?? 60_000;
     // An executor subscribes to its pool's wake channel, then to the cancel channel, then pulls.
     const cancel = this.keys.channel("kairos:cancel");
-    await this.waitFor(
-      async () => Number(((await this.redis.pubsub("NUMSUB", cancel)) as [string, number])[1]) >= this.executors.length,
-      timeoutMs,
-      "executors",
-    );
+    // On a Cluster each subscriber listens on one node, and NUMSUB counts a node's own: sum them.
+    const numsub = async () => {
+      const nodes = isCluster(this.redis) ? this.redis.nodes("all") : [this.redis];
+      const counts = await Promise.all(nodes.map(async (n) => Number(((await n.pubsub("NUMSUB", cancel)) as [string, number])[1])));
+      return counts.reduce((a, b) => a + b, 0);
+    };
+    await this.waitFor(async () => (await numsub()) >= this.executors.length, timeoutMs, "executors");
     if (opts.noop) {
       for (const c of started) {
         if (!c.logCounts.has(NOOP_LOADED)) throw new Error(`${c.name}: the no-op process module was not loaded; the executor would spawn processes`);

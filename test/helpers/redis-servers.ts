@@ -14,6 +14,12 @@ import { freePort, waitForPing } from "../support/local-redis.js";
 
 export const run = promisify(execFile);
 
+/** What to kill if this process exits without stopping its servers: one exit listener for all of them. */
+const atExit = new Set<() => void>();
+process.on("exit", () => {
+  for (const f of atExit) f();
+});
+
 export interface ServerProcess {
   host: string;
   port: number;
@@ -52,13 +58,13 @@ export async function spawnServer(opts: { args?: string[]; conf?: (port: number)
     if (alive()) proc.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once("exit", cleanupOnExit);
+  atExit.add(cleanupOnExit);
   const spawnError = new Promise<never>((_, reject) => proc.once("error", (e) => reject(new Error(`cannot start redis-server (${e.message}); install it (apt-get install redis-server)`))));
   try {
     await Promise.race([waitForPing(port, proc, opts.timeoutMs ?? 10_000), spawnError]);
   } catch (e) {
     cleanupOnExit();
-    process.off("exit", cleanupOnExit);
+    atExit.delete(cleanupOnExit);
     throw e;
   }
   let stopping: Promise<void> | undefined;
@@ -82,7 +88,7 @@ export async function spawnServer(opts: { args?: string[]; conf?: (port: number)
           clearTimeout(t);
         }
         rmSync(dir, { recursive: true, force: true });
-        process.off("exit", cleanupOnExit);
+        atExit.delete(cleanupOnExit);
       })()),
   };
 }
