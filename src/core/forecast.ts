@@ -18,6 +18,8 @@ export const MAX_FORECAST_MS = 24 * HOUR;
 export const MAX_FORECAST_JOBS = 10_000;
 /** Slots enumerated per request, all jobs together (10,000 jobs every 10 s over a day is 86 M: cut). */
 export const MAX_FORECAST_SLOTS = 2_000_000;
+/** Pools returned, the busiest first (each carries up to 1,440 minutes: the answer's size). */
+export const MAX_FORECAST_POOLS = 100;
 /** Hotspot warnings returned (the largest first). */
 export const MAX_HOTSPOTS = 20;
 
@@ -57,8 +59,8 @@ export interface Forecast {
 }
 
 export class ForecastService {
-  /** `maxJobs`: MAX_FORECAST_JOBS unless given (tests). */
-  constructor(private readonly deps: { mongo: Mongo; clock: Clock; maxJobs?: number }) {}
+  /** `maxJobs`, `maxPools`: MAX_FORECAST_JOBS and MAX_FORECAST_POOLS unless given (tests). */
+  constructor(private readonly deps: { mongo: Mongo; clock: Clock; maxJobs?: number; maxPools?: number }) {}
 
   async forecast(caller: Principal, req: ForecastRequest): Promise<Forecast> {
     const withinMs = forecastWindow(req.within);
@@ -96,8 +98,11 @@ export class ForecastService {
         });
         return { pool: p.pool, total: round(total), peak: round(peak), peakAt, median: round(medianOf(p.runs)), minutes };
       })
-      .sort((a, b) => a.pool.localeCompare(b.pool));
+      .sort((a, b) => b.total - a.total || a.pool.localeCompare(b.pool));
+    const maxPools = this.deps.maxPools ?? MAX_FORECAST_POOLS;
+    const shown = pools.slice(0, maxPools).sort((a, b) => a.pool.localeCompare(b.pool));
     const notes: string[] = [];
+    if (pools.length > shown.length) notes.push(`${pools.length} pools have runs due; the ${maxPools} busiest are shown: ask for one pool to see another`);
     if (jobsCapped) {
       notes.push(
         `only the first ${maxJobs} jobs were read (${owner === null ? "the soonest due" : "yours, by id"}); the others are not in these figures: ask per pool to see more of them`,
@@ -110,7 +115,7 @@ export class ForecastService {
       scope: owner === null ? "CLUSTER" : "OWN",
       from: new Date(result.from),
       to: new Date(result.to),
-      pools,
+      pools: shown,
       hotspots: findHotspots(result, { factor, minRuns, maxWarnings: MAX_HOTSPOTS }),
       jobsRead: read.length,
       maxJobs,

@@ -148,6 +148,13 @@ describe("forecast", () => {
     expect(f.notes[0]).toMatch(/^only the first 10 jobs were read \(the soonest due\)/);
   });
 
+  it("shows the busiest pools when there are more than it returns, and says so", async () => {
+    const service = new ForecastService({ mongo: t.app.services.mongo, clock: Date.now, maxPools: 1 });
+    const f = await service.forecast({ ...a, role: "ADMIN" }, { within: "PT24H" });
+    expect(f.pools.map((p) => p.pool)).toEqual(["fc-a"]);
+    expect(f.notes[0]).toMatch(/^\d+ pools have runs due; the 1 busiest are shown: ask for one pool to see another$/);
+  });
+
   it("refuses bad input, saying what is allowed", async () => {
     for (const w of ["PT0S", "PT30S", "PT25H", "P2D", "-PT1H", "tomorrow"]) {
       const r = await gql(t.app.url, FORECAST, { w }, aToken);
