@@ -57,6 +57,9 @@ export interface AuditChainDoc {
   /** anchor: the anchored entry's time, and when retention cut there. */
   at?: Date;
   truncatedAt?: Date;
+  /** anchor: the retention in force when it cut, and the anchored entry itself (its hash is `hash`: its `at` cannot be changed unseen). */
+  retentionMs?: number;
+  entry?: AuditEntryDoc;
 }
 
 /** What verifyAuditLog reports at the first broken link. */

@@ -133,6 +133,42 @@ describe("audit chain verification", () => {
     now = start;
   });
 
+  it("the anchor cannot be moved to hide a removal: over young entries, altered, or with entries below it changed", async () => {
+    const s = service(30 * DAY);
+    const start = now;
+    for (let i = 1; i <= 6; i++) {
+      now = start + i * 10 * DAY;
+      await s.record(record(i));
+    }
+    const chain = () => mongo.db.collection<{ _id: string; [k: string]: unknown }>("auditChain");
+    // An interrupted retention pass: the anchor moved to 3, entries 1–3 still stored. They are checked too.
+    now = start + 65 * DAY;
+    const e3 = (await audit().findOne({ seq: 3 }))!;
+    await chain().updateOne({ _id: "anchor" }, { $set: { seq: 3, hash: e3.hash, at: e3.at, truncatedAt: new Date(now), retentionMs: 30 * DAY, entry: e3 } }, { upsert: true });
+    expect(await s.verify()).toMatchObject({ ok: true, anchorSeq: 3, checked: 3 });
+    await audit().updateOne({ seq: 2 }, { $set: { outcome: "FORBIDDEN" } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 2 });
+    await audit().deleteMany({ seq: { $lte: 3 } });
+    expect((await s.verify()).ok).toBe(true);
+
+    // Moved over entries younger than the retention (5: 50 days old, retention 30 days at day 65 → ok; 6 at day 60 is not).
+    const e5 = (await audit().findOne({ seq: 5 }))!;
+    await audit().deleteMany({ seq: { $lte: 5 } });
+    await chain().updateOne({ _id: "anchor" }, { $set: { seq: 5, hash: e5.hash, at: e5.at, truncatedAt: new Date(now), retentionMs: 30 * DAY, entry: e5 } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "REMOVED", seq: 5 });
+    // Claiming a shorter retention does not help below one day, the shortest setting; claiming the cut in the future neither.
+    await chain().updateOne({ _id: "anchor" }, { $set: { retentionMs: 1 } });
+    expect((await s.verify()).ok).toBe(true); // entry 5 is 15 days older than the cut: a 1-day retention would have removed it
+    await chain().updateOne({ _id: "anchor" }, { $set: { at: new Date(now), "entry.at": new Date(now), truncatedAt: new Date(now) } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 5 });
+    await chain().updateOne({ _id: "anchor" }, { $set: { at: e5.at, "entry.at": e5.at, truncatedAt: new Date(now + 100 * DAY) } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "REMOVED", seq: 5 });
+    // An anchor that does not hold the entry whose hash it names.
+    await chain().updateOne({ _id: "anchor" }, { $set: { truncatedAt: new Date(now), hash: "e".repeat(64) } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 5 });
+    now = start;
+  });
+
   it("off: nothing is recorded", async () => {
     const off = new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: false, retentionMs: DAY } });
     expect(await off.record(record(1))).toBeNull();

@@ -100,14 +100,14 @@ export class AuditService {
 
   async verify(): Promise<AuditVerification> {
     await this.prepare();
-    return verifyAuditChain(this.deps.mongo);
+    return verifyAuditChain(this.deps.mongo, this.deps.clock());
   }
 
   /** Removes the entries older than the retention, keeping the chain verifiable from the oldest kept one. */
   async retentionPass(): Promise<{ anchorSeq: number; removed: number } | null> {
     await this.prepare();
     const now = this.deps.clock();
-    const cut = await truncateAuditBefore(this.deps.mongo, new Date(now - this.deps.settings.retentionMs), new Date(now));
+    const cut = await truncateAuditBefore(this.deps.mongo, new Date(now - this.deps.settings.retentionMs), new Date(now), this.deps.settings.retentionMs);
     if (cut && cut.removed > 0) this.deps.log.info({ removed: cut.removed, anchorSeq: cut.anchorSeq }, "audit entries past their retention removed");
     return cut;
   }

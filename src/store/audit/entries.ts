@@ -84,14 +84,17 @@ export function auditEntriesInOrder(mongo: Mongo): AsyncIterable<AuditEntryDoc> 
  * crash between the two leaves entries at or below the anchor, which verification skips and the
  * next pass removes. Resolves with the new anchor's seq and how many entries were removed, or null.
  */
-export async function truncateAuditBefore(mongo: Mongo, cutoff: Date, now: Date): Promise<{ anchorSeq: number; removed: number } | null> {
-  const [last] = await entries(mongo).find({ at: { $lt: cutoff } }, { projection: { seq: 1, hash: 1, at: 1 } }).sort({ seq: -1 }).limit(1).toArray();
+export async function truncateAuditBefore(mongo: Mongo, cutoff: Date, now: Date, retentionMs: number): Promise<{ anchorSeq: number; removed: number } | null> {
+  const [last] = await entries(mongo).find({ at: { $lt: cutoff } }).sort({ seq: -1 }).limit(1).toArray();
   if (!last) return null;
   const anchors = chain(mongo);
-  const moved = await anchors.updateOne({ _id: "anchor", seq: { $lt: last.seq } }, { $set: { seq: last.seq, hash: last.hash, at: last.at, truncatedAt: now } });
+  // The anchored entry is kept whole in the anchor: verification re-hashes it, so its age (what
+  // retention may have removed) cannot be changed without the chain noticing.
+  const record = { seq: last.seq, hash: last.hash, at: last.at, truncatedAt: now, retentionMs, entry: last };
+  const moved = await anchors.updateOne({ _id: "anchor", seq: { $lt: last.seq } }, { $set: record });
   if (moved.matchedCount === 0) {
     try {
-      await anchors.insertOne({ _id: "anchor", seq: last.seq, hash: last.hash, at: last.at, truncatedAt: now });
+      await anchors.insertOne({ _id: "anchor", ...record });
     } catch (e) {
       // Another instance anchored meanwhile (at this entry or a later one): remove up to its anchor.
       if ((e as { code?: number }).code !== 11000) throw e;
