@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildKairos, Child } from "./lib/kairos-cluster.js";
+import { buildKairos, Child, processCpuMs } from "./lib/kairos-cluster.js";
 import { freePort } from "./lib/redis.js";
 import { fmtMs, fmtNum, summarize, table, type Summary } from "./lib/stats.js";
 
@@ -96,10 +96,18 @@ async function freshClient(s: Server): Promise<string> {
 
 const CREATE = `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`;
 
-/** One phase: CLIENTS closed loops of createJob for SECONDS; the mutations per second and their latencies. */
-async function phase(s: Server): Promise<{ perSecond: number; latency: Summary }> {
+interface PhaseResult {
+  perSecond: number;
+  latency: Summary;
+  /** The server process's CPU (user + system, its embedded MongoDB emulator included) per mutation: far less sensitive to the host's load than the rate. */
+  cpuMsPerCall: number;
+}
+
+/** One phase: CLIENTS closed loops of createJob for SECONDS; the mutations per second, their latencies, the server's CPU per mutation. */
+async function phase(s: Server): Promise<PhaseResult> {
   const tokens = await Promise.all(Array.from({ length: CLIENTS }, () => freshClient(s)));
   const latencies: number[] = [];
+  const cpu0 = processCpuMs(s.child.pid);
   const start = performance.now();
   const until = start + SECONDS * 1000;
   const counts = await Promise.all(
@@ -114,7 +122,8 @@ async function phase(s: Server): Promise<{ perSecond: number; latency: Summary }
     }),
   );
   const elapsed = (performance.now() - start) / 1000;
-  return { perSecond: counts.reduce((a, b) => a + b, 0) / elapsed, latency: summarize(latencies) };
+  const calls = counts.reduce((a, b) => a + b, 0);
+  return { perSecond: calls / elapsed, latency: summarize(latencies), cpuMsPerCall: (processCpuMs(s.child.pid) - cpu0) / calls };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -123,7 +132,7 @@ async function main(): Promise<void> {
   const warning = await buildKairos();
   if (warning) console.error(warning);
   const servers = { on: await startServer("on"), off: await startServer("off") };
-  const results: Record<"on" | "off", Array<{ perSecond: number; latency: Summary }>> = { on: [], off: [] };
+  const results: Record<"on" | "off", PhaseResult[]> = { on: [], off: [] };
   try {
     console.log(`createJob over HTTP: ${CLIENTS} clients, ${ROUNDS} rounds of ${SECONDS} s per mode; ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
     for (let r = 0; r < ROUNDS; r++) {
@@ -131,7 +140,7 @@ async function main(): Promise<void> {
       for (const mode of order) {
         const p = await phase(servers[mode]);
         results[mode].push(p);
-        console.log(`  round ${r + 1} audit ${mode.padEnd(3)}: ${fmtNum(p.perSecond)} createJob/s, p50 ${fmtMs(p.latency.p50)}, p99 ${fmtMs(p.latency.p99)}`);
+        console.log(`  round ${r + 1} audit ${mode.padEnd(3)}: ${fmtNum(p.perSecond)} createJob/s, p50 ${fmtMs(p.latency.p50)}, p99 ${fmtMs(p.latency.p99)}, server CPU ${p.cpuMsPerCall.toFixed(2)} ms a call`);
       }
     }
     // The audited server's chain holds after it all.
@@ -141,8 +150,9 @@ async function main(): Promise<void> {
       fmtNum(median(results[mode].map((p) => p.perSecond))),
       fmtMs(median(results[mode].map((p) => p.latency.p50))),
       fmtMs(median(results[mode].map((p) => p.latency.p99))),
+      `${median(results[mode].map((p) => p.cpuMsPerCall)).toFixed(2)} ms`,
     ];
-    console.log(table(["mode", "createJob/s (median)", "p50", "p99"], [row("on"), row("off")], { title: "createJob throughput, auditing on vs off" }));
+    console.log(table(["mode", "createJob/s (median)", "p50", "p99", "server CPU a call"], [row("on"), row("off")], { title: "createJob throughput, auditing on vs off" }));
     const on = median(results.on.map((p) => p.perSecond));
     const off = median(results.off.map((p) => p.perSecond));
     console.log(`on / off = ${(on / off).toFixed(3)}; verifyAuditLog on the audited server: ok=${v.ok}, ${v.checked} entries; load after ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
