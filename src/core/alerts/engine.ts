@@ -66,6 +66,8 @@ export class AlertEngine {
     if (!this.deps.leader()) return;
     await (this.indexed ??= ensureAlertIndexes(this.deps.mongo));
     const rules: AlertRuleDoc[] = await allAlertRules(this.deps.mongo, MAX_RULES);
+    // No rule: one read a second and nothing else (deliveries of rules deleted since are dropped with them).
+    if (rules.length === 0) return;
     const now = this.deps.clock();
     await this.scanner.pass(rules, now);
     await this.dispatcher.pass(new Map(rules.map((r) => [r._id, r])));

@@ -64,12 +64,13 @@ export class AlertScanner {
   /** Reads (cursor, now - lag] with `read`, makes firings with `fire`, writes them, then moves the cursor. */
   private async scan<T>(name: string, rules: readonly AlertRuleDoc[], now: number, read: (from: Date, to: Date) => Promise<T[]>, at: (t: T) => Date, fire: (t: T) => Promise<AlertFiringDoc[]>): Promise<AlertFiringDoc[]> {
     const to = new Date(now - this.deps.options.lagMs);
-    const from = (await readAlertCursor(this.deps.mongo, name)) ?? new Date(to.getTime() - FIRST_SCAN_MS);
+    if (rules.length === 0) return [];
+    // Nothing recorded before the oldest rule was made can fire it: a cursor left far behind (no
+    // rule for a while) starts there instead.
+    const oldest = Math.min(...rules.map((r) => r.createdAt.getTime()));
+    const cursor = (await readAlertCursor(this.deps.mongo, name)) ?? new Date(to.getTime() - FIRST_SCAN_MS);
+    const from = new Date(Math.max(cursor.getTime(), oldest - 1));
     if (from >= to) return [];
-    if (rules.length === 0) {
-      await writeAlertCursor(this.deps.mongo, name, to);
-      return [];
-    }
     const rows = await read(from, to);
     const firings: AlertFiringDoc[] = [];
     for (const row of rows) firings.push(...(await fire(row)));
