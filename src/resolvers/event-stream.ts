@@ -94,7 +94,7 @@ export function countedStream<T>(scope: object, who: { userId: string; role: str
   const counts = open;
   const n = counts.get(who.userId) ?? 0;
   if (n >= MAX_EVENT_SUBSCRIPTIONS_PER_USER) {
-    throw new LimitReachedError(`you have ${n} runUpdated and dagRunUpdated subscriptions open, the most allowed at once: close one first`);
+    throw new LimitReachedError(`you have ${n} event subscriptions open (runUpdated, dagRunUpdated and clusterStatsUpdated count together), the most allowed at once: close one first`);
   }
   const inner = make();
   counts.set(who.userId, n + 1);
