@@ -25,6 +25,7 @@ import { loadavg } from "node:os";
 import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryLines, violations } from "./analyze.js";
 import type { RedisMode } from "./redis-topology.js";
 import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
+import { alertLine, alertViolations } from "./alerts.js";
 
 const num = (name: string, dflt: number) => {
   const v = process.env[name];
@@ -173,12 +174,13 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
       `load1 before/after=${loadBefore}/${loadavg()[0]!.toFixed(1)}`,
   );
   out(`overload renewal_kills=${result.overload.renewalKills} deadline_kills=${result.overload.deadlineKills} handed_back_late=${result.overload.handedBackLate}`);
+  out(alertLine(result.alerts));
   for (const l of recoveryLines(result.recovery, result.windowStart)) out(l);
   for (const l of faultLines(result.recovery, result.windowStart)) out(`  ${l}`);
   for (const [name, lines] of Object.entries(result.notableLogs)) {
     process.stderr.write(`[chaos] ${name}: ${lines.join("\n    ")}\n`);
   }
-  const found = [...violations(r), ...dagViolations(result.dags)].map((v) => `${p.name}: ${v}`);
+  const found = [...violations(r), ...dagViolations(result.dags), ...alertViolations(result.alerts)].map((v) => `${p.name}: ${v}`);
   if (found.length > 0 || process.env.CHAOS_KEEP === "1") process.stderr.write(`[chaos] logs and ledger kept in ${result.dir}\n`);
   else rmSync(result.dir, { recursive: true, force: true });
   const kills = result.faults.filter((f) => f.kind === "executor_lost" || f.kind === "scheduler_lost").length;
@@ -203,7 +205,7 @@ async function main(): Promise<number> {
     process.stderr.write(`chaos: FAILED: ${bad.join("; ")}\n`);
     return 1;
   }
-  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0 in every scenario)\n");
+  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0, deadline alerts lost=0 doubled=0 unexpected=0 in every scenario)\n");
   return 0;
 }
 

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryLines } from "./analyze.js";
 import { killExecutorMidRun, runScenario } from "./scenario.js";
+import { alertLine, alertViolations } from "./alerts.js";
 
 describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
   it(
@@ -37,7 +38,7 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
       const r = result.report;
       const summary = `${chaosLine(r)} ${dagFigures(result.dags)}\n${detailLine(r)} killed_mid_run=${result.killedMidRun}`;
       const rec = [...recoveryLines(result.recovery, result.windowStart), ...faultLines(result.recovery, result.windowStart)].join("\n");
-      process.stderr.write(`[cluster.test] ${summary}\n${rec}\n`);
+      process.stderr.write(`[cluster.test] ${summary}\n${rec}\n[cluster.test] ${alertLine(result.alerts)}\n`);
       if (r.leaseOverlaps > 0) process.stderr.write(`[cluster.test] overlaps: ${JSON.stringify(r.details.overlaps)}\n`);
       // The fault log the recovery figures are computed from holds both kills, in order.
       expect(result.faults.map((f) => `${f.kind}:${f.target}`), rec).toEqual(["scheduler_lost:scheduler-1", "executor_lost:executor-1"]);
@@ -54,6 +55,8 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
       expect(result.dags.taskInstances, summary).toBe(4 * result.dags.expectedDagRuns);
       expect(dagViolations(result.dags), summary).toEqual([]);
       expect(result.dags.dagRunsSucceeded, summary).toBe(result.dags.expectedDagRuns);
+      // Deadline alerts (issue #31): every slot that missed its deadline received once, none that met it.
+      expect(alertViolations(result.alerts), alertLine(result.alerts)).toEqual([]);
     },
     240_000,
   );

@@ -21,6 +21,7 @@ import {
 import { isoSeconds, type ChaosSchedule } from "./expected.js";
 import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
+import { accountDeadlines, ALERT_ENV, watchDeadlines, type AlertAccount, type AlertWatch } from "./alerts.js";
 import type { RedisFault } from "./redis-topology.js";
 
 export interface ChaosAction {
@@ -87,6 +88,8 @@ export interface ScenarioResult {
    * back because they were started too late.
    */
   overload: { renewalKills: number; deadlineKills: number; handedBackLate: number };
+  /** Deadline alerts (issue #31): every slot that missed its deadline received once, none that met it (./alerts.ts). */
+  alerts: AlertAccount;
 }
 
 const OPEN = ["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"];
@@ -94,7 +97,7 @@ const OPEN = ["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"];
 export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const log = o.log ?? (() => undefined);
   const t = Date.now();
-  const cluster = await Cluster.start(o.cluster);
+  const cluster = await Cluster.start({ ...o.cluster, env: { ...ALERT_ENV, ...o.cluster.env } });
   const timeline: string[] = [];
   const mark = (what: string) => {
     const line = `${new Date().toISOString()} ${what}`;
@@ -102,8 +105,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     log(line);
   };
   mark(`cluster up in ${Date.now() - t} ms (${cluster.dir})`);
+  let alertWatch: AlertWatch | null = null;
   try {
     const ledgerPath = cluster.ledgerPath;
+    alertWatch = await watchDeadlines(cluster);
     const intervals = o.intervalSeconds ?? [2, 3, 4, 5];
     const crons = o.crons ?? ["*/3 * * * * *"];
     const zones = o.timezones ?? ["UTC"];
@@ -269,9 +274,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
       if (notable.length) notableLogs[p.name] = [`${notable.length} warn/error lines`, ...notable.slice(0, 5)];
     }
-    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload };
+    const alerts = await accountDeadlines(db, alertWatch, ids, windowEnd);
+    mark(`deadline alerts counted: ${alerts.expected} expected, ${alerts.received} received`);
+    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload, alerts };
   } finally {
     await cluster.stop();
+    await alertWatch?.rx.close();
     mark("cluster stopped");
   }
 }
