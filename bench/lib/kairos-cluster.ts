@@ -24,7 +24,7 @@ import { RunService } from "../../src/core/runs/index.js";
 import { silentLogger } from "../../src/support/log.js";
 import type { SharedState } from "../../src/shared-state/ports.js";
 import { createRedisClient, createRedisSharedState, redisKeys, type RedisClient, type RedisTarget } from "../../src/shared-state/redis/index.js";
-import { isCluster, redisEnv } from "./redis.js";
+import { isCluster, onEachNode, redisEnv } from "./redis.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 import { freePort } from "./redis.js";
 
@@ -340,8 +340,7 @@ export class KairosCluster {
     const cancel = this.keys.channel("kairos:cancel");
     // On a Cluster each subscriber listens on one node, and NUMSUB counts a node's own: sum them.
     const numsub = async () => {
-      const nodes = isCluster(this.redis) ? this.redis.nodes("all") : [this.redis];
-      const counts = await Promise.all(nodes.map(async (n) => Number(((await n.pubsub("NUMSUB", cancel)) as [string, number])[1])));
+      const counts = await onEachNode(this.redis, "all", async (n) => Number(((await n.pubsub("NUMSUB", cancel)) as [string, number])[1]));
       return counts.reduce((a, b) => a + b, 0);
     };
     await this.waitFor(async () => (await numsub()) >= this.executors.length, timeoutMs, "executors");
@@ -461,8 +460,7 @@ export class KairosCluster {
   /** The private redis-server's pid (from INFO), for CPU accounting. */
   /** The redis-server processes (every node of a Cluster), for the CPU figures. */
   async redisPids(): Promise<number[]> {
-    const nodes = isCluster(this.redis) ? this.redis.nodes("all") : [this.redis];
-    const pids = await Promise.all(nodes.map(async (n) => /process_id:(\d+)/.exec(await n.info("server"))?.[1]));
+    const pids = await onEachNode(this.redis, "all", async (n) => /process_id:(\d+)/.exec(await n.info("server"))?.[1]);
     return pids.filter((p): p is string => p !== undefined).map(Number);
   }
 
@@ -504,14 +502,15 @@ export class KairosCluster {
       await this.client.mongo.close().catch(() => undefined);
     }
     // On a Cluster, SCAN each primary and delete key by key (a DEL cannot span slots).
-    for (const node of isCluster(this.redis) ? this.redis.nodes("master") : [this.redis]) {
+    const oneByOne = isCluster(this.redis);
+    await onEachNode(this.redis, "master", async (node) => {
       let cursor = "0";
       do {
         const [next, keys] = await node.scan(cursor, "MATCH", this.keys.pattern, "COUNT", 1000);
         cursor = next;
-        if (keys.length) await (isCluster(this.redis) ? Promise.all(keys.map((k) => node.del(k))) : node.del(...keys));
+        if (keys.length) await (oneByOne ? Promise.all(keys.map((k) => node.del(k))) : node.del(...keys));
       } while (cursor !== "0");
-    }
+    });
     await this.redis.quit().catch(() => this.redis.disconnect());
     rmSync(this.workDir, { recursive: true, force: true });
     return notes;

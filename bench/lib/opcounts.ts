@@ -4,6 +4,7 @@
  * (the emulator keeps the same counters). Deltas between two snapshots, divided by the runs.
  */
 import type { Cluster, Redis } from "ioredis";
+import { onEachNode } from "./redis.js";
 import type { Db } from "mongodb";
 
 export type Counts = Record<string, number>;
@@ -14,8 +15,7 @@ export type Counts = Record<string, number>;
  */
 export async function redisCommandCounts(redis: Redis | Cluster): Promise<Counts> {
   const out: Counts = {};
-  const nodes = typeof (redis as Cluster).nodes === "function" ? (redis as Cluster).nodes("master") : [redis as Redis];
-  for (const info of await Promise.all(nodes.map((n) => n.info("commandstats")))) {
+  for (const info of await onEachNode(redis, "master", (n) => n.info("commandstats"))) {
     for (const line of info.split(/\r?\n/)) {
       const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
       if (m) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);

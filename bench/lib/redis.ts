@@ -2,8 +2,8 @@
  * The benchmarks' Redis: a private server from test/support/local-redis.ts, and the connection
  * options BullMQ takes.
  */
-import type { Cluster } from "ioredis";
-import type { RedisClient, RedisTarget } from "../../src/shared-state/index.js";
+import type { Cluster, Redis } from "ioredis";
+import { createRedisClient, type RedisClient, type RedisTarget } from "../../src/shared-state/index.js";
 
 export { freePort, startRedis, type PrivateRedis } from "../../test/support/local-redis.js";
 
@@ -37,4 +37,25 @@ export function redisEnv(target: string | RedisTarget): Record<string, string> {
     case "sentinel":
       return { REDIS_SENTINELS: target.sentinels.map((n) => `${n.host}:${n.port}`).join(","), REDIS_SENTINEL_NAME: target.name };
   }
+}
+
+/**
+ * Runs `f` on each node of a Cluster (`role`) over a short-lived connection of its own, or on the
+ * client itself for one server: the Cluster's own node connections may be closed under it when it
+ * refreshes its slot map.
+ */
+export async function onEachNode<T>(redis: RedisClient, role: "master" | "all", f: (node: Redis) => Promise<T>): Promise<T[]> {
+  if (!isCluster(redis)) return [await f(redis as Redis)];
+  return Promise.all(
+    redis.nodes(role).map(async (n) => {
+      const c = createRedisClient(`redis://${n.options.host}:${n.options.port}`, { lazyConnect: true, maxRetriesPerRequest: 1 }) as Redis;
+      c.on("error", () => undefined);
+      try {
+        await c.connect();
+        return await f(c);
+      } finally {
+        c.disconnect();
+      }
+    }),
+  );
 }
