@@ -39,6 +39,9 @@ describe("redaction by field name", () => {
     expect(redactUrl("https://bot:hunter2@hooks.example.com/a?token=t0k3n&x=1&sig=abc")).toBe("https://bot:redacted@hooks.example.com/a?token=redacted&x=1&sig=redacted");
     expect(redactUrl("https://hooks.example.com/a?x=1")).toBe("https://hooks.example.com/a?x=1");
     expect(redactUrl("not a url: token=abc")).toBe("not a url: token=abc");
+    expect(redactUrl("postgres://app:pg-Secret-1@db:5432/app")).toBe("postgres://app:redacted@db:5432/app");
+    expect(redactUrl("amqp://guest@mq/")).toBe("amqp://guest@mq/");
+    expect(JSON.stringify(auditJson({ env: { DATABASE_URL: "mongodb://kairos:mg-Secret-2@mongo:27017/kairos" } }))).not.toContain("mg-Secret-2");
     expect(JSON.stringify(auditJson({ webhook: { url: "https://h.example.com/?api_key=k3y" } }))).not.toContain("k3y");
   });
 

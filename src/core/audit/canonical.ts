@@ -24,11 +24,14 @@ export function isSecretField(name: string): boolean {
 }
 
 /**
- * A URL's credentials are secrets whatever field holds it: its password (`https://u:pw@host`) and
- * the values of query parameters named like secrets (`?token=…`, `&api_key=…`, `&sig=…`).
+ * A URL's credentials are secrets whatever field holds it: its password (`https://u:pw@host`,
+ * `postgres://u:pw@db`, any scheme) and, for http(s), the values of query parameters named like
+ * secrets (`?token=…`, `&api_key=…`, `&sig=…`).
  */
 export function redactUrl(text: string): string {
-  if (!/^https?:\/\//i.test(text)) return text;
+  // Any scheme's userinfo password (postgres://app:pw@db/app, amqp://u:pw@mq): kept to the user name.
+  const withUser = /^([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*):([^\s@/?#]*)@/i;
+  if (!/^https?:\/\//i.test(text)) return withUser.test(text) ? text.replace(withUser, "$1:redacted@") : text;
   let url: URL;
   try {
     url = new URL(text);
