@@ -40,6 +40,7 @@ import { jobTimerId } from "../src/domain/timers.js";
 import { shardOf } from "../src/shared-state/ports.js";
 import type { RedisTarget } from "../src/shared-state/index.js";
 import { newId, type Mongo } from "../src/store/mongo.js";
+import { insertBenchAlertRules } from "./lib/alert-rules.js";
 import type { RunDoc } from "../src/domain/documents.js";
 import { buildKairos, Child, KairosCluster, processCpuMs, startEmulatorProcess, type Runtime } from "./lib/kairos-cluster.js";
 import {
@@ -94,6 +95,8 @@ export interface KairosOptions {
    * `tsx`: `node --import tsx src/main.ts <role>` (bigger processes; see bench/lib/kairos-cluster.ts).
    */
   runtime?: Runtime;
+  /** Alert rules of the bench user made before the measurement (issue #31's cost), and how many of them are on deadlines (bench/lib/alert-rules.ts). @default none */
+  alertRules?: { count: number; deadlines: number };
   /** Progress lines on stderr. */
   verbose?: boolean;
 }
@@ -126,7 +129,7 @@ export interface Deployment {
   jobs: JobService;
   mongo: Mongo;
   cpu: CpuMeter;
-  o: Required<Omit<KairosOptions, "mongoUrl" | "cpuProfDir">> & Pick<KairosOptions, "mongoUrl" | "cpuProfDir">;
+  o: Required<Omit<KairosOptions, "mongoUrl" | "cpuProfDir" | "alertRules">> & Pick<KairosOptions, "mongoUrl" | "cpuProfDir" | "alertRules">;
   /** Set when the compiled build had type errors (work in progress in src/). */
   buildWarning: string;
   /** Mode http: the loopback receiver the jobs call. */
@@ -194,6 +197,7 @@ export async function deploy(redisUrl: string | RedisTarget, shape: string, opts
     const env = receiver ? { KAIROS_HTTP_JOB_ALLOWED_CIDRS: "127.0.0.1/32" } : undefined;
     await Promise.all([cluster.startExecutors(o.executors, o.slots, { noop: o.mode === "noop", ...(env ? { env } : {}) }), cluster.startSchedulers(schedulers)]);
     const { jobs, mongo } = await cluster.connect();
+    if (o.alertRules) await insertBenchAlertRules(mongo, BENCH_USER.userId, o.alertRules.count, o.alertRules.deadlines);
     // HTTP requests are signed with their owner's secret: the bench user must exist.
     if (receiver) await mongo.c.users.insertOne({ _id: BENCH_USER.userId, username: BENCH_USER.username, passwordHash: "-", role: "ADMIN", maxConcurrentRuns: null, createdAt: new Date(), updatedAt: new Date() });
     const cpu = new CpuMeter(cluster, emu?.child.pid, await cluster.redisPids());
@@ -615,6 +619,8 @@ async function main(): Promise<void> {
   const shapes = (argValue("--shapes") ?? "burst,schedules,throughput").split(",");
   const modes = (argValue("--modes") ?? "process,noop").split(",") as ExecutorMode[];
   const base: KairosOptions = { cpuProfDir: argValue("--profile"), verbose: process.argv.includes("--verbose"), runtime: (argValue("--runtime") ?? "compiled") as Runtime };
+  // --alert-rules N [--alert-deadlines M]: the cost of alerts (issue #31), N rules of which M on deadlines.
+  if (argValue("--alert-rules")) base.alertRules = { count: Number(argValue("--alert-rules")), deadlines: Number(argValue("--alert-deadlines") ?? 0) };
   const redis = await startRedis();
   const t0 = Date.now();
   console.log(`Kairos ${kairosRevision()} benchmarks${quick ? " (--quick)" : ""} — redis ${redis.url} (private), load ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
