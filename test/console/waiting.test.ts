@@ -60,4 +60,24 @@ describe("console: why a run waits", { timeout: 90_000 }, () => {
     expect(await reason.textContent()).toMatch(/no online executor serves pool "gpu"/);
     expect(await reason.textContent()).toMatch(/KAIROS_POOLS/);
   });
+  it("a running DAG run's page says why its tasks wait: a child on its parent, until the DAG run ends", async () => {
+    const d = await gqlOk<{ createDag: { id: string } }>(
+      h.app.url,
+      `mutation($i: CreateDagInput!) { createDag(input: $i) { id } }`,
+      { i: { name: "waiting-chain", tasks: [{ key: "extract", spec: { command: "sleep 60" } }, { key: "load", dependsOn: ["extract"], spec: { command: "true" } }] } },
+      h.admin,
+    );
+    const runId = (await gqlOk<{ triggerDag: { id: string } }>(h.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: d.createDag.id }, h.admin)).triggerDag.id;
+    const page = await h.loggedIn();
+    await page.goto(`${h.base}dag-runs/${runId}`);
+    const section = page.getByRole("region", { name: "Why tasks wait" });
+    const load = section.locator('li[data-task="load"] li[data-code="WAITING_ON_PARENT"]');
+    await load.waitFor({ timeout: 15_000 });
+    expect(await load.textContent()).toMatch(/waits on its parent extract/);
+    expect(await section.locator('li[data-task="extract"]').count()).toBe(0);
+
+    await gqlOk(h.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, h.admin);
+    await page.locator('[data-dag-run-status="CANCELLED"]').waitFor({ timeout: 20_000 });
+    await section.waitFor({ state: "detached", timeout: 10_000 });
+  });
 });

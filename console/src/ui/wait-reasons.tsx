@@ -39,21 +39,28 @@ export function WaitReasons({ reasons, title, id }: { reasons: readonly WaitReas
   return (
     <section className="notice wait-reasons" aria-labelledby={id} data-testid={id}>
       <h2 id={id}>{title}</h2>
-      <ul>
-        {reasons.map((r) => (
-          <li key={`${r.code}:${r.message}`} data-code={r.code}>
-            <span className="badge tone-wait">{waitLabel(r.code)}</span> <span className="mono wait-code">{r.code}</span>
-            <p>{r.message}</p>
-            {(r.since || r.until) && (
-              <p className="muted wait-when">
-                {r.since && <>since <Time iso={r.since} mode="relative" /></>}
-                {r.since && r.until && " · "}
-                {r.until && <>until <Time iso={r.until} mode="relative" /> (<Time iso={r.until} />)</>}
-              </p>
-            )}
-          </li>
-        ))}
-      </ul>
+      <WaitReasonList reasons={reasons} />
     </section>
+  );
+}
+
+/** The reasons as a list: each its label, code, what to do, and since / until. */
+export function WaitReasonList({ reasons }: { reasons: readonly WaitReasonView[] }) {
+  return (
+    <ul>
+      {reasons.map((r) => (
+        <li key={`${r.code}:${r.message}`} data-code={r.code}>
+          <span className="badge tone-wait">{waitLabel(r.code)}</span> <span className="mono wait-code">{r.code}</span>
+          <p>{r.message}</p>
+          {(r.since || r.until) && (
+            <p className="muted wait-when">
+              {r.since && <>since <Time iso={r.since} mode="relative" /></>}
+              {r.since && r.until && " · "}
+              {r.until && <>until <Time iso={r.until} mode="relative" /> (<Time iso={r.until} />)</>}
+            </p>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -1,7 +1,7 @@
 /**
  * One DAG run: its graph coloured by its tasks' states and its timeline, both live
- * (dagRunUpdated(dagRunId)); cancel, and retry from failed, each behind a confirmation; each task
- * links to its run.
+ * (dagRunUpdated(dagRunId)); why its tasks wait while it runs; cancel, and retry from failed, each
+ * behind a confirmation; each task links to its run.
  */
 import { useMemo, useState } from "react";
 import { Link } from "wouter";
@@ -13,6 +13,7 @@ import { ErrorLine, Loading, Page } from "../../ui/page";
 import { StatusBadge } from "../../ui/status";
 import { duration, Time, useNow } from "../../ui/time";
 import { DagGraph, type NodeState } from "./dag-graph";
+import { DagRunWaiting } from "./dag-run-waiting";
 import { tasksFromDot } from "./dot-graph";
 import { Gantt } from "./gantt";
 import { layoutDag } from "./layout";
@@ -101,6 +102,8 @@ function DagRunViewPage({ id }: { id: string }) {
           <pre className="log">{JSON.stringify(run.params, null, 2)}</pre>
         </details>
       </section>
+
+      <DagRunWaiting id={id} running={!ended} version={live.version} />
 
       <h2>Graph</h2>
       <DagGraph tasks={tasks} states={states} label={`Graph of this DAG run of ${run.dagName}`} />
