@@ -27,8 +27,8 @@ async function loadCli(): Promise<CliModule> {
   return (await import(new URL(entry, import.meta.url).href)) as CliModule;
 }
 
-/** Kept in step by hand with CLI_COMMANDS in src/cli/program.ts (test/cli/offline.test.ts checks a sample through `kairos --help`). */
-const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion"];
+/** Kept in step by hand with CLI_COMMANDS in src/cli/program.ts (test/cli/commands-dispatched.test.ts checks every one). */
+const CLI_COMMANDS = ["login", "logout", "whoami", "apply", "get", "describe", "pause", "resume", "trigger", "delete", "cancel", "retry", "logs", "run", "dag", "schedule", "why", "schema", "completion", "stats", "forecast", "audit"];
 
 const USAGE = `Usage: kairos <command> [options]
 
