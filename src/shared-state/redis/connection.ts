@@ -22,10 +22,10 @@ export interface RedisClientOptions {
  * The one factory of Redis connections (src, bench and the chaos harness): a standalone `Redis`
  * for a URL, a `Cluster` for cluster nodes (commands go to the primary of each key's slot and
  * follow MOVED/ASK and failovers), a `Redis` in Sentinel mode for a Sentinel group (it asks the
- * sentinels for the primary whenever it reconnects, so after a failover it finds the new one).
- * ioredis's `failoverDetector` (reconnect on +switch-master) is not used: when the switch arrived
- * while the client was still retrying the dead primary, it ended the connection for good (seen in
- * the Sentinel chaos scenario: every role lost Redis until restarted).
+ * sentinels for the primary whenever it reconnects, and `failoverDetector` reconnects on
+ * +switch-master, so a client never stays on a demoted primary). When the switch arrives while
+ * the client is still retrying the dead primary, ioredis ends the connection for good (seen in the
+ * Sentinel chaos scenario: every role lost Redis until restarted): openRedis connects it again.
  */
 export function createRedisClient(target: RedisTarget | string, opts: RedisClientOptions = {}): RedisClient {
   const t: RedisTarget = typeof target === "string" ? { kind: "single", url: target } : target;
@@ -45,6 +45,7 @@ export function createRedisClient(target: RedisTarget | string, opts: RedisClien
         ...autoPipelining,
         sentinels: t.sentinels,
         name: t.name,
+        failoverDetector: true,
         ...(t.username ? { username: t.username } : {}),
         ...(t.password ? { password: t.password } : {}),
         ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
