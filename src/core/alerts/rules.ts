@@ -54,6 +54,13 @@ export class AlertRules {
     const now = new Date(this.deps.clock());
     const doc: AlertRuleDoc = { _id: newId(), ownerId, ...checked, mutedUntil: null, createdAt: now, updatedAt: now, lastDeliveryAt: null };
     await insertAlertRule(this.deps.mongo, doc);
+    // Counted again once inserted (as API keys are): of concurrent creations, the last to insert sees
+    // them all, so no burst takes the owner past the limit (a burst may be refused a little early).
+    const after = await countAlertRules(this.deps.mongo, ownerId);
+    if (after > this.deps.maxRulesPerUser) {
+      await deleteAlertRule(this.deps.mongo, doc._id);
+      throw new LimitReachedError(`you have ${this.deps.maxRulesPerUser} alert rules, the most allowed (KAIROS_ALERT_MAX_RULES): delete one first, or widen one rule's scope`);
+    }
     return doc;
   }
 

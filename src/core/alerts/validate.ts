@@ -26,6 +26,13 @@ export const ALERT_URL_MAX = 2_048;
 const MIN_RATE_WINDOW_MS = 60_000;
 const MAX_RATE_WINDOW_MS = 7 * 24 * 3600_000;
 const MIN_THRESHOLD_MS = 1_000;
+/**
+ * Longest `deadline`: alertDeadlines keeps a slot's record 30 days from when the slot fired (TTL), so
+ * a deadline must end well inside that; a week, like failureRate's window.
+ */
+export const MAX_DEADLINE_MS = 7 * 24 * 3600_000;
+/** C0 and C1 controls, DEL, and the bidi controls (a name that reads otherwise than it is). */
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const EVENTS = Object.values(AlertEvent) as string[];
 
@@ -34,6 +41,7 @@ export type CheckedRule = Pick<AlertRuleDoc, "name" | "on" | "jobId" | "dagId" |
 export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): CheckedRule {
   const name = input.name.trim();
   if (name.length < 1 || name.length > ALERT_NAME_MAX) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters (got ${name.length})`);
+  if (CONTROL_RE.test(name)) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters with no control characters (nor bidi controls such as U+202E)`);
   if (input.on.length === 0) throw new ValidationError("on", `name at least one event: ${EVENTS.join(", ")}`);
   const on: AlertEvent[] = [];
   for (const e of input.on) {
@@ -54,6 +62,7 @@ export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): Checked
   if (!on.includes(AlertEvent.FAILURE_RATE) && input.failureRate) throw new ValidationError("failureRate", "is only for a rule on FAILURE_RATE");
   const queueLatenessMs = threshold("queueLateness", input.queueLateness, on.includes(AlertEvent.QUEUE_LATENESS), AlertEvent.QUEUE_LATENESS);
   const deadlineMs = threshold("deadline", input.deadline, on.includes(AlertEvent.DEADLINE_MISSED), AlertEvent.DEADLINE_MISSED);
+  if (deadlineMs !== null && deadlineMs > MAX_DEADLINE_MS) throw new ValidationError("deadline", `must be from PT1S to P7D (got ${input.deadline}): the records of armed deadlines are kept 30 days`);
   return { name, on, jobId, dagId, cluster, webhook, failureRate, queueLatenessMs, deadlineMs };
 }
 
