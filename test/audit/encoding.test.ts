@@ -4,7 +4,7 @@
  * every field, and that bad settings are refused with what is allowed.
  */
 import { describe, expect, it } from "vitest";
-import { auditHash, auditJson, capped, changedParts, isSecretField, redactUrl, REDACTED } from "../../src/core/index.js";
+import { auditHash, auditJson, capped, changedParts, isSecretField, isSecretParam, payloadDigest, redactUrl, REDACTED, urlDigest, valueDigest } from "../../src/core/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 
@@ -26,7 +26,8 @@ describe("redaction by field name", () => {
     });
     expect(plain).toEqual({
       apiKey: { id: "k1", key: REDACTED, prefix: "kairos_ab" },
-      input: { spec: { env: { DB_PASSWORD: REDACTED, PLAIN: "v" } }, tasks: [{ env: { API_TOKEN: REDACTED } }] },
+      // An environment value not named like a secret is kept as its digest (it was kept as given).
+      input: { spec: { env: { DB_PASSWORD: REDACTED, PLAIN: valueDigest("v") } }, tasks: [{ env: { API_TOKEN: REDACTED } }] },
       nothing: null,
       password: REDACTED,
       username: "alice",
@@ -43,6 +44,34 @@ describe("redaction by field name", () => {
     expect(redactUrl("amqp://guest@mq/")).toBe("amqp://guest@mq/");
     expect(JSON.stringify(auditJson({ env: { DATABASE_URL: "mongodb://kairos:mg-Secret-2@mongo:27017/kairos" } }))).not.toContain("mg-Secret-2");
     expect(JSON.stringify(auditJson({ webhook: { url: "https://h.example.com/?api_key=k3y" } }))).not.toContain("k3y");
+    expect(redactUrl("https://b.s3.amazonaws.com/o?X-Amz-Credential=AKIA1&X-Amz-Signature=f00&x=1")).toBe("https://b.s3.amazonaws.com/o?X-Amz-Credential=redacted&X-Amz-Signature=redacted&x=1");
+    expect(redactUrl("redis://cache:6379/0?password=r3d1s&db=0")).toBe("redis://cache:6379/0?password=redacted&db=0");
+    for (const name of ["access_key", "X-Amz-Credential", "X-Amz-Signature", "sig", "signature", "token", "key", "apikey", "api_key", "auth", "password", "secret", "session", "code"]) expect(isSecretParam(name), name).toBe(true);
+    for (const name of ["page", "limit", "x", "format"]) expect(isSecretParam(name), name).toBe(false);
+  });
+
+  it("keeps a user's payloads as digests: HTTP URLs, headers and bodies, webhook URLs, DAG params, environment values", () => {
+    const slack = "https://hooks.slack.com/services/T000/B000/XyzSecret";
+    expect(urlDigest(slack)).toBe(`https://hooks.slack.com/… ${valueDigest("/services/T000/B000/XyzSecret")}`);
+    const body = '{"password":"b0dy"}';
+    const plain = auditJson({
+      spec: { http: { url: "https://u:pw@api.example.com/a?x=1", headers: { "Content-Type": "application/json", "X-Session": "s3ss", Accept: "*/*" }, body }, env: { CONFIG: "c0nf1g", DB_PASSWORD: "pw" } },
+      webhook: { url: slack, slack: true },
+      params: { conn: "p4r4m" },
+      httpResponse: { status: 200, headers: { "set-cookie": "c", "x-token-ish": "t", "content-type": "text/plain" }, body: "r3sp" },
+    });
+    expect(plain).toEqual({
+      httpResponse: { body: payloadDigest("r3sp"), headers: { "content-type": "text/plain", "set-cookie": REDACTED, "x-token-ish": REDACTED }, status: 200 },
+      params: payloadDigest('{"conn":"p4r4m"}'),
+      spec: {
+        env: { CONFIG: valueDigest("c0nf1g"), DB_PASSWORD: REDACTED },
+        http: { body: { chars: body.length, sha256: payloadDigest(body).sha256 }, headers: { Accept: "*/*", "Content-Type": "application/json", "X-Session": REDACTED }, url: `https://api.example.com/… ${valueDigest("/a?x=1")}` },
+      },
+      webhook: { slack: true, url: urlDigest(slack) },
+    });
+    for (const s of ["XyzSecret", "b0dy", "s3ss", "c0nf1g", "p4r4m", "r3sp", ":pw@"]) expect(JSON.stringify(plain), s).not.toContain(s);
+    // A changed URL is a changed digest: the change shows in before and after.
+    expect(urlDigest("https://hooks.slack.com/services/T000/B000/Other")).not.toBe(urlDigest(slack));
   });
 
   it("sorts keys, drops functions and undefined, bounds depth, and caps long text with its size and SHA-256", () => {

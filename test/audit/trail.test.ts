@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeJob, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { valueDigest } from "../../src/core/index.js";
 
 const t = useTestApp();
 
@@ -114,9 +115,10 @@ describe("audit trail", () => {
     const stored = JSON.stringify(await t.app.services.mongo.db.collection("audit").find({}).toArray());
     for (const s of [...secrets, "a-Wrong-Password-3", key, signing, token, changed.changePassword.token]) expect(stored).not.toContain(s);
     expect(stored).toContain("[redacted]");
-    // What is not secret is kept: the environment's other values, the user name tried.
+    // What is not secret is kept: the user name tried; the environment's other values as digests.
     const [job] = await entries(t.admin, { actions: ["createJob"], actorUserId: u.createUser.id });
-    expect(job!.args.input.spec.env).toEqual({ DB_PASSWORD: "[redacted]", GITHUB_TOKEN: "[redacted]", PLAIN: "visible" });
+    // Environment values not named like secrets are kept as their SHA-256 (they were kept as given).
+    expect(job!.args.input.spec.env).toEqual({ DB_PASSWORD: "[redacted]", GITHUB_TOKEN: "[redacted]", PLAIN: valueDigest("visible") });
     const [failed] = await entries(t.admin, { actions: ["login"], outcome: "UNAUTHENTICATED" }, 1);
     expect(failed!.args).toEqual({ password: "[redacted]", username: "audit-secrets" });
     // A successful login is the user's own entry.

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { AuditEntryDoc } from "../../domain/index.js";
+import { payloadDigest, redactHeaders, urlDigest, valueDigest } from "./payloads.js";
 
 export const REDACTED = "[redacted]";
 
@@ -24,19 +25,52 @@ export function isSecretField(name: string): boolean {
 }
 
 /**
+ * Query parameters whose values are credentials: any named like a secret field, and the usual
+ * names of keys, signatures and sessions (`access_key`, `X-Amz-Credential`, `X-Amz-Signature`,
+ * `sig`, `key`, `apikey`, `auth`, `session`, `code`, …). Broad on purpose: a parameter kept
+ * wrongly leaks, one redacted wrongly only hides a harmless value.
+ */
+const SECRET_PARAM = /key|sig|auth|session|token|secret|pass|pwd|cred|^code$|^x-amz-|^x-goog-/i;
+
+export function isSecretParam(name: string): boolean {
+  return isSecretField(name) || SECRET_PARAM.test(name);
+}
+
+/**
  * A URL's credentials are secrets whatever field holds it: its password (`https://u:pw@host`,
- * `postgres://u:pw@db`, any scheme) and, for http(s), the values of query parameters named like
- * secrets (`?token=…`, `&api_key=…`, `&sig=…`).
+ * `postgres://u:pw@db`, any scheme) and the values of query parameters named like credentials
+ * (`?token=…`, `&access_key=…`, `&X-Amz-Signature=…`; `isSecretParam`), of any scheme.
  */
 export function redactUrl(text: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return text;
   // Any scheme's userinfo password (postgres://app:pw@db/app, amqp://u:pw@mq): kept to the user name.
   const withUser = /^([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*):([^\s@/?#]*)@/i;
-  if (!/^https?:\/\//i.test(text)) return withUser.test(text) ? text.replace(withUser, "$1:redacted@") : text;
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return text;
+    return withUser.test(text) ? text.replace(withUser, "$1:redacted@") : text;
+  }
+  if (!/^https?:$/i.test(url.protocol)) {
+    // Other schemes keep their own spelling (URL would re-encode them): the password by pattern, the query by hand.
+    let out = withUser.test(text) ? text.replace(withUser, "$1:redacted@") : text;
+    const q = out.indexOf("?");
+    if (q >= 0) {
+      const [query, fragment = null] = out.slice(q + 1).split(/#(.*)/s, 2);
+      const parts = query!.split("&").map((part) => {
+        const eq = part.indexOf("=");
+        if (eq < 0) return part;
+        let name = part.slice(0, eq);
+        try {
+          name = decodeURIComponent(name.replace(/\+/g, " "));
+        } catch {
+          // an undecodable name is judged as written
+        }
+        return isSecretParam(name) ? `${part.slice(0, eq)}=redacted` : part;
+      });
+      out = `${out.slice(0, q)}?${parts.join("&")}${fragment === null ? "" : `#${fragment}`}`;
+    }
+    return out;
   }
   let changed = false;
   if (url.password) {
@@ -44,7 +78,7 @@ export function redactUrl(text: string): string {
     changed = true;
   }
   for (const name of [...new Set(url.searchParams.keys())]) {
-    if (isSecretField(name) || /^(sig|code|auth)$/i.test(name)) {
+    if (isSecretParam(name)) {
       url.searchParams.set(name, "redacted");
       changed = true;
     }
@@ -81,9 +115,45 @@ export function auditJson(value: unknown, depth = 0): unknown {
   for (const key of Object.keys(value as object).sort()) {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
-    out[key] = isSecretField(key) && v !== null && !isPlainObject(v) ? REDACTED : auditJson(v, depth + 1);
+    out[key] = isSecretField(key) && v !== null && !isPlainObject(v) ? REDACTED : payloadField(key, v, depth + 1);
   }
   return out;
+}
+
+/**
+ * A field that carries a user's payload, by its name and shape (./payloads.ts): an HTTP request
+ * (`http`: url, headers, body) or response (`httpResponse`), an alert rule's `webhook`, DAG
+ * `params` (`paramsJson` in a stored document), a spec's `env`. Anything else is encoded as usual.
+ */
+function payloadField(key: string, v: unknown, depth: number): unknown {
+  // A stored DAG or DAG run document (a mapper's `doc`) holds its params as JSON text.
+  if (key === "paramsJson" && typeof v === "string") return payloadDigest(v);
+  const plain = auditJson(v, depth);
+  if (!isPlainObject(plain)) return key === "params" && Array.isArray(plain) ? payloadDigest(JSON.stringify(plain)) : plain;
+  const o = plain as Record<string, unknown>;
+  // Digests are of the text as given (a change in a redacted part still shows); `o` is the encoded copy.
+  const raw = isPlainObject(v) ? (v as Record<string, unknown>) : o;
+  switch (key) {
+    case "http":
+    case "httpResponse": {
+      const out = { ...o };
+      if (typeof out.url === "string") out.url = urlDigest(typeof raw.url === "string" ? raw.url : out.url);
+      if (isPlainObject(out.headers)) out.headers = redactHeaders(out.headers as Record<string, unknown>, REDACTED);
+      if (typeof out.body === "string") out.body = payloadDigest(typeof raw.body === "string" ? raw.body : out.body);
+      return out;
+    }
+    case "webhook":
+      return typeof o.url === "string" ? { ...o, url: urlDigest(typeof raw.url === "string" ? raw.url : o.url) } : o;
+    case "params":
+      return payloadDigest(JSON.stringify(o));
+    case "env": {
+      const out: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(o)) out[name] = value === REDACTED || typeof value !== "string" ? value : valueDigest(typeof raw[name] === "string" ? (raw[name] as string) : value);
+      return out;
+    }
+    default:
+      return o;
+  }
 }
 
 /** Largest JSON text kept for one of an entry's args, before and after; past it, its size and SHA-256 stand in. */

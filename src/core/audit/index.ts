@@ -1,5 +1,6 @@
 /** The audit trail of the API's mutations: recording (hash-chained), reading, verification, retention (docs/audit.md). */
 export * from "./canonical.js";
+export * from "./payloads.js";
 export * from "./service.js";
 export * from "./verify.js";
 export * from "./writer.js";
