@@ -53,5 +53,10 @@ describe("kairos audit", () => {
     expect((await kairos(t.admin, "audit", "--limit", "0")).err).toContain("--limit: a whole number from 1 to 10000");
     expect((await kairos(t.admin, "audit", "--since", "yesterday")).err).toContain("--since:");
     expect((await kairos(t.admin, "audit", "--action", "makeCoffee")).err).toContain('"makeCoffee" is not a mutation');
+    // The flag is named once: parseDuration's message already carries it.
+    const tooLong = await kairos(t.admin, "audit", "--since", "P99999D");
+    expect(tooLong.code).not.toBe(0);
+    expect(tooLong.err).toMatch(/^kairos: --since: duration must be at most/m);
+    expect(tooLong.err).not.toContain("--since: --since:");
   });
 });

@@ -14,7 +14,8 @@ export function instantOrAgo(flag: string, value: string, now: number): string {
     try {
       return new Date(now - parseDuration(v, flag)).toISOString();
     } catch (e) {
-      if (e instanceof ScheduleError) throw new CliError(`${flag}: ${e.message}`);
+      // parseDuration was given the flag as its field: its message already starts with it.
+      if (e instanceof ScheduleError) throw new CliError(`${flag}: ${e.detail}`);
       throw e;
     }
   }
