@@ -63,7 +63,8 @@ async function subscribeAlertFired({ args, context }: SubscribeResolverData<unkn
     const ruleId = args.ruleId ?? null;
     if (ruleId !== null) await context.services.alerts.get(p, ruleId);
     const bus = context.services.alertBus;
-    return countedStream(bus, p, () =>
+    // Counted in the one budget of every event subscription (scope: the events service, as runUpdated's).
+    return countedStream(context.services.events, p, () =>
       eventStream<AlertFiredEvent>((push) => bus.subscribe((e) => (canSee(p, e.ownerId) && (ruleId === null || e.ruleId === ruleId) ? push(e) : undefined)), 1_000),
     );
   } catch (e) {

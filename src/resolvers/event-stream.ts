@@ -72,8 +72,8 @@ export function eventStream<T>(subscribe: Subscriber<T>, maxBuffered: number): A
 }
 
 /**
- * Most `runUpdated` and `dagRunUpdated` subscriptions one user (not an administrator) holds at
- * once, per API process. Each subscription decodes every message of the run events (and the DAG
+ * Most event subscriptions (`runUpdated`, `dagRunUpdated`, `clusterStatsUpdated` and `alertFired`
+ * together: one budget) one user (not an administrator) holds at once, per API process. Each subscription decodes every message of the run events (and the DAG
  * events) of every user: without a bound, one user's idle subscriptions (1,200 a minute fit the
  * request budget) multiplied the API's work for every other user's run (docs/security.md).
  */
@@ -94,7 +94,7 @@ export function countedStream<T>(scope: object, who: { userId: string; role: str
   const counts = open;
   const n = counts.get(who.userId) ?? 0;
   if (n >= MAX_EVENT_SUBSCRIPTIONS_PER_USER) {
-    throw new LimitReachedError(`you have ${n} event subscriptions open (runUpdated, dagRunUpdated and clusterStatsUpdated count together), the most allowed at once: close one first`);
+    throw new LimitReachedError(`you have ${n} event subscriptions open (runUpdated, dagRunUpdated, clusterStatsUpdated and alertFired count together), the most allowed at once: close one first`);
   }
   const inner = make();
   counts.set(who.userId, n + 1);
