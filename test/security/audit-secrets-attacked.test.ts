@@ -58,12 +58,12 @@ describe("secrets in the audit trail", () => {
       i: { spec: { kind: "HTTP", http: { method: "POST", url: "https://api.example.com/hook/OtherTok3nLeak", body: "{}" } } },
     }, u.token);
     const dag = await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($i: CreateDagInput!) { createDag(input: $i) { id } }`, {
-      i: { name: "leak-dag", params: { dbPass0: "ParamLeak1" }, tasks: [{ key: "a", spec: { kind: "COMMAND", command: "true" } }] },
+      i: { name: "leak-dag", params: { dbPass0: "ParamLeak1" }, tasks: [{ key: "a", spec: { kind: "COMMAND", command: "true" } }, { key: "b", dependsOn: ["a"], spec: { kind: "HTTP", http: { method: "POST", url: "https://hooks.example.com/DagPathLeak", headers: { "X-Api": "DagHdrLeak" }, body: "DagBodyLeak" } } }] },
     }, u.token);
     await gqlOk(t.app.url, `mutation($id: ID!, $p: JSONObject) { triggerDag(id: $id, params: $p) { id } }`, { id: dag.createDag.id, p: { conn: "ParamLeak2" } }, u.token);
 
     const stored = JSON.stringify(await t.app.services.mongo.db.collection("audit").find({}).toArray());
-    const leaks = [...QUERY_SECRETS.map((_, i) => `Q${i}Leak`), "PathTok3nLeak", "OtherTok3nLeak", "HdrAccessLeak", "HdrSessionLeak", "BodyPassLeak", "ParamLeak1", "ParamLeak2"];
+    const leaks = [...QUERY_SECRETS.map((_, i) => `Q${i}Leak`), "PathTok3nLeak", "OtherTok3nLeak", "HdrAccessLeak", "HdrSessionLeak", "BodyPassLeak", "ParamLeak1", "ParamLeak2", "DagPathLeak", "DagHdrLeak", "DagBodyLeak"];
     for (const s of leaks) expect(stored, s).not.toContain(s);
     // What is harmless is kept, and an update of the URL shows as a different digest.
     expect(stored).toContain("application/json");
