@@ -19,6 +19,10 @@
  *   definition) for a cost of about 60. One DAG's whole definition and graph stay well within it.
  * - A list with a small fixed bound ({@link BOUNDED_LISTS}: `Run.waiting`, `Job.problems`) is charged as that many items.
  * - A JSON field of up to 64 KiB ({@link KIB_SIZED}: params) costs 64 more, one per KiB.
+ * - A field whose work no argument bounds and is large by nature ({@link FIXED_COST}: `forecast`,
+ *   up to 10,000 jobs and 2,000,000 fires enumerated) costs that much more: with the default
+ *   KAIROS_MAX_COST (10,000) a request holds at most two of them (20 aliases made one request
+ *   compute 20 forecasts).
  * - Introspection fields cost nothing: the schema is fixed and small, and introspection is off
  *   outside dev.
  *
@@ -60,6 +64,12 @@ export const BOUNDED_LISTS: ReadonlyMap<string, number> = new Map([
   ["Job.problems", 10],
 ]);
 
+/** What a `forecast` costs on top of its selection: two fit under the default KAIROS_MAX_COST, three do not. */
+export const FORECAST_COST = 4_000;
+
+/** Fields (`Type.field`) charged a fixed cost on top of what is selected below them. */
+export const FIXED_COST: ReadonlyMap<string, number> = new Map([["Query.forecast", FORECAST_COST]]);
+
 /** Past this many fields and fragments the analysis itself stops (the document is refused). */
 const MAX_QUERY_NODES = 10_000;
 
@@ -73,6 +83,8 @@ export const kairosCostEstimator: ComplexityEstimator = ({ type, field, args, ch
   if (type.name.startsWith("__") || field.name.startsWith("__")) return 0;
   if (DAG_SIZED.has(`${type.name}.${field.name}`)) return 1 + MAX_DAG_TASKS + childComplexity;
   if (KIB_SIZED.has(`${type.name}.${field.name}`)) return 1 + KIB_SIZED_COST + childComplexity;
+  const fixed = FIXED_COST.get(`${type.name}.${field.name}`);
+  if (fixed !== undefined) return 1 + fixed + childComplexity;
   if (SIZED_BY_PARENT.has(`${type.name}.${field.name}`)) return 1 + childComplexity;
   const bound = BOUNDED_LISTS.get(`${type.name}.${field.name}`);
   if (bound !== undefined) return 1 + bound * childComplexity;

@@ -3,14 +3,18 @@
  * stored and their schedules (the pure computation is timing/forecast.ts, the hotspot warnings
  * timing/forecast-hotspots.ts). A user's forecast covers their jobs and DAGs, an administrator's
  * the cluster. Its cost is bounded: at most MAX_FORECAST_JOBS jobs read and MAX_FORECAST_SLOTS
- * slots enumerated per request, and the answer says when either cut it short.
- * docs/cluster-stats.md, "Forecast".
+ * slots enumerated per request, and the answer says when either cut it short. It cannot hold up
+ * other requests: the enumeration gives the event loop back every few milliseconds, one result per
+ * (caller's scope, window, pool) is kept for FORECAST_CACHE_MS and shared by the requests asking
+ * for it meanwhile (the hotspot thresholds are applied per request, over the shared figures), and
+ * a user computes one forecast at a time (their others wait their turn). The API charges each
+ * `forecast` field FORECAST_COST (api/cost.ts). docs/cluster-stats.md, "Forecast".
  */
 import { listedOwner, type Principal } from "../auth/index.js";
 import { ValidationError } from "../domain/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { findDagRootPools, findForecastJobs, findRetriesDue, type Mongo, type RetryDue } from "../store/index.js";
-import { findHotspots, forecastRuns, HOUR, medianOf, MINUTE, parseDuration, type ForecastJob, type Hotspot, type Schedule } from "../timing/index.js";
+import { findHotspots, forecastRunsYielding, HOUR, medianOf, MINUTE, parseDuration, type ForecastJob, type ForecastResult, type Hotspot, type Schedule } from "../timing/index.js";
 
 export const MIN_FORECAST_MS = MINUTE;
 export const MAX_FORECAST_MS = 24 * HOUR;
@@ -22,6 +26,8 @@ export const MAX_FORECAST_SLOTS = 2_000_000;
 export const MAX_FORECAST_POOLS = 100;
 /** Hotspot warnings returned (the largest first). */
 export const MAX_HOTSPOTS = 20;
+/** How long a computed forecast is served to the requests of the same scope, window and pool. */
+export const FORECAST_CACHE_MS = 5_000;
 
 export interface ForecastRequest {
   /** ISO-8601 duration, PT1M to PT24H. */
@@ -58,7 +64,16 @@ export interface Forecast {
   notes: string[];
 }
 
+/** A forecast before its hotspots (which depend on the request's thresholds): what is cached and shared. */
+type Figures = Omit<Forecast, "hotspots"> & { result: ForecastResult };
+
 export class ForecastService {
+  private readonly cache = new Map<string, { at: number; value: Promise<Figures> }>();
+  /** Per user, the end of their last forecast queued: a user computes one at a time. */
+  private readonly turns = new Map<string, Promise<void>>();
+  /** Forecasts computed so far (not served from the cache). */
+  computations = 0;
+
   /** `maxJobs`, `maxPools`: MAX_FORECAST_JOBS and MAX_FORECAST_POOLS unless given (tests). */
   constructor(private readonly deps: { mongo: Mongo; clock: Clock; maxJobs?: number; maxPools?: number }) {}
 
@@ -67,7 +82,40 @@ export class ForecastService {
     const pool = checkPool(req.pool);
     const factor = checkNumber(req.hotspotFactor ?? 10, "hotspotFactor", 1, 1_000, false);
     const minRuns = checkNumber(req.hotspotMinRuns ?? 50, "hotspotMinRuns", 1, 1_000_000, true);
+    const { result, ...figures } = await this.figures(caller, withinMs, pool);
+    return { ...figures, hotspots: findHotspots(result, { factor, minRuns, maxWarnings: MAX_HOTSPOTS }) };
+  }
+
+  /** The figures of (caller's scope, window, pool): cached for FORECAST_CACHE_MS, computed in the caller's turn. */
+  private figures(caller: Principal, withinMs: number, pool: string | null): Promise<Figures> {
     const owner = listedOwner(caller);
+    const key = JSON.stringify([owner, withinMs, pool]);
+    const now = this.deps.clock();
+    const hit = this.cache.get(key);
+    if (hit && now - hit.at < FORECAST_CACHE_MS) return hit.value;
+    if (this.cache.size > 1_000) for (const [k, v] of this.cache) if (now - v.at >= FORECAST_CACHE_MS) this.cache.delete(k);
+    const value = this.inTurn(caller.userId, () => this.compute(owner, withinMs, pool));
+    this.cache.set(key, { at: now, value });
+    // A failed computation is not kept.
+    value.catch(() => this.cache.get(key)?.value === value && this.cache.delete(key));
+    return value;
+  }
+
+  /** Runs `work` once the user's earlier forecasts are done (whether they succeeded or not). */
+  private inTurn<T>(userId: string, work: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(userId) ?? Promise.resolve();
+    const value = before.then(work);
+    const done = value.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(userId, done);
+    void done.then(() => this.turns.get(userId) === done && this.turns.delete(userId));
+    return value;
+  }
+
+  private async compute(owner: string | null, withinMs: number, pool: string | null): Promise<Figures> {
+    this.computations++;
     const now = this.deps.clock();
     const maxJobs = this.deps.maxJobs ?? MAX_FORECAST_JOBS;
     const docs = await findForecastJobs(this.deps.mongo, { ownerId: owner, until: new Date(now + withinMs), pool, limit: maxJobs + 1 });
@@ -82,7 +130,7 @@ export class ForecastService {
     const retries = await findRetriesDue(this.deps.mongo, owner, new Date(now + withinMs), maxJobs + 1);
     const retriesCapped = retries.length > maxJobs;
     for (const r of retries.slice(0, maxJobs)) if (pool === null || r.pool === pool) jobs.push(retryAsFire(r));
-    const result = forecastRuns(jobs, { now, withinMs, maxSlots: MAX_FORECAST_SLOTS });
+    const result = await forecastRunsYielding(jobs, { now, withinMs, maxSlots: MAX_FORECAST_SLOTS });
     const pools = [...result.pools.values()]
       .map((p): ForecastPool => {
         const minutes: ForecastPool["minutes"] = [];
@@ -116,7 +164,7 @@ export class ForecastService {
       from: new Date(result.from),
       to: new Date(result.to),
       pools: shown,
-      hotspots: findHotspots(result, { factor, minRuns, maxWarnings: MAX_HOTSPOTS }),
+      result,
       jobsRead: read.length,
       maxJobs,
       jobsCapped,

@@ -85,5 +85,5 @@ export {
   type RunResult,
   type StageAhead,
 } from "./decide-fire.js";
-export { forecastRuns, type ForecastJob, type ForecastOptions, type ForecastResult, type PoolMinutes } from "./forecast.js";
+export { forecastRuns, forecastRunsYielding, type ForecastJob, type ForecastOptions, type ForecastResult, type PoolMinutes } from "./forecast.js";
 export { findHotspots, medianOf, type Hotspot, type HotspotOptions } from "./forecast-hotspots.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parse, type GraphQLSchema } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { clientAddress } from "../../src/api/client-address.js";
-import { ASSUMED_LIST_SIZE, operationCost } from "../../src/api/cost.js";
+import { ASSUMED_LIST_SIZE, FORECAST_COST, operationCost } from "../../src/api/cost.js";
 import { MAX_DAG_TASKS } from "../../src/dag/index.js";
 import { buildKairosSchema } from "../../src/resolvers/index.js";
 
@@ -75,6 +75,17 @@ describe("cost model", () => {
     const pages = ["ConsoleDagRunStates", "ConsoleDagRunTimeline", "CliDagRun", "CliDagRunWhy", "DagRun"];
     const costs = pages.map((name) => [name, operationCost(schema, doc, { id: "x" }, name)] as const);
     expect(costs.filter(([, c]) => c > 10_000)).toEqual([]);
+  });
+
+  it("charges a forecast FORECAST_COST more: two fit in the default limit (10000), the console's and CLI's included; three do not", () => {
+    expect(cost(`{ forecast { jobsRead } }`)).toBe(1 + FORECAST_COST + 1);
+    const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: forecast(within: "PT${i + 1}H") { jobsRead }`).join(" ")} }`;
+    expect(cost(aliases(2))).toBeLessThanOrEqual(10_000);
+    expect(cost(aliases(3))).toBeGreaterThan(10_000);
+    const dir = join(import.meta.dirname, "../../client");
+    const doc = parse(readdirSync(dir).filter((f) => f.endsWith(".graphql")).map((f) => readFileSync(join(dir, f), "utf8")).join("\n"));
+    const costs = ["ConsoleForecast", "CliForecast"].map((name) => [name, operationCost(schema, doc, { within: "PT24H" }, name)] as const);
+    expect(costs.filter(([, c]) => c > 10_000 || c < FORECAST_COST)).toEqual([]);
   });
 
   it("leaves introspection free", () => {
