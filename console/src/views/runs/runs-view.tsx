@@ -5,7 +5,7 @@
 import { useCallback, useMemo } from "react";
 import { useClient } from "urql";
 import { useLocation, useSearch } from "wouter";
-import { ConsoleRunsSearchDocument } from "../../../../generated/client/graphql";
+import { ConsoleRunsRecheckDocument, ConsoleRunsSearchDocument } from "../../../../generated/client/graphql";
 import { ErrorLine, Page } from "../../ui/page";
 import { BulkActions } from "./bulk-actions";
 import { LiveNote } from "./live-note";
@@ -25,8 +25,8 @@ export function RunsView() {
   const key = filtersToSearch(filters);
 
   const fetchPage = useCallback(
-    async (after: string | null): Promise<RunPage> => {
-      const r = await client.query(ConsoleRunsSearchDocument, runsPageVariables(filters, after), { requestPolicy: "network-only" }).toPromise();
+    async (after: string | null, recheck = false): Promise<RunPage> => {
+      const r = await client.query(recheck ? ConsoleRunsRecheckDocument : ConsoleRunsSearchDocument, runsPageVariables(filters, after), { requestPolicy: "network-only" }).toPromise();
       if (r.error || !r.data) throw r.error ?? new Error("no answer");
       return { rows: r.data.runs.edges.map((e) => e.node), endCursor: r.data.runs.pageInfo.endCursor ?? null, hasNext: r.data.runs.pageInfo.hasNextPage };
     },

@@ -40,7 +40,8 @@ function newer(a: RunRow, b: RunRow): boolean {
 export function useRunList(opts: {
   /** Changes when the search changes: the list starts over. */
   key: string;
-  fetchPage(after: string | null): Promise<RunPage>;
+  /** `recheck`: the first page read again after the live feed (re)connected. */
+  fetchPage(after: string | null, recheck?: boolean): Promise<RunPage>;
   /** Would the search have found this run? (for runs that arrive live) */
   matches(run: RunRow): boolean;
 }): RunList {
@@ -116,7 +117,7 @@ export function useRunList(opts: {
   const refreshFirstPage = useCallback(
     async (gen: { stale: boolean }) => {
       try {
-        const page = await optsRef.current.fetchPage(null);
+        const page = await optsRef.current.fetchPage(null, true);
         if (gen.stale) return;
         let changed = false;
         for (const r of page.rows) changed = apply(r, false) || changed;
