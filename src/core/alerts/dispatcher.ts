@@ -25,11 +25,10 @@ import {
 import type { AlertBus } from "./bus.js";
 import { alertMessage } from "./message.js";
 import type { AlertSender } from "./sender.js";
+import { SendPool } from "./send-pool.js";
 
 /** A delivery without a body older than this was left by a dispatcher that died. */
 const UNBUILT_AFTER_MS = 30_000;
-/** Webhook calls in flight at once per pass. */
-const SEND_CONCURRENCY = 16;
 
 export interface DispatcherDeps {
   mongo: Mongo;
@@ -41,9 +40,18 @@ export interface DispatcherDeps {
 }
 
 export class AlertDispatcher {
-  constructor(private readonly deps: DispatcherDeps) {}
+  private readonly pool: SendPool;
 
-  /** Groups what is due into deliveries, then sends what is due; the deliveries sent. */
+  constructor(private readonly deps: DispatcherDeps) {
+    this.pool = new SendPool({ sender: deps.sender, log: deps.log });
+  }
+
+  /** Waits for the webhook calls still in flight (the engine stopping). */
+  drain(): Promise<void> {
+    return this.pool.drain();
+  }
+
+  /** Groups what is due into deliveries, then starts the calls of what is due (not waiting for them); the calls started. */
   async pass(rules: ReadonlyMap<string, AlertRuleDoc>): Promise<number> {
     const now = this.deps.clock();
     for (const d of await unbuiltDeliveries(this.deps.mongo, new Date(now - UNBUILT_AFTER_MS), 100)) await this.build(d, rules.get(d.ruleId) ?? null);
@@ -84,17 +92,10 @@ export class AlertDispatcher {
     if (await buildDelivery(this.deps.mongo, d._id, set)) await this.deps.bus.publish({ ...d, ...set }, rule.name).catch(() => undefined);
   }
 
+  /** Starts calls of due deliveries in the pool; the owners at their cap are left out of the read, so others' come up. */
   private async send(now: number): Promise<number> {
-    const due = await dueDeliveries(this.deps.mongo, new Date(now), 200);
-    let sent = 0;
-    for (let i = 0; i < due.length; i += SEND_CONCURRENCY) {
-      const results = await Promise.all(due.slice(i, i + SEND_CONCURRENCY).map((d) => this.deps.sender.attempt(d)));
-      for (const r of results) {
-        if (!r) continue;
-        sent++;
-        if (r.status === AlertDeliveryStatus.FAILED) this.deps.log.warn({ deliveryId: r._id, ruleId: r.ruleId, error: r.error }, "alert delivery given up");
-      }
-    }
-    return sent;
+    if (this.pool.full()) return 0;
+    const due = await dueDeliveries(this.deps.mongo, new Date(now), 200, this.pool.fullOwners());
+    return this.pool.start(due);
   }
 }

@@ -59,6 +59,7 @@ export class AlertEngine {
   async stop(): Promise<void> {
     await this.loop?.stop();
     this.loop = null;
+    await this.dispatcher.drain();
   }
 
   /** One pass when this process leads: scan, group, send. */

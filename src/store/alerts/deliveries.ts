@@ -27,10 +27,11 @@ export async function dropDelivery(mongo: Mongo, id: string): Promise<void> {
   await alertCollections(mongo).deliveries.deleteOne({ _id: id });
 }
 
-/** Deliveries due at `now`: PENDING and due, or SENDING with the sender's lease ended. */
-export function dueDeliveries(mongo: Mongo, now: Date, limit: number): Promise<AlertDeliveryDoc[]> {
+/** Deliveries due at `now`: PENDING and due, or SENDING with the sender's lease ended; none of `skipOwners`'. */
+export function dueDeliveries(mongo: Mongo, now: Date, limit: number, skipOwners: readonly string[] = []): Promise<AlertDeliveryDoc[]> {
   return alertCollections(mongo)
     .deliveries.find({
+      ...(skipOwners.length > 0 ? { ownerId: { $nin: [...skipOwners] } } : {}),
       $or: [
         { status: AlertDeliveryStatus.PENDING, nextAttemptAt: { $lte: now }, body: { $ne: null } },
         { status: AlertDeliveryStatus.SENDING, leaseUntil: { $lte: now } },
