@@ -42,7 +42,7 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
   try {
     const servers = await Promise.all(
       Array.from({ length: 6 }, () =>
-        spawnServer({ args: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(opts.nodeTimeoutMs ?? 1_000), "--cluster-require-full-coverage", "yes"] }),
+        spawnServer({ args: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(opts.nodeTimeoutMs ?? 1_000), "--cluster-require-full-coverage", "yes", "--cluster-replica-validity-factor", "0"] }),
       ),
     );
     for (const s of servers) nodes.push({ ...s, id: await withNode(s.port, async (r) => String(await r.call("CLUSTER", "MYID"))) });
