@@ -77,7 +77,7 @@ export function fireFiring(rule: AlertRuleDoc, fire: FireDoc, now: number): Aler
 }
 
 export function nodeFiring(rule: AlertRuleDoc, node: { _id: string; name: string; lastHeartbeatAt: Date }, now: number): AlertFiringDoc {
-  return firing(rule, `node:${node._id}@${node.lastHeartbeatAt.getTime()}`, AlertEvent.NODE_LOST, node.lastHeartbeatAt, now, {
+  return firing(rule, `node:${node._id}@${node.lastHeartbeatAt.getTime()}`, AlertEvent.NODE_LOST, node.lastHeartbeatAt, now, { // not a fire key: an alert's subject (the node and the heartbeat it was lost after)
     nodeId: node._id,
     detail: `node ${node.name} was lost: no heartbeat since ${node.lastHeartbeatAt.toISOString()}; its runs are reclaimed as their leases end`,
   });

@@ -86,7 +86,7 @@ export class RedisShardCoordinator implements ShardCoordinator {
     ]);
     const [[setErr], [getErr, got]] = marker as [[Error | null, unknown], [Error | null, string | null]];
     if (setErr || getErr) throw setErr ?? getErr;
-    return `${got ?? fresh}@${terms.join(",")}`;
+    return `${got ?? fresh}@${terms.join(",")}`; // not a fire key: the store generation (marker@primary terms)
   }
 
   close(): Promise<void> {
