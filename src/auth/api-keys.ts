@@ -7,7 +7,7 @@
  * the server tell a key from a JWT without trying both.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { LimitReachedError, ValidationError } from "../domain/index.js";
+import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, LimitReachedError, ValidationError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { newId, type Mongo } from "../store/index.js";
@@ -31,7 +31,7 @@ export const API_KEY_PREFIX = "kairos_";
 export const MAX_ACTIVE_KEYS = 100;
 /** lastUsedAt is written at most this often per key. @default 60 s */
 export const LAST_USED_EVERY_MS = 60_000;
-const NAME_RE = /^[^\u0000-\u001f]{1,64}$/;
+const NAME_RE = new RegExp(`^[^${HIDDEN_CHARACTERS}]{1,64}$`);
 
 export const isApiKey = (credential: string): boolean => credential.startsWith(API_KEY_PREFIX);
 export const hashApiKey = (key: string): string => createHash("sha256").update(key).digest("hex");
@@ -51,7 +51,7 @@ export class ApiKeyService {
   /** Makes a key for `ownerId`. The returned `key` is the only time the secret exists outside the caller. */
   async create(ownerId: string, createdBy: string, input: NewApiKey): Promise<{ key: string; doc: ApiKeyDoc }> {
     const name = input.name.trim();
-    if (!NAME_RE.test(name)) throw new ValidationError("name", "must be 1–64 characters with no control characters");
+    if (!NAME_RE.test(name)) throw new ValidationError("name", `must be 1–64 characters with ${HIDDEN_CHARACTERS_RULE}`);
     const now = this.deps.clock();
     if (input.expiresAt && input.expiresAt.getTime() <= now) {
       throw new ValidationError("expiresAt", `${input.expiresAt.toISOString()} is not in the future`);

@@ -5,6 +5,7 @@
  */
 export * from "./dag-documents.js";
 export * from "./dags.js";
+export * from "./display-text.js";
 export * from "./alerts.js";
 export * from "./artifacts.js";
 export * from "./documents.js";

@@ -2,7 +2,7 @@
  * An alert rule's input checked (pure): every refusal names the field, what was wrong and what is
  * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
  */
-import { ALERT_CLUSTER_EVENTS, AlertEvent, ValidationError, type AlertRuleDoc } from "../../domain/index.js";
+import { ALERT_CLUSTER_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ValidationError, hasHiddenCharacters, type AlertRuleDoc } from "../../domain/index.js";
 import { parsePositiveDuration } from "../../timing/index.js";
 
 export interface AlertRuleInput {
@@ -31,8 +31,6 @@ const MIN_THRESHOLD_MS = 1_000;
  * a deadline must end well inside that; a week, like failureRate's window.
  */
 export const MAX_DEADLINE_MS = 7 * 24 * 3600_000;
-/** C0 and C1 controls, DEL, and the bidi controls (a name that reads otherwise than it is). */
-const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const EVENTS = Object.values(AlertEvent) as string[];
 
@@ -41,7 +39,7 @@ export type CheckedRule = Pick<AlertRuleDoc, "name" | "on" | "jobId" | "dagId" |
 export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): CheckedRule {
   const name = input.name.trim();
   if (name.length < 1 || name.length > ALERT_NAME_MAX) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters (got ${name.length})`);
-  if (CONTROL_RE.test(name)) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters with no control characters (nor bidi controls such as U+202E)`);
+  if (hasHiddenCharacters(name)) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters with ${HIDDEN_CHARACTERS_RULE}`);
   if (input.on.length === 0) throw new ValidationError("on", `name at least one event: ${EVENTS.join(", ")}`);
   const on: AlertEvent[] = [];
   for (const e of input.on) {

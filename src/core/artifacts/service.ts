@@ -6,7 +6,7 @@
  */
 import { canSee, listedOwner, visible, type Principal } from "../../auth/index.js";
 import type { BlobStore } from "../../blobs/index.js";
-import { type ArtifactDoc, ArtifactStatus, LimitReachedError, NotFoundError, PreconditionError, ValidationError } from "../../domain/index.js";
+import { type ArtifactDoc, ArtifactStatus, HIDDEN_CHARACTERS, LimitReachedError, NotFoundError, PreconditionError, ValidationError } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import {
   countPendingArtifacts,
@@ -38,10 +38,9 @@ const MAX_URL_SECONDS = 7 * 24 * 3600;
 export const PURGE_AFTER_EXPIRY_MS = 24 * 3600 * 1000;
 
 const SHA256_RE = /^[0-9a-fA-F]{64}$/;
-// Printable, no path separators or control characters: it is shown, and may become a file name.
-// C0 and C1 controls (U+009B is an 8-bit terminal escape), line and paragraph separators, and the
-// bidi controls that make a name display as another ("evil\u202Ehs.txt" shows as "eviltxt.sh").
-const NAME_RE = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069/\\]{1,255}$/;
+// Printable (domain/display-text.ts: no control or bidi characters), no path separators: it is
+// shown, and may become a file name.
+const NAME_RE = new RegExp(`^[^${HIDDEN_CHARACTERS}/\\\\]{1,255}$`);
 
 export interface ArtifactServiceDeps {
   mongo: Mongo;

@@ -2,16 +2,16 @@
  * Checks of a job's own fields as submitted (the spec is checked in core/spec.ts, the schedule and
  * retry policy by the timing code), and where a new schedule starts. Pure.
  */
-import { ValidationError } from "../../domain/index.js";
+import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, ValidationError } from "../../domain/index.js";
 import { nextFire, normalizeSchedule, parsePositiveDuration, type NextFire, type Schedule, type ScheduleInput } from "../../timing/index.js";
 import { wrapSchedule } from "../spec.js";
 
 const MAX_CATCHUP_WINDOW_MS = 7 * 24 * 3600 * 1000;
-const NAME_RE = /^[^\u0000-\u001f]{1,128}$/;
+const NAME_RE = new RegExp(`^[^${HIDDEN_CHARACTERS}]{1,128}$`);
 
 export function validateName(name: string): string {
   const trimmed = name.trim();
-  if (!NAME_RE.test(trimmed)) throw new ValidationError("name", "must be 1–128 characters with no control characters");
+  if (!NAME_RE.test(trimmed)) throw new ValidationError("name", `must be 1–128 characters with ${HIDDEN_CHARACTERS_RULE}`);
   return trimmed;
 }
 
