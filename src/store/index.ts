@@ -58,6 +58,7 @@ export * from "./alerts/firings.js";
 export * from "./alerts/rules.js";
 export * from "./alerts/scans.js";
 export * from "./alerts/deadlines.js";
+export * from "./alerts/silences.js";
 export * from "./dags/root-pools.js";
 export * from "./jobs/forecast.js";
 export * from "./runs/stats.js";
