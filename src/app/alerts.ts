@@ -4,7 +4,7 @@
  * (KAIROS_ALERT_ALLOWED_CIDRS / _DENIED_CIDRS) and sign with the rule owner's HTTP signing secret.
  */
 import type { KairosConfig } from "../config/index.js";
-import { AlertBus, AlertEngine, AlertRules, AlertSender, DEFAULT_SENDER, HttpSigning, httpAgents } from "../core/index.js";
+import { AlertBus, AlertEngine, AlertRules, AlertSender, AlertSilences, DEFAULT_SENDER, HttpSigning, httpAgents } from "../core/index.js";
 import type { Clock, SharedState } from "../shared-state/index.js";
 import type { Mongo } from "../store/index.js";
 import type { Logger } from "../support/index.js";
@@ -29,7 +29,9 @@ function sender(config: KairosConfig, deps: AlertDeps, stops: Stops): AlertSende
 
 export function buildAlertRules(config: KairosConfig, deps: AlertDeps, stops: Stops): { alerts: AlertRules; alertBus: AlertBus } {
   const alertBus = new AlertBus(deps.state.bus);
-  const alerts = new AlertRules({ mongo: deps.mongo, clock: deps.clock, sender: sender(config, deps, stops), bus: alertBus, maxRulesPerUser: config.alerts.maxRulesPerUser });
+  // SCHEDULE_SILENT watches are armed on the wheel as rules are made (the schedulers handle them).
+  const silences = new AlertSilences({ mongo: deps.mongo, state: deps.state, clock: deps.clock, log: deps.log.child({ component: "alert-silences" }) });
+  const alerts = new AlertRules({ mongo: deps.mongo, clock: deps.clock, sender: sender(config, deps, stops), bus: alertBus, maxRulesPerUser: config.alerts.maxRulesPerUser, silences });
   return { alerts, alertBus };
 }
 

@@ -5,7 +5,7 @@
  * pools, nodes, the fire ledger, artifacts (`artifacts/`) and run logs (`logs/`). A service acting
  * for a user takes the principal; MongoDB is reached through store/, Redis through shared-state/.
  */
-export { AlertBus, AlertDeadlines, AlertEngine, type AlertFiredEvent, type AlertRuleInput, AlertRules, AlertSender, DEFAULT_SENDER } from "./alerts/index.js";
+export { AlertBus, AlertDeadlines, AlertEngine, AlertSilences, type AlertFiredEvent, type AlertRuleInput, AlertRules, AlertSender, DEFAULT_SENDER } from "./alerts/index.js";
 export { type Allocation } from "./allocations.js";
 export { ArtifactService, ArtifactSweeper, resolveArtifact, resolveArtifactOfOwner } from "./artifacts/index.js";
 export { decodeRunPayload, encodeRunPayload, type RunEvent, RunEvents } from "./events.js";

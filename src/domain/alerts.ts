@@ -14,7 +14,9 @@
  * - `DEADLINE_MISSED`: a slot's run not finished `deadline.afterMs` after its scheduled time;
  * - `FAILURE_RATE`: failed runs over `failureRate.threshold` of those finished in `failureRate.windowMs`;
  * - `NODE_LOST`: an executor node stopped heartbeating and was marked DEAD (cluster-wide rules only);
- * - `QUEUE_LATENESS`: a run still waiting to start `queueLatenessMs` after it was due.
+ * - `QUEUE_LATENESS`: a run still waiting to start `queueLatenessMs` after it was due;
+ * - `SCHEDULE_SILENT`: a recurring job or a scheduled DAG with no successful run for `silentForMs`
+ *   (since its last success, or since the rule or job was made).
  */
 export const AlertEvent = {
   RUN_FAILED: "RUN_FAILED",
@@ -28,6 +30,7 @@ export const AlertEvent = {
   FAILURE_RATE: "FAILURE_RATE",
   NODE_LOST: "NODE_LOST",
   QUEUE_LATENESS: "QUEUE_LATENESS",
+  SCHEDULE_SILENT: "SCHEDULE_SILENT",
 } as const;
 export type AlertEvent = (typeof AlertEvent)[keyof typeof AlertEvent];
 
@@ -57,6 +60,8 @@ export interface AlertRuleDoc {
   failureRate: { windowMs: number; threshold: number; minRuns: number } | null;
   queueLatenessMs: number | null;
   deadlineMs: number | null;
+  /** SCHEDULE_SILENT: how long the watched schedule may go without a successful run (absent on rules older than it: null). */
+  silentForMs?: number | null;
   createdAt: Date;
   updatedAt: Date;
   /** When the last delivery of this rule was made: the next waits out the group window after it. */

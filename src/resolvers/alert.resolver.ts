@@ -25,6 +25,7 @@ export function toAlertRule(r: AlertRuleDoc): AlertRule {
     failureRate: r.failureRate ? { window: formatDuration(r.failureRate.windowMs), threshold: r.failureRate.threshold, minRuns: r.failureRate.minRuns } : null,
     queueLateness: r.queueLatenessMs !== null ? formatDuration(r.queueLatenessMs) : null,
     deadline: r.deadlineMs !== null ? formatDuration(r.deadlineMs) : null,
+    silentFor: r.silentForMs != null ? formatDuration(r.silentForMs) : null,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -51,7 +52,7 @@ export function toAlertDelivery(d: AlertDeliveryDoc): AlertDelivery {
 /** The input as the service takes it (GraphQL's absent and null fields kept apart for updates). */
 function ruleInput(i: CreateAlertRuleInput | UpdateAlertRuleInput): Partial<AlertRuleInput> {
   const out: Partial<AlertRuleInput> = {};
-  for (const k of ["name", "on", "jobId", "dagId", "cluster", "webhook", "failureRate", "queueLateness", "deadline"] as const) {
+  for (const k of ["name", "on", "jobId", "dagId", "cluster", "webhook", "failureRate", "queueLateness", "deadline", "silentFor"] as const) {
     if (k in i && (i as Record<string, unknown>)[k] !== undefined) (out as Record<string, unknown>)[k] = (i as Record<string, unknown>)[k];
   }
   return out;

@@ -1,11 +1,11 @@
 /**
  * The fire loop: sleeps until the earliest timer of the owned shards is due (or a wake-up notice
  * says an earlier one was armed), claims the due timers shard by shard, and hands each to its
- * handler: a job's fire (fire-job.ts), a run's retry, or an alert rule's deadline on a slot. A timer whose handling fails stays in
+ * handler: a job's fire (fire-job.ts), a run's retry, an alert rule's deadline on a slot, or its watch on a schedule's silence. A timer whose handling fails stays in
  * flight and is replayed after its deadline.
  */
 import type { Logger } from "../support/index.js";
-import type { AlertDeadlines, RunService } from "../core/index.js";
+import type { AlertDeadlines, AlertSilences, RunService } from "../core/index.js";
 import { coerceError } from "../domain/index.js";
 import type { JobDoc } from "../domain/index.js";
 import { parseTimerId } from "../domain/index.js";
@@ -30,6 +30,8 @@ export interface FireLoopDeps {
   jobs: JobFirer;
   /** Alert deadlines (`d:` timers): the handler decides and records, the timer is then completed. */
   deadlines: Pick<AlertDeadlines, "handle">;
+  /** SCHEDULE_SILENT watches (`s:` timers): the handler decides and records, and says when the timer is next due. */
+  silences: Pick<AlertSilences, "handle">;
   options: ResolvedOptions;
   stopped: () => boolean;
 }
@@ -172,8 +174,10 @@ export class FireLoop {
       else if (ref?.kind === "deadline") {
         await this.deps.deadlines.handle(ref.ruleId, ref.fireKey);
         await this.deps.state.wheel.complete(fence, timer.id, null);
-      }
-      else {
+      } else if (ref?.kind === "silence") {
+        const next = await this.deps.silences.handle(ref.ruleId, ref.jobId);
+        await this.deps.state.wheel.complete(fence, timer.id, next);
+      } else {
         this.deps.log.error({ timer: timer.id }, "unknown timer kind; dropping it");
         await this.deps.state.wheel.complete(fence, timer.id, null);
       }

@@ -14,7 +14,7 @@ import { Periodic } from "../support/index.js";
 import { FireLoop } from "./fire-loop.js";
 import { JobFirer } from "./fire-job.js";
 import { armingDeadlines, storeFirePort } from "./fire-port.js";
-import { AlertDeadlines } from "../core/index.js";
+import { AlertDeadlines, AlertSilences } from "../core/index.js";
 import { LeaseWatch } from "./lease-watch.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerDeps, type SchedulerOptions } from "./options.js";
 import { Reaper } from "./reaper.js";
@@ -66,9 +66,11 @@ export class Scheduler {
     // Alert deadlines (core/alerts/deadlines.ts) ride on the wheel: armed when a slot's ledger entry
     // is written, handled by the fire loop, re-armed by the reconciler.
     const deadlines = new AlertDeadlines({ mongo, state, clock, log: log.child({ component: "alert-deadlines" }) });
+    // SCHEDULE_SILENT watches (core/alerts/silences.ts): `s:` timers handled by the fire loop, re-armed by the reconciler.
+    const silences = new AlertSilences({ mongo, state, clock, log: log.child({ component: "alert-silences" }) });
     const jobs = new JobFirer({ port: armingDeadlines(storeFirePort({ mongo, state, runs }), deadlines), log, options: o, random: deps.random ?? Math.random });
-    this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, deadlines, options: o, stopped });
-    this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs, deadlines });
+    this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, deadlines, silences, options: o, stopped });
+    this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs, deadlines, silences });
     this.leaseWatch = new LeaseWatch({ mongo, state, runs, clock, log, shards: this.shards, capMs: o.leaseWatchMs, stopped });
     const causeOf = (jobId: string, faultAt: number) => this.leaseWatch.causeOf(jobId, faultAt);
     this.reaper = new Reaper({ mongo, state, runs, clock, log, shards: this.shards, nodeDeadMs: o.nodeDeadMs, claimGraceMs: o.claimGraceMs, causeOf });

@@ -1,10 +1,10 @@
 /**
  * Rebuilds the wheel of the given shards from MongoDB: jobs with a next fire, retries that
- * are waiting and alert deadlines still armed get their timer back if it is missing (after a Redis flush, a failover, or a crash
+ * are waiting, alert deadlines still armed and silence watches get their timer back if it is missing (after a Redis flush, a failover, or a crash
  * between writing a job and arming it). MongoDB is the source of truth.
  */
 import type { Logger } from "../support/index.js";
-import type { AlertDeadlines } from "../core/index.js";
+import type { AlertDeadlines, AlertSilences } from "../core/index.js";
 import { jobTimerId, retryTimerId, type TimerId } from "../domain/index.js";
 import { findStillScheduled, scheduledJobs } from "../store/index.js";
 import type { Mongo } from "../store/index.js";
@@ -22,6 +22,8 @@ export interface ReconcilerDeps {
   stageAheadMs: number;
   /** Alert deadlines still ARMED in MongoDB (core/alerts/deadlines.ts). */
   deadlines: Pick<AlertDeadlines, "rearm">;
+  /** SCHEDULE_SILENT watches (core/alerts/silences.ts): recorded ones missing from the wheel, rules missing their watch. */
+  silences: Pick<AlertSilences, "rearm">;
 }
 
 export class Reconciler {
@@ -33,7 +35,8 @@ export class Reconciler {
     const wanted = new Set(shards);
     const mine = (shard: number) => wanted.has(shard) && this.deps.shards.has(shard);
     const owned = shards.filter(mine);
-    const armed = (await this.rearmJobs(mine)) + (await this.rearmRetries(mine)) + (await this.deps.deadlines.rearm(owned, (shard, id) => this.missing(shard, id)));
+    const armed = (await this.rearmJobs(mine)) + (await this.rearmRetries(mine)) + (await this.deps.deadlines.rearm(owned, (shard, id) => this.missing(shard, id))) +
+      (await this.deps.silences.rearm(owned, (shard, id) => this.missing(shard, id)));
     if (armed > 0) this.deps.log.warn({ armed, shards: shards.length }, "re-armed timers missing from the wheel");
     return armed;
   }

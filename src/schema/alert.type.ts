@@ -53,6 +53,12 @@ export class CreateAlertRuleInput {
 
   @Field(() => String, { nullable: true, description: "DEADLINE_MISSED: how long after its scheduled time a slot's run must have finished (ISO 8601 duration, at least PT1S)." })
   deadline?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "SCHEDULE_SILENT: how long the watched schedule (jobId: an INTERVAL or CRON job; dagId: a scheduled DAG) may go without a successful run (ISO 8601 duration, PT1S to P366D, at least an INTERVAL job's period).",
+  })
+  silentFor?: string | null;
 }
 
 @InputType({ description: "The fields to change; those left out stay. The whole rule is checked again." })
@@ -83,6 +89,9 @@ export class UpdateAlertRuleInput {
 
   @Field(() => String, { nullable: true })
   deadline?: string | null;
+
+  @Field(() => String, { nullable: true })
+  silentFor?: string | null;
 }
 
 @ObjectType()
@@ -143,6 +152,9 @@ export class AlertRule {
 
   @Field(() => String, { nullable: true })
   deadline!: string | null;
+
+  @Field(() => String, { nullable: true })
+  silentFor!: string | null;
 
   @Field(() => DateTime)
   createdAt!: Date;

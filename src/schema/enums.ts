@@ -216,6 +216,7 @@ registerEnumType(AlertEvent, {
     FAILURE_RATE: { description: "The failed share of the runs that ended in `failureRate.window` reached `failureRate.threshold`." },
     NODE_LOST: { description: "An executor node stopped heartbeating and was marked DEAD (cluster-wide rules only)." },
     QUEUE_LATENESS: { description: "A run still waiting to start `queueLateness` after it was due." },
+    SCHEDULE_SILENT: { description: "The watched recurring job or scheduled DAG has had no successful run for `silentFor` (since its last success, or since the rule was made)." },
   },
 });
 registerEnumType(AlertDeliveryStatus, {

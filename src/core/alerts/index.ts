@@ -6,3 +6,4 @@ export * from "./sender.js";
 export { checkAlertRule, type AlertRuleInput } from "./validate.js";
 export { deadlineFiring } from "./match.js";
 export * from "./deadlines.js";
+export { AlertSilences, SILENCE_GRACE_MS } from "./silences.js";

@@ -106,3 +106,14 @@ export function deadlineFiring(rule: AlertRuleDoc, d: { fireKey: string; jobId: 
     detail: `the slot at ${d.slotAt.toISOString()} of ${d.jobName} missed its deadline of ${Math.round((rule.deadlineMs ?? 0) / 1000)} s: ${run}`,
   });
 }
+
+/** A schedule's silence: no success for `silentFor` since `since` (its last success, or when the watch began); one per silence. */
+export function silenceFiring(rule: AlertRuleDoc, s: { jobId: string; name: string; dag: boolean; since: Date; paused: boolean }, now: number): AlertFiringDoc {
+  const n = rule.silentForMs ?? 0;
+  const what = s.dag ? `DAG ${s.name}` : s.name;
+  return firing(rule, `silent:${s.jobId}@${s.since.getTime()}`, AlertEvent.SCHEDULE_SILENT, new Date(s.since.getTime() + n), now, {
+    jobId: s.jobId,
+    jobName: s.name,
+    detail: `${what} has had no successful run for ${Math.round(n / 1000)} s (since ${s.since.toISOString()})${s.paused ? "; it is paused" : ""}`,
+  });
+}

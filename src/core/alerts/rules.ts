@@ -25,7 +25,8 @@ import {
 import type { AlertBus } from "./bus.js";
 import { alertMessage } from "./message.js";
 import type { AlertSender } from "./sender.js";
-import { checkAlertRule, type AlertRuleInput } from "./validate.js";
+import { readWatchedSchedule, silenceTarget, type AlertSilences } from "./silences.js";
+import { checkAlertRule, checkSilentSchedule, type AlertRuleInput, type CheckedRule } from "./validate.js";
 
 /** Most rules listed at once. */
 const LIST_MAX = 1_000;
@@ -39,6 +40,8 @@ export interface AlertRulesDeps {
   bus: AlertBus;
   /** Most rules one user may have. */
   maxRulesPerUser: number;
+  /** SCHEDULE_SILENT watches, armed as a rule is made or changed (the reconciler arms any missed). */
+  silences?: Pick<AlertSilences, "watch">;
 }
 
 export class AlertRules {
@@ -46,7 +49,7 @@ export class AlertRules {
 
   async create(p: Principal, input: AlertRuleInput, ownerId = p.userId): Promise<AlertRuleDoc> {
     const checked = checkAlertRule(input, p.role === "ADMIN");
-    await this.checkScope(p, checked.jobId, checked.dagId, ownerId);
+    await this.checkScope(p, checked, input.silentFor ?? null, ownerId);
     const n = await countAlertRules(this.deps.mongo, ownerId);
     if (n >= this.deps.maxRulesPerUser) {
       throw new LimitReachedError(`you have ${n} alert rules, the most allowed (KAIROS_ALERT_MAX_RULES): delete one first, or widen one rule's scope`);
@@ -61,6 +64,7 @@ export class AlertRules {
       await deleteAlertRule(this.deps.mongo, doc._id);
       throw new LimitReachedError(`you have ${this.deps.maxRulesPerUser} alert rules, the most allowed (KAIROS_ALERT_MAX_RULES): delete one first, or widen one rule's scope`);
     }
+    await this.watchSilence(doc);
     return doc;
   }
 
@@ -92,15 +96,21 @@ export class AlertRules {
       failureRate: patch.failureRate !== undefined ? patch.failureRate : rule.failureRate ? { window: `PT${rule.failureRate.windowMs / 1000}S`, threshold: rule.failureRate.threshold, minRuns: rule.failureRate.minRuns } : null,
       queueLateness: patch.queueLateness !== undefined ? patch.queueLateness : rule.queueLatenessMs !== null ? `PT${rule.queueLatenessMs / 1000}S` : null,
       deadline: patch.deadline !== undefined ? patch.deadline : rule.deadlineMs !== null ? `PT${rule.deadlineMs / 1000}S` : null,
+      silentFor: patch.silentFor !== undefined ? patch.silentFor : rule.silentForMs != null ? `PT${rule.silentForMs / 1000}S` : null,
     };
     // A field that no longer applies to the events named is dropped rather than refused.
     const on = new Set(merged.on);
     if (!on.has("FAILURE_RATE") && patch.failureRate === undefined) merged.failureRate = null;
     if (!on.has("QUEUE_LATENESS") && patch.queueLateness === undefined) merged.queueLateness = null;
     if (!on.has("DEADLINE_MISSED") && patch.deadline === undefined) merged.deadline = null;
+    if (!on.has("SCHEDULE_SILENT") && patch.silentFor === undefined) merged.silentFor = null;
     const checked = checkAlertRule(merged, p.role === "ADMIN");
-    if (checked.jobId !== rule.jobId || checked.dagId !== rule.dagId) await this.checkScope(p, checked.jobId, checked.dagId, rule.ownerId);
+    const watchChanged = checked.silentForMs !== (rule.silentForMs ?? null) || !rule.on.includes("SCHEDULE_SILENT");
+    if (checked.jobId !== rule.jobId || checked.dagId !== rule.dagId || (checked.silentForMs !== null && watchChanged)) {
+      await this.checkScope(p, checked, merged.silentFor ?? null, rule.ownerId);
+    }
     const after = await setAlertRule(this.deps.mongo, id, { ...checked, updatedAt: new Date(this.deps.clock()) });
+    if (after) await this.watchSilence(after);
     return visible(p, "alert rule", id, after);
   }
 
@@ -138,15 +148,37 @@ export class AlertRules {
     return (await this.deps.sender.attempt(doc, { retry: false })) ?? doc;
   }
 
-  /** A job or DAG the rule may watch: the owner's (another user's id is NOT_FOUND). */
-  private async checkScope(p: Principal, jobId: string | null, dagId: string | null, ownerId: string): Promise<void> {
+  /**
+   * A job or DAG the rule may watch: the owner's (another user's id is NOT_FOUND); for
+   * SCHEDULE_SILENT, a recurring schedule (validate.ts checkSilentSchedule).
+   */
+  private async checkScope(p: Principal, rule: CheckedRule, silentFor: string | null, ownerId: string): Promise<void> {
+    const { jobId, dagId } = rule;
+    const silentForMs = rule.silentForMs ?? null;
     if (jobId !== null) {
       const job = visibleJob(p, jobId, await findJob(this.deps.mongo, jobId));
       if (job.ownerId !== ownerId) throw new ValidationError("jobId", `job ${jobId} belongs to another user than the rule`);
+      if (silentForMs !== null) checkSilentSchedule(silentForMs, silentFor ?? "", { field: "jobId", id: jobId, schedule: job.schedule, dagTimer: Boolean(job.dagId) });
     }
     if (dagId !== null) {
       const dag = visible(p, "DAG", dagId, await findDagOwner(this.deps.mongo, dagId));
       if (dag.ownerId !== ownerId) throw new ValidationError("dagId", `DAG ${dagId} belongs to another user than the rule`);
+      if (silentForMs !== null) {
+        const watched = await readWatchedSchedule(this.deps.mongo, { id: dagId, dag: true });
+        checkSilentSchedule(silentForMs, silentFor ?? "", { field: "dagId", id: dagId, schedule: watched?.schedule ?? null, dagTimer: false });
+      }
+    }
+  }
+
+  /** Arms the rule's SCHEDULE_SILENT watch (a failure is left to the reconciler, which arms a rule's missing watch). */
+  private async watchSilence(rule: AlertRuleDoc): Promise<void> {
+    const target = silenceTarget(rule);
+    if (!target || !this.deps.silences) return;
+    try {
+      const watched = await readWatchedSchedule(this.deps.mongo, target);
+      if (watched) await this.deps.silences.watch(rule, watched);
+    } catch {
+      // The reconciler's next pass (KAIROS_SCHEDULER reconcile period) watches it.
     }
   }
 }

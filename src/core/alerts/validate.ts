@@ -2,7 +2,7 @@
  * An alert rule's input checked (pure): every refusal names the field, what was wrong and what is
  * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
  */
-import { ALERT_CLUSTER_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ValidationError, hasHiddenCharacters, type AlertRuleDoc } from "../../domain/index.js";
+import { ALERT_CLUSTER_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
 import { parsePositiveDuration } from "../../timing/index.js";
 
 export interface AlertRuleInput {
@@ -19,6 +19,8 @@ export interface AlertRuleInput {
   queueLateness?: string | null;
   /** DEADLINE_MISSED: a slot's run not finished this long (ISO 8601 duration) after its scheduled time. */
   deadline?: string | null;
+  /** SCHEDULE_SILENT: the watched schedule (jobId or dagId) with no successful run this long (ISO 8601 duration). */
+  silentFor?: string | null;
 }
 
 export const ALERT_NAME_MAX = 100;
@@ -31,10 +33,12 @@ const MIN_THRESHOLD_MS = 1_000;
  * a deadline must end well inside that; a week, like failureRate's window.
  */
 export const MAX_DEADLINE_MS = 7 * 24 * 3600_000;
+/** Longest `silentFor`: a yearly schedule's gap (a silence is counted from the last success, kept in alertSilences without expiry). */
+export const MAX_SILENT_FOR_MS = 366 * 24 * 3600_000;
 
 const EVENTS = Object.values(AlertEvent) as string[];
 
-export type CheckedRule = Pick<AlertRuleDoc, "name" | "on" | "jobId" | "dagId" | "cluster" | "webhook" | "failureRate" | "queueLatenessMs" | "deadlineMs">;
+export type CheckedRule = Pick<AlertRuleDoc, "name" | "on" | "jobId" | "dagId" | "cluster" | "webhook" | "failureRate" | "queueLatenessMs" | "deadlineMs" | "silentForMs">;
 
 export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): CheckedRule {
   const name = input.name.trim();
@@ -61,7 +65,30 @@ export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): Checked
   const queueLatenessMs = threshold("queueLateness", input.queueLateness, on.includes(AlertEvent.QUEUE_LATENESS), AlertEvent.QUEUE_LATENESS);
   const deadlineMs = threshold("deadline", input.deadline, on.includes(AlertEvent.DEADLINE_MISSED), AlertEvent.DEADLINE_MISSED);
   if (deadlineMs !== null && deadlineMs > MAX_DEADLINE_MS) throw new ValidationError("deadline", `must be from PT1S to P7D (got ${input.deadline}): the records of armed deadlines are kept 30 days`);
-  return { name, on, jobId, dagId, cluster, webhook, failureRate, queueLatenessMs, deadlineMs };
+  const silentForMs = threshold("silentFor", input.silentFor, on.includes(AlertEvent.SCHEDULE_SILENT), AlertEvent.SCHEDULE_SILENT);
+  if (silentForMs !== null) {
+    if (silentForMs > MAX_SILENT_FOR_MS) throw new ValidationError("silentFor", `must be from PT1S to P366D (got ${input.silentFor}): a yearly schedule's gap at most`);
+    if (jobId === null && dagId === null) {
+      throw new ValidationError("on", "SCHEDULE_SILENT watches one schedule: give jobId (an INTERVAL or CRON job) or dagId (a scheduled DAG); a rule on all of your jobs cannot say which schedule went quiet");
+    }
+  }
+  return { name, on, jobId, dagId, cluster, webhook, failureRate, queueLatenessMs, deadlineMs, silentForMs };
+}
+
+/**
+ * The schedule a SCHEDULE_SILENT rule watches, checked against it: a recurring one (INTERVAL or
+ * CRON; a one-off has no schedule to go quiet), named by its DAG when it is a DAG's, and not watched
+ * for less than its own period (it would fire between every two runs).
+ */
+export function checkSilentSchedule(silentForMs: number, silentFor: string, s: { field: "jobId" | "dagId"; id: string; schedule: Schedule | null; dagTimer: boolean }): void {
+  if (s.dagTimer) throw new ValidationError(s.field, `${s.id} is a DAG's schedule: give dagId: "${s.id}" instead of jobId`);
+  if (s.schedule === null) throw new ValidationError(s.field, `DAG ${s.id} has no schedule: SCHEDULE_SILENT watches a scheduled DAG, or an INTERVAL or CRON job`);
+  if (s.schedule.kind !== ScheduleKind.INTERVAL && s.schedule.kind !== ScheduleKind.CRON) {
+    throw new ValidationError(s.field, `${s.field === "jobId" ? "job" : "DAG"} ${s.id} has a ${s.schedule.kind} schedule: SCHEDULE_SILENT watches a recurring one (INTERVAL or CRON)`);
+  }
+  if (s.schedule.everyMs !== null && silentForMs < s.schedule.everyMs) {
+    throw new ValidationError("silentFor", `${silentFor} is shorter than the schedule's period (${s.schedule.every}): it would fire between every two runs; give at least ${s.schedule.every}`);
+  }
 }
 
 function checkUrl(raw: string): string {

@@ -6,7 +6,7 @@
  * the reconciler re-arms every one missing from the wheel (a Redis flush, a crash before the arm).
  * And the reads the handler needs: the latest success of a job (its runs) or of a DAG (its DAG runs).
  */
-import { DagRunStatus, RunStatus } from "../../domain/index.js";
+import { DagRunStatus, RunStatus, type DagDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 
 export interface AlertSilenceDoc {
@@ -76,4 +76,9 @@ export async function lastJobSuccess(mongo: Mongo, ownerId: string, jobId: strin
 export async function lastDagSuccess(mongo: Mongo, dagId: string, after: Date): Promise<Date | null> {
   const r = await mongo.c.dagRuns.findOne({ dagId, status: DagRunStatus.SUCCEEDED, finishedAt: { $gt: after } }, { projection: { finishedAt: 1 }, sort: { finishedAt: -1 } });
   return r?.finishedAt ?? null;
+}
+
+/** A DAG's name, owner, schedule and creation (not its tasks: a DAG's document holds up to 1,000 task specs). */
+export function findDagHeader(mongo: Mongo, dagId: string): Promise<Pick<DagDoc, "_id" | "ownerId" | "name" | "schedule" | "paused" | "createdAt"> | null> {
+  return mongo.c.dags.findOne({ _id: dagId }, { projection: { _id: 1, ownerId: 1, name: 1, schedule: 1, paused: 1, createdAt: 1 } });
 }

@@ -1,0 +1,176 @@
+/**
+ * SCHEDULE_SILENT on the time wheel, over Redis, to a local webhook receiver: a recurring job whose
+ * runs all fail alerts once for its silence, even when Redis loses everything before the silence is
+ * due (the watch is re-armed from alertSilences); the silence is not reported again while it lasts; a
+ * success ends it, and pausing the job starts a new one, reported once more; a schedule that keeps
+ * succeeding sends nothing. And the refusals: which schedules a rule may watch, and for how long.
+ */
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SILENCE_GRACE_MS } from "../../src/core/alerts/silences.js";
+import { silenceTimerId } from "../../src/domain/index.js";
+import { shardOf } from "../../src/shared-state/index.js";
+import { code, message } from "../helpers/accounts.js";
+import { startTestApp, ADMIN, type TestApp } from "../helpers/app.js";
+import { gql, gqlOk, login, waitFor } from "../helpers/graphql.js";
+import { startRedis, type PrivateRedis } from "../support/local-redis.js";
+import { startReceiver, type Receiver } from "./receiver.js";
+
+let redis: PrivateRedis;
+let app: TestApp;
+let admin: string;
+let rx: Receiver;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  rx = await startReceiver();
+  app = await startTestApp({ redisUrl: redis.url, env: { KAIROS_ALERT_ALLOWED_CIDRS: "127.0.0.1/32", KAIROS_ALERT_SCAN_LAG: "PT0.3S", KAIROS_ALERT_GROUP_WINDOW: "PT1S", KAIROS_SANDBOX: "none" } });
+  admin = await login(app.url, ADMIN.username, ADMIN.password);
+}, 60_000);
+
+afterAll(async () => {
+  await app?.dispose();
+  await rx?.close();
+  await redis?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+interface Watch {
+  _id: string;
+  since: Date;
+  reported: boolean;
+  dueAt: Date;
+  shard: number;
+}
+const watches = () => app.services.mongo.db.collection<Watch>("alertSilences");
+
+async function intervalJob(every: string, command: string): Promise<string> {
+  const r = await gqlOk<{ createJob: { id: string } }>(
+    app.url,
+    `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
+    { input: { name: `s-${Math.random().toString(36).slice(2)}`, schedule: { kind: "INTERVAL", every }, retry: { maxAttempts: 1 }, spec: { kind: "COMMAND", command, timeout: "PT10S" } } },
+    admin,
+  );
+  return r.createJob.id;
+}
+
+const createRule = (input: Record<string, unknown>) =>
+  gql<{ createAlertRule: { id: string; silentFor: string | null } }>(app.url, `mutation($i: CreateAlertRuleInput!) { createAlertRule(input: $i) { id silentFor } }`, { i: input }, admin);
+
+async function silentRule(path: string, jobId: string, silentFor: string): Promise<string> {
+  const r = await createRule({ name: path, on: ["SCHEDULE_SILENT"], jobId, silentFor, webhook: { url: `${rx.base}${path}` } });
+  expect(r.errors).toBeUndefined();
+  expect(r.data!.createAlertRule.silentFor).toBe(silentFor);
+  return r.data!.createAlertRule.id;
+}
+
+describe("SCHEDULE_SILENT", () => {
+  it("a schedule whose runs all fail alerts once per silence, across a Redis flush; a success ends it; pausing starts a new one", async () => {
+    const job = await intervalJob("PT2S", "false");
+    const ruleId = await silentRule("/quiet", job, "PT6S");
+    // Watched as soon as the rule is made: recorded, and armed on the wheel of the job's shard.
+    const w = (await watches().findOne({ _id: `${ruleId}|${job}` }))!;
+    expect(w).toMatchObject({ reported: false, shard: shardOf(job, app.services.state.wheel.shardCount) });
+    expect(w.dueAt.getTime()).toBe(w.since.getTime() + 6_000);
+    expect(await app.services.state.wheel.dueAt(w.shard, silenceTimerId(ruleId, job))).toBe(w.dueAt.getTime() + SILENCE_GRACE_MS);
+    // Redis loses everything, the armed watch with it.
+    const r = new Redis(redis.url);
+    await r.flushall();
+    await r.quit();
+
+    const [msg] = await waitFor(async () => (rx.on("/quiet").length > 0 ? rx.on("/quiet") : null), 30_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(w.dueAt.getTime() + SILENCE_GRACE_MS);
+    expect(msg!.json.events).toEqual(["SCHEDULE_SILENT"]);
+    expect(msg!.json.alerts[0]).toMatchObject({ id: `${ruleId}|silent:${job}@${w.since.getTime()}`, event: "SCHEDULE_SILENT", jobId: job });
+    expect(msg!.json.alerts[0].detail).toMatch(/has had no successful run for 6 s \(since /);
+    expect(msg!.json.alerts[0].detail).not.toMatch(/paused/);
+    // Its runs did fire (and fail): the silence is of successes, not of fires.
+    const failed = await app.services.mongo.c.runs.countDocuments({ jobId: job, status: "FAILED" });
+    expect(failed).toBeGreaterThan(0);
+
+    // Still silent: looked at again every 6 s, and not reported again.
+    await waitFor(async () => ((await watches().findOne({ _id: w._id }))!.dueAt.getTime() > w.dueAt.getTime() + 6_000 ? true : null), 20_000);
+    await sleep(2_000);
+    expect(rx.on("/quiet")).toHaveLength(1);
+    expect((await watches().findOne({ _id: w._id }))!.reported).toBe(true);
+
+    // Its runs succeed from now on: the next check counts the silence from the latest success.
+    await gqlOk(app.url, `mutation($id: ID!, $i: UpdateJobInput!) { updateJob(id: $id, input: $i) { id } }`, { id: job, i: { spec: { kind: "COMMAND", command: "true", timeout: "PT10S" } } }, admin);
+    const resumed = await waitFor(async () => {
+      const x = (await watches().findOne({ _id: w._id }))!;
+      return !x.reported && x.since.getTime() > w.since.getTime() ? x : null;
+    }, 30_000);
+    const success = await app.services.mongo.c.runs.findOne({ jobId: job, status: "SUCCEEDED", finishedAt: resumed.since });
+    expect(success).not.toBeNull();
+    expect(rx.on("/quiet")).toHaveLength(1);
+
+    // Paused (by mistake): a new silence, reported once more, from the last success.
+    await gqlOk(app.url, `mutation($id: ID!) { pauseJob(id: $id) { id } }`, { id: job }, admin);
+    await waitFor(async () => (rx.on("/quiet").length > 1 ? true : null), 40_000);
+    const second = rx.on("/quiet")[1]!.json.alerts[0];
+    const last = await app.services.mongo.c.runs.find({ jobId: job, status: "SUCCEEDED" }).sort({ finishedAt: -1 }).limit(1).next();
+    expect(second).toMatchObject({ id: `${ruleId}|silent:${job}@${last!.finishedAt!.getTime()}`, event: "SCHEDULE_SILENT" });
+    expect(second.detail).toMatch(/it is paused$/);
+    await sleep(8_000);
+    expect(rx.on("/quiet")).toHaveLength(2);
+    expect(await app.services.mongo.db.collection("alertFirings").countDocuments({ ruleId })).toBe(2);
+  }, 150_000);
+
+  it("a schedule that keeps succeeding sends nothing; its watch moves with its successes", async () => {
+    const job = await intervalJob("PT1S", "true");
+    const ruleId = await silentRule("/busy", job, "PT3S");
+    const w0 = (await watches().findOne({ _id: `${ruleId}|${job}` }))!;
+    await sleep(14_000);
+    const w = (await watches().findOne({ _id: w0._id }))!;
+    expect(w.reported).toBe(false);
+    expect(w.since.getTime()).toBeGreaterThan(w0.since.getTime() + 3_000);
+    expect(rx.on("/busy")).toHaveLength(0);
+    await gqlOk(app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id: job }, admin);
+    // The watch of a job that is gone ends when it next comes due.
+    await waitFor(async () => ((await watches().findOne({ _id: w0._id })) === null ? true : null), 20_000);
+    expect(rx.on("/busy")).toHaveLength(0);
+  }, 60_000);
+
+  it("refuses what it cannot watch, saying what is allowed", async () => {
+    const every = await intervalJob("PT1M", "true");
+    const once = await gqlOk<{ createJob: { id: string } }>(
+      app.url,
+      `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`,
+      { input: { name: "once-silent", schedule: { kind: "ONCE", at: "2099-01-01T00:00:00Z" }, spec: { kind: "COMMAND", command: "true" } } },
+      admin,
+    );
+    const hook = { url: `${rx.base}/never` };
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ jobId: every }, /silentFor: a rule on SCHEDULE_SILENT needs silentFor/],
+      [{ jobId: every, silentFor: "P400D" }, /silentFor: must be from PT1S to P366D \(got P400D\)/],
+      [{ jobId: every, silentFor: "PT30S" }, /silentFor: PT30S is shorter than the schedule's period \(PT1M\).*give at least PT1M/],
+      [{ silentFor: "PT1H" }, /on: SCHEDULE_SILENT watches one schedule: give jobId \(an INTERVAL or CRON job\) or dagId/],
+      [{ jobId: once.createJob.id, silentFor: "PT1H" }, /jobId: job \S+ has a ONCE schedule: SCHEDULE_SILENT watches a recurring one \(INTERVAL or CRON\)/],
+    ];
+    for (const [input, err] of cases) {
+      const r = await createRule({ name: "bad", on: ["SCHEDULE_SILENT"], webhook: hook, ...input });
+      expect(code(r), JSON.stringify(input)).toBe("BAD_USER_INPUT");
+      expect(message(r)).toMatch(err);
+    }
+    const stray = await createRule({ name: "bad", on: ["RUN_FAILED"], jobId: every, silentFor: "PT1H", webhook: hook });
+    expect(message(stray)).toMatch(/silentFor: is only for a rule on SCHEDULE_SILENT/);
+    // A DAG without a schedule has nothing to go quiet.
+    const dag = await gqlOk<{ createDag: { id: string } }>(
+      app.url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: { name: "unscheduled", tasks: [{ key: "a", spec: { kind: "COMMAND", command: "true" } }] } },
+      admin,
+    );
+    const unscheduled = await createRule({ name: "bad", on: ["SCHEDULE_SILENT"], dagId: dag.createDag.id, silentFor: "PT1H", webhook: hook });
+    expect(message(unscheduled)).toMatch(/dagId: DAG \S+ has no schedule: SCHEDULE_SILENT watches a scheduled DAG, or an INTERVAL or CRON job/);
+    // Allowed at the period itself; and changed by updateAlertRule, which moves the watch's due time.
+    const ok = await silentRule("/never", every, "PT1M");
+    const before = (await watches().findOne({ _id: `${ok}|${every}` }))!;
+    const upd = await gqlOk<{ updateAlertRule: { silentFor: string } }>(app.url, `mutation($id: ID!) { updateAlertRule(id: $id, input: { silentFor: "PT2H" }) { silentFor } }`, { id: ok }, admin);
+    expect(upd.updateAlertRule.silentFor).toBe("PT2H");
+    const after = (await watches().findOne({ _id: before._id }))!;
+    expect(after.since).toEqual(before.since);
+    expect(after.dueAt.getTime()).toBe(before.since.getTime() + 2 * 3600_000);
+    expect(await app.services.state.wheel.dueAt(after.shard, silenceTimerId(ok, every))).toBe(after.dueAt.getTime() + SILENCE_GRACE_MS);
+  }, 60_000);
+});
