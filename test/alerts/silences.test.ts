@@ -131,6 +131,26 @@ describe("SCHEDULE_SILENT", () => {
     expect(rx.on("/busy")).toHaveLength(0);
   }, 60_000);
 
+  it("a scheduled DAG whose runs all fail alerts once; its successes are its DAG runs", async () => {
+    const dag = await gqlOk<{ createDag: { id: string } }>(
+      app.url,
+      `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`,
+      { input: { name: "quiet-dag", schedule: { kind: "INTERVAL", every: "PT2S" }, tasks: [{ key: "a", spec: { kind: "COMMAND", command: "false" } }] } },
+      admin,
+    );
+    const dagId = dag.createDag.id;
+    const r = await createRule({ name: "dag", on: ["SCHEDULE_SILENT"], dagId, silentFor: "PT5S", webhook: { url: `${rx.base}/dag` } });
+    expect(r.errors).toBeUndefined();
+    const ruleId = r.data!.createAlertRule.id;
+    const w = (await watches().findOne({ _id: `${ruleId}|${dagId}` }))!;
+    expect(w).toMatchObject({ reported: false, shard: shardOf(dagId, app.services.state.wheel.shardCount) });
+    const [msg] = await waitFor(async () => (rx.on("/dag").length > 0 ? rx.on("/dag") : null), 30_000);
+    expect(msg!.json.alerts[0]).toMatchObject({ id: `${ruleId}|silent:${dagId}@${w.since.getTime()}`, event: "SCHEDULE_SILENT", jobId: dagId });
+    expect(msg!.json.alerts[0].detail).toMatch(/^DAG quiet-dag has had no successful run for 5 s/);
+    expect(await app.services.mongo.c.dagRuns.countDocuments({ dagId, status: "FAILED" })).toBeGreaterThan(0);
+    await gqlOk(app.url, `mutation($id: ID!) { deleteDag(id: $id) }`, { id: dagId }, admin);
+  }, 60_000);
+
   it("refuses what it cannot watch, saying what is allowed", async () => {
     const every = await intervalJob("PT1M", "true");
     const once = await gqlOk<{ createJob: { id: string } }>(

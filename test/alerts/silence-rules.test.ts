@@ -1,0 +1,63 @@
+/**
+ * The pure parts of SCHEDULE_SILENT: the rule's checks (validate.ts), the firing that reports a
+ * silence once (its id names the schedule and the instant the silence began), the rule's target,
+ * and the `s:` timer id read back.
+ */
+import { describe, expect, it } from "vitest";
+import { silenceFiring } from "../../src/core/alerts/match.js";
+import { silenceTarget } from "../../src/core/alerts/silences.js";
+import { checkAlertRule, checkSilentSchedule } from "../../src/core/alerts/validate.js";
+import { parseTimerId, silenceTimerId, type AlertRuleDoc, type Schedule } from "../../src/domain/index.js";
+
+const NOW = Date.parse("2026-11-28T06:00:00Z");
+const rule = (over: Partial<AlertRuleDoc> = {}): AlertRuleDoc => ({
+  _id: "r1", ownerId: "u1", name: "r", on: ["SCHEDULE_SILENT"], jobId: "j1", dagId: null, cluster: false, webhook: { url: "https://x.example", slack: false },
+  mutedUntil: null, failureRate: null, queueLatenessMs: null, deadlineMs: null, silentForMs: 3600_000, createdAt: new Date(NOW - 86400_000), updatedAt: new Date(NOW - 86400_000), lastDeliveryAt: null, ...over,
+});
+const input = (over: Record<string, unknown> = {}) => ({ name: "quiet", on: ["SCHEDULE_SILENT"], jobId: "j1", silentFor: "PT1H", webhook: { url: "https://x.example" }, ...over });
+const schedule = (over: Partial<Schedule>): Schedule => ({ kind: "INTERVAL", atMs: null, everyMs: 600_000, every: "PT10M", cron: null, timezone: "UTC", startAt: 0, endAt: null, maxFires: null, dstGap: "SHIFT", dstRepeat: "FIRST", jitterMs: 0, ...over }) as Schedule;
+
+describe("SCHEDULE_SILENT rules", () => {
+  it("take silentFor from PT1S to P366D, on one job or DAG", () => {
+    expect(checkAlertRule(input(), false).silentForMs).toBe(3600_000);
+    expect(checkAlertRule(input({ silentFor: "P366D" }), false).silentForMs).toBe(366 * 86400_000);
+    expect(() => checkAlertRule(input({ silentFor: "P367D" }), false)).toThrow(/silentFor: must be from PT1S to P366D \(got P367D\)/);
+    expect(() => checkAlertRule(input({ silentFor: "PT0.5S" }), false)).toThrow(/silentFor: must be at least PT1S/);
+    expect(() => checkAlertRule(input({ silentFor: null }), false)).toThrow(/silentFor: a rule on SCHEDULE_SILENT needs silentFor/);
+    expect(() => checkAlertRule(input({ jobId: null }), false)).toThrow(/on: SCHEDULE_SILENT watches one schedule: give jobId/);
+    expect(() => checkAlertRule(input({ jobId: null, cluster: true }), true)).toThrow(/on: SCHEDULE_SILENT watches one schedule/);
+    expect(() => checkAlertRule(input({ on: ["RUN_FAILED"] }), false)).toThrow(/silentFor: is only for a rule on SCHEDULE_SILENT/);
+    expect(checkAlertRule(input({ jobId: null, dagId: "d1" }), false)).toMatchObject({ dagId: "d1", silentForMs: 3600_000 });
+  });
+
+  it("watch a recurring schedule, for at least an interval's period", () => {
+    const ok = (s: Schedule | null, silentForMs = 3600_000) => () => checkSilentSchedule(silentForMs, "PT1H", { field: "jobId", id: "j1", schedule: s, dagTimer: false });
+    expect(ok(schedule({}))).not.toThrow();
+    expect(ok(schedule({ kind: "CRON", everyMs: null, every: null, cron: "0 * * * *" }))).not.toThrow();
+    expect(ok(schedule({ kind: "ONCE", everyMs: null, every: null, atMs: 1 }))).toThrow(/jobId: job j1 has a ONCE schedule: SCHEDULE_SILENT watches a recurring one \(INTERVAL or CRON\)/);
+    expect(ok(schedule({ everyMs: 7200_000, every: "PT2H" }))).toThrow(/silentFor: PT1H is shorter than the schedule's period \(PT2H\)/);
+    expect(ok(schedule({ everyMs: 3600_000, every: "PT1H" }))).not.toThrow();
+    expect(() => checkSilentSchedule(3600_000, "PT1H", { field: "dagId", id: "d1", schedule: null, dagTimer: false })).toThrow(/dagId: DAG d1 has no schedule/);
+    expect(() => checkSilentSchedule(3600_000, "PT1H", { field: "jobId", id: "d1", schedule: schedule({}), dagTimer: true })).toThrow(/jobId: d1 is a DAG's schedule: give dagId: "d1" instead/);
+  });
+
+  it("report a silence once: the firing's id is the rule, the schedule and when the silence began", () => {
+    const since = new Date(NOW - 2 * 3600_000);
+    const f = silenceFiring(rule(), { jobId: "j1", name: "nightly", dag: false, since, paused: true }, NOW);
+    expect(f).toMatchObject({ _id: "r1|silent:j1@" + since.getTime(), event: "SCHEDULE_SILENT", jobId: "j1", jobName: "nightly", at: new Date(since.getTime() + 3600_000) });
+    expect(f.detail).toBe(`nightly has had no successful run for 3600 s (since ${since.toISOString()}); it is paused`);
+    // The same silence seen again is the same firing (a duplicate insert); the next one is another.
+    expect(silenceFiring(rule(), { jobId: "j1", name: "nightly", dag: false, since, paused: false }, NOW + 5_000)._id).toBe(f._id);
+    expect(silenceFiring(rule(), { jobId: "j1", name: "nightly", dag: false, since: new Date(NOW), paused: false }, NOW)._id).not.toBe(f._id);
+    expect(silenceFiring(rule({ jobId: null, dagId: "d1" }), { jobId: "d1", name: "etl", dag: true, since, paused: false }, NOW).detail).toMatch(/^DAG etl has had/);
+  });
+
+  it("name their target and timer", () => {
+    expect(silenceTarget(rule())).toEqual({ id: "j1", dag: false });
+    expect(silenceTarget(rule({ jobId: null, dagId: "d1" }))).toEqual({ id: "d1", dag: true });
+    expect(silenceTarget(rule({ on: ["RUN_FAILED"] }))).toBeNull();
+    expect(silenceTarget(rule({ silentForMs: undefined }))).toBeNull();
+    expect(parseTimerId(silenceTimerId("r1", "j1"))).toEqual({ kind: "silence", ruleId: "r1", jobId: "j1" });
+    expect(parseTimerId("d:r1:j1@5")).toEqual({ kind: "deadline", ruleId: "r1", fireKey: "j1@5" });
+  });
+});
