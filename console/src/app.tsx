@@ -18,6 +18,7 @@ const NodesView = lazy(() => import("./views/nodes/nodes-view").then((m) => ({ d
 const DeadLettersView = lazy(() => import("./views/nodes/dead-letters-view").then((m) => ({ default: m.DeadLettersView })));
 const AdminView = lazy(() => import("./views/admin/admin-view").then((m) => ({ default: m.AdminView })));
 const ClusterView = lazy(() => import("./views/cluster/cluster-view").then((m) => ({ default: m.ClusterView })));
+const AuditView = lazy(() => import("./views/audit/audit-view").then((m) => ({ default: m.AuditView })));
 const AccountView = lazy(() => import("./views/admin/account-view").then((m) => ({ default: m.AccountView })));
 
 const NAV: Array<{ href: string; label: string; admin?: boolean }> = [
@@ -27,6 +28,7 @@ const NAV: Array<{ href: string; label: string; admin?: boolean }> = [
   { href: "/nodes", label: "Nodes" },
   { href: "/dead-letters", label: "Dead letters" },
   { href: "/cluster", label: "Cluster" },
+  { href: "/audit", label: "Audit" },
   { href: "/admin", label: "Admin", admin: true },
   { href: "/account", label: "Account" },
 ];
@@ -79,6 +81,7 @@ export function App() {
             <Route path="/nodes"><NodesView /></Route>
             <Route path="/dead-letters"><DeadLettersView /></Route>
             <Route path="/cluster"><ClusterView /></Route>
+            <Route path="/audit"><AuditView /></Route>
             <Route path="/admin">{isAdmin ? <AdminView /> : <NotFound />}</Route>
             <Route path="/account"><AccountView /></Route>
             <Route><NotFound /></Route>
