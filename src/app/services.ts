@@ -83,7 +83,8 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     httpSigning: new HttpSigning({ mongo, clock }),
     artifacts,
     ...buildAlertRules(config, { mongo, state, clock, log }, stops),
-    audit: new AuditService({ mongo, clock, log: log.child({ component: "audit" }), settings: config.audit }),
+    // The chain's key comes from KAIROS_AUDIT_KEY, else from the JWT secret (dev's is kept in its data dir).
+    audit: new AuditService({ mongo, clock, log: log.child({ component: "audit" }), settings: config.audit, secret: jwtSecret }),
     logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs ? logBlobs(stores.blobs) : null, settings: config.logs, clock }),
   };
 }

@@ -141,6 +141,6 @@ export interface KairosConfig {
   tracing: TracingSettings | null;
   /** Alert rules and their webhooks (src/config/alerts.ts; docs/alerts.md). */
   alerts: AlertSettings;
-  /** API role: the audit trail of mutations, `KAIROS_AUDIT` (on/off) and `KAIROS_AUDIT_RETENTION` (src/config/audit.ts; docs/audit.md). */
+  /** API role: the audit trail of mutations, `KAIROS_AUDIT` (on/off), `KAIROS_AUDIT_RETENTION`, `KAIROS_AUDIT_KEY` and `KAIROS_AUDIT_PREVIOUS_KEYS` (src/config/audit.ts; docs/audit.md). */
   audit: AuditSettings;
 }

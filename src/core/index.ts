@@ -25,7 +25,7 @@ export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
 export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
 export { DEFAULT_LOG_READ_CHUNKS, DEFAULT_LOG_SETTINGS, LogArchiver, type LogBatch, logBlobs, type LogBlobs, type LogChunk, LogReads, type LogSettings, LogWriter, RunLogs } from "./logs/index.js";
 export { WaitReads, WaitService } from "./waits/index.js";
-export { auditHash, auditJson, type AuditRecord, AuditService, type AuditSettings, capped, changedParts, DEFAULT_AUDIT_SETTINGS, HARMLESS_HEADERS, isSecretField, isSecretParam, payloadDigest, REDACTED, redactHeaders, redactUrl, urlDigest, valueDigest } from "./audit/index.js";
+export { AUDIT_INTENT_BOUND_MS, auditEntryText, auditHash, AuditIntentError, auditJson, AuditKeyring, type AuditRecord, AuditService, type AuditSettings, capped, changedParts, DEFAULT_AUDIT_SETTINGS, HARMLESS_HEADERS, isSecretField, isSecretParam, payloadDigest, REDACTED, redactHeaders, redactUrl, urlDigest, valueDigest } from "./audit/index.js";
 export { type ClusterFigures, ClusterStats, statsWindowMs } from "./cluster-stats.js";
 export { ClusterStatsFeed } from "./cluster-stats-feed.js";
 export { type Forecast, ForecastService } from "./forecast.js";

@@ -4,8 +4,10 @@
  * here. It records who called (user, API key, role), when, from where, the mutation as `action`,
  * the ids it named or made, the outcome (OK or the error code the caller got), the arguments, and
  * for the mutations of ./audit-subjects.ts the document before and after (redacted and reduced in
- * src/core/audit). The entry is written before the answer goes out; a store failure there is
- * logged and does not change the answer (the mutation has happened).
+ * src/core/audit). Before the mutation runs, the call's intent is stored (`begin`): should the API
+ * instance die before the entry is written, the recovery pass records the call with the outcome
+ * UNKNOWN. The entry is written before the answer goes out; a store failure there (or at the
+ * intent) is logged and does not change the answer (the mutation has happened).
  *
  * It runs outside ErrorTranslator, so it sees the error as the client does (its code), the
  * read-only guard's refusals included. Runs started by schedulers are not mutations: nothing on
@@ -13,6 +15,7 @@
  */
 import { GraphQLError } from "graphql";
 import type { MiddlewareFn } from "type-graphql";
+import { AuditIntentError } from "../core/index.js";
 import type { AuditActor } from "../domain/index.js";
 import { AUDIT_SUBJECTS } from "./audit-subjects.js";
 import type { Context } from "./context.js";
@@ -68,6 +71,15 @@ export const AuditTrail: MiddlewareFn<Context> = async ({ context, info, args },
   const at = new Date(context.lookups.now());
   // Read as the caller: a document they may not see (or none) is simply not recorded.
   const before = subject ? await subject.read(context, args).catch(() => undefined) : undefined;
+  const audit = context.services.audit;
+  let intentId: string | null = null;
+  try {
+    intentId = await audit.begin({ at, action, actor: actorOf(context, null), address: context.clientAddress, targetIds: targetIdsOf(args, null), args });
+  } catch (e) {
+    // The call goes on: its entry is still written at its end (under the intent's id), only a crash before then would lose it.
+    if (e instanceof AuditIntentError) intentId = e.id;
+    context.log.error({ err: e, action }, "audit intent not written");
+  }
   let result: unknown;
   let failure: unknown = null;
   let failed = false;
@@ -79,7 +91,7 @@ export const AuditTrail: MiddlewareFn<Context> = async ({ context, info, args },
   }
   const refusal = failed ? outcomeOf(failure) : null;
   try {
-    await context.services.audit.record({
+    await audit.record({
       at,
       action,
       actor: actorOf(context, failed ? null : result),
@@ -91,7 +103,7 @@ export const AuditTrail: MiddlewareFn<Context> = async ({ context, info, args },
       // A refused call changed nothing, and its caller may not read what the reader found.
       before: failed ? undefined : subject ? before : null,
       after: failed ? undefined : subject?.deletes ? null : isObject(result) || Array.isArray(result) ? result : undefined,
-    });
+    }, intentId);
   } catch (e) {
     context.log.error({ err: e, action }, "audit entry not written");
   }

@@ -46,6 +46,7 @@ export function toAuditEntry(d: AuditEntryDoc): AuditEntry {
     after: parsed(d.after),
     prevHash: d.prevHash,
     hash: d.hash,
+    keyId: d.keyId ?? null,
   };
 }
 

@@ -12,6 +12,8 @@ registerEnumType(AuditBreak, {
     ALTERED: { description: "The entry's content no longer hashes to its stored hash." },
     REMOVED: { description: "Entries are missing: a gap, entries before the oldest kept one that retention did not remove, or entries at the end." },
     INSERTED: { description: "An entry that is not the next link: its seq or the hash it names is not that of the entry before it." },
+    UNKEYED: { description: "An entry or record without the audit key's hash (SHA-256 only) where the chain is keyed: written without the key." },
+    UNKNOWN_KEY: { description: "An entry or record signed with a key that is neither KAIROS_AUDIT_KEY's nor one of KAIROS_AUDIT_PREVIOUS_KEYS'." },
   },
 });
 
@@ -65,11 +67,14 @@ export class AuditEntry {
   @Field(() => JSONValue, { nullable: true, description: "The document after the call, alike: the changed fields of an update, the whole of what a create made, null after a delete." })
   after!: unknown;
 
-  @Field(() => String, { description: "SHA-256 of the entry before it in the chain." })
+  @Field(() => String, { description: "The hash of the entry before it in the chain." })
   prevHash!: string;
 
-  @Field(() => String, { description: "SHA-256 of this entry's canonical encoding." })
+  @Field(() => String, { description: "HMAC-SHA-256 of this entry's canonical encoding with the audit key (SHA-256 for an entry written before the chain was keyed)." })
   hash!: string;
+
+  @Field(() => String, { nullable: true, description: "The id of the audit key the hash was made with (null: an entry written before the chain was keyed)." })
+  keyId!: string | null;
 }
 
 export const { Edge: AuditEntryEdge, Connection: AuditEntryConnection } = connectionTypes(AuditEntry, "AuditEntry");
@@ -132,6 +137,12 @@ export class AuditVerification {
 
   @Field(() => String, { description: "Its hash: kept somewhere else, it shows later whether the chain up to here was rewritten." })
   lastHash!: string;
+
+  @Field(() => Int, { description: "The last entry checked that is unkeyed (SHA-256 only, written before the chain was keyed: anyone who can write to the store can recompute its hash); 0: none." })
+  unkeyedThrough!: number;
+
+  @Field(() => DateTime, { nullable: true, description: "When the chain was first written with the audit key. Later than your upgrade to keyed entries: the record was removed and made again (see docs/audit.md)." })
+  keyedSince!: Date | null;
 
   @Field(() => AuditBrokenLink, { nullable: true, description: "The first broken link; null when the chain holds." })
   broken!: AuditBrokenLink | null;

@@ -2,10 +2,11 @@
  * The audit chain (issue #31): verifyAuditLog names the first broken link when a stored entry is
  * altered, removed (in the middle, at the start, at the end) or inserted; two writers appending
  * at once (two API instances on one database) never fork the chain; retention removes old entries
- * and the chain stays verifiable from the oldest kept one (the anchor).
+ * and the chain stays verifiable from the oldest kept one (the anchor). Forgeries here are made
+ * with the audit key (someone who holds it) unless said otherwise: without it, test/audit/keyed.test.ts.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { AuditService, auditHash, type AuditRecord } from "../../src/core/index.js";
+import { AuditKeyring, AuditService, auditHash, type AuditRecord } from "../../src/core/index.js";
 import { metrics, silentLogger } from "../../src/support/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";
@@ -14,7 +15,12 @@ const store = useEmulatedMongo("audit-chain");
 let now = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
 
-const service = (retentionMs = 30 * DAY) => new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: true, retentionMs } });
+const SECRET = "audit-chain-test-secret-of-at-least-32-characters";
+const keys = new AuditKeyring(SECRET);
+/** The hash an entry gets from someone holding the audit key. */
+const keyedHash = (body: Omit<AuditEntryDoc, "hash">) => keys.entryHash(body)!;
+const service = (retentionMs = 30 * DAY) =>
+  new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: true, retentionMs, key: null, previousKeys: [] }, secret: SECRET });
 const record = (i: number, extra: Partial<AuditRecord> = {}): AuditRecord => ({
   at: new Date(now),
   action: "createJob",
@@ -58,10 +64,12 @@ describe("audit chain verification", () => {
     const docs = await writeTen();
     await audit().updateOne({ seq: 4 }, { $set: { outcome: "FORBIDDEN" } });
     expect((await service().verify()).broken).toMatchObject({ problem: "ALTERED", seq: 4, entryId: docs[3]!._id });
-    // Re-hashing the altered entry does not hide it: the next entry names the original's hash.
+    // Re-hashing it without the key (SHA-256) does not make it hold; with the key, the next entry still names the original's hash.
     const altered = (await audit().findOne({ seq: 4 }))!;
     const { hash: _old, ...body } = altered;
     await audit().updateOne({ seq: 4 }, { $set: { hash: auditHash(body) } });
+    expect((await service().verify()).broken).toMatchObject({ problem: "ALTERED", seq: 4 });
+    await audit().updateOne({ seq: 4 }, { $set: { hash: keyedHash(body) } });
     expect((await service().verify()).broken).toMatchObject({ problem: "INSERTED", seq: 5 });
   });
 
@@ -91,13 +99,13 @@ describe("audit chain verification", () => {
     const docs = await writeTen();
     const forged = { ...docs[4]!, _id: "forged-1", seq: 5.5, action: "deleteJob" };
     const { hash: _h, ...body } = forged;
-    await audit().insertOne({ ...forged, hash: auditHash(body) });
+    await audit().insertOne({ ...forged, hash: keyedHash(body) });
     expect((await service().verify()).broken).toMatchObject({ problem: "INSERTED", seq: 5.5, entryId: "forged-1" });
 
     await audit().deleteOne({ _id: "forged-1" });
     const tail = { ...docs[9]!, _id: "forged-2", seq: 11, prevHash: "f".repeat(64) };
     const { hash: _t, ...tailBody } = tail;
-    await audit().insertOne({ ...tail, hash: auditHash(tailBody) });
+    await audit().insertOne({ ...tail, hash: keyedHash(tailBody) });
     expect((await service().verify()).broken).toMatchObject({ problem: "INSERTED", seq: 11, entryId: "forged-2" });
   });
 
@@ -133,7 +141,7 @@ describe("audit chain verification", () => {
     now = start;
   });
 
-  it("the anchor cannot be moved to hide a removal: over young entries, altered, or with entries below it changed", async () => {
+  it("the anchor cannot be moved to hide a removal: without the key at all; with it, not over young entries, altered, or with entries below it changed", async () => {
     const s = service(30 * DAY);
     const start = now;
     for (let i = 1; i <= 6; i++) {
@@ -141,10 +149,15 @@ describe("audit chain verification", () => {
       await s.record(record(i));
     }
     const chain = () => mongo.db.collection<{ _id: string; [k: string]: unknown }>("auditChain");
+    /** The anchor as a retention pass (holding the key) sets it: signed over its seq, hash, time of the cut and retention. */
+    const anchorAt = async (e: AuditEntryDoc, truncatedAt: number, retentionMs: number, changes: Record<string, unknown> = {}) => {
+      const signed = keys.sign("anchor", [e.seq, e.hash, truncatedAt, retentionMs]);
+      await chain().updateOne({ _id: "anchor" }, { $set: { seq: e.seq, hash: e.hash, at: e.at, truncatedAt: new Date(truncatedAt), retentionMs, entry: e, ...signed, ...changes } }, { upsert: true });
+    };
     // An interrupted retention pass: the anchor moved to 3, entries 1–3 still stored. They are checked too.
     now = start + 65 * DAY;
     const e3 = (await audit().findOne({ seq: 3 }))!;
-    await chain().updateOne({ _id: "anchor" }, { $set: { seq: 3, hash: e3.hash, at: e3.at, truncatedAt: new Date(now), retentionMs: 30 * DAY, entry: e3 } }, { upsert: true });
+    await anchorAt(e3, now, 30 * DAY);
     expect(await s.verify()).toMatchObject({ ok: true, anchorSeq: 3, checked: 3 });
     await audit().updateOne({ seq: 2 }, { $set: { outcome: "FORBIDDEN" } });
     expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 2 });
@@ -154,23 +167,32 @@ describe("audit chain verification", () => {
     // Moved over entries younger than the retention (5: 50 days old, retention 30 days at day 65 → ok; 6 at day 60 is not).
     const e5 = (await audit().findOne({ seq: 5 }))!;
     await audit().deleteMany({ seq: { $lte: 5 } });
+    // Without the key the anchor cannot be moved at all: its signature no longer holds.
     await chain().updateOne({ _id: "anchor" }, { $set: { seq: 5, hash: e5.hash, at: e5.at, truncatedAt: new Date(now), retentionMs: 30 * DAY, entry: e5 } });
-    expect((await s.verify()).broken).toMatchObject({ problem: "REMOVED", seq: 5 });
-    // Claiming a shorter retention does not help below one day, the shortest setting; claiming the cut in the future neither.
-    await chain().updateOne({ _id: "anchor" }, { $set: { retentionMs: 1 } });
-    expect((await s.verify()).ok).toBe(true); // entry 5 is 15 days older than the cut: a 1-day retention would have removed it
-    await chain().updateOne({ _id: "anchor" }, { $set: { at: new Date(now), "entry.at": new Date(now), truncatedAt: new Date(now) } });
     expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 5 });
-    await chain().updateOne({ _id: "anchor" }, { $set: { at: e5.at, "entry.at": e5.at, truncatedAt: new Date(now + 100 * DAY) } });
+    await chain().updateOne({ _id: "anchor" }, { $unset: { keyId: "", mac: "" } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "UNKEYED", seq: 5 });
+    // With the key, the retention check still holds.
+    await anchorAt(e5, now, 30 * DAY);
+    expect((await s.verify()).broken).toMatchObject({ problem: "REMOVED", seq: 5 });
+    // Claiming a shorter retention: without the key, the signature breaks; with it, it does not help below one day, the shortest setting.
+    await chain().updateOne({ _id: "anchor" }, { $set: { retentionMs: 1 } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 5 });
+    await anchorAt(e5, now, 1);
+    expect((await s.verify()).ok).toBe(true); // entry 5 is 15 days older than the cut: a 1-day retention would have removed it
+    // Its entry made younger: the entry's hash breaks. The cut claimed in the future: reported.
+    await anchorAt(e5, now, 30 * DAY, { at: new Date(now), entry: { ...e5, at: new Date(now) } });
+    expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 5 });
+    await anchorAt(e5, now + 100 * DAY, 30 * DAY);
     expect((await s.verify()).broken).toMatchObject({ problem: "REMOVED", seq: 5 });
     // An anchor that does not hold the entry whose hash it names.
-    await chain().updateOne({ _id: "anchor" }, { $set: { truncatedAt: new Date(now), hash: "e".repeat(64) } });
+    await anchorAt(e5, now, 30 * DAY, { hash: "e".repeat(64) });
     expect((await s.verify()).broken).toMatchObject({ problem: "ALTERED", seq: 5 });
     now = start;
   });
 
   it("off: nothing is recorded", async () => {
-    const off = new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: false, retentionMs: DAY } });
+    const off = new AuditService({ mongo, clock: () => now, log: silentLogger(), settings: { enabled: false, retentionMs: DAY, key: null, previousKeys: [] }, secret: SECRET });
     expect(await off.record(record(1))).toBeNull();
     expect(await audit().countDocuments()).toBe(0);
   });

@@ -40,7 +40,8 @@ describe("kairos audit", () => {
 
     const verified = await kairos(t.admin, "audit", "--verify");
     expect(verified.code).toBe(0);
-    expect(verified.out).toMatch(/^ok: \d+ entries checked/);
+    expect(verified.out).toMatch(/^ok: \d+ entries checked, .*; keyed since \d{4}-\d\d-\d\dT/);
+    expect(verified.out).not.toContain("unkeyed");
     expect((await kairos(u.token, "audit", "--verify")).code).not.toBe(0);
 
     await t.app.services.mongo.db.collection("audit").updateOne({ action: "pauseJob", targetIds: job }, { $set: { outcome: "NOT_FOUND" } });

@@ -4,7 +4,7 @@
  * every field, and that bad settings are refused with what is allowed.
  */
 import { describe, expect, it } from "vitest";
-import { auditHash, auditJson, capped, changedParts, isSecretField, isSecretParam, payloadDigest, redactUrl, REDACTED, urlDigest, valueDigest } from "../../src/core/index.js";
+import { AuditKeyring, auditHash, auditJson, capped, changedParts, isSecretField, isSecretParam, payloadDigest, redactUrl, REDACTED, urlDigest, valueDigest } from "../../src/core/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 
@@ -99,28 +99,55 @@ describe("before/after", () => {
 });
 
 describe("the entry hash", () => {
+  const e: Omit<AuditEntryDoc, "hash"> = {
+    _id: "e1", seq: 1, v: 1, at: new Date(1_000), action: "createJob",
+    actor: { userId: "u", username: "alice", role: "USER", apiKeyId: null },
+    address: "127.0.0.1", targetIds: ["j"], outcome: "OK", error: null, args: "{}", before: null, after: "{}", prevHash: "0".repeat(64),
+  };
+  const variants: Array<Partial<Omit<AuditEntryDoc, "hash">>> = [
+    { _id: "e2" }, { seq: 2 }, { at: new Date(1_001) }, { action: "deleteJob" }, { actor: { ...e.actor, apiKeyId: "k" } }, { actor: { ...e.actor, role: "ADMIN" } },
+    { address: "10.0.0.1" }, { targetIds: ["k"] }, { outcome: "FORBIDDEN" }, { error: "no" }, { args: '{"a":1}' }, { before: "{}" }, { after: null }, { prevHash: "1".repeat(64) },
+  ];
+
   it("changes with every field it covers", () => {
-    const e: Omit<AuditEntryDoc, "hash"> = {
-      _id: "e1", seq: 1, v: 1, at: new Date(1_000), action: "createJob",
-      actor: { userId: "u", username: "alice", role: "USER", apiKeyId: null },
-      address: "127.0.0.1", targetIds: ["j"], outcome: "OK", error: null, args: "{}", before: null, after: "{}", prevHash: "0".repeat(64),
-    };
     const h = auditHash(e);
-    const variants: Array<Partial<Omit<AuditEntryDoc, "hash">>> = [
-      { _id: "e2" }, { seq: 2 }, { at: new Date(1_001) }, { action: "deleteJob" }, { actor: { ...e.actor, apiKeyId: "k" } }, { actor: { ...e.actor, role: "ADMIN" } },
-      { address: "10.0.0.1" }, { targetIds: ["k"] }, { outcome: "FORBIDDEN" }, { error: "no" }, { args: '{"a":1}' }, { before: "{}" }, { after: null }, { prevHash: "1".repeat(64) },
-    ];
     for (const v of variants) expect(auditHash({ ...e, ...v }), JSON.stringify(v)).not.toBe(h);
     expect(auditHash({ ...e })).toBe(h);
+  });
+
+  it("keyed (v2): an HMAC under the audit key that covers the key id too; a previous key still verifies, an unknown key gives none", () => {
+    const first = "k".repeat(32);
+    const k1 = new AuditKeyring(first);
+    const k2 = new AuditKeyring("m".repeat(32), [first]);
+    const e2: Omit<AuditEntryDoc, "hash"> = { ...e, v: 2, keyId: k1.keyId };
+    const h = k1.entryHash(e2)!;
+    expect(h).toMatch(/^[0-9a-f]{64}$/);
+    expect(h).not.toBe(auditHash(e2));
+    for (const v of variants) expect(k1.entryHash({ ...e2, ...v }), JSON.stringify(v)).not.toBe(h);
+    expect(k2.keyId).not.toBe(k1.keyId);
+    expect(k2.keyIds).toEqual([k2.keyId, k1.keyId]);
+    expect(k2.entryHash(e2)).toBe(h);
+    expect(new AuditKeyring("m".repeat(32)).entryHash(e2)).toBeNull();
+    expect(k1.entryHash({ ...e2, keyId: k2.keyId })).toBeNull();
+    // An unkeyed entry is hashed as before, whatever the key.
+    expect(k1.entryHash(e)).toBe(auditHash(e));
   });
 });
 
 describe("settings", () => {
   it("KAIROS_AUDIT on|off (default on), KAIROS_AUDIT_RETENTION P1D–P36500D (default P365D); anything else is refused naming what is allowed", () => {
-    expect(loadConfig("dev", {}).audit).toEqual({ enabled: true, retentionMs: 365 * 86_400_000 });
-    expect(loadConfig("dev", { KAIROS_AUDIT: "off", KAIROS_AUDIT_RETENTION: "P30D" }).audit).toEqual({ enabled: false, retentionMs: 30 * 86_400_000 });
+    expect(loadConfig("dev", {}).audit).toEqual({ enabled: true, retentionMs: 365 * 86_400_000, key: null, previousKeys: [] });
+    expect(loadConfig("dev", { KAIROS_AUDIT: "off", KAIROS_AUDIT_RETENTION: "P30D" }).audit).toEqual({ enabled: false, retentionMs: 30 * 86_400_000, key: null, previousKeys: [] });
     expect(() => loadConfig("dev", { KAIROS_AUDIT: "maybe" })).toThrow('KAIROS_AUDIT: "maybe" is not one of on, off');
     expect(() => loadConfig("dev", { KAIROS_AUDIT_RETENTION: "PT1H" })).toThrow('KAIROS_AUDIT_RETENTION: must be from P1D to P36500D, got "PT1H"');
     expect(() => loadConfig("dev", { KAIROS_AUDIT_RETENTION: "a year" })).toThrow("KAIROS_AUDIT_RETENTION");
+  });
+
+  it("KAIROS_AUDIT_KEY (at least 32 characters; unset: the JWT secret's) and KAIROS_AUDIT_PREVIOUS_KEYS (comma-separated, each at least 32)", () => {
+    const a = "a".repeat(32);
+    const b = "b".repeat(40);
+    expect(loadConfig("dev", { KAIROS_AUDIT_KEY: ` ${a} `, KAIROS_AUDIT_PREVIOUS_KEYS: `${b}, ${a},` }).audit).toMatchObject({ key: a, previousKeys: [b, a] });
+    expect(() => loadConfig("dev", { KAIROS_AUDIT_KEY: "short" })).toThrow("KAIROS_AUDIT_KEY: must be at least 32 characters (use e.g. `openssl rand -hex 32`), got 5");
+    expect(() => loadConfig("dev", { KAIROS_AUDIT_PREVIOUS_KEYS: `${a},short` })).toThrow("KAIROS_AUDIT_PREVIOUS_KEYS: key 2 is 5 characters");
   });
 });

@@ -63,7 +63,10 @@ export function registerAudit(program: Command, ctx: Ctx): void {
         const { verifyAuditLog: v } = await api.request(CliVerifyAuditLogDocument);
         emit(ctx.io, format, v, () =>
           v.ok
-            ? `${paint(ctx.io, "green", "ok")}: ${v.checked} entries checked, from the anchor ${v.anchorSeq} to ${v.lastSeq} (last hash ${v.lastHash})\n`
+            ? `${paint(ctx.io, "green", "ok")}: ${v.checked} entries checked, from the anchor ${v.anchorSeq} to ${v.lastSeq} (last hash ${v.lastHash}); keyed since ${v.keyedSince ?? "-"}\n` +
+              (v.unkeyedThrough > 0
+                ? `${paint(ctx.io, "yellow", "note")}: entries up to ${v.unkeyedThrough} are unkeyed (written before the chain was keyed): whoever can write to the store could have rewritten them\n`
+                : "")
             : `${paint(ctx.io, "red", v.broken!.problem)} at entry ${v.broken!.seq ?? "-"}: ${v.broken!.detail}\n`,
         );
         if (!v.ok) ctx.exitCode = EXIT.FAILED;

@@ -1,7 +1,7 @@
 /**
  * The audit trail's encodings: a value turned into plain JSON with sorted keys and every secret
  * field redacted (`auditJson`), capped in size (`capped`), reduced to what changed between two
- * versions (`changedParts`), and the hash of an entry over a fixed field order (`auditHash`).
+ * versions (`changedParts`), and an entry's canonical encoding (`auditEntryText`) and unkeyed hash (`auditHash`).
  */
 import { createHash } from "node:crypto";
 import type { AuditEntryDoc } from "../../domain/index.js";
@@ -193,9 +193,12 @@ export function changedParts(before: Record<string, unknown>, after: Record<stri
   return [b, a];
 }
 
-/** SHA-256 (hex) of the entry's canonical encoding: its fields in a fixed order, `hash` left out. */
-export function auditHash(e: Omit<AuditEntryDoc, "hash">): string {
-  const fields = [
+/**
+ * The canonical encoding an entry's hash is taken over: its fields in a fixed order, `hash` left
+ * out; a keyed entry (v2) adds the id of the key that hashed it.
+ */
+export function auditEntryText(e: Omit<AuditEntryDoc, "hash">): string {
+  const fields: unknown[] = [
     e.v,
     e.seq,
     e._id,
@@ -214,5 +217,14 @@ export function auditHash(e: Omit<AuditEntryDoc, "hash">): string {
     e.after,
     e.prevHash,
   ];
-  return createHash("sha256").update(JSON.stringify(fields)).digest("hex");
+  if (e.v !== 1) fields.push(e.keyId ?? null);
+  return JSON.stringify(fields);
+}
+
+/**
+ * SHA-256 (hex) of the entry's canonical encoding: the unkeyed hash of the entries written before
+ * the chain was keyed (v1). Anyone can compute it; keyed entries are hashed by ./keys.ts.
+ */
+export function auditHash(e: Omit<AuditEntryDoc, "hash">): string {
+  return createHash("sha256").update(auditEntryText(e)).digest("hex");
 }

@@ -1,16 +1,24 @@
 /**
  * The audit trail's queries (docs/audit.md): entries in `audit`, one per mutation call, unique by
  * `seq` (the chain's order: an entry is appended by inserting `seq` = the head's + 1, so of two API
- * instances appending at once exactly one wins each link and the other re-reads the head), and the
- * chain's `anchor` and `head` in `auditChain`.
+ * instances appending at once exactly one wins each link and the other re-reads the head), the
+ * chain's `anchor`, `head` and `keyed` records in `auditChain`, and the calls under way (their
+ * intents, written before the mutation runs) in `auditIntents`.
  */
 import type { Collection, Filter } from "mongodb";
-import { AUDIT_GENESIS_HASH, ValidationError, type AuditChainDoc, type AuditEntryDoc } from "../../domain/index.js";
+import { AUDIT_GENESIS_HASH, ValidationError, type AuditChainDoc, type AuditEntryDoc, type AuditIntentDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import type { Page, PageQuery } from "../pages.js";
 
 const entries = (mongo: Mongo): Collection<AuditEntryDoc> => mongo.db.collection<AuditEntryDoc>("audit");
 const chain = (mongo: Mongo): Collection<AuditChainDoc> => mongo.db.collection<AuditChainDoc>("auditChain");
+const intents = (mongo: Mongo): Collection<AuditIntentDoc> => mongo.db.collection<AuditIntentDoc>("auditIntents");
+
+/** A record's signature by the audit key (src/core/audit/keys.ts). */
+export interface AuditSignature {
+  keyId: string;
+  mac: string;
+}
 
 /** The audit collections' indexes (idempotent; the audit service runs it before its first write or read). */
 export async function ensureAuditIndexes(mongo: Mongo): Promise<void> {
@@ -24,6 +32,8 @@ export async function ensureAuditIndexes(mongo: Mongo): Promise<void> {
     // Retention and time ranges.
     { key: { at: 1 }, name: "at" },
   ]);
+  // The recovery pass looks for the oldest intents.
+  await intents(mongo).createIndexes([{ key: { at: 1 }, name: "at" }]);
 }
 
 /** The last link of the chain: the highest entry, else the anchor (everything was truncated), else the genesis. */
@@ -58,9 +68,23 @@ export async function insertAuditEntries(mongo: Mongo, docs: AuditEntryDoc[]): P
   }
 }
 
-/** Records the highest entry written (only ever raised), so entries removed from the end are noticed. */
-export async function raiseAuditHead(mongo: Mongo, seq: number, hash: string): Promise<void> {
-  await chain(mongo).updateOne({ _id: "head", seq: { $lt: seq } }, { $set: { seq, hash } });
+/** Records the highest entry written (only ever raised), signed, so entries removed from the end are noticed. */
+export async function raiseAuditHead(mongo: Mongo, seq: number, hash: string, signed: AuditSignature): Promise<void> {
+  await chain(mongo).updateOne({ _id: "head", seq: { $lt: seq } }, { $set: { seq, hash, keyId: signed.keyId, mac: signed.mac } });
+}
+
+/**
+ * Records where keyed entries begin, if no record says so yet: the entry after the current last
+ * (`sign` signs its seq and time). Of two instances starting at once, the first record stays.
+ */
+export async function ensureAuditKeyedRecord(mongo: Mongo, at: Date, sign: (seq: number, at: Date) => AuditSignature): Promise<void> {
+  if (await chain(mongo).findOne({ _id: "keyed" })) return;
+  const seq = (await auditHead(mongo)).seq + 1;
+  try {
+    await chain(mongo).insertOne({ _id: "keyed", seq, hash: "", at, ...sign(seq, at) });
+  } catch (e) {
+    if ((e as { code?: number }).code !== 11000) throw e;
+  }
 }
 
 /** Creates the head record if there is none (idempotent). */
@@ -68,9 +92,9 @@ export async function ensureAuditHeadRecord(mongo: Mongo): Promise<void> {
   await chain(mongo).updateOne({ _id: "head" }, { $setOnInsert: { seq: 0, hash: AUDIT_GENESIS_HASH } }, { upsert: true });
 }
 
-export async function auditChainRecords(mongo: Mongo): Promise<{ anchor: AuditChainDoc | null; head: AuditChainDoc | null }> {
+export async function auditChainRecords(mongo: Mongo): Promise<{ anchor: AuditChainDoc | null; head: AuditChainDoc | null; keyed: AuditChainDoc | null }> {
   const docs = await chain(mongo).find({}).toArray();
-  return { anchor: docs.find((d) => d._id === "anchor") ?? null, head: docs.find((d) => d._id === "head") ?? null };
+  return { anchor: docs.find((d) => d._id === "anchor") ?? null, head: docs.find((d) => d._id === "head") ?? null, keyed: docs.find((d) => d._id === "keyed") ?? null };
 }
 
 /** Every entry in chain order (seq ascending), read in batches. */
@@ -82,15 +106,22 @@ export function auditEntriesInOrder(mongo: Mongo): AsyncIterable<AuditEntryDoc> 
  * Retention: the entries up to the last one older than `cutoff` (in chain order) are removed, the
  * anchor first moved to that entry, so the oldest kept entry still links to a recorded hash. A
  * crash between the two leaves entries at or below the anchor, which verification skips and the
- * next pass removes. Resolves with the new anchor's seq and how many entries were removed, or null.
+ * next pass removes. The anchor is signed (`sign`, over its seq, hash, time of the cut and retention).
+ * Resolves with the new anchor's seq and how many entries were removed, or null.
  */
-export async function truncateAuditBefore(mongo: Mongo, cutoff: Date, now: Date, retentionMs: number): Promise<{ anchorSeq: number; removed: number } | null> {
+export async function truncateAuditBefore(
+  mongo: Mongo,
+  cutoff: Date,
+  now: Date,
+  retentionMs: number,
+  sign: (anchor: { seq: number; hash: string; truncatedAt: Date; retentionMs: number }) => AuditSignature,
+): Promise<{ anchorSeq: number; removed: number } | null> {
   const [last] = await entries(mongo).find({ at: { $lt: cutoff } }).sort({ seq: -1 }).limit(1).toArray();
   if (!last) return null;
   const anchors = chain(mongo);
   // The anchored entry is kept whole in the anchor: verification re-hashes it, so its age (what
   // retention may have removed) cannot be changed without the chain noticing.
-  const record = { seq: last.seq, hash: last.hash, at: last.at, truncatedAt: now, retentionMs, entry: last };
+  const record = { seq: last.seq, hash: last.hash, at: last.at, truncatedAt: now, retentionMs, entry: last, ...sign({ seq: last.seq, hash: last.hash, truncatedAt: now, retentionMs }) };
   const moved = await anchors.updateOne({ _id: "anchor", seq: { $lt: last.seq } }, { $set: record });
   if (moved.matchedCount === 0) {
     try {
@@ -104,6 +135,28 @@ export async function truncateAuditBefore(mongo: Mongo, cutoff: Date, now: Date,
   const through = Math.max(anchor?.seq ?? 0, 0);
   const { deletedCount } = await entries(mongo).deleteMany({ seq: { $lte: through } });
   return { anchorSeq: through, removed: deletedCount };
+}
+
+/** Of these entry ids, those stored. */
+export async function storedAuditEntryIds(mongo: Mongo, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const docs = await entries(mongo).find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray();
+  return new Set(docs.map((d) => d._id));
+}
+
+/** Stores the intents of calls about to run (one insert for those of the same moment). */
+export async function insertAuditIntents(mongo: Mongo, docs: AuditIntentDoc[]): Promise<void> {
+  if (docs.length > 0) await intents(mongo).insertMany(docs, { ordered: false });
+}
+
+/** Removes the intents of calls whose entries are written. */
+export async function deleteAuditIntents(mongo: Mongo, ids: string[]): Promise<void> {
+  if (ids.length > 0) await intents(mongo).deleteMany({ _id: { $in: ids } });
+}
+
+/** The oldest intents of calls started before `before` (at most `limit`). */
+export async function staleAuditIntents(mongo: Mongo, before: Date, limit: number): Promise<AuditIntentDoc[]> {
+  return intents(mongo).find({ at: { $lt: before } }).sort({ at: 1 }).limit(limit).toArray();
 }
 
 /** auditLog's filter, the caller's visibility already applied. */
