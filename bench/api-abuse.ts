@@ -7,6 +7,7 @@
  *
  *   npm run bench:api                      # both scenarios, 3 rounds of 6 s per phase: about 2 min
  *   npm run bench:api -- --clients 8 --seconds 5 --rounds 5 --abuser-inflight 4 --scenario limits
+ *   npm run bench:api -- --quick           # 1 round of 3 s per phase: does it run
  *
  * The server is a real `kairos dev` in its own process (compiled, as `kairos` runs in
  * production), on loopback, started afresh for each scenario:
@@ -24,13 +25,11 @@
  * over 2 or an abusive request was not refused.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import os, { tmpdir } from "node:os";
-import { join } from "node:path";
+import os from "node:os";
 import { parseArgs } from "node:util";
 import { deepQuery, manyAliases, nestedJobsRuns } from "../test/helpers/abuse.js";
-import { buildKairos, Child, processCpuMs } from "./lib/kairos-cluster.js";
+import { processCpuMs } from "./lib/kairos-cluster.js";
+import { DEV_ADMIN_PASSWORD, startKairosDev } from "./lib/kairos-dev.js";
 import { fmtMs, fmtNum, ratio, summarize, table, type Summary } from "./lib/stats.js";
 
 const { values: args, positionals } = parseArgs({
@@ -38,8 +37,10 @@ const { values: args, positionals } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== "--"),
   options: {
     clients: { type: "string", default: "4" },
-    seconds: { type: "string", default: "6" },
-    rounds: { type: "string", default: "3" },
+    seconds: { type: "string" },
+    rounds: { type: "string" },
+    /** A check that it runs: 1 round of 3 s per phase. */
+    quick: { type: "boolean", default: false },
     "abuser-inflight": { type: "string", default: "1" },
     scenario: { type: "string", default: "both" },
     /** Internal: run as the abuser process (`--abuser URL TOKEN JOB_ID`). */
@@ -48,23 +49,11 @@ const { values: args, positionals } = parseArgs({
   },
 });
 const CLIENTS = Number(args.clients);
-const PHASE_MS = Number(args.seconds) * 1000;
-const ROUNDS = Number(args.rounds);
+const PHASE_MS = Number(args.seconds ?? (args.quick ? 3 : 6)) * 1000;
+const ROUNDS = Number(args.rounds ?? (args.quick ? 1 : 3));
 const ABUSER_INFLIGHT = Number(args["abuser-inflight"]);
 /** Upper bound of requests per client per phase, whatever the speed. */
 const MAX_REQUESTS_PER_CLIENT = 200_000;
-const ADMIN_PASSWORD = "bench-admin-password";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function gql(url: string, query: string, variables: Record<string, unknown> = {}, token?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url, {
@@ -73,36 +62,6 @@ async function gql(url: string, query: string, variables: Record<string, unknown
     body: JSON.stringify({ query, variables }),
   });
   return { status: res.status, body: await res.json() };
-}
-
-async function startServer(env: Record<string, string>): Promise<{ url: string; child: Child; dataDir: string }> {
-  const warning = await buildKairos();
-  if (warning) console.error(warning);
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), "kairos-bench-api-"));
-  const proc = spawn(process.execPath, [join(process.cwd(), ".kairos", "bench-dist", "main.js"), "dev"], {
-    env: {
-      ...process.env,
-      KAIROS_PORT: String(port),
-      KAIROS_DATA_DIR: dataDir,
-      KAIROS_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      KAIROS_LOG_LEVEL: "warn",
-      KAIROS_EXECUTOR_SLOTS: "2",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const child = new Child("api", proc);
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (!child.alive) throw new Error(`kairos dev exited: ${child.firstLines.join(" | ")}`);
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error("kairos dev did not answer /healthz within 60 s");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url: `${base}/graphql`, child, dataDir };
 }
 
 /** A closed loop: send, wait for the answer, send again, until the phase ends. */
@@ -260,9 +219,9 @@ async function cpuPerRequest(url: string, pid: number | undefined, token: string
 /** One scenario on a server of its own; true when the abuser kept the valid p99 within 2×. */
 async function scenario(name: string, env: Record<string, string>, measureCpu = false): Promise<boolean> {
   console.log(`\n## ${name}`);
-  const { url, child, dataDir } = await startServer(env);
+  const { url, child, stop } = await startKairosDev("api-abuse", { KAIROS_EXECUTOR_SLOTS: "2", ...env });
   try {
-    const admin = (await gql(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: ADMIN_PASSWORD })).body.data.login.token as string;
+    const admin = (await gql(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: DEV_ADMIN_PASSWORD })).body.data.login.token as string;
     const abuser = await freshUser(url, admin);
     if (measureCpu) await cpuPerRequest(url, child.pid, abuser.token, abuser.jobId);
     // Warm-up: the first requests pay for JIT and caches.
@@ -305,8 +264,7 @@ async function scenario(name: string, env: Record<string, string>, measureCpu = 
     console.log(pass ? "PASS: the abuser moved the valid clients' p99 by at most 2×" : "FAIL: the abuser moved the valid clients' p99 by more than 2× (or was not refused)");
     return pass;
   } finally {
-    await child.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

@@ -6,6 +6,7 @@
  *
  *   node --import tsx bench/api-audit.ts                      # 4 clients, 3 rounds of 8 s per mode
  *   node --import tsx bench/api-audit.ts --clients 8 --seconds 10 --rounds 5
+ *   node --import tsx bench/api-audit.ts --quick              # 1 round of 3 s per mode: does it run
  *
  * Both servers are real `kairos dev` processes (compiled, as `kairos` runs in production) on
  * loopback, each with its embedded MongoDB emulator, started once and kept for all the rounds;
@@ -15,27 +16,25 @@
  * Runs started by schedulers are not mutations and are not audited: the jobs are one-offs far in
  * the future, so the run path does not take part.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import os, { tmpdir } from "node:os";
-import { join } from "node:path";
+import os from "node:os";
 import { parseArgs } from "node:util";
-import { buildKairos, Child, processCpuMs } from "./lib/kairos-cluster.js";
-import { freePort } from "./lib/redis.js";
+import { processCpuMs, type Child } from "./lib/kairos-cluster.js";
+import { DEV_ADMIN_PASSWORD, startKairosDev } from "./lib/kairos-dev.js";
 import { fmtMs, fmtNum, summarize, table, type Summary } from "./lib/stats.js";
 
 const { values: args } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== "--"),
   options: {
     clients: { type: "string", default: "4" },
-    seconds: { type: "string", default: "8" },
-    rounds: { type: "string", default: "3" },
+    seconds: { type: "string" },
+    rounds: { type: "string" },
+    /** A check that it runs: 1 round of 3 s per mode. */
+    quick: { type: "boolean", default: false },
   },
 });
 const CLIENTS = Number(args.clients);
-const SECONDS = Number(args.seconds);
-const ROUNDS = Number(args.rounds);
-const ADMIN_PASSWORD = "bench-admin-password";
+const SECONDS = Number(args.seconds ?? (args.quick ? 3 : 8));
+const ROUNDS = Number(args.rounds ?? (args.quick ? 1 : 3));
 
 async function gql(url: string, query: string, variables: Record<string, unknown>, token?: string): Promise<any> {
   const res = await fetch(url, {
@@ -52,39 +51,19 @@ interface Server {
   mode: "on" | "off";
   url: string;
   child: Child;
-  dataDir: string;
+  stop(): Promise<void>;
   admin: string;
 }
 
 async function startServer(mode: "on" | "off"): Promise<Server> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), "kairos-bench-audit-"));
-  const proc = spawn(process.execPath, [join(process.cwd(), ".kairos", "bench-dist", "main.js"), "dev"], {
-    env: {
-      ...process.env,
-      KAIROS_PORT: String(port),
-      KAIROS_DATA_DIR: dataDir,
-      KAIROS_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      KAIROS_LOG_LEVEL: "warn",
-      KAIROS_EXECUTOR_SLOTS: "1",
-      KAIROS_RATE_SUBMISSIONS: "off",
-      KAIROS_RATE_REQUESTS: "off",
-      KAIROS_AUDIT: mode,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const dev = await startKairosDev(`api-audit-${mode}`, {
+    KAIROS_EXECUTOR_SLOTS: "1",
+    KAIROS_RATE_SUBMISSIONS: "off",
+    KAIROS_RATE_REQUESTS: "off",
+    KAIROS_AUDIT: mode,
   });
-  const child = new Child(`api-${mode}`, proc);
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (!child.alive) throw new Error(`kairos dev exited: ${child.firstLines.join(" | ")}`);
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error("kairos dev did not answer /healthz within 60 s");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const url = `${base}/graphql`;
-  const admin = (await gql(url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: ADMIN_PASSWORD })).login.token as string;
-  return { mode, url, child, dataDir, admin };
+  const admin = (await gql(dev.url, `mutation($p: String!) { login(username: "admin", password: $p) { token } }`, { p: DEV_ADMIN_PASSWORD })).login.token as string;
+  return { mode, ...dev, admin };
 }
 
 let users = 0;
@@ -129,8 +108,6 @@ async function phase(s: Server): Promise<PhaseResult> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  const warning = await buildKairos();
-  if (warning) console.error(warning);
   const servers = { on: await startServer("on"), off: await startServer("off") };
   const results: Record<"on" | "off", PhaseResult[]> = { on: [], off: [] };
   try {
@@ -158,10 +135,7 @@ async function main(): Promise<void> {
     console.log(`on / off = ${(on / off).toFixed(3)}; verifyAuditLog on the audited server: ok=${v.ok}, ${v.checked} entries; load after ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
     if (!v.ok) process.exitCode = 1;
   } finally {
-    for (const s of Object.values(servers)) {
-      await s.child.stop();
-      rmSync(s.dataDir, { recursive: true, force: true });
-    }
+    for (const s of Object.values(servers)) await s.stop();
   }
 }
 

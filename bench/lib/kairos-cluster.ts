@@ -30,7 +30,7 @@ import { freePort } from "./redis.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Where the bench compiles src/ (gitignored; dist/ is left alone). */
-const BUILD_DIR = join(REPO_ROOT, ".kairos", "bench-dist");
+export const BUILD_DIR = join(REPO_ROOT, ".kairos", "bench-dist");
 /** The emulator workspace package: its sources, and where the bench compiles them. */
 const EMULATOR_DIR = join(REPO_ROOT, "packages", "mongo-emulator");
 const EMULATOR_BUILD_DIR = join(BUILD_DIR, "mongo-emulator");
