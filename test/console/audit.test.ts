@@ -3,7 +3,8 @@
  * makes some calls, opens the page from the navigation, filters by subject and action, opens an
  * entry's before/after with the keyboard (a secret shown as "redacted", never as text), pages with
  * "Load more", and verifies the hash chain — holding, then broken after an entry is altered in the
- * store. A user sees only the calls they made, and no "Verify chain".
+ * store. A user sees only the calls they made, and no "Verify chain"; an unknown action name gets
+ * the API's refusal.
  */
 import { describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -131,6 +132,13 @@ describe("console: the audit trail", { timeout: 120_000 }, () => {
     await page.getByLabel("Subject id").fill(theirs);
     await page.getByLabel("Subject id").press("Enter");
     await page.getByText("No entry matches these filters.").waitFor();
+    expect(await rows(page).count()).toBe(0);
+
+    // A name that is not a mutation: the API's words, not an empty list.
+    await page.getByRole("button", { name: /^Clear filters/ }).click();
+    await page.getByLabel("Action").fill("notAMutation");
+    await page.getByLabel("Action").press("Enter");
+    await expect.poll(() => page.locator("main [role=alert]").textContent()).toContain('"notAMutation" is not a mutation of this API');
     expect(await rows(page).count()).toBe(0);
   });
 

@@ -89,6 +89,12 @@ describe("console: the dark colour scheme", () => {
     await check(page, "dead letters");
     await go(page, "/admin", /Admin/i);
     await check(page, "admin");
+    await go(page, `/audit?subject=${ticking}`, "Audit");
+    await page.locator("tr.audit-row").first().getByRole("button", { name: "pauseJob" }).click();
+    await page.locator("table.audit-diff").waitFor();
+    await page.getByRole("button", { name: "Verify chain" }).click();
+    await page.locator(".audit-verify").waitFor();
+    await check(page, "the audit trail, an entry open, the chain verified");
     await go(page, "/account", /Account/i);
     await check(page, "account");
   }, 180_000);
