@@ -3,10 +3,12 @@
  * or `REDIS_SENTINELS` with `REDIS_SENTINEL_NAME` (a primary behind Sentinel), exactly one of them;
  * `REDIS_USERNAME` / `REDIS_PASSWORD` authenticate to a cluster's nodes or to the primary and
  * replicas behind Sentinel (a URL carries its own), `REDIS_SENTINEL_PASSWORD` to the sentinels.
+ * TLS: ./redis-tls.ts.
  */
 import { ConfigError } from "../domain/index.js";
 import { parseRedisNodes, type RedisNode, type RedisTarget } from "../shared-state/index.js";
 import { url, type Env } from "./parse.js";
+import { redisTlsSetting } from "./redis-tls.js";
 
 const set = (v: string | undefined): v is string => v !== undefined && v.trim() !== "";
 
@@ -32,13 +34,15 @@ export function redisTargetSetting(env: Env): RedisTarget | null {
   switch (chosen[0]) {
     case undefined:
       if (set(env.REDIS_USERNAME) || set(env.REDIS_PASSWORD)) throw new ConfigError("REDIS_USERNAME / REDIS_PASSWORD are set without REDIS_CLUSTER_NODES or REDIS_SENTINELS (with REDIS_URL, put them in the URL)");
+      redisTlsSetting(env, null);
       return null;
     case "REDIS_URL": {
       if (set(env.REDIS_USERNAME) || set(env.REDIS_PASSWORD)) throw new ConfigError("REDIS_USERNAME / REDIS_PASSWORD apply to REDIS_CLUSTER_NODES and REDIS_SENTINELS; with REDIS_URL put them in the URL (redis://user:password@host:port)");
-      return { kind: "single", url: url("REDIS_URL", env.REDIS_URL, ["redis:", "rediss:"])! };
+      const u = url("REDIS_URL", env.REDIS_URL, ["redis:", "rediss:"])!;
+      return { kind: "single", url: u, ...redisTlsSetting(env, "single", new URL(u).protocol === "rediss:") };
     }
     case "REDIS_CLUSTER_NODES":
-      return { kind: "cluster", nodes: nodes("REDIS_CLUSTER_NODES", env.REDIS_CLUSTER_NODES!), ...auth };
+      return { kind: "cluster", nodes: nodes("REDIS_CLUSTER_NODES", env.REDIS_CLUSTER_NODES!), ...auth, ...redisTlsSetting(env, "cluster") };
     case "REDIS_SENTINELS": {
       const name = env.REDIS_SENTINEL_NAME?.trim() ?? "";
       if (name === "") throw new ConfigError("REDIS_SENTINELS needs REDIS_SENTINEL_NAME: the name the sentinels monitor the primary under (`sentinel monitor <name> …`, often mymaster)");
@@ -49,6 +53,7 @@ export function redisTargetSetting(env: Env): RedisTarget | null {
         name,
         ...auth,
         ...(set(env.REDIS_SENTINEL_PASSWORD) ? { sentinelPassword: env.REDIS_SENTINEL_PASSWORD } : {}),
+        ...redisTlsSetting(env, "sentinel"),
       };
     }
   }

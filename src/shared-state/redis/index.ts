@@ -3,7 +3,7 @@
  * contracts, fencing rules and crash windows: docs/redis-layout.md.
  */
 export { createRedisClient, openRedis, quitRedis, type RedisClient, type RedisClientOptions } from "./connection.js";
-export { describeRedisTarget, parseRedisNodes, type RedisAuth, type RedisNode, type RedisTarget } from "./target.js";
+export { describeRedisTarget, parseRedisNodes, type RedisAuth, type RedisNode, type RedisTarget, type RedisTls } from "./target.js";
 export { redisKeys, type RedisKeys, type ShardKeys } from "./keys.js";
 export { allScripts, type LuaScript } from "./lua/all.js";
 export { RedisShardCoordinator } from "./coordinator.js";

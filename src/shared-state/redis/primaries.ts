@@ -28,18 +28,34 @@ async function single(redis: Redis): Promise<string[]> {
   return [replid];
 }
 
+const CLUSTER_SLOTS = 16_384;
+
 /**
- * Every primary of the cluster as this client knows them (its slot map), plus any node it lists
- * as a replica that says it is a primary now (a promotion its map has not caught up with). A
- * primary that does not answer, or answers that it is a replica, makes the call fail: the
- * topology is changing, and the caller reads again a moment later.
+ * Every primary of the cluster's slot map as this client knows it, plus any node it lists as a
+ * replica that says it is a primary now (a promotion its map has not caught up with). The slot map,
+ * not the client's live connections, names the primaries: ioredis drops a node it cannot reach from
+ * its connections at once, and reading only the others gave a "new" set of terms (one primary fewer)
+ * while the dead one's replica was not even elected yet, so a rebuild started on a broken topology
+ * and a second one followed the promotion. A slot without a primary, a primary without a connection
+ * or one that does not answer, or answers that it is a replica, makes the call fail: the topology is
+ * changing, and the caller reads again a moment later.
  */
 async function cluster(redis: Cluster): Promise<string[]> {
-  const primaries = redis.nodes("master");
-  if (primaries.length === 0) throw new Error("the redis cluster client knows no primary yet");
-  const replicas = redis.nodes("slave");
+  const primaryKeys = new Set<string>();
+  for (let slot = 0; slot < CLUSTER_SLOTS; slot++) {
+    const key = redis.slots[slot]?.[0];
+    if (!key) throw new Error(`the redis cluster client's slot map does not cover slot ${slot}: waiting for the topology`);
+    primaryKeys.add(key);
+  }
+  const byKey = new Map(redis.nodes("all").map((n) => [`${n.options.host}:${n.options.port}`, n]));
+  const primaries = [...primaryKeys].map((key) => {
+    const node = byKey.get(key);
+    if (!node) throw new Error(`redis cluster primary ${key} (in the slot map) has no connection: the topology is changing`);
+    return { key, node };
+  });
+  const replicas = redis.nodes("slave").filter((n) => !primaryKeys.has(`${n.options.host}:${n.options.port}`));
   const [ofPrimaries, ofReplicas] = await Promise.all([
-    Promise.all(primaries.map(async (n) => ({ node: `${n.options.host}:${n.options.port}`, ...parseReplication(await n.info("replication")) }))),
+    Promise.all(primaries.map(async ({ key, node }) => ({ node: key, ...parseReplication(await node.info("replication")) }))),
     Promise.all(replicas.map((n) => n.info("replication").then(parseReplication, () => ({ role: null, replid: null })))),
   ]);
   const terms: string[] = [];

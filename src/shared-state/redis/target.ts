@@ -15,10 +15,24 @@ export interface RedisAuth {
   password?: string;
 }
 
+/**
+ * TLS to the data nodes (and, behind Sentinel, to the sentinels when `sentinelTls` is set): the
+ * PEM contents of a private CA (else the system's CAs are trusted), a client certificate and its key
+ * for mutual TLS, and the name to check the servers' certificates against instead of the address
+ * connected to (cluster nodes and the primary behind Sentinel are reached at the addresses they
+ * announce, usually IPs: a certificate without those IPs needs the name its certificates carry).
+ */
+export interface RedisTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  servername?: string;
+}
+
 export type RedisTarget =
-  | { kind: "single"; url: string }
-  | ({ kind: "cluster"; nodes: RedisNode[] } & RedisAuth)
-  | ({ kind: "sentinel"; sentinels: RedisNode[]; name: string; sentinelPassword?: string } & RedisAuth);
+  | { kind: "single"; url: string; tls?: RedisTls }
+  | ({ kind: "cluster"; nodes: RedisNode[]; tls?: RedisTls } & RedisAuth)
+  | ({ kind: "sentinel"; sentinels: RedisNode[]; name: string; sentinelPassword?: string; tls?: RedisTls; sentinelTls?: RedisTls } & RedisAuth);
 
 /**
  * `host:port,host:port,…` (IPv6 hosts in brackets: `[::1]:7000`) as nodes. Throws a RangeError
@@ -51,11 +65,13 @@ export function describeRedisTarget(t: RedisTarget): string {
   if (t.kind === "single") {
     try {
       const u = new URL(t.url);
-      return `redis ${u.host}${u.pathname && u.pathname !== "/" ? u.pathname : ""}`;
+      return `redis ${u.host}${u.pathname && u.pathname !== "/" ? u.pathname : ""}${u.protocol === "rediss:" ? " (TLS)" : ""}`;
     } catch {
       return "redis (unparsable url)";
     }
   }
   const list = (ns: RedisNode[]) => ns.map((n) => (n.host.includes(":") ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`)).join(",");
-  return t.kind === "cluster" ? `redis cluster ${list(t.nodes)}` : `redis sentinel ${t.name} via ${list(t.sentinels)}`;
+  const tls = t.tls ? " (TLS)" : "";
+  if (t.kind === "cluster") return `redis cluster ${list(t.nodes)}${tls}`;
+  return `redis sentinel ${t.name} via ${list(t.sentinels)}${t.tls && !t.sentinelTls ? " (TLS to the data nodes only)" : tls}`;
 }
