@@ -5,8 +5,10 @@
  *   2. decideFire: the slots due now under the job's misfire policy (or its reschedule);
  *   3. materialise a run per fired slot (unique fireKey: a replay creates nothing new; the store
  *      applies the overlap policy and may refuse: SKIPPED_OVERLAP; an owner with as many runs
- *      waiting to start as KAIROS_MAX_WAITING_RUNS allows gets none: SKIPPED_BACKLOG), then the
- *      same for the slots staged ahead (decideStageAhead);
+ *      waiting to start as KAIROS_MAX_WAITING_RUNS allows gets none: SKIPPED_BACKLOG); a plan that
+ *      ended at maxFires and had runs refused (they do not count) is followed by the slots due
+ *      after it (decideDueRest), until none is left; then the same for the slots staged ahead
+ *      (decideStageAhead);
  *   4. write the fire ledger (one outcome per slot, insert-once);
  *   5. advance the job's cursor and next fire (decideAdvance) with a version-conditional update;
  *   6. complete(): clear in-flight and re-arm at the next fire, in one atomic step.
@@ -19,7 +21,17 @@ import type { Logger } from "../support/index.js";
 import type { JobDoc } from "../domain/index.js";
 import { backlogSkipReason, changedSubject } from "../domain/index.js";
 import type { ShardFence } from "../shared-state/index.js";
-import { decideAdvance, decideFire, decideStageAhead, runOutcome, type FireOptions, type LedgerEntry, type RunRequest } from "../timing/index.js";
+import {
+  decideAdvance,
+  decideDueRest,
+  decideFire,
+  decideStageAhead,
+  runOutcome,
+  type DueFire,
+  type FireOptions,
+  type LedgerEntry,
+  type RunRequest,
+} from "../timing/index.js";
 import type { FirePort, FiringJob } from "./fire-port.js";
 
 export interface JobFirerDeps<J extends FiringJob = JobDoc> {
@@ -56,13 +68,24 @@ export class JobFirer<J extends FiringJob = JobDoc> {
     if (decision.error) this.deps.log.error({ jobId, error: decision.error }, "misfire catch-up refused");
     /** Runs created ahead of their due time by this pass. */
     const staged: string[] = [];
-    const due = await this.createRuns(job, decision.runs, now, staged);
-    const ahead = decideStageAhead(job, decision, { handled: decision.handled, fired: due.fired }, now, o, random);
+    const entries: LedgerEntry[] = [];
+    let step: DueFire | null = decision;
+    let last: DueFire = decision;
+    let dueFired = 0;
+    // The due slots: the plan, then, while a plan that ended at maxFires had runs refused, the rest.
+    while (step) {
+      const made = await this.createRuns(job, step.runs, now, staged);
+      entries.push(...made.entries, ...step.entries);
+      dueFired += made.fired;
+      last = step;
+      step = decideDueRest(job, step, { handled: step.handled, fired: dueFired }, now, o);
+    }
+    const ahead = decideStageAhead(job, last, { handled: last.handled, fired: dueFired }, now, o, random);
     const early = await this.createRuns(job, ahead.runs, now, staged);
-    const entries = [...due.entries, ...decision.entries, ...early.entries];
+    entries.push(...early.entries);
     await port.recordLedger(job, entries, now);
 
-    const fired = due.fired + early.fired;
+    const fired = dueFired + early.fired;
     const advance = decideAdvance(job, { handled: ahead.handled, horizon: ahead.horizon, fired }, entries, o, random);
     const advanced = await port.advanceJob(job, advance);
     // The user changed the job meanwhile (the version moved): their update re-armed the timer; do

@@ -8,7 +8,9 @@
  * and the run does not count towards maxFires. What follows a run's creation therefore depends on
  * what the store did, and a fire is decided in steps, each applied before the next is decided:
  *   1. {@link decideFire}: the slots due now (a reschedule, or the misfire plan) → run requests and
- *      the outcomes of the slots that get no run;
+ *      the outcomes of the slots that get no run; then, while a plan that ended at maxFires had runs
+ *      refused, {@link decideDueRest}: the slots due after that end, planned again with only the
+ *      runs created counted (a refused run does not count, so the schedule did not end there);
  *   2. {@link decideStageAhead}: the slots due within the stage-ahead window, counting the runs
  *      step 1 created towards maxFires;
  *   3. {@link decideAdvance}: the job's cursor, next fire and timer, from every run created.
@@ -85,6 +87,12 @@ export interface DueFire {
   handled: Millis;
   /** A reschedule: its one fire replaces the window, nothing is staged. */
   rescheduled: boolean;
+  /**
+   * The plan's runs are the last ones maxFires allows, so it stopped at the last of them: slots due
+   * after it were left out. If the store refuses one of these runs, the schedule goes on and
+   * {@link decideDueRest} plans those slots in the same fire.
+   */
+  lastAllowed: boolean;
   /** FIRE_ALL over its cap: said to the user (as the MISSED entries' reason) and logged. */
   error?: string;
 }
@@ -126,17 +134,38 @@ export function decideFire(job: FireJob | null, now: Millis, options: FireOption
     if (rescheduled > now) return { kind: "wait", timerAt: rescheduled };
     return decideReschedule(job, rescheduled, options);
   }
+  return planFrom(job, job.handledThrough.getTime(), job.firedCount, now, options);
+}
+
+/**
+ * Step 1 again, after its runs were applied: a plan that ended at maxFires ({@link DueFire.lastAllowed})
+ * whose runs the store refused in part (SKIPPED_OVERLAP, SKIPPED_BACKLOG: they do not count) did not
+ * end the schedule, and the slots due after its last run are due now as well. They are planned from
+ * `cursor` with the runs created so far counted, as a fire of the job advanced to `cursor` would
+ * (so a fire that dies after its advance and is replayed ends the same). Null when there is nothing
+ * more to plan: the plan did not end at maxFires, or its runs were all created (the schedule ends).
+ * Each call plans only slots after `cursor.handled`, so the loop ends.
+ */
+export function decideDueRest(job: FireJob, step: DueFire, cursor: FireCursor, now: Millis, options: FireOptions): DueFire | null {
+  const firedCount = job.firedCount + cursor.fired;
+  if (!step.lastAllowed || firedCount >= (job.schedule.maxFires ?? Infinity)) return null;
+  return planFrom(job, Math.max(cursor.handled, job.handledThrough.getTime()), firedCount, now, options);
+}
+
+/** The misfire plan of the slots after `handled`, given `firedCount` runs so far, as a due fire. */
+function planFrom(job: FireJob, handled: Millis, firedCount: number, now: Millis, options: FireOptions): DueFire {
   const plan = planMisfire({
     schedule: job.schedule,
     policy: job.misfire,
-    lastSlotAt: job.handledThrough.getTime(),
+    lastSlotAt: handled,
     now,
     catchupWindowMs: job.catchupWindowMs,
     maxCatchup: options.maxCatchup,
     lateToleranceMs: options.lateToleranceMs,
-    firedCount: job.firedCount,
+    firedCount,
   });
-  return decidePlan(job, plan, now);
+  const left = job.schedule.maxFires === null ? Infinity : job.schedule.maxFires - firedCount;
+  return decidePlan(job, plan, handled, now, plan.fire.length > 0 && plan.fire.length >= left);
 }
 
 /** A reschedule fires once at its instant; the schedule's slots up to it are MISSED. */
@@ -151,12 +180,13 @@ function decideReschedule(job: FireJob, rescheduled: Millis, options: FireOption
     entries,
     handled: Math.max(handled, rescheduled),
     rescheduled: true,
+    lastAllowed: false,
   };
 }
 
-/** The misfire plan as run requests and outcomes; the cursor passes every fired or missed slot. */
-function decidePlan(job: FireJob, plan: MisfirePlan, now: Millis): DueFire {
-  let handled = job.handledThrough.getTime();
+/** The misfire plan of the slots after `from` as run requests and outcomes; the cursor passes every fired or missed slot. */
+function decidePlan(job: FireJob, plan: MisfirePlan, from: Millis, now: Millis, lastAllowed: boolean): DueFire {
+  let handled = from;
   const runs = plan.fire.map((slot) => {
     handled = Math.max(handled, slot.at);
     return request(job, slot, plannedDue(job, slot));
@@ -172,7 +202,7 @@ function decidePlan(job: FireJob, plan: MisfirePlan, now: Millis): DueFire {
     handled = Math.max(handled, b);
   }
   for (const skip of plan.dstSkipped) entries.push(entry(dstSkipKey(job._id, skip.at), skip.at, "SKIPPED_DST", dstReason(skip), null));
-  return { kind: "fire", runs, entries, handled, rescheduled: false, ...(plan.error ? { error: plan.error } : {}) };
+  return { kind: "fire", runs, entries, handled, rescheduled: false, lastAllowed, ...(plan.error ? { error: plan.error } : {}) };
 }
 
 /**

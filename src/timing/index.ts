@@ -72,6 +72,7 @@ export { nextFire, type NextFire } from "./next-fire.js";
 export { canStage, DEFAULT_STAGE_AHEAD_MS, timerDueAt } from "./staging.js";
 export {
   decideAdvance,
+  decideDueRest,
   decideFire,
   decideStageAhead,
   runOutcome,

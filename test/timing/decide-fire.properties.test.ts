@@ -153,10 +153,10 @@ describe("decideFire, applied (property)", () => {
         if (c.schedule.maxFires !== null && total >= c.schedule.maxFires) expect(a.status).toBe("COMPLETED");
         if (a.nextSlotAt !== null) {
           expect(a.nextSlotAt).toBeGreaterThan(Math.max(a.handledThrough, c.now));
-          // The timer never jumps over a future slot. (A slot already due may lie between the cursor
-          // and the next fire: a catch-up cut at maxFires whose run the overlap lock refused leaves
-          // the slots after it to the next fire, late but not lost.)
-          expect(slotsIn(c.schedule, Math.max(a.handledThrough, c.now), a.nextSlotAt - 1)).toEqual([]);
+          // Nothing between the cursor and the next fire: no slot due now is left for a later fire (a
+          // catch-up cut at maxFires whose runs the overlap lock refused goes on to the slots after
+          // the cut), and the timer never jumps over a future slot.
+          expect(slotsIn(c.schedule, a.handledThrough, a.nextSlotAt - 1)).toEqual([]);
           expect(a.nextFireAt! - a.nextSlotAt).toBeGreaterThanOrEqual(0);
           expect(a.nextFireAt! - a.nextSlotAt).toBeLessThan(Math.max(1, grace));
           expect(a.timerAt).toBe(canStage(c.job, c.options.stageAheadMs) ? a.nextFireAt! - c.options.stageAheadMs : a.nextFireAt);
@@ -249,27 +249,32 @@ describe("decideFire, applied (property)", () => {
   });
 });
 
+/** More fires than a timer needs to settle (a staging window cut short by maxCatchup 1: 600 s / 1 s). */
+const SETTLE_FIRES = 2_000;
+
 /**
- * The timer's life on the wheel while `now` stands: fired while in flight (a fire that died is
- * replayed, as the shard's next owner does) or while re-armed at or before `now`; at most `fires`
- * fires that complete. Returns how many fires died.
+ * The timer's life on the wheel while `now` stands, until it rests (armed after `now`, or dropped):
+ * fired while in flight (a fire that died is replayed, as the shard's next owner does) or while
+ * re-armed at or before `now` (a staging cut short by maxCatchup comes back at once). Compared at
+ * rest, not after a count of fires: a fire that died after its advance, replayed, takes the step the
+ * re-armed timer would have taken, so the dying timer is one completed fire behind until it rests.
+ * Returns how many fires died.
  */
-async function settle(store: ModelStore, now: number, options: FireOptions, random: () => number, fires: number): Promise<number> {
+async function settle(store: ModelStore, now: number, options: FireOptions, random: () => number): Promise<number> {
   let deaths = 0;
-  for (let done = 0; done < fires; ) {
+  for (let fires = 0; ; fires++) {
     if (!store.timer.inFlight) {
-      if (store.timer.at === null || store.timer.at > now) break;
+      if (store.timer.at === null || store.timer.at > now) return deaths;
       store.timer = { inFlight: true, at: null }; // claimed again
     }
+    if (fires === SETTLE_FIRES) throw new Error(`the timer did not rest after ${SETTLE_FIRES} fires at one instant`);
     try {
       await replay(now, options, random, store);
-      done++;
     } catch (e) {
       if (!(e instanceof Died)) throw e;
       deaths++;
     }
   }
-  return deaths;
 }
 
 describe("a fire that dies (property)", () => {
@@ -283,21 +288,17 @@ describe("a fire that dies (property)", () => {
           return store;
         };
         const clean = world();
-        await settle(clean, c.now, c.options, c.random, 4);
+        await settle(clean, c.now, c.options, c.random);
         const dying = world();
         dying.dieAfter = dieAfter;
-        died += await settle(dying, c.now, c.options, c.random, 4);
+        died += await settle(dying, c.now, c.options, c.random);
         const sorted = <T>(m: Map<string, T>) => [...m].sort(([a], [b]) => a.localeCompare(b));
         expect(sorted(dying.runs)).toEqual(sorted(clean.runs));
         expect(sorted(dying.ledger.byKey)).toEqual(sorted(clean.ledger.byKey));
         expect(dying.job).toEqual(clean.job);
         expect(dying.timer).toEqual(clean.timer);
       }),
-      // Seeded, so CI is the same every run. Random seeds find two replays that end otherwise than
-      // the fire that did not die (docs/not-done-yet.md, "Firing"): fast-check seeds 1096900910
-      // (path 233:1:0:3:3:3:4:6:7:6:6:6:11:8:6:8:7:7:7:7:7:9:8:8:8:8:8:9:9:10:8:8:8:8:9:10) and one
-      // with stageAheadMs 600000 and maxCatchup 1; to be fixed in the firing decisions, then unseeded.
-      { numRuns: 250, seed: 42 },
+      { numRuns: 250 },
     );
     expect(died).toBeGreaterThan(50); // the property saw deaths, not only fires with fewer effects
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dstSkipKey, fireKey } from "../../src/domain/fire-keys.js";
 import {
+  decideDueRest,
   decideFire,
   ledgerProblems,
   MINUTE,
@@ -10,7 +11,7 @@ import {
   type FireOptions,
   type OverlapPolicy,
 } from "../../src/timing/index.js";
-import { fire, fireJob, modelStore } from "./fire-port.js";
+import { Died, fire, fireJob, modelStore, replay } from "./fire-port.js";
 import { cron, T0, utc } from "./helpers.js";
 
 const everyMinute = normalizeSchedule({ kind: "INTERVAL", every: "PT1M" }, T0);
@@ -132,6 +133,56 @@ describe("decideFire (ported from accountSlots: the same plan, now through the p
   });
 });
 
+describe("maxFires and refused runs (a refused run does not count, so the schedule does not end at it)", () => {
+  /** FIRE_ALL catch-up of slots T0+3..5 min at NOW with 2 fires left: the plan stops at T0+4 min. */
+  const limitedJob = (overlap: OverlapPolicy) =>
+    fireJob(normalizeSchedule({ kind: "INTERVAL", every: "PT1M", maxFires: 3 }, T0), {
+      misfire: "FIRE_ALL",
+      overlap,
+      catchupWindowMs: 3 * MINUTE,
+      handledThrough: new Date(T0),
+      firedCount: 1,
+    });
+  it("the plan ends at the last run maxFires allows; when the store refuses one, the slots due after it are planned in the same fire", () => {
+    const job = limitedJob("QUEUE_ONE");
+    const d = decideFire(job, NOW, opts);
+    if (d.kind !== "fire") throw new Error(d.kind);
+    expect([d.runs.map((r) => r.slot.at), d.handled, d.lastAllowed]).toEqual([[T0 + 3 * MINUTE, T0 + 4 * MINUTE], T0 + 4 * MINUTE, true]);
+    // Both runs made: the schedule ends there.
+    expect(decideDueRest(job, d, { handled: d.handled, fired: 2 }, NOW, opts)).toBeNull();
+    // One refused: the slot due at T0+5 min is the last allowed run now.
+    const rest = decideDueRest(job, d, { handled: d.handled, fired: 1 }, NOW, opts);
+    expect(rest).toMatchObject({ runs: [{ slot: { at: T0 + 5 * MINUTE } }], entries: [], handled: T0 + 5 * MINUTE, lastAllowed: true });
+    // A plan that did not end at maxFires leaves nothing due behind it.
+    const open = decideFire(catchUpJob("QUEUE_ONE"), NOW, opts);
+    if (open.kind !== "fire") throw new Error(open.kind);
+    expect(open.lastAllowed).toBe(false);
+    expect(decideDueRest(catchUpJob("QUEUE_ONE"), open, { handled: open.handled, fired: 0 }, NOW, opts)).toBeNull();
+  });
+  it("QUEUE_ONE with one active: HOLD, then every slot due gets SKIPPED_OVERLAP, none is passed over; a replay after the advance adds nothing", async () => {
+    const store = modelStore({ active: 1, pending: 0 });
+    const once = await fire(limitedJob("QUEUE_ONE"), NOW, opts, noRandom, store);
+    expect(bySlot(once.entries).map((e) => [(e.slotAt - T0) / MINUTE, e.outcome])).toEqual([
+      [1, "MISSED"],
+      [2, "MISSED"],
+      [3, "FIRED"],
+      [4, "SKIPPED_OVERLAP"],
+      [5, "SKIPPED_OVERLAP"],
+    ]);
+    expect(once.advance).toMatchObject({ handledThrough: T0 + 5 * MINUTE, nextSlotAt: T0 + 6 * MINUTE, status: "ACTIVE", firedIncrement: 1 });
+    // The scheduler died after the advance, before completing the timer: the next owner fires it again.
+    const again = await replay(NOW, opts, noRandom, store);
+    expect([again.requests, again.entries, again.rearmedAt]).toEqual([[], [], T0 + 6 * MINUTE]);
+    expect(store.job!.handledThrough.getTime()).toBe(T0 + 5 * MINUTE);
+  });
+  it("a last run refused twice: each slot due gets its outcome, the next fire is the slot after now", async () => {
+    const store = modelStore({ active: 1, pending: 0 });
+    const { entries, advance } = await fire(limitedJob("FORBID"), NOW, opts, noRandom, store);
+    expect(bySlot(entries).map((e) => e.outcome)).toEqual(["MISSED", "MISSED", "SKIPPED_OVERLAP", "SKIPPED_OVERLAP", "SKIPPED_OVERLAP"]);
+    expect(advance).toMatchObject({ handledThrough: T0 + 5 * MINUTE, nextSlotAt: T0 + 6 * MINUTE, status: "ACTIVE", firedIncrement: 0 });
+  });
+});
+
 describe("decideFire: drop, wait, reschedule, planned due", () => {
   it("a deleted, paused or finished job drops its timer", () => {
     const job = catchUpJob();
@@ -199,6 +250,26 @@ describe("stage-ahead and the advance", () => {
     const { requests, advance } = await fire(job, T0, { maxCatchup: 10, lateToleranceMs: MINUTE, stageAheadMs: MINUTE }, noRandom, modelStore());
     expect(requests).toHaveLength(10);
     expect(advance).toMatchObject({ handledThrough: T0 + 10 * SECOND, nextSlotAt: T0 + 11 * SECOND, timerAt: T0 + 11 * SECOND - MINUTE });
+  });
+  it("cut short by the cap, the scheduler dying after the advance: the replay takes the step the re-armed timer would have taken", async () => {
+    const perSecond = normalizeSchedule({ kind: "INTERVAL", every: "PT1S" }, T0);
+    const job = fireJob(perSecond, { handledThrough: new Date(T0) });
+    const capped: FireOptions = { maxCatchup: 1, lateToleranceMs: MINUTE, stageAheadMs: MINUTE };
+    // Two fires that do not die: each stages one slot, and the timer comes back at once for the next.
+    const clean = modelStore();
+    await fire(job, T0, capped, noRandom, clean);
+    expect(clean.timer).toEqual({ inFlight: false, at: T0 + 2 * SECOND - MINUTE });
+    clean.timer = { inFlight: true, at: null }; // claimed again
+    await replay(T0, capped, noRandom, clean);
+    // A fire that dies after its advance (createRun, recordLedger, advanceJob), replayed by the next owner.
+    const dying = modelStore();
+    dying.dieAfter = 3;
+    await expect(fire(job, T0, capped, noRandom, dying)).rejects.toThrow(Died);
+    expect(dying.job!.handledThrough.getTime()).toBe(T0 + SECOND);
+    await replay(T0, capped, noRandom, dying);
+    expect([...dying.staged]).toEqual([...clean.staged]);
+    expect([...dying.ledger.byKey.keys()]).toEqual([fireKey("j", T0 + SECOND), fireKey("j", T0 + 2 * SECOND)]);
+    expect([dying.job, dying.timer]).toEqual([clean.job, clean.timer]);
   });
   it("other overlap policies are never staged: their timer is the fire itself", async () => {
     const job = fireJob(everyMinute, { overlap: "FORBID", handledThrough: new Date(T0) });
