@@ -13,6 +13,12 @@ export interface RedisClientOptions {
   lazyConnect?: boolean;
   /** Send the commands of one event-loop turn as one write. @default false */
   autoPipeline?: boolean;
+  /**
+   * With `autoPipeline`: commands sent at once instead, each in its own write. An auto-pipeline
+   * waits for the one before it on the connection to be answered (ioredis serves one at a time),
+   * so a command on a run's way to its start would wait a round trip behind unrelated ones.
+   */
+  immediate?: readonly string[];
   /** Give up on a command after this many reconnects (ioredis's `maxRetriesPerRequest`). @default 20 */
   maxRetriesPerRequest?: number | null;
   /** Do not reconnect after the connection drops (probes and admin clients of tests). @default false */
@@ -59,7 +65,7 @@ export function createRedisClient(target: RedisTarget | string, opts: RedisClien
     ...(opts.maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest: opts.maxRetriesPerRequest } : {}),
     retryStrategy: opts.noReconnect ? () => null : reconnectDelay,
   };
-  const autoPipelining = { enableAutoPipelining: opts.autoPipeline ?? false };
+  const autoPipelining = { enableAutoPipelining: opts.autoPipeline ?? false, ...(opts.immediate ? { autoPipeliningIgnoredCommands: [...opts.immediate] } : {}) };
   switch (t.kind) {
     case "single":
       return new Redis(t.url, { ...common, ...autoPipelining, ...(tls ? { tls } : {}) });
@@ -104,11 +110,11 @@ export function createRedisClient(target: RedisTarget | string, opts: RedisClien
 }
 
 /** Opens a connection and waits until it is ready; connection errors go to `log`, not to stderr. */
-export async function openRedis(target: RedisTarget | string, name: string, log: LogFn, opts: { autoPipeline?: boolean } = {}): Promise<RedisClient> {
+export async function openRedis(target: RedisTarget | string, name: string, log: LogFn, opts: { autoPipeline?: boolean; immediate?: readonly string[] } = {}): Promise<RedisClient> {
   // Auto-pipelining sends the commands issued in one event-loop turn as one write: under load
   // (a batch of fires, a batch of claims) that is one round trip instead of one per command.
   // On a Cluster it groups them per node.
-  const redis = createRedisClient(target, { lazyConnect: true, name, autoPipeline: opts.autoPipeline ?? false });
+  const redis = createRedisClient(target, { lazyConnect: true, name, autoPipeline: opts.autoPipeline ?? false, ...(opts.immediate ? { immediate: opts.immediate } : {}) });
   let lastError: Error | null = null;
   redis.on("error", (err: Error) => {
     lastError = err;

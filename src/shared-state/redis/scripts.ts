@@ -4,7 +4,9 @@ import { allScripts, type LuaScript } from "./lua/all.js";
 export type ScriptArg = string | number;
 type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
 
-const commandName = (script: LuaScript) => `kairos_${script.name}`;
+/** The command a script is defined as on a connection (defineCommand). */
+export const scriptCommand = (script: LuaScript): string => `kairos_${script.name}`;
+const commandName = scriptCommand;
 
 /**
  * Registers every script on a connection with `defineCommand` (ioredis sends EVALSHA and falls

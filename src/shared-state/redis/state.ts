@@ -7,7 +7,8 @@ import { RedisEventBus } from "./event-bus.js";
 import { redisKeys } from "./keys.js";
 import type { RedisTarget } from "./target.js";
 import { RedisReadyQueue } from "./ready-queue.js";
-import { ScriptRunner } from "./scripts.js";
+import { scriptCommand, ScriptRunner } from "./scripts.js";
+import { scripts } from "./lua/all.js";
 import { RedisTimeWheel } from "./time-wheel.js";
 
 export interface RedisSharedStateOptions {
@@ -28,6 +29,14 @@ export interface RedisSharedStateOptions {
 }
 
 /**
+ * Commands a run's start waits for, sent at once rather than auto-pipelined (issue #27): a ready
+ * queue's push (a run made: its entry, and the notice that wakes the executors) and take (with the
+ * `exists` of limited owners beside it). Auto-pipelined, each waited for the pipeline in flight
+ * before it (event publishes, claim marker drops) to be answered: a round trip more per hop.
+ */
+export const IMMEDIATE_COMMANDS: readonly string[] = [scriptCommand(scripts.pushReady), scriptCommand(scripts.takeReady), "exists"];
+
+/**
  * Opens two connections (commands, and pub/sub subscribe) and returns the four adapters over them.
  * `close()` quits both; no timers stay behind.
  */
@@ -36,7 +45,7 @@ export async function createRedisSharedState(opts: RedisSharedStateOptions): Pro
   if (!Number.isInteger(shardCount) || shardCount < 1) throw new RangeError(`shardCount must be a positive integer, got ${shardCount}`);
   const keys = redisKeys(opts.prefix ?? "kairos");
   const log = opts.log ?? (() => {});
-  const command = await openRedis(opts.url, "kairos-cmd", log, { autoPipeline: true });
+  const command = await openRedis(opts.url, "kairos-cmd", log, { autoPipeline: true, immediate: IMMEDIATE_COMMANDS });
   let subscriber;
   try {
     subscriber = await openRedis(opts.url, "kairos-sub", log);
