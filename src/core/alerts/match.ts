@@ -111,7 +111,7 @@ export function deadlineFiring(rule: AlertRuleDoc, d: { fireKey: string; jobId: 
 export function silenceFiring(rule: AlertRuleDoc, s: { jobId: string; name: string; dag: boolean; since: Date; paused: boolean }, now: number): AlertFiringDoc {
   const n = rule.silentForMs ?? 0;
   const what = s.dag ? `DAG ${s.name}` : s.name;
-  return firing(rule, `silent:${s.jobId}@${s.since.getTime()}`, AlertEvent.SCHEDULE_SILENT, new Date(s.since.getTime() + n), now, {
+  return firing(rule, `silent:${s.jobId}@${s.since.getTime()}`, AlertEvent.SCHEDULE_SILENT, new Date(s.since.getTime() + n), now, { // not a fire key: an alert's subject (the schedule and the success its silence began after)
     jobId: s.jobId,
     jobName: s.name,
     detail: `${what} has had no successful run for ${Math.round(n / 1000)} s (since ${s.since.toISOString()})${s.paused ? "; it is paused" : ""}`,
