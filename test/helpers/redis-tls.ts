@@ -1,7 +1,7 @@
 /**
  * Redis over TLS for tests: a throw-away CA, a server certificate for 127.0.0.1 and localhost and a
- * client certificate, all made with `openssl` in a temp dir, and redis-servers (one, or a Sentinel
- * group: 1 primary, 1 replica, 3 sentinels) that listen on a TLS port and require client
+ * client certificate, all made with `openssl` in a temp dir, and redis-servers (one, a Sentinel
+ * group: 1 primary, 1 replica, 3 sentinels, or a Cluster of 3 primaries + 3 replicas) that listen on a TLS port and require client
  * certificates there (mutual TLS), replicate and monitor over TLS too. Each also keeps a plain port
  * on loopback, for the tests' own admin commands (`withNode`); Kairos is given only the TLS ports.
  */
@@ -125,6 +125,42 @@ export async function startTlsSentinelGroup(files: TlsFiles): Promise<TlsSentine
       20_000,
     );
     return { servers: [primary, replica], sentinels, env: sentinels.map((s) => `127.0.0.1:${s.tlsPort}`).join(","), name: SENTINEL_NAME, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+export interface TlsCluster {
+  nodes: TlsServer[];
+  stop(): Promise<void>;
+}
+
+/**
+ * 3 primaries + 3 replicas with TLS on their client ports, cluster bus and replication
+ * (`tls-cluster yes`), formed over TLS by `redis-cli --tls --cluster create`.
+ */
+export async function startTlsCluster(files: TlsFiles): Promise<TlsCluster> {
+  const nodes: TlsServer[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+  };
+  try {
+    for (let i = 0; i < 6; i++) {
+      const busPort = await freePort();
+      nodes.push(await startTlsServer(files, [`cluster-port ${busPort}`, "tls-cluster yes", "cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 1000"]));
+    }
+    const tls = ["--tls", "--cacert", files.ca, "--cert", files.clientCert, "--key", files.clientKey];
+    await run("redis-cli", [...tls, "--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.tlsPort}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 60_000 });
+    await waitUntil(
+      "the TLS cluster to be healthy",
+      async () => {
+        for (const n of nodes) if (infoField(String(await withNode(n.port, (r) => r.call("CLUSTER", "INFO"))), "cluster_state") !== "ok") return false;
+        return true;
+      },
+      30_000,
+    );
+    return { nodes, stop };
   } catch (e) {
     await stop();
     throw e;

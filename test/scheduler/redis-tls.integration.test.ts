@@ -6,16 +6,20 @@
  * - a Sentinel group whose servers, replication and sentinels all speak TLS: the whole product
  *   (API, scheduler, executor) started with REDIS_SENTINELS (the sentinels' TLS ports),
  *   REDIS_TLS=1 and the CA, certificate and key files fires a job, and its connections to the
- *   primary are on the primary's TLS port.
+ *   primary are on the primary's TLS port;
+ * - a Cluster (3 + 3) whose client ports, bus and replication speak TLS: a connection with the CA
+ *   writes keys over every primary and reads the three primary terms; another CA is refused.
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
 import type { JobDoc, RunDoc } from "../../src/domain/documents.js";
+import type { Cluster } from "ioredis";
 import { openRedis, quitRedis } from "../../src/shared-state/index.js";
+import { primaryTerms } from "../../src/shared-state/redis/primaries.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { waitFor } from "../helpers/graphql.js";
-import { makeTlsFiles, startTlsSentinelGroup, startTlsServer, type TlsFiles, type TlsSentinelGroup, type TlsServer } from "../helpers/redis-tls.js";
+import { makeTlsFiles, startTlsCluster, startTlsSentinelGroup, startTlsServer, type TlsCluster, type TlsFiles, type TlsSentinelGroup, type TlsServer } from "../helpers/redis-tls.js";
 import { withNode } from "../helpers/redis-servers.js";
 
 const caller: Principal = { userId: "000000000000000000000134", username: "tls", role: "ADMIN" };
@@ -25,6 +29,7 @@ let files: TlsFiles;
 let one: TlsServer;
 let group: TlsSentinelGroup;
 let app: TestApp | undefined;
+let cluster: TlsCluster | undefined;
 
 beforeAll(async () => {
   files = await makeTlsFiles();
@@ -38,6 +43,7 @@ afterAll(async () => {
   } finally {
     await one?.stop();
     await group?.stop();
+    await cluster?.stop();
     files?.remove();
   }
 }, 60_000);
@@ -84,5 +90,22 @@ describe("Redis over TLS", () => {
     const kairos = clients.split("\n").filter((l) => / name=kairos-cmd /.test(l));
     expect(kairos.length).toBeGreaterThan(0);
     for (const line of kairos) expect(line).toContain(`laddr=127.0.0.1:${primary.tlsPort} `);
+  }, 90_000);
+
+  it("a Cluster over TLS: its CA connects to every primary; another CA is refused with a clear error", async () => {
+    cluster = await startTlsCluster(files);
+    const seed = [{ host: "127.0.0.1", port: cluster.nodes[0]!.tlsPort }];
+    const tls = { ca: pem(files.ca), cert: pem(files.clientCert), key: pem(files.clientKey) };
+    const good = (await openRedis({ kind: "cluster", nodes: seed, tls }, "tls-cluster", quiet)) as Cluster;
+    for (let i = 0; i < 30; i++) await good.set(`t{${i}}`, String(i));
+    const tlsPorts = new Set(cluster.nodes.map((n) => n.tlsPort));
+    const primaries = good.nodes("master").map((n) => n.options.port!);
+    expect(primaries).toHaveLength(3);
+    for (const port of primaries) expect(tlsPorts.has(port), `primary on port ${port}`).toBe(true);
+    expect(await primaryTerms(good)).toHaveLength(3);
+    await quitRedis(good);
+
+    const wrongCa = openRedis({ kind: "cluster", nodes: seed, tls: { ...tls, ca: pem(files.otherCa) } }, "tls-cluster-wrong-ca", quiet);
+    await expect(wrongCa).rejects.toThrow(/cannot connect to redis cluster 127\.0\.0\.1:\d+ \(TLS\): .*REDIS_TLS_CA_FILE/s);
   }, 90_000);
 });

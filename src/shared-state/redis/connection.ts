@@ -117,9 +117,11 @@ export async function openRedis(target: RedisTarget | string, name: string, log:
   const redis = createRedisClient(target, { lazyConnect: true, name, autoPipeline: opts.autoPipeline ?? false, ...(opts.immediate ? { immediate: opts.immediate } : {}) });
   let lastError: Error | null = null;
   redis.on("error", (err: Error) => {
-    lastError = err;
+    if (!lastError || !(redis instanceof Cluster)) lastError = err;
     log("warn", "redis connection error", { connection: name, err: err.message });
   });
+  // A Cluster node's own error (a refused TLS handshake) is worth more than the cluster's summary.
+  if (redis instanceof Cluster) redis.on("node error", (err: Error) => void (lastError = err));
   try {
     await redis.connect();
   } catch (err) {
@@ -137,11 +139,15 @@ export async function openRedis(target: RedisTarget | string, name: string, log:
  */
 function connectError(target: RedisTarget | string, err: unknown, last: Error | null): Error {
   const t: RedisTarget = typeof target === "string" ? { kind: "single", url: target } : target;
+  // A Cluster's first connect fails with "None of startup nodes is available" after "Failed to
+  // refresh slots cache." (ClusterAllFailedError): a node's own error (a TLS refusal) came first,
+  // as a "node error" event (`last`).
   const cause = last && last !== err ? last : err instanceof Error ? err : new Error(String(err));
   const code = (cause as NodeJS.ErrnoException).code ?? "";
   const overTls = t.tls !== undefined || (t.kind === "single" && t.url.startsWith("rediss:"));
-  // A server that refuses the client's certificate may just reset the connection mid-handshake.
-  const tlsProblem = /certificate|CERT_|SELF_SIGNED|ssl|tls|handshake|altnames|alert/i.test(`${code} ${cause.message}`) || (overTls && code === "ECONNRESET");
+  // A server that refuses the client's certificate may just reset the connection mid-handshake;
+  // a Cluster's node clients report a failed handshake only as a closed connection.
+  const tlsProblem = /certificate|CERT_|SELF_SIGNED|ssl|tls|handshake|altnames|alert/i.test(`${code} ${cause.message}`) || (overTls && (code === "ECONNRESET" || /Connection is closed/.test(cause.message)));
   const hint = tlsProblem
     ? " (TLS: the servers' certificates must be signed by the CA in REDIS_TLS_CA_FILE, or by a system CA without it, and name the host connected to or REDIS_TLS_SERVERNAME; a server that requires client certificates needs REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE)"
     : "";
