@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/setup/sequencer.js";
 
 const emulatorSrc = (file: string) => fileURLToPath(new URL(`./packages/mongo-emulator/src/${file}`, import.meta.url));
 
@@ -24,5 +25,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two cores: integration files start servers and child processes; keep contention bounded.
     maxWorkers: 2,
+    // Longest files first (durations of the last run, else test/setup/durations.json), so the
+    // workers end together: a fresh clone has no durations of its own (test/setup/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
   },
 });
