@@ -103,9 +103,10 @@ describe("a DAG task's result and its DAG run's advance", () => {
     } finally {
       io.restore();
     }
-    // One read of the DAG run, sent before the result landed; the advance wrote from it by
-    // compare-and-set, with no quiet write first (b waits for no other parent: it would be refused).
-    expect(io.events).toEqual(["read DAG run", "result sent", "result landed", "DAG run written", "run made sent", "run made landed"]);
+    // One read of the DAG run, sent just after the result (a store serving one request at a time
+    // answers the result first) and before it landed; the advance wrote from it by compare-and-set,
+    // with no quiet write first (b waits for no other parent: it would be refused).
+    expect(io.events).toEqual(["result sent", "read DAG run", "result landed", "DAG run written", "run made sent", "run made landed"]);
     const b = await db.mongo.c.runs.find({ dagRunId: dagRun._id, taskKey: "b" }).toArray();
     expect(b).toHaveLength(1);
     expect(await state.ready.contains("nowhere", b[0]!._id, Date.now())).toBe(true);

@@ -139,9 +139,12 @@ export class Transitions {
     if (write.kind === "stored") updated = await transitionRun(this.deps.mongo, filter, update);
     else {
       const known = write.kind === "batched" ? write.known : write.claim.running;
-      // Its DAG run is read while the result is written: the advance after it then starts at its decision.
+      const writing = this.batch.updateOne(filter, update);
+      // Its DAG run is read while the result is written: the advance after it then starts at its
+      // decision. Asked for after the write, which goes out first (a store serving one request at
+      // a time answers the result before the read).
       if (known.dagRunId && isTerminal(to)) this.deps.hooks.dagTaskEnding?.(known, to);
-      const applied = await this.batch.updateOne(filter, update);
+      const applied = await writing;
       updated = applied ? applyTransition(known, { set: change.set, status: to, updatedAt: now, entry, inc: change.inc }) : null;
     }
     if (updated) await this.applied(updated, to, allowed, claim, write.kind === "stored");

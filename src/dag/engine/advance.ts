@@ -121,7 +121,9 @@ export class DagAdvancer {
    */
   prefetch(dagRunId: string, ended: DagTaskRun): void {
     if (this.inFlight.has(dagRunId) || this.early.has(dagRunId) || this.quiet.wouldTake(dagRunId, ended)) return;
-    const read = findDagRunState(this.deps.mongo, dagRunId);
+    // Sent in the check phase after the result's write (batched to the same phase, and asked for
+    // first): on a store that serves one request at a time the result is answered before the read.
+    const read = new Promise<void>((r) => setImmediate(r)).then(() => findDagRunState(this.deps.mongo, dagRunId));
     read.catch(() => undefined); // a failed early read is read again by the round
     this.early.set(dagRunId, read);
     setTimeout(() => {
