@@ -10,7 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, LimitReachedError, ValidationError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
-import { newId, type Mongo } from "../store/index.js";
+import { newId, type KeyListing, type Mongo, type Page, type PageQuery } from "../store/index.js";
 import {
   countActiveKeys,
   deleteKey,
@@ -83,9 +83,9 @@ export class ApiKeyService {
     return { key, doc };
   }
 
-  /** Keys of one owner (or of everyone with null), newest first; revoked ones included. */
-  async list(ownerId: string | null): Promise<ApiKeyDoc[]> {
-    return listKeys(this.deps.mongo, ownerId);
+  /** A page of one owner's keys, newest first; `match.revoked` null: revoked ones included. */
+  list(match: KeyListing, page: PageQuery): Promise<Page<ApiKeyDoc>> {
+    return listKeys(this.deps.mongo, match, page);
   }
 
   async get(id: string): Promise<ApiKeyDoc | null> {

@@ -5,7 +5,7 @@ import type { ApiKeyService } from "../auth/index.js";
 import { checkPassword } from "../auth/index.js";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/index.js";
 import type { Principal, TokenService } from "../auth/index.js";
-import { newId, type Mongo } from "../store/index.js";
+import { newId, type Mongo, type Page, type PageQuery, type UserListing } from "../store/index.js";
 import { deleteOwnerAlertRules, deleteOwnerRecords } from "../store/index.js";
 import {
   bumpTokenVersion,
@@ -26,6 +26,8 @@ import type { Clock, SharedState } from "../shared-state/index.js";
 import type { JobService, OwnerJobs } from "./jobs/index.js";
 
 const USERNAME_RE = /^[A-Za-z0-9_.@-]{3,64}$/;
+/** The start of a user name (users(filter: { usernamePrefix })). */
+const USERNAME_PREFIX_RE = /^[A-Za-z0-9_.@-]{1,64}$/;
 /** Bounds of a user's `maxConcurrentRuns`. */
 export const MAX_CONCURRENT_RUNS_LIMIT = 100_000;
 
@@ -197,8 +199,13 @@ export class UserService {
     return user;
   }
 
-  async list(): Promise<UserDoc[]> {
-    return listLiveUsers(this.deps.mongo);
+  /** A page of the users not being deleted, by name; the prefix, when given, is checked against what a user name may be. */
+  list(match: UserListing, page: PageQuery): Promise<Page<UserDoc>> {
+    const prefix = match.usernamePrefix;
+    if (prefix != null && !USERNAME_PREFIX_RE.test(prefix)) {
+      throw new ValidationError("filter.usernamePrefix", `must be 1–64 of the characters a user name has (A–Z, a–z, 0–9, _ . @ -), got ${JSON.stringify(prefix.slice(0, 80))}`);
+    }
+    return listLiveUsers(this.deps.mongo, match, page);
   }
 
   async byIds(ids: readonly string[]): Promise<UserDoc[]> {

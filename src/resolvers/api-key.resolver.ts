@@ -1,10 +1,11 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { actOnUser, visible } from "../auth/index.js";
 import { ApiKeyScope } from "../schema/index.js";
 import { DateTime } from "../schema/index.js";
-import { ApiKey, CreatedApiKey } from "../schema/index.js";
+import { ApiKey, ApiKeyConnection, ApiKeyFilter, CreatedApiKey } from "../schema/index.js";
 import { requireSession, requireUser, type Context } from "./context.js";
 import { toApiKey } from "./mappers.js";
+import { mapPage, pageArgs } from "./pagination.js";
 
 @Resolver(() => ApiKey)
 export class ApiKeyResolver {
@@ -28,13 +29,21 @@ export class ApiKeyResolver {
     return { key, apiKey: toApiKey(doc) };
   }
 
-  @Query(() => [ApiKey], { description: "API keys (never the keys themselves), newest first, revoked ones included: yours, or (administrators) a user's." })
+  @Query(() => ApiKeyConnection, {
+    description:
+      "API keys (never the keys themselves), newest first: yours, or (administrators) a user's. Revoked ones are included " +
+      "unless filter.revoked says otherwise (revoked: false: only keys not revoked).",
+  })
   async apiKeys(
     @Ctx() ctx: Context,
     @Arg("userId", () => ID, { nullable: true, description: "Default yourself. Others: administrators only." }) userId?: string | null,
-  ): Promise<ApiKey[]> {
+    @Arg("filter", () => ApiKeyFilter, { nullable: true }) filter?: ApiKeyFilter | null,
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<ApiKeyConnection> {
     const p = requireUser(ctx);
-    return (await ctx.services.apiKeys.list(actOnUser(p, userId ?? p.userId))).map(toApiKey);
+    const ownerId = actOnUser(p, userId ?? p.userId);
+    return mapPage(await ctx.services.apiKeys.list({ ownerId, revoked: filter?.revoked ?? null }, pageArgs(first, after)), toApiKey);
   }
 
   @Mutation(() => ApiKey, { description: "Revokes an API key at once (yours, or any for administrators). Revoking again changes nothing." })

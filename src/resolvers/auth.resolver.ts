@@ -1,9 +1,10 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from "type-graphql";
 import { actOnUser } from "../auth/index.js";
 import { DeletedUserJobs, Role } from "../schema/index.js";
-import { DeleteUserResult, LoginPayload, User } from "../schema/index.js";
+import { DeleteUserResult, LoginPayload, User, UserConnection, UserFilter } from "../schema/index.js";
 import { requireAdmin, requireSession, requireUser, type Context } from "./context.js";
 import { toUser } from "./mappers.js";
+import { mapPage, pageArgs } from "./pagination.js";
 
 @Resolver()
 export class AuthResolver {
@@ -41,10 +42,16 @@ export class AuthResolver {
     return toUser(await ctx.services.users.create(username, password, role, maxConcurrentRuns ?? null));
   }
 
-  @Query(() => [User], { description: "Every user, by name. Administrators only." })
-  async users(@Ctx() ctx: Context): Promise<User[]> {
+  @Query(() => UserConnection, { description: "Users, by name (A–Z before a–z). Administrators only." })
+  async users(
+    @Ctx() ctx: Context,
+    @Arg("filter", () => UserFilter, { nullable: true }) filter?: UserFilter | null,
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<UserConnection> {
     requireAdmin(ctx);
-    return (await ctx.services.users.list()).map(toUser);
+    const page = pageArgs(first, after);
+    return mapPage(await ctx.services.users.list({ role: filter?.role ?? null, usernamePrefix: filter?.usernamePrefix ?? null }, page), toUser);
   }
 
   @Mutation(() => User, {

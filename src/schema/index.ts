@@ -15,6 +15,7 @@ export * from "./run.type.js";
 export * from "./run.input.js";
 export * from "./scalars.js";
 export * from "./user.type.js";
+export * from "./user.input.js";
 export * from "./dag.input.js";
 export * from "./dag.type.js";
 export * from "./job-last-run.type.js";

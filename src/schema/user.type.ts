@@ -1,4 +1,5 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from "type-graphql";
+import { connectionTypes } from "./common.type.js";
 import { ApiKeyScope, Role } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
@@ -25,6 +26,9 @@ export class User {
   @Field(() => DateTime)
   createdAt!: Date;
 }
+
+export const { Edge: UserEdge, Connection: UserConnection } = connectionTypes(User, "User");
+export type UserConnection = InstanceType<typeof UserConnection>;
 
 @ObjectType()
 export class DeleteUserResult {
@@ -79,6 +83,9 @@ export class ApiKey {
   @Field(() => DateTime)
   createdAt!: Date;
 }
+
+export const { Edge: ApiKeyEdge, Connection: ApiKeyConnection } = connectionTypes(ApiKey, "ApiKey");
+export type ApiKeyConnection = InstanceType<typeof ApiKeyConnection>;
 
 @ObjectType()
 export class CreatedApiKey {

@@ -133,7 +133,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     ]),
     c.apiKeys.createIndexes([
       { key: { hash: 1 }, name: "hash_unique", unique: true },
-      { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
+      // apiKeys(first, after): an owner's keys newest first, in the page's order to the tiebreak (store/api-keys/keys.ts).
+      { key: { ownerId: 1, createdAt: -1, _id: -1 }, name: "owner_created_id" },
     ]),
     c.idempotency.createIndexes([
       // Two racing requests with one key: exactly one insert wins.
@@ -159,6 +160,10 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
       if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
     });
   }
+  // Superseded by owner_created_id (the listing's whole order).
+  await c.apiKeys.dropIndex("owner_created").catch((e: unknown) => {
+    if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
+  });
   return { client, db, c, close: () => client.close() };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Cursor pages over a `{key: -1, _id: -1}` (newest first) order. A cursor is base64url of
  * `[sortKeyMs, id]`: stable under inserts, opaque to clients. A page is read with `limit: size + 1`;
- * the extra document only tells whether a next page exists.
+ * the extra document only tells whether a next page exists. A list in the order of a unique name
+ * (users by username) pages the same way with a cursor of `[name, id]` (nameAfter, toNamePage).
  */
 import { ValidationError } from "../domain/index.js";
 
@@ -46,3 +47,25 @@ export function toPage<D extends { _id: string }>(docs: D[], size: number, key: 
   return { edges, pageInfo: { hasNextPage: docs.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
 }
 
+
+function decodeNameCursor(cursor: string): { name: string; id: string } {
+  try {
+    const [name, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
+    if (typeof name === "string" && typeof id === "string") return { name, id };
+  } catch {
+    // fall through
+  }
+  throw new ValidationError("after", "not a cursor returned by this list (use its pageInfo.endCursor)");
+}
+
+/** The name a cursor of a list in name order stands at (the list goes on after it); null: from the start. */
+export function nameAfter(cursor: string | null | undefined): string | null {
+  return cursor ? decodeNameCursor(cursor).name : null;
+}
+
+/** The page of `docs` (in the order of a unique name, ascending) read with `limit: size + 1`; `key` gives a document's name. */
+export function toNamePage<D extends { _id: string }>(docs: D[], size: number, key: (d: D) => string): Page<D> {
+  const page = docs.slice(0, size);
+  const edges = page.map((d) => ({ cursor: Buffer.from(JSON.stringify([key(d), d._id])).toString("base64url"), node: d }));
+  return { edges, pageInfo: { hasNextPage: docs.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
+}

@@ -215,8 +215,8 @@ describe("deleteUser", () => {
     const again = await gql(t.app.url, `mutation($id: ID!) { resumeJob(id: $id) { id } }`, { id: every }, t.admin);
     expect(code(again)).toBe("FAILED_PRECONDITION");
     expect(code(await gql(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: every }, t.admin))).toBe("FAILED_PRECONDITION");
-    const users = await gqlOk<{ users: Array<{ id: string }> }>(t.app.url, `{ users { id } }`, {}, t.admin);
-    expect(users.users.map((x) => x.id)).not.toContain(u.id);
+    const users = await gqlOk<{ users: { edges: Array<{ node: { id: string } }> } }>(t.app.url, `{ users(first: 100) { edges { node { id } } } }`, {}, t.admin);
+    expect(users.users.edges.map((e) => e.node.id)).not.toContain(u.id);
     // The name is free again.
     await makeUser(t.app, t.admin, "leaver");
   });

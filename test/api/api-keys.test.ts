@@ -13,7 +13,9 @@ const t = useTestApp();
 
 const CREATE = `mutation($name: String!, $scope: ApiKeyScope!, $expiresAt: DateTime, $userId: ID) {
   createApiKey(name: $name, scope: $scope, expiresAt: $expiresAt, userId: $userId) { key apiKey { id ownerId name prefix scope expiresAt lastUsedAt revokedAt } } }`;
-const LIST = `query($userId: ID) { apiKeys(userId: $userId) { id name prefix scope lastUsedAt revokedAt } }`;
+const LIST = `query($userId: ID) { apiKeys(userId: $userId) { edges { node { id name prefix scope lastUsedAt revokedAt } } } }`;
+type KeyList = { apiKeys: { edges: Array<{ node: Record<string, unknown> }> } };
+const nodes = (d: Record<string, unknown>) => (d as KeyList).apiKeys.edges.map((e) => e.node);
 const ME = `{ me { id username } }`;
 const JOBS = `{ jobs { edges { node { id } } } }`;
 
@@ -35,7 +37,7 @@ describe("API keys", () => {
     expect(stored?.hash).toBe(createHash("sha256").update(created.key).digest("hex"));
     expect(JSON.stringify(stored)).not.toContain(created.key);
     const list = await gqlOk(t.app.url, LIST, {}, svc.token);
-    expect(list.apiKeys).toEqual([expect.objectContaining({ id: created.apiKey.id, name: "ci", scope: "READ_WRITE", revokedAt: null })]);
+    expect(nodes(list)).toEqual([expect.objectContaining({ id: created.apiKey.id, name: "ci", scope: "READ_WRITE", revokedAt: null })]);
     expect(JSON.stringify(list)).not.toContain(created.key);
 
     expect((await gqlOk(t.app.url, ME, {}, created.key)).me).toEqual({ id: svc.id, username: "svc-account" });
@@ -120,11 +122,11 @@ describe("API keys", () => {
     expect(code(await gql(t.app.url, `mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: ka.apiKey.id }, b.token))).toBe("NOT_FOUND");
     expect(code(await gql(t.app.url, LIST, { userId: a.id }, b.token))).toBe("NOT_FOUND");
     expect(code(await gql(t.app.url, CREATE, { name: "x", scope: "READ_ONLY", userId: a.id }, b.token))).toBe("NOT_FOUND");
-    expect((await gqlOk(t.app.url, LIST, {}, b.token)).apiKeys).toEqual([]);
+    expect(nodes(await gqlOk(t.app.url, LIST, {}, b.token))).toEqual([]);
 
     const forA = await createKey(t.admin, "by-admin", "READ_ONLY", { userId: a.id });
     expect(forA.apiKey.ownerId).toBe(a.id);
-    expect((await gqlOk(t.app.url, LIST, { userId: a.id }, t.admin)).apiKeys.map((k: { name: string }) => k.name).sort()).toEqual(["a1", "by-admin"]);
+    expect(nodes(await gqlOk(t.app.url, LIST, { userId: a.id }, t.admin)).map((k) => k.name).sort()).toEqual(["a1", "by-admin"]);
 
     const viaKey = await gql(t.app.url, CREATE, { name: "more", scope: "READ_WRITE" }, ka.key);
     expect(code(viaKey)).toBe("FORBIDDEN");

@@ -27,8 +27,9 @@ describe("per-user concurrency limit through the API", () => {
     const id = await createUser("limited", 3);
     const set = await gqlOk<{ setUserConcurrencyLimit: { maxConcurrentRuns: number | null } }>(t.app.url, SET, { u: id, n: 7 }, t.admin);
     expect(set.setUserConcurrencyLimit.maxConcurrentRuns).toBe(7);
-    const listed = await gqlOk<{ users: Array<{ username: string; maxConcurrentRuns: number | null }> }>(t.app.url, `{ users { username maxConcurrentRuns } }`, {}, t.admin);
-    expect(listed.users.find((u) => u.username === "limited")?.maxConcurrentRuns).toBe(7);
+    const listed = await gqlOk<{ users: { edges: Array<{ node: { username: string; maxConcurrentRuns: number | null } }> } }>(
+      t.app.url, `{ users(filter: { usernamePrefix: "limited" }) { edges { node { username maxConcurrentRuns } } } }`, {}, t.admin);
+    expect(listed.users.edges.map((e) => e.node)).toEqual([{ username: "limited", maxConcurrentRuns: 7 }]);
 
     for (const bad of [0, -2, 100_001]) {
       const r = await gql(t.app.url, SET, { u: id, n: bad }, t.admin);
@@ -49,7 +50,7 @@ describe("per-user concurrency limit through the API", () => {
     const self = await login(t.app.url, "limited", "password-limited");
     const forbidden = await gql(t.app.url, SET, { u: id, n: null }, self);
     expect(forbidden.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
-    expect((await gql(t.app.url, `{ users { id } }`, {}, self)).errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+    expect((await gql(t.app.url, `{ users { edges { node { id } } } }`, {}, self)).errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
 
     const removed = await gqlOk<{ setUserConcurrencyLimit: { maxConcurrentRuns: number | null } }>(t.app.url, SET, { u: id, n: null }, t.admin);
     expect(removed.setUserConcurrencyLimit.maxConcurrentRuns).toBeNull();

@@ -229,8 +229,9 @@ describe("console: admin", { timeout: 90_000 }, () => {
     await row.getByRole("spinbutton").fill("7");
     await row.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").filter({ hasText: `${name}: at most 7 runs at once.` }).waitFor();
-    const users = await gqlOk<{ users: Array<{ username: string; maxConcurrentRuns: number | null }> }>(h.app.url, `{ users { username maxConcurrentRuns } }`, {}, h.admin);
-    expect(users.users.find((u) => u.username === name)?.maxConcurrentRuns).toBe(7);
+    const users = await gqlOk<{ users: { edges: Array<{ node: { username: string; maxConcurrentRuns: number | null } }> } }>(
+      h.app.url, `query($p: String!) { users(filter: { usernamePrefix: $p }) { edges { node { username maxConcurrentRuns } } } }`, { p: name }, h.admin);
+    expect(users.users.edges.find((e) => e.node.username === name)?.node.maxConcurrentRuns).toBe(7);
 
     await row.getByRole("button", { name: `Delete ${name}` }).click();
     const dialog = page.getByRole("dialog", { name: `Delete ${name}?` });

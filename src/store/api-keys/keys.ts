@@ -2,8 +2,10 @@
  * The `apiKeys` collection. Keys are found by the SHA-256 of the presented secret (unique index
  * `hash`); listings and single reads for the API leave the hash out.
  */
+import type { Filter } from "mongodb";
 import type { ApiKeyDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
+import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 
 /** Keys of `ownerId` neither revoked nor expired at `now`. */
 export function countActiveKeys(mongo: Mongo, ownerId: string, now: Date): Promise<number> {
@@ -19,13 +21,26 @@ export async function deleteKey(mongo: Mongo, id: string): Promise<void> {
   await mongo.c.apiKeys.deleteOne({ _id: id });
 }
 
-/** Keys of one owner (or of everyone with null), newest first, revoked ones included, without their hash; at most 1,000. */
-export function listKeys(mongo: Mongo, ownerId: string | null): Promise<ApiKeyDoc[]> {
-  return mongo.c.apiKeys
-    .find(ownerId === null ? {} : { ownerId }, { projection: { hash: 0 } })
+/** Which keys of an owner a listing shows: `revoked` true only revoked ones, false only those not revoked, null both. */
+export interface KeyListing {
+  ownerId: string;
+  revoked?: boolean | null;
+}
+
+/**
+ * A page of one owner's keys, newest first (`createdAt`, then `_id`: a unique order that inserts
+ * and revocations do not move), without their hash. Indexed: owner_created_id.
+ */
+export async function listKeys(mongo: Mongo, match: KeyListing, page: PageQuery): Promise<Page<ApiKeyDoc>> {
+  const q: Filter<ApiKeyDoc> = { ownerId: match.ownerId };
+  if (match.revoked === true) q.revokedAt = { $ne: null };
+  if (match.revoked === false) q.revokedAt = null;
+  const docs = await mongo.c.apiKeys
+    .find({ ...q, ...afterDesc("createdAt", page.after) } as Filter<ApiKeyDoc>, { projection: { hash: 0 } })
     .sort({ createdAt: -1, _id: -1 })
-    .limit(1_000)
+    .limit(page.size + 1)
     .toArray();
+  return toPage(docs, page.size, (d) => d.createdAt);
 }
 
 /** One key without its hash. */

@@ -4,8 +4,10 @@
  * slots a user holds are another concern (the run claims). Writes return the document after the
  * change, or null when no user matched.
  */
+import type { Filter } from "mongodb";
 import type { UserDoc } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
+import { nameAfter, toNamePage, type Page, type PageQuery } from "../pages.js";
 
 /** What authentication needs of a user, without the password hash or the run slots. */
 export function findAccountFacts(mongo: Mongo, userId: string): Promise<UserDoc | null> {
@@ -20,9 +22,36 @@ export function findUserByName(mongo: Mongo, username: string): Promise<UserDoc 
   return mongo.c.users.findOne({ username });
 }
 
-/** Users not being deleted, by name. */
-export function listLiveUsers(mongo: Mongo): Promise<UserDoc[]> {
-  return mongo.c.users.find({ deletedAt: null }, { sort: { username: 1 } }).toArray();
+/** Which users a listing shows (of those not being deleted): of one role, whose name starts with a prefix (case-sensitive). */
+export interface UserListing {
+  role?: UserDoc["role"] | null;
+  usernamePrefix?: string | null;
+}
+
+/** The successor of `prefix` in string order: every name that starts with `prefix` is below it. */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/**
+ * A page of the users not being deleted, by name: `username` is unique, so a user added or
+ * deleted meanwhile moves no other and a page never repeats or skips one. The name prefix and the
+ * cursor are bounds of one range of the unique `username` index (username_unique).
+ */
+export async function listLiveUsers(mongo: Mongo, match: UserListing, page: PageQuery): Promise<Page<UserDoc>> {
+  const q: Filter<UserDoc> = { deletedAt: null };
+  if (match.role) q.role = match.role;
+  const range: { $gte?: string; $lt?: string; $gt?: string } = {};
+  if (match.usernamePrefix) Object.assign(range, { $gte: match.usernamePrefix, $lt: prefixEnd(match.usernamePrefix) });
+  const after = nameAfter(page.after);
+  if (after !== null) range.$gt = after;
+  if (Object.keys(range).length > 0) q.username = range;
+  const docs = await mongo.c.users
+    .find(q, { projection: { passwordHash: 0, runSlots: 0, httpSigning: 0 } })
+    .sort({ username: 1 })
+    .limit(page.size + 1)
+    .toArray();
+  return toNamePage(docs, page.size, (d) => d.username);
 }
 
 export function findUsersByIds(mongo: Mongo, ids: readonly string[]): Promise<UserDoc[]> {

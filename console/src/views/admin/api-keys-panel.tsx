@@ -1,10 +1,11 @@
-/** A user's API keys (the keys themselves are never shown again): list, revoke, create. */
-import { useState } from "react";
+/** A user's API keys (the keys themselves are never shown again), a page at a time, newest first: list, revoke, create. */
+import { useId, useState } from "react";
 import { errorText } from "../../api/client";
 import { useUser } from "../../auth/session";
 import { Confirm } from "../../ui/confirm";
 import { ErrorLine, Loading } from "../../ui/page";
 import { Time } from "../../ui/time";
+import { Pager } from "../dags/pager";
 import { ApiKeyCreate } from "./api-key-create";
 import { useReturnFocus } from "./return-focus";
 import { useApiKeyMutations, useApiKeys, type ApiKeyRow } from "./use-api-keys";
@@ -12,7 +13,9 @@ import { useApiKeyMutations, useApiKeys, type ApiKeyRow } from "./use-api-keys";
 /** `userId` null: the logged-in user's own keys. */
 export function ApiKeysPanel({ userId, ownerName, headingId }: { userId: string | null; ownerName: string; headingId: string }) {
   const session = useUser();
-  const { keys, error, refresh } = useApiKeys(userId);
+  const list = useApiKeys(userId);
+  const { keys, error, refresh } = list;
+  const hideId = useId();
   const m = useApiKeyMutations();
   const focus = useReturnFocus(() => document.getElementById(headingId));
   const [revoking, setRevoking] = useState<ApiKeyRow | null>(null);
@@ -38,10 +41,13 @@ export function ApiKeysPanel({ userId, ownerName, headingId }: { userId: string 
       {done && <p role="status" className="admin-done">{done}</p>}
       <ErrorLine error={failed} />
       <ErrorLine error={error} />
+      <label htmlFor={hideId}>
+        <input id={hideId} type="checkbox" checked={list.hideRevoked} onChange={(e) => list.setHideRevoked(e.target.checked)} /> Hide revoked keys
+      </label>
       {!keys ? (
         !error && <Loading what="Loading the API keys" />
-      ) : keys.length === 0 ? (
-        <p className="muted">{ownerName} has no API keys.</p>
+      ) : keys.length === 0 && list.page === 1 ? (
+        <p className="muted">{ownerName} has no {list.hideRevoked ? "API keys that are not revoked" : "API keys"}.</p>
       ) : (
         <div className="table-wrap">
           <table aria-label={`API keys of ${ownerName}`}>
@@ -86,6 +92,7 @@ export function ApiKeysPanel({ userId, ownerName, headingId }: { userId: string 
           </table>
         </div>
       )}
+      <Pager label={`API keys pages of ${ownerName}`} page={list.page} hasPrev={list.hasPrev} hasNext={list.hasNext} onPrev={list.prev} onNext={list.next} prev="Newer" next="Older" />
       {revoking && (
         <Confirm
           open

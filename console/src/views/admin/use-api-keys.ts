@@ -1,5 +1,5 @@
 /** API keys (never the keys themselves): yours, or, for administrators, another user's. */
-import { useCallback } from "react";
+import { useCallback, useState } from "react";
 import { useMutation, useQuery } from "urql";
 import {
   ConsoleApiKeysDocument,
@@ -11,17 +11,45 @@ import {
 
 export type ApiKeyRow = ConsoleApiKeyFieldsFragment;
 
-/** `userId` null: the caller's own keys. */
+/** Keys per page of the keys panel. */
+export const KEYS_PAGE = 25;
+
+/**
+ * A page of API keys, newest first. `userId` null: the caller's own keys. `hideRevoked` asks
+ * for the keys not revoked only; `next`/`prev` walk the pages (a stack of cursors).
+ */
 export function useApiKeys(userId: string | null) {
+  const [hideRevoked, setHideRevokedState] = useState(false);
+  const [cursors, setCursors] = useState<Array<string | null>>([null]);
+  const after = cursors[cursors.length - 1];
   const [result, reexecute] = useQuery({
     query: ConsoleApiKeysDocument,
-    variables: { userId },
+    variables: { userId, filter: hideRevoked ? { revoked: false } : null, first: KEYS_PAGE, after },
     requestPolicy: "cache-and-network",
     // An empty list names no type, so the document cache would not know a new key changes it.
     context: KEY_CONTEXT,
   });
   const refresh = useCallback(() => reexecute({ requestPolicy: "network-only" }), [reexecute]);
-  return { keys: result.data?.apiKeys ?? null, error: result.error, refresh };
+  const conn = result.data?.apiKeys;
+  const setHideRevoked = useCallback((hide: boolean) => {
+    setHideRevokedState(hide);
+    setCursors([null]);
+  }, []);
+  return {
+    keys: conn ? conn.edges.map((e) => e.node) : null,
+    error: result.error,
+    refresh,
+    hideRevoked,
+    setHideRevoked,
+    page: cursors.length,
+    hasPrev: cursors.length > 1,
+    hasNext: conn?.pageInfo.hasNextPage ?? false,
+    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
+    next: () => {
+      const end = conn?.pageInfo.endCursor;
+      if (end) setCursors((c) => [...c, end]);
+    },
+  };
 }
 
 const KEY_CONTEXT = { additionalTypenames: ["ApiKey"] };

@@ -1,5 +1,5 @@
 /** The users an administrator manages, and what can be done to them. */
-import { useCallback } from "react";
+import { useCallback, useState } from "react";
 import { useMutation, useQuery } from "urql";
 import {
   ConsoleAdminCreateUserDocument,
@@ -16,11 +16,47 @@ import {
 
 export type AdminUser = ConsoleAdminUserFieldsFragment;
 
+/** Users per page of the users panel. */
+export const USERS_PAGE = 50;
+
+/**
+ * A page of users by name: `prefix` (trimmed; empty: every user) narrows them to the names that
+ * start with it; `next`/`prev` walk the pages (a stack of cursors, the first page's null).
+ */
 export function useUsers() {
-  const [result, reexecute] = useQuery({ query: ConsoleAdminUsersDocument, requestPolicy: "cache-and-network" });
+  const [prefix, setPrefixState] = useState("");
+  const [cursors, setCursors] = useState<Array<string | null>>([null]);
+  const after = cursors[cursors.length - 1];
+  const usernamePrefix = prefix.trim();
+  const [result, reexecute] = useQuery({
+    query: ConsoleAdminUsersDocument,
+    variables: { filter: usernamePrefix ? { usernamePrefix } : null, first: USERS_PAGE, after },
+    requestPolicy: "cache-and-network",
+  });
   const refresh = useCallback(() => reexecute({ requestPolicy: "network-only" }), [reexecute]);
-  return { users: result.data?.users ?? null, error: result.error, refresh };
+  const conn = result.data?.users;
+  const setPrefix = useCallback((p: string) => {
+    setPrefixState(p);
+    setCursors([null]);
+  }, []);
+  return {
+    users: conn ? conn.edges.map((e) => e.node) : null,
+    error: result.error,
+    refresh,
+    prefix,
+    setPrefix,
+    page: cursors.length,
+    hasPrev: cursors.length > 1,
+    hasNext: conn?.pageInfo.hasNextPage ?? false,
+    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
+    next: () => {
+      const end = conn?.pageInfo.endCursor;
+      if (end) setCursors((c) => [...c, end]);
+    },
+  };
 }
+
+export type UsersPage = ReturnType<typeof useUsers>;
 
 /** Each mutation resolves with urql's result: `error` carries the API's message. */
 export function useUserMutations() {

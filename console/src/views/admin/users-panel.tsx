@@ -1,19 +1,25 @@
-/** Every user: role, state and limit, with enable/disable, the concurrency limit, token revocation and deletion. */
-import { useRef, useState } from "react";
+/**
+ * The users, a page at a time by name (a name prefix narrows them): role, state and limit, with
+ * enable/disable, the concurrency limit, token revocation and deletion.
+ */
+import { useId, useRef, useState } from "react";
 import type { DeletedUserJobs } from "../../../../generated/client/graphql";
 import { errorText } from "../../api/client";
 import { useUser } from "../../auth/session";
 import { ErrorLine, Loading } from "../../ui/page";
 import { Time } from "../../ui/time";
+import { Pager } from "../dags/pager";
 import { ConcurrencyEditor } from "./concurrency-editor";
 import { useReturnFocus } from "./return-focus";
 import { UserConfirm, type UserAction } from "./user-confirm";
 import { UserCreateForm } from "./user-create-form";
-import { useUserMutations, useUsers, type AdminUser } from "./use-users";
+import { useUserMutations, type AdminUser, type UsersPage } from "./use-users";
 
-export function UsersPanel({ onShowKeys }: { onShowKeys(user: AdminUser): void }) {
+/** `list`: the page of users shown (AdminView's, which its "Whose keys" choice shares). */
+export function UsersPanel({ list, onShowKeys }: { list: UsersPage; onShowKeys(user: AdminUser): void }) {
   const me = useUser().user;
-  const { users, error, refresh } = useUsers();
+  const { users, error, refresh } = list;
+  const findId = useId();
   const m = useUserMutations();
   const heading = useRef<HTMLHeadingElement>(null);
   const focus = useReturnFocus(() => heading.current);
@@ -71,8 +77,14 @@ export function UsersPanel({ onShowKeys }: { onShowKeys(user: AdminUser): void }
       <ErrorLine error={error} />
       {done && <p role="status" className="admin-done">{done}</p>}
       <ErrorLine error={failed} />
+      <label className="admin-whose" htmlFor={findId}>
+        Find users whose name starts with
+        <input id={findId} type="search" value={list.prefix} onChange={(e) => list.setPrefix(e.target.value)} autoComplete="off" spellCheck={false} />
+      </label>
       {!users ? (
         !error && <Loading what="Loading the users" />
+      ) : users.length === 0 ? (
+        <p className="muted">{list.prefix.trim() ? `No user's name starts with “${list.prefix.trim()}”.` : "No users."}</p>
       ) : (
         <div className="table-wrap">
           <table aria-labelledby="users-title">
@@ -137,6 +149,7 @@ export function UsersPanel({ onShowKeys }: { onShowKeys(user: AdminUser): void }
           </table>
         </div>
       )}
+      <Pager label="Users pages" page={list.page} hasPrev={list.hasPrev} hasNext={list.hasNext} onPrev={list.prev} onNext={list.next} />
       {pending && (
         <UserConfirm
           pending={pending}
