@@ -109,12 +109,10 @@ export class SlotRunner {
    * children wait for that report, not for this); the slot is taken again only after it.
    */
   private async cleanup(slot: number, cgroup: PreparedAttempt["cgroup"] | null): Promise<void> {
-    try {
-      cgroup?.killAll();
-      cgroup?.remove();
-    } catch (e) {
-      this.deps.log.error({ err: coerceError(e), slot }, "could not remove an attempt's cgroup");
-    }
+    // Off the event loop (libuv's pool): the attempt's end is being reported meanwhile, and its
+    // answer must not wait for these syscalls (issue #27). `?.`: bench/lib/noop-sandbox.mjs's
+    // releaseSlot answers nothing; a throw here would leave the slot taken for good.
+    await cgroup?.release().catch((e: unknown) => this.deps.log.error({ err: coerceError(e), slot }, "could not remove an attempt's cgroup"));
     await this.sandbox!.releaseSlot(slot)?.catch((e) => this.deps.log.error({ err: coerceError(e), slot }, "could not reset a slot's directories"));
   }
 

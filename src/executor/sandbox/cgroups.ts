@@ -9,6 +9,7 @@
  * sandbox, so every process of the run starts inside the group.
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export interface CgroupLimits {
@@ -31,6 +32,12 @@ export interface AttemptCgroup {
   /** SIGKILLs every process left in the group (v2 `cgroup.kill`, else one by one). */
   killAll(): void;
   remove(): void;
+  /**
+   * {@link killAll} then {@link remove}, off the event loop (in libuv's thread pool): after a run,
+   * while its result is being written. Done synchronously, a removal (several milliseconds for a v1
+   * memory group a run used) held the result's answer, and so a DAG task's children (issue #27).
+   */
+  release(): Promise<void>;
 }
 
 export interface Cgroups {
@@ -90,6 +97,22 @@ function killPids(procsFile: string): void {
   }
 }
 
+async function killPidsAsync(procsFile: string): Promise<void> {
+  let pids: string[] = [];
+  try {
+    pids = (await readFile(procsFile, "utf8")).split("\n").filter(Boolean);
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+}
+
 /**
  * Groups whose removal failed: the kernel refuses to remove a group while a process of it is still
  * exiting (EBUSY), which happens right after a run's sandbox ends. Retried at every create and at
@@ -115,6 +138,16 @@ function rmdirQuiet(dir: string): boolean {
 /** Retries the removal of groups that were busy when their run ended. */
 function retryLeftovers(): void {
   for (const dir of [...leftovers]) rmdirQuiet(dir);
+}
+
+async function rmdirQuietAsync(dir: string): Promise<void> {
+  try {
+    await rmdir(dir);
+    leftovers.delete(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") leftovers.delete(dir);
+    else leftovers.add(dir);
+  }
 }
 
 /** Retries the leftovers under `bases` for up to `ms`, then removes the bases. */
@@ -209,6 +242,10 @@ class CgroupsV1 implements Cgroups {
       remove: () => {
         for (const d of unique) rmdirQuiet(d);
       },
+      release: async () => {
+        await killPidsAsync(join(dirs.pids, "cgroup.procs"));
+        await Promise.all(unique.map(rmdirQuietAsync));
+      },
     };
   }
 }
@@ -255,6 +292,14 @@ class CgroupsV2 implements Cgroups {
         }
       },
       remove: () => rmdirQuiet(dir),
+      release: async () => {
+        try {
+          await writeFile(join(dir, "cgroup.kill"), "1");
+        } catch {
+          await killPidsAsync(join(dir, "cgroup.procs"));
+        }
+        await rmdirQuietAsync(dir);
+      },
     };
   }
 }

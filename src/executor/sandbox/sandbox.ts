@@ -10,8 +10,8 @@
  * shares a uid, a directory or a process namespace with a run going at the same time.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, rmdirSync, writeFileSync, type Stats } from "node:fs";
-import { rm } from "node:fs/promises";
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, writeFileSync, type Stats } from "node:fs";
+import { chmod, chown, mkdir, rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../domain/index.js";
@@ -271,20 +271,27 @@ export class Sandbox {
    * empty, the common case; removed whole first otherwise). The given directory is the next run's
    * to rewrite (prepare), before anything of that run exists.
    */
-  releaseSlot(slot: number): Promise<void> | undefined {
+  async releaseSlot(slot: number): Promise<void> {
     const d = this.slotDirs(slot);
     try {
       // Made afresh even when empty: a run can leave what no listing shows on the directory itself
-      // (extended attributes, a default ACL its successor's files would inherit). A few syscalls.
-      for (const dir of [d.work, d.tmp]) {
-        rmdirSync(dir);
-        this.makeRunDir(dir, slot);
-      }
-      return undefined;
+      // (extended attributes, a default ACL its successor's files would inherit). A few syscalls,
+      // off the event loop (libuv's thread pool): the run's result is being written meanwhile.
+      const uid = this.slotUid(slot);
+      await Promise.all(
+        [d.work, d.tmp].map(async (dir) => {
+          await rmdir(dir);
+          await mkdir(dir, { mode: 0o700 });
+          await chmod(dir, 0o700);
+          if (uid !== null) await chown(dir, uid, uid);
+        }),
+      );
+      return;
     } catch {
       // not empty, not a directory, or gone: removed whole and made again
     }
-    return Promise.all([removeTree(d.work), removeTree(d.tmp)]).then(() => this.resetSlotSync(slot));
+    await Promise.all([removeTree(d.work), removeTree(d.tmp)]);
+    this.resetSlotSync(slot);
   }
 
   /** A run's writable directory: empty, the slot user's, 0700. */
