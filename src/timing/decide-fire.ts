@@ -7,7 +7,7 @@
  * QUEUE_ONE and REPLACE hold the job's lock), and may refuse it: the slot is then SKIPPED_OVERLAP
  * and the run does not count towards maxFires. What follows a run's creation therefore depends on
  * what the store did, and a fire is decided in steps, each applied before the next is decided:
- *   1. {@link decideFire}: the slots due now (a reschedule, or the misfire plan) → run requests and
+ *   1. {@link decideFire}: the slots due now (the misfire plan, a due reschedule's slot included) → run requests and
  *      the outcomes of the slots that get no run; then, while a plan that ended at maxFires had runs
  *      refused, {@link decideDueRest}: the slots due after that end, planned again with only the
  *      runs created counted (a refused run does not count, so the schedule did not end there);
@@ -85,7 +85,7 @@ export interface DueFire {
   entries: LedgerEntry[];
   /** The cursor once `runs` and `entries` are applied. */
   handled: Millis;
-  /** A reschedule: its one fire replaces the window, nothing is staged. */
+  /** A reschedule's fire (its slot and the slots due after it, under the misfire policy): nothing is staged. */
   rescheduled: boolean;
   /**
    * The plan's runs are the last ones maxFires allows, so it stopped at the last of them: slots due
@@ -132,7 +132,7 @@ export function decideFire(job: FireJob | null, now: Millis, options: FireOption
   const rescheduled = job.rescheduledTo?.getTime() ?? null;
   if (rescheduled !== null) {
     if (rescheduled > now) return { kind: "wait", timerAt: rescheduled };
-    return decideReschedule(job, rescheduled, options);
+    return decideReschedule(job, rescheduled, now, options);
   }
   return planFrom(job, job.handledThrough.getTime(), job.firedCount, now, options);
 }
@@ -168,20 +168,32 @@ function planFrom(job: FireJob, handled: Millis, firedCount: number, now: Millis
   return decidePlan(job, plan, handled, now, plan.fire.length > 0 && plan.fire.length >= left);
 }
 
-/** A reschedule fires once at its instant; the schedule's slots up to it are MISSED. */
-function decideReschedule(job: FireJob, rescheduled: Millis, options: FireOptions): DueFire {
+/**
+ * A reschedule that came due: the schedule's slots before its instant are MISSED (the user moved the
+ * fire past them); its own slot and the schedule's slots after it that are due by `now` (a late fire)
+ * are planned together under the misfire policy, the reschedule's slot the oldest, as any late fire.
+ */
+function decideReschedule(job: FireJob, rescheduled: Millis, now: Millis, options: FireOptions): DueFire {
   const handled = job.handledThrough.getTime();
   const { slots } = slotsBetween(job.schedule, handled, rescheduled, options.maxCatchup * 10, job.firedCount);
   const reason = `rescheduled to ${new Date(rescheduled).toISOString()}`;
-  const entries = slots.filter((s) => s.at !== rescheduled).map((s) => entry(fireKey(job._id, s.at), s.at, "MISSED", reason, null));
-  return {
-    kind: "fire",
-    runs: [{ slot: { at: rescheduled }, fireKey: fireKey(job._id, rescheduled) }],
-    entries,
-    handled: Math.max(handled, rescheduled),
-    rescheduled: true,
-    lastAllowed: false,
-  };
+  const replaced = slots.filter((s) => s.at !== rescheduled).map((s) => entry(fireKey(job._id, s.at), s.at, "MISSED", reason, null));
+  const from = Math.max(handled, rescheduled);
+  const plan = planMisfire({
+    schedule: job.schedule,
+    policy: job.misfire,
+    lastSlotAt: from,
+    rescheduledAt: rescheduled,
+    now,
+    catchupWindowMs: job.catchupWindowMs,
+    maxCatchup: options.maxCatchup,
+    lateToleranceMs: options.lateToleranceMs,
+    firedCount: job.firedCount,
+  });
+  const left = job.schedule.maxFires === null ? Infinity : job.schedule.maxFires - job.firedCount;
+  // The job was armed at the reschedule (nextSlotAt = nextFireAt = its instant): no slot keeps a planned due time.
+  const due = decidePlan({ ...job, nextSlotAt: null }, plan, from, now, plan.fire.length > 0 && plan.fire.length >= left);
+  return { ...due, entries: [...replaced, ...due.entries], rescheduled: true };
 }
 
 /** The misfire plan of the slots after `from` as run requests and outcomes; the cursor passes every fired or missed slot. */

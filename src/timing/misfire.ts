@@ -54,6 +54,14 @@ export interface MisfireArgs {
   firedCount: number;
   /** @default 60 s ({@link DEFAULT_LATE_TOLERANCE_MS}) */
   lateToleranceMs?: Millis;
+  /**
+   * A reschedule's instant, due and not fired yet (rescheduleJob on a recurring job), at or before
+   * `lastSlotAt`: one more pending slot, the oldest, due exactly then (no spread or jitter), planned
+   * together with the schedule's slots in `(lastSlotAt, now]` like any late slot. It counts towards
+   * maxFires, but a job that had reached maxFires still has it (the user asked for that fire); the
+   * schedule's own slots after it then do not exist.
+   */
+  rescheduledAt?: Millis;
 }
 
 export interface MisfirePlan {
@@ -81,46 +89,57 @@ export function planMisfire(args: MisfireArgs): MisfirePlan {
   const { schedule: s, policy, lastSlotAt, now, firedCount } = args;
   const tolerance = args.lateToleranceMs ?? DEFAULT_LATE_TOLERANCE_MS;
   const maxCatchup = args.maxCatchup ?? DEFAULT_MAX_CATCHUP;
-  const left = s.maxFires === null ? Infinity : Math.max(0, s.maxFires - firedCount);
-  if (now <= lastSlotAt || left === 0) {
+  let left = s.maxFires === null ? Infinity : Math.max(0, s.maxFires - firedCount);
+  // The reschedule's own slot, pending before the schedule's; the schedule's slots may be due too.
+  const lead: Slot | null = args.rescheduledAt !== undefined && args.rescheduledAt <= now ? { at: args.rescheduledAt } : null;
+  const scheduled = now > lastSlotAt && left > 0;
+  if (lead) left = Math.max(left, 1);
+  if (!scheduled && !lead) {
     // Clock went backwards (or stood still): everything up to lastSlotAt is handled already.
     return { fire: [], missed: [], missedMore: null, dstSkipped: [], next: nextSlot(s, Math.max(now, lastSlotAt), firedCount) };
   }
   const grace = s.spreadMs + s.jitterMs;
-  const windowStart = now - Math.max(args.catchupWindowMs, tolerance) - grace;
-  const latest = latestSlot(s, lastSlotAt, now);
+  /** How late a pending slot is: past its latest due time (the reschedule's slot is due exactly at its instant). */
+  const lateness = (slot: Slot) => now - slot.at - (slot === lead ? 0 : grace);
+  const catchup = Math.max(args.catchupWindowMs, tolerance);
+  const windowStart = now - catchup - grace;
+  const latest = (scheduled ? latestSlot(s, lastSlotAt, now) : null) ?? lead;
+  const ahead = lead ? [lead] : [];
   let fire: Slot[] = [];
   let error: string | undefined;
   // Not a misfire at all: when even the oldest pending slot is within the late tolerance, the
   // scheduler is merely behind (a busy pass, a shard handover), and every pending slot runs,
   // whatever the policy. This is Quartz's misfireThreshold: a per-second job 1.2 s behind fires
   // both of its pending slots instead of recording one as MISSED.
-  const oldest = latest ? firstPending(s, lastSlotAt) : null;
-  const behindOnly = oldest !== null && now - oldest.at - grace <= tolerance;
+  const oldest = lead ?? (latest ? firstPending(s, lastSlotAt) : null);
+  const behindOnly = oldest !== null && lateness(oldest) <= tolerance;
   if (behindOnly) {
-    const pending = unbounded(s, lastSlotAt, now, maxCatchup + 1);
+    const pending = [...ahead, ...(scheduled ? unbounded(s, lastSlotAt, now, maxCatchup + 1) : [])];
     if (pending.length <= maxCatchup) fire = pending;
   }
-  if (fire.length === 0 && latest && policy === "FIRE_ONCE" && latest.at >= windowStart) fire = [latest];
-  if (fire.length === 0 && latest && policy === "SKIP" && now - latest.at - grace <= tolerance) fire = [latest];
+  if (fire.length === 0 && latest && policy === "FIRE_ONCE" && lateness(latest) <= catchup) fire = [latest];
+  if (fire.length === 0 && latest && policy === "SKIP" && lateness(latest) <= tolerance) fire = [latest];
   if (fire.length === 0 && latest && policy === "FIRE_ALL") {
     const from = Math.max(lastSlotAt, windowStart - 1);
-    const inWindow = unbounded(s, from, now, maxCatchup + 1);
+    const leadIn = lead && lateness(lead) <= catchup ? [lead] : [];
+    const inWindow = [...leadIn, ...(scheduled ? unbounded(s, from, now, maxCatchup + 1) : [])];
     if (inWindow.length <= maxCatchup) fire = inWindow;
     else {
-      fire = latest.at >= windowStart ? [latest] : [];
-      error = overflowMessage(s, from, now, maxCatchup, inWindow[0]!, latest);
+      fire = lateness(latest) <= catchup ? [latest] : [];
+      error = overflowMessage(s, from, now, maxCatchup, inWindow[0]!, latest, leadIn.length);
     }
   }
   // maxFires: the schedule ends at the last run it allows; later slots do not exist.
   if (fire.length > left) fire = fire.slice(0, left);
   const end = fire.length && fire.length === left ? fire[fire.length - 1]!.at : now;
   const missedUntil = fire.length ? fire[0]!.at - 1 : end;
-  const { slots: missed, truncated } = slotsBetween(withoutLimit(s), lastSlotAt, missedUntil, MAX_MISSED_LISTED, 0);
-  const missedMore = truncated ? { afterExclusive: missed[missed.length - 1]!.at, throughInclusive: missedUntil } : null;
+  const listed = scheduled ? slotsBetween(withoutLimit(s), lastSlotAt, missedUntil, MAX_MISSED_LISTED, 0) : { slots: [], truncated: false };
+  const missed = lead && !fire.includes(lead) ? [lead, ...listed.slots] : listed.slots;
+  const missedMore = listed.truncated ? { afterExclusive: listed.slots[listed.slots.length - 1]!.at, throughInclusive: missedUntil } : null;
   const fired = firedCount + fire.length;
-  const next = fired >= (s.maxFires ?? Infinity) ? null : nextSlot(s, now, fired);
-  return { fire, missed, missedMore, dstSkipped: dstSkipsBetween(s, lastSlotAt, end), next, ...(error ? { error } : {}) };
+  const next = fired >= (s.maxFires ?? Infinity) ? null : nextSlot(s, Math.max(now, lastSlotAt), fired);
+  const dstSkipped = scheduled && end > lastSlotAt ? dstSkipsBetween(s, lastSlotAt, end) : [];
+  return { fire, missed, missedMore, dstSkipped, next, ...(error ? { error } : {}) };
 }
 
 /** The first slot after `after`, ignoring maxFires. */
@@ -159,8 +178,8 @@ export function latestSlot(s: Schedule, after: Millis, through: Millis): Slot | 
   }
 }
 
-function overflowMessage(s: Schedule, from: Millis, now: Millis, cap: number, first: Slot, latest: Slot): string {
-  const counted = unbounded(s, from, now, MAX_COUNTED + 1).length;
+function overflowMessage(s: Schedule, from: Millis, now: Millis, cap: number, first: Slot, latest: Slot, extra: number): string {
+  const counted = unbounded(s, from, now, MAX_COUNTED + 1).length + extra;
   const count = counted > MAX_COUNTED ? `more than ${MAX_COUNTED}` : String(counted);
   const iso = (ms: Millis) => new Date(ms).toISOString();
   return (

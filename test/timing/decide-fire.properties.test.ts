@@ -222,11 +222,11 @@ describe("decideFire, applied (property)", () => {
     );
   });
 
-  it("a reschedule fires once at its instant, after recording the schedule's slots before it as MISSED", async () => {
+  it("a reschedule: the schedule's slots before it MISSED; its slot and every slot due between it and the fire get exactly one outcome (the misfire policy's)", async () => {
     await fc.assert(
       fc.asyncProperty(fireCase, fc.integer({ min: -HOUR, max: HOUR }), async (c, offset) => {
         const at = c.now + offset;
-        const job = { ...c.job, rescheduledTo: new Date(at) };
+        const job = { ...c.job, rescheduledTo: new Date(at), nextSlotAt: new Date(at), nextFireAt: new Date(at) };
         const store = modelStore({ active: c.active, pending: c.pending });
         const { entries, requests, advance, rearmedAt } = await fire(job, c.now, c.options, c.random, store);
         if (at > c.now) {
@@ -235,19 +235,42 @@ describe("decideFire, applied (property)", () => {
           return;
         }
         const listed = slotsBetween(c.schedule, c.handled, at, 200_000, c.firedCount).slots;
-        // Known limit, unchanged: a reschedule lists at most 10 × maxCatchup missed slots.
+        // Known limit, unchanged: a reschedule lists at most 10 × maxCatchup missed slots before its instant.
         fc.pre(listed.length <= c.options.maxCatchup * 10);
-        expect(requests.map((r) => r.slot.at)).toEqual([at]);
-        const universe = listed.some((s) => s.at === at) ? listed : [...listed, { at }];
+        const a = advance!;
+        const from = Math.max(c.handled, at);
+        // The reschedule's slot, the slots before it, and the schedule's slots after it up to the cursor.
+        const before = listed.filter((s) => s.at !== at);
+        const universe = [...before, { at }, ...slotsIn(c.schedule, from, a.handledThrough)];
         expect(ledgerProblems(JOB, universe, entries)).toEqual([]);
-        expect(entries.filter((e) => e.slotAt !== at).every((e) => e.outcome === "MISSED")).toBe(true);
-        expect(advance!.handledThrough).toBe(Math.max(c.handled, at));
-        expect(advance!.firedIncrement).toBe(fired(entries).length);
+        const reason = `rescheduled to ${new Date(at).toISOString()}`;
+        for (const s of before) expect(entries.find((e) => e.slotAt === s.at)).toMatchObject({ outcome: "MISSED", reason });
+        // No slot between the reschedule and the fire is left without an outcome: the cursor passes
+        // every slot due by now, unless the schedule ended (maxFires) before it.
+        expect(a.handledThrough).toBeGreaterThanOrEqual(from);
+        if (a.nextSlotAt !== null) {
+          expect(a.nextSlotAt).toBeGreaterThan(c.now);
+          expect(slotsIn(c.schedule, a.handledThrough, a.nextSlotAt - 1)).toEqual([]);
+        } else {
+          expect(a.status).toBe("COMPLETED");
+        }
+        // Runs: only for slots of the fire, the oldest first, nothing staged; at most maxCatchup.
+        const runSlots = requests.map((r) => r.slot.at);
+        expect(runSlots).toEqual([...runSlots].sort((x, y) => x - y));
+        expect(runSlots.every((t) => t === at || (t > from && t <= c.now))).toBe(true);
+        expect(requests.length).toBeLessThanOrEqual(Math.max(1, c.options.maxCatchup));
+        if (c.misfire !== "FIRE_ALL" && isLate(c.now, at, c.options.lateToleranceMs)) expect(requests.length).toBeLessThanOrEqual(1);
+        expect(a.firedIncrement).toBe(fired(entries).length);
       }),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
   });
 });
+
+/** The reschedule's slot is late at `now` (a misfire, not a scheduler merely behind). */
+function isLate(now: number, at: number, toleranceMs: number): boolean {
+  return now - at > toleranceMs;
+}
 
 /** More fires than a timer needs to settle (a staging window cut short by maxCatchup 1: 600 s / 1 s). */
 const SETTLE_FIRES = 2_000;

@@ -194,18 +194,62 @@ describe("decideFire: drop, wait, reschedule, planned due", () => {
     const at = NOW + MINUTE;
     expect(decideFire({ ...catchUpJob(), rescheduledTo: new Date(at) }, NOW, opts)).toEqual({ kind: "wait", timerAt: at });
   });
-  it("rescheduled and due: one run at that instant, the schedule's slots before it MISSED, nothing staged", async () => {
+  it("rescheduled and due: the schedule's slots before it MISSED; its slot and the slots due after it go through the misfire policy; nothing staged", async () => {
     const at = T0 + 3 * MINUTE + 20 * SECOND;
     const job = { ...catchUpJob(), rescheduledTo: new Date(at) };
     const { entries, requests, advance } = await fire(job, NOW, { ...opts, stageAheadMs: 10 * MINUTE }, noRandom, modelStore());
-    expect(requests).toEqual([{ slot: { at }, fireKey: fireKey("j", at) }]);
+    // FIRE_ALL, window 3 min at T0+5.5 min: the reschedule's slot (130 s late) and T0+4, T0+5 min all run.
+    expect(requests).toEqual([at, T0 + 4 * MINUTE, T0 + 5 * MINUTE].map((a) => ({ slot: { at: a }, fireKey: fireKey("j", a) })));
     expect(bySlot(entries).map((e) => [e.slotAt - T0, e.outcome, e.reason])).toEqual([
       [MINUTE, "MISSED", `rescheduled to ${new Date(at).toISOString()}`],
       [2 * MINUTE, "MISSED", `rescheduled to ${new Date(at).toISOString()}`],
       [3 * MINUTE, "MISSED", `rescheduled to ${new Date(at).toISOString()}`],
       [at - T0, "FIRED", null],
+      [4 * MINUTE, "FIRED", null],
+      [5 * MINUTE, "FIRED", null],
     ]);
-    expect(advance).toMatchObject({ handledThrough: at, nextSlotAt: T0 + 6 * MINUTE, firedIncrement: 1 });
+    expect(advance).toMatchObject({ handledThrough: T0 + 5 * MINUTE, nextSlotAt: T0 + 6 * MINUTE, firedIncrement: 3 });
+  });
+  describe("a reschedule that fires late: the slots between its instant and the fire get their outcome from the misfire policy", () => {
+    // Every minute, rescheduled to T0+30 s, fired (the scheduler was down) at T0+5.5 min.
+    const at = T0 + 30 * SECOND;
+    const late = T0 + 5 * MINUTE + 30 * SECOND;
+    const cases = [
+      // FIRE_ONCE: one run, for the latest slot in the window.
+      ["FIRE_ONCE", [5]],
+      // FIRE_ALL: every slot in the 3-min window (at most 3 min past its due time): T0+3..5 min.
+      ["FIRE_ALL", [3, 4, 5]],
+      // SKIP: the latest slot, as it is not late (30 s, under the 60-s tolerance).
+      ["SKIP", [5]],
+    ] as const;
+    for (const [misfire, runs] of cases) {
+      it(`${misfire}: runs at T0+${runs.join(", ")} min; the reschedule's slot and every other slot up to the fire MISSED; next fire at T0+6 min`, async () => {
+        const job = fireJob(everyMinute, { misfire, catchupWindowMs: 3 * MINUTE, handledThrough: new Date(T0), rescheduledTo: new Date(at), nextSlotAt: new Date(at), nextFireAt: new Date(at) });
+        const { entries, requests, advance } = await fire(job, late, opts, noRandom, modelStore());
+        const all = [at, ...[1, 2, 3, 4, 5].map((m) => T0 + m * MINUTE)];
+        expect(ledgerProblems("j", all.map((a) => ({ at: a })), entries)).toEqual([]);
+        expect(requests.map((r) => (r.slot.at - T0) / MINUTE)).toEqual([...runs]);
+        const outcomes = bySlot(entries).map((e) => [e.slotAt, e.outcome]);
+        expect(outcomes).toEqual(all.map((a) => [a, runs.some((m) => T0 + m * MINUTE === a) ? "FIRED" : "MISSED"]));
+        expect(advance).toMatchObject({ handledThrough: T0 + 5 * MINUTE, nextSlotAt: T0 + 6 * MINUTE, firedIncrement: runs.length });
+      });
+    }
+    it("not late (within the tolerance): the scheduler is merely behind, the reschedule's slot and the slot after it both run", async () => {
+      const job = fireJob(everyMinute, { misfire: "SKIP", handledThrough: new Date(T0), rescheduledTo: new Date(at), nextSlotAt: new Date(at), nextFireAt: new Date(at) });
+      const { entries, advance } = await fire(job, T0 + MINUTE + 20 * SECOND, opts, noRandom, modelStore());
+      expect(bySlot(entries).map((e) => [e.slotAt, e.outcome])).toEqual([
+        [at, "FIRED"],
+        [T0 + MINUTE, "FIRED"],
+      ]);
+      expect(advance).toMatchObject({ handledThrough: T0 + MINUTE, nextSlotAt: T0 + 2 * MINUTE, firedIncrement: 2 });
+    });
+    it("a job that had reached maxFires still fires its reschedule (in the window), and nothing after it", async () => {
+      const limited = normalizeSchedule({ kind: "INTERVAL", every: "PT1M", maxFires: 3 }, T0);
+      const job = fireJob(limited, { misfire: "FIRE_ONCE", catchupWindowMs: 10 * MINUTE, handledThrough: new Date(T0), firedCount: 3, rescheduledTo: new Date(at) });
+      const { entries, advance } = await fire(job, late, opts, noRandom, modelStore());
+      expect(entries.map((e) => [e.slotAt, e.outcome])).toEqual([[at, "FIRED"]]);
+      expect(advance).toMatchObject({ nextSlotAt: null, status: "COMPLETED", firedIncrement: 1 });
+    });
   });
   it("the job's next slot keeps the due time planned for it (spread and jitter drawn when it was armed)", () => {
     const job = fireJob(everyMinute, { handledThrough: new Date(T0), nextSlotAt: new Date(T0 + MINUTE), nextFireAt: new Date(T0 + MINUTE + 7_000) });

@@ -93,7 +93,8 @@ export class JobLifecycle {
   /**
    * Sets the next fire time. A one-off job moves to `at` (and becomes active again if it had run);
    * a recurring job fires at `at`, and slots of its schedule before `at` are recorded as MISSED
-   * with the reason "rescheduled".
+   * with the reason "rescheduled". A fire of `at` that comes late plans `at` and the schedule's
+   * slots due after it under the job's misfire policy (timing/decide-fire.ts).
    */
   async reschedule(caller: Principal, jobId: string, at: number): Promise<JobDoc> {
     const { writes } = this.kit;
