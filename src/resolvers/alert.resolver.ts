@@ -5,7 +5,7 @@ import { canSee } from "../auth/index.js";
 import type { AlertFiredEvent, AlertRuleInput } from "../core/index.js";
 import type { AlertDeliveryDoc, AlertRuleDoc } from "../domain/index.js";
 import { formatDuration } from "../timing/index.js";
-import { AlertDelivery, AlertDeliveryConnection, AlertFired, AlertRule, CreateAlertRuleInput, DateTime, UpdateAlertRuleInput } from "../schema/index.js";
+import { AlertDelivery, AlertDeliveryConnection, AlertFired, AlertRule, AlertRuleConnection, CreateAlertRuleInput, DateTime, UpdateAlertRuleInput } from "../schema/index.js";
 import { requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { countedStream, eventStream } from "./event-stream.js";
@@ -82,13 +82,16 @@ export class AlertResolver {
     return toAlertRule(await ctx.services.alerts.create(p, ruleInput(input) as AlertRuleInput));
   }
 
-  @Query(() => [AlertRule], { description: "Your alert rules, newest first (administrators: a user's with userId, or everyone's with all: true)." })
+  @Query(() => AlertRuleConnection, { description: "Your alert rules, newest first (administrators: a user's with userId, or everyone's with all: true)." })
   async alertRules(
     @Ctx() ctx: Context,
     @Arg("userId", () => ID, { nullable: true }) userId?: string | null,
     @Arg("all", () => Boolean, { nullable: true }) all?: boolean | null,
-  ): Promise<AlertRule[]> {
-    return (await ctx.services.alerts.list(requireUser(ctx), { userId: userId ?? null, all: all ?? null })).map(toAlertRule);
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<AlertRuleConnection> {
+    const p = requireUser(ctx);
+    return mapPage(await ctx.services.alerts.list(p, { userId: userId ?? null, all: all ?? null }, pageArgs(first, after)), toAlertRule);
   }
 
   @Query(() => AlertRule, { description: "One of your alert rules; another user's is NOT_FOUND." })

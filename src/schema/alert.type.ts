@@ -205,6 +205,9 @@ export class AlertDelivery {
   deliveredAt!: Date | null;
 }
 
+export const { Edge: AlertRuleEdge, Connection: AlertRuleConnection } = connectionTypes(AlertRule, "AlertRule");
+export type AlertRuleConnection = InstanceType<typeof AlertRuleConnection>;
+
 export const { Edge: AlertDeliveryEdge, Connection: AlertDeliveryConnection } = connectionTypes(AlertDelivery, "AlertDelivery");
 export type AlertDeliveryConnection = InstanceType<typeof AlertDeliveryConnection>;
 

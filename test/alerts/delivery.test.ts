@@ -174,6 +174,6 @@ describe("alert delivery", () => {
     await finishedRun(t.app.url, busy.token, await submitJob(t.app.url, busy.token, { command: "exit 1" }));
     await sleep(2_000);
     expect(rx.on("/idle")).toHaveLength(0);
-    expect((await gql(t.app.url, `{ alertRules { id } }`, {}, idle.token)).errors).toBeUndefined();
+    expect((await gql(t.app.url, `{ alertRules { edges { node { id } } } }`, {}, idle.token)).errors).toBeUndefined();
   });
 });

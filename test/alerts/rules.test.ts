@@ -36,8 +36,8 @@ describe("alert rules", () => {
     const rule = r.data!.createAlertRule;
     expect(rule).toMatchObject({ name: "nightly fails", on: ["RUN_FAILED", "RUN_DEAD"], jobId, cluster: false, webhook: { url: `${rx.base}/a`, slack: false }, mutedUntil: null });
 
-    const list = await gqlOk<{ alertRules: Array<{ id: string }> }>(t.app.url, `{ alertRules { id } }`, {}, u.token);
-    expect(list.alertRules.map((x) => x.id)).toEqual([rule.id]);
+    const list = await gqlOk<{ alertRules: { edges: Array<{ node: { id: string } }> } }>(t.app.url, `{ alertRules { edges { node { id } } } }`, {}, u.token);
+    expect(list.alertRules.edges.map((e) => e.node.id)).toEqual([rule.id]);
 
     const upd = await gqlOk<{ updateAlertRule: Record<string, any> }>(
       t.app.url,
@@ -74,13 +74,13 @@ describe("alert rules", () => {
       `query($id: ID!) { alertDeliveries(ruleId: $id) { edges { node { id } } } }`,
     ];
     for (const op of ops) expect(code(await gql(t.app.url, op, { id }, b.token)), op).toBe("NOT_FOUND");
-    expect((await gqlOk<{ alertRules: unknown[] }>(t.app.url, `{ alertRules { id } }`, {}, b.token)).alertRules).toEqual([]);
+    expect((await gqlOk<{ alertRules: { edges: unknown[] } }>(t.app.url, `{ alertRules { edges { node { id } } } }`, {}, b.token)).alertRules.edges).toEqual([]);
     // Nor may a rule watch another user's job.
     const jobId = await makeJob(t.app, a.token, "a-job");
     expect(code(await create(b.token, { name: "spy", on: ["RUN_FAILED"], jobId, webhook: { url: `${rx.base}/a` } }))).toBe("NOT_FOUND");
     // An administrator sees it.
-    const all = await gqlOk<{ alertRules: Array<{ id: string }> }>(t.app.url, `{ alertRules(all: true) { id } }`, {}, t.admin);
-    expect(all.alertRules.map((x) => x.id)).toContain(id);
+    const all = await gqlOk<{ alertRules: { edges: Array<{ node: { id: string } }> } }>(t.app.url, `{ alertRules(all: true, first: 100) { edges { node { id } } } }`, {}, t.admin);
+    expect(all.alertRules.edges.map((e) => e.node.id)).toContain(id);
   });
 
   it("refuses bad input with what was wrong and what is allowed", async () => {
@@ -144,7 +144,7 @@ describe("alert rules", () => {
     const u = await makeUser(t.app, t.admin, "leaving");
     const id = (await create(u.token, { name: "mine", on: ["RUN_FAILED"], webhook: { url: `${rx.base}/a` } })).data!.createAlertRule.id as string;
     await gqlOk(t.app.url, `mutation($id: ID!) { deleteUser(userId: $id, jobs: DELETE) { userId } }`, { id: u.id }, t.admin);
-    const all = await gqlOk<{ alertRules: Array<{ id: string }> }>(t.app.url, `{ alertRules(all: true) { id } }`, {}, t.admin);
-    expect(all.alertRules.map((x) => x.id)).not.toContain(id);
+    const all = await gqlOk<{ alertRules: { edges: Array<{ node: { id: string } }> } }>(t.app.url, `{ alertRules(all: true, first: 100) { edges { node { id } } } }`, {}, t.admin);
+    expect(all.alertRules.edges.map((e) => e.node.id)).not.toContain(id);
   });
 });

@@ -18,8 +18,14 @@ describe("alert rule input attacked", () => {
     const u = await makeUser(t.app, t.admin, "racer");
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => create(u.token, { name: `r${i}`, on: ["RUN_FAILED"], webhook: hook })));
     const made = results.filter((r) => !r.errors).length;
-    const list = await gqlOk<{ alertRules: Array<{ id: string }> }>(t.app.url, `{ alertRules { id } }`, {}, u.token);
-    expect(list.alertRules.length).toBeLessThanOrEqual(4);
+    const list = await gqlOk<{ alertRules: { edges: unknown[]; pageInfo: { hasNextPage: boolean } } }>(
+      t.app.url,
+      `{ alertRules(first: 100) { edges { node { id } } pageInfo { hasNextPage } } }`,
+      {},
+      u.token,
+    );
+    expect(list.alertRules.edges.length).toBeLessThanOrEqual(4);
+    expect(list.alertRules.pageInfo.hasNextPage).toBe(false);
     expect(made).toBeLessThanOrEqual(4);
     for (const r of results.filter((x) => x.errors)) expect(code(r)).toBe("RESOURCE_EXHAUSTED");
   });

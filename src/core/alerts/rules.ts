@@ -28,8 +28,6 @@ import type { AlertSender } from "./sender.js";
 import { readWatchedSchedule, silenceTarget, type AlertSilences } from "./silences.js";
 import { checkAlertRule, checkSilentSchedule, type AlertRuleInput, type CheckedRule } from "./validate.js";
 
-/** Most rules listed at once. */
-const LIST_MAX = 1_000;
 /** Longest a mute may last. */
 const MAX_MUTE_MS = 366 * 24 * 3600_000;
 
@@ -68,15 +66,16 @@ export class AlertRules {
     return doc;
   }
 
-  /** The caller's rules (an administrator: a user's with `userId`, or everyone's with `all`). */
-  list(p: Principal, opts: { userId?: string | null; all?: boolean | null } = {}): Promise<AlertRuleDoc[]> {
+  /** A page of the caller's rules (an administrator: a user's with `userId`, or everyone's with `all`), newest first. */
+  async list(p: Principal, opts: { userId?: string | null; all?: boolean | null }, page: PageQuery): Promise<Page<AlertRuleDoc>> {
     if (opts.all) {
       if (p.role !== "ADMIN") throw new ValidationError("all", "only administrators may list every user's rules");
-      return listAlertRules(this.deps.mongo, null, LIST_MAX);
+      return listAlertRules(this.deps.mongo, null, page);
     }
     const ownerId = opts.userId ?? p.userId;
-    if (!canSee(p, ownerId)) return Promise.resolve([]);
-    return listAlertRules(this.deps.mongo, ownerId, LIST_MAX);
+    // Another user's rules: an empty page (as the list was empty before paging), never theirs.
+    if (!canSee(p, ownerId)) return { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
+    return listAlertRules(this.deps.mongo, ownerId, page);
   }
 
   async get(p: Principal, id: string): Promise<AlertRuleDoc> {

@@ -37,7 +37,12 @@ export function alertCollections(mongo: Mongo) {
 export async function ensureAlertIndexes(mongo: Mongo): Promise<void> {
   const a = alertCollections(mongo);
   await Promise.all([
-    a.rules.createIndexes([{ key: { ownerId: 1, createdAt: -1 }, name: "owner_created" }]),
+    a.rules.createIndexes([
+      // alertRules(first, after): an owner's rules newest first, in the page's order to the tiebreak
+      // (store/alerts/rules.ts); everyone's (administrators, all: true) in the same order.
+      { key: { ownerId: 1, createdAt: -1, _id: -1 }, name: "owner_created_id" },
+      { key: { createdAt: -1, _id: -1 }, name: "created_id" },
+    ]),
     a.firings.createIndexes([
       // A rule's firings not yet in a delivery, oldest first (the dispatcher's grouping).
       { key: { deliveryId: 1, ruleId: 1, at: 1 }, name: "delivery_rule_at" },
@@ -53,4 +58,8 @@ export async function ensureAlertIndexes(mongo: Mongo): Promise<void> {
     // runs' status_finished (store/mongo.ts, made for clusterStats).
     mongo.c.fires.createIndexes([{ key: { outcome: 1, recordedAt: 1 }, name: "outcome_recorded" }]),
   ]);
+  // Superseded by owner_created_id (the listing's whole order).
+  await a.rules.dropIndex("owner_created").catch((e: unknown) => {
+    if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
+  });
 }

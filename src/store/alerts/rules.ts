@@ -1,6 +1,7 @@
 /** The `alertRules` collection: a user's rules, read and changed by id; every rule, for the alert engine. */
 import type { AlertRuleDoc } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
+import { afterDesc, toPage, type Page, type PageQuery } from "../pages.js";
 import { alertCollections } from "./collections.js";
 
 export async function insertAlertRule(mongo: Mongo, doc: AlertRuleDoc): Promise<void> {
@@ -15,13 +16,18 @@ export function findAlertRule(mongo: Mongo, id: string): Promise<AlertRuleDoc | 
   return alertCollections(mongo).rules.findOne({ _id: id });
 }
 
-/** One owner's rules (null: everyone's), newest first, at most `limit`. */
-export function listAlertRules(mongo: Mongo, ownerId: string | null, limit: number): Promise<AlertRuleDoc[]> {
-  return alertCollections(mongo)
-    .rules.find(ownerId === null ? {} : { ownerId })
+/**
+ * A page of one owner's rules (null: everyone's), newest first (`createdAt`, then `_id`: a unique
+ * order that rules made, changed or deleted meanwhile do not move). Indexed: owner_created_id
+ * (one owner), created_id (everyone's).
+ */
+export async function listAlertRules(mongo: Mongo, ownerId: string | null, page: PageQuery): Promise<Page<AlertRuleDoc>> {
+  const docs = await alertCollections(mongo)
+    .rules.find({ ...(ownerId === null ? {} : { ownerId }), ...afterDesc("createdAt", page.after) })
     .sort({ createdAt: -1, _id: -1 })
-    .limit(limit)
+    .limit(page.size + 1)
     .toArray();
+  return toPage(docs, page.size, (d) => d.createdAt);
 }
 
 /** Every rule (the alert engine matches events against them), at most `limit`. */
