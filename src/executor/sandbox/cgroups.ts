@@ -81,14 +81,9 @@ const readKey = (file: string, key: string): number | null => {
   }
 };
 
-function killPids(procsFile: string): void {
-  let pids: string[] = [];
-  try {
-    pids = readFileSync(procsFile, "utf8").split("\n").filter(Boolean);
-  } catch {
-    return;
-  }
-  for (const pid of pids) {
+/** SIGKILLs every pid listed in a cgroup.procs file's text (those already gone are skipped). */
+function sigkillListed(procs: string): void {
+  for (const pid of procs.split("\n").filter(Boolean)) {
     try {
       process.kill(Number(pid), "SIGKILL");
     } catch {
@@ -97,20 +92,25 @@ function killPids(procsFile: string): void {
   }
 }
 
-async function killPidsAsync(procsFile: string): Promise<void> {
-  let pids: string[] = [];
+function killPids(procsFile: string): void {
+  let procs: string;
   try {
-    pids = (await readFile(procsFile, "utf8")).split("\n").filter(Boolean);
+    procs = readFileSync(procsFile, "utf8");
   } catch {
     return;
   }
-  for (const pid of pids) {
-    try {
-      process.kill(Number(pid), "SIGKILL");
-    } catch {
-      // gone
-    }
+  sigkillListed(procs);
+}
+
+/** killPids off the event loop (the read through libuv's pool). */
+async function killPidsAsync(procsFile: string): Promise<void> {
+  let procs: string;
+  try {
+    procs = await readFile(procsFile, "utf8");
+  } catch {
+    return;
   }
+  sigkillListed(procs);
 }
 
 /**
