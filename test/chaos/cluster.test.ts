@@ -28,9 +28,12 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
         actions: [
           // Early, so the dead scheduler's shards (15 s lease) are back well before the window ends.
           { atMs: 2_000, label: "kill -9 scheduler-1", run: (c) => c.kill9("scheduler-1") },
-          { atMs: 4_000, label: "restart scheduler-1", run: (c) => c.get("scheduler-1").start() },
+          // Restarts in the background: a restart waits for the process to be ready, which on a loaded
+          // CI host took ~20 s and held the executor's kill back until after the window (CI, 2026-11-28:
+          // killed at T+26.4 s with nothing running, killed_mid_run=0).
+          { atMs: 4_000, label: "restart scheduler-1", run: (c) => c.get("scheduler-1").start(), background: true },
           { atMs: 7_000, label: "kill -9 executor-1 mid-run", run: (c) => killExecutorMidRun(c, "executor-1") },
-          { atMs: 10_000, label: "restart executor-1", run: (c) => c.get("executor-1").start() },
+          { atMs: 10_000, label: "restart executor-1", run: (c) => c.get("executor-1").start(), background: true },
         ],
         drainMaxMs: 40_000,
         log: process.env.KAIROS_TEST_LOG ? (m) => process.stderr.write(`[chaos] ${m}\n`) : undefined,
