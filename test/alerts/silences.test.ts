@@ -11,10 +11,11 @@ import { SILENCE_GRACE_MS } from "../../src/core/alerts/silences.js";
 import { silenceTimerId } from "../../src/domain/index.js";
 import { shardOf } from "../../src/shared-state/index.js";
 import { code, message } from "../helpers/accounts.js";
-import { startTestApp, ADMIN, type TestApp } from "../helpers/app.js";
-import { gql, gqlOk, login, waitFor } from "../helpers/graphql.js";
-import { startRedis, type PrivateRedis } from "../support/local-redis.js";
-import { startReceiver, type Receiver } from "./receiver.js";
+import type { TestApp } from "../helpers/app.js";
+import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
+import type { PrivateRedis } from "../support/local-redis.js";
+import type { Receiver } from "./receiver.js";
+import { startAlertApp, stopAlertApp } from "./alert-app.js";
 
 let redis: PrivateRedis;
 let app: TestApp;
@@ -22,17 +23,10 @@ let admin: string;
 let rx: Receiver;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  rx = await startReceiver();
-  app = await startTestApp({ redisUrl: redis.url, env: { KAIROS_ALERT_ALLOWED_CIDRS: "127.0.0.1/32", KAIROS_ALERT_SCAN_LAG: "PT0.3S", KAIROS_ALERT_GROUP_WINDOW: "PT1S", KAIROS_SANDBOX: "none" } });
-  admin = await login(app.url, ADMIN.username, ADMIN.password);
+  ({ redis, rx, app, admin } = await startAlertApp());
 }, 60_000);
 
-afterAll(async () => {
-  await app?.dispose();
-  await rx?.close();
-  await redis?.stop();
-});
+afterAll(() => stopAlertApp({ app, rx, redis }));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Watch {
