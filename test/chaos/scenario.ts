@@ -289,15 +289,20 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
  * ledger from its pid), waiting up to `maxWaitMs` for one; kills anyway after that.
  */
 export async function killExecutorMidRun(c: Cluster, name: string, maxWaitMs = 5_000): Promise<number> {
-  const p = c.get(name);
+  return c.get(await executorMidRun(c, [name], maxWaitMs)).kill9();
+}
+
+/** The first of `names` seen running an attempt within maxWaitMs (else the first name). */
+export async function executorMidRun(c: Cluster, names: string[], maxWaitMs = 5_000): Promise<string> {
   const deadline = Date.now() + maxWaitMs;
   while (Date.now() < deadline) {
     const { lines } = readLedger(c.ledgerPath, (n) => c.pidOfNode(n));
     const ended = new Set(lines.filter((l) => l.kind === "end").map((l) => `${l.runId}:${l.token}`));
-    if (lines.some((l) => l.kind === "start" && l.pid === p.pid && !ended.has(`${l.runId}:${l.token}`))) break;
+    const busy = names.find((n) => lines.some((l) => l.kind === "start" && l.pid === c.get(n).pid && !ended.has(`${l.runId}:${l.token}`)));
+    if (busy) return busy;
     await sleep(50);
   }
-  return p.kill9();
+  return names[0]!;
 }
 
 function countKilledMidRun(lines: ReturnType<typeof readLedger>["lines"], events: Cluster["events"]): number {
