@@ -382,11 +382,27 @@ describe("misfire planning and the ledger (property)", () => {
             expect(store.runs.size).toBe(existing.size);
             return;
           }
-          // The decision is the plan: the same slots fired and missed.
-          expect(requests.map((r) => r.slot.at)).toEqual(plan.fire.map((x) => x.at));
-          expect(ledgerProblems("job", [...plan.missed, ...plan.fire], entries)).toEqual([]);
-          expect(new Set(entries.map((e) => e.key)).size).toBe(entries.length);
+          // The decision is the plan: the same slots fired and missed. A plan that ended at maxFires
+          // and had runs refused (they do not count) goes on to the slots due after it, planned again
+          // with only the runs made counted (docs/scheduling.md, "maxFires"), until nothing is left.
           const fired = entries.filter((e) => e.outcome === "FIRED");
+          const made = new Set(fired.map((e) => e.key));
+          const planned = [...plan.fire];
+          const listed = [...plan.missed, ...plan.fire];
+          let step = plan;
+          let firedCount = c.firedCount;
+          while (c.schedule.maxFires !== null && step.fire.length > 0) {
+            const endedAtMax = step.fire.length >= c.schedule.maxFires - firedCount;
+            firedCount += step.fire.filter((x) => made.has(`job@${x.at}`)).length;
+            if (!endedAtMax || firedCount >= c.schedule.maxFires) break;
+            const handled = Math.max(...listed.map((x) => x.at), step.missedMore?.throughInclusive ?? -Infinity);
+            step = planMisfire({ ...c, lastSlotAt: handled, firedCount });
+            planned.push(...step.fire);
+            listed.push(...step.missed, ...step.fire);
+          }
+          expect(requests.map((r) => r.slot.at)).toEqual(planned.map((x) => x.at));
+          expect(ledgerProblems("job", listed, entries)).toEqual([]);
+          expect(new Set(entries.map((e) => e.key)).size).toBe(entries.length);
           expect(requests.length).toBe(fired.length + entries.filter((e) => e.outcome === "SKIPPED_OVERLAP").length);
           expect(advance!.firedIncrement).toBe(fired.length);
           for (const e of fired) expect(store.runs.get(e.key)).toBe(e.runId);
