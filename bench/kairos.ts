@@ -590,7 +590,7 @@ export async function benchKairosThroughput(redisUrl: string | RedisTarget, opts
       const l = summarize(d.receiver.latencies);
       notes.push(`HTTP: fire → request at the receiver (Kairos-Scheduled-For to arrival), all ${d.receiver.latencies.length} requests: p50 ${fmtMs(l.p50)}, p95 ${fmtMs(l.p95)}, p99 ${fmtMs(l.p99)}, max ${fmtMs(l.max)}; runs failed: ${failed}`);
     }
-    notes.push(`${d.ops.line(ops0, ops1, runs.length, ["zcard"])} — over the window, job creation included, the producer's ZCARD checks left out`);
+    notes.push(`${d.ops.line(ops0, ops1, runs.length, ["zcard", "zcount"])} — over the window, job creation included, the producer's ZCARD and ZCOUNT checks left out`);
     return {
       system: "kairos",
       variant: VARIANT[d.o.mode],

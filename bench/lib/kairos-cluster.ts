@@ -445,10 +445,13 @@ export class KairosCluster {
 
   /** Timers armed + in flight over all shards, and the default pool's ready queue length. */
   async pipelineDepth(pool = "default"): Promise<{ armed: number; inflight: number; ready: number }> {
-    // One ZCARD per key, not one pipeline: on a Cluster the shards' keys lie in different slots.
+    // One command per key, not one pipeline: on a Cluster the shards' keys lie in different slots.
+    // Armed counts the timers due within a minute: a wheel also holds timers far ahead (an alert
+    // deadline an hour after its slot) that are no fire waiting.
     const shards = Array.from({ length: this.shards }, (_, s) => this.keys.shard(s));
+    const soon = Date.now() + 60_000;
     const [armed, inflight, ready] = await Promise.all([
-      Promise.all(shards.map((k) => this.redis.zcard(k.wheel))),
+      Promise.all(shards.map((k) => this.redis.zcount(k.wheel, "-inf", soon))),
       Promise.all(shards.map((k) => this.redis.zcard(k.inflight))),
       this.redis.zcard(this.keys.ready(pool)),
     ]);

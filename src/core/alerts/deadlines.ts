@@ -14,7 +14,7 @@
 import { AlertEvent, deadlineTimerId, FireOutcome, isTerminal, type AlertRuleDoc, type JobDoc } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
-import { allAlertRules, armedDeadlines, ensureDeadlineIndexes, findAlertRule, findDeadline, findRunByFireKey, insertFirings, markDeadlineDone, recordDeadline, type Mongo } from "../../store/index.js";
+import { allAlertRules, armedDeadlines, ensureDeadlineIndexes, findAlertRule, findDeadline, findRunByFireKey, insertFirings, markDeadlineDone, createDeadlineBatch, recordDeadlines, type AlertDeadlineDoc, type Mongo } from "../../store/index.js";
 import { deadlineFiring, inScope, live } from "./match.js";
 
 /**
@@ -38,6 +38,7 @@ export interface FiredSlot {
 export class AlertDeadlines {
   private rules: { at: number; list: Promise<AlertRuleDoc[]> } | null = null;
   private indexed: Promise<void> | null = null;
+  private batch: ReturnType<typeof createDeadlineBatch> | null = null;
 
   constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; log: Logger }) {}
 
@@ -51,16 +52,16 @@ export class AlertDeadlines {
     const { wheel } = this.deps.state;
     const shard = shardOf(job._id, wheel.shardCount);
     const now = new Date(this.deps.clock());
-    for (const rule of rules) {
-      for (const s of fired) {
-        const dueAt = new Date(s.slotAt + rule.deadlineMs!);
-        const doc = await recordDeadline(this.deps.mongo, {
-          _id: `${rule._id}|${s.key}`, ruleId: rule._id, ownerId: job.ownerId, jobId: job._id, jobName: job.name, fireKey: s.key, runId: s.runId,
-          slotAt: new Date(s.slotAt), dueAt, shard, state: "ARMED", createdAt: now,
-        });
-        if (doc.state === "ARMED") await wheel.arm(shard, deadlineTimerId(rule._id, s.key), doc.dueAt.getTime() + DEADLINE_GRACE_MS);
-      }
-    }
+    const docs: AlertDeadlineDoc[] = rules.flatMap((rule) =>
+      fired.map((s) => ({
+        _id: `${rule._id}|${s.key}`, ruleId: rule._id, ownerId: job.ownerId, jobId: job._id, jobName: job.name, fireKey: s.key, runId: s.runId,
+        slotAt: new Date(s.slotAt), dueAt: new Date(s.slotAt + rule.deadlineMs!), shard, state: "ARMED" as const, createdAt: now,
+      })),
+    );
+    // Recorded before armed (the record is what the reconciler re-arms from): one insert shared by
+    // the fires of the same moment, then the timers in one pipelined round.
+    const stored = await recordDeadlines(this.deps.mongo, (this.batch ??= createDeadlineBatch(this.deps.mongo)), docs);
+    await Promise.all(stored.filter((d) => d.state === "ARMED").map((d) => wheel.arm(shard, deadlineTimerId(d.ruleId, d.fireKey), d.dueAt.getTime() + DEADLINE_GRACE_MS)));
   }
 
   /** Handles a due deadline timer: the alert when the slot's run had not finished by then. Idempotent. */

@@ -4,6 +4,7 @@
  * re-arms every ARMED one missing from the wheel (a Redis flush, a crash between this write and the
  * arm), and the timer's handler marks it DONE once it has decided.
  */
+import { InsertBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
 
 export interface AlertDeadlineDoc {
@@ -30,10 +31,20 @@ export async function ensureDeadlineIndexes(mongo: Mongo): Promise<void> {
   ]);
 }
 
-/** Records a deadline unless it is recorded already; the stored document (DONE when it was decided before). */
-export async function recordDeadline(mongo: Mongo, doc: AlertDeadlineDoc): Promise<AlertDeadlineDoc> {
-  const r = await deadlines(mongo).findOneAndUpdate({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true, returnDocument: "after" });
-  return r ?? doc;
+/** Deadline inserts of one event-loop turn (every fire of a pass arming its deadlines), as one insertMany. */
+export function createDeadlineBatch(mongo: Mongo): InsertBatcher<AlertDeadlineDoc> {
+  return new InsertBatcher(deadlines(mongo));
+}
+
+/**
+ * Records the deadlines not recorded already (insert-once by `_id`); answers the stored documents,
+ * in the order given: those recorded before (a replayed fire) as stored, DONE when decided.
+ */
+export async function recordDeadlines(mongo: Mongo, batch: InsertBatcher<AlertDeadlineDoc>, docs: readonly AlertDeadlineDoc[]): Promise<AlertDeadlineDoc[]> {
+  const refused = await batch.insertMany([...docs]);
+  if (refused.size === 0) return [...docs];
+  const stored = new Map((await deadlines(mongo).find({ _id: { $in: docs.filter((_, i) => refused.has(i)).map((d) => d._id) } }).toArray()).map((d) => [d._id, d]));
+  return docs.map((d, i) => (refused.has(i) ? (stored.get(d._id) ?? d) : d));
 }
 
 export function findDeadline(mongo: Mongo, id: string): Promise<AlertDeadlineDoc | null> {
