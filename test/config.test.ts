@@ -21,6 +21,8 @@ describe("configuration", () => {
       [{ KAIROS_LEASE: "30s" }, /KAIROS_LEASE: "30s" is not an ISO-8601 duration/],
       [{ KAIROS_SHARD_LEASE: "PT2S" }, /KAIROS_SHARD_LEASE: must be from PT6S to PT10M .*got "PT2S"/],
       [{ KAIROS_SHARD_LEASE: "PT1H" }, /KAIROS_SHARD_LEASE: must be from PT6S to PT10M/],
+      [{ KAIROS_ALERT_TIMER_GRACE: "PT10M" }, /KAIROS_ALERT_TIMER_GRACE: must be from PT0.1S to PT5M, got "PT10M"/],
+      [{ KAIROS_ALERT_TIMER_GRACE: "PT0.05S" }, /KAIROS_ALERT_TIMER_GRACE: must be from PT0.1S to PT5M/],
       [{ KAIROS_POOLS: "a b" }, /KAIROS_POOLS: pool name "a b"/],
       [{ KAIROS_ADMIN_PASSWORD: "123" }, /KAIROS_ADMIN_PASSWORD: at least 8 characters/],
     ];
@@ -29,6 +31,9 @@ describe("configuration", () => {
       expect(() => loadConfig("dev", env)).toThrow(message);
     }
     expect(loadConfig("dev", { KAIROS_SHARD_LEASE: "PT45S" }).shardLeaseMs).toBe(45_000);
+    // The alert timers' grace: 5 s unless set (production), shrunk by the alert tests.
+    expect(loadConfig("dev", {}).alerts.timerGraceMs).toBe(5_000);
+    expect(loadConfig("dev", { KAIROS_ALERT_TIMER_GRACE: "PT1S" }).alerts.timerGraceMs).toBe(1_000);
     expect(() => applyFlags(["--prot", "1"], {})).toThrow(/unknown option --prot; allowed: --port/);
     expect(() => applyFlags(["--port"], {})).toThrow(/option --port needs a value/);
   });

@@ -30,7 +30,7 @@ function sender(config: KairosConfig, deps: AlertDeps, stops: Stops): AlertSende
 export function buildAlertRules(config: KairosConfig, deps: AlertDeps, stops: Stops): { alerts: AlertRules; alertBus: AlertBus } {
   const alertBus = new AlertBus(deps.state.bus);
   // SCHEDULE_SILENT watches are armed on the wheel as rules are made (the schedulers handle them).
-  const silences = new AlertSilences({ mongo: deps.mongo, state: deps.state, clock: deps.clock, log: deps.log.child({ component: "alert-silences" }) });
+  const silences = new AlertSilences({ mongo: deps.mongo, state: deps.state, clock: deps.clock, log: deps.log.child({ component: "alert-silences" }), graceMs: config.alerts.timerGraceMs });
   const alerts = new AlertRules({ mongo: deps.mongo, clock: deps.clock, sender: sender(config, deps, stops), bus: alertBus, maxRulesPerUser: config.alerts.maxRulesPerUser, silences });
   return { alerts, alertBus };
 }

@@ -34,6 +34,7 @@ export async function startScheduler(config: KairosConfig, deps: RoleDeps, overr
       shardLeaseMs: config.shardLeaseMs,
       stageAheadMs: config.stageAheadMs,
       claimGraceMs: Math.max(config.leaseMs, overrides.executor?.leaseMs ?? 0),
+      alertTimerGraceMs: config.alerts.timerGraceMs,
       ...overrides.scheduler,
     },
   );

@@ -1,4 +1,5 @@
 /** The alert settings (docs/alerts.md, docs/configuration.md): where webhooks may go, how many rules a user may have, the group window. */
+import { ConfigError } from "../domain/index.js";
 import { cidrs } from "./cidrs.js";
 import { int, settingDuration, type Env } from "./parse.js";
 
@@ -17,6 +18,22 @@ export interface AlertSettings {
    * before its instant is read. Raise it with clocks that drift. @default PT5S
    */
   scanLagMs: number;
+  /**
+   * How long after a deadline (DEADLINE_MISSED) or a silence's due time (SCHEDULE_SILENT) its
+   * timer is handled (`KAIROS_ALERT_TIMER_GRACE`): a run's end is stamped by its executor and
+   * written a moment later (batched), so a run that ended just in time may still read RUNNING at
+   * the instant itself. Whether it was in time is judged on its end, not on when the timer ran.
+   * The API (which arms a watch when a rule is made) and the schedulers should have the same.
+   * PT0.1S to PT5M. @default PT5S
+   */
+  timerGraceMs: number;
+}
+
+/** Timer grace bounds: a tenth of a second (below it, an end written late reads as missed) to 5 minutes. */
+function timerGrace(raw: string | undefined): number {
+  const ms = settingDuration("KAIROS_ALERT_TIMER_GRACE", raw === undefined || raw.trim() === "" ? "PT5S" : raw);
+  if (ms < 100 || ms > 300_000) throw new ConfigError(`KAIROS_ALERT_TIMER_GRACE: must be from PT0.1S to PT5M, got "${raw}"`);
+  return ms;
 }
 
 export function alertSettings(env: Env): AlertSettings {
@@ -27,5 +44,6 @@ export function alertSettings(env: Env): AlertSettings {
     maxRulesPerUser: int("KAIROS_ALERT_MAX_RULES", env.KAIROS_ALERT_MAX_RULES, 100, 1, 100_000),
     groupWindowMs,
     scanLagMs: settingDuration("KAIROS_ALERT_SCAN_LAG", env.KAIROS_ALERT_SCAN_LAG ?? "PT5S"),
+    timerGraceMs: timerGrace(env.KAIROS_ALERT_TIMER_GRACE),
   };
 }

@@ -65,9 +65,9 @@ export class Scheduler {
     });
     // Alert deadlines (core/alerts/deadlines.ts) ride on the wheel: armed when a slot's ledger entry
     // is written, handled by the fire loop, re-armed by the reconciler.
-    const deadlines = new AlertDeadlines({ mongo, state, clock, log: log.child({ component: "alert-deadlines" }) });
+    const deadlines = new AlertDeadlines({ mongo, state, clock, log: log.child({ component: "alert-deadlines" }), graceMs: o.alertTimerGraceMs });
     // SCHEDULE_SILENT watches (core/alerts/silences.ts): `s:` timers handled by the fire loop, re-armed by the reconciler.
-    const silences = new AlertSilences({ mongo, state, clock, log: log.child({ component: "alert-silences" }) });
+    const silences = new AlertSilences({ mongo, state, clock, log: log.child({ component: "alert-silences" }), graceMs: o.alertTimerGraceMs });
     const jobs = new JobFirer({ port: armingDeadlines(storeFirePort({ mongo, state, runs }), deadlines), log, options: o, random: deps.random ?? Math.random });
     this.fireLoop = new FireLoop({ mongo, state, runs, clock, log, shards: this.shards, jobs, deadlines, silences, options: o, stopped });
     this.reconciler = new Reconciler({ mongo, state, clock, log, shards: this.shards, stageAheadMs: o.stageAheadMs, deadlines, silences });

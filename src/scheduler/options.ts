@@ -6,6 +6,9 @@ import type { Clock, SharedState } from "../shared-state/index.js";
 import { DEFAULT_LATE_TOLERANCE_MS } from "../timing/index.js";
 import { DEFAULT_STAGE_AHEAD_MS } from "../timing/index.js";
 
+/** The alert timers' grace when KAIROS_ALERT_TIMER_GRACE does not say (core/alerts: DEADLINE_GRACE_MS, SILENCE_GRACE_MS). */
+const DEFAULT_ALERT_TIMER_GRACE_MS = 5_000;
+
 export interface SchedulerOptions {
   memberId: string;
   /** Timers claimed per shard per pass. @default 500 */
@@ -47,6 +50,11 @@ export interface SchedulerOptions {
    * an unconfirmed run within their lease). Must be at least the executors' lease. @default 30 s
    */
   claimGraceMs?: number;
+  /**
+   * How long after a deadline or a silence's due time its alert timer is handled (an end is written
+   * a moment after it is stamped). @default 5 s (KAIROS_ALERT_TIMER_GRACE)
+   */
+  alertTimerGraceMs?: number;
 }
 
 export type ResolvedOptions = Required<SchedulerOptions>;
@@ -67,6 +75,7 @@ export function resolveOptions(opts: SchedulerOptions): ResolvedOptions {
     concurrency: 512,
     stageAheadMs: DEFAULT_STAGE_AHEAD_MS,
     claimGraceMs: 30_000,
+    alertTimerGraceMs: DEFAULT_ALERT_TIMER_GRACE_MS,
     ...opts,
   };
 }

@@ -7,9 +7,9 @@
  *     re-arms every ARMED one missing from the wheel, so a Redis flush or a crash loses none;
  *   - once: the alert is a firing `<ruleId>|deadline:<fireKey>`, inserted once whoever handles the
  *     timer and however often (a replay after a kill), and the record is DONE after it;
- *   - never for a run that finished in time: the handler reads the run DEADLINE_GRACE_MS after the
- *     deadline (an end is written a moment after it is stamped), and a run that ended (any final
- *     status) by the deadline sends nothing.
+ *   - never for a run that finished in time: the handler reads the run a grace after the deadline
+ *     (KAIROS_ALERT_TIMER_GRACE, DEADLINE_GRACE_MS by default: an end is written a moment after it
+ *     is stamped), and a run that ended (any final status) by the deadline sends nothing.
  */
 import { AlertEvent, deadlineTimerId, FireOutcome, isTerminal, type AlertRuleDoc, type JobDoc } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
@@ -20,7 +20,8 @@ import { deadlineFiring, inScope, live } from "./match.js";
 /**
  * How long after a deadline its timer is handled: a run's end is stamped by its executor and written
  * a moment later (batched), so a run that ended just in time may still read RUNNING at the deadline
- * itself. Whether it was in time is judged on its end, not on when the handler ran.
+ * itself. Whether it was in time is judged on its end, not on when the handler ran. The default of
+ * KAIROS_ALERT_TIMER_GRACE (AlertSettings.timerGraceMs).
  */
 export const DEADLINE_GRACE_MS = 5_000;
 /** How long the list of deadline rules is reused before it is read again. */
@@ -39,8 +40,12 @@ export class AlertDeadlines {
   private rules: { at: number; list: Promise<AlertRuleDoc[]> } | null = null;
   private indexed: Promise<void> | null = null;
   private batch: ReturnType<typeof createDeadlineBatch> | null = null;
+  /** How long after its deadline a timer is handled. */
+  readonly graceMs: number;
 
-  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; log: Logger }) {}
+  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; log: Logger; graceMs?: number }) {
+    this.graceMs = deps.graceMs ?? DEADLINE_GRACE_MS;
+  }
 
   /** Arms the deadlines of the rules watching `job` for its slots that fired. Safe to repeat (a replayed fire). */
   async armFor(job: Pick<JobDoc, "_id" | "ownerId" | "name">, slots: readonly FiredSlot[]): Promise<void> {
@@ -61,7 +66,7 @@ export class AlertDeadlines {
     // Recorded before armed (the record is what the reconciler re-arms from): one insert shared by
     // the fires of the same moment, then the timers in one pipelined round.
     const stored = await recordDeadlines(this.deps.mongo, (this.batch ??= createDeadlineBatch(this.deps.mongo)), docs);
-    await Promise.all(stored.filter((d) => d.state === "ARMED").map((d) => wheel.arm(shard, deadlineTimerId(d.ruleId, d.fireKey), d.dueAt.getTime() + DEADLINE_GRACE_MS)));
+    await Promise.all(stored.filter((d) => d.state === "ARMED").map((d) => wheel.arm(shard, deadlineTimerId(d.ruleId, d.fireKey), d.dueAt.getTime() + this.graceMs)));
   }
 
   /** Handles a due deadline timer: the alert when the slot's run had not finished by then. Idempotent. */
@@ -89,7 +94,7 @@ export class AlertDeadlines {
     for (const d of await armedDeadlines(this.deps.mongo, shards, 10_000)) {
       const id = deadlineTimerId(d.ruleId, d.fireKey);
       if (!(await missing(d.shard, id))) continue;
-      await this.deps.state.wheel.arm(d.shard, id, d.dueAt.getTime() + DEADLINE_GRACE_MS);
+      await this.deps.state.wheel.arm(d.shard, id, d.dueAt.getTime() + this.graceMs);
       armed++;
     }
     return armed;

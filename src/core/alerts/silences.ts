@@ -9,7 +9,8 @@
  *   - armed when the rule is made or changed (the API), due `silentFor` after the watch's start;
  *     the reconciler arms a rule's watch that has no record (a crash before it was written) and
  *     re-arms every recorded one missing from the wheel (a Redis flush, a failover);
- *   - at the due time (plus SILENCE_GRACE_MS: a run's end is written a moment after it is stamped)
+ *   - at the due time (plus a grace, KAIROS_ALERT_TIMER_GRACE, SILENCE_GRACE_MS by default: a run's
+ *     end is written a moment after it is stamped)
  *     the handler looks for a success that ended since the last one it saw: found, the silence is
  *     counted from it and the timer moves to that success plus `silentFor`; none, the silence is
  *     reported once, as the firing `<ruleId>|silent:<jobId>@<start ms>`, and the timer then looks
@@ -41,7 +42,10 @@ import {
 } from "../../store/index.js";
 import { live, silenceFiring } from "./match.js";
 
-/** How long after its due time a watch's timer is handled: a success stamped just in time is written a moment later. */
+/**
+ * How long after its due time a watch's timer is handled: a success stamped just in time is written
+ * a moment later. The default of KAIROS_ALERT_TIMER_GRACE (AlertSettings.timerGraceMs).
+ */
 export const SILENCE_GRACE_MS = 5_000;
 /**
  * A success is looked for back to this long before the previous check: a run's end is written after
@@ -86,8 +90,12 @@ export async function readWatchedSchedule(mongo: Mongo, target: { id: string; da
 
 export class AlertSilences {
   private indexed: Promise<void> | null = null;
+  /** How long after its due time a watch's timer is handled. */
+  readonly graceMs: number;
 
-  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; log: Logger }) {}
+  constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; log: Logger; graceMs?: number }) {
+    this.graceMs = deps.graceMs ?? SILENCE_GRACE_MS;
+  }
 
   /**
    * Records the watch of `rule` on `target` unless there is one, and arms its timer. A watch that
@@ -112,7 +120,7 @@ export class AlertSilences {
     }
     const id = silenceTimerId(rule._id, target.id);
     // One in flight is being handled (or will be replayed): arming it too would handle it twice.
-    if (!(await wheel.isInflight(shard, id))) await wheel.arm(shard, id, dueAt + SILENCE_GRACE_MS);
+    if (!(await wheel.isInflight(shard, id))) await wheel.arm(shard, id, dueAt + this.graceMs);
   }
 
   /**
@@ -158,7 +166,7 @@ export class AlertSilences {
       dueAt = now + n;
     }
     await updateSilence(mongo, id, { since, reported, checkedAt: new Date(now), dueAt: new Date(dueAt) });
-    return dueAt + SILENCE_GRACE_MS;
+    return dueAt + this.graceMs;
   }
 
   /**
@@ -182,7 +190,7 @@ export class AlertSilences {
     for (const s of await silencesOfShards(mongo, shards, MAX_WATCHES_PER_PASS)) {
       const id = silenceTimerId(s.ruleId, s.jobId);
       if (!(await missing(s.shard, id))) continue;
-      await state.wheel.arm(s.shard, id, s.dueAt.getTime() + SILENCE_GRACE_MS);
+      await state.wheel.arm(s.shard, id, s.dueAt.getTime() + this.graceMs);
       armed++;
     }
     return armed;
