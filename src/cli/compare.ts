@@ -104,10 +104,12 @@ function serverRetry(flat: Flat, prefix: string, r: ServerRetry): void {
 }
 
 function fileSpec(flat: Flat, prefix: string, s: JobSpecInput): void {
-  put(flat, `${prefix}.kind`, s.kind ?? "COMMAND");
+  const kind = s.kind ?? "COMMAND";
+  put(flat, `${prefix}.kind`, kind);
   put(flat, `${prefix}.command`, s.command ?? null);
   put(flat, `${prefix}.argv`, s.argv ?? null);
-  put(flat, `${prefix}.args`, s.args ?? null);
+  // The server keeps a SCRIPT's or BINARY's arguments as a list, empty when none were given.
+  put(flat, `${prefix}.args`, s.args ?? (kind === "SCRIPT" || kind === "BINARY" ? [] : null));
   put(flat, `${prefix}.interpreter`, s.interpreter ?? null);
   put(flat, `${prefix}.source`, s.source ?? null);
   put(flat, `${prefix}.artifactId`, s.artifactId ?? null);

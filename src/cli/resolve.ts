@@ -55,6 +55,8 @@ const notFound = (e: unknown) => e instanceof ApiError && (e.code === "NOT_FOUND
 
 /** `NAME|ID` → the job: the caller's job of that name, else the job of that id. */
 export async function findJob(ctx: Ctx, ref: string): Promise<CliJobFieldsFragment> {
+  // An empty name would filter nothing: it must never stand for "every job" (nor, with one job, for that job).
+  if (ref.trim() === "") throw new CliError(`a job is named by its name or its 24-character id, and "${ref}" is empty`);
   const byName = await listOwnJobs(ctx, { name: ref });
   if (byName.length === 1) return byName[0]!;
   if (byName.length > 1) throw new CliError(`${byName.length} of your jobs are named "${ref}" (${byName.map((j) => j.id).join(", ")}): name one by its id`);
@@ -67,6 +69,7 @@ export async function findJob(ctx: Ctx, ref: string): Promise<CliJobFieldsFragme
 }
 
 export async function findDag(ctx: Ctx, ref: string): Promise<CliDagFieldsFragment> {
+  if (ref.trim() === "") throw new CliError(`a DAG is named by its name or its 24-character id, and "${ref}" is empty`);
   const api = await ctx.api();
   const match = (await listOwnDags(ctx)).filter((d) => d.name === ref);
   const id = match[0]?.id ?? ref;

@@ -1,7 +1,7 @@
 /** Reading the audit trail (auditLog) and checking its hash chain (verifyAuditLog); docs/audit.md. */
 import type { GraphQLResolveInfo } from "graphql";
 import { Arg, Ctx, Info, Int, Query, Resolver } from "type-graphql";
-import { ValidationError, type AuditEntryDoc } from "../domain/index.js";
+import { AUDIT_OUTCOME_UNKNOWN, ValidationError, type AuditEntryDoc } from "../domain/index.js";
 import { AuditEntry, AuditEntryConnection, AuditLogFilter, AuditVerification } from "../schema/index.js";
 import { requireAdmin, requireUser, type Context } from "./context.js";
 import { mapPage, pageArgs } from "./pagination.js";
@@ -13,11 +13,33 @@ function actorText(a: AuditEntryDoc["actor"]): string {
   return "anonymous";
 }
 
-/** A filter naming no mutation of the schema, or an empty time range, can only be a mistake: say so. */
+/**
+ * Every outcome an entry can have: OK, UNKNOWN (its API instance stopped before the end,
+ * AUDIT_OUTCOME_UNKNOWN) and the codes a mutation's error carries (docs/api-errors.md).
+ */
+export const AUDIT_OUTCOMES = [
+  "OK",
+  AUDIT_OUTCOME_UNKNOWN,
+  "UNAUTHENTICATED",
+  "FORBIDDEN",
+  "BAD_USER_INPUT",
+  "NOT_FOUND",
+  "ABORTED",
+  "FAILED_PRECONDITION",
+  "RESOURCE_EXHAUSTED",
+  "RATE_LIMITED",
+  "INTERNAL_SERVER_ERROR",
+] as const;
+
+/** A filter naming no mutation of the schema, an outcome no entry can have, or an empty time range, can only be a mistake: say so. */
 function checkFilter(filter: AuditLogFilter | null | undefined, info: GraphQLResolveInfo): void {
   const mutations = info.schema.getMutationType()?.getFields() ?? {};
   for (const action of filter?.actions ?? []) {
     if (!(action in mutations)) throw new ValidationError("filter.actions", `"${action}" is not a mutation of this API (e.g. createJob, updateJob, deleteJob)`);
+  }
+  const outcome = filter?.outcome;
+  if (outcome != null && !(AUDIT_OUTCOMES as readonly string[]).includes(outcome)) {
+    throw new ValidationError("filter.outcome", `"${outcome.slice(0, 40)}" is not an outcome of a call; allowed: ${AUDIT_OUTCOMES.join(", ")}`);
   }
   if (filter?.from && filter.to && filter.from.getTime() >= filter.to.getTime()) {
     throw new ValidationError("filter.to", `must be after filter.from (${filter.from.toISOString()}), got ${filter.to.toISOString()}`);

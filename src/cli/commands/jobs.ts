@@ -154,10 +154,10 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         }
         case "run":
         case "runs": {
-          if (opts.status && !RUN_STATUSES.includes(opts.status.toUpperCase())) throw new CliError(`--status: "${opts.status}" is not one of ${RUN_STATUSES.join(", ")}`);
+          if (opts.status !== undefined && !RUN_STATUSES.includes(opts.status.toUpperCase())) throw new CliError(`--status: "${opts.status}" is not one of ${RUN_STATUSES.join(", ")}`);
           const limit = Number(opts.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError("--limit: a whole number from 1 to 100");
-          const jobId = opts.job ? (await findJob(ctx, opts.job)).id : null;
+          const jobId = opts.job !== undefined ? (await findJob(ctx, opts.job)).id : null;
           const page = await api.request(CliRunsDocument, { jobId, first: limit, ...(opts.status ? { status: opts.status.toUpperCase() as RunStatus } : {}) });
           const runs = page.runs.edges.map((e) => e.node);
           emit(ctx.io, format, runs, () => runRows(ctx, runs));

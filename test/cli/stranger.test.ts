@@ -1,0 +1,119 @@
+/**
+ * The command line as a stranger uses it: defects found by trying it with wrong and odd input
+ * (an empty name, a made-up audit outcome) and with the ordinary files a new user writes (a SCRIPT
+ * job applied twice). Each test is the reproduction of one defect; the built `bin/kairos.js` runs
+ * as a subprocess against the product in-process, credentials through KAIROS_SERVER/KAIROS_TOKEN.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
+import { makeJob, makeUser } from "../helpers/accounts.js";
+import { gql, gqlOk, login } from "../helpers/graphql.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const BIN = join(ROOT, "bin", "kairos.js");
+
+/** Compiles the command line (incremental) so the test never runs a stale dist/cli (as test/cli/kairos.test.ts). */
+function buildCli(): void {
+  const main = join(ROOT, "dist", "main.js");
+  if (!existsSync(main)) throw new Error("dist/main.js is missing: run `npm run build` first");
+  if (statSync(join(ROOT, "src", "main.ts")).mtimeMs > statSync(main).mtimeMs) throw new Error("dist/main.js is older than src/main.ts: run `npm run build`");
+  const r = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "src", "cli", "tsconfig.build.json")], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`building the command line failed:\n${r.stdout}${r.stderr}`);
+}
+
+interface Result {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function kairosIn(env: Record<string, string>, args: string[]): Promise<Result> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out, err })));
+}
+
+const t = { app: undefined as unknown as TestApp, admin: "", home: "" };
+beforeAll(async () => {
+  buildCli();
+  t.app = await startTestApp();
+  t.admin = await login(t.app.url, ADMIN.username, ADMIN.password);
+  t.home = await mkdtemp(join(tmpdir(), "kairos-stranger-"));
+}, 240_000);
+afterAll(async () => {
+  await t.app?.dispose();
+  if (t.home) await rm(t.home, { recursive: true, force: true });
+}, 60_000);
+
+/** The command line as `token`'s user, with a private config dir. */
+const as = (token: string) => (args: string[]) => kairosIn({ XDG_CONFIG_HOME: join(t.home, "config"), KAIROS_SERVER: t.app.url, KAIROS_TOKEN: token }, args);
+
+describe("kairos as a stranger uses it", { timeout: 300_000 }, () => {
+  it("a second apply of a SCRIPT job without args says no changes (it reported spec.args: [] -> null every time)", async () => {
+    const { token } = await makeUser(t.app, t.admin, "stranger-script");
+    const kairos = as(token);
+    const file = join(t.home, "script.yaml");
+    await writeFile(file, ["name: py-once", "schedule: {kind: ONCE, at: '2099-01-01T00:00:00Z'}", "spec:", "  kind: SCRIPT", "  interpreter: python3", "  source: |", "    print('hi')", ""].join("\n"));
+    const first = await kairos(["apply", "-f", file]);
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toContain("job py-once created");
+    const second = await kairos(["apply", "-f", file]);
+    expect(second.code, second.err).toBe(0);
+    expect(second.out).not.toContain("spec.args");
+    expect(second.out).toContain("no changes");
+    // A DAG's SCRIPT task is compared the same way.
+    const dag = join(t.home, "script-dag.yaml");
+    await writeFile(dag, ["name: py-dag", "tasks:", "  - key: a", "    spec: {kind: SCRIPT, interpreter: python3, source: \"print('a')\"}", ""].join("\n"));
+    expect((await kairos(["apply", "-f", dag])).code).toBe(0);
+    const again = await kairos(["apply", "-f", dag]);
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toContain("no changes");
+  });
+
+  it("an empty job or DAG name is refused as empty, never taken for every job (with one job: that job)", async () => {
+    const { token } = await makeUser(t.app, t.admin, "stranger-empty");
+    const only = await makeJob(t.app, token, "the-only-job");
+    const kairos = as(token);
+    for (const args of [["delete", ""], ["trigger", ""], ["pause", ""], ["describe", "job", ""], ["why", ""], ["get", "runs", "--job", ""], ["dag", "delete", " "]]) {
+      const r = await kairos(args);
+      expect(r.code, `kairos ${args.join(" ")}: ${r.out}${r.err}`).toBe(2);
+      expect(r.err, `kairos ${args.join(" ")}`).toMatch(/is named by its name or its 24-character id, and " ?" is empty/);
+    }
+    // The only job is still there, active, and was never triggered.
+    const { job } = await gqlOk<{ job: { status: string; runs: { edges: unknown[] } } }>(t.app.url, `query($id: ID!) { job(id: $id) { status runs(first: 5) { edges { node { id } } } } }`, { id: only }, token);
+    expect(job.status).toBe("ACTIVE");
+    expect(job.runs.edges).toHaveLength(0);
+    // An empty --status is refused like any other value that is not a status.
+    const status = await kairos(["get", "runs", "--status", ""]);
+    expect(status.code).toBe(2);
+    expect(status.err).toContain('--status: "" is not one of PENDING');
+  });
+
+  it("an audit outcome that no call can have is refused, naming the outcomes there are (it listed nothing, exit 0)", async () => {
+    const { token } = await makeUser(t.app, t.admin, "stranger-audit");
+    await makeJob(t.app, token, "audited");
+    const kairos = as(token);
+    const bad = await kairos(["audit", "--outcome", "maybe"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('filter.outcome: "MAYBE" is not an outcome of a call; allowed: OK, UNKNOWN, UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT, NOT_FOUND');
+    const api = await gql(t.app.url, `{ auditLog(filter: { outcome: "" }) { edges { node { seq } } } }`, {}, token);
+    expect(api.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+    expect(api.errors?.[0]?.extensions?.field).toBe("filter.outcome");
+    // A real outcome still lists.
+    const ok = await kairos(["audit", "--outcome", "ok", "-o", "json"]);
+    expect(ok.code, ok.err).toBe(0);
+    expect((JSON.parse(ok.out) as Array<{ action: string; outcome: string }>).map((e) => [e.action, e.outcome])).toContainEqual(["createJob", "OK"]);
+  });
+});
