@@ -16,7 +16,9 @@
  * - `NODE_LOST`: an executor node stopped heartbeating and was marked DEAD (cluster-wide rules only);
  * - `QUEUE_LATENESS`: a run still waiting to start `queueLatenessMs` after it was due;
  * - `SCHEDULE_SILENT`: a recurring job or a scheduled DAG with no successful run for `silentForMs`
- *   (since its last success, or since the rule or job was made).
+ *   (since its last success, or since the rule or job was made);
+ * - `SCHEDULE_SILENT_RESOLVED`: not a rule's event but what a rule on SCHEDULE_SILENT sends when a
+ *   silence it reported ends with a success (ALERT_SENT_ONLY_EVENTS).
  */
 export const AlertEvent = {
   RUN_FAILED: "RUN_FAILED",
@@ -31,6 +33,7 @@ export const AlertEvent = {
   NODE_LOST: "NODE_LOST",
   QUEUE_LATENESS: "QUEUE_LATENESS",
   SCHEDULE_SILENT: "SCHEDULE_SILENT",
+  SCHEDULE_SILENT_RESOLVED: "SCHEDULE_SILENT_RESOLVED",
 } as const;
 export type AlertEvent = (typeof AlertEvent)[keyof typeof AlertEvent];
 
@@ -123,6 +126,8 @@ export const ALERT_BODY_MAX_ITEMS = 50;
 
 /** The runs' final statuses each run event stands for. */
 export const ALERT_RUN_EVENTS = [AlertEvent.RUN_FAILED, AlertEvent.RUN_DEAD, AlertEvent.RUN_TIMED_OUT, AlertEvent.RUN_OOM_KILLED] as const;
+/** Events a message may carry that a rule does not name in `on`: a rule on SCHEDULE_SILENT sends SCHEDULE_SILENT_RESOLVED. */
+export const ALERT_SENT_ONLY_EVENTS: readonly AlertEvent[] = [AlertEvent.SCHEDULE_SILENT_RESOLVED];
 /** Events only a cluster-wide rule may have. */
 export const ALERT_CLUSTER_EVENTS: readonly AlertEvent[] = [AlertEvent.NODE_LOST];
 

@@ -217,6 +217,9 @@ registerEnumType(AlertEvent, {
     NODE_LOST: { description: "An executor node stopped heartbeating and was marked DEAD (cluster-wide rules only)." },
     QUEUE_LATENESS: { description: "A run still waiting to start `queueLateness` after it was due." },
     SCHEDULE_SILENT: { description: "The watched recurring job or scheduled DAG has had no successful run for `silentFor` (since its last success, or since the rule was made)." },
+    SCHEDULE_SILENT_RESOLVED: {
+      description: "Sent, not named in `on`: a silence a SCHEDULE_SILENT rule reported ended with a successful run (the rule on SCHEDULE_SILENT sends it; once per silence).",
+    },
   },
 });
 registerEnumType(AlertDeliveryStatus, {

@@ -117,3 +117,30 @@ export function silenceFiring(rule: AlertRuleDoc, s: { jobId: string; name: stri
     detail: `${what} has had no successful run for ${Math.round(n / 1000)} s (since ${s.since.toISOString()})${s.paused ? "; it is paused" : ""}`,
   });
 }
+
+/** `ms` for a person: its two largest units from the first that is not zero (`6 h 40 min`, `45 s`, `2 d`). */
+export function spokenDuration(ms: number): string {
+  const units: Array<[string, number]> = [["d", 86_400_000], ["h", 3_600_000], ["min", 60_000], ["s", 1_000]];
+  const parts: Array<[number, string]> = [];
+  let rest = Math.max(0, Math.round(ms / 1000) * 1000);
+  for (const [name, size] of units) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (parts.length > 0 || n > 0) parts.push([n, name]);
+    if (parts.length === 2) break;
+  }
+  return parts.filter(([n]) => n > 0).map(([n, name]) => `${n} ${name}`).join(" ") || "0 s";
+}
+
+/**
+ * The end of a reported silence: the schedule's first success after it (`at`, when that run
+ * ended). One per silence, as the silence's firing is: its subject is the silence's start.
+ */
+export function silenceResolvedFiring(rule: AlertRuleDoc, s: { jobId: string; name: string; dag: boolean; since: Date; at: Date }, now: number): AlertFiringDoc {
+  const what = s.dag ? `DAG ${s.name}` : s.name;
+  return firing(rule, `resolved:${s.jobId}@${s.since.getTime()}`, AlertEvent.SCHEDULE_SILENT_RESOLVED, s.at, now, { // not a fire key: an alert's subject (the silence it ends, by its start)
+    jobId: s.jobId,
+    jobName: s.name,
+    detail: `${what} fired successfully again: ${s.dag ? "a DAG run" : "a run"} ended SUCCEEDED at ${s.at.toISOString()}, after ${spokenDuration(s.at.getTime() - s.since.getTime())} without a successful run (since ${s.since.toISOString()})`,
+  });
+}

@@ -14,8 +14,12 @@
  *     the handler looks for a success that ended since the last one it saw: found, the silence is
  *     counted from it and the timer moves to that success plus `silentFor`; none, the silence is
  *     reported once, as the firing `<ruleId>|silent:<jobId>@<start ms>`, and the timer then looks
- *     again every `silentFor` for the success that ends it (at most one check per `silentFor`, so a
- *     new silence after that success is still reported exactly `silentFor` after it);
+ *     again for the success that ends it (at least once per `silentFor`, so a new silence after that
+ *     success is still reported exactly `silentFor` after it);
+ *   - a success that ends a silence whose firing was inserted sends SCHEDULE_SILENT_RESOLVED once, as
+ *     the firing `<ruleId>|resolved:<jobId>@<start ms>` (inserted before the watch moves on, so a
+ *     replay inserts it again, a duplicate); while a reported silence lasts, its timer looks every
+ *     min(`silentFor`, RESOLVE_CHECK_MS), so the resolution follows the success within about that;
  *   - the timer is re-armed by the completion that ends its handling (one atomic step, fenced): a
  *     scheduler killed in between leaves it in flight, it is replayed, and the firing is a duplicate.
  * Successes are found when the timer comes due rather than pushed as they happen: a schedule that
@@ -32,6 +36,8 @@ import {
   findDagHeader,
   findJob,
   findSilence,
+  firingExists,
+  firstSuccessAfter,
   insertFirings,
   lastDagSuccess,
   lastJobSuccess,
@@ -40,7 +46,7 @@ import {
   updateSilence,
   type Mongo,
 } from "../../store/index.js";
-import { live, silenceFiring } from "./match.js";
+import { live, silenceFiring, silenceResolvedFiring } from "./match.js";
 
 /**
  * How long after its due time a watch's timer is handled: a success stamped just in time is written
@@ -53,6 +59,12 @@ export const SILENCE_GRACE_MS = 5_000;
  * may be stored only after it.
  */
 const WRITE_LAG_MS = 60_000;
+/**
+ * While a reported silence lasts its timer looks this often (or every `silentFor`, if shorter) for the
+ * success that ends it, so the resolution is sent about this soon after the success: one indexed read
+ * per minute per schedule that is silent now, none for the others.
+ */
+export const RESOLVE_CHECK_MS = 60_000;
 const MAX_RULES = 100_000;
 const MAX_WATCHES_PER_PASS = 10_000;
 
@@ -111,7 +123,7 @@ export class AlertSilences {
     const since = new Date(Math.max(rule.updatedAt.getTime(), target.createdAt.getTime()));
     const doc = await recordSilence(this.deps.mongo, {
       _id: `${rule._id}|${target.id}`, ruleId: rule._id, ownerId: target.ownerId, jobId: target.id, dag: target.dag, name: target.name, shard,
-      since, reported: false, checkedAt: since, dueAt: new Date(since.getTime() + n), createdAt: new Date(now),
+      since, reported: false, alerted: false, checkedAt: since, dueAt: new Date(since.getTime() + n), createdAt: new Date(now),
     });
     let dueAt = doc.dueAt.getTime();
     if (!doc.reported && dueAt !== doc.since.getTime() + n) {
@@ -145,9 +157,17 @@ export class AlertSilences {
     const last = s.dag ? await lastDagSuccess(mongo, jobId, after) : await lastJobSuccess(mongo, s.ownerId, jobId, after);
     let since = s.since;
     let reported = s.reported;
+    let alerted = s.alerted ?? (s.reported && (await firingExists(mongo, silenceFiring(rule, { jobId, name: s.name, dag: s.dag, since, paused: false }, now)._id)));
     if (last !== null && last.getTime() > since.getTime()) {
+      if (reported && alerted) {
+        // The silence that was reported is over: said once, before the watch moves on (a replay
+        // finds the same silence and inserts the same firing, a duplicate).
+        const at = (await firstSuccessAfter(mongo, s, since)) ?? last;
+        if (live(rule, at, now)) await insertFirings(mongo, [silenceResolvedFiring(rule, { jobId, name: s.name, dag: s.dag, since, at }, now)]);
+      }
       since = last;
       reported = false;
+      alerted = false;
     }
     let dueAt = since.getTime() + n;
     if (now >= dueAt) {
@@ -159,13 +179,14 @@ export class AlertSilences {
         }
         if (!watched.ended && isRecurring(watched.schedule) && live(rule, new Date(dueAt), now)) {
           await insertFirings(mongo, [silenceFiring(rule, { jobId, name: watched.name, dag: s.dag, since, paused: watched.paused }, now)]);
+          alerted = true;
         }
         reported = true;
       }
-      // Silent: looked at again every silentFor for the success that ends it.
-      dueAt = now + n;
+      // Silent: looked at again for the success that ends it; soon when that success is to be told.
+      dueAt = now + (alerted ? Math.min(n, RESOLVE_CHECK_MS) : n);
     }
-    await updateSilence(mongo, id, { since, reported, checkedAt: new Date(now), dueAt: new Date(dueAt) });
+    await updateSilence(mongo, id, { since, reported, alerted, checkedAt: new Date(now), dueAt: new Date(dueAt) });
     return dueAt + this.graceMs;
   }
 

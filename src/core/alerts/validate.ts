@@ -2,7 +2,7 @@
  * An alert rule's input checked (pure): every refusal names the field, what was wrong and what is
  * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
  */
-import { ALERT_CLUSTER_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
+import { ALERT_CLUSTER_EVENTS, ALERT_SENT_ONLY_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
 import { parsePositiveDuration } from "../../timing/index.js";
 
 export interface AlertRuleInput {
@@ -36,7 +36,8 @@ export const MAX_DEADLINE_MS = 7 * 24 * 3600_000;
 /** Longest `silentFor`: a yearly schedule's gap (a silence is counted from the last success, kept in alertSilences without expiry). */
 export const MAX_SILENT_FOR_MS = 366 * 24 * 3600_000;
 
-const EVENTS = Object.values(AlertEvent) as string[];
+/** The events a rule may name (SCHEDULE_SILENT_RESOLVED comes with SCHEDULE_SILENT). */
+const EVENTS = (Object.values(AlertEvent) as string[]).filter((e) => !(ALERT_SENT_ONLY_EVENTS as readonly string[]).includes(e));
 
 export type CheckedRule = Pick<AlertRuleDoc, "name" | "on" | "jobId" | "dagId" | "cluster" | "webhook" | "failureRate" | "queueLatenessMs" | "deadlineMs" | "silentForMs">;
 
@@ -47,6 +48,9 @@ export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): Checked
   if (input.on.length === 0) throw new ValidationError("on", `name at least one event: ${EVENTS.join(", ")}`);
   const on: AlertEvent[] = [];
   for (const e of input.on) {
+    if (e === AlertEvent.SCHEDULE_SILENT_RESOLVED) {
+      throw new ValidationError("on", "SCHEDULE_SILENT_RESOLVED is not named in on: a rule on SCHEDULE_SILENT sends it when a silence it reported ends with a success");
+    }
     if (!EVENTS.includes(e)) throw new ValidationError("on", `"${e}" is not an alert event; the events are ${EVENTS.join(", ")}`);
     if (!on.includes(e as AlertEvent)) on.push(e as AlertEvent);
   }

@@ -57,3 +57,8 @@ export async function assignFirings(mongo: Mongo, ids: readonly string[], delive
   await firings.updateMany({ _id: { $in: [...ids] }, deliveryId: null }, { $set: { deliveryId } });
   return firings.find({ deliveryId }).sort({ at: 1, _id: 1 }).toArray();
 }
+
+/** Whether the firing `id` is stored (it may have expired: firings are kept ALERT_RETENTION_S). */
+export async function firingExists(mongo: Mongo, id: string): Promise<boolean> {
+  return (await alertCollections(mongo).firings.countDocuments({ _id: id }, { limit: 1 })) > 0;
+}

@@ -23,6 +23,11 @@ export interface AlertSilenceDoc {
   since: Date;
   /** The silence that began at `since` was reported (its firing inserted, or muted): only a success moves on. */
   reported: boolean;
+  /**
+   * Its firing was inserted (not muted, the schedule not ended): the success that ends it sends
+   * SCHEDULE_SILENT_RESOLVED. Absent on watches older than it (then the firing is looked up).
+   */
+  alerted?: boolean;
   /** Successes that ended before this (less the write lag) were looked for already. */
   checkedAt: Date;
   /** When the timer is due (before the grace it is armed with). */
@@ -46,7 +51,7 @@ export function findSilence(mongo: Mongo, id: string): Promise<AlertSilenceDoc |
   return silences(mongo).findOne({ _id: id });
 }
 
-export async function updateSilence(mongo: Mongo, id: string, set: Partial<Pick<AlertSilenceDoc, "since" | "reported" | "checkedAt" | "dueAt" | "name">>): Promise<void> {
+export async function updateSilence(mongo: Mongo, id: string, set: Partial<Pick<AlertSilenceDoc, "since" | "reported" | "alerted" | "checkedAt" | "dueAt" | "name">>): Promise<void> {
   await silences(mongo).updateOne({ _id: id }, { $set: set });
 }
 
@@ -69,6 +74,17 @@ export async function lastJobSuccess(mongo: Mongo, ownerId: string, jobId: strin
     { ownerId, finishedAt: { $gt: after }, jobId, status: RunStatus.SUCCEEDED },
     { projection: { finishedAt: 1 }, sort: { finishedAt: -1 } },
   );
+  return r?.finishedAt ?? null;
+}
+
+/**
+ * When the first successful run of `jobId` (or DAG run of a DAG) ended after `after`: the end of a
+ * silence, read once per silence that ends.
+ */
+export async function firstSuccessAfter(mongo: Mongo, s: { ownerId: string; jobId: string; dag: boolean }, after: Date): Promise<Date | null> {
+  const r = s.dag
+    ? await mongo.c.dagRuns.findOne({ dagId: s.jobId, status: DagRunStatus.SUCCEEDED, finishedAt: { $gt: after } }, { projection: { finishedAt: 1 }, sort: { finishedAt: 1 } })
+    : await mongo.c.runs.findOne({ ownerId: s.ownerId, finishedAt: { $gt: after }, jobId: s.jobId, status: RunStatus.SUCCEEDED }, { projection: { finishedAt: 1 }, sort: { finishedAt: 1 } });
   return r?.finishedAt ?? null;
 }
 
