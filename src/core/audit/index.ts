@@ -1,6 +1,5 @@
 /** The audit trail of the API's mutations: recording (hash-chained, keyed; intents before the call), reading, verification, retention (docs/audit.md). */
 export * from "./canonical.js";
-export * from "./intents.js";
 export * from "./keys.js";
 export * from "./payloads.js";
 export * from "./service.js";

@@ -5,18 +5,21 @@
  * retention setting, and turns the intents of calls whose API instance died into entries.
  */
 import { actOnUser, type Principal } from "../../auth/index.js";
-import { AUDIT_OUTCOME_UNKNOWN, type AuditActor, type AuditEntryDoc } from "../../domain/index.js";
+import { AUDIT_OUTCOME_UNKNOWN, type AuditActor, type AuditEntryDoc, type AuditIntentDoc } from "../../domain/index.js";
 import {
   ensureAuditHeadRecord,
   ensureAuditIndexes,
   ensureAuditKeyedRecord,
   auditPage,
+  createAuditIntentBatch,
+  insertAuditIntent,
   newId,
   staleAuditIntents,
   storedAuditEntryIds,
   deleteAuditIntents,
   truncateAuditBefore,
   type AuditQuery,
+  type InsertBatcher,
   type Mongo,
   type Page,
   type PageQuery,
@@ -24,7 +27,6 @@ import {
 import { metrics, Periodic, type Logger } from "../../support/index.js";
 import type { Clock } from "../../shared-state/index.js";
 import { auditJson, capped, changedParts } from "./canonical.js";
-import { AuditIntentWriter } from "./intents.js";
 import { AuditKeyring } from "./keys.js";
 import { verifyAuditChain, type AuditVerification } from "./verify.js";
 import { AuditWriter } from "./writer.js";
@@ -74,7 +76,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 export class AuditService {
   private readonly writer: AuditWriter;
-  private readonly intents: AuditIntentWriter;
+  private readonly intents: InsertBatcher<AuditIntentDoc>;
   private readonly keys: AuditKeyring;
   private readonly retention: Periodic;
   private readonly recovery: Periodic;
@@ -88,7 +90,7 @@ export class AuditService {
   ) {
     this.keys = new AuditKeyring(deps.settings.key ?? deps.secret, deps.settings.previousKeys);
     this.writer = new AuditWriter(deps.mongo, this.keys, deps.log);
-    this.intents = new AuditIntentWriter(deps.mongo);
+    this.intents = createAuditIntentBatch(deps.mongo);
     this.intentBoundMs = opts.intentBoundMs ?? AUDIT_INTENT_BOUND_MS;
     this.retention = new Periodic(() => this.retentionPass(), {
       everyMs: opts.retentionEveryMs ?? 10 * 60_000,
@@ -121,7 +123,7 @@ export class AuditService {
     const id = newId();
     try {
       await this.prepare();
-      await this.intents.write({
+      await insertAuditIntent(this.intents, {
         _id: id,
         at: r.at,
         action: r.action,

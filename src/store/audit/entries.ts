@@ -7,6 +7,7 @@
  */
 import type { Collection, Filter } from "mongodb";
 import { AUDIT_GENESIS_HASH, ValidationError, type AuditChainDoc, type AuditEntryDoc, type AuditIntentDoc } from "../../domain/index.js";
+import { InsertBatcher } from "../batch.js";
 import type { Mongo } from "../mongo.js";
 import type { Page, PageQuery } from "../pages.js";
 
@@ -144,9 +145,14 @@ export async function storedAuditEntryIds(mongo: Mongo, ids: string[]): Promise<
   return new Set(docs.map((d) => d._id));
 }
 
-/** Stores the intents of calls about to run (one insert for those of the same moment). */
-export async function insertAuditIntents(mongo: Mongo, docs: AuditIntentDoc[]): Promise<void> {
-  if (docs.length > 0) await intents(mongo).insertMany(docs, { ordered: false });
+/** Intent inserts of one event-loop turn (the calls of the same moment), as one insertMany. */
+export function createAuditIntentBatch(mongo: Mongo): InsertBatcher<AuditIntentDoc> {
+  return new InsertBatcher(intents(mongo));
+}
+
+/** Stores the intent of a call about to run; resolves once it is stored. */
+export function insertAuditIntent(batch: InsertBatcher<AuditIntentDoc>, doc: AuditIntentDoc): Promise<void> {
+  return batch.insertOne(doc);
 }
 
 /** Removes the intents of calls whose entries are written. */
