@@ -1,8 +1,12 @@
 /**
  * The fire loop: sleeps until the earliest timer of the owned shards is due (or a wake-up notice
  * says an earlier one was armed), claims the due timers shard by shard, and hands each to its
- * handler: a job's fire (fire-job.ts), a run's retry, an alert rule's deadline on a slot, or its watch on a schedule's silence. A timer whose handling fails stays in
- * flight and is replayed after its deadline.
+ * handler: a job's fire (fire-job.ts), a run's retry, an alert rule's deadline on a slot, or its watch on a schedule's silence. A timer whose handling fails
+ * (Redis erred during a failover, MongoDB did not answer) is put back into the wheel at the due
+ * time it was claimed at by the next pass whose put-back Redis answers: at once after its first
+ * failure, then after a wait that doubles with each failure in a row of the same timer (up to the
+ * in-flight deadline, as before). Its deadline replay and the next owner's replay stay the safety
+ * net. A replay is safe: the fire's run is unique by fireKey, the ledger insert-once.
  */
 import type { Logger } from "../support/index.js";
 import type { AlertDeadlines, AlertSilences, RunService } from "../core/index.js";
@@ -19,6 +23,25 @@ import { Wakeup } from "../support/index.js";
 
 /** Due timers handled per prefetch of their job documents (bounds how old a prefetched job can be). */
 const PREFETCH_CHUNK = 1024;
+
+/** Longest sleep of the loop while failed timers wait to be put back (Redis may answer again any moment). */
+export const PUT_BACK_RETRY_MS = 100;
+
+/** The wait before putting back a timer that failed `failures` times in a row: 0, then 500 ms doubling, up to `capMs`. */
+export function putBackDelayMs(failures: number, capMs: number): number {
+  if (failures <= 1) return 0;
+  return Math.min(capMs, 500 * 2 ** Math.min(failures - 2, 20));
+}
+
+/** A claimed timer whose handling failed, waiting to be put back into the wheel. */
+interface FailedTimer {
+  fence: ShardFence;
+  timer: DueTimer;
+  /** Failures in a row of this timer (handlings that failed, with no success between). */
+  failures: number;
+  /** Not put back before this instant (the backoff of a timer that keeps failing). */
+  notBefore: number;
+}
 
 export interface FireLoopDeps {
   mongo: Mongo;
@@ -41,6 +64,14 @@ export class FireLoop {
   private plannedWakeAt = Infinity;
   private done: Promise<void> = Promise.resolve();
   private unsubscribe: Unsubscribe | null = null;
+  /** Timers whose handling failed, by `<shard> <id>`: put back by the next passes (see the file's comment). */
+  private readonly failed = new Map<string, FailedTimer>();
+  /**
+   * Failures in a row per timer (`<shard> <id>`) and when the last was: the backoff of one that
+   * keeps failing. Cleared by its next successful handling; forgotten after twice the in-flight
+   * deadline without a failure (a timer disarmed meanwhile is never handled again).
+   */
+  private readonly streaks = new Map<string, { failures: number; at: number }>();
 
   constructor(private readonly deps: FireLoopDeps) {}
 
@@ -84,13 +115,15 @@ export class FireLoop {
         const shards = this.deps.shards.list();
         const earliest = shards.length ? await this.deps.state.wheel.earliest(shards) : null;
         const now = this.deps.clock();
-        const wait = earliest === null ? o.maxSleepMs : Math.min(o.maxSleepMs, Math.max(0, earliest - now));
+        const cap = this.failed.size > 0 ? Math.min(o.maxSleepMs, PUT_BACK_RETRY_MS) : o.maxSleepMs;
+        const wait = earliest === null ? cap : Math.min(cap, Math.max(0, earliest - now));
         this.plannedWakeAt = now + wait;
         if (wait > 0) await this.wakeup.sleep(wait);
         this.plannedWakeAt = -Infinity;
       } catch (e) {
         log.error({ err: coerceError(e) }, "scheduler pass failed");
-        await this.wakeup.sleep(Math.min(1_000, o.maxSleepMs));
+        // Timers waiting to be put back are tried again soon: Redis may be back within the second.
+        await this.wakeup.sleep(Math.min(this.failed.size > 0 ? PUT_BACK_RETRY_MS : 1_000, o.maxSleepMs));
       }
     }
   }
@@ -98,6 +131,7 @@ export class FireLoop {
   /** One pass over the owned shards; true when a batch came back full (more is due right now). */
   async pass(): Promise<boolean> {
     const { wheel } = this.deps.state;
+    if (this.failed.size > 0) await this.putBackFailed(this.deps.clock());
     const shards = this.deps.shards.list();
     if (shards.length === 0) return false;
     const now = this.deps.clock();
@@ -166,6 +200,47 @@ export class FireLoop {
     }
   }
 
+  /**
+   * Puts the failed timers back into the wheel at the due time they were claimed at, so the next
+   * claim fires them again (a replay: the run is unique by fireKey, the ledger insert-once). It is
+   * `complete` re-arming at that due time, fenced like the owner's other writes, and it does
+   * nothing to a timer no longer in flight (its handling's last write landed though its answer was
+   * lost, or the API re-armed or disarmed it). A timer whose shard this scheduler no longer holds
+   * under the same epoch is dropped: whoever acquired the shard put back everything in flight. One
+   * whose put-back fails (Redis still away) is tried again at the next pass.
+   */
+  private async putBackFailed(now: number): Promise<void> {
+    const ready = [...this.failed].filter(([, f]) => f.notBefore <= now);
+    await Promise.all(
+      ready.map(async ([key, { fence, timer }]) => {
+        if (this.deps.shards.owned.get(fence.shard) !== fence.epoch) {
+          this.failed.delete(key);
+          return;
+        }
+        try {
+          await this.deps.state.wheel.complete(fence, timer.id, timer.dueAt, now);
+          this.failed.delete(key);
+          this.deps.log.warn({ shard: fence.shard, timer: timer.id, lateMs: now - timer.dueAt }, "put a timer whose handling failed back into the wheel");
+        } catch (e) {
+          if (e instanceof StaleEpochError) {
+            this.failed.delete(key);
+            this.deps.shards.onShardError(fence, e);
+          } else this.deps.log.warn({ err: coerceError(e), shard: fence.shard, timer: timer.id }, "could not put a failed timer back yet; trying again");
+        }
+      }),
+    );
+    for (const [key, streak] of this.streaks) if (now - streak.at > 2 * this.deps.options.inflightMs) this.streaks.delete(key);
+  }
+
+  /** Records a failed handling: the timer is put back by the next passes (after its backoff). */
+  private failedHandling(fence: ShardFence, timer: DueTimer): void {
+    const key = `${fence.shard} ${timer.id}`;
+    const now = this.deps.clock();
+    const failures = (this.streaks.get(key)?.failures ?? 0) + 1;
+    this.streaks.set(key, { failures, at: now });
+    this.failed.set(key, { fence, timer, failures, notBefore: now + putBackDelayMs(failures, this.deps.options.inflightMs) });
+  }
+
   private async handle(fence: ShardFence, timer: DueTimer, now: number, jobs?: ReadonlyMap<string, JobDoc | null>): Promise<void> {
     try {
       const ref = parseTimerId(timer.id);
@@ -181,10 +256,19 @@ export class FireLoop {
         this.deps.log.error({ timer: timer.id }, "unknown timer kind; dropping it");
         await this.deps.state.wheel.complete(fence, timer.id, null);
       }
+      if (this.streaks.size > 0) {
+        const key = `${fence.shard} ${timer.id}`;
+        this.streaks.delete(key);
+        this.failed.delete(key); // replayed by its deadline meanwhile, and handled: nothing to put back
+      }
     } catch (e) {
-      // Left in flight on purpose: it is replayed after its deadline.
+      // Left in flight, and put back by the next pass that reaches Redis (failedHandling). A stale
+      // epoch: the shard's new owner put it back on acquiring the shard.
       if (e instanceof StaleEpochError) this.deps.shards.onShardError(fence, e);
-      else this.deps.log.error({ err: coerceError(e), timer: timer.id }, "timer handling failed; it will be replayed");
+      else {
+        this.deps.log.error({ err: coerceError(e), timer: timer.id }, "timer handling failed; it will be put back and fired again");
+        this.failedHandling(fence, timer);
+      }
     }
   }
 
