@@ -1,6 +1,7 @@
 /**
  * One app for the alert tests that run over a private Redis to a local webhook receiver: alerts
- * allowed to loopback, a short scan lag and group window, no sandbox; logged in as the admin.
+ * allowed to loopback, a short scan lag, group window and alert timer grace, no sandbox; logged in
+ * as the admin.
  */
 import { startTestApp, ADMIN, type TestApp } from "../helpers/app.js";
 import { login } from "../helpers/graphql.js";
@@ -14,10 +15,17 @@ export interface AlertApp {
   admin: string;
 }
 
+/**
+ * The alert timers' grace in these tests (KAIROS_ALERT_TIMER_GRACE; 5 s in production): deadlines
+ * and silences are handled this long after they are due. The runs here end long before or long
+ * after their deadlines, so a second is ample for an end to be written.
+ */
+export const TEST_TIMER_GRACE = "PT1S";
+
 export async function startAlertApp(): Promise<AlertApp> {
   const redis = await startRedis();
   const rx = await startReceiver();
-  const app = await startTestApp({ redisUrl: redis.url, env: { KAIROS_ALERT_ALLOWED_CIDRS: "127.0.0.1/32", KAIROS_ALERT_SCAN_LAG: "PT0.3S", KAIROS_ALERT_GROUP_WINDOW: "PT1S", KAIROS_SANDBOX: "none" } });
+  const app = await startTestApp({ redisUrl: redis.url, env: { KAIROS_ALERT_ALLOWED_CIDRS: "127.0.0.1/32", KAIROS_ALERT_SCAN_LAG: "PT0.3S", KAIROS_ALERT_GROUP_WINDOW: "PT1S", KAIROS_ALERT_TIMER_GRACE: TEST_TIMER_GRACE, KAIROS_SANDBOX: "none" } });
   const admin = await login(app.url, ADMIN.username, ADMIN.password);
   return { redis, rx, app, admin };
 }

@@ -7,7 +7,6 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SILENCE_GRACE_MS } from "../../src/core/alerts/silences.js";
 import { silenceTimerId } from "../../src/domain/index.js";
 import { shardOf } from "../../src/shared-state/index.js";
 import { code, message } from "../helpers/accounts.js";
@@ -33,10 +32,13 @@ interface Watch {
   _id: string;
   since: Date;
   reported: boolean;
+  checkedAt: Date;
   dueAt: Date;
   shard: number;
 }
 const watches = () => app.services.mongo.db.collection<Watch>("alertSilences");
+/** How long after its due time a watch is handled (KAIROS_ALERT_TIMER_GRACE, shrunk by alert-app.ts; 5 s by default). */
+const grace = () => app.config.alerts.timerGraceMs;
 
 async function intervalJob(every: string, command: string): Promise<string> {
   const r = await gqlOk<{ createJob: { id: string } }>(
@@ -66,14 +68,15 @@ describe("SCHEDULE_SILENT", () => {
     const w = (await watches().findOne({ _id: `${ruleId}|${job}` }))!;
     expect(w).toMatchObject({ reported: false, shard: shardOf(job, app.services.state.wheel.shardCount) });
     expect(w.dueAt.getTime()).toBe(w.since.getTime() + 6_000);
-    expect(await app.services.state.wheel.dueAt(w.shard, silenceTimerId(ruleId, job))).toBe(w.dueAt.getTime() + SILENCE_GRACE_MS);
+    expect(grace()).toBe(1_000);
+    expect(await app.services.state.wheel.dueAt(w.shard, silenceTimerId(ruleId, job))).toBe(w.dueAt.getTime() + grace());
     // Redis loses everything, the armed watch with it.
     const r = new Redis(redis.url);
     await r.flushall();
     await r.quit();
 
     const [msg] = await waitFor(async () => (rx.on("/quiet").length > 0 ? rx.on("/quiet") : null), 30_000);
-    expect(Date.now()).toBeGreaterThanOrEqual(w.dueAt.getTime() + SILENCE_GRACE_MS);
+    expect(Date.now()).toBeGreaterThanOrEqual(w.dueAt.getTime() + grace());
     expect(msg!.json.events).toEqual(["SCHEDULE_SILENT"]);
     expect(msg!.json.alerts[0]).toMatchObject({ id: `${ruleId}|silent:${job}@${w.since.getTime()}`, event: "SCHEDULE_SILENT", jobId: job });
     expect(msg!.json.alerts[0].detail).toMatch(/has had no successful run for 6 s \(since /);
@@ -105,7 +108,10 @@ describe("SCHEDULE_SILENT", () => {
     const last = await app.services.mongo.c.runs.find({ jobId: job, status: "SUCCEEDED" }).sort({ finishedAt: -1 }).limit(1).next();
     expect(second).toMatchObject({ id: `${ruleId}|silent:${job}@${last!.finishedAt!.getTime()}`, event: "SCHEDULE_SILENT" });
     expect(second.detail).toMatch(/it is paused$/);
-    await sleep(8_000);
+    // Past the next check of the silence (every 6 s while it lasts), and its delivery's time: not reported again.
+    const reportedAt = (await watches().findOne({ _id: w._id }))!.checkedAt.getTime();
+    await waitFor(async () => ((await watches().findOne({ _id: w._id }))!.checkedAt.getTime() > reportedAt ? true : null), 20_000);
+    await sleep(1_500);
     expect(rx.on("/quiet")).toHaveLength(2);
     expect(await app.services.mongo.db.collection("alertFirings").countDocuments({ ruleId })).toBe(2);
   }, 150_000);
@@ -114,8 +120,12 @@ describe("SCHEDULE_SILENT", () => {
     const job = await intervalJob("PT1S", "true");
     const ruleId = await silentRule("/busy", job, "PT3S");
     const w0 = (await watches().findOne({ _id: `${ruleId}|${job}` }))!;
-    await sleep(14_000);
-    const w = (await watches().findOne({ _id: w0._id }))!;
+    // Checked twice at least (each a silentFor plus the grace after the success before): each check
+    // would have reported a silence, and found a success instead.
+    const w = await waitFor(async () => {
+      const x = (await watches().findOne({ _id: w0._id }))!;
+      return x.checkedAt.getTime() >= w0.since.getTime() + 2 * 3_000 + grace() && x.since.getTime() > w0.since.getTime() + 3_000 ? x : null;
+    }, 30_000);
     expect(w.reported).toBe(false);
     expect(w.since.getTime()).toBeGreaterThan(w0.since.getTime() + 3_000);
     expect(rx.on("/busy")).toHaveLength(0);
@@ -185,6 +195,6 @@ describe("SCHEDULE_SILENT", () => {
     const after = (await watches().findOne({ _id: before._id }))!;
     expect(after.since).toEqual(before.since);
     expect(after.dueAt.getTime()).toBe(before.since.getTime() + 2 * 3600_000);
-    expect(await app.services.state.wheel.dueAt(after.shard, silenceTimerId(ok, every))).toBe(after.dueAt.getTime() + SILENCE_GRACE_MS);
+    expect(await app.services.state.wheel.dueAt(after.shard, silenceTimerId(ok, every))).toBe(after.dueAt.getTime() + grace());
   }, 60_000);
 });
