@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { makeUser } from "../helpers/accounts.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { login } from "../helpers/graphql.js";
+import { gqlOk, login } from "../helpers/graphql.js";
 import { submitJob } from "../helpers/job-runs.js";
 import { waitUntil } from "../chaos/harness.js";
 
@@ -82,8 +82,8 @@ describe.each([
       const attacker = await makeUser(app, admin, "spread");
       const victim = await makeUser(app, admin, "plain");
       const { c } = app.services.mongo;
-      // The only slot is busy while both users queue.
-      const blocker = await submitJob(app.url, attacker.token, { command: "sleep 10" });
+      // The only slot is busy while both users queue; cancelled once they have (not waited out).
+      const blocker = await submitJob(app.url, attacker.token, { command: "sleep 60", timeout: "PT2M" });
       await waitUntil("the blocker to start", async () => (await c.runs.countDocuments({ jobId: blocker, status: "RUNNING" })) === 1, 30_000, 10);
       const attackJobs = (
         await Promise.all(ATTACK_QUEUES.flatMap((spec) => Array.from({ length: PER_QUEUE }, () => submitJob(app.url, attacker.token, spec))))
@@ -91,6 +91,8 @@ describe.each([
       const victimJobs: string[] = [];
       for (let i = 0; i < VICTIM_RUNS; i++) victimJobs.push(await submitJob(app.url, victim.token, { command: "true" }));
       expect(await c.runs.countDocuments({ jobId: blocker, status: "RUNNING" }), "the blocker must still hold the slot (raise its sleep)").toBe(1);
+      const blockerRun = (await c.runs.findOne({ jobId: blocker }))!._id;
+      await gqlOk(app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: blockerRun }, attacker.token);
       await waitUntil("the victim's runs to succeed", async () => (await c.runs.countDocuments({ jobId: { $in: victimJobs }, status: "SUCCEEDED" })) === VICTIM_RUNS, 120_000, 50);
       const last = (await c.runs.find({ jobId: { $in: victimJobs } }).sort({ startedAt: -1 }).limit(1).toArray())[0]!;
       const ahead = await c.runs.countDocuments({ jobId: { $in: attackJobs }, startedAt: { $ne: null, $lt: last.startedAt! } });
