@@ -23,6 +23,7 @@ interface Service {
   volumes?: string[];
   profiles?: string[];
   ports?: string[];
+  healthcheck?: { test: string[] };
 }
 const compose = parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = compose.services;
@@ -169,4 +170,81 @@ describe("docker-compose.yml: which Redis", () => {
     expect(target.sentinels.map((s) => s.host).sort()).toEqual(sentinels.map(([n]) => n).sort());
     for (const s of target.sentinels) expect(s.port).toBe(26379);
   });
+});
+
+describe("docker-compose.yml: profile redis-tls", () => {
+  const CERTS = "/certs/redis";
+  const vars = () => {
+    const line = read("docker-compose.yml").split("\n").find((l) => l.includes("--profile redis-tls up"))!;
+    return Object.fromEntries([...line.matchAll(/([A-Z_]+)=(\S*)/g)].map((m) => [m[1]!, m[2]!]));
+  };
+
+  it("a one-shot service makes the certificates into a volume that the TLS server and every role mount; the server requires a client certificate on its TLS port only", () => {
+    const certs = services["redis-tls-certs"]!;
+    const server = services["redis-tls"]!;
+    expect(certs.profiles).toEqual(["redis-tls"]);
+    expect(server.profiles).toEqual(["redis-tls"]);
+    expect(server.depends_on).toEqual({ "redis-tls-certs": { condition: "service_completed_successfully" } });
+    expect(certs.volumes).toEqual([`redis-tls-certs:${CERTS}`]);
+    expect(server.volumes).toContain(`redis-tls-certs:${CERTS}:ro`);
+    const arg = (name: string) => server.command![server.command!.indexOf(name) + 1];
+    expect(arg("--port")).toBe("0"); // no plain-text port
+    expect(arg("--tls-auth-clients")).toBe("yes");
+    const v = vars();
+    expect(v.REDIS_URL).toBe(`rediss://redis-tls:${arg("--tls-port")}`);
+    for (const role of ["api", "scheduler", "executor"]) expect(services[role]!.volumes, role).toContain(`redis-tls-certs:${CERTS}:ro`);
+    // The roles are given the files the one-shot service writes, from the shell's variables.
+    for (const k of ["REDIS_TLS_CA_FILE", "REDIS_TLS_CERT_FILE", "REDIS_TLS_KEY_FILE"]) {
+      expect(v[k]!.startsWith(`${CERTS}/`), k).toBe(true);
+      expect(certs.command!.join("\n"), k).toContain(`-out ${v[k]!.slice(CERTS.length + 1)}`.replace("-out client.key", "-keyout client.key"));
+      expect(String(services.scheduler!.environment![k])).toBe(`\${${k}:-}`);
+    }
+    for (const k of ["REDIS_TLS", "REDIS_SENTINEL_TLS", "REDIS_TLS_SERVERNAME"]) expect(String(services.scheduler!.environment![k])).toBe(`\${${k}:-}`);
+  });
+
+  it("its certificate script, run here, makes files Kairos loads with the profile's variables, and Kairos and the healthcheck talk to a redis-server started with the profile's arguments", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { run, spawnServer } = await import("../helpers/redis-servers.js");
+    const { freePort } = await import("../support/local-redis.js");
+    const { loadConfig } = await import("../../src/config/index.js");
+    const { createRedisClient } = await import("../../src/shared-state/index.js");
+    const dir = mkdtempSync(join(tmpdir(), "kairos-compose-tls-"));
+    const local = (s: string) => s.replaceAll(CERTS, dir);
+    let server: Awaited<ReturnType<typeof spawnServer>> | undefined;
+    try {
+      // Compose's `$$` is a literal `$`; chown to the images' users is the container's business (not root here).
+      const script = local(services["redis-tls-certs"]!.command!.join("\n").replaceAll("$$", "$"));
+      const made = await run("sh", ["-c", `chown() { :; }\n${script}`], { timeout: 60_000 });
+      expect(made.stdout).toContain("certificates made");
+      const again = await run("sh", ["-c", `chown() { :; }\n${script}`], { timeout: 60_000 });
+      expect(again.stdout).toContain("certificates already made");
+
+      const cmd = services["redis-tls"]!.command!;
+      const tlsPort = await freePort();
+      const tlsArgs: string[] = [];
+      for (let i = 1; i < cmd.length; i += 2) if (cmd[i]!.startsWith("--tls-")) tlsArgs.push(cmd[i]!, cmd[i] === "--tls-port" ? String(tlsPort) : local(cmd[i + 1]!));
+      server = await spawnServer({ args: tlsArgs });
+
+      const v = vars();
+      // The scheduler's settings as compose gives them with the one-liner's variables set (files and address here).
+      const given = { ...env("scheduler"), ...Object.fromEntries(Object.entries(v).map(([k, val]) => [k, local(val)])), REDIS_URL: `rediss://127.0.0.1:${tlsPort}` };
+      const target = loadConfig("scheduler", given).redis!;
+      expect(target.kind).toBe("single");
+      const redis = createRedisClient(target, { noReconnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.set("compose-tls", "ok");
+        expect(await redis.get("compose-tls")).toBe("ok");
+      } finally {
+        redis.disconnect();
+      }
+      const health = services["redis-tls"]!.healthcheck as { test: string[] } | undefined;
+      const [, bin, ...args] = health!.test.map(local);
+      const pong = await run(bin!, args.map((a) => (a === cmd[cmd.indexOf("--tls-port") + 1] ? String(tlsPort) : a)), { timeout: 10_000 });
+      expect(pong.stdout.trim()).toBe("PONG");
+    } finally {
+      await server?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
