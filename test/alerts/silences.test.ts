@@ -2,8 +2,8 @@
  * SCHEDULE_SILENT on the time wheel, over Redis, to a local webhook receiver: a recurring job whose
  * runs all fail alerts once for its silence, even when Redis loses everything before the silence is
  * due (the watch is re-armed from alertSilences); the silence is not reported again while it lasts; a
- * success ends it, and pausing the job starts a new one, reported once more; a schedule that keeps
- * succeeding sends nothing. And the refusals: which schedules a rule may watch, and for how long.
+ * success ends it (its end told once, SCHEDULE_SILENT_RESOLVED), and pausing the job starts a new
+ * one, reported once more; a schedule that keeps succeeding sends nothing. And the refusals: which schedules a rule may watch, and for how long.
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -99,12 +99,16 @@ describe("SCHEDULE_SILENT", () => {
     }, 30_000);
     const success = await app.services.mongo.c.runs.findOne({ jobId: job, status: "SUCCEEDED", finishedAt: resumed.since });
     expect(success).not.toBeNull();
-    expect(rx.on("/quiet")).toHaveLength(1);
+    // The reported silence's end is told once (SCHEDULE_SILENT_RESOLVED; in full in silence-resolved.test.ts), no new silence.
+    const [, ended] = await waitFor(async () => (rx.on("/quiet").length > 1 ? rx.on("/quiet") : null), 20_000);
+    expect(ended!.json.events).toEqual(["SCHEDULE_SILENT_RESOLVED"]);
+    expect(ended!.json.alerts[0]).toMatchObject({ id: `${ruleId}|resolved:${job}@${w.since.getTime()}`, event: "SCHEDULE_SILENT_RESOLVED" });
+    expect(rx.on("/quiet")).toHaveLength(2);
 
     // Paused (by mistake): a new silence, reported once more, from the last success.
     await gqlOk(app.url, `mutation($id: ID!) { pauseJob(id: $id) { id } }`, { id: job }, admin);
-    await waitFor(async () => (rx.on("/quiet").length > 1 ? true : null), 40_000);
-    const second = rx.on("/quiet")[1]!.json.alerts[0];
+    await waitFor(async () => (rx.on("/quiet").length > 2 ? true : null), 40_000);
+    const second = rx.on("/quiet")[2]!.json.alerts[0];
     const last = await app.services.mongo.c.runs.find({ jobId: job, status: "SUCCEEDED" }).sort({ finishedAt: -1 }).limit(1).next();
     expect(second).toMatchObject({ id: `${ruleId}|silent:${job}@${last!.finishedAt!.getTime()}`, event: "SCHEDULE_SILENT" });
     expect(second.detail).toMatch(/it is paused$/);
@@ -112,8 +116,13 @@ describe("SCHEDULE_SILENT", () => {
     const reportedAt = (await watches().findOne({ _id: w._id }))!.checkedAt.getTime();
     await waitFor(async () => ((await watches().findOne({ _id: w._id }))!.checkedAt.getTime() > reportedAt ? true : null), 20_000);
     await sleep(1_500);
-    expect(rx.on("/quiet")).toHaveLength(2);
-    expect(await app.services.mongo.db.collection("alertFirings").countDocuments({ ruleId })).toBe(2);
+    expect(rx.on("/quiet")).toHaveLength(3);
+    // Two silences and the first one's end.
+    expect((await app.services.mongo.db.collection<{ event: string }>("alertFirings").find({ ruleId }).toArray()).map((f) => f.event).sort()).toEqual([
+      "SCHEDULE_SILENT",
+      "SCHEDULE_SILENT",
+      "SCHEDULE_SILENT_RESOLVED",
+    ]);
   }, 150_000);
 
   it("a schedule that keeps succeeding sends nothing; its watch moves with its successes", async () => {
