@@ -6,7 +6,7 @@
  * - A field with a `first`, `count` or `limit` argument (connections, `nextFires`, a run's `logs`) returns that many
  *   items: what is below it is paid that many times, `1 + n × below`. Without the argument, the
  *   resolver's default page (`first`: 20) or the argument's schema default (`count: 5`) counts.
- * - A list of objects without such an argument (`nodes`, a backfill's `runs`) is
+ * - A list of objects without such an argument (a backfill's `runs`, `backfillDag`) is
  *   charged as {@link ASSUMED_LIST_SIZE} items — except a connection's `edges`, which the
  *   connection's own `first` has paid for already, and a list its parent's `count` sizes
  *   ({@link SIZED_BY_PARENT}: `previewSchedule(count)`'s `nextFires`), which that count pays for.

@@ -2,18 +2,24 @@
 import { listedOwner, onlyVisible } from "../auth/index.js";
 import type { Principal } from "../auth/index.js";
 import type { NodeDoc } from "../domain/index.js";
-import { NotFoundError } from "../domain/index.js";
-import type { Mongo } from "../store/index.js";
-import { findNode, listNodes } from "../store/index.js";
+import { NotFoundError, ValidationError } from "../domain/index.js";
+import type { Mongo, NodeListing } from "../store/index.js";
+import { findNode, pageNodes } from "../store/index.js";
+import { checkPoolName } from "./spec.js";
 import { toPage, type Page, type PageQuery } from "../store/index.js";
 import { findAllocations, type Allocation } from "./allocations.js";
 
 export class NodeReads {
   constructor(private readonly deps: { mongo: Mongo }) {}
 
-  /** Every node, by name (nodes are shared: any signed-in user sees them). */
-  list(): Promise<NodeDoc[]> {
-    return listNodes(this.deps.mongo);
+  /**
+   * A page of the nodes, by name, the latest start of a name first (nodes are shared: any
+   * signed-in user sees them); of one pool, in some states, when the filter says so.
+   */
+  list(match: NodeListing, page: PageQuery): Promise<Page<NodeDoc>> {
+    if (match.pool != null) checkPoolName("filter.pool", match.pool);
+    if (match.status != null && match.status.length === 0) throw new ValidationError("filter.status", "name at least one state, or leave it out for every state");
+    return pageNodes(this.deps.mongo, match, page);
   }
 
   async get(nodeId: string): Promise<NodeDoc> {

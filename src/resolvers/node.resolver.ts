@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from "type-graphql";
-import { ExecutorNode } from "../schema/index.js";
+import { ExecutorNode, ExecutorNodeConnection, NodeFilter } from "../schema/index.js";
 import { ResourceAllocationConnection, Resources } from "../schema/index.js";
 import { requireUser, type Context } from "./context.js";
 import { toAllocation, toNode } from "./mappers.js";
@@ -7,10 +7,18 @@ import { mapPage, pageArgs } from "./pagination.js";
 
 @Resolver(() => ExecutorNode)
 export class NodeResolver {
-  @Query(() => [ExecutorNode], { description: "Executor nodes with their health and utilisation, by name." })
-  async nodes(@Ctx() ctx: Context): Promise<ExecutorNode[]> {
+  @Query(() => ExecutorNodeConnection, {
+    description: "Executor nodes with their health and utilisation, by name, the latest start of a name first (one node per executor process life). Any signed-in user.",
+  })
+  async nodes(
+    @Ctx() ctx: Context,
+    @Arg("filter", () => NodeFilter, { nullable: true }) filter?: NodeFilter | null,
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<ExecutorNodeConnection> {
     requireUser(ctx);
-    return (await ctx.services.nodes.list()).map(toNode);
+    const page = pageArgs(first, after);
+    return mapPage(await ctx.services.nodes.list({ pool: filter?.pool ?? null, status: filter?.status ?? null }, page), toNode);
   }
 
   @Query(() => ExecutorNode)

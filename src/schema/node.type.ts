@@ -1,4 +1,5 @@
-import { Field, Float, ID, Int, ObjectType } from "type-graphql";
+import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { connectionTypes } from "./common.type.js";
 import { NodeStatus } from "./enums.js";
 import { NodeIsolation, Resources } from "./resources.type.js";
 import { NodeInterpreter } from "./job-kinds.type.js";
@@ -74,4 +75,19 @@ export class ExecutorNode {
 
   @Field(() => DateTime)
   lastHeartbeatAt!: Date;
+}
+
+export const { Edge: ExecutorNodeEdge, Connection: ExecutorNodeConnection } = connectionTypes(ExecutorNode, "ExecutorNode");
+export type ExecutorNodeConnection = InstanceType<typeof ExecutorNodeConnection>;
+
+@InputType({ description: "Narrows `nodes`; every field given must match." })
+export class NodeFilter {
+  @Field(() => String, { nullable: true, description: "Only nodes that pull from this pool." })
+  pool?: string | null;
+
+  @Field(() => [NodeStatus], {
+    nullable: true,
+    description: "Only nodes in one of these states (e.g. [ONLINE, DRAINING]: the live ones; [OFFLINE, DEAD]: those gone). Omitted or null: every state.",
+  })
+  status?: NodeStatus[] | null;
 }

@@ -126,7 +126,12 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     c.dagDefinitions.createIndexes([{ key: { ownerId: 1 }, name: "owner" }]),
     c.fires.createIndexes([{ key: { jobId: 1, slotAt: -1 }, name: "job_slot" }]),
     c.nodes.createIndexes([
-      { key: { name: 1 }, name: "name" },
+      // nodes(filter, first, after) (store/nodes/reads.ts pageNodes): every node, those of a pool
+      // (pools is an array: one key per pool), those in some states; each in the page's whole order.
+      // name_started_id supersedes name (dropped below).
+      { key: { name: 1, startedAt: -1, _id: 1 }, name: "name_started_id" },
+      { key: { pools: 1, name: 1, startedAt: -1, _id: 1 }, name: "pool_name_started_id" },
+      { key: { status: 1, name: 1, startedAt: -1, _id: 1 }, name: "status_name_started_id" },
       // Node leases (store/nodes/lease.ts): those not ended, by end; those whose runs are being queued again.
       { key: { leaseEnded: 1, leaseUntil: 1 }, name: "lease_end" },
       { key: { reclaimUntil: 1 }, name: "reclaim_until", partialFilterExpression: { reclaimUntil: { $type: "date" } } },
@@ -162,6 +167,10 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
   }
   // Superseded by owner_created_id (the listing's whole order).
   await c.apiKeys.dropIndex("owner_created").catch((e: unknown) => {
+    if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
+  });
+  // Superseded by name_started_id (the nodes list's whole order).
+  await c.nodes.dropIndex("name").catch((e: unknown) => {
     if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
   });
   return { client, db, c, close: () => client.close() };

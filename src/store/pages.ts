@@ -2,7 +2,8 @@
  * Cursor pages over a `{key: -1, _id: -1}` (newest first) order. A cursor is base64url of
  * `[sortKeyMs, id]`: stable under inserts, opaque to clients. A page is read with `limit: size + 1`;
  * the extra document only tells whether a next page exists. A list in the order of a unique name
- * (users by username) pages the same way with a cursor of `[name, id]` (nameAfter, toNamePage).
+ * (users by username) pages the same way with a cursor of `[name, id]` (nameAfter, toNamePage); the
+ * nodes, by name then latest start, with `[name, startedAtMs, id]` (nodeAfter, toNodePage).
  */
 import { ValidationError } from "../domain/index.js";
 
@@ -67,5 +68,27 @@ export function nameAfter(cursor: string | null | undefined): string | null {
 export function toNamePage<D extends { _id: string }>(docs: D[], size: number, key: (d: D) => string): Page<D> {
   const page = docs.slice(0, size);
   const edges = page.map((d) => ({ cursor: Buffer.from(JSON.stringify([key(d), d._id])).toString("base64url"), node: d }));
+  return { edges, pageInfo: { hasNextPage: docs.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
+}
+
+/** Where a cursor of the nodes list (name, then latest start, then id) stands; null: from the start. */
+export function nodeAfter(cursor: string | null | undefined): { name: string; startedAt: Date; id: string } | null {
+  if (!cursor) return null;
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v.length === 3) {
+      const [name, ms, id] = v as [unknown, unknown, unknown];
+      if (typeof name === "string" && typeof ms === "number" && Number.isFinite(ms) && typeof id === "string") return { name, startedAt: new Date(ms), id };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ValidationError("after", "not a cursor returned by this list (use its pageInfo.endCursor)");
+}
+
+/** The page of nodes read with `limit: size + 1`, in (name, startedAt desc, _id) order. */
+export function toNodePage<D extends { _id: string; name: string; startedAt: Date }>(docs: D[], size: number): Page<D> {
+  const page = docs.slice(0, size);
+  const edges = page.map((d) => ({ cursor: Buffer.from(JSON.stringify([d.name, d.startedAt.getTime(), d._id])).toString("base64url"), node: d }));
   return { edges, pageInfo: { hasNextPage: docs.length > size, endCursor: edges.at(-1)?.cursor ?? null } };
 }

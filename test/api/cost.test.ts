@@ -51,7 +51,8 @@ describe("cost model", () => {
   });
 
   it("charges an unsized list of objects as ASSUMED_LIST_SIZE items, scalar lists as one field", () => {
-    expect(cost(`{ nodes { id name } }`)).toBe(1 + ASSUMED_LIST_SIZE * 2);
+    expect(cost(`mutation { backfillDag(id: "x", from: "2026-01-01T00:00:00Z", to: "2026-01-02T00:00:00Z") { id status } }`)).toBe(1 + ASSUMED_LIST_SIZE * 2);
+    expect(cost(`{ nodes(first: 7) { edges { node { id name } } } }`)).toBe(1 + 7 * (2 + 2));
     expect(cost(`{ job(id: "x") { tags } }`)).toBe(2);
   });
 

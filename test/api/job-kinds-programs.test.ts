@@ -102,8 +102,8 @@ describe("SCRIPT jobs", () => {
   });
 
   it("nodes advertise their interpreters", async () => {
-    const d = await gqlOk<{ nodes: Array<{ interpreters: Array<{ name: string; path: string }> }> }>(t.app.url, `query { nodes { interpreters { name path version } } }`, {}, t.admin);
-    const names = d.nodes[0]!.interpreters.map((i) => i.name);
+    const d = await gqlOk<{ nodes: { edges: Array<{ node: { interpreters: Array<{ name: string; path: string }> } }> } }>(t.app.url, `query { nodes { edges { node { interpreters { name path version } } } } }`, {}, t.admin);
+    const names = d.nodes.edges[0]!.node.interpreters.map((i) => i.name);
     expect(names).toEqual(expect.arrayContaining(["sh", "bash", "python3", "node"]));
   });
 });

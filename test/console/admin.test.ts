@@ -26,8 +26,8 @@ interface ApiNode {
 }
 
 async function nodes(): Promise<ApiNode[]> {
-  const d = await gqlOk<{ nodes: ApiNode[] }>(h.app.url, `{ nodes { id name capacity { slots cpus memoryMb } isolation { mode } } }`, {}, h.admin);
-  return d.nodes;
+  const d = await gqlOk<{ nodes: { edges: Array<{ node: ApiNode }> } }>(h.app.url, `{ nodes(first: 100) { edges { node { id name capacity { slots cpus memoryMb } isolation { mode } } } } }`, {}, h.admin);
+  return d.nodes.edges.map((e) => e.node);
 }
 
 async function until<T>(what: string, f: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {

@@ -27,8 +27,8 @@ async function submit(spec: Record<string, unknown>): Promise<string> {
 
 describe("interpreter routing", () => {
   it("keeps a python3 run away from a node without python3 until one with it comes online", async () => {
-    const nodes = await gqlOk<{ nodes: Array<{ interpreters: Array<{ name: string }> }> }>(t.app.url, `query { nodes { interpreters { name } } }`, {}, t.admin);
-    expect(nodes.nodes[0]!.interpreters.map((i) => i.name).sort()).toEqual(["bash", "sh"]);
+    const nodes = await gqlOk<{ nodes: { edges: Array<{ node: { interpreters: Array<{ name: string }> } }> } }>(t.app.url, `query { nodes { edges { node { interpreters { name } } } } }`, {}, t.admin);
+    expect(nodes.nodes.edges[0]!.node.interpreters.map((i) => i.name).sort()).toEqual(["bash", "sh"]);
 
     const pyJob = await submit({ kind: "SCRIPT", interpreter: "python3", source: 'print("ran on a node with python3")' });
     // The node without python3 runs an sh script meanwhile: it is taking work, just not that run.

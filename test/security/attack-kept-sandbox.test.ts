@@ -53,8 +53,8 @@ const py = async (program: string, token = mallory) => finishedRun(app.url, toke
 
 describe.runIf(process.platform === "linux")("the sandbox kept per slot: a run leaves nothing for the next", () => {
   it("runs in the kept sandbox (the node says so)", async () => {
-    const r = await gqlOk<{ nodes: Array<{ isolation: { enforced: string[]; notes: string[] } }> }>(app.url, `{ nodes { isolation { enforced notes } } }`, {}, admin);
-    expect(r.nodes[0]!.isolation.enforced).toContain("sandbox-kept-per-slot");
+    const r = await gqlOk<{ nodes: { edges: Array<{ node: { isolation: { enforced: string[]; notes: string[] } } }> } }>(app.url, `{ nodes { edges { node { isolation { enforced notes } } } } }`, {}, admin);
+    expect(r.nodes.edges[0]!.node.isolation.enforced).toContain("sandbox-kept-per-slot");
   });
 
   it("cannot write to the sandbox's root, /dev or /etc, and what it puts in /dev/shm is gone for the next user", async () => {

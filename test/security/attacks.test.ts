@@ -77,8 +77,8 @@ function noSecrets(out: string | null): void {
 
 describe.runIf(process.platform === "linux")("a USER's job cannot reach beyond its own run", () => {
   it("runs sandboxed: the node says so, and the job sees an unprivileged user and only its own processes", async () => {
-    const nodes = await gqlOk<{ nodes: Array<{ isolation: { mode: string; enforced: string[] } }> }>(app.url, `{ nodes { isolation { mode enforced } } }`, {}, mallory);
-    expect(nodes.nodes[0]!.isolation.mode).toBe("BUBBLEWRAP");
+    const nodes = await gqlOk<{ nodes: { edges: Array<{ node: { isolation: { mode: string; enforced: string[] } } }> } }>(app.url, `{ nodes { edges { node { isolation { mode enforced } } } } }`, {}, mallory);
+    expect(nodes.nodes.edges[0]!.node.isolation.mode).toBe("BUBBLEWRAP");
     const r = await sh("id -u; ps -e -o pid= | wc -l; echo $PATH; pwd");
     expect(r.status).toBe("SUCCEEDED");
     const [uid, procs, path, pwd] = r.outputTail!.trim().split("\n");

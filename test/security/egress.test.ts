@@ -93,8 +93,8 @@ const GATEWAY = `h=$(awk '$2=="00000000"{print $3}' /proc/net/route); gw=$(print
 
 describe.runIf(process.platform === "linux" && process.getuid?.() === 0)("EGRESS network access", () => {
   it("is offered by the node and shown in its isolation", async () => {
-    const d = await gqlOk<{ nodes: Array<{ isolation: { network: string[]; enforced: string[] } }> }>(app.url, `{ nodes { isolation { network enforced } } }`, {}, user);
-    expect(d.nodes[0]!.isolation.network).toEqual(["NONE", "EGRESS"]);
+    const d = await gqlOk<{ nodes: { edges: Array<{ node: { isolation: { network: string[]; enforced: string[] } } }> } }>(app.url, `{ nodes { edges { node { isolation { network enforced } } } } }`, {}, user);
+    expect(d.nodes.edges[0]!.node.isolation.network).toEqual(["NONE", "EGRESS"]);
   });
 
   it("reaches the outside world", async () => {
@@ -130,7 +130,7 @@ describe.runIf(process.platform === "linux" && process.getuid?.() === 0)("EGRESS
       user,
     );
     expect(res.errors).toBeUndefined(); // this node offers it
-    const d = await gqlOk<{ nodes: Array<{ isolation: { notes: string[] } }> }>(app.url, `{ nodes { isolation { notes } } }`, {}, user);
-    expect(d.nodes[0]!.isolation.notes.join(" ")).not.toMatch(/EGRESS network access is not offered/);
+    const d = await gqlOk<{ nodes: { edges: Array<{ node: { isolation: { notes: string[] } } }> } }>(app.url, `{ nodes { edges { node { isolation { notes } } } } }`, {}, user);
+    expect(d.nodes.edges[0]!.node.isolation.notes.join(" ")).not.toMatch(/EGRESS network access is not offered/);
   });
 });

@@ -36,9 +36,9 @@ beforeAll(async () => {
   mallory = (await makeUser(app, admin, "mallory")).token;
   victim = (await makeUser(app, admin, "victim")).token;
   jwtSecret = readFileSync(join(app.config.dataDir, "jwt-secret"), "utf8").trim();
-  const nodes = await gqlOk<{ nodes: Array<{ id: string }> }>(app.url, `{ nodes { id } }`, {}, admin);
+  const nodes = await gqlOk<{ nodes: { edges: Array<{ node: { id: string } }> } }>(app.url, `{ nodes { edges { node { id } } } }`, {}, admin);
   // The data dir is private (mkdtemp, 0700), so the executor puts run directories under the system's tmp.
-  workRoot = join(tmpdir(), `kairos-runs-${nodes.nodes[0]!.id.slice(-8)}`);
+  workRoot = join(tmpdir(), `kairos-runs-${nodes.nodes.edges[0]!.node.id.slice(-8)}`);
   abstractServer = createServer((s) => {
     abstractHits++;
     s.destroy();

@@ -4,7 +4,6 @@ import {
   CliCancelRunDocument,
   CliDeleteJobDocument,
   CliDescribeJobDocument,
-  CliNodesDocument,
   CliPauseJobDocument,
   CliResumeJobDocument,
   CliRetryRunDocument,
@@ -21,6 +20,7 @@ import { listFiles, loadDocuments } from "../documents.js";
 import { CliError, EXIT, EXIT_CODES_HELP } from "../errors.js";
 import { followRun } from "../follow.js";
 import { emit, humanMs, paint, parseFormat, relative, statusColour, table } from "../output.js";
+import { listNodes, nodeStatuses } from "../nodes.js";
 import { findJob, listOwnDags, listOwnJobs } from "../resolve.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
@@ -112,13 +112,14 @@ export function registerJobs(program: Command, ctx: Ctx): void {
       .description("list your jobs, DAGs, a job's runs, or the executor nodes")
       .argument("<what>", "jobs, dags, runs or nodes")
       .option("--job <name|id>", "runs: only this job's runs (default: all your runs, across jobs and DAG tasks)")
-      .option("--status <status>", `runs: only this status (${RUN_STATUSES.join(", ")})`)
+      .option("--status <status>", `runs: only this status (${RUN_STATUSES.join(", ")}); nodes: only these states (ONLINE, DRAINING, OFFLINE, DEAD, or live, gone; several separated by commas)`)
+      .option("--pool <pool>", "nodes: only those that pull from this pool")
       .option("--last-run <statuses>", `jobs: only those whose last run ended so (${LAST_RUN_STATUSES.join(", ")}; several separated by commas)`)
       .option("--limit <n>", "runs: at most this many, newest first", "20")
       .option(...OUTPUT_FLAG),
   )
-    .addHelpText("after", example("kairos get jobs", "kairos get jobs --last-run FAILED,TIMED_OUT,DEAD", "kairos get jobs -o json | jq -r '.[].name'", "kairos get runs --status RUNNING", "kairos get runs --job nightly --status FAILED", "kairos get nodes -o yaml"))
-    .action(async (what: string, opts: { job?: string; status?: string; lastRun?: string; limit: string; output: string }) => {
+    .addHelpText("after", example("kairos get jobs", "kairos get jobs --last-run FAILED,TIMED_OUT,DEAD", "kairos get jobs -o json | jq -r '.[].name'", "kairos get runs --status RUNNING", "kairos get runs --job nightly --status FAILED", "kairos get nodes -o yaml", "kairos get nodes --pool gpu --status live"))
+    .action(async (what: string, opts: { job?: string; status?: string; pool?: string; lastRun?: string; limit: string; output: string }) => {
       const format = parseFormat(opts.output);
       const api = await ctx.api();
       const now = ctx.io.now();
@@ -165,7 +166,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         }
         case "node":
         case "nodes": {
-          const { nodes } = await api.request(CliNodesDocument);
+          const nodes = await listNodes(ctx, { pool: opts.pool, status: nodeStatuses(opts.status) });
           emit(ctx.io, format, nodes, () =>
             table(
               ["NAME", "STATUS", "POOLS", "RUNNING", "HEARTBEAT", "ID"],

@@ -1,10 +1,41 @@
 /** Reads of the executor nodes' documents, for the API and for the defaults of a pool's runs. */
-import type { NodeDoc } from "../../domain/index.js";
+import type { Filter } from "mongodb";
+import type { NodeDoc, NodeStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
+import { nodeAfter, toNodePage, type Page, type PageQuery } from "../pages.js";
 
-/** Every node (at most 1,000), by name, the latest start first. */
+/** Every node (at most 1,000), by name, the latest start first (the cluster's figures; the API's `nodes` pages: pageNodes). */
 export function listNodes(mongo: Mongo): Promise<NodeDoc[]> {
   return mongo.c.nodes.find({}).sort({ name: 1, startedAt: -1 }).limit(1_000).toArray();
+}
+
+/** Which nodes a listing shows: those pulling from a pool, those in one of some states. */
+export interface NodeListing {
+  pool?: string | null;
+  status?: readonly NodeStatus[] | null;
+}
+
+/**
+ * A page of the nodes, by name, the latest start of a name first, then by id: (name, startedAt,
+ * _id) never changes for a node (a restart is a new document), so a node added or removed between
+ * pages moves no other and the walk never repeats or skips one that was there all along. Read
+ * along one index to the page's end: name_started_id, or pool_name_started_id /
+ * status_name_started_id (a $in of states merges their ranges in the same order).
+ */
+export async function pageNodes(mongo: Mongo, match: NodeListing, page: PageQuery): Promise<Page<NodeDoc>> {
+  const q: Filter<NodeDoc> = {};
+  if (match.pool) q.pools = match.pool;
+  if (match.status) q.status = { $in: [...match.status] };
+  const after = nodeAfter(page.after);
+  if (after) {
+    q.$or = [
+      { name: { $gt: after.name } },
+      { name: after.name, startedAt: { $lt: after.startedAt } },
+      { name: after.name, startedAt: after.startedAt, _id: { $gt: after.id } },
+    ];
+  }
+  const docs = await mongo.c.nodes.find(q).sort({ name: 1, startedAt: -1, _id: 1 }).limit(page.size + 1).toArray();
+  return toNodePage(docs, page.size);
 }
 
 export function findNode(mongo: Mongo, nodeId: string): Promise<NodeDoc | null> {

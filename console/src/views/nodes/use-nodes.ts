@@ -1,20 +1,74 @@
 /**
- * The nodes and their running attempts, refreshed every few seconds. The API has no subscription
- * for nodes (their heartbeats and allocations change too often to push each one), so this view
- * polls with requestPolicy "network-only", and only while the tab is visible (ui/poll.ts).
+ * The nodes, a page at a time, and their running attempts, refreshed every few seconds. The API
+ * has no subscription for nodes (their heartbeats and allocations change too often to push each
+ * one), so this view polls with requestPolicy "network-only", and only while the tab is visible
+ * (ui/poll.ts).
  */
-import { useCallback } from "react";
+import { useCallback, useState } from "react";
 import { useQuery } from "urql";
-import { ConsoleNodeAllocationsDocument, ConsoleNodesListDocument } from "../../../../generated/client/graphql";
+import { ConsoleNodeAllocationsDocument, ConsoleNodesListDocument, type NodeStatus } from "../../../../generated/client/graphql";
 import { usePoll } from "../../ui/poll";
 
 export const REFRESH_MS = 5_000;
 
+/** Nodes per page of the nodes view. */
+export const NODES_PAGE = 50;
+
+/** The state choices of the nodes view: a name, and the states it lists (none: every state). */
+export const STATE_CHOICES: ReadonlyArray<{ value: string; label: string; status: NodeStatus[] | null }> = [
+  { value: "", label: "any", status: null },
+  { value: "live", label: "live (online or draining)", status: ["ONLINE", "DRAINING"] },
+  { value: "gone", label: "gone (offline or dead)", status: ["OFFLINE", "DEAD"] },
+  { value: "ONLINE", label: "online", status: ["ONLINE"] },
+  { value: "DRAINING", label: "draining", status: ["DRAINING"] },
+  { value: "OFFLINE", label: "offline", status: ["OFFLINE"] },
+  { value: "DEAD", label: "dead", status: ["DEAD"] },
+];
+
+/**
+ * A page of the nodes by name (the latest start of a name first): `pool` (trimmed; empty: every
+ * pool) and `state` (a STATE_CHOICES value) narrow them; `next`/`prev` walk the pages (a stack of
+ * cursors, the first page's null). A change of filter starts again at the first page.
+ */
 export function useNodes() {
-  const [result, reexecute] = useQuery({ query: ConsoleNodesListDocument, requestPolicy: "cache-and-network" });
+  const [pool, setPoolState] = useState("");
+  const [state, setStateState] = useState("");
+  const [cursors, setCursors] = useState<Array<string | null>>([null]);
+  const after = cursors[cursors.length - 1];
+  const status = STATE_CHOICES.find((c) => c.value === state)?.status ?? null;
+  const poolName = pool.trim();
+  const filter = poolName || status ? { ...(poolName ? { pool: poolName } : {}), ...(status ? { status } : {}) } : null;
+  const [result, reexecute] = useQuery({ query: ConsoleNodesListDocument, variables: { filter, first: NODES_PAGE, after }, requestPolicy: "cache-and-network" });
   const refresh = useCallback(() => reexecute({ requestPolicy: "network-only" }), [reexecute]);
   usePoll(refresh, REFRESH_MS);
-  return { nodes: result.data?.nodes ?? null, error: result.error, fetching: result.fetching, refresh };
+  const conn = result.data?.nodes;
+  const setPool = useCallback((p: string) => {
+    setPoolState(p);
+    setCursors([null]);
+  }, []);
+  const setState = useCallback((s: string) => {
+    setStateState(s);
+    setCursors([null]);
+  }, []);
+  return {
+    nodes: conn ? conn.edges.map((e) => e.node) : null,
+    error: result.error,
+    fetching: result.fetching,
+    refresh,
+    pool,
+    setPool,
+    state,
+    setState,
+    filtered: filter !== null,
+    page: cursors.length,
+    hasPrev: cursors.length > 1,
+    hasNext: conn?.pageInfo.hasNextPage ?? false,
+    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
+    next: () => {
+      const end = conn?.pageInfo.endCursor;
+      if (end) setCursors((c) => [...c, end]);
+    },
+  };
 }
 
 /** The first page of a node's running attempts (newest first), refreshed while shown. */

@@ -11,7 +11,9 @@ import { activeFilterCount, NO_FILTERS, STATUSES, TRIGGERS, type RunFilters } fr
 export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onChange(f: RunFilters): void }) {
   const set = <K extends keyof RunFilters>(k: K, v: RunFilters[K]) => onChange({ ...filters, [k]: v });
   const [nodes] = useQuery({ query: ConsoleRunsNodesDocument, requestPolicy: "cache-first" });
-  const nodeList = nodes.data?.nodes ?? [];
+  const nodeList = nodes.data?.nodes.edges.map((e) => e.node) ?? [];
+  // More nodes than one page: a node is chosen by its id (a choice of the first 100 would hide the others).
+  const pickable = !nodes.error && !(nodes.data?.nodes.pageInfo.hasNextPage ?? false);
   const active = activeFilterCount(filters);
   const more = active - (filters.name ? 1 : 0) - (filters.status ? 1 : 0);
   // The rarer filters fold away on a phone (unless one is set); open on wider screens.
@@ -40,7 +42,7 @@ export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onCh
       <TextFilter id="rf-job" label="Job id" value={filters.jobId} onCommit={(v) => set("jobId", v)} />
       <TextFilter id="rf-dag" label="DAG id" value={filters.dagId} onCommit={(v) => set("dagId", v)} />
       {filters.dagRunId && <TextFilter id="rf-dagrun" label="DAG run id" value={filters.dagRunId} onCommit={(v) => set("dagRunId", v)} />}
-      {nodeList.length > 0 || !nodes.error ? (
+      {pickable ? (
         <label htmlFor="rf-node">
           Node
           <select id="rf-node" value={filters.nodeId} onChange={(e) => set("nodeId", e.target.value)}>

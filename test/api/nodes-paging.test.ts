@@ -1,0 +1,198 @@
+/**
+ * `nodes` is a Relay connection (issue #33): `first` (1–100, default 20) and an opaque `after`,
+ * by name, the latest start of a name first, the node id as tiebreak. Walking the pages while
+ * nodes register and go away (node documents written to the store, as executors write them)
+ * never repeats a node nor skips one that was there all along; the pool and status filters; bad
+ * arguments. The test app's own executor node is in every unfiltered list (named after the host).
+ */
+import { describe, expect, it } from "vitest";
+import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { useTestApp } from "../helpers/app.js";
+import { code, makeUser, message } from "../helpers/accounts.js";
+import { gql, gqlOk } from "../helpers/graphql.js";
+
+const t = useTestApp();
+
+interface Conn<N> {
+  edges: Array<{ cursor: string; node: N }>;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+interface NodeRow {
+  id: string;
+  name: string;
+  status: string;
+  pools: string[];
+  startedAt: string;
+}
+
+const NODES = `query($filter: NodeFilter, $first: Int, $after: String) {
+  nodes(filter: $filter, first: $first, after: $after) { edges { cursor node { id name status pools startedAt } } pageInfo { hasNextPage endCursor } } }`;
+
+async function nodesPage(vars: Record<string, unknown>, token = t.admin): Promise<Conn<NodeRow>> {
+  return (await gqlOk<{ nodes: Conn<NodeRow> }>(t.app.url, NODES, vars, token)).nodes;
+}
+
+/** Every page of the list, calling `between` after each page but the last; the pages' nodes in order. */
+async function walk(read: (after: string | null) => Promise<Conn<NodeRow>>, between: (page: number) => Promise<void>): Promise<NodeRow[]> {
+  const seen: NodeRow[] = [];
+  let after: string | null = null;
+  for (let page = 1; ; page++) {
+    const conn = await read(after);
+    seen.push(...conn.edges.map((e) => e.node));
+    expect(conn.pageInfo.endCursor).toBe(conn.edges.at(-1)?.cursor ?? null);
+    if (!conn.pageInfo.hasNextPage) return seen;
+    await between(page);
+    after = conn.pageInfo.endCursor;
+    expect(page, "the walk never ends").toBeLessThan(50);
+  }
+}
+
+// Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
+const FUTURE = new Date(Date.now() + 3_600_000);
+
+/** A node document as an executor writes it at its start. */
+function nodeDoc(id: string, name: string, o: { startedAt?: Date; status?: NodeStatus; pools?: string[] } = {}): NodeDoc {
+  return {
+    _id: id,
+    name,
+    host: "paging-host",
+    pid: 1,
+    pools: o.pools ?? ["paging"],
+    labels: {},
+    capacity: { slots: 1, cpus: 1, memoryMb: 512 },
+    status: o.status ?? "ONLINE",
+    running: 0,
+    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
+    startedAt: o.startedAt ?? new Date("2026-01-01T00:00:00Z"),
+    lastHeartbeatAt: FUTURE,
+  };
+}
+
+const nodes = () => t.app.services.mongo.c.nodes;
+const add = (...docs: NodeDoc[]) => nodes().insertMany(docs);
+const remove = (...ids: string[]) => nodes().deleteMany({ _id: { $in: ids } });
+
+/** The order the API promises: by name, the latest start first, then by id. */
+function sorted(docs: Array<Pick<NodeDoc, "_id" | "name" | "startedAt">>): string[] {
+  return [...docs]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : b.startedAt.getTime() - a.startedAt.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0)))
+    .map((d) => d._id);
+}
+
+describe("nodes is a connection", () => {
+  it("walks the nodes by name while nodes register and go away between pages: none repeated, none that was there skipped", async () => {
+    const pools = ["walk"];
+    const before: NodeDoc[] = [];
+    for (let i = 0; i < 23; i++) before.push(nodeDoc(`walk-${String(i).padStart(2, "0")}`, `walk-${String(i).padStart(2, "0")}`, { pools }));
+    // One name started three times (a restarted executor): the latest start first, ties by id.
+    before.push(nodeDoc("walk-r-b", "walk-10", { pools, startedAt: new Date("2026-02-01T00:00:00Z") }));
+    before.push(nodeDoc("walk-r-a", "walk-10", { pools, startedAt: new Date("2026-02-01T00:00:00Z") }));
+    await add(...before);
+    const order = sorted(before);
+    expect(order.slice(9, 13)).toEqual(["walk-09", "walk-r-a", "walk-r-b", "walk-10"]);
+
+    const added: NodeDoc[] = [];
+    const removedSeen: string[] = [];
+    const removedAhead: string[] = [];
+    const seenIds: string[] = [];
+    const seen = await walk(
+      async (after) => {
+        const conn = await nodesPage({ filter: { pool: "walk" }, first: 4, after });
+        seenIds.push(...conn.edges.map((e) => e.node.id));
+        return conn;
+      },
+      async (page) => {
+        // Behind the cursor (a name before every one), ahead of it (a name after every one), and a
+        // later start of a name already passed (so behind it too).
+        const behind = nodeDoc(`walk-new-behind-${page}`, "walk-", { pools });
+        const ahead = nodeDoc(`walk-new-ahead-${page}`, `walk-zz-${page}`, { pools });
+        const restart = nodeDoc(`walk-new-restart-${page}`, "walk-00", { pools, startedAt: new Date(Date.UTC(2026, 2, page)) });
+        await add(behind, ahead, restart);
+        added.push(behind, ahead, restart);
+        // One node already listed and one not yet listed (the second after the cursor) go away.
+        const last = Math.max(...seenIds.map((id) => order.indexOf(id)));
+        const gone = [seenIds.at(-2)!, order.slice(last + 1).filter((id) => !removedAhead.includes(id))[1]].filter((id): id is string => id !== undefined);
+        await remove(...gone);
+        removedSeen.push(gone[0]!);
+        if (gone[1]) removedAhead.push(gone[1]);
+      },
+    );
+    const ids = seen.map((n) => n.id);
+    expect(new Set(ids).size, "no node twice").toBe(ids.length);
+    expect(removedAhead.length, "nodes were removed ahead of the cursor").toBeGreaterThan(3);
+    // Every node there from the start to the end is listed; none removed before the cursor reached it.
+    const stayed = order.filter((id) => !removedAhead.includes(id));
+    expect(ids.filter((id) => order.includes(id))).toEqual(stayed);
+    for (const id of removedSeen) expect(ids).toContain(id);
+    for (const id of removedAhead) expect(ids).not.toContain(id);
+    // The whole walk is in the promised order, and the nodes registered ahead of the cursor are in it.
+    const byId = new Map([...before, ...added].map((d) => [d._id, d]));
+    expect(ids).toEqual(sorted(ids.map((id) => byId.get(id)!)));
+    for (const d of added.filter((d) => d.name.startsWith("walk-zz-"))) expect(ids).toContain(d._id);
+    // Those registered behind it (a name before the cursor, a later start of a name passed) are not.
+    for (const d of added.filter((d) => !d.name.startsWith("walk-zz-"))) expect(ids).not.toContain(d._id);
+    await remove(...before.map((d) => d._id), ...added.map((d) => d._id));
+  });
+
+  it("narrows to a pool and to some states, and pages each the same way", async () => {
+    const docs = [
+      nodeDoc("f-1", "f-a", { pools: ["f-gpu"], status: "ONLINE" }),
+      nodeDoc("f-2", "f-b", { pools: ["f-gpu", "f-cpu"], status: "DRAINING" }),
+      nodeDoc("f-3", "f-c", { pools: ["f-cpu"], status: "OFFLINE" }),
+      nodeDoc("f-4", "f-d", { pools: ["f-gpu"], status: "DEAD" }),
+      nodeDoc("f-5", "f-e", { pools: ["f-gpu"], status: "ONLINE" }),
+    ];
+    await add(...docs);
+    const all = async (filter: Record<string, unknown>) => (await walk((after) => nodesPage({ filter, first: 2, after }), async () => undefined)).map((n) => n.id);
+    expect(await all({ pool: "f-gpu" })).toEqual(["f-1", "f-2", "f-4", "f-5"]);
+    expect(await all({ pool: "f-cpu" })).toEqual(["f-2", "f-3"]);
+    expect(await all({ pool: "f-gpu", status: ["ONLINE", "DRAINING"] })).toEqual(["f-1", "f-2", "f-5"]);
+    expect(await all({ pool: "f-gpu", status: ["OFFLINE", "DEAD"] })).toEqual(["f-4"]);
+    expect(await all({ pool: "f-none" })).toEqual([]);
+    // States alone: the test app's own executor (ONLINE) is among them, and none of another state.
+    const online = await walk((after) => nodesPage({ filter: { status: ["ONLINE"] }, first: 100, after }), async () => undefined);
+    expect(online.map((n) => n.id)).toEqual(expect.arrayContaining(["f-1", "f-5"]));
+    expect(online.every((n) => n.status === "ONLINE")).toBe(true);
+    expect(online.length).toBeGreaterThan(2);
+    await remove(...docs.map((d) => d._id));
+  });
+
+  it("takes first 1–100 (default 20), refuses garbled and foreign cursors and bad filters, and is open to every signed-in user", async () => {
+    const many = Array.from({ length: 25 }, (_, i) => nodeDoc(`d-${String(i).padStart(2, "0")}`, `d-${String(i).padStart(2, "0")}`, { pools: ["d-pool"] }));
+    await add(...many);
+    expect((await nodesPage({ filter: { pool: "d-pool" } })).edges).toHaveLength(20);
+    expect((await nodesPage({ filter: { pool: "d-pool" }, first: 100 })).edges).toHaveLength(25);
+    for (const first of [0, 101, -1]) {
+      const r = await gql(t.app.url, NODES, { first }, t.admin);
+      expect(code(r)).toBe("BAD_USER_INPUT");
+      expect(message(r)).toMatch(/first.*1 to 100/);
+    }
+    const usersCursor = Buffer.from(JSON.stringify(["admin", "some-id"])).toString("base64url");
+    const newestFirstCursor = Buffer.from(JSON.stringify([Date.now(), "some-id"])).toString("base64url");
+    for (const after of ["not-a-cursor", usersCursor, newestFirstCursor, Buffer.from("[1,2,3]").toString("base64url")]) {
+      const r = await gql(t.app.url, NODES, { after }, t.admin);
+      expect(code(r), after).toBe("BAD_USER_INPUT");
+      expect(message(r)).toMatch(/after/);
+    }
+    // A nodes cursor is not one of the users list either.
+    const cursor = (await nodesPage({ first: 1 })).pageInfo.endCursor;
+    const r = await gql(t.app.url, `query($after: String) { users(after: $after) { edges { node { id } } } }`, { after: cursor }, t.admin);
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    for (const filter of [{ pool: "" }, { pool: "no spaces" }, { status: [] }]) {
+      const bad = await gql(t.app.url, NODES, { filter }, t.admin);
+      expect(code(bad), JSON.stringify(filter)).toBe("BAD_USER_INPUT");
+      expect(message(bad)).toMatch(/filter\.(pool|status)/);
+    }
+    // Any signed-in user sees the nodes (they are shared), as before; no token, no nodes.
+    const u = await makeUser(t.app, t.admin, "nodes-pager");
+    expect((await nodesPage({ filter: { pool: "d-pool" }, first: 3 }, u.token)).edges.map((e) => e.node.id)).toEqual(["d-00", "d-01", "d-02"]);
+    expect(code(await gql(t.app.url, NODES, {}))).toBe("UNAUTHENTICATED");
+    await remove(...many.map((d) => d._id));
+  });
+
+  it("reads every filter along an index in the page's order; the old name index is gone", async () => {
+    const names = (await nodes().indexes()).map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining(["name_started_id", "pool_name_started_id", "status_name_started_id"]));
+    expect(names).not.toContain("name");
+  });
+});
