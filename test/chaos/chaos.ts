@@ -26,6 +26,7 @@ import { chaosLine, dagFigures, dagViolations, detailLine, faultLines, recoveryL
 import type { RedisMode } from "./redis-topology.js";
 import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
 import { alertLine, alertViolations } from "./alerts.js";
+import { silenceLine, silenceViolations } from "./silences.js";
 
 const num = (name: string, dflt: number) => {
   const v = process.env[name];
@@ -43,6 +44,8 @@ interface Profile {
   plan: FaultPlan;
   drainMaxMs: number;
   drainStallMs: number;
+  /** When the watched job of the silence rule fails ([from, to) ms from the window start): silent through the faults. */
+  silentStretchesMs?: Array<[number, number]>;
 }
 
 const every = (from: number, step: number, n: number) => Array.from({ length: n }, (_, i) => from + i * step);
@@ -59,6 +62,8 @@ const PROFILES: Profile[] = [
     intervalJobs: num("CHAOS_INTERVAL_JOBS", 40),
     cronJobs: num("CHAOS_CRON_JOBS", 20),
     plan: { flushAtMs: [12_000], redisRestartAtMs: [46_000], killsAtMs: every(80_000, 4_000, 12), seed: num("CHAOS_SEED", 14) },
+    // Silent across the flush, and across the first half of the kills.
+    silentStretchesMs: [[8_000, 50_000], [78_000, 110_000]],
     // A killed attempt may wait out its 30 s lease, twice when its shard changes owner.
     drainMaxMs: 240_000,
     drainStallMs: 100_000,
@@ -70,6 +75,8 @@ const PROFILES: Profile[] = [
     intervalJobs: num("CHAOS_INTERVAL_JOBS", 60),
     cronJobs: num("CHAOS_CRON_JOBS", 30),
     plan: { flushAtMs: [8_000], redisRestartAtMs: [16_000], killsAtMs: every(22_000, 3_000, 12), seed: num("CHAOS_SEED", 14) },
+    // Silent across the Redis restart and the kills.
+    silentStretchesMs: [[14_000, 52_000]],
     drainMaxMs: 180_000,
     drainStallMs: 30_000,
   },
@@ -161,6 +168,7 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
       verbose: process.env.CHAOS_VERBOSE === "1",
       redis: p.redis ?? "single",
     },
+    silentStretchesMs: p.silentStretchesMs,
     actions: faultActions(p.plan),
     drainMaxMs: p.drainMaxMs,
     drainStallMs: p.drainStallMs,
@@ -175,12 +183,13 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
   );
   out(`overload renewal_kills=${result.overload.renewalKills} deadline_kills=${result.overload.deadlineKills} handed_back_late=${result.overload.handedBackLate}`);
   out(alertLine(result.alerts));
+  if (result.silences) out(silenceLine(result.silences));
   for (const l of recoveryLines(result.recovery, result.windowStart)) out(l);
   for (const l of faultLines(result.recovery, result.windowStart)) out(`  ${l}`);
   for (const [name, lines] of Object.entries(result.notableLogs)) {
     process.stderr.write(`[chaos] ${name}: ${lines.join("\n    ")}\n`);
   }
-  const found = [...violations(r), ...dagViolations(result.dags), ...alertViolations(result.alerts)].map((v) => `${p.name}: ${v}`);
+  const found = [...violations(r), ...dagViolations(result.dags), ...alertViolations(result.alerts), ...(result.silences ? silenceViolations(result.silences) : [])].map((v) => `${p.name}: ${v}`);
   if (found.length > 0 || process.env.CHAOS_KEEP === "1") process.stderr.write(`[chaos] logs and ledger kept in ${result.dir}\n`);
   else rmSync(result.dir, { recursive: true, force: true });
   const kills = result.faults.filter((f) => f.kind === "executor_lost" || f.kind === "scheduler_lost").length;
@@ -205,7 +214,7 @@ async function main(): Promise<number> {
     process.stderr.write(`chaos: FAILED: ${bad.join("; ")}\n`);
     return 1;
   }
-  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0, deadline alerts lost=0 doubled=0 unexpected=0 in every scenario)\n");
+  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0, deadline alerts lost=0 doubled=0 unexpected=0, silence alerts lost=0 doubled=0 unexpected=0 with their resolutions, in every scenario)\n");
   return 0;
 }
 

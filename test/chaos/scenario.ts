@@ -22,6 +22,7 @@ import { isoSeconds, type ChaosSchedule } from "./expected.js";
 import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
 import { accountDeadlines, ALERT_ENV, watchDeadlines, type AlertAccount, type AlertWatch } from "./alerts.js";
+import { accountSilences, silenceUser, watchSilence, type SilenceAccount, type SilenceWatch } from "./silences.js";
 import type { RedisFault } from "./redis-topology.js";
 
 export interface ChaosAction {
@@ -58,6 +59,12 @@ export interface ScenarioOptions {
    */
   dags?: Array<{ shape: "diamond" | "fanout"; everySeconds: number }>;
   cluster: ClusterOptions;
+  /**
+   * A SCHEDULE_SILENT rule on a job of its own (every second) that fails during these stretches
+   * ([from, to) ms from the window start), so it is silent while the faults hit (./silences.ts).
+   * @default none (no silence rule)
+   */
+  silentStretchesMs?: Array<[number, number]>;
   actions: ChaosAction[];
   /** Longest wait after the window for every run to finish. @default 90 s */
   drainMaxMs?: number;
@@ -90,6 +97,8 @@ export interface ScenarioResult {
   overload: { renewalKills: number; deadlineKills: number; handedBackLate: number };
   /** Deadline alerts (issue #31): every slot that missed its deadline received once, none that met it (./alerts.ts). */
   alerts: AlertAccount;
+  /** Silence alerts (issue #31), when `silentStretchesMs` was given: each silence received once, and its end (./silences.ts). */
+  silences: SilenceAccount | null;
 }
 
 const OPEN = ["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"];
@@ -115,10 +124,15 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const [smin, smax] = o.sleepSeconds ?? [0.2, 1];
     const dagPlan = o.dags ?? [];
     const total = o.intervalJobs + o.cronJobs + dagPlan.length;
+    const silenceToken = o.silentStretchesMs?.length ? await silenceUser(cluster) : null;
     // Leave time to create every job before the window opens (≈ 40 ms per job, generously).
     // A lead for creating the jobs over the API, enough on a loaded 2-core machine (creating 30 took over 5 s at load 20).
-    const windowStart = Math.ceil((Date.now() + 6_000 + total * 80) / 1000) * 1000 + 137;
+    // (And the watched job and rule of the silence count: two calls.)
+    const windowStart = Math.ceil((Date.now() + 6_000 + (total + (silenceToken ? 2 : 0)) * 80) / 1000) * 1000 + 137;
     const windowEnd = windowStart + o.windowMs;
+    const silenceWatch: SilenceWatch | null = silenceToken
+      ? await watchSilence(cluster, alertWatch.rx, silenceToken, o.silentStretchesMs!.map(([a, b]) => [windowStart + a, windowStart + b] as const))
+      : null;
 
     const specs: Array<{ input: Record<string, unknown>; schedule: ChaosSchedule }> = [];
     for (let i = 0; i < total; i++) {
@@ -276,7 +290,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     const alerts = await accountDeadlines(db, alertWatch, ids, windowEnd);
     mark(`deadline alerts counted: ${alerts.expected} expected, ${alerts.received} received`);
-    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload, alerts };
+    const silences = silenceWatch ? await accountSilences(db, silenceWatch) : null;
+    if (silences) mark(`silence alerts counted: ${silences.expected} expected, ${silences.received} received, ${silences.resolved}/${silences.resolvable} resolved`);
+    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload, alerts, silences };
   } finally {
     await cluster.stop();
     await alertWatch?.rx.close();
