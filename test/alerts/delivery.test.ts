@@ -156,15 +156,22 @@ describe("alert delivery", () => {
     const u = await user();
     const other = await user();
     const ruleId = await rule(u.token, { name: "live", on: ["RUN_FAILED"], webhook: { url: `${rx.base}/live` } });
+    const otherRuleId = await rule(other.token, { name: "their own", on: ["RUN_FAILED"], webhook: { url: `${rx.base}/live-other` } });
     const mine = collect<{ alertFired: Record<string, any> }>(wsClient(t.app.wsUrl, u.token), `subscription { alertFired { ruleId ruleName count events runIds test } }`, {}, (e) => e.length >= 1, 30_000);
-    const theirs = collect<{ alertFired: Record<string, any> }>(wsClient(t.app.wsUrl, other.token), `subscription { alertFired { ruleId } }`, {}, () => false, 8_000);
+    // The other user's subscription ends at its own rule's alert, made after the first user's: had
+    // the first user's alert reached it, it would have come before (the events are told in order).
+    const theirs = collect<{ alertFired: Record<string, any> }>(wsClient(t.app.wsUrl, other.token), `subscription { alertFired { ruleId } }`, {}, (e) => e.some((x) => x.alertFired.ruleId === otherRuleId), 30_000);
     await mine.ready;
     await theirs.ready;
     const run = await finishedRun(t.app.url, u.token, await submitJob(t.app.url, u.token, { command: "exit 5" }));
     const got = await mine.done;
     expect(got.errors).toEqual([]);
     expect(got.events[0]!.alertFired).toMatchObject({ ruleId, ruleName: "live", count: 1, events: ["RUN_FAILED"], runIds: [run.id], test: false });
-    expect((await theirs.done).events).toEqual([]);
+    await finishedRun(t.app.url, other.token, await submitJob(t.app.url, other.token, { command: "exit 6" }));
+    const seen = await theirs.done;
+    expect(seen.errors).toEqual([]);
+    // Its own alert only (and not the first user's, before it).
+    expect(seen.events.map((e) => e.alertFired.ruleId)).toEqual([otherRuleId]);
   });
 
   it("an alert of another user's rule is not reported to the rule of a user without jobs", async () => {
