@@ -14,8 +14,9 @@
  *   6. complete(): clear in-flight and re-arm at the next fire, in one atomic step.
  * Every effect goes through a port (fire-port.ts), so the property tests of firing drive this very
  * sequence against an in-memory store (test/timing/fire-port.ts).
- * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (after its
- * deadline, or at once by the shard's next owner) and steps 3–5 are idempotent.
+ * Order matters: if the process dies anywhere before 6, the in-flight entry is replayed (at once by
+ * the shard's next owner, or after its deadline) and steps 3–5 are idempotent; if a step fails
+ * (Redis or MongoDB erred), the fire loop puts the timer back by its next pass (fire-loop.ts).
  */
 import type { Logger } from "../support/index.js";
 import type { JobDoc } from "../domain/index.js";
