@@ -99,8 +99,7 @@ describe("console: the audit trail", { timeout: 120_000 }, () => {
       const r = await gql(h.app.url, `mutation($id: ID!) { pauseJob(id: $id) { id } }`, { id: ghost }, h.admin);
       expect(r.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
     }
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}audit?subject=${ghost}`);
+    const page = await h.loggedInAt(`audit?subject=${ghost}`);
     await rows(page).first().waitFor();
     expect(await rows(page).count()).toBe(50);
     expect(await rows(page).first().locator(".badge").textContent()).toBe("not found");

@@ -56,6 +56,11 @@ export interface ConsoleHarness {
    * and is put in sessionStorage before the console's script runs, as the login form would leave it.
    */
   loggedIn(username?: string, password?: string): Promise<Page>;
+  /**
+   * As `loggedIn`, but the tab's first document is the console at `path` (e.g. "runs/abc"), as a
+   * deep link opens it: one page load instead of the first view's and then the one wanted.
+   */
+  loggedInAt(path: string, username?: string, password?: string): Promise<Page>;
   /** A fresh page logged in by typing into the login form and pressing Log in. */
   loggedInWithForm(username?: string, password?: string): Promise<Page>;
   /** The user's API session as `loggedIn` uses it (for a page made outside the harness: `openLoggedIn`). */
@@ -158,9 +163,10 @@ export function useConsole(opts: Parameters<typeof startTestApp>[0] = {}): Conso
       return page;
     },
     session: (username = ADMIN.username, password = ADMIN.password) => sessionOf(username, password),
-    async loggedIn(username = ADMIN.username, password = ADMIN.password) {
+    loggedIn: (username = ADMIN.username, password = ADMIN.password) => h.loggedInAt("", username, password),
+    async loggedInAt(path, username = ADMIN.username, password = ADMIN.password) {
       const [session, page] = await Promise.all([sessionOf(username, password), h.page()]);
-      await openLoggedIn(page, h.base, session);
+      await openLoggedIn(page, h.base, session, path);
       return page;
     },
     async loggedInWithForm(username = ADMIN.username, password = ADMIN.password) {
@@ -177,12 +183,12 @@ export function useConsole(opts: Parameters<typeof startTestApp>[0] = {}): Conso
 }
 
 /**
- * Opens the console at `base` in `page` already logged in with `session`: it is put in sessionStorage
- * before the console's script runs, as the login form would leave it. Only the first document of the
- * tab gets it: a later load (a reload after the console logged out) finds what the console left
- * there, as in a real tab.
+ * Opens the console at `base` (or at `path` under it) in `page` already logged in with `session`: it
+ * is put in sessionStorage before the console's script runs, as the login form would leave it. Only
+ * the first document of the tab gets it: a later load (a reload after the console logged out) finds
+ * what the console left there, as in a real tab.
  */
-export async function openLoggedIn(page: Page, base: string, session: ConsoleSession): Promise<void> {
+export async function openLoggedIn(page: Page, base: string, session: ConsoleSession, path = ""): Promise<void> {
   const seed = await page.addInitScript(
     ({ key, value, origin }) => {
       if (window === window.top && location.origin === origin && sessionStorage.getItem(key) === null) sessionStorage.setItem(key, value);
@@ -190,7 +196,7 @@ export async function openLoggedIn(page: Page, base: string, session: ConsoleSes
     { key: SESSION_KEY, value: JSON.stringify(session), origin: new URL(base).origin },
   );
   try {
-    await page.goto(base);
+    await page.goto(new URL(path.replace(/^\//, ""), base).toString());
     await page.getByRole("navigation", { name: "Main" }).waitFor();
   } finally {
     await seed.dispose();

@@ -18,8 +18,7 @@ describe("console: cluster figures and the forecast", { timeout: 120_000 }, () =
     for (let i = 0; i < 52; i++) {
       await h.app.services.jobs.create(admin, { name: `console-fc-${i}`, schedule: { kind: "CRON", cron: "45 * * * *" }, spec: { kind: "COMMAND", command: "true", pool: "console-fc" } });
     }
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}cluster`);
+    const page = await h.loggedInAt("cluster");
     await page.getByRole("heading", { name: "Cluster", level: 1 }).waitFor();
     const schedulers = page.getByRole("table", { name: "Schedulers" });
     await schedulers.waitFor({ timeout: 20_000 });
@@ -55,8 +54,7 @@ describe("console: cluster figures and the forecast", { timeout: 120_000 }, () =
 
   it("shows a user their own figures and no schedulers", async () => {
     await makeUser(h.app, h.admin, "cluster-viewer");
-    const page = await h.loggedIn("cluster-viewer", PASSWORD);
-    await page.goto(`${h.base}cluster`);
+    const page = await h.loggedInAt("cluster", "cluster-viewer", PASSWORD);
     await page.getByText("Your runs over the last PT1H").waitFor({ timeout: 20_000 });
     expect(await page.getByRole("table", { name: "Schedulers" }).count()).toBe(0);
     const forecast = page.getByRole("region", { name: "Forecast" });

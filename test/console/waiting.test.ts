@@ -33,8 +33,7 @@ describe("console: why a run waits", { timeout: 90_000 }, () => {
     const second = await createJob(token, { name: "held", schedule: { kind: "ONCE" }, spec: { command: "sleep 1" } });
     const held = await until(() => runs.findOne({ jobId: second, heldByLimit: true }), 20_000, "the second run to be held");
 
-    const page = await h.loggedIn("waiter", "password-waiter");
-    await page.goto(`${h.base}runs/${held._id}`);
+    const page = await h.loggedInAt(`runs/${held._id}`, "waiter", "password-waiter");
     const section = page.getByRole("region", { name: "Why it has not started" });
     await section.waitFor({ timeout: 15_000 });
     const reason = section.locator('li[data-code="USER_CONCURRENCY_LIMIT"]');
@@ -51,8 +50,7 @@ describe("console: why a run waits", { timeout: 90_000 }, () => {
 
   it("a job page lists the job's problems: a pool no executor serves", async () => {
     const id = await createJob(h.admin, { name: "unserved", schedule: { kind: "CRON", cron: "0 3 * * *" }, spec: { command: "true", pool: "gpu" } });
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}jobs/${id}`);
+    const page = await h.loggedInAt(`jobs/${id}`);
     const problems = page.getByRole("region", { name: "Problems" });
     await problems.waitFor({ timeout: 15_000 });
     const reason = problems.locator('li[data-code="POOL_UNSERVED"]');
@@ -68,8 +66,7 @@ describe("console: why a run waits", { timeout: 90_000 }, () => {
       h.admin,
     );
     const runId = (await gqlOk<{ triggerDag: { id: string } }>(h.app.url, `mutation($id: ID!) { triggerDag(id: $id) { id } }`, { id: d.createDag.id }, h.admin)).triggerDag.id;
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}dag-runs/${runId}`);
+    const page = await h.loggedInAt(`dag-runs/${runId}`);
     const section = page.getByRole("region", { name: "Why tasks wait" });
     const load = section.locator('li[data-task="load"] li[data-code="WAITING_ON_PARENT"]');
     await load.waitFor({ timeout: 15_000 });
