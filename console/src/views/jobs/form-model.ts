@@ -109,13 +109,83 @@ export function emptyForm(): FormState {
 
 // ---- durations: ISO-8601 ⇄ a number and a unit ----
 
+const SECONDS: Record<Unit, number> = { S: 1, M: 60, H: 3600, D: 86400 };
+
+/** Whole seconds (and a fraction of the last one) as the API's canonical duration: 5400 → "PT1H30M". */
+function isoOfSeconds(total: number): string {
+  const ms = Math.round(total * 1000);
+  const d = Math.floor(ms / 86_400_000);
+  const h = Math.floor((ms % 86_400_000) / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const sec = (ms % 60_000) / 1000;
+  const time = `${h ? `${h}H` : ""}${m ? `${m}M` : ""}${sec ? `${sec}S` : ""}`;
+  return `P${d ? `${d}D` : ""}${time ? `T${time}` : d ? "" : "T0S"}`;
+}
+
+/**
+ * A number and a unit as an ISO-8601 duration. A fraction of a unit the API takes only whole (1.5
+ * hours) is written in smaller units ("PT1H30M"); an amount that is not a number is passed on as
+ * typed (durationProblem says what is wrong with it before anything is sent).
+ */
 export function isoOf(d: Duration): string | null {
   const t = d.n.trim();
   if (!t) return null;
-  return d.unit === "D" ? `P${t}D` : `PT${t}${d.unit}`;
+  const n = Number(t);
+  if (/^\d+$/.test(t) || !Number.isFinite(n) || n <= 0) return d.unit === "D" ? `P${t}D` : `PT${t}${d.unit}`;
+  return isoOfSeconds(n * SECONDS[d.unit]);
 }
 
-const SECONDS: Record<Unit, number> = { S: 1, M: 60, H: 3600, D: 86400 };
+const UNIT_WORDS: Record<Unit, string> = { S: "seconds", M: "minutes", H: "hours", D: "days" };
+
+/** What is wrong with a duration's amount as typed (null: nothing; an empty amount is left out). */
+export function durationProblem(d: Duration): string | null {
+  const t = d.n.trim();
+  if (!t) return null;
+  const n = Number(t);
+  if (!Number.isFinite(n)) return `"${t}" ${UNIT_WORDS[d.unit]} is not an amount of time: give a number above 0, such as 30`;
+  if (n <= 0) return `must be above 0 (got ${t} ${UNIT_WORDS[d.unit]})`;
+  if (n * SECONDS[d.unit] < 0.001) return `must be at least 1 millisecond (got ${t} ${UNIT_WORDS[d.unit]})`;
+  if (n * SECONDS[d.unit] > 36_500 * 86_400) return `must be at most 100 years, 36500 days (got ${t} ${UNIT_WORDS[d.unit]})`;
+  return null;
+}
+
+const INT_MAX = 2 ** 31 - 1;
+
+/**
+ * The form's own check of what it sends, before the API's: an amount of time that is not one, and
+ * a whole-number field holding a fraction or more than the API's integers hold. Sent as they are,
+ * those came back as the GraphQL layer's text ("Variable "$input" got invalid value 2.5 at
+ * "input.priority"; Int cannot represent non-integer value: 2.5", "PT-5M is not an ISO-8601
+ * duration") instead of a sentence about the field. Ranges are left to the API, which names them.
+ */
+export function formProblem(f: FormState): { field: string; message: string } | null {
+  const durations: Array<[string, Duration, boolean]> = [
+    ["spec.timeout", f.timeout, true],
+    ["schedule.delay", f.schedule.delay, f.schedule.mode === "DELAY"],
+    ["schedule.every", f.schedule.every, f.schedule.mode === "EVERY"],
+    ["retry.initial", f.retryInitial, (num(f.retryAttempts) ?? 1) > 1],
+    ["retry.max", f.retryMax, (num(f.retryAttempts) ?? 1) > 1],
+  ];
+  for (const [field, d, used] of durations) {
+    const p = used ? durationProblem(d) : null;
+    if (p) return { field, message: `${field}: ${p}` };
+  }
+  const sandboxed = f.kind !== "HTTP";
+  const ints: Array<[string, string, string, boolean]> = [
+    ["priority", f.priority, "a whole number from 0 to 9", true],
+    ["retry.maxAttempts", f.retryAttempts, "a whole number from 1 (no retry) to 100", true],
+    ["spec.resources.memoryMb", f.memoryMb, "a whole number of MiB from 16 to 4194304", sandboxed],
+    ["spec.resources.pids", f.pids, "a whole number of processes from 8 to 4194304", sandboxed],
+    ["spec.resources.diskMb", f.diskMb, "a whole number of MiB from 1 to 16777216", sandboxed],
+  ];
+  for (const [field, text, allowed, used] of ints) {
+    const n = num(text);
+    if (used && n !== undefined && (!Number.isInteger(n) || Math.abs(n) > INT_MAX)) return { field, message: `${field}: must be ${allowed} (got ${text.trim()})` };
+  }
+  const cpu = num(f.cpu);
+  if (sandboxed && cpu !== undefined && !Number.isFinite(cpu)) return { field: "spec.resources.cpu", message: `spec.resources.cpu: must be a number of cores from 0.01 to 1024 (got ${f.cpu.trim()})` };
+  return null;
+}
 
 /** "PT1H30M" → 90 minutes; "P2D" → 2 days; unreadable → seconds, or empty. */
 export function durationOf(iso: string | null | undefined, fallback: Unit = "S"): Duration {

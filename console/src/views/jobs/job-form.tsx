@@ -6,8 +6,8 @@
 import { useRef, useState, type FormEvent } from "react";
 import type { CombinedError } from "@urql/core";
 import { DurationInput } from "./duration-input";
-import { Field, FieldErrorProvider, FieldMessage, fieldErrorOf, useFieldError } from "./field-errors";
-import type { FormState, Kind } from "./form-model";
+import { Field, FieldErrorProvider, FieldMessage, fieldErrorOf, useFieldError, type FieldErrorValue } from "./field-errors";
+import { formProblem, type FormState, type Kind } from "./form-model";
 import { ScheduleEditor } from "./schedule-editor";
 import { SpecFields } from "./spec-fields";
 
@@ -20,6 +20,8 @@ export function JobForm(props: {
 }) {
   const [f, setF] = useState(props.initial);
   const [error, setError] = useState<CombinedError | null>(null);
+  /** The form's own refusal (formProblem), before anything is sent. */
+  const [problem, setProblem] = useState<FieldErrorValue | null>(null);
   const [busy, setBusy] = useState(false);
   const summary = useRef<HTMLDivElement>(null);
   const set = (patch: Partial<FormState>) => setF((x) => ({ ...x, ...patch }));
@@ -27,6 +29,13 @@ export function JobForm(props: {
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (busy) return;
+    const local = formProblem(f);
+    setProblem(local);
+    if (local) {
+      setError(null);
+      requestAnimationFrame(() => summary.current?.focus());
+      return;
+    }
     setBusy(true);
     const err = await props.onSubmit(f);
     setBusy(false);
@@ -34,7 +43,7 @@ export function JobForm(props: {
     if (err) requestAnimationFrame(() => summary.current?.focus());
   }
 
-  const fe = fieldErrorOf(error);
+  const fe = problem ?? fieldErrorOf(error);
   return (
     <FieldErrorProvider value={fe}>
       <form className="jobs-form" onSubmit={submit} noValidate aria-describedby={fe ? "job-form-error" : undefined}>

@@ -1,0 +1,86 @@
+/**
+ * The console as a stranger uses it: defects found by typing what a new user types into the job
+ * editor (an hour and a half as 1.5 hours, a negative timeout, a fraction for a whole number, a
+ * number too large). Each test is the reproduction of one defect.
+ */
+import { describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { gqlOk } from "../helpers/graphql.js";
+import { makeUser, PASSWORD } from "../helpers/accounts.js";
+import { useConsole } from "./browser.js";
+
+const h = useConsole();
+
+async function jobsOf(token: string): Promise<Array<{ name: string; priority: number; spec: { timeout: string } }>> {
+  const d = await gqlOk<{ jobs: { edges: Array<{ node: { name: string; priority: number; spec: { timeout: string } } }> } }>(
+    h.app.url,
+    `{ jobs(first: 100) { edges { node { name priority spec { timeout } } } } }`,
+    {},
+    token,
+  );
+  return d.jobs.edges.map((e) => e.node);
+}
+
+async function newJobPage(username: string): Promise<Page> {
+  const page = await h.loggedIn(username, PASSWORD);
+  page.setDefaultTimeout(20_000);
+  await page.goto(`${h.base}jobs/new`);
+  await page.getByLabel("Name", { exact: true }).waitFor();
+  return page;
+}
+
+describe("the job editor as a stranger fills it", { timeout: 180_000 }, () => {
+  it("1.5 hours of timeout is an hour and a half (it was sent as PT1.5H and refused: only seconds may have a fraction)", async () => {
+    const { token } = await makeUser(h.app, h.admin, "stranger-hours");
+    const page = await newJobPage("stranger-hours");
+    await page.getByLabel("Name", { exact: true }).fill("ninety-minutes");
+    await page.getByLabel("Command", { exact: true }).fill("true");
+    await page.getByLabel("Timeout per attempt: amount").fill("1.5");
+    await page.getByLabel("Timeout per attempt: unit").selectOption({ label: "hours" });
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f]{24}$/);
+    expect((await jobsOf(token)).map((j) => [j.name, j.spec.timeout])).toEqual([["ninety-minutes", "PT1H30M"]]);
+  });
+
+  it("a negative or absurd timeout, a fraction of a priority and memory beyond any integer are refused by the form, saying what is allowed, and nothing is created", async () => {
+    const { token } = await makeUser(h.app, h.admin, "stranger-numbers");
+    const page = await newJobPage("stranger-numbers");
+    const alert = page.locator("#job-form-error");
+    await page.getByLabel("Name", { exact: true }).fill("numbers");
+    await page.getByLabel("Command", { exact: true }).fill("true");
+
+    const cases: Array<[() => Promise<void>, string]> = [
+      // Before: `spec.timeout: "PT-5M" is not an ISO-8601 duration; use PnW or PnDTnHnMnS …` (a string the user never typed).
+      [() => page.getByLabel("Timeout per attempt: amount").fill("-5"), "spec.timeout: must be above 0 (got -5 minutes)"],
+      [() => page.getByLabel("Timeout per attempt: amount").fill("1e30"), "spec.timeout: must be at most 100 years, 36500 days (got 1e30 minutes)"],
+      // Before: `Variable "$input" got invalid value 2.5 at "input.priority"; Int cannot represent non-integer value: 2.5`.
+      [
+        async () => {
+          await page.getByLabel("Timeout per attempt: amount").fill("");
+          await page.getByLabel("Priority (0–9)").fill("2.5");
+        },
+        "priority: must be a whole number from 0 to 9 (got 2.5)",
+      ],
+      // Before: `… Int cannot represent non 32-bit signed integer value: 99999999999`.
+      [
+        async () => {
+          await page.getByLabel("Priority (0–9)").fill("");
+          await page.getByLabel("Memory (MiB)").fill("99999999999");
+        },
+        "spec.resources.memoryMb: must be a whole number of MiB from 16 to 4194304 (got 99999999999)",
+      ],
+    ];
+    for (const [fill, says] of cases) {
+      await fill();
+      await page.getByRole("button", { name: "Create job" }).click();
+      await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe(says);
+      expect(page.url()).toMatch(/\/jobs\/new$/);
+    }
+    expect(await jobsOf(token)).toEqual([]);
+    // The same form, corrected, creates the job.
+    await page.getByLabel("Memory (MiB)").fill("256");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f]{24}$/);
+    expect((await jobsOf(token)).map((j) => j.name)).toEqual(["numbers"]);
+  });
+});
