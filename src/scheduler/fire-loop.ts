@@ -115,7 +115,7 @@ export class FireLoop {
         const shards = this.deps.shards.list();
         const earliest = shards.length ? await this.deps.state.wheel.earliest(shards) : null;
         const now = this.deps.clock();
-        const cap = this.failed.size > 0 ? Math.min(o.maxSleepMs, PUT_BACK_RETRY_MS) : o.maxSleepMs;
+        const cap = Math.min(o.maxSleepMs, this.putBackIn(now));
         const wait = earliest === null ? cap : Math.min(cap, Math.max(0, earliest - now));
         this.plannedWakeAt = now + wait;
         if (wait > 0) await this.wakeup.sleep(wait);
@@ -123,7 +123,7 @@ export class FireLoop {
       } catch (e) {
         log.error({ err: coerceError(e) }, "scheduler pass failed");
         // Timers waiting to be put back are tried again soon: Redis may be back within the second.
-        await this.wakeup.sleep(Math.min(this.failed.size > 0 ? PUT_BACK_RETRY_MS : 1_000, o.maxSleepMs));
+        await this.wakeup.sleep(Math.min(1_000, o.maxSleepMs, this.putBackIn(this.deps.clock())));
       }
     }
   }
@@ -230,6 +230,17 @@ export class FireLoop {
       }),
     );
     for (const [key, streak] of this.streaks) if (now - streak.at > 2 * this.deps.options.inflightMs) this.streaks.delete(key);
+  }
+
+  /**
+   * How long until a failed timer is due to be put back (Infinity: none waits): at least
+   * PUT_BACK_RETRY_MS, so a put-back Redis refused is retried every 100 ms, while one that backs
+   * off (a timer failing again and again) does not keep the loop polling the wheel meanwhile.
+   */
+  private putBackIn(now: number): number {
+    let next = Infinity;
+    for (const f of this.failed.values()) next = Math.min(next, f.notBefore);
+    return next === Infinity ? Infinity : Math.max(PUT_BACK_RETRY_MS, next - now);
   }
 
   /** Records a failed handling: the timer is put back by the next passes (after its backoff). */
