@@ -1,0 +1,101 @@
+/**
+ * `kairos get nodes` reads every page of the `nodes` connection (issue #33), 100 at a time, and
+ * narrows them with --pool and --status (states, or live / gone). The built `bin/kairos.js` runs as
+ * a subprocess against the product in-process; nodes are node documents written to the store.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
+import { login } from "../helpers/graphql.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const BIN = join(ROOT, "bin", "kairos.js");
+
+/** Compiles the command line (incremental) so the test never runs a stale dist/cli (as test/cli/kairos.test.ts). */
+function buildCli(): void {
+  const main = join(ROOT, "dist", "main.js");
+  if (!existsSync(main)) throw new Error("dist/main.js is missing: run `npm run build` first");
+  const r = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "src", "cli", "tsconfig.build.json")], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`building the command line failed:\n${r.stdout}${r.stderr}`);
+}
+
+function kairos(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: t.home, XDG_CONFIG_HOME: join(t.home, "config"), NO_COLOR: "1", KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out, err })));
+}
+
+const t = { app: undefined as unknown as TestApp, admin: "", home: "" };
+beforeAll(async () => {
+  buildCli();
+  t.app = await startTestApp();
+  t.admin = await login(t.app.url, ADMIN.username, ADMIN.password);
+  t.home = await mkdtemp(join(tmpdir(), "kairos-get-nodes-"));
+}, 240_000);
+afterAll(async () => {
+  await t.app?.dispose();
+  if (t.home) await rm(t.home, { recursive: true, force: true });
+}, 60_000);
+
+const FUTURE = new Date(Date.now() + 3_600_000);
+function nodeDoc(name: string, pool: string, status: NodeStatus): NodeDoc {
+  return {
+    _id: `id-${name}`,
+    name,
+    host: "cli-host",
+    pid: 1,
+    pools: [pool],
+    labels: {},
+    capacity: { slots: 2, cpus: 1, memoryMb: 512 },
+    status,
+    running: 0,
+    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
+    startedAt: new Date("2026-01-01T00:00:00Z"),
+    lastHeartbeatAt: FUTURE,
+  };
+}
+
+describe("kairos get nodes", { timeout: 120_000 }, () => {
+  it("lists every node past one page (100), by name, and narrows them by pool and state", async () => {
+    // 230 nodes: three pages of the API; a third of them DEAD, in two pools.
+    const docs = Array.from({ length: 230 }, (_, i) => nodeDoc(`cli-${String(i).padStart(3, "0")}`, i % 2 ? "odd" : "even", i % 3 === 0 ? "DEAD" : "ONLINE"));
+    await t.app.services.mongo.c.nodes.insertMany(docs);
+    const names = (r: { out: string }) => (JSON.parse(r.out) as Array<{ name: string }>).map((n) => n.name).filter((n) => n.startsWith("cli-"));
+
+    const all = await kairos(["get", "nodes", "-o", "json"]);
+    expect(all.code, all.err).toBe(0);
+    expect(names(all)).toEqual(docs.map((d) => d.name));
+
+    const even = await kairos(["get", "nodes", "--pool", "even", "-o", "json"]);
+    expect(names(even)).toEqual(docs.filter((d) => d.pools[0] === "even").map((d) => d.name));
+    const goneOdd = await kairos(["get", "nodes", "--pool", "odd", "--status", "gone", "-o", "json"]);
+    expect(names(goneOdd)).toEqual(docs.filter((d) => d.pools[0] === "odd" && d.status === "DEAD").map((d) => d.name));
+    const live = await kairos(["get", "nodes", "--status", "online,draining", "-o", "json"]);
+    expect(names(live)).toEqual(docs.filter((d) => d.status === "ONLINE").map((d) => d.name));
+
+    const table = await kairos(["get", "nodes", "--pool", "even", "--status", "DEAD"]);
+    expect(table.code, table.err).toBe(0);
+    expect(table.out).toMatch(/^NAME\s+STATUS\s+POOLS/);
+    expect(table.out).toMatch(/cli-000\s+DEAD\s+even\s+0\/2/);
+
+    const bad = await kairos(["get", "nodes", "--status", "asleep"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/--status: "ASLEEP" is not a node state/);
+    const badPool = await kairos(["get", "nodes", "--pool", "no spaces"]);
+    expect(badPool.code).not.toBe(0);
+    expect(badPool.err).toMatch(/filter\.pool/);
+    await t.app.services.mongo.c.nodes.deleteMany({ name: { $regex: "^cli-" } });
+  });
+});
