@@ -3,7 +3,7 @@
  * (docs/dags.md). Each hole and its fix is in docs/security.md, "DAG workflows".
  */
 import type { Collection, Document } from "mongodb";
-import { describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { code, makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 import { documentsFound } from "../helpers/reads.js";
@@ -19,14 +19,17 @@ const user = () => makeUser(t.app, t.admin, `dag-attacker2-${Date.now()}-${users
 describe("reading a page of DAG runs", () => {
   it("DagRun.tasks reads the task keys of each DAG run's definition, not its 2 MB of task specs (a page of DAG runs with tasks(first: 1), cost ~400)", async () => {
     const u = await user();
-    // 28 tasks of a 64 KiB command each: a 1.8 MB definition (under the 2 MiB request limit).
+    // 28 tasks of a 64 KiB command each: a 1.8 MB definition (under the 2 MiB request limit). In a
+    // pool no executor serves: they need not start before their DAG runs are cancelled.
     const pad = "x".repeat(65_000);
-    const tasks = Array.from({ length: 28 }, (_, i) => ({ key: `t${i}`, spec: { kind: "COMMAND", command: `: ${pad}; sleep 30`, timeout: "PT1M" } }));
+    const tasks = Array.from({ length: 28 }, (_, i) => ({ key: `t${i}`, spec: { kind: "COMMAND", command: `: ${pad}; sleep 30`, timeout: "PT1M", pool: "nowhere" } }));
     const id = (await gqlOk<{ createDag: { id: string } }>(t.app.url, `mutation($input: CreateDagInput!) { createDag(input: $input) { id } }`, { input: { name: "fat-definition", tasks } }, u.token)).createDag.id;
-    for (let i = 0; i < 4; i++) {
-      const runId = await triggerDag(t.app.url, u.token, id);
-      await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
-    }
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const runId = await triggerDag(t.app.url, u.token, id);
+        await gqlOk(t.app.url, `mutation($id: ID!) { cancelDagRun(id: $id) { id } }`, { id: runId }, u.token);
+      }),
+    );
     const definitions = t.app.services.mongo.c.dagDefinitions as unknown as Collection<Document>;
     const findOne = definitions.findOne.bind(definitions);
     let bytes = 0;
@@ -56,49 +59,54 @@ describe("reading a page of DAG runs", () => {
   });
 });
 
-describe("reading a DAG run's tasks", () => {
-  it("DagRun.tasks(first: 1) reads the page's task run, not every task run of the DAG run (every attempt) per alias", async () => {
-    const u = await user();
-    const id = await createDag(t.app.url, u.token, "wide-tasks", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: "true" }))); // 1
-    const runId = await triggerDag(t.app.url, u.token, id); // 100
-    expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
-    const { docs } = await documentsFound(t.app.services.mongo.c.runs, async () => {
-      // Before: each alias read all 100 task runs' states (2,000 documents; with a 1,000-task DAG
-      // run ~0.6 s of the API's CPU for this query of cost ~60, and more with every retryDagRun's attempts).
-      // Alias i reads the row after t(i-1): the cursor names a task row (task-row-pages.ts).
-      const after = (i: number) => (i === 0 ? "" : `, after: ${JSON.stringify(taskRowCursor({ key: `t${i - 1}`, mapIndex: null }))}`);
-      const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 1${after(i)}) { edges { node { key status run { status } } } } }`).join(" ")} }`;
-      const r = await gqlOk<Record<string, { tasks: { edges: Array<{ node: { key: string; status: string; run: { status: string } } }> } }>>(t.app.url, q, { id: runId }, u.token);
-      expect(Object.values(r).map((x) => x.tasks.edges.map((e) => e.node))).toEqual(Array.from({ length: 20 }, (_, i) => [{ key: `t${i}`, status: "SUCCEEDED", run: { status: "SUCCEEDED" } }]));
-      // This DAG run's task runs only (by its id, or by fire keys, which start with it): the app's
-      // background rounds of other DAG runs may read meanwhile (a full-suite run counted 24).
-    }, (f) => f.dagRunId === runId || JSON.stringify(f.fireKey ?? null).includes(runId));
-    expect(docs).toBe(20);
-  });
-});
-
-describe("task results in one request", () => {
-  it("are read up to 32 MiB a request: 20 aliases of tasks(first: 100) { result } of 64 KiB results (cost ~2,000) are refused, not answered with 130 MB", async () => {
-    const u = await user();
+describe("a DAG run of 100 tasks, each leaving a 64 KiB result", () => {
+  // Made once for the two tests below (101 submissions of its user's 120); at a high load its 100
+  // tasks take more than a test's 30 s.
+  let u: { token: string };
+  let runId: string;
+  beforeAll(async () => {
+    u = await user();
     const big = `printf '"%s"' "$(head -c 65000 /dev/zero | tr '\\0' x)" > $KAIROS_RESULT`;
     const id = await createDag(t.app.url, u.token, "fat-results", Array.from({ length: 100 }, (_, i) => ({ key: `t${i}`, command: big }))); // 1
-    const runId = await triggerDag(t.app.url, u.token, id); // 100
-    expect((await finishedDagRun(t.app.url, u.token, runId, 60_000)).status).toBe("SUCCEEDED");
-    const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 100) { edges { node { result } } } }`).join(" ")} }`;
-    const res = await fetch(t.app.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${u.token}` }, body: JSON.stringify({ query: q, variables: { id: runId } }) });
-    const text = await res.text();
-    // Before: 130 MB (with 300 such tasks, cost ~6,000: 390 MB, 14 s of the API's CPU, 1.2 GB more memory).
-    expect(text.length).toBeLessThan(36_000_000);
-    // The rows past the bound are refused (DagRun.tasks and Query.dagRun are non-null, so the whole answer is).
-    const body = JSON.parse(text) as { data: unknown; errors?: Array<{ message: string; path: unknown[]; extensions: { code: string; field: string } }> };
-    expect(body.data).toBeNull();
-    expect(body.errors?.map((e) => [e.extensions.code, e.extensions.field])).toEqual([["BAD_USER_INPUT", "first"]]);
-    expect(body.errors?.[0]?.message).toBe(
-      "first: the task rows asked for in this request carry more than 33554432 bytes (32 MiB) of results; ask for fewer rows (first, then after) or fewer DAG runs' tasks in one request",
-    );
-    // One page of them, as the typed client reads it, is served whole.
-    const one = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { result: string } }> } } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { edges { node { result } } } } }`, { id: runId }, u.token);
-    expect(one.dagRun.tasks.edges.map((e) => e.node).every((x) => x.result.length === 65_000)).toBe(true);
+    runId = await triggerDag(t.app.url, u.token, id); // 100
+    expect((await finishedDagRun(t.app.url, u.token, runId, 120_000)).status).toBe("SUCCEEDED");
+  }, 150_000);
+
+  describe("reading a DAG run's tasks", () => {
+    it("DagRun.tasks(first: 1) reads the page's task run, not every task run of the DAG run (every attempt) per alias", async () => {
+      const { docs } = await documentsFound(t.app.services.mongo.c.runs, async () => {
+        // Before: each alias read all 100 task runs' states (2,000 documents; with a 1,000-task DAG
+        // run ~0.6 s of the API's CPU for this query of cost ~60, and more with every retryDagRun's attempts).
+        // Alias i reads the row after t(i-1): the cursor names a task row (task-row-pages.ts).
+        const after = (i: number) => (i === 0 ? "" : `, after: ${JSON.stringify(taskRowCursor({ key: `t${i - 1}`, mapIndex: null }))}`);
+        const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 1${after(i)}) { edges { node { key status run { status } } } } }`).join(" ")} }`;
+        const r = await gqlOk<Record<string, { tasks: { edges: Array<{ node: { key: string; status: string; run: { status: string } } }> } }>>(t.app.url, q, { id: runId }, u.token);
+        expect(Object.values(r).map((x) => x.tasks.edges.map((e) => e.node))).toEqual(Array.from({ length: 20 }, (_, i) => [{ key: `t${i}`, status: "SUCCEEDED", run: { status: "SUCCEEDED" } }]));
+        // This DAG run's task runs only (by its id, or by fire keys, which start with it): the app's
+        // background rounds of other DAG runs may read meanwhile (a full-suite run counted 24).
+      }, (f) => f.dagRunId === runId || JSON.stringify(f.fireKey ?? null).includes(runId));
+      expect(docs).toBe(20);
+    });
+  });
+
+  describe("task results in one request", () => {
+    it("are read up to 32 MiB a request: 20 aliases of tasks(first: 100) { result } of 64 KiB results (cost ~2,000) are refused, not answered with 130 MB", async () => {
+      const q = `query($id: ID!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: dagRun(id: $id) { tasks(first: 100) { edges { node { result } } } }`).join(" ")} }`;
+      const res = await fetch(t.app.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${u.token}` }, body: JSON.stringify({ query: q, variables: { id: runId } }) });
+      const text = await res.text();
+      // Before: 130 MB (with 300 such tasks, cost ~6,000: 390 MB, 14 s of the API's CPU, 1.2 GB more memory).
+      expect(text.length).toBeLessThan(36_000_000);
+      // The rows past the bound are refused (DagRun.tasks and Query.dagRun are non-null, so the whole answer is).
+      const body = JSON.parse(text) as { data: unknown; errors?: Array<{ message: string; path: unknown[]; extensions: { code: string; field: string } }> };
+      expect(body.data).toBeNull();
+      expect(body.errors?.map((e) => [e.extensions.code, e.extensions.field])).toEqual([["BAD_USER_INPUT", "first"]]);
+      expect(body.errors?.[0]?.message).toBe(
+        "first: the task rows asked for in this request carry more than 33554432 bytes (32 MiB) of results; ask for fewer rows (first, then after) or fewer DAG runs' tasks in one request",
+      );
+      // One page of them, as the typed client reads it, is served whole.
+      const one = await gqlOk<{ dagRun: { tasks: { edges: Array<{ node: { result: string } }> } } }>(t.app.url, `query($id: ID!) { dagRun(id: $id) { tasks(first: 100) { edges { node { result } } } } }`, { id: runId }, u.token);
+      expect(one.dagRun.tasks.edges.map((e) => e.node).every((x) => x.result.length === 65_000)).toBe(true);
+    });
   });
 });
 
@@ -124,51 +132,60 @@ describe("subscriptions", () => {
     const victim = await user();
     const mallory = await user();
     const dagId = await createDag(t.app.url, mallory.token, "sub-flood", [{ key: "a", command: "true" }]);
-    const client = wsClient(t.app.wsUrl, mallory.token);
+    // A subscription the server holds has subscribed to the run events (runUpdated and dagRunUpdated
+    // alike; nothing else subscribes to them meanwhile): counted, with the releases of those it closed.
+    const events = t.app.services.events;
+    const subscribeEvents = events.subscribe.bind(events);
+    let released = 0;
+    const opened = vi.spyOn(events, "subscribe").mockImplementation((async (...args: Parameters<typeof subscribeEvents>) => {
+      const unsubscribe = await subscribeEvents(...args);
+      return async () => {
+        released++;
+        await unsubscribe();
+      };
+    }) as never);
+    /** Subscribes; settles "ok" once the server holds the stream, "refused" on an error or an end. */
+    const subscribe = (client: ReturnType<typeof wsClient>, query: string, variables: Record<string, unknown> = {}) => {
+      let refused = false;
+      client.subscribe({ query, variables }, { next: (v) => void (v.errors && (refused = true)), error: () => void (refused = true), complete: () => void (refused = true) });
+      return { get refused() { return refused; } };
+    };
     try {
-      const outcomes: Array<"ok" | "refused"> = [];
-      const subscribe = (query: string, variables: Record<string, unknown>) =>
-        new Promise<void>((resolve) => {
-          let settled = false;
-          const settle = (o: "ok" | "refused") => {
-            if (settled) return;
-            settled = true;
-            outcomes.push(o);
-            resolve();
-          };
-          client.subscribe({ query, variables }, { next: (v) => (v.errors ? settle("refused") : undefined), error: () => settle("refused"), complete: () => settle("refused") });
-          setTimeout(() => settle("ok"), 1_500);
-        });
-      // Before: all 60 were held (1,000 of them doubled the CPU a 40-task DAG run of another user took; 1,200 a minute fit the request budget).
-      await Promise.all([
-        ...Array.from({ length: 30 }, () => subscribe(`subscription($d: ID) { dagRunUpdated(dagId: $d) { dagRunId } }`, { d: dagId })),
-        ...Array.from({ length: 30 }, () => subscribe(`subscription { runUpdated { id } }`, {})),
-      ]);
-      expect(outcomes.filter((o) => o === "ok")).toHaveLength(20);
-      // Another user is not limited by them.
-      const other = wsClient(t.app.wsUrl, victim.token);
+      const client = wsClient(t.app.wsUrl, mallory.token);
       try {
-        const r = await new Promise<string>((resolve) => {
-          other.subscribe({ query: `subscription { dagRunUpdated { dagRunId } }` }, { next: (v) => resolve(v.errors ? "refused" : "event"), error: () => resolve("refused"), complete: () => resolve("refused") });
-          setTimeout(() => resolve("ok"), 1_500);
-        });
-        expect(r).toBe("ok");
+        // Before: all 60 were held (1,000 of them doubled the CPU a 40-task DAG run of another user took; 1,200 a minute fit the request budget).
+        const subs = [
+          ...Array.from({ length: 30 }, () => subscribe(client, `subscription($d: ID) { dagRunUpdated(dagId: $d) { dagRunId } }`, { d: dagId })),
+          ...Array.from({ length: 30 }, () => subscribe(client, `subscription { runUpdated { id } }`)),
+        ];
+        // Every one answered: held (subscribed to the events) or refused.
+        await waitFor(async () => opened.mock.calls.length + subs.filter((x) => x.refused).length >= 60, 20_000);
+        expect([opened.mock.calls.length, subs.filter((x) => x.refused).length]).toEqual([20, 40]);
+        // Another user is not limited by them.
+        const other = wsClient(t.app.wsUrl, victim.token);
+        try {
+          const o = subscribe(other, `subscription { dagRunUpdated { dagRunId } }`);
+          await waitFor(async () => opened.mock.calls.length > 20 || o.refused, 10_000);
+          expect([opened.mock.calls.length, o.refused]).toEqual([21, false]);
+        } finally {
+          await other.dispose();
+        }
+        expect(subs.filter((x) => x.refused)).toHaveLength(40);
       } finally {
-        await other.dispose();
+        await client.dispose();
+      }
+      // Closed: its slots are free again (the server has released the 20 streams and the other user's).
+      await waitFor(async () => released >= 21, 10_000);
+      const again = wsClient(t.app.wsUrl, mallory.token);
+      try {
+        const a = subscribe(again, `subscription { runUpdated { id } }`);
+        await waitFor(async () => opened.mock.calls.length > 21 || a.refused, 10_000);
+        expect([opened.mock.calls.length, a.refused]).toEqual([22, false]);
+      } finally {
+        await again.dispose();
       }
     } finally {
-      await client.dispose();
-    }
-    // Closed: its slots are free again.
-    const again = wsClient(t.app.wsUrl, mallory.token);
-    try {
-      const r = await new Promise<string>((resolve) => {
-        again.subscribe({ query: `subscription { runUpdated { id } }` }, { next: (v) => resolve(v.errors ? JSON.stringify(v.errors) : "event"), error: (e) => resolve(JSON.stringify(e)), complete: () => resolve("complete") });
-        setTimeout(() => resolve("ok"), 1_500);
-      });
-      expect(r).toBe("ok");
-    } finally {
-      await again.dispose();
+      opened.mockRestore();
     }
   });
 });
