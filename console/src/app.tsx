@@ -3,6 +3,7 @@ import { Suspense, lazy, useEffect, useRef } from "react";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { LoginView } from "./auth/login-view";
 import { useSession } from "./auth/session";
+import { ViewErrorBoundary } from "./ui/view-error";
 
 // The runs list is where the console opens, so it is in the entry (no second round trip before the
 // first rows); every other area is its own chunk, loaded when first visited.
@@ -66,6 +67,7 @@ export function App() {
         </div>
       </header>
       <main id="main" ref={main}>
+        <ViewErrorBoundary address={location}>
         <Suspense fallback={<p className="muted" role="status">Loading…</p>}>
           <Switch>
             <Route path="/"><Redirect to="/runs" /></Route>
@@ -87,6 +89,7 @@ export function App() {
             <Route><NotFound /></Route>
           </Switch>
         </Suspense>
+        </ViewErrorBoundary>
       </main>
     </div>
   );

@@ -4,10 +4,10 @@
  * number too large). Each test is the reproduction of one defect.
  */
 import { describe, expect, it } from "vitest";
-import type { Page } from "playwright-core";
+import type { Page, WebSocketRoute } from "playwright-core";
 import { gqlOk } from "../helpers/graphql.js";
 import { makeUser, PASSWORD } from "../helpers/accounts.js";
-import { useConsole } from "./browser.js";
+import { openLoggedIn, useConsole } from "./browser.js";
 
 const h = useConsole();
 
@@ -82,5 +82,78 @@ describe("the job editor as a stranger fills it", { timeout: 180_000 }, () => {
     await page.getByRole("button", { name: "Create job" }).click();
     await page.waitForURL(/\/jobs\/[0-9a-f]{24}$/);
     expect((await jobsOf(token)).map((j) => j.name)).toEqual(["numbers"]);
+  });
+});
+
+/**
+ * A page of its own (not the harness's, which fails a test on any console error): these tests make
+ * the network fail on purpose, and the browser logs each failed load. Page errors are collected.
+ */
+async function ownPage(username: string): Promise<{ page: Page; pageErrors: string[]; close(): Promise<void> }> {
+  const context = await h.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const pageErrors: string[] = [];
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  await openLoggedIn(page, h.base, await h.session(username, PASSWORD));
+  return { page, pageErrors, close: () => context.close() };
+}
+
+describe("a tab left open while the server goes away", { timeout: 180_000 }, () => {
+  it("the runs list stops saying Live while its connection is down, and says it again once reconnected (it said Live throughout)", async () => {
+    await makeUser(h.app, h.admin, "stranger-live");
+    const { page, close } = await ownPage("stranger-live");
+    try {
+      // Every WebSocket of the page goes through here: passed on to the server, or refused while "down".
+      let down = false;
+      const open = new Set<WebSocketRoute>();
+      await page.routeWebSocket(/\/graphql$/, (ws) => {
+        if (down) return ws.close({ code: 1012, reason: "service restart" });
+        open.add(ws);
+        ws.connectToServer();
+      });
+      await page.goto(`${h.base}runs`);
+      const note = page.locator(".live-note");
+      await expect.poll(() => note.innerText()).toBe("Live");
+      expect(open.size).toBeGreaterThan(0);
+      // The server goes away: the open connection closes and every new one is refused.
+      down = true;
+      for (const ws of open) await ws.close({ code: 1012, reason: "service restart" });
+      open.clear();
+      await expect.poll(() => note.innerText(), { timeout: 15_000 }).toBe("Live updates interrupted, reconnecting…");
+      // It comes back: graphql-ws reconnects by itself (backoff up to 10 s) and the note says Live again.
+      down = false;
+      await expect.poll(() => note.innerText(), { timeout: 30_000 }).toBe("Live");
+      expect(open.size).toBeGreaterThan(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a view whose code cannot be loaded says so, with Reload, instead of blanking the whole console", async () => {
+    await makeUser(h.app, h.admin, "stranger-chunk");
+    const { page, pageErrors, close } = await ownPage("stranger-chunk");
+    try {
+      await page.getByRole("heading", { name: "Runs" }).waitFor();
+      // The jobs view's chunk is gone (the server restarting, or a new build since the tab opened).
+      const jobsChunk = /\/assets\/(jobs-view-[^/]*\.js|jobs-[^/]*\.css)$/;
+      await page.route(jobsChunk, (r) => r.abort());
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" }).click();
+      await page.getByRole("heading", { name: "This page could not be shown" }).waitFor();
+      expect(await page.getByRole("alert").first().innerText()).toContain("could not load this page from the server: the server may be restarting, or it was updated since this tab was opened");
+      await expect.poll(() => page.getByRole("button", { name: "Reload" }).isVisible()).toBe(true);
+      // The frame still works: another page shows.
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }).click();
+      await page.getByRole("heading", { name: "Runs" }).waitFor();
+      expect(await page.getByRole("heading", { name: "This page could not be shown" }).count()).toBe(0);
+      // Reload, the chunk back, opens the jobs view.
+      await page.unroute(jobsChunk);
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" }).click();
+      await page.getByRole("button", { name: "Reload" }).click();
+      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      expect(pageErrors.filter((e) => !/dynamically imported module|preload CSS/i.test(e))).toEqual([]);
+    } finally {
+      await close();
+    }
   });
 });

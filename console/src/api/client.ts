@@ -6,7 +6,7 @@
 import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange, type CombinedError } from "@urql/core";
 import { createClient as createWsClient, type Client as WsClient } from "graphql-ws";
 import { takeFirstQuery } from "../boot/handoff";
-import { feedConnected } from "./live-feed";
+import { feedClosed, feedConnected } from "./live-feed";
 
 export interface ApiClient {
   urql: Client;
@@ -33,6 +33,7 @@ export function createApiClient(credential: string | null, onUnauthenticated: On
         connected: () => feedConnected(),
         closed: (event) => {
           const code = (event as CloseEvent | undefined)?.code;
+          feedClosed(code);
           // 4401/4403: the server refused the credential (expired, revoked, user disabled).
           if (code === 4401 || code === 4403) onUnauthenticated((event as CloseEvent).reason || "Your session ended; log in again.");
         },

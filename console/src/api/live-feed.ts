@@ -22,7 +22,40 @@ export function onFeedConnected(listener: Listener): () => void {
 
 /** Called by the API client on every connection the server acknowledged. */
 export function feedConnected(): void {
+  setFeedUp(true);
   setTimeout(() => {
     for (const l of [...listeners]) l();
   }, FEED_SETTLE_MS);
+}
+
+// ---- whether the feed is up, for the "Live" note ----
+
+/**
+ * graphql-ws retries a dropped connection by itself (console/src/api/client.ts) and tells the
+ * subscriptions nothing meanwhile, so a view's own error says nothing about a server that is down
+ * or restarting: the client reports here instead. Down from a close that was not the client's own
+ * (code 1000, the lazy close when no view subscribes) until the server acknowledges a connection.
+ */
+let feedUp = true;
+const upListeners = new Set<Listener>();
+
+function setFeedUp(up: boolean): void {
+  if (up === feedUp) return;
+  feedUp = up;
+  for (const l of [...upListeners]) l();
+}
+
+/** Called by the API client when the connection closed, with its close code. */
+export function feedClosed(code: number | undefined): void {
+  if (code !== 1000) setFeedUp(false);
+}
+
+/** For useSyncExternalStore. */
+export function subscribeFeedUp(listener: Listener): () => void {
+  upListeners.add(listener);
+  return () => void upListeners.delete(listener);
+}
+
+export function isFeedUp(): boolean {
+  return feedUp;
 }
