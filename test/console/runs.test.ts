@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Page, WebSocketRoute } from "playwright-core";
 import { makeUser, PASSWORD } from "../helpers/accounts.js";
 import { gqlOk } from "../helpers/graphql.js";
-import { axeViolations, describeViolations, useConsole } from "./browser.js";
+import { axeViolations, describeViolations, openLoggedIn, useConsole } from "./browser.js";
 
 const h = useConsole();
 
@@ -63,10 +63,11 @@ const uniq = () => randomUUID().slice(0, 8);
 
 describe("console: runs", { timeout: 90_000 }, () => {
   it("a run page opened while the run waits shows it go RUNNING then SUCCEEDED, and its log lines as they are printed, without a reload", async () => {
-    const page = await h.loggedIn();
+    // The tab and the session are ready before the run is made: after it, only the page's load.
+    const [page, session] = await Promise.all([h.page(), h.session()]);
     const job = await makeJob(`printer-${uniq()}`, "sleep 2; for i in 1 2 3 4 5; do echo line-$i; sleep 0.4; done");
     const runId = await trigger(job);
-    await page.goto(`${h.base}runs/${runId}`);
+    await openLoggedIn(page, h.base, session, `runs/${runId}`);
     await page.getByRole("heading", { level: 1, name: /Run of printer-/ }).waitFor();
     await mark(page);
     const badge = page.locator(".page-head .badge");
@@ -104,8 +105,7 @@ describe("console: runs", { timeout: 90_000 }, () => {
   it("the runs list shows a new run at the top and its status changes in place, without a reload", async () => {
     const name = `live-${uniq()}`;
     const job = await makeJob(name, "sleep 0.8");
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}runs`);
+    const page = await h.loggedInAt("runs");
     await page.getByRole("table", { name: /Runs, newest first/ }).waitFor();
     await page.getByRole("status").filter({ hasText: /loaded/ }).waitFor();
     await mark(page);
@@ -129,8 +129,7 @@ describe("console: runs", { timeout: 90_000 }, () => {
     const otherRun = await trigger(other);
     await Promise.all([waitStatus(okRun, ["SUCCEEDED"]), waitStatus(badRun, ["FAILED", "DEAD", "RETRY_SCHEDULED"]), waitStatus(otherRun, ["SUCCEEDED"])]);
 
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}runs`);
+    const page = await h.loggedInAt("runs");
     await row(page, otherRun).waitFor();
     await page.getByLabel("Name").fill(`filt-`);
     await page.getByLabel("Name").press("Enter");
@@ -177,8 +176,7 @@ describe("console: runs", { timeout: 90_000 }, () => {
     await waitStatus(doneRun, ["SUCCEEDED"]);
     for (const id of queued) expect(await runStatus(id)).toBe("QUEUED");
 
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}runs?name=bulk-${tag}`);
+    const page = await h.loggedInAt(`runs?name=bulk-${tag}`);
     for (const id of [...queued, doneRun]) await row(page, id).waitFor();
     expect(await page.locator("tr.vrow").count()).toBe(4);
 
@@ -250,10 +248,7 @@ describe("console: runs", { timeout: 90_000 }, () => {
     const theirs = await makeJob(`admins-${tag}`, "true");
     const myRun = await trigger(mine, user.token);
     const adminRun = await trigger(theirs);
-    await Promise.all([waitStatus(myRun, ["SUCCEEDED"], user.token), waitStatus(adminRun, ["SUCCEEDED"])]);
-
-    const page = await h.loggedIn(`runner-${tag}`, PASSWORD);
-    await page.goto(`${h.base}runs`);
+    const [page] = await Promise.all([h.loggedInAt("runs", `runner-${tag}`, PASSWORD), waitStatus(myRun, ["SUCCEEDED"], user.token), waitStatus(adminRun, ["SUCCEEDED"])]);
     await row(page, myRun).waitFor();
     expect(await row(page, adminRun).count()).toBe(0);
     const jobs = await page.locator("tr.vrow td.c-job").allTextContents();
@@ -278,8 +273,7 @@ describe("console: runs", { timeout: 90_000 }, () => {
     const runId = await trigger(job);
     await waitStatus(runId, ["DEAD"], h.admin, 30_000);
 
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}runs/${runId}`);
+    const page = await h.loggedInAt(`runs/${runId}`);
     await page.locator('.page-head .badge[data-status="DEAD"]').waitFor();
     // Two attempts, each with its node, start and end: the first retried, the second the end.
     const attempts = page.locator("table.attempts tbody tr");
@@ -310,8 +304,7 @@ describe("console: runs", { timeout: 90_000 }, () => {
     const job = await makeJob(`chatty-${uniq()}`, "seq 1 20000");
     const runId = await trigger(job);
     await waitStatus(runId, ["SUCCEEDED"]);
-    const page = await h.loggedIn();
-    await page.goto(`${h.base}runs/${runId}`);
+    const page = await h.loggedInAt(`runs/${runId}`);
     const log = page.getByTestId("run-log");
     await log.getByText("20000", { exact: true }).waitFor();
     const lines = await log.locator(".log-line").count();
@@ -330,10 +323,8 @@ describe("console: runs", { timeout: 90_000 }, () => {
   it("the runs list, a run page and the dead letters have no serious accessibility violations", async () => {
     const job = await makeJob(`axe-${uniq()}`, "echo '\\033[32mgreen\\033[0m'; echo err >&2");
     const runId = await trigger(job);
-    await waitStatus(runId, ["SUCCEEDED"]);
-    const page = await h.loggedIn();
-
-    await page.goto(`${h.base}runs`);
+    // The page opens while the run ends (the list follows it live).
+    const [page] = await Promise.all([h.loggedInAt("runs"), waitStatus(runId, ["SUCCEEDED"])]);
     await row(page, runId).waitFor();
     await page.getByRole("checkbox", { name: new RegExp(`Select run ${runId}`) }).check();
     let v = await axeViolations(page);
@@ -359,13 +350,17 @@ describe("console: runs", { timeout: 90_000 }, () => {
     // acknowledgement too, so the page's subscriptions are not even sent) or drop its events.
     let hold = true;
     let drop = false;
+    let droppedCancel = 0;
     const held: Array<() => void> = [];
     const sockets: WebSocketRoute[] = [];
     await page.routeWebSocket(/\/graphql$/, (ws) => {
       sockets.push(ws);
       const server = ws.connectToServer();
       server.onMessage((m) => {
-        if (drop && typeof m === "string" && m.includes('"type":"next"')) return;
+        if (drop && typeof m === "string" && m.includes('"type":"next"')) {
+          if (m.includes(dropped) && m.includes("CANCELLED")) droppedCancel++;
+          return;
+        }
         if (hold) held.push(() => ws.send(m));
         else ws.send(m);
       });
@@ -386,7 +381,8 @@ describe("console: runs", { timeout: 90_000 }, () => {
     drop = true;
     await gqlOk(h.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: dropped }, h.admin);
     await waitStatus(dropped, ["CANCELLED"]);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The feed's event for it reached the page's socket and was lost there.
+    await expect.poll(() => droppedCancel, { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await rowStatus(page, dropped)).toBe("QUEUED");
     drop = false;
     await sockets[0]!.close({ code: 1012, reason: "test: connection dropped" });
