@@ -116,14 +116,26 @@ async function dagRunTasks(api: GqlClient, dagRunId: string) {
   return tasks;
 }
 
+/** The order of a task attempt's (and a DAG run's) states; every other state is an end. */
+const STEP: Record<string, number> = { PENDING: 0, QUEUED: 1, RUNNING: 2 };
+
 /** Prints each task transition of a DAG run until it ends; the exit code: 0 succeeded, 1 failed, 130 cancelled. */
 export async function followDagRun(ctx: Ctx, dagRunId: string): Promise<number> {
   const api = await ctx.api();
   let last = "RUNNING";
   const seen = new Set<string>();
+  /**
+   * How far each task attempt (and the DAG run) got in what was printed. The tasks' state is read
+   * once when the stream starts, so an event sent before that read can arrive after it: "load
+   * RUNNING" after "load SUCCEEDED". Such a step back is not printed.
+   */
+  const reached = new Map<string, number>();
   const line = (at: string, key: string, status: string, attempt: number, runId: string | null | undefined) => {
     const id = `${key}|${status}|${attempt}`;
     if (seen.has(id)) return;
+    const step = STEP[status] ?? 3;
+    if (step < (reached.get(`${key}|${attempt}`) ?? -1)) return;
+    reached.set(`${key}|${attempt}`, step);
     seen.add(id);
     const time = new Date(at).toISOString().slice(11, 19);
     ctx.io.out(`${time}  ${key.padEnd(20)} ${paint(ctx.io, statusColour(status), status)}${attempt > 1 ? ` (attempt ${attempt})` : ""}${runId ? ` run ${runId}` : ""}\n`);
