@@ -127,8 +127,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const silenceToken = o.silentStretchesMs?.length ? await silenceUser(cluster) : null;
     // Leave time to create every job before the window opens (≈ 40 ms per job, generously).
     // A lead for creating the jobs over the API, enough on a loaded 2-core machine (creating 30 took over 5 s at load 20).
-    // (And the watched job and rule of the silence count: two calls.)
-    const windowStart = Math.ceil((Date.now() + 6_000 + (total + (silenceToken ? 2 : 0)) * 80) / 1000) * 1000 + 137;
+    // And 3 s for the watched job and rule of the silence count (the rule arms its watch: slower than a job on a loaded host).
+    const windowStart = Math.ceil((Date.now() + 6_000 + total * 80 + (silenceToken ? 3_000 : 0)) / 1000) * 1000 + 137;
     const windowEnd = windowStart + o.windowMs;
     const silenceWatch: SilenceWatch | null = silenceToken
       ? await watchSilence(cluster, alertWatch.rx, silenceToken, o.silentStretchesMs!.map(([a, b]) => [windowStart + a, windowStart + b] as const))
