@@ -51,6 +51,16 @@ Options (override the environment):
 
 See docs/configuration.md for every setting.`;
 
+/** `kairos <role> --help`: the role's line of USAGE and the options every role takes. */
+function roleUsage(role: string): string {
+  const lines = USAGE.split("\n");
+  const at = lines.findIndex((l) => l.startsWith(`  ${role} `));
+  const about: string[] = [];
+  for (let i = at; i >= 0 && i < lines.length && (i === at || lines[i]!.startsWith("      ")); i++) about.push(lines[i]!);
+  const options = lines.slice(lines.indexOf("Options (override the environment):"));
+  return [`Usage: kairos ${role} [options]`, "", ...about, "", ...options].join("\n");
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (!command || command === "--help" || command === "-h" || command === "help") {
@@ -66,6 +76,11 @@ async function main(argv: string[]): Promise<void> {
   const { ROLES, applyFlags, loadConfig } = await import("./config/index.js");
   if (!(ROLES as readonly string[]).includes(command) && command !== "emulator" && command !== "emit-schema") {
     throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema", ...CLI_COMMANDS].join(", ")}`);
+  }
+  // `kairos dev --help` is what a newcomer types first: answer it (it was "unknown option --help").
+  if ((ROLES as readonly string[]).includes(command) && rest.some((a) => a === "--help" || a === "-h")) {
+    process.stdout.write(`${roleUsage(command)}\n`);
+    return;
   }
   // A role's settings are checked before its code loads: a bad one is refused at once.
   const config = command === "emulator" || command === "emit-schema" ? null : loadConfig(command as Role, applyFlags(rest, process.env));
