@@ -212,7 +212,9 @@ describe("claims confirmed after the start", () => {
     // The store says CANCELLED while the queue still holds the entry (a cancel racing a take).
     await t.app.services.mongo.c.runs.updateOne({ _id: run!._id }, { $set: { status: "CANCELLED" } });
     await waitFor(async () => (await readFile(file, "utf8").catch(() => "")) || null, 5_000, 20);
-    await sleep(3_000); // the confirm (500 ms after the start) is refused and the run killed
+    // The confirm (500 ms after the start) is refused and the run killed: its attempt leaves the node
+    // (it would leave at its natural end, 2 s after the start, with "finished" written, were it not killed).
+    await waitFor(async () => t.app.executor!.running === 0, 10_000, 20);
     expect(await readFile(file, "utf8")).toBe("started\n");
     const r = (await t.app.services.runs.get(run!._id))!;
     expect(r.status).toBe("CANCELLED");
