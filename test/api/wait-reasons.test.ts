@@ -173,8 +173,10 @@ describe("Run.waiting and Job.problems", () => {
     await t.app.scheduler!.stop();
     let id: string;
     try {
-      id = await createJob(token, { name: "late", misfire: "SKIP", schedule: { kind: "ONCE", at: new Date(Date.now() + 1_000).toISOString() }, spec: { command: "true" } });
-      await new Promise((r) => setTimeout(r, 2_500));
+      const at = Date.now() + 1_000;
+      id = await createJob(token, { name: "late", misfire: "SKIP", schedule: { kind: "ONCE", at: new Date(at).toISOString() }, spec: { command: "true" } });
+      // Down until the slot is a second late (twice the late tolerance), not a fixed 2.5 s from now.
+      await new Promise((r) => setTimeout(r, Math.max(0, at + 1_000 - Date.now())));
     } finally {
       await t.app.scheduler!.start();
     }
