@@ -18,15 +18,31 @@ import type { QueryLimits } from "../../src/api/limits.js";
 import type { Services } from "../../src/resolvers/index.js";
 import { ListenError, listen, silentLogger } from "../../src/support/index.js";
 
+/** Processes at once, at most: the tests that start `kairos` run side by side, two at a time (two cores, seconds of CPU each). */
+const AT_ONCE = 2;
+let running = 0;
+const queued: Array<() => void> = [];
+
 function kairos(args: string[], env: Record<string, string> = {}) {
+  const started = running < AT_ONCE ? Promise.resolve() : new Promise<void>((r) => queued.push(r));
+  running++;
+  const exited = started.then(() => run(args, env)).finally(() => {
+    running--;
+    queued.shift()?.();
+  });
+  let stderr = "";
+  void exited.then((r) => (stderr = r.err));
+  return { exited: exited.then((r) => r.code), err: () => stderr };
+}
+
+function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; err: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     env: { ...process.env, KAIROS_LOG_LEVEL: "warn", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  return { exited, err: () => stderr };
+  return new Promise((r) => child.on("close", (code) => r({ code, err: stderr })));
 }
 
 let holder: Server;
@@ -45,7 +61,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("a taken port", () => {
+// Each starts `kairos` from the sources (seconds on a loaded machine) and only reads the held port: side by side.
+describe.concurrent("a taken port, as the command sees it", { timeout: 120_000 }, () => {
   it("dev --port: one line naming the port, KAIROS_PORT and --port; exit 2; nothing created", async () => {
     const dataDir = join(dir, "dev-data");
     const p = kairos(["dev", "--port", String(port), "--data-dir", dataDir]);
@@ -76,13 +93,15 @@ describe("a taken port", () => {
 
   it("kairos emulator --port: the same line naming --port; a bad flag is one line too", async () => {
     const p = kairos(["emulator", "--port", String(port), "--data-dir", join(dir, "emulator-data")]);
+    const q = kairos(["emulator", "--port", "many"]);
     expect(await p.exited).toBe(2);
     expect(p.err()).toBe(`kairos: port ${port} on 127.0.0.1 is already in use by another program: stop it, or choose another port with --port <port>\n`);
-    const q = kairos(["emulator", "--port", "many"]);
     expect(await q.exited).toBe(2);
     expect(q.err()).toBe("kairos: --port must be an integer from 0 to 65535, got 'many'\n");
   });
+});
 
+describe("a taken port, as the servers see it", () => {
   // The check before start-up can lose a race; the servers' own listen says the same thing.
   it("the API's HTTP server with its WebSocket side: a ListenError, and nothing printed by graphql-ws", async () => {
     const printed = vi.spyOn(console, "error").mockImplementation(() => {});
