@@ -99,6 +99,23 @@ async function ownPage(username: string): Promise<{ page: Page; pageErrors: stri
   return { page, pageErrors, close: () => context.close() };
 }
 
+describe("the schedule as a stranger leaves it", { timeout: 180_000 }, () => {
+  it("once at a time with no time given is refused by the form, naming the field (it sent \"\" and showed GraphQL's Variable \"$input\" got invalid value)", async () => {
+    const { token } = await makeUser(h.app, h.admin, "stranger-at");
+    const page = await newJobPage("stranger-at");
+    await page.getByLabel("Name", { exact: true }).fill("no-time");
+    await page.getByLabel("Command", { exact: true }).fill("true");
+    await page.getByLabel("Once, at a time").check();
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => page.locator("#job-form-error").innerText(), { timeout: 10_000 }).toBe("schedule.at: give the date and time to run at (in this browser's time zone)");
+    await page.getByLabel("Every interval").check();
+    await page.getByLabel("Every: amount").fill("");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => page.locator("#job-form-error").innerText(), { timeout: 10_000 }).toBe("schedule.every: give how often to run, a number above 0");
+    expect(await jobsOf(token)).toEqual([]);
+  });
+});
+
 describe("a tab left open while the server goes away", { timeout: 180_000 }, () => {
   it("the runs list stops saying Live while its connection is down, and says it again once reconnected (it said Live throughout)", async () => {
     await makeUser(h.app, h.admin, "stranger-live");

@@ -166,6 +166,12 @@ export function formProblem(f: FormState): { field: string; message: string } | 
     ["retry.initial", f.retryInitial, (num(f.retryAttempts) ?? 1) > 1],
     ["retry.max", f.retryMax, (num(f.retryAttempts) ?? 1) > 1],
   ];
+  const mode = f.schedule.mode;
+  if (mode === "AT" && !Number.isFinite(Date.parse(f.schedule.at))) {
+    return { field: "schedule.at", message: "schedule.at: give the date and time to run at (in this browser's time zone)" };
+  }
+  if (mode === "DELAY" && !f.schedule.delay.n.trim()) return { field: "schedule.delay", message: "schedule.delay: give how long to wait before the run, a number above 0" };
+  if (mode === "EVERY" && !f.schedule.every.n.trim()) return { field: "schedule.every", message: "schedule.every: give how often to run, a number above 0" };
   for (const [field, d, used] of durations) {
     const p = used ? durationProblem(d) : null;
     if (p) return { field, message: `${field}: ${p}` };
