@@ -60,7 +60,8 @@ describe("overlap policies of scheduled DAGs, a fire coming while the previous D
     const heldSeen = await waitFor(async () => (await dagRuns(id)).find((r) => r.held) ?? null, 10_000, 50);
     expect(heldSeen.status).toBe("RUNNING");
     expect(heldSeen.tasks[0]!.status).toBe("PENDING"); // nothing of it started while held
-    await pause(3_000);
+    // Until the held one has started (the first ended) and a fire meanwhile was skipped, not a fixed 3 s.
+    await waitFor(async () => ((await dagRun(heldSeen.id)).tasks[0]!.run?.startedAt && (await fires(id)).some((x) => x.outcome === "SKIPPED_OVERLAP")) || null, 20_000, 50);
     await setPaused(id, true);
     await waitFor(() => allEnded(id), 30_000);
 
