@@ -21,7 +21,7 @@ describe("countSilences", () => {
   });
 
   it("counts a silence not received as lost, and its missing resolution not as owed", () => {
-    expect(countSilences({ since: 0, successes, now, messages: [] })).toMatchObject({ expected: 1, received: 0, lost: 1, resolvable: 0 });
+    expect(countSilences({ since: 0, successes, now, messages: [] })).toMatchObject({ expected: 1, received: 0, lost: 1, resolvable: 0, lostGaps: ["1970-01-01T00:00:10.000Z+40s"] });
   });
 
   it("a retry of one delivery is one; two deliveries of one silence are doubled, as are two resolutions", () => {
