@@ -111,6 +111,12 @@ describe("kairos as a stranger uses it", { timeout: 300_000 }, () => {
     const api = await gql(t.app.url, `{ auditLog(filter: { outcome: "" }) { edges { node { seq } } } }`, {}, token);
     expect(api.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
     expect(api.errors?.[0]?.extensions?.field).toBe("filter.outcome");
+    // An empty filter is refused naming the flag (--target "" listed nothing, --since "" was dropped).
+    for (const flag of ["--target", "--since", "--action", "--actor", "--outcome"]) {
+      const empty = await kairos(["audit", flag, ""]);
+      expect(empty.code, `${flag} "": ${empty.out}`).toBe(2);
+      expect(empty.err).toContain(`${flag}: is empty; give a value, or leave ${flag} out for no filter`);
+    }
     // A real outcome still lists.
     const ok = await kairos(["audit", "--outcome", "ok", "-o", "json"]);
     expect(ok.code, ok.err).toBe(0);

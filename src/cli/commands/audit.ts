@@ -74,6 +74,11 @@ export function registerAudit(program: Command, ctx: Ctx): void {
       }
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError("--limit: a whole number from 1 to 10000");
+      // An empty filter would match nothing (or be dropped): it is a mistake, so say which.
+      const named: Array<[string, string | undefined]> = [["--action", opts.action], ["--actor", opts.actor], ["--key", opts.key], ["--target", opts.target], ["--outcome", opts.outcome], ["--since", opts.since], ["--until", opts.until]];
+      for (const [flag, value] of named) {
+        if (value !== undefined && value.trim() === "") throw new CliError(`${flag}: is empty; give a value, or leave ${flag} out for no filter`);
+      }
       const now = ctx.io.now();
       const filter: AuditLogFilter = {
         actions: list(opts.action),
