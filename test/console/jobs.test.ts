@@ -18,6 +18,13 @@ async function signedIn(username?: string, password?: string): Promise<Page> {
   return page;
 }
 
+/** As `signedIn`, the tab's first document being the console at `path` (one page load, not two). */
+async function signedInAt(path: string, username?: string, password?: string): Promise<Page> {
+  const page = await h.loggedInAt(path, username, password);
+  page.setDefaultTimeout(20_000);
+  return page;
+}
+
 async function createJob(input: Record<string, unknown>, token = h.admin): Promise<string> {
   const d = await gqlOk<{ createJob: { id: string } }>(h.app.url, `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`, { input }, token);
   return d.createJob.id;
@@ -90,8 +97,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
   });
 
   it("creates a SCRIPT job with its interpreter and arguments; edits a job's name and command, keeping its schedule", async () => {
-    const page = await signedIn();
-    await openInApp(page, "/jobs/new");
+    const page = await signedInAt("jobs/new");
     await page.getByLabel("Name", { exact: true }).fill("from-a-script");
     await page.getByLabel("Kind", { exact: true }).selectOption("SCRIPT");
     await page.getByLabel("Interpreter", { exact: true }).selectOption("sh");
@@ -125,8 +131,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
   });
 
   it("shows the API's refusal next to the field it names and creates nothing", async () => {
-    const page = await signedIn();
-    await openInApp(page, "/jobs/new");
+    const page = await signedInAt("jobs/new");
     await page.getByLabel("Name", { exact: true }).fill("bad-interpreter");
     await page.getByLabel("Kind", { exact: true }).selectOption("HTTP");
     await page.getByLabel("URL", { exact: true }).fill("ftp://example.com/x");
@@ -143,13 +148,12 @@ describe("console: jobs", { timeout: 90_000 }, () => {
   });
 
   it("previews the schedule while the user types: its words, the fires in the zone and locally, the API's error inline", async () => {
-    const page = await signedIn();
+    const page = await signedInAt("jobs/new");
     const asked: string[] = [];
     page.on("request", (r) => {
       const body = r.postData();
       if (body?.includes("ConsolePreviewSchedule")) asked.push(body);
     });
-    await openInApp(page, "/jobs/new");
     await page.getByLabel("Cron", { exact: true }).check();
     await page.getByLabel("Time zone", { exact: true }).fill("Europe/Berlin");
     const typed = "0 9 * * 1-5";
@@ -187,13 +191,12 @@ describe("console: jobs", { timeout: 90_000 }, () => {
 
   it("trigger: a double click makes one run, two clicks two, each with its own idempotency key", async () => {
     const jobId = await idle("trigger-me");
-    const page = await signedIn();
+    const page = await signedInAt(`jobs/${jobId}`);
     const keys: string[] = [];
     page.on("request", (r) => {
       const body = r.postData();
       if (body?.includes("ConsoleTriggerJob")) keys.push((JSON.parse(body) as { variables: { idempotencyKey: string } }).variables.idempotencyKey);
     });
-    await openInApp(page, `/jobs/${jobId}`);
     const trigger = page.getByRole("button", { name: "Trigger now" });
     await trigger.waitFor();
 
@@ -219,8 +222,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
 
   it("pause and resume change the job's status", async () => {
     const jobId = await createJob({ name: "pausable", schedule: { kind: "CRON", cron: "0 3 * * *", timezone: "UTC" }, spec: { kind: "COMMAND", command: "true" } });
-    const page = await signedIn();
-    await openInApp(page, `/jobs/${jobId}`);
+    const page = await signedInAt(`jobs/${jobId}`);
     const badge = page.locator(".page-head .badge");
     await badge.filter({ hasText: "active" }).waitFor();
     await page.getByRole("button", { name: "Pause" }).click();
@@ -235,8 +237,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
 
   it("deletes after a confirmation that names the job, then shows the jobs list", async () => {
     const jobId = await idle("delete-me");
-    const page = await signedIn();
-    await openInApp(page, `/jobs/${jobId}`);
+    const page = await signedInAt(`jobs/${jobId}`);
     await page.getByRole("button", { name: "Delete…" }).click();
     const dialog = page.getByRole("dialog");
     await dialog.waitFor();
@@ -257,8 +258,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
   it("the next fires are in the job's zone and the user's, with DST changes marked", async () => {
     // Monthly at noon in Berlin: ten months always cross a change between +01:00 and +02:00.
     const jobId = await createJob({ name: "berlin-monthly", schedule: { kind: "CRON", cron: "0 12 1 * *", timezone: "Europe/Berlin" }, spec: { kind: "COMMAND", command: "true" } });
-    const page = await signedIn();
-    await openInApp(page, `/jobs/${jobId}`);
+    const page = await signedInAt(`jobs/${jobId}`);
     const table = page.locator("table.jobs-fires");
     await table.waitFor();
     expect(await table.locator("thead").textContent()).toContain("In Europe/Berlin");
@@ -275,11 +275,15 @@ describe("console: jobs", { timeout: 90_000 }, () => {
     const jobId = await createJob({ name: "ledger", schedule: { kind: "INTERVAL", every: "PT1S" }, spec: { kind: "COMMAND", command: "true" } });
     await until("a fired slot", async () => (await runsOf(jobId)).length >= 1);
     await gqlOk(h.app.url, `mutation($id: ID!) { pauseJob(id: $id) { id } }`, { id: jobId }, h.admin);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Paused until the ledger records a slot skipped (at most 2.5 s: slots come every second).
+    const skippedYet = async () => {
+      const d = await gqlOk<{ job: { fires: { edges: Array<{ node: { outcome: string } }> } } }>(h.app.url, `query($id: ID!) { job(id: $id) { fires(first: 20) { edges { node { outcome } } } } }`, { id: jobId }, h.admin);
+      return d.job.fires.edges.some((e) => e.node.outcome === "SKIPPED_PAUSED");
+    };
+    for (const end = Date.now() + 2500; Date.now() < end && !(await skippedYet()); ) await new Promise((r) => setTimeout(r, 100));
     await gqlOk(h.app.url, `mutation($id: ID!) { resumeJob(id: $id) { id } }`, { id: jobId }, h.admin);
     await gqlOk(h.app.url, `mutation($id: ID!) { pauseJob(id: $id) { id } }`, { id: jobId }, h.admin);
-    const page = await signedIn();
-    await openInApp(page, `/jobs/${jobId}`);
+    const page = await signedInAt(`jobs/${jobId}`);
     const fired = page.locator('.jobs-heatmap li[data-outcome="FIRED"], .jobs-heatmap li[data-outcome="LATE"]');
     await fired.first().waitFor();
     const skipped = page.locator('.jobs-heatmap li[data-outcome="SKIPPED_PAUSED"]');
@@ -333,8 +337,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
   it("renders a job name full of HTML and script as text on the list and the job page", async () => {
     const name = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b id="injected">bold</b>`;
     const jobId = await idle(name);
-    const page = await signedIn();
-    await openInApp(page, "/jobs");
+    const page = await signedInAt("jobs");
     const link = page.getByRole("link", { name });
     await link.waitFor();
     expect(await link.textContent()).toBe(name);
@@ -350,8 +353,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
   it("another user sees none of the admin's jobs, and not found at the admin's job's address", async () => {
     const jobId = await idle("admins-secret-job");
     await makeUser(h.app, h.admin, "jobs-stranger");
-    const page = await signedIn("jobs-stranger", PASSWORD);
-    await openInApp(page, "/jobs");
+    const page = await signedInAt("jobs", "jobs-stranger", PASSWORD);
     await page.getByText("No jobs yet.").waitFor();
     expect(await page.locator("table.jobs-list").count()).toBe(0);
     expect(await page.getByText("admins-secret-job").count()).toBe(0);
@@ -366,8 +368,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
     const a = await createJob({ name: "filter-a", tags: ["f-tag"], schedule: { kind: "CRON", cron: "0 4 * * *" }, spec: { kind: "COMMAND", command: "true" } });
     const b = await createJob({ name: "filter-b", tags: ["f-tag"], schedule: { kind: "CRON", cron: "0 4 * * *" }, spec: { kind: "COMMAND", command: "true" } });
     await gqlOk(h.app.url, `mutation($id: ID!) { pauseJob(id: $id) { id } }`, { id: a }, h.admin);
-    const page = await signedIn();
-    await openInApp(page, "/jobs");
+    const page = await signedInAt("jobs");
     await page.getByLabel("Tag").fill("f-tag");
     await page.getByRole("button", { name: "Apply" }).click();
     await until("the tag filter", async () => (await page.locator("table.jobs-list tbody tr").count()) === 2);
@@ -384,8 +385,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
     const failed = await createJob({ name: "last-run-failed", tags: ["lr-tag"], schedule: { kind: "ONCE" }, spec: { kind: "COMMAND", command: "exit 1" } });
     const ok = await createJob({ name: "last-run-ok", tags: ["lr-tag"], schedule: { kind: "ONCE" }, spec: { kind: "COMMAND", command: "true" } });
     for (const id of [failed, ok]) await until("the run's end", async () => (await runsOf(id)).some((r) => ["FAILED", "SUCCEEDED"].includes(r.status)));
-    const page = await signedIn();
-    await openInApp(page, "/jobs?tag=lr-tag");
+    const page = await signedInAt("jobs?tag=lr-tag");
     const lastRun = (id: string) => page.locator(`tr[data-job-id="${id}"] td:nth-child(5) .badge`);
     await until("both rows", async () => (await page.locator("table.jobs-list tbody tr").count()) === 2);
     expect(await lastRun(failed).getAttribute("data-status")).toBe("FAILED");
@@ -400,8 +400,7 @@ describe("console: jobs", { timeout: 90_000 }, () => {
 
   it("the jobs list, a job's page and the editor have no serious accessibility violations", async () => {
     const jobId = await idle("axe-job");
-    const page = await signedIn();
-    await openInApp(page, "/jobs");
+    const page = await signedInAt("jobs");
     await page.locator("table.jobs-list").waitFor();
     let v = await axeViolations(page);
     expect(v, describeViolations(v)).toEqual([]);
