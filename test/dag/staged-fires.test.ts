@@ -182,7 +182,8 @@ describe("scheduled DAG runs staged ahead", () => {
       await resumeDag(id);
       await pause(250);
     }
-    await pause(2_000);
+    // Until DAG runs of two slots have run (not a fixed 2 s after the last toggle).
+    await waitFor(async () => new Set((await dagRuns(id)).filter((r) => r.status === "SUCCEEDED").map((r) => r.scheduledFor)).size >= 2, 15_000);
     const { runs, f, byId } = await pausedAndRead(id);
     for (const x of f.filter((y) => y.outcome === "FIRED")) expect(byId.get(x.runId!)?.status).toBe("SUCCEEDED");
     // Per slot, at most one DAG run did any work; the others were taken back before anything started.
@@ -229,7 +230,8 @@ describe("scheduled DAG runs staged ahead", () => {
 
   it("does not stage a DAG whose overlap policy is not ALLOW: its DAG run is made at the slot's time", async () => {
     const id = await createDag({ name: "not-staged", overlap: "FORBID", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }]) });
-    await pause(2_500);
+    // Until two slots have their DAG runs (not a fixed 2.5 s).
+    await waitFor(async () => (await dagRuns(id)).length >= 2, 15_000);
     await pauseDag(id);
     await settled(id);
     const runs = await dagRuns(id);
