@@ -1,7 +1,7 @@
 /**
- * What the files that run the built `kairos` command line against the product share
- * (test/cli/kairos*.test.ts): the build of the command line, a subprocess runner, and one product
- * in-process per file with a private home for the CLI's stored logins.
+ * The built `kairos` command line against the product (test/cli/kairos.test.ts): the build of the
+ * command line, a subprocess runner, and one product in-process per file with a private home for
+ * the CLI's stored logins.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import { TSC_STEPS } from "../../scripts/build-steps.mjs";
 import { markBuilt, markFailed, staleReason } from "../../scripts/stale.mjs";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
@@ -26,7 +26,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * scripts/stale.mjs), so that a test never runs a stale dist/cli; the rest of the build
  * (dist/main.js) must be there and newer than src/main.ts, or the test fails saying so.
  *
- * The files that use this run side by side: a lock (a directory, made atomically) lets one of them
+ * Files that use this may run side by side: a lock (a directory, made atomically) lets one of them
  * compile while the others wait and then find the build current, so no file runs the command line
  * while another rewrites it.
  */
@@ -144,12 +144,8 @@ export interface CliFixture {
   kairos(args: string[], extra?: { input?: string; env?: Record<string, string> }): Promise<Result>;
 }
 
-/**
- * One product and one CLI home for the file, ready before its tests: the command line built while
- * the product starts. With `login`, the administrator is logged in through `kairos login` (the
- * default profile), as the file's tests then run the CLI; without it, a test of the file does that.
- */
-export function useCliFixture(opts: { login?: boolean } = {}): CliFixture {
+/** One product and one CLI home for the file, ready before its tests: the command line built while the product starts. */
+export function useCliFixture(): CliFixture {
   const f = { app: undefined as unknown as TestApp, admin: "", home: "", files: "", env: {} as Record<string, string> };
   const kairos: CliFixture["kairos"] = (args, extra = {}) => start(args, { env: { ...f.env, ...extra.env }, input: extra.input }).done;
   // Every step starts node (seconds each on a loaded two-core machine): generous timeouts.
@@ -161,10 +157,6 @@ export function useCliFixture(opts: { login?: boolean } = {}): CliFixture {
     f.files = join(f.home, "jobs");
     await mkdir(f.files);
     f.env = { XDG_CONFIG_HOME: join(f.home, "config") };
-    if (opts.login) {
-      const r = await kairos(["login", "--server", app.url.replace(/\/graphql$/, ""), "--username", ADMIN.username, "--password-stdin"], { input: `${ADMIN.password}\n` });
-      expect(r.code, r.err).toBe(0);
-    }
   }, 300_000);
   afterAll(async () => {
     await f.app?.dispose();
