@@ -154,6 +154,50 @@ describe("SCHEDULE_SILENT_RESOLVED", () => {
     await gqlOk(app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id: job }, admin);
   }, 120_000);
 
+  it("a silence looked at only after the success that ended it (a late timer) is still told, with its end", async () => {
+    // A schedule watched for an hour's silence, succeeding every 2 s; the watch's timer is not due
+    // for an hour, so the checks below are the only ones.
+    const job = await intervalJob("late-check", "PT2S", "true");
+    const ruleId = await silentRule("late", job, "PT1H", `${rx.base}/late`);
+    const first = await waitFor(async () => app.services.mongo.c.runs.find({ jobId: job, status: "SUCCEEDED" }).sort({ finishedAt: 1 }).limit(1).next(), 30_000);
+    const at = first.finishedAt!;
+    const id = `${ruleId}|${job}`;
+    const silences = new AlertSilences({ mongo: app.services.mongo, state: app.services.state, clock: () => Date.now(), log: silentLogger() });
+
+    // The last look was 30 min before that success: a gap shorter than silentFor, nothing to tell.
+    const shortGap = new Date(at.getTime() - 30 * 60_000);
+    await watches().updateOne({ _id: id }, { $set: { since: shortGap, reported: false, alerted: false, checkedAt: shortGap } });
+    await silences.handle(ruleId, job);
+    expect(await firings().countDocuments({ ruleId })).toBe(0);
+
+    // Two hours before it: the schedule was silent for over an hour, and the check (late: its
+    // scheduler was down, or the wheel behind) comes after the success. Both are told, once.
+    const since = new Date(at.getTime() - 2 * 3600_000);
+    // (the rule as if made before it: a silence before a rule existed is no one's to tell)
+    await app.services.mongo.db.collection<{ _id: string; createdAt: Date }>("alertRules").updateOne({ _id: ruleId }, { $set: { createdAt: new Date(since.getTime() - 60_000) } });
+    await watches().updateOne({ _id: id }, { $set: { since, reported: false, alerted: false, checkedAt: since } });
+    await silences.handle(ruleId, job);
+    const told = await firings().find({ ruleId }).sort({ _id: 1 }).toArray();
+    expect(told.map((f) => [f._id, f.event])).toEqual([
+      [`${ruleId}|resolved:${job}@${since.getTime()}`, "SCHEDULE_SILENT_RESOLVED"],
+      [`${ruleId}|silent:${job}@${since.getTime()}`, "SCHEDULE_SILENT"],
+    ]);
+    const moved = (await watches().findOne({ _id: id }))!;
+    expect(moved).toMatchObject({ reported: false, alerted: false });
+    expect(moved.since.getTime()).toBeGreaterThanOrEqual(at.getTime());
+    // Replayed from the state before (a kill -9 before the watch moved on): nothing more.
+    await watches().updateOne({ _id: id }, { $set: { since, reported: false, alerted: false, checkedAt: since } });
+    await silences.handle(ruleId, job);
+    expect(await firings().countDocuments({ ruleId })).toBe(2);
+    // The receiver hears both, the silence and its end.
+    const events = await waitFor(async () => {
+      const all = rx.on("/late").flatMap((m) => m.json.events as string[]);
+      return all.includes("SCHEDULE_SILENT") && all.includes("SCHEDULE_SILENT_RESOLVED") ? all : null;
+    }, 30_000);
+    expect(events.filter((e) => e === "SCHEDULE_SILENT")).toHaveLength(1);
+    await gqlOk(app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id: job }, admin);
+  }, 90_000);
+
   it("is not an event a rule names: SCHEDULE_SILENT brings it", async () => {
     const job = await intervalJob("named", "PT1M", "true");
     const r = await gql(

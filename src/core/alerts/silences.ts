@@ -159,11 +159,18 @@ export class AlertSilences {
     let reported = s.reported;
     let alerted = s.alerted ?? (s.reported && (await firingExists(mongo, silenceFiring(rule, { jobId, name: s.name, dag: s.dag, since, paused: false }, now)._id)));
     if (last !== null && last.getTime() > since.getTime()) {
+      const first = (await firstSuccessAfter(mongo, s, since)) ?? last;
+      if (!reported && first.getTime() >= since.getTime() + n) {
+        // Looked at late (a scheduler down, a busy wheel): the silence reached silentFor and ended
+        // before this check. It is told now, with its end, so a late timer never swallows one.
+        const watched = await readWatchedSchedule(mongo, target);
+        alerted = watched !== null && (await this.report(rule, s, watched, since, n, now));
+        reported = true;
+      }
       if (reported && alerted) {
         // The silence that was reported is over: said once, before the watch moves on (a replay
         // finds the same silence and inserts the same firing, a duplicate).
-        const at = (await firstSuccessAfter(mongo, s, since)) ?? last;
-        if (live(rule, at, now)) await insertFirings(mongo, [silenceResolvedFiring(rule, { jobId, name: s.name, dag: s.dag, since, at }, now)]);
+        if (live(rule, first, now)) await insertFirings(mongo, [silenceResolvedFiring(rule, { jobId, name: s.name, dag: s.dag, since, at: first }, now)]);
       }
       since = last;
       reported = false;
@@ -177,10 +184,7 @@ export class AlertSilences {
           await deleteSilence(mongo, id);
           return null;
         }
-        if (!watched.ended && isRecurring(watched.schedule) && live(rule, new Date(dueAt), now)) {
-          await insertFirings(mongo, [silenceFiring(rule, { jobId, name: watched.name, dag: s.dag, since, paused: watched.paused }, now)]);
-          alerted = true;
-        }
+        alerted = await this.report(rule, s, watched, since, n, now);
         reported = true;
       }
       // Silent: looked at again for the success that ends it; soon when that success is to be told.
@@ -188,6 +192,13 @@ export class AlertSilences {
     }
     await updateSilence(mongo, id, { since, reported, alerted, checkedAt: new Date(now), dueAt: new Date(dueAt) });
     return dueAt + this.graceMs;
+  }
+
+  /** Reports the silence that began at `since` (once: insert-once firing); whether a message is to go out. */
+  private async report(rule: AlertRuleDoc, s: { jobId: string; dag: boolean }, watched: WatchedSchedule, since: Date, n: number, now: number): Promise<boolean> {
+    if (watched.ended || !isRecurring(watched.schedule) || !live(rule, new Date(since.getTime() + n), now)) return false;
+    await insertFirings(this.deps.mongo, [silenceFiring(rule, { jobId: s.jobId, name: watched.name, dag: s.dag, since, paused: watched.paused }, now)]);
+    return true;
   }
 
   /**
