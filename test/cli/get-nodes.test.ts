@@ -3,26 +3,17 @@
  * narrows them with --pool and --status (states, or live / gone). The built `bin/kairos.js` runs as
  * a subprocess against the product in-process; nodes are node documents written to the store.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { BIN, ROOT, buildCli } from "./fixture.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { login } from "../helpers/graphql.js";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const BIN = join(ROOT, "bin", "kairos.js");
 
-/** Compiles the command line (incremental) so the test never runs a stale dist/cli (as test/cli/kairos.test.ts). */
-function buildCli(): void {
-  const main = join(ROOT, "dist", "main.js");
-  if (!existsSync(main)) throw new Error("dist/main.js is missing: run `npm run build` first");
-  const r = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "src", "cli", "tsconfig.build.json")], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`building the command line failed:\n${r.stdout}${r.stderr}`);
-}
 
 function kairos(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
@@ -39,7 +30,7 @@ function kairos(args: string[]): Promise<{ code: number | null; out: string; err
 
 const t = { app: undefined as unknown as TestApp, admin: "", home: "" };
 beforeAll(async () => {
-  buildCli();
+  await buildCli();
   t.app = await startTestApp();
   t.admin = await login(t.app.url, ADMIN.username, ADMIN.password);
   t.home = await mkdtemp(join(tmpdir(), "kairos-get-nodes-"));

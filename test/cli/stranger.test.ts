@@ -4,27 +4,17 @@
  * job applied twice). Each test is the reproduction of one defect; the built `bin/kairos.js` runs
  * as a subprocess against the product in-process, credentials through KAIROS_SERVER/KAIROS_TOKEN.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, ROOT, buildCli } from "./fixture.js";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { makeJob, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const BIN = join(ROOT, "bin", "kairos.js");
 
-/** Compiles the command line (incremental) so the test never runs a stale dist/cli (as test/cli/kairos.test.ts). */
-function buildCli(): void {
-  const main = join(ROOT, "dist", "main.js");
-  if (!existsSync(main)) throw new Error("dist/main.js is missing: run `npm run build` first");
-  if (statSync(join(ROOT, "src", "main.ts")).mtimeMs > statSync(main).mtimeMs) throw new Error("dist/main.js is older than src/main.ts: run `npm run build`");
-  const r = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "src", "cli", "tsconfig.build.json")], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`building the command line failed:\n${r.stdout}${r.stderr}`);
-}
 
 interface Result {
   code: number | null;
@@ -47,7 +37,7 @@ function kairosIn(env: Record<string, string>, args: string[]): Promise<Result> 
 
 const t = { app: undefined as unknown as TestApp, admin: "", home: "" };
 beforeAll(async () => {
-  buildCli();
+  await buildCli();
   t.app = await startTestApp();
   t.admin = await login(t.app.url, ADMIN.username, ADMIN.password);
   t.home = await mkdtemp(join(tmpdir(), "kairos-stranger-"));
