@@ -3,42 +3,13 @@
  * narrows them with --pool and --status (states, or live / gone). The built `bin/kairos.js` runs as
  * a subprocess against the product in-process; nodes are node documents written to the store.
  */
-import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
-import { BIN, ROOT, buildCli } from "./fixture.js";
-import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
-import { login } from "../helpers/graphql.js";
+import { useCliFixture } from "./fixture.js";
 
-
-
-function kairos(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: t.home, XDG_CONFIG_HOME: join(t.home, "config"), NO_COLOR: "1", KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out, err })));
-}
-
-const t = { app: undefined as unknown as TestApp, admin: "", home: "" };
-beforeAll(async () => {
-  await buildCli();
-  t.app = await startTestApp();
-  t.admin = await login(t.app.url, ADMIN.username, ADMIN.password);
-  t.home = await mkdtemp(join(tmpdir(), "kairos-get-nodes-"));
-}, 240_000);
-afterAll(async () => {
-  await t.app?.dispose();
-  if (t.home) await rm(t.home, { recursive: true, force: true });
-}, 60_000);
+const t = useCliFixture();
+/** The command line as the administrator. */
+const kairos = (args: string[]) => t.kairos(args, { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin } });
 
 const FUTURE = new Date(Date.now() + 3_600_000);
 function nodeDoc(name: string, pool: string, status: NodeStatus): NodeDoc {

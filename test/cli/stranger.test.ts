@@ -4,51 +4,17 @@
  * job applied twice). Each test is the reproduction of one defect; the built `bin/kairos.js` runs
  * as a subprocess against the product in-process, credentials through KAIROS_SERVER/KAIROS_TOKEN.
  */
-import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, buildCli } from "./fixture.js";
-import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
+import { describe, expect, it } from "vitest";
 import { makeJob, makeUser } from "../helpers/accounts.js";
-import { gql, gqlOk, login } from "../helpers/graphql.js";
+import { gql, gqlOk } from "../helpers/graphql.js";
+import { useCliFixture } from "./fixture.js";
 
-
-
-interface Result {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function kairosIn(env: Record<string, string>, args: string[]): Promise<Result> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out, err })));
-}
-
-const t = { app: undefined as unknown as TestApp, admin: "", home: "" };
-beforeAll(async () => {
-  await buildCli();
-  t.app = await startTestApp();
-  t.admin = await login(t.app.url, ADMIN.username, ADMIN.password);
-  t.home = await mkdtemp(join(tmpdir(), "kairos-stranger-"));
-}, 240_000);
-afterAll(async () => {
-  await t.app?.dispose();
-  if (t.home) await rm(t.home, { recursive: true, force: true });
-}, 60_000);
+const t = useCliFixture();
 
 /** The command line as `token`'s user, with a private config dir. */
-const as = (token: string) => (args: string[]) => kairosIn({ XDG_CONFIG_HOME: join(t.home, "config"), KAIROS_SERVER: t.app.url, KAIROS_TOKEN: token }, args);
+const as = (token: string) => (args: string[]) => t.kairos(args, { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: token } });
 
 describe("kairos as a stranger uses it", { timeout: 300_000 }, () => {
   it("a second apply of a SCRIPT job without args says no changes (it reported spec.args: [] -> null every time)", async () => {
