@@ -1,6 +1,7 @@
 /** API keys (never the keys themselves): yours, or, for administrators, another user's. */
 import { useCallback, useState } from "react";
 import { useMutation, useQuery } from "urql";
+import { useCursorStack } from "../../ui/paging";
 import {
   ConsoleApiKeysDocument,
   ConsoleCreateApiKeyDocument,
@@ -20,8 +21,8 @@ export const KEYS_PAGE = 25;
  */
 export function useApiKeys(userId: string | null) {
   const [hideRevoked, setHideRevokedState] = useState(false);
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursorStack();
+  const { after, reset } = pages;
   const [result, reexecute] = useQuery({
     query: ConsoleApiKeysDocument,
     variables: { userId, filter: hideRevoked ? { revoked: false } : null, first: KEYS_PAGE, after },
@@ -33,22 +34,19 @@ export function useApiKeys(userId: string | null) {
   const conn = result.data?.apiKeys;
   const setHideRevoked = useCallback((hide: boolean) => {
     setHideRevokedState(hide);
-    setCursors([null]);
-  }, []);
+    reset();
+  }, [reset]);
   return {
     keys: conn ? conn.edges.map((e) => e.node) : null,
     error: result.error,
     refresh,
     hideRevoked,
     setHideRevoked,
-    page: cursors.length,
-    hasPrev: cursors.length > 1,
+    page: pages.page,
+    hasPrev: pages.hasPrev,
     hasNext: conn?.pageInfo.hasNextPage ?? false,
-    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
-    next: () => {
-      const end = conn?.pageInfo.endCursor;
-      if (end) setCursors((c) => [...c, end]);
-    },
+    prev: pages.prev,
+    next: () => pages.next(conn?.pageInfo),
   };
 }
 

@@ -1,6 +1,7 @@
 /** The users an administrator manages, and what can be done to them. */
 import { useCallback, useState } from "react";
 import { useMutation, useQuery } from "urql";
+import { useCursorStack } from "../../ui/paging";
 import {
   ConsoleAdminCreateUserDocument,
   ConsoleAdminDeleteUserDocument,
@@ -25,8 +26,8 @@ export const USERS_PAGE = 50;
  */
 export function useUsers() {
   const [prefix, setPrefixState] = useState("");
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursorStack();
+  const { after, reset } = pages;
   const usernamePrefix = prefix.trim();
   const [result, reexecute] = useQuery({
     query: ConsoleAdminUsersDocument,
@@ -37,22 +38,19 @@ export function useUsers() {
   const conn = result.data?.users;
   const setPrefix = useCallback((p: string) => {
     setPrefixState(p);
-    setCursors([null]);
-  }, []);
+    reset();
+  }, [reset]);
   return {
     users: conn ? conn.edges.map((e) => e.node) : null,
     error: result.error,
     refresh,
     prefix,
     setPrefix,
-    page: cursors.length,
-    hasPrev: cursors.length > 1,
+    page: pages.page,
+    hasPrev: pages.hasPrev,
     hasNext: conn?.pageInfo.hasNextPage ?? false,
-    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
-    next: () => {
-      const end = conn?.pageInfo.endCursor;
-      if (end) setCursors((c) => [...c, end]);
-    },
+    prev: pages.prev,
+    next: () => pages.next(conn?.pageInfo),
   };
 }
 

@@ -1,9 +1,9 @@
 /** A DAG's runs, newest first, a page at a time (by cursor), each a link to its page. */
-import { useState } from "react";
 import { Link } from "wouter";
 import { useQuery } from "urql";
 import { ConsoleDagRunsOfDagDocument } from "../../../../generated/client/graphql";
 import { ErrorLine, Loading } from "../../ui/page";
+import { useCursorStack } from "../../ui/paging";
 import { StatusBadge } from "../../ui/status";
 import { duration, Time } from "../../ui/time";
 import { Pager } from "./pager";
@@ -11,13 +11,13 @@ import { Pager } from "./pager";
 const PAGE = 20;
 
 export function DagRunsTable({ dagId }: { dagId: string }) {
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursorStack();
+  const { after } = pages;
   const [q] = useQuery({ query: ConsoleDagRunsOfDagDocument, variables: { dagId, first: PAGE, after }, requestPolicy: "cache-and-network" });
   const conn = q.data?.dagRuns;
   if (q.error) return <ErrorLine error={q.error} />;
   if (!conn) return <Loading />;
-  if (conn.edges.length === 0 && cursors.length === 1) return <p className="muted">No DAG runs yet.</p>;
+  if (conn.edges.length === 0 && !pages.hasPrev) return <p className="muted">No DAG runs yet.</p>;
   return (
     <>
       <div className="table-wrap">
@@ -48,11 +48,11 @@ export function DagRunsTable({ dagId }: { dagId: string }) {
       </div>
       <Pager
         label="DAG runs pages"
-        page={cursors.length}
-        hasPrev={cursors.length > 1}
+        page={pages.page}
+        hasPrev={pages.hasPrev}
         hasNext={conn.pageInfo.hasNextPage}
-        onPrev={() => setCursors((c) => c.slice(0, -1))}
-        onNext={() => setCursors((c) => [...c, conn.pageInfo.endCursor])}
+        onPrev={pages.prev}
+        onNext={() => pages.next(conn.pageInfo)}
         prev="Newer"
         next="Older"
       />

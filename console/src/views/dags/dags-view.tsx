@@ -3,11 +3,12 @@
  * at a time (newest DAGs first). Live: a DAG run starting or ending (dagRunUpdated of all the
  * user's DAG runs) reads the page again, at most every second or so.
  */
-import { useMemo, useRef, useState } from "react";
+import { useMemo, useRef } from "react";
 import { Link } from "wouter";
 import { useQuery } from "urql";
 import { ConsoleDagsPageDocument } from "../../../../generated/client/graphql";
 import { ErrorLine, Loading, Page } from "../../ui/page";
+import { useCursorStack } from "../../ui/paging";
 import { StatusBadge } from "../../ui/status";
 import { Time, useNow } from "../../ui/time";
 import { coalesced, useDagRunEvents } from "./live";
@@ -18,8 +19,8 @@ import "./dags.css";
 const PAGE = 25;
 
 export function DagsView() {
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursorStack();
+  const { after } = pages;
   const [q, again] = useQuery({ query: ConsoleDagsPageDocument, variables: { first: PAGE, after }, requestPolicy: "cache-and-network" });
   useNow(30_000);
   const conn = q.data?.dags;
@@ -37,7 +38,7 @@ export function DagsView() {
       <ErrorLine error={q.error} />
       {!conn ? (
         !q.error && <Loading />
-      ) : conn.edges.length === 0 && cursors.length === 1 ? (
+      ) : conn.edges.length === 0 && !pages.hasPrev ? (
         <p className="muted">No DAGs yet. Create one through the API (createDag); see docs/dags.md.</p>
       ) : (
         <>
@@ -81,11 +82,11 @@ export function DagsView() {
           </div>
           <Pager
             label="DAGs pages"
-            page={cursors.length}
-            hasPrev={cursors.length > 1}
+            page={pages.page}
+            hasPrev={pages.hasPrev}
             hasNext={conn.pageInfo.hasNextPage}
-            onPrev={() => setCursors((c) => c.slice(0, -1))}
-            onNext={() => setCursors((c) => [...c, conn.pageInfo.endCursor])}
+            onPrev={pages.prev}
+            onNext={() => pages.next(conn.pageInfo)}
             prev="Newer"
             next="Older"
           />

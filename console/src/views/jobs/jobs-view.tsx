@@ -3,12 +3,13 @@
  * and exact name (kept in the address, so a filtered list can be shared and survives a reload),
  * paged by cursor.
  */
-import { useState, type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { Link, useSearchParams } from "wouter";
 import { useQuery } from "urql";
 import { ConsoleJobsListDocument, type ConsoleJobsListQuery, type JobFilter, type JobStatus, type RunStatus } from "../../../../generated/client/graphql";
 import { useUser } from "../../auth/session";
 import { ErrorLine, Loading, Page } from "../../ui/page";
+import { useCursorStack } from "../../ui/paging";
 import { scheduleInWords } from "../../ui/cron-words";
 import { StatusBadge } from "../../ui/status";
 import { relative, Time, useNow } from "../../ui/time";
@@ -34,9 +35,8 @@ export function JobsView() {
   const tag = params.get("tag") ?? "";
   const name = params.get("name") ?? "";
   const lastRun = params.get("lastRun") ?? "";
-  // Cursors of the pages before this one (the first page has none).
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const after = cursors[cursors.length - 1] ?? null;
+  const pages = useCursorStack();
+  const { after } = pages;
 
   const filter: JobFilter = {
     ...(STATUSES.includes(status as JobStatus) ? { status: status as JobStatus } : {}),
@@ -58,7 +58,7 @@ export function JobsView() {
       const v = String(f.get(k) ?? "").trim();
       if (v) next.set(k, v);
     }
-    setCursors([null]);
+    pages.reset();
     setParams(next);
   }
 
@@ -91,7 +91,7 @@ export function JobsView() {
           <input name="name" defaultValue={name} />
         </label>
         <button type="submit">Apply</button>
-        {filtered && <Link href="/jobs" className="button" onClick={() => setCursors([null])}>Clear filters</Link>}
+        {filtered && <Link href="/jobs" className="button" onClick={pages.reset}>Clear filters</Link>}
       </form>
       <ErrorLine error={res.error} />
       {res.fetching && !res.data && <Loading what="Loading jobs" />}
@@ -100,9 +100,9 @@ export function JobsView() {
       )}
       {jobs.length > 0 && <JobsTable jobs={jobs} withOwner={isAdmin} />}
       <nav className="actions jobs-pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>Previous page</button>
-        <span className="muted">Page {cursors.length}</span>
-        <button type="button" disabled={!page?.hasNextPage} onClick={() => page?.endCursor && setCursors((c) => [...c, page.endCursor])}>Next page</button>
+        <button type="button" disabled={!pages.hasPrev} onClick={pages.prev}>Previous page</button>
+        <span className="muted">Page {pages.page}</span>
+        <button type="button" disabled={!page?.hasNextPage} onClick={() => pages.next(page)}>Next page</button>
       </nav>
     </Page>
   );

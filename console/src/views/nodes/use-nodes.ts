@@ -7,6 +7,7 @@
 import { useCallback, useState } from "react";
 import { useQuery } from "urql";
 import { ConsoleNodeAllocationsDocument, ConsoleNodesListDocument, type NodeStatus } from "../../../../generated/client/graphql";
+import { useCursorStack } from "../../ui/paging";
 import { usePoll } from "../../ui/poll";
 
 export const REFRESH_MS = 5_000;
@@ -33,8 +34,8 @@ export const STATE_CHOICES: ReadonlyArray<{ value: string; label: string; status
 export function useNodes() {
   const [pool, setPoolState] = useState("");
   const [state, setStateState] = useState("");
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const after = cursors[cursors.length - 1];
+  const pages = useCursorStack();
+  const { after, reset } = pages;
   const status = STATE_CHOICES.find((c) => c.value === state)?.status ?? null;
   const poolName = pool.trim();
   const filter = poolName || status ? { ...(poolName ? { pool: poolName } : {}), ...(status ? { status } : {}) } : null;
@@ -44,12 +45,12 @@ export function useNodes() {
   const conn = result.data?.nodes;
   const setPool = useCallback((p: string) => {
     setPoolState(p);
-    setCursors([null]);
-  }, []);
+    reset();
+  }, [reset]);
   const setState = useCallback((s: string) => {
     setStateState(s);
-    setCursors([null]);
-  }, []);
+    reset();
+  }, [reset]);
   return {
     nodes: conn ? conn.edges.map((e) => e.node) : null,
     error: result.error,
@@ -60,14 +61,11 @@ export function useNodes() {
     state,
     setState,
     filtered: filter !== null,
-    page: cursors.length,
-    hasPrev: cursors.length > 1,
+    page: pages.page,
+    hasPrev: pages.hasPrev,
     hasNext: conn?.pageInfo.hasNextPage ?? false,
-    prev: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
-    next: () => {
-      const end = conn?.pageInfo.endCursor;
-      if (end) setCursors((c) => [...c, end]);
-    },
+    prev: pages.prev,
+    next: () => pages.next(conn?.pageInfo),
   };
 }
 
