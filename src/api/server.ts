@@ -15,7 +15,7 @@ import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHt
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type RequestHandler } from "express";
 import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
-import { createContext, type Context, type Services } from "../resolvers/index.js";
+import { API_ERROR_CODES, createContext, type Context, type Services } from "../resolvers/index.js";
 import { listen } from "../support/index.js";
 import { clientAddress } from "./client-address.js";
 import { mountConsole } from "./console.js";
@@ -34,22 +34,15 @@ export interface ApiServer {
   stop(): Promise<void>;
 }
 
-const PASS_THROUGH_CODES = new Set([
-  "UNAUTHENTICATED",
-  "FORBIDDEN",
-  "BAD_USER_INPUT",
-  "NOT_FOUND",
-  "ABORTED",
-  "FAILED_PRECONDITION",
-  "RESOURCE_EXHAUSTED",
-  "RATE_LIMITED",
+/** The codes whose message reaches the client: ours, and Apollo Server's own for a request it refused. */
+const PASS_THROUGH_CODES = new Set<string>([
+  ...API_ERROR_CODES,
   "GRAPHQL_PARSE_FAILED",
   "GRAPHQL_VALIDATION_FAILED",
   "BAD_REQUEST",
   "PERSISTED_QUERY_NOT_FOUND",
   "PERSISTED_QUERY_NOT_SUPPORTED",
   "OPERATION_RESOLUTION_FAILURE",
-  "INTERNAL_SERVER_ERROR",
 ]);
 
 /** Never let an unexpected error's message (driver text, stack) reach a client. */

@@ -4,6 +4,7 @@ import { Arg, Ctx, Info, Int, Query, Resolver } from "type-graphql";
 import { AUDIT_OUTCOME_UNKNOWN, ValidationError, type AuditEntryDoc } from "../domain/index.js";
 import { AuditEntry, AuditEntryConnection, AuditLogFilter, AuditVerification } from "../schema/index.js";
 import { requireAdmin, requireUser, type Context } from "./context.js";
+import { API_ERROR_CODES } from "./errors.js";
 import { mapPage, pageArgs } from "./pagination.js";
 
 function actorText(a: AuditEntryDoc["actor"]): string {
@@ -17,19 +18,7 @@ function actorText(a: AuditEntryDoc["actor"]): string {
  * Every outcome an entry can have: OK, UNKNOWN (its API instance stopped before the end,
  * AUDIT_OUTCOME_UNKNOWN) and the codes a mutation's error carries (docs/api-errors.md).
  */
-export const AUDIT_OUTCOMES = [
-  "OK",
-  AUDIT_OUTCOME_UNKNOWN,
-  "UNAUTHENTICATED",
-  "FORBIDDEN",
-  "BAD_USER_INPUT",
-  "NOT_FOUND",
-  "ABORTED",
-  "FAILED_PRECONDITION",
-  "RESOURCE_EXHAUSTED",
-  "RATE_LIMITED",
-  "INTERNAL_SERVER_ERROR",
-] as const;
+export const AUDIT_OUTCOMES = ["OK", AUDIT_OUTCOME_UNKNOWN, ...API_ERROR_CODES] as const;
 
 /** A filter naming no mutation of the schema, an outcome no entry can have, or an empty time range, can only be a mistake: say so. */
 function checkFilter(filter: AuditLogFilter | null | undefined, info: GraphQLResolveInfo): void {

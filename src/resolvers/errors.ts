@@ -19,6 +19,22 @@ import {
 import { ScheduleError } from "../timing/index.js";
 import type { Context } from "./context.js";
 
+/**
+ * Every `extensions.code` the API gives a refused or failed call (docs/api-errors.md): what
+ * toGraphQLError makes of the domain's errors, and the mask of anything unexpected.
+ */
+export const API_ERROR_CODES = [
+  "UNAUTHENTICATED",
+  "FORBIDDEN",
+  "BAD_USER_INPUT",
+  "NOT_FOUND",
+  "ABORTED",
+  "FAILED_PRECONDITION",
+  "RESOURCE_EXHAUSTED",
+  "RATE_LIMITED",
+  "INTERNAL_SERVER_ERROR",
+] as const;
+
 export function toGraphQLError(e: unknown): GraphQLError | null {
   if (e instanceof GraphQLError) return e;
   if (e instanceof ValidationError) return new GraphQLError(e.message, { extensions: { code: "BAD_USER_INPUT", field: e.field } });
