@@ -5,37 +5,14 @@
  * itself is in admin.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import type { Page } from "playwright-core";
 import { PASSWORD, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
 import { useConsole } from "./browser.js";
+import { adminViews, uniq, until } from "./admin-views.js";
 
 const h = useConsole();
 
-async function until<T>(what: string, f: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function gotoView(page: Page, path: string, heading: string): Promise<void> {
-  await page.goto(new URL(path, h.base).toString());
-  await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-}
-
-/** A fresh page logged in (as the administrator unless told), whose first document is the view at `path`. */
-async function openView(path: string, heading: string, username?: string, password?: string): Promise<Page> {
-  const page = await h.loggedInAt(path, username, password);
-  await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-  return page;
-}
-
-let seq = 0;
-const uniq = (p: string) => `${p}-${Date.now().toString(36)}-${++seq}`;
+const { gotoView, openView } = adminViews(h);
 
 describe("console: a user's open session", { timeout: 90_000 }, () => {
   it("disabling a user ends their open console session with the reason", async () => {
