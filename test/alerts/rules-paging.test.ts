@@ -11,6 +11,7 @@ import type { AlertRuleDoc } from "../../src/domain/index.js";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
+import { walk, type Conn } from "../helpers/paging.js";
 
 const t = useTestApp({ env: { KAIROS_ALERT_MAX_RULES: "60" } });
 
@@ -20,10 +21,6 @@ interface RuleNode {
   name: string;
   createdAt: string;
 }
-interface Conn {
-  edges: Array<{ cursor: string; node: RuleNode }>;
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
 
 const RULES = `query($userId: ID, $all: Boolean, $first: Int, $after: String) {
   alertRules(userId: $userId, all: $all, first: $first, after: $after) { edges { cursor node { id ownerId name createdAt } } pageInfo { hasNextPage endCursor } } }`;
@@ -31,8 +28,8 @@ const CREATE = `mutation($i: CreateAlertRuleInput!) { createAlertRule(input: $i)
 const DELETE = `mutation($id: ID!) { deleteAlertRule(id: $id) }`;
 const hook = { url: "https://hooks.example.com/paging" };
 
-async function rulesPage(token: string, vars: Record<string, unknown>): Promise<Conn> {
-  return (await gqlOk<{ alertRules: Conn }>(t.app.url, RULES, vars, token)).alertRules;
+async function rulesPage(token: string, vars: Record<string, unknown>): Promise<Conn<RuleNode>> {
+  return (await gqlOk<{ alertRules: Conn<RuleNode> }>(t.app.url, RULES, vars, token)).alertRules;
 }
 async function createRule(token: string, name: string, extra: Record<string, unknown> = {}): Promise<string> {
   return (await gqlOk<{ createAlertRule: { id: string } }>(t.app.url, CREATE, { i: { name, on: ["RUN_FAILED"], webhook: hook, ...extra } }, token)).createAlertRule.id;
@@ -41,20 +38,6 @@ async function deleteRule(token: string, id: string): Promise<void> {
   await gqlOk(t.app.url, DELETE, { id }, token);
 }
 
-/** Every page of a list, calling `between` after each page but the last; the pages' nodes in order. */
-async function walk(read: (after: string | null) => Promise<Conn>, between: (page: number) => Promise<void>): Promise<RuleNode[]> {
-  const seen: RuleNode[] = [];
-  let after: string | null = null;
-  for (let page = 1; ; page++) {
-    const conn = await read(after);
-    seen.push(...conn.edges.map((e) => e.node));
-    expect(conn.pageInfo.endCursor).toBe(conn.edges.at(-1)?.cursor ?? null);
-    if (!conn.pageInfo.hasNextPage) return seen;
-    await between(page);
-    after = conn.pageInfo.endCursor;
-    expect(page, "the walk never ends").toBeLessThan(50);
-  }
-}
 
 /** True when `nodes` are newest first, a rule's id deciding between rules of one instant. */
 function newestFirst(nodes: RuleNode[]): boolean {

@@ -10,13 +10,10 @@ import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
+import { walk, type Conn } from "../helpers/paging.js";
 
 const t = useTestApp();
 
-interface Conn<N> {
-  edges: Array<{ cursor: string; node: N }>;
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
 interface NodeRow {
   id: string;
   name: string;
@@ -32,20 +29,6 @@ async function nodesPage(vars: Record<string, unknown>, token = t.admin): Promis
   return (await gqlOk<{ nodes: Conn<NodeRow> }>(t.app.url, NODES, vars, token)).nodes;
 }
 
-/** Every page of the list, calling `between` after each page but the last; the pages' nodes in order. */
-async function walk(read: (after: string | null) => Promise<Conn<NodeRow>>, between: (page: number) => Promise<void>): Promise<NodeRow[]> {
-  const seen: NodeRow[] = [];
-  let after: string | null = null;
-  for (let page = 1; ; page++) {
-    const conn = await read(after);
-    seen.push(...conn.edges.map((e) => e.node));
-    expect(conn.pageInfo.endCursor).toBe(conn.edges.at(-1)?.cursor ?? null);
-    if (!conn.pageInfo.hasNextPage) return seen;
-    await between(page);
-    after = conn.pageInfo.endCursor;
-    expect(page, "the walk never ends").toBeLessThan(50);
-  }
-}
 
 // Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
 const FUTURE = new Date(Date.now() + 3_600_000);

@@ -8,13 +8,10 @@ import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeUser, message, PASSWORD } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
+import { walk, type Conn } from "../helpers/paging.js";
 
 const t = useTestApp();
 
-interface Conn<N> {
-  edges: Array<{ cursor: string; node: N }>;
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
 interface KeyNode {
   id: string;
   name: string;
@@ -47,20 +44,6 @@ async function createUser(username: string, role = "USER"): Promise<string> {
   return (await gqlOk<{ createUser: { id: string } }>(t.app.url, CREATE_USER, { u: username, p: PASSWORD, r: role }, t.admin)).createUser.id;
 }
 
-/** Every page of a list, calling `between` after each page but the last; the pages' nodes in order. */
-async function walk<N>(read: (after: string | null) => Promise<Conn<N>>, between: (page: number) => Promise<void>): Promise<N[]> {
-  const seen: N[] = [];
-  let after: string | null = null;
-  for (let page = 1; ; page++) {
-    const conn = await read(after);
-    seen.push(...conn.edges.map((e) => e.node));
-    expect(conn.pageInfo.endCursor).toBe(conn.edges.at(-1)?.cursor ?? null);
-    if (!conn.pageInfo.hasNextPage) return seen;
-    await between(page);
-    after = conn.pageInfo.endCursor;
-    expect(page, "the walk never ends").toBeLessThan(50);
-  }
-}
 
 describe("apiKeys is a connection", () => {
   it("walks a user's keys newest first while keys are created and revoked: none repeated, none that was there skipped", async () => {
