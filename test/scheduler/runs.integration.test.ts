@@ -97,7 +97,8 @@ describe("retries and dead letters", () => {
 
 describe("priorities", () => {
   it("starts higher priority runs first, equal priority in order", async () => {
-    const blocker = await createJob({ name: "blocker", schedule: { kind: "ONCE", at: FAR }, spec: { kind: "COMMAND", command: "sleep 1" } });
+    // The one slot is held until every run is queued (cancelled then, not a sleep that a loaded host outlasts).
+    const blocker = await createJob({ name: "blocker", schedule: { kind: "ONCE", at: FAR }, spec: { kind: "COMMAND", command: "sleep 60" } });
     const jobs: Array<[string, number]> = [["p1-a", 1], ["p9", 9], ["p1-b", 1], ["p5", 5]];
     const ids = new Map<string, string>();
     for (const [name, priority] of jobs) {
@@ -107,6 +108,8 @@ describe("priorities", () => {
     await until(blockRun, ["RUNNING"]);
     const runIds = new Map<string, string>();
     for (const [name] of jobs) runIds.set(name, await trigger(ids.get(name)!));
+    for (const rid of runIds.values()) expect((await run(rid)).status).toBe("QUEUED");
+    await gqlOk(app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: blockRun }, token);
     const done = await Promise.all([...runIds.entries()].map(async ([name, rid]) => [name, await until(rid, ["SUCCEEDED"])] as const));
     const order = done.sort((a, b) => Date.parse(a[1].startedAt) - Date.parse(b[1].startedAt)).map(([n]) => n);
     expect(order).toEqual(["p9", "p5", "p1-a", "p1-b"]);
