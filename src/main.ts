@@ -46,7 +46,8 @@ Server roles:
   emit-schema write schema.graphql from the code
 
 Options (override the environment):
-  --port N  --host H  --data-dir DIR  --mongo-url URL  --redis-url URL  --log-level LEVEL
+  --port N  --host H  --data-dir DIR  --mongo-url URL  --redis-url URL
+  --log-level LEVEL  --log-format json|pretty|auto  --metrics-port N
   --slots N  --pools a,b  --node-name NAME  --shards N
 
 See docs/configuration.md for every setting.`;

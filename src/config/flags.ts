@@ -17,6 +17,9 @@ const FLAG_TO_ENV: Record<string, string> = {
   "--metrics-port": "KAIROS_METRICS_PORT",
 };
 
+/** Every flag a role takes (`kairos <role> --help` must list each: test/cli/stranger-roles.test.ts). */
+export const ROLE_FLAGS: readonly string[] = Object.keys(FLAG_TO_ENV);
+
 /** Flags override the environment: `--port 5000` or `--port=5000`. Unknown flags are refused. */
 export function applyFlags(argv: readonly string[], env: Env): Env {
   const out: Env = { ...env };

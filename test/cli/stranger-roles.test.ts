@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ROLE_FLAGS } from "../../src/config/index.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -21,6 +22,16 @@ describe("a server role's --help", { timeout: 240_000 }, () => {
     expect(r.stdout).toMatch(new RegExp(`^  ${role} `, "m"));
     expect(r.stdout).toContain("--port N");
     expect(r.stdout).toContain("docs/configuration.md");
+  });
+
+  it("the help lists every option the roles accept (--log-format and --metrics-port were accepted but missing)", () => {
+    expect(ROLE_FLAGS).toEqual(expect.arrayContaining(["--port", "--log-format", "--metrics-port"]));
+    const role = kairos("dev", "--help").stdout;
+    const top = kairos("--help").stdout;
+    for (const flag of ROLE_FLAGS) {
+      expect(role, `kairos dev --help lists ${flag}`).toMatch(new RegExp(`(^|\\s)${flag} \\S`, "m"));
+      expect(top, `kairos --help lists ${flag}`).toMatch(new RegExp(`(^|\\s)${flag} \\S`, "m"));
+    }
   });
 
   it("an unknown option is still refused, naming those allowed", () => {
