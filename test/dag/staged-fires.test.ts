@@ -158,7 +158,8 @@ describe("scheduled DAG runs staged ahead", () => {
 
   it("clearSchedule takes back the staged DAG runs: nothing runs for a slot after it", async () => {
     const id = await createDag({ name: "staged-clear", schedule: EVERY_SECOND, tasks: tasksInput([{ key: "a", command: "true" }]) });
-    await pause(2_000);
+    // Until a DAG run is staged for a slot well after now (not a fixed wait: staging lags on a loaded host).
+    await waitFor(async () => (await dagRuns(id)).some((r) => at(r.scheduledFor) > Date.now() + 800), 20_000, 100);
     const clearedAt = Date.now();
     await gqlOk(t.app.url, `mutation($id: ID!) { updateDag(id: $id, input: { clearSchedule: true }) { id } }`, { id }, t.admin);
     await settled(id);
