@@ -62,9 +62,52 @@ function roleUsage(role: string): string {
   return [`Usage: kairos ${role} [options]`, "", ...about, "", ...options].join("\n");
 }
 
+/** The command line's options that may come before its command: `kairos --profile prod get jobs`. */
+const LEADING_CLI_OPTIONS = ["--server", "--profile"];
+
+/** Where the command is: after any --server URL / --profile NAME (or --profile=NAME) before it. */
+function commandIndex(argv: string[]): number {
+  let i = 0;
+  for (;;) {
+    const a = argv[i];
+    if (a !== undefined && LEADING_CLI_OPTIONS.includes(a)) i += 2;
+    else if (a !== undefined && LEADING_CLI_OPTIONS.some((f) => a.startsWith(`${f}=`))) i += 1;
+    else return i;
+  }
+}
+
+/**
+ * What is wrong with a command line that starts with an option the dispatcher cannot take there:
+ * --server/--profile before something that is not a command of the command line, or another
+ * option (`kairos --port 4000 dev`) before the command. Says where it goes.
+ */
+function misplacedOption(argv: string[], at: number, roles: readonly string[]): string {
+  const known = [...roles, "emulator", "emit-schema", ...CLI_COMMANDS];
+  if (at === 0) {
+    // `kairos --port 4000 dev`: the same line with the command first, when there is one.
+    const first = argv.findIndex((a) => known.includes(a));
+    const fixed = first > 0 ? `kairos ${[...argv.slice(first), ...argv.slice(0, first)].join(" ")}` : "e.g. kairos dev --port 4000 or kairos get jobs -o json";
+    return `"${argv[0]}" is an option, not a command: options go after the command (${fixed}); kairos --help lists the commands`;
+  }
+  const lead = argv.slice(0, at);
+  const flags = [...new Set(lead.filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]))].join(" and ");
+  const command = argv[at];
+  const valueIsCommand = lead.some((a, i) => i > 0 && LEADING_CLI_OPTIONS.includes(lead[i - 1]!) && CLI_COMMANDS.includes(a));
+  if (command === undefined || valueIsCommand) return `${flags} needs a value and then a command, e.g. kairos --profile NAME get jobs (or kairos get jobs --profile NAME)`;
+  if (!known.includes(command)) return `unknown command "${command}" after ${flags}; use one of: ${CLI_COMMANDS.join(", ")}`;
+  return `${flags} belongs to the command line's commands (${CLI_COMMANDS.join(", ")}), not to the role "${command}": kairos ${command} --help lists its options`;
+}
+
 async function main(argv: string[]): Promise<void> {
+  const at = commandIndex(argv);
+  const head = argv[at];
+  if (at > 0 && head !== undefined && CLI_COMMANDS.includes(head)) {
+    const cli = await loadCli();
+    process.exitCode = await cli.runCli(argv);
+    return;
+  }
   const [command, ...rest] = argv;
-  if (!command || command === "--help" || command === "-h" || command === "help") {
+  if (!command || command === "--help" || command === "-h" || command === "help" || (at > 0 && (head === "--help" || head === "-h"))) {
     const cli = await loadCli();
     process.stdout.write(`${USAGE.replace("CLI_USAGE", cli.CLI_USAGE)}\n`);
     return;
@@ -75,6 +118,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const { ROLES, applyFlags, loadConfig } = await import("./config/index.js");
+  if (at > 0 || command.startsWith("-")) throw new ConfigError(misplacedOption(argv, at, ROLES));
   if (!(ROLES as readonly string[]).includes(command) && command !== "emulator" && command !== "emit-schema") {
     throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema", ...CLI_COMMANDS].join(", ")}`);
   }

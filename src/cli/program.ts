@@ -31,6 +31,7 @@ export const CLI_USAGE = `  login       log in (--server URL --username NAME --p
   stats       the cluster's figures over a window (--window PT1H): runs, lateness, queues, nodes, schedulers
   forecast    runs due per pool over the next hours (--within PT24H, --pool), hotspots and how to spread them
   audit       the audit trail of mutations (--action, --target, --since); --verify its hash chain
+  --server URL and --profile NAME go before or after the command: kairos --profile prod get jobs
   Run \`kairos <command> --help\` for a command's options and an example.`;
 
 export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Command {
@@ -41,6 +42,12 @@ export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Comman
     .addHelpText("after", `\n${EXIT_CODES_HELP}\n\nEnvironment: KAIROS_SERVER, KAIROS_TOKEN or KAIROS_API_KEY (instead of a stored login), KAIROS_PROFILE, NO_COLOR, XDG_CONFIG_HOME.\n`);
   program.exitOverride();
   program.configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
+  // --server and --profile are the program's, so they may come before the command as well as
+  // after it (`kairos --profile prod get jobs`, `kairos dag --profile prod describe etl`): the
+  // program takes them wherever they are, and the command reads them with optsWithGlobals.
+  program
+    .option("--server <url>", "the Kairos server (default: KAIROS_SERVER, else the profile's); before or after the command")
+    .option("--profile <name>", "the stored login to use (default: KAIROS_PROFILE, else the last one logged in to); before or after the command");
   program.hook("preAction", (_root, action) => {
     current.opts = action.optsWithGlobals() as GlobalOptions;
   });

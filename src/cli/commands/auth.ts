@@ -24,11 +24,13 @@ export function registerAuth(program: Command, ctx: Ctx): void {
         "printf '%s' \"$KAIROS_KEY\" | kairos login --server https://kairos.example.com --api-key-stdin --profile prod",
       ) + `\nCredentials are kept in $XDG_CONFIG_HOME/kairos/credentials.json (else ~/.config/kairos/).\nIn CI, set KAIROS_SERVER and KAIROS_TOKEN or KAIROS_API_KEY instead of logging in.`,
     )
-    .action(async (opts: { server?: string; profile?: string; username?: string; passwordStdin?: boolean; apiKeyStdin?: boolean }) => {
+    .action(async (opts: { username?: string; passwordStdin?: boolean; apiKeyStdin?: boolean }) => {
       const env = ctx.io.env;
       const file = await readCredentials(env);
-      const name = profileName(opts.profile, env, file);
-      const serverRaw = opts.server || env.KAIROS_SERVER || file.profiles[name]?.server;
+      // --server and --profile before the command are the program's: ctx.globals() has them from either side.
+      const { server: serverFlag, profile: profileFlag } = ctx.globals();
+      const name = profileName(profileFlag, env, file);
+      const serverRaw = serverFlag || env.KAIROS_SERVER || file.profiles[name]?.server;
       if (!serverRaw) throw new CliError("login needs --server URL (or KAIROS_SERVER)");
       const server = normalizeServer(serverRaw);
       if (Boolean(opts.passwordStdin) === Boolean(opts.apiKeyStdin)) throw new CliError("give one of --password-stdin (with --username) or --api-key-stdin");
@@ -56,10 +58,10 @@ export function registerAuth(program: Command, ctx: Ctx): void {
     .description("forget the profile's credential")
     .option("--profile <name>", "the profile (default: the current one)")
     .addHelpText("after", example("kairos logout", "kairos logout --profile prod"))
-    .action(async (opts: { profile?: string }) => {
+    .action(async () => {
       const env = ctx.io.env;
       const file = await readCredentials(env);
-      const name = profileName(opts.profile, env, file);
+      const name = profileName(ctx.globals().profile, env, file);
       if (!file.profiles[name]) {
         ctx.io.err(`not logged in (profile "${name}")\n`);
         return;
