@@ -14,13 +14,14 @@ import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type RequestHandler } from "express";
-import type { GraphQLFormattedError, GraphQLSchema } from "graphql";
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
 import { API_ERROR_CODES, createContext, type Context, type Services } from "../resolvers/index.js";
 import { listen } from "../support/index.js";
 import { clientAddress } from "./client-address.js";
 import { mountConsole } from "./console.js";
 import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin, subscriptionOverHttpPlugin } from "./errors-http.js";
 import { authenticate, refusalPenaltyPlugin, takeRequest, type Authenticated } from "./guards.js";
+import { IntInputError, intVariablesPlugin } from "./int-inputs.js";
 import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
 import type { ApiGuardSettings } from "./settings.js";
@@ -45,12 +46,17 @@ const PASS_THROUGH_CODES = new Set<string>([
   "OPERATION_RESOLUTION_FAILURE",
 ]);
 
-/** Never let an unexpected error's message (driver text, stack) reach a client. */
-export function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
-  const code = formatted.extensions?.code;
+/**
+ * Never let an unexpected error's message (driver text, stack) reach a client. A value a validation
+ * rule of ours refused as BAD_USER_INPUT (an Int that is none, ./int-inputs.ts) keeps that code:
+ * Apollo gives every validation error GRAPHQL_VALIDATION_FAILED.
+ */
+export function formatError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
+  const own = error instanceof GraphQLError && error.originalError instanceof IntInputError ? error.originalError.extensions.code : undefined;
+  const code = own ?? formatted.extensions?.code;
   if (typeof code === "string" && PASS_THROUGH_CODES.has(code)) {
     const { stacktrace: _drop, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
+    return { ...formatted, extensions: { ...extensions, code } };
   }
   return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
 }
@@ -81,6 +87,7 @@ function createApollo(deps: {
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       limits.apolloPlugin<Context>(),
+      intVariablesPlugin<Context>(),
       rateLimitStatusPlugin<Context>(),
       subscriptionOverHttpPlugin<Context>(),
       refusalPenaltyPlugin(services),

@@ -5,13 +5,14 @@
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import type { ExecutionArgs, GraphQLError, GraphQLSchema } from "graphql";
+import { getOperationAST, type ExecutionArgs, type GraphQLError, type GraphQLSchema } from "graphql";
 import type { ConnectionInitMessage, SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import { RateLimitedError } from "../domain/index.js";
 import { createContext, toGraphQLError, type Services } from "../resolvers/index.js";
 import { authenticate, chargeRefusal, takeRequest } from "./guards.js";
+import { intVariableErrors } from "./int-inputs.js";
 import type { QueryLimits } from "./limits.js";
 
 function wsAuthorization(params: ConnectionInitMessage["payload"]): unknown {
@@ -51,6 +52,8 @@ function guardWsOperation(services: Services, schema: GraphQLSchema, limits: Que
       await chargeRefusal(services, principal, addressOf(ctx.extra.request));
       return checked;
     }
+    const badInts = intVariableErrors(schema, checked.document, getOperationAST(checked.document, payload.operationName), payload.variables);
+    if (badInts.length > 0) return badInts;
     return { schema, document: checked.document, variableValues: payload.variables, operationName: payload.operationName };
   };
 }

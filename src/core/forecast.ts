@@ -26,6 +26,8 @@ export const MAX_FORECAST_SLOTS = 2_000_000;
 export const MAX_FORECAST_POOLS = 100;
 /** Hotspot warnings returned (the largest first). */
 export const MAX_HOTSPOTS = 20;
+/** The most runs `hotspotMinRuns` may ask a hotspot for. */
+export const MAX_HOTSPOT_MIN_RUNS = 1_000_000;
 /** How long a computed forecast is served to the requests of the same scope, window and pool. */
 export const FORECAST_CACHE_MS = 5_000;
 
@@ -81,7 +83,7 @@ export class ForecastService {
     const withinMs = forecastWindow(req.within);
     const pool = checkPool(req.pool);
     const factor = checkNumber(req.hotspotFactor ?? 10, "hotspotFactor", 1, 1_000, false);
-    const minRuns = checkNumber(req.hotspotMinRuns ?? 50, "hotspotMinRuns", 1, 1_000_000, true);
+    const minRuns = checkNumber(req.hotspotMinRuns ?? 50, "hotspotMinRuns", 1, MAX_HOTSPOT_MIN_RUNS, true);
     const { result, ...figures } = await this.figures(caller, withinMs, pool);
     return { ...figures, hotspots: findHotspots(result, { factor, minRuns, maxWarnings: MAX_HOTSPOTS }) };
   }

@@ -3,3 +3,4 @@ export * from "./build-schema.js";
 export * from "./context.js";
 export * from "./errors.js";
 export * from "./pagination.js";
+export * from "./int-ranges.js";

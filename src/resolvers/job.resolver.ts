@@ -199,9 +199,12 @@ export class JobResolver {
   }
 }
 
-/** How many next fires a field answers (Job.nextFires, previewSchedule): 1–100. */
+/** The most next fires a field answers (Job.nextFires, previewSchedule). */
+export const MAX_FIRE_COUNT = 100;
+
+/** How many next fires a field answers (Job.nextFires, previewSchedule): 1–MAX_FIRE_COUNT. */
 function checkFireCount(count: number): void {
-  if (!Number.isInteger(count) || count < 1 || count > 100) throw new ValidationError("count", "must be from 1 to 100");
+  if (!Number.isInteger(count) || count < 1 || count > MAX_FIRE_COUNT) throw new ValidationError("count", `must be from 1 to ${MAX_FIRE_COUNT}`);
 }
 
 /** Runs of one job the caller may see, newest first (by scheduled time). */

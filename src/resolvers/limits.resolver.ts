@@ -4,7 +4,7 @@ import { LoginLockout, LoginLockoutDimension } from "../schema/index.js";
 import { requireAdmin, type Context } from "./context.js";
 
 /** Most rows loginLockouts answers. */
-const MAX_LOCKOUTS = 100;
+export const MAX_LOCKOUTS = 100;
 
 @Resolver()
 export class LimitsResolver {

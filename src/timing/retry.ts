@@ -28,6 +28,8 @@ export interface RetryInput {
 }
 
 export const MAX_ATTEMPTS = 100;
+/** Exit codes are 0 to this. */
+export const MAX_EXIT_CODE = 255;
 export const MAX_RETRY_DELAY_MS: Millis = DAY;
 /**
  * A run whose executor disappeared (node crash, lost lease) did not fail on its own: it is retried
@@ -65,8 +67,8 @@ export function normalizeRetry(input?: RetryInput | null): RetryPolicy {
   if (maxMs < initialMs) throw new ScheduleError("retry.max", `must be at least retry.initial (${i.initial ?? "PT10S"}), got "${i.max}"`);
   const codes = i.nonRetryableExitCodes ?? [];
   for (const c of codes) {
-    if (!Number.isInteger(c) || c < 0 || c > 255) {
-      throw new ScheduleError("retry.nonRetryableExitCodes", `exit codes are whole numbers 0–255 (got ${c})`);
+    if (!Number.isInteger(c) || c < 0 || c > MAX_EXIT_CODE) {
+      throw new ScheduleError("retry.nonRetryableExitCodes", `exit codes are whole numbers 0–${MAX_EXIT_CODE} (got ${c})`);
     }
   }
   return { maxAttempts, backoff, initialMs, factor, maxMs, jitter, nonRetryableExitCodes: [...new Set(codes)].sort((a, b) => a - b), retryOnOomKill: i.retryOnOomKill ?? true };

@@ -33,6 +33,8 @@ const MIN_THRESHOLD_MS = 1_000;
  * a deadline must end well inside that; a week, like failureRate's window.
  */
 export const MAX_DEADLINE_MS = 7 * 24 * 3600_000;
+/** The most runs failureRate.minRuns may ask for. */
+export const MAX_RATE_MIN_RUNS = 1_000_000;
 /** Longest `silentFor`: a yearly schedule's gap (a silence is counted from the last success, kept in alertSilences without expiry). */
 export const MAX_SILENT_FOR_MS = 366 * 24 * 3600_000;
 
@@ -115,7 +117,7 @@ function checkRate(r: AlertRuleInput["failureRate"]): NonNullable<AlertRuleDoc["
   if (windowMs < MIN_RATE_WINDOW_MS || windowMs > MAX_RATE_WINDOW_MS) throw new ValidationError("failureRate.window", `must be from PT1M to P7D (got ${r.window})`);
   if (!(r.threshold > 0 && r.threshold <= 1)) throw new ValidationError("failureRate.threshold", `is the failed fraction that fires the alert: above 0 and at most 1 (got ${r.threshold})`);
   const minRuns = r.minRuns ?? 1;
-  if (!Number.isInteger(minRuns) || minRuns < 1 || minRuns > 1_000_000) throw new ValidationError("failureRate.minRuns", `must be a whole number from 1 to 1000000 (got ${minRuns})`);
+  if (!Number.isInteger(minRuns) || minRuns < 1 || minRuns > MAX_RATE_MIN_RUNS) throw new ValidationError("failureRate.minRuns", `must be a whole number from 1 to ${MAX_RATE_MIN_RUNS} (got ${minRuns})`);
   return { windowMs, threshold: r.threshold, minRuns };
 }
 

@@ -32,9 +32,12 @@ export function validateTags(tags: string[] | null | undefined): string[] {
   return [...new Set(tags)];
 }
 
+/** A run's queue priority is 0 (lowest) to this. */
+export const MAX_PRIORITY = 9;
+
 export function validatePriority(p: number | null | undefined): number {
   if (p == null) return 5;
-  if (!Number.isInteger(p) || p < 0 || p > 9) throw new ValidationError("priority", `must be a whole number from 0 to 9 (got ${p})`);
+  if (!Number.isInteger(p) || p < 0 || p > MAX_PRIORITY) throw new ValidationError("priority", `must be a whole number from 0 to ${MAX_PRIORITY} (got ${p})`);
   return p;
 }
 

@@ -4,5 +4,5 @@ export type { BackfillOutcome, DagTimerActor, JobActor, JobInput, JobPatch, JobS
 export type { ComingFire, JobHealth, JobListFilter, SchedulePreview } from "./reads.js";
 export { MAX_BACKFILL, backfillSlots } from "./triggers.js";
 export { comingFires } from "./reads.js";
-export { validateCatchup, validateDescription, validateName, validatePriority } from "./fields.js";
+export { MAX_PRIORITY, validateCatchup, validateDescription, validateName, validatePriority } from "./fields.js";
 export { PoolNodes } from "./pool-nodes.js";

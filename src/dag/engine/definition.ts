@@ -48,6 +48,9 @@ export type DagPatch = Partial<DagInput> & { clearSchedule?: boolean | null };
 
 /** Largest params object (as JSON text), defaults or a trigger's. */
 export const MAX_PARAMS_BYTES = 64 * 1024;
+
+/** The most task instances `maxParallel` may allow at once in one DAG run. */
+export const MAX_PARALLEL = 10_000;
 /** Most problems of a graph listed in one error. */
 const MAX_LISTED_PROBLEMS = 20;
 
@@ -182,7 +185,7 @@ export function mergeParams(defaultsJson: string, given: Record<string, unknown>
 
 export function checkMaxParallel(n: number | null | undefined): number | null {
   if (n == null) return null;
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new ValidationError("maxParallel", `must be a whole number from 1 to 10000 (got ${n})`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PARALLEL) throw new ValidationError("maxParallel", `must be a whole number from 1 to ${MAX_PARALLEL} (got ${n})`);
   return n;
 }
 

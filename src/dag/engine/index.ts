@@ -6,7 +6,7 @@
  */
 export { DagAdvancer } from "./advance.js";
 export { observedStates, taskStateOfRun } from "./task-states.js";
-export { MAX_PARAMS_BYTES, planOf, type DagInput, type DagPatch, type DagTaskInput } from "./definition.js";
+export { MAX_PARALLEL, MAX_PARAMS_BYTES, planOf, type DagInput, type DagPatch, type DagTaskInput } from "./definition.js";
 export { DagEngine, type DagEngineDeps } from "./engine.js";
 export { DagEvents, type DagEvent } from "./events.js";
 export { checkResult, DagTaskIo, MAX_INPUTS_BYTES, MAX_RESULT_BYTES, type TaskFiles } from "./io.js";
