@@ -7,6 +7,7 @@ import { print } from "graphql";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { CliError } from "./errors.js";
+import { notGraphql, unreachable } from "./network.js";
 import type { Connection } from "./profiles.js";
 
 interface GraphQLErrorShape {
@@ -60,14 +61,14 @@ export class GqlClient {
         body: JSON.stringify({ query: print(doc), variables: variables ?? {} }),
       });
     } catch (e) {
-      const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
-      throw new CliError(`cannot reach ${this.conn.server}: ${cause}`);
+      throw await unreachable(this.conn.server, e);
     }
     let body: { data?: R | null; errors?: GraphQLErrorShape[] };
+    const text = await res.text().catch(() => "");
     try {
-      body = (await res.json()) as typeof body;
+      body = JSON.parse(text) as typeof body;
     } catch {
-      throw new CliError(`${this.conn.server} answered HTTP ${res.status} without a GraphQL response`);
+      throw await notGraphql(this.conn.server, res.status, text);
     }
     if (body.errors?.length) throw apiError(body.errors);
     if (!body.data) throw new CliError(`${this.conn.server} answered HTTP ${res.status} with no data`);

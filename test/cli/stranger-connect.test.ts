@@ -1,13 +1,26 @@
 /**
- * Connecting the command line as a stranger does: the global options where a stranger puts them.
+ * Connecting the command line as a stranger does: the global options where a stranger puts them,
+ * https:// to a server that speaks plain http and the reverse.
  * Each test is the reproduction of one defect; the built `bin/kairos.js` runs as a subprocess
  * against the product in-process, with a private config dir for its stored logins.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeJob, makeUser, PASSWORD } from "../helpers/accounts.js";
+import { makeTlsFiles, type TlsFiles } from "../helpers/redis-tls.js";
 import { useCliFixture } from "./fixture.js";
+import { tlsFront, type TlsFront } from "./tls-front.js";
 
 const t = useCliFixture();
+
+let tls: TlsFiles;
+const fronts: TlsFront[] = [];
+beforeAll(async () => {
+  tls = await makeTlsFiles();
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(fronts.map((f) => f.close()));
+  tls?.remove();
+});
 
 describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
   it("--profile and --server work before the command as after it (before it, it was `unknown command \"--profile\"`)", async () => {
@@ -48,5 +61,38 @@ describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
     const port = await t.kairos(["--port", "4999", "dev"]);
     expect(port.code).toBe(2);
     expect(port.err).toContain('"--port" is an option, not a command: options go after the command (kairos dev --port 4999)');
+  });
+
+  it("https:// to a server that speaks plain http, and http:// to one that speaks https, say so and which to use (it printed OpenSSL's `wrong version number` or `other side closed`)", async () => {
+    const api = new URL(t.app.url);
+    const plain = `http://${api.host}`;
+    const asHttps = `https://${api.host}`;
+    const withToken = (server: string, env: Record<string, string> = {}) => ({ env: { KAIROS_SERVER: server, KAIROS_TOKEN: t.admin, ...env } });
+
+    const wrongTls = await t.kairos(["get", "jobs"], withToken(asHttps));
+    expect(wrongTls.code).toBe(2);
+    expect(wrongTls.err).not.toMatch(/ssl3|wrong version number|EPROTO|ECONNRESET/i);
+    expect(wrongTls.err).toContain(`kairos: ${asHttps}/graphql: the server at ${api.host} speaks plain http, not https: use ${plain} (in --server, KAIROS_SERVER, or log in again with it)`);
+    const login = await t.kairos(["login", "--server", asHttps, "--username", "admin", "--password-stdin", "--profile", "tls"], { input: "admin-password-for-tests" });
+    expect(login.err).toContain(`speaks plain http, not https: use ${plain}`);
+
+    // The reverse, behind a TLS front that hangs up on plain http (as Node's https does), and one that answers 400 (as nginx does).
+    for (const mode of ["hang-up", "nginx-400"] as const) {
+      const front = await tlsFront(api, tls, mode);
+      fronts.push(front);
+      const port = new URL(front.url).host;
+      const r = await t.kairos(["get", "jobs"], withToken(`http://${port}`));
+      expect(r.code, mode).toBe(2);
+      expect(r.err, mode).not.toMatch(/other side closed|HTTP 400/);
+      expect(r.err, mode).toContain(`kairos: http://${port}/graphql: the server at ${port} speaks https, not plain http: use https://${port} (in --server, KAIROS_SERVER, or log in again with it)`);
+      // At https://, with a certificate this machine does not trust: says how to trust it; and given the CA, it works.
+      const untrusted = await t.kairos(["get", "jobs"], withToken(front.url));
+      expect(untrusted.code, mode).toBe(2);
+      expect(untrusted.err, mode).toContain(`cannot reach ${front.url}/graphql: its TLS certificate is not trusted`);
+      expect(untrusted.err, mode).toContain("give the CA that signed it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem");
+      const trusted = await t.kairos(["whoami"], withToken(front.url, { NODE_EXTRA_CA_CERTS: tls.ca }));
+      expect(trusted.code, `${mode}: ${trusted.err}`).toBe(0);
+      expect(trusted.out).toContain(`admin (admin, id`);
+    }
   });
 });
