@@ -23,6 +23,8 @@ export class ApiError extends CliError {
     readonly code: string | undefined,
     /** The input field a BAD_USER_INPUT is about (extensions.field), e.g. `spec.command`. */
     readonly field?: string,
+    /** The API's own messages, without the command line's advice (for a caller that advises otherwise). */
+    readonly detail: string = message,
   ) {
     super(message);
   }
@@ -31,10 +33,10 @@ export class ApiError extends CliError {
 function apiError(errors: readonly GraphQLErrorShape[]): ApiError {
   const first = errors[0]!;
   const code = first.extensions?.code;
-  let msg = errors.map((e) => e.message).join("; ");
-  if (code === "UNAUTHENTICATED") msg += " (log in with `kairos login`, or set KAIROS_TOKEN / KAIROS_API_KEY)";
+  const detail = errors.map((e) => e.message).join("; ");
+  const msg = code === "UNAUTHENTICATED" ? `${detail} (log in with \`kairos login\`, or set KAIROS_TOKEN / KAIROS_API_KEY)` : detail;
   const field = typeof first.extensions?.field === "string" ? first.extensions.field : undefined;
-  return new ApiError(msg, code, field);
+  return new ApiError(msg, code, field, detail);
 }
 
 export interface SubscriptionSink<T> {

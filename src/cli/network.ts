@@ -78,6 +78,16 @@ export async function unreachable(server: string, e: unknown): Promise<CliError>
   const text = cause.message ?? String(e);
   const mismatch = await wrongProtocol(server, { notTls: NOT_TLS_CODES.has(code) || NOT_TLS.test(text), hungUp: HUNG_UP_CODES.has(code) || /other side closed|socket hang up/i.test(text) });
   if (mismatch) return new CliError(mismatch);
+  const url = new URL(server);
+  if (code === "ECONNREFUSED") {
+    return new CliError(`cannot reach ${server}: nothing listens on ${url.hostname}:${portOf(url)} (connection refused); check the host and the port, and that the server is running (kairos dev prints the URL it listens on)`);
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new CliError(`cannot reach ${server}: the host name "${url.hostname}" is not known (${code === "ENOTFOUND" ? "no such host" : "the name server did not answer"}); check its spelling`);
+  }
+  if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT") {
+    return new CliError(`cannot reach ${server}: no answer from ${url.host} (timed out); check the address, and any firewall or VPN on the way`);
+  }
   if (UNTRUSTED_CODES.has(code)) {
     return new CliError(`cannot reach ${server}: its TLS certificate is not trusted (${text}); give the CA that signed it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem`);
   }

@@ -1,10 +1,12 @@
 /**
  * Connecting the command line as a stranger does: the global options where a stranger puts them,
- * https:// to a server that speaks plain http and the reverse.
+ * https:// to a server that speaks plain http and the reverse, and a login that fails.
  * Each test is the reproduction of one defect; the built `bin/kairos.js` runs as a subprocess
  * against the product in-process, with a private config dir for its stored logins.
  */
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gqlOk } from "../helpers/graphql.js";
 import { makeJob, makeUser, PASSWORD } from "../helpers/accounts.js";
 import { makeTlsFiles, type TlsFiles } from "../helpers/redis-tls.js";
 import { useCliFixture } from "./fixture.js";
@@ -94,5 +96,44 @@ describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
       expect(trusted.code, `${mode}: ${trusted.err}`).toBe(0);
       expect(trusted.out).toContain(`admin (admin, id`);
     }
+  });
+
+  it("a failed login says what went wrong and what to do (it said `invalid username or password (log in with \`kairos login\` …)` to someone who just did)", async () => {
+    const login = (username: string, password: string, server = t.app.url) => t.kairos(["login", "--server", server, "--username", username, "--password-stdin", "--profile", "failing"], { input: password });
+    const refused = (username: string) => `kairos: login to ${t.app.url} as "${username}" refused`;
+    await makeUser(t.app, t.admin, "stranger-typo");
+    for (const [username, password] of [["stranger-typo", "not-the-password"], ["stranger-nobody", PASSWORD]]) {
+      const r = await login(username!, password!);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).not.toContain("log in with `kairos login`");
+      expect(r.err).toContain(`${refused(username!)}: the user name or the password is wrong (the server does not say which). Check --username, and pipe only the password: printf '%s' "$PASSWORD" | kairos login`);
+    }
+    const { id } = await makeUser(t.app, t.admin, "stranger-disabled");
+    await gqlOk(t.app.url, `mutation($id: ID!) { disableUser(userId: $id) { id } }`, { id }, t.admin);
+    const disabled = await login("stranger-disabled", PASSWORD);
+    expect(disabled.code).toBe(2);
+    expect(disabled.err.trim()).toBe(`${refused("stranger-disabled")}: the account is disabled; ask an administrator to enable it`);
+
+    // Nothing listens there.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+    const nobody = await login("admin", "whatever", `http://127.0.0.1:${port}`);
+    expect(nobody.code).toBe(2);
+    expect(nobody.err).toContain(`kairos: cannot reach http://127.0.0.1:${port}/graphql: nothing listens on 127.0.0.1:${port} (connection refused); check the host and the port, and that the server is running`);
+
+    // An API key that is not one.
+    for (const key of ["kairos_not-a-real-key", "hunter2"]) {
+      const r = await t.kairos(["login", "--server", t.app.url, "--api-key-stdin", "--profile", "failing"], { input: key });
+      expect(r.code).toBe(2);
+      expect(r.err).not.toContain("log in with `kairos login`");
+      expect(r.err).toContain(`kairos: the API key was refused by ${t.app.url}: invalid`);
+      expect(r.err).toContain("Pipe the whole key alone");
+      if (key === "hunter2") expect(r.err).toContain("(what was piped in does not start with kairos_, as API keys do)");
+    }
+    // Nothing was stored by any of them.
+    const who = await t.kairos(["whoami", "--profile", "failing"]);
+    expect(who.err).toContain('profile "failing" has no login');
   });
 });

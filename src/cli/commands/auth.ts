@@ -4,6 +4,7 @@ import { CliLoginDocument, CliMeDocument } from "../../../generated/client/graph
 import { GqlClient } from "../client.js";
 import type { Ctx } from "../context.js";
 import { CliError } from "../errors.js";
+import { loginRefused } from "../login-errors.js";
 import { emit, parseFormat } from "../output.js";
 import { credentialsPath, normalizeServer, profileName, readCredentials, resolveConnection, writeCredentials, type Profile } from "../profiles.js";
 import { connectionOptions, example } from "./common.js";
@@ -40,11 +41,16 @@ export function registerAuth(program: Command, ctx: Ctx): void {
       if (opts.passwordStdin) {
         if (!opts.username) throw new CliError("--password-stdin needs --username");
         const anon = new GqlClient({ server, credential: null, profile: name, source: "profile" });
-        const { login } = await anon.request(CliLoginDocument, { username: opts.username, password: secret });
+        const username = opts.username;
+        const { login } = await anon.request(CliLoginDocument, { username, password: secret }).catch((e: unknown) => {
+          throw loginRefused(server, { username }, e);
+        });
         profile = { server, token: login.token, username: login.user.username, expiresAt: login.expiresAt };
       } else {
         const client = new GqlClient({ server, credential: `Bearer ${secret}`, profile: name, source: "profile" });
-        const { me } = await client.request(CliMeDocument);
+        const { me } = await client.request(CliMeDocument).catch((e: unknown) => {
+          throw loginRefused(server, { apiKey: secret }, e);
+        });
         profile = { server, apiKey: secret, username: me.username, expiresAt: null };
       }
       file.profiles[name] = profile;
