@@ -99,6 +99,41 @@ async function ownPage(username: string): Promise<{ page: Page; pageErrors: stri
   return { page, pageErrors, close: () => context.close() };
 }
 
+describe("lists typed as lines, as a stranger types them", { timeout: 180_000 }, () => {
+  it("an environment line without = and a header line without : are refused naming the line and NAME=value (they were sent as a name with an empty value)", async () => {
+    const { token } = await makeUser(h.app, h.admin, "stranger-env");
+    const page = await newJobPage("stranger-env");
+    const alert = page.locator("#job-form-error");
+    await page.getByLabel("Name", { exact: true }).fill("env-lines");
+    await page.getByLabel("Command", { exact: true }).fill("env");
+    const env = page.getByLabel("Environment, NAME=value per line");
+    await env.fill("GREETING=hello\n\nDEBUG");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.env: line 3, "DEBUG", has no "=": write each line as NAME=value (NAME= for an empty value)');
+    // Next to the field too.
+    expect(await env.getAttribute("aria-invalid")).toBe("true");
+    await env.fill("GREETING=hello\n=1");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.env: line 2, "=1", has no name before "=": write each line as NAME=value (NAME= for an empty value)');
+    expect(await jobsOf(token)).toEqual([]);
+
+    // An HTTP job's headers, the same way.
+    await env.fill("");
+    await page.getByLabel("Kind", { exact: true }).selectOption("HTTP");
+    await page.getByLabel("URL", { exact: true }).fill("https://hooks.example.com/kairos");
+    await page.getByLabel("Headers, Name: value per line").fill("Content-Type: application/json\nX-Token abc");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.http.headers: line 2, "X-Token abc", has no ":": write each line as Name: value (Name: for an empty value)');
+    expect(await jobsOf(token)).toEqual([]);
+
+    // Corrected (an empty value written as NAME=), it is created with what was typed.
+    await page.getByLabel("Headers, Name: value per line").fill("Content-Type: application/json\nX-Token: abc");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f]{24}$/);
+    expect((await jobsOf(token)).map((j) => j.name)).toEqual(["env-lines"]);
+  });
+});
+
 describe("the schedule as a stranger leaves it", { timeout: 180_000 }, () => {
   it("once at a time with no time given is refused by the form, naming the field (it sent \"\" and showed GraphQL's Variable \"$input\" got invalid value)", async () => {
     const { token } = await makeUser(h.app, h.admin, "stranger-at");

@@ -157,6 +157,7 @@ const INT_MAX = 2 ** 31 - 1;
  * those came back as the GraphQL layer's text ("Variable "$input" got invalid value 2.5 at
  * "input.priority"; Int cannot represent non-integer value: 2.5", "PT-5M is not an ISO-8601
  * duration") instead of a sentence about the field. Ranges are left to the API, which names them.
+ * Also an environment or header line without its "=" or ":" (it was sent as a name with no value).
  */
 export function formProblem(f: FormState): { field: string; message: string } | null {
   const durations: Array<[string, Duration, boolean]> = [
@@ -190,6 +191,27 @@ export function formProblem(f: FormState): { field: string; message: string } | 
   }
   const cpu = num(f.cpu);
   if (sandboxed && cpu !== undefined && !Number.isFinite(cpu)) return { field: "spec.resources.cpu", message: `spec.resources.cpu: must be a number of cores from 0.01 to 1024 (got ${f.cpu.trim()})` };
+  const list = sandboxed ? pairsProblem("spec.env", f.env, "=") : pairsProblem("spec.http.headers", f.httpHeaders, ":");
+  if (list) return list;
+  return null;
+}
+
+/**
+ * The first line of a NAME=value (environment) or Name: value (headers) list that is not one. A
+ * line without the separator was taken for a name with an empty value, and sent.
+ */
+export function pairsProblem(field: string, text: string, sep: "=" | ":"): { field: string; message: string } | null {
+  const form = sep === "=" ? "NAME=value (NAME= for an empty value)" : "Name: value (Name: for an empty value)";
+  const all = text.split("\n");
+  for (let i = 0; i < all.length; i++) {
+    const l = all[i]!.trim();
+    if (!l) continue;
+    const at = l.indexOf(sep);
+    if (at > 0 && l.slice(0, at).trim()) continue;
+    const shown = l.length > 40 ? `${l.slice(0, 40)}…` : l;
+    const what = at < 0 ? `has no "${sep}"` : `has no name before "${sep}"`;
+    return { field, message: `${field}: line ${i + 1}, "${shown}", ${what}: write each line as ${form}` };
+  }
   return null;
 }
 
@@ -209,7 +231,7 @@ const lines = (t: string) => t.split("\n").map((l) => l.trim()).filter(Boolean);
 const commaList = (t: string) => t.split(",").map((x) => x.trim()).filter(Boolean);
 const num = (t: string) => (t.trim() === "" ? undefined : Number(t));
 
-/** NAME=value lines → an object (a line without "=" is a name with an empty value). */
+/** NAME=value lines → an object (formProblem has refused a line without the separator before this is sent). */
 function pairs(t: string, sep: "=" | ":"): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   for (const l of lines(t)) {
