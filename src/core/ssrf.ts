@@ -8,9 +8,11 @@
  * (KAIROS_HTTP_JOB_ALLOWED_CIDRS for HTTP jobs, KAIROS_ALERT_ALLOWED_CIDRS for alert webhooks, e.g.
  * for a trusted internal target or tests); and, allowed or
  * not, KAIROS_HTTP_JOB_DENIED_CIDRS and this node's own addresses (unless one is named exactly).
- * Redirects are not followed, so they cannot lead past the check either.
+ * Redirects are not followed, so they cannot lead past the check either. The same agents are asked
+ * about a URL before any request is made (urlRefusal: an alert rule's webhook, as it is saved), so
+ * one check decides both.
  */
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress } from "node:dns";
 import { BlockList, isIP, Socket, type TcpNetConnectOpts } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
@@ -154,15 +156,75 @@ export function httpAgents(rules: HttpTargetRules): HttpAgents {
   };
 }
 
+/** What an agent's refusal says: the address refused, the name it came from (if any), and why. */
+function refusalParts(e: Error): { address: string; host: string | null; reason: string } | null {
+  const m = /DNS lookup (\S+)\(family:[^,]*, host:([^)]*)\) is not allowed\. Because,? (.*)$/.exec(e.message);
+  if (!m) return null;
+  const [, address, host, why] = m;
+  const exact = `${address}/${isIP(address!) === 6 ? 128 : 32}`;
+  const reason = /denyIPAddressList/.test(why!) ? `it is one of this cluster's own addresses or a denied one (an own address is opened only by naming it exactly, as ${exact})` : /meta/i.test(why!) ? "it is an unspecified address" : "it is not a public address (loopback, private, link-local, unique-local, multicast or reserved)";
+  return { address: address!, host: host && host !== "undefined" && host !== address ? host : null, reason };
+}
+
 /**
  * The agent's refusal, as a run's (or an alert delivery's) error says it (null: not a refusal).
  * `who` and `setting`: what may reach public addresses only, and the setting that opens a range.
  */
 export function ssrfRefusal(e: Error, who = "HTTP jobs", setting = "KAIROS_HTTP_JOB_ALLOWED_CIDRS"): string | null {
-  const m = /DNS lookup (\S+)\(family:[^,]*, host:([^)]*)\) is not allowed\. Because,? (.*)$/.exec(e.message);
-  if (!m) return null;
-  const [, address, host, why] = m;
-  const target = host && host !== "undefined" && host !== address ? `${host} (${address})` : address;
-  const reason = /denyIPAddressList/.test(why!) ? "it is one of this cluster's own addresses" : /meta/i.test(why!) ? "it is an unspecified address" : "it is not a public address (loopback, private, link-local, unique-local, multicast or reserved)";
-  return `refused to connect to ${target}: ${reason}. ${who} may reach public addresses only; an admin can allow a range with ${setting}`;
+  const p = refusalParts(e);
+  if (!p) return null;
+  return `refused to connect to ${p.host ? `${p.host} (${p.address})` : p.address}: ${p.reason}. ${who} may reach public addresses only; an admin can allow a range with ${setting}`;
+}
+
+/**
+ * Whether the agents would connect to `address` (an IP literal), decided by the agents themselves
+ * (the denied ranges and this node's own addresses, then request-filtering-agent's rules) and
+ * asked without connecting: a refused connection is answered at once, through the callback, and
+ * an allowed one is closed before it is made (a connection to an IP literal starts on the next
+ * tick, and never for a socket destroyed before it). The refusal, or null.
+ */
+function refusalOf(agents: HttpAgents, address: string): Error | null {
+  let refused = null as Error | null;
+  const socket = agents.http.createConnection({ host: address, port: 9 }, (e) => {
+    if (e) refused = e;
+  });
+  socket.destroy();
+  return refused;
+}
+
+/** How long a name's lookup may take when a URL is checked ahead; past it the name is not refused then. */
+const LOOKUP_TIMEOUT_MS = 2_000;
+
+/** Every address `host` resolves to now; none when it does not resolve (or not in time). */
+async function addressesOf(host: string): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<LookupAddress[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), LOOKUP_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    const found = await Promise.race([dnsPromises.lookup(host, { all: true }).catch(() => []), late]);
+    return found.map((a) => a.address);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Why a request to `url` would be refused by `agents`, told before any is made (when a URL is
+ * saved): its IP literal, or each address its host name resolves to now, judged by the agents'
+ * own check (refusalOf); null when none is refused. A name that does not resolve now is not
+ * refused here, and every request is checked again when it connects (a name may resolve elsewhere
+ * by then). `who` and `setting` as for ssrfRefusal.
+ */
+export async function urlRefusal(agents: HttpAgents, url: string, who: string, setting: string): Promise<string | null> {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  for (const address of isIP(host) !== 0 ? [host] : await addressesOf(host)) {
+    const refused = refusalOf(agents, address);
+    const p = refused && refusalParts(refused);
+    if (!p) continue;
+    const target = address === host ? `${address} is refused` : `${host} resolves to ${address}, which is refused`;
+    return `${target}: ${p.reason}. ${who} may reach public addresses only; an admin can allow a range with ${setting}`;
+  }
+  return null;
 }

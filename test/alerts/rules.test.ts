@@ -1,8 +1,8 @@
 /**
  * Alert rules over the API: create, list, read, update, mute, delete; per-user isolation (another
  * user's rule is NOT_FOUND); the per-user limit; refusals that say what was wrong; testAlertRule
- * sending a signed message to a local receiver, and refused for an address
- * KAIROS_ALERT_ALLOWED_CIDRS does not allow.
+ * sending a signed message to a local receiver; a webhook to an address KAIROS_ALERT_ALLOWED_CIDRS
+ * does not allow refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifySignature } from "../../src/core/http-signing.js";
@@ -131,12 +131,12 @@ describe("alert rules", () => {
     const history = await gqlOk<{ alertDeliveries: { edges: Array<{ node: { id: string; status: string } }> } }>(t.app.url, `query($id: ID!) { alertDeliveries(ruleId: $id) { edges { node { id status } } } }`, { id: rule.id }, u.token);
     expect(history.alertDeliveries.edges.map((e) => e.node)).toEqual([{ id: sent.testAlertRule.id, status: "DELIVERED" }]);
 
-    // 127.0.0.2 is loopback too, but only 127.0.0.1/32 is allowed.
+    // 127.0.0.2 is loopback too, but only 127.0.0.1/32 is allowed: refused as the rule is made
+    // (and at delivery, test/alerts/webhook-targets.test.ts).
     const port = new URL(rx.base).port;
-    const blocked = (await create(u.token, { name: "b", on: ["RUN_FAILED"], webhook: { url: `http://127.0.0.2:${port}/x` } })).data!.createAlertRule;
-    const refused = await gqlOk<{ testAlertRule: Record<string, any> }>(t.app.url, `mutation($id: ID!) { testAlertRule(id: $id) { status responseCode error } }`, { id: blocked.id }, u.token);
-    expect(refused.testAlertRule.status).toBe("FAILED");
-    expect(refused.testAlertRule.error).toMatch(/refused to connect to 127\.0\.0\.2.*alert webhooks may reach public addresses only; an admin can allow a range with KAIROS_ALERT_ALLOWED_CIDRS/);
+    const blocked = await create(u.token, { name: "b", on: ["RUN_FAILED"], webhook: { url: `http://127.0.0.2:${port}/x` } });
+    expect(code(blocked)).toBe("BAD_USER_INPUT");
+    expect(message(blocked)).toMatch(/^webhook\.url: 127\.0\.0\.2 is refused: .*alert webhooks may reach public addresses only; an admin can allow a range with KAIROS_ALERT_ALLOWED_CIDRS/);
     expect(rx.on("/x")).toHaveLength(0);
   });
 

@@ -47,6 +47,7 @@ export class AlertRules {
 
   async create(p: Principal, input: AlertRuleInput, ownerId = p.userId): Promise<AlertRuleDoc> {
     const checked = checkAlertRule(input, p.role === "ADMIN");
+    await this.checkTarget(checked.webhook.url);
     await this.checkScope(p, checked, input.silentFor ?? null, ownerId);
     const n = await countAlertRules(this.deps.mongo, ownerId);
     if (n >= this.deps.maxRulesPerUser) {
@@ -104,6 +105,7 @@ export class AlertRules {
     if (!on.has("DEADLINE_MISSED") && patch.deadline === undefined) merged.deadline = null;
     if (!on.has("SCHEDULE_SILENT") && patch.silentFor === undefined) merged.silentFor = null;
     const checked = checkAlertRule(merged, p.role === "ADMIN");
+    if (patch.webhook) await this.checkTarget(checked.webhook.url);
     const watchChanged = checked.silentForMs !== (rule.silentForMs ?? null) || !rule.on.includes("SCHEDULE_SILENT");
     if (checked.jobId !== rule.jobId || checked.dagId !== rule.dagId || (checked.silentForMs !== null && watchChanged)) {
       await this.checkScope(p, checked, merged.silentFor ?? null, rule.ownerId);
@@ -111,6 +113,15 @@ export class AlertRules {
     const after = await setAlertRule(this.deps.mongo, id, { ...checked, updatedAt: new Date(this.deps.clock()) });
     if (after) await this.watchSilence(after);
     return visible(p, "alert rule", id, after);
+  }
+
+  /**
+   * A webhook URL the sender would refuse (loopback, private, … unless KAIROS_ALERT_ALLOWED_CIDRS
+   * allows it) is refused as it is saved, by the sender's own check; each delivery is checked again.
+   */
+  private async checkTarget(url: string): Promise<void> {
+    const refusal = await this.deps.sender.refusal(url);
+    if (refusal) throw new ValidationError("webhook.url", refusal);
   }
 
   async delete(p: Principal, id: string): Promise<boolean> {

@@ -8,7 +8,7 @@ import type { Clock } from "../../shared-state/index.js";
 import { settleDelivery, takeDelivery, type Mongo } from "../../store/index.js";
 import type { HttpSigning } from "../http-signing.js";
 import type { HttpAgents } from "../ssrf.js";
-import { postWebhook, type WebhookResult } from "./webhook.js";
+import { postWebhook, webhookRefusal, type WebhookResult } from "./webhook.js";
 
 export interface SenderOptions {
   /** A webhook call's timeout. @default 10 s */
@@ -26,6 +26,11 @@ export class AlertSender {
   constructor(
     private readonly deps: { mongo: Mongo; signing: Pick<HttpSigning, "secretsFor">; agents: HttpAgents; clock: Clock; options: SenderOptions; userAgent: string },
   ) {}
+
+  /** Why a webhook to `url` would be refused by this sender's agents, as far as can be told now (null: it would go). */
+  refusal(url: string): Promise<string | null> {
+    return webhookRefusal(url, this.deps.agents);
+  }
 
   /** One attempt of `d` if it can be taken; the delivery after it (null: another sender had it). */
   async attempt(d: AlertDeliveryDoc, opts: { retry: boolean } = { retry: true }): Promise<AlertDeliveryDoc | null> {

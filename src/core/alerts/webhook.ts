@@ -8,7 +8,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { signatureHeader } from "../http-signing.js";
-import { ssrfRefusal, type HttpAgents } from "../ssrf.js";
+import { ssrfRefusal, urlRefusal, type HttpAgents } from "../ssrf.js";
 
 export interface WebhookCall {
   url: string;
@@ -30,6 +30,19 @@ export interface WebhookResult {
 const RETRYABLE_4XX = new Set([408, 425, 429]);
 /** Most response bytes read (the rest is dropped). */
 const RESPONSE_CAP = 4_096;
+
+/** Who a refusal names, and the setting that opens a range to it. */
+const WHO = "alert webhooks";
+const SETTING = "KAIROS_ALERT_ALLOWED_CIDRS";
+
+/**
+ * Why a webhook to `url` would be refused by `agents` (loopback, private, … unless
+ * KAIROS_ALERT_ALLOWED_CIDRS allows it), told as a rule is saved; null when, as far as can be told
+ * now, it would go. Every call is checked again when it connects (postWebhook).
+ */
+export function webhookRefusal(url: string, agents: HttpAgents): Promise<string | null> {
+  return urlRefusal(agents, url, WHO, SETTING);
+}
 
 export function postWebhook(call: WebhookCall, agents: HttpAgents, userAgent: string): Promise<WebhookResult> {
   return new Promise<WebhookResult>((resolve) => {
@@ -57,7 +70,7 @@ export function postWebhook(call: WebhookCall, agents: HttpAgents, userAgent: st
       req.destroy(new Error(`timed out after ${call.timeoutMs} ms`));
     }, call.timeoutMs);
     req.on("error", (e: Error & { code?: string }) => {
-      const refusal = ssrfRefusal(e, "alert webhooks", "KAIROS_ALERT_ALLOWED_CIDRS");
+      const refusal = ssrfRefusal(e, WHO, SETTING);
       if (refusal) return finish({ ok: false, responseCode: null, retryable: false, error: refusal });
       if (timedOut) return finish({ ok: false, responseCode: null, retryable: true, error: `timed out after ${call.timeoutMs} ms waiting for ${url.host}` });
       finish({ ok: false, responseCode: null, retryable: true, error: `request failed: ${e.code ? `${e.code}: ` : ""}${e.message}` });
