@@ -33,7 +33,7 @@ describe("console: the first request's hand-over", () => {
 
   it("another operation, other variables, another credential or no body go to the network, and leave the offer", () => {
     const response = offer();
-    expect(takeFirstQuery(body({ operationName: "ConsoleRunsNodes", variables: {} }), "Bearer tok")).toBeNull();
+    expect(takeFirstQuery(body({ operationName: "ConsoleNodeSuggestions", variables: {} }), "Bearer tok")).toBeNull();
     expect(takeFirstQuery(body({ variables: { ...variables, status: "SUCCEEDED" } }), "Bearer tok")).toBeNull();
     expect(takeFirstQuery(body({ variables: { ...variables, after: "cursor" } }), "Bearer tok")).toBeNull();
     expect(takeFirstQuery(body(), "Bearer other")).toBeNull();

@@ -6,11 +6,11 @@
 import DataLoader from "dataloader";
 import { canSee, visible, visibleJob } from "../auth/index.js";
 import type { Principal } from "../auth/index.js";
-import type { JobDoc, JobSpec, RunDoc, UserDoc } from "../domain/index.js";
+import type { JobDoc, JobSpec, NodeDoc, RunDoc, UserDoc } from "../domain/index.js";
 import { NotFoundError, ValidationError } from "../domain/index.js";
 import type { Clock } from "../shared-state/index.js";
 import type { Mongo } from "../store/index.js";
-import { findJobsWithoutSpecText, findRunsByIds, findSpecTexts, findStagedRunsOfJobs, type StagedRun } from "../store/index.js";
+import { findJobsWithoutSpecText, findNodesByIds, findRunsByIds, findSpecTexts, findStagedRunsOfJobs, type StagedRun } from "../store/index.js";
 import { allocatedOn } from "./allocations.js";
 
 export interface LookupDeps {
@@ -50,6 +50,7 @@ export class Lookups {
   private readonly users: DataLoader<string, UserDoc | null>;
   private readonly jobs: DataLoader<string, JobDoc | null>;
   private readonly runs: DataLoader<string, RunDoc | null>;
+  private readonly nodes: DataLoader<string, NodeDoc | null>;
   private readonly staged: DataLoader<string, StagedRun[]>;
   private readonly allocations: DataLoader<string, { cpu: number; memoryMb: number } | null>;
   private readonly specTexts: DataLoader<string, Partial<JobSpec> | null>;
@@ -79,6 +80,7 @@ export class Lookups {
       return ids.map((id) => map.get(id) ?? null);
     });
     this.runs = byId((ids) => findRunsByIds(mongo, ids));
+    this.nodes = byId((ids) => findNodesByIds(mongo, ids));
     this.staged = new DataLoader(async (jobIds) => {
       const staged = await findStagedRunsOfJobs(mongo, jobIds, deps.clock());
       return jobIds.map((id) => staged.filter((r) => r.jobId === id));
@@ -122,6 +124,14 @@ export class Lookups {
   /** A run the caller may see; NOT_FOUND when it is missing or someone else's. */
   async run(p: Principal, id: string): Promise<RunDoc> {
     return visible(p, "run", id, await this.runs.load(id));
+  }
+
+  /**
+   * An executor node by id, as a run names it (the caller sees the run already; nodes are shared:
+   * any signed-in user sees them); null once its document is gone.
+   */
+  node(id: string): Promise<NodeDoc | null> {
+    return this.nodes.load(id);
   }
 
   /** The caller's own account; NOT_FOUND once it is gone. */

@@ -17,6 +17,7 @@ import { NodeResolver } from "./node.resolver.js";
 import { RunLogsResolver } from "./run-logs.resolver.js";
 import { JobSpecResolver } from "./job-spec.resolver.js";
 import { RunResolver } from "./run.resolver.js";
+import { RunNodeResolver, RunTransitionNodeResolver } from "./run-node.resolver.js";
 import { StatsResolver } from "./stats.resolver.js";
 import { DagTaskWaitingResolver, JobProblemsResolver, RunWaitingResolver } from "./waits.resolver.js";
 
@@ -26,7 +27,7 @@ import { DagTaskWaitingResolver, JobProblemsResolver, RunWaitingResolver } from 
  */
 export function buildKairosSchema(opts: { emitSchemaFile?: string } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [AuthResolver, ApiKeyResolver, AlertResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver, StatsResolver, AuditResolver],
+    resolvers: [AuthResolver, ApiKeyResolver, AlertResolver, JobResolver, JobSpecResolver, RunResolver, RunLogsResolver, RunNodeResolver, RunTransitionNodeResolver, NodeResolver, LimitsResolver, DagResolver, DagRunResolver, ArtifactResolver, HttpSigningResolver, RunWaitingResolver, JobProblemsResolver, DagTaskWaitingResolver, StatsResolver, AuditResolver],
     pubSub: createPubSub(),
     // ErrorTranslator wraps the guard, so the guard's refusals are translated and logged too; the
     // audit trail wraps both, so it records every mutation with the code its caller got.

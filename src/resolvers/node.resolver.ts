@@ -18,7 +18,7 @@ export class NodeResolver {
   ): Promise<ExecutorNodeConnection> {
     requireUser(ctx);
     const page = pageArgs(first, after);
-    return mapPage(await ctx.services.nodes.list({ pool: filter?.pool ?? null, status: filter?.status ?? null }, page), toNode);
+    return mapPage(await ctx.services.nodes.list({ pool: filter?.pool ?? null, status: filter?.status ?? null, namePrefix: filter?.namePrefix ?? null }, page), toNode);
   }
 
   @Query(() => ExecutorNode)

@@ -90,4 +90,10 @@ export class NodeFilter {
     description: "Only nodes in one of these states (e.g. [ONLINE, DRAINING]: the live ones; [OFFLINE, DEAD]: those gone). Omitted or null: every state.",
   })
   status?: NodeStatus[] | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "Only nodes whose name starts with this (case-sensitive; 1–255 characters): a node picker's suggestions as the name is typed.",
+  })
+  namePrefix?: string | null;
 }

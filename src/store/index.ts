@@ -24,7 +24,7 @@ export { connectMongo, isDuplicateKey, newId, pingMongo, type Mongo } from "./mo
 export { clearNodeReclaim, endNodeEpoch, findNodeLeasesByEnd, findNodeReclaims, nextNodeEpoch, readNodeEpoch, renewNodeLease, type NodeLease } from "./nodes/lease.js";
 export { markSilentNodesDead } from "./nodes/liveness.js";
 export { findOnlineNodePools } from "./nodes/pools.js";
-export { findNode, findOnlinePoolNodes, listNodes, pageNodes, type NodeListing } from "./nodes/reads.js";
+export { findNode, findNodesByIds, findOnlinePoolNodes, listNodes, pageNodes, type NodeListing } from "./nodes/reads.js";
 export { NodeStore, type NodeBeat } from "./nodes/registry.js";
 export { toPage, type Page, type PageQuery } from "./pages.js";
 export { findRunningOn, findRunningRuns, type AllocatedRun, type AllocationScope } from "./runs/allocations.js";

@@ -64,6 +64,19 @@ export function nameAfter(cursor: string | null | undefined): string | null {
   return cursor ? decodeNameCursor(cursor).name : null;
 }
 
+/**
+ * The bounds of the names that start with `prefix` (case-sensitive), as a range of an index on the
+ * name: from the prefix itself to its successor (its last character's next one), which every name
+ * starting with it is below.
+ */
+export function prefixRange(prefix: string): { $gte: string; $lt: string } {
+  const chars = [...prefix];
+  const last = chars.pop()!.codePointAt(0)!;
+  // The successor of a code point below the surrogates' block is the first one after it (UTF-8 order).
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return { $gte: prefix, $lt: chars.join("") + String.fromCodePoint(next) };
+}
+
 /** The page of `docs` (in the order of a unique name, ascending) read with `limit: size + 1`; `key` gives a document's name. */
 export function toNamePage<D extends { _id: string }>(docs: D[], size: number, key: (d: D) => string): Page<D> {
   const page = docs.slice(0, size);

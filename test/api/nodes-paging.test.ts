@@ -2,8 +2,8 @@
  * `nodes` is a Relay connection (issue #33): `first` (1–100, default 20) and an opaque `after`,
  * by name, the latest start of a name first, the node id as tiebreak. Walking the pages while
  * nodes register and go away (node documents written to the store, as executors write them)
- * never repeats a node nor skips one that was there all along; the pool and status filters; bad
- * arguments. The test app's own executor node is in every unfiltered list (named after the host).
+ * never repeats a node nor skips one that was there all along; the pool, status and name prefix
+ * filters; bad arguments. The test app's own executor node is in every unfiltered list (named after the host).
  */
 import { describe, expect, it } from "vitest";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
@@ -171,6 +171,36 @@ describe("nodes is a connection", () => {
     expect((await nodesPage({ filter: { pool: "d-pool" }, first: 3 }, u.token)).edges.map((e) => e.node.id)).toEqual(["d-00", "d-01", "d-02"]);
     expect(code(await gql(t.app.url, NODES, {}))).toBe("UNAUTHENTICATED");
     await remove(...many.map((d) => d._id));
+  });
+
+  it("narrows to the names starting with a prefix (case-sensitive), with the other filters, and pages it", async () => {
+    const docs = [
+      nodeDoc("p-1", "pf", { pools: ["p-pool"] }),
+      nodeDoc("p-2", "pf-a", { pools: ["p-pool"] }),
+      nodeDoc("p-3", "pf-ab", { pools: ["p-pool"], status: "DEAD" }),
+      nodeDoc("p-4", "pf-ab", { pools: ["p-other"], startedAt: new Date("2026-03-01T00:00:00Z") }),
+      nodeDoc("p-5", "pf-b", { pools: ["p-pool"] }),
+      nodeDoc("p-6", "pf-A", { pools: ["p-pool"] }),
+      nodeDoc("p-7", "pf-é", { pools: ["p-pool"] }),
+      nodeDoc("p-8", "pf-éa", { pools: ["p-pool"] }),
+      nodeDoc("p-9", "pf-f", { pools: ["p-pool"] }),
+    ];
+    await add(...docs);
+    const all = async (filter: Record<string, unknown>) => (await walk((after) => nodesPage({ filter, first: 1, after }), async () => undefined)).map((n) => n.id);
+    expect(await all({ namePrefix: "pf-a" })).toEqual(["p-2", "p-4", "p-3"]);
+    expect(await all({ namePrefix: "pf-A" })).toEqual(["p-6"]);
+    expect(await all({ namePrefix: "pf-é" })).toEqual(["p-7", "p-8"]);
+    expect(await all({ namePrefix: "pf" })).toEqual(["p-1", "p-6", "p-2", "p-4", "p-3", "p-5", "p-9", "p-7", "p-8"]);
+    expect(await all({ namePrefix: "pf-ab", pool: "p-pool" })).toEqual(["p-3"]);
+    expect(await all({ namePrefix: "pf-a", status: ["ONLINE"] })).toEqual(["p-2", "p-4"]);
+    expect(await all({ namePrefix: "pf-z" })).toEqual([]);
+    for (const namePrefix of ["", "x".repeat(256)]) {
+      const bad = await gql(t.app.url, NODES, { filter: { namePrefix } }, t.admin);
+      expect(code(bad)).toBe("BAD_USER_INPUT");
+      expect(message(bad)).toMatch(/filter\.namePrefix.*1–255 characters/);
+    }
+    expect(await all({ namePrefix: "x".repeat(255) })).toEqual([]);
+    await remove(...docs.map((d) => d._id));
   });
 
   it("reads every filter along an index in the page's order; the old name index is gone", async () => {

@@ -2,17 +2,18 @@
 import type { Filter } from "mongodb";
 import type { NodeDoc, NodeStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
-import { nodeAfter, toNodePage, type Page, type PageQuery } from "../pages.js";
+import { nodeAfter, prefixRange, toNodePage, type Page, type PageQuery } from "../pages.js";
 
 /** Every node (at most 1,000), by name, the latest start first (the cluster's figures; the API's `nodes` pages: pageNodes). */
 export function listNodes(mongo: Mongo): Promise<NodeDoc[]> {
   return mongo.c.nodes.find({}).sort({ name: 1, startedAt: -1 }).limit(1_000).toArray();
 }
 
-/** Which nodes a listing shows: those pulling from a pool, those in one of some states. */
+/** Which nodes a listing shows: those pulling from a pool, those in one of some states, those whose name starts with a prefix (case-sensitive). */
 export interface NodeListing {
   pool?: string | null;
   status?: readonly NodeStatus[] | null;
+  namePrefix?: string | null;
 }
 
 /**
@@ -20,12 +21,14 @@ export interface NodeListing {
  * _id) never changes for a node (a restart is a new document), so a node added or removed between
  * pages moves no other and the walk never repeats or skips one that was there all along. Read
  * along one index to the page's end: name_started_id, or pool_name_started_id /
- * status_name_started_id (a $in of states merges their ranges in the same order).
+ * status_name_started_id (a $in of states merges their ranges in the same order); a name prefix is
+ * a range of the name in each of them.
  */
 export async function pageNodes(mongo: Mongo, match: NodeListing, page: PageQuery): Promise<Page<NodeDoc>> {
   const q: Filter<NodeDoc> = {};
   if (match.pool) q.pools = match.pool;
   if (match.status) q.status = { $in: [...match.status] };
+  if (match.namePrefix) q.name = prefixRange(match.namePrefix);
   const after = nodeAfter(page.after);
   if (after) {
     q.$or = [
@@ -40,6 +43,11 @@ export async function pageNodes(mongo: Mongo, match: NodeListing, page: PageQuer
 
 export function findNode(mongo: Mongo, nodeId: string): Promise<NodeDoc | null> {
   return mongo.c.nodes.findOne({ _id: nodeId });
+}
+
+/** The nodes of these ids that still have their document (one query: a page of runs names their nodes with it). */
+export function findNodesByIds(mongo: Mongo, ids: readonly string[]): Promise<NodeDoc[]> {
+  return mongo.c.nodes.find({ _id: { $in: [...ids] } }).toArray();
 }
 
 /** The ONLINE nodes serving `pool` (at most 1,000): what its runs may ask for and get by default. */

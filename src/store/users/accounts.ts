@@ -7,7 +7,7 @@
 import type { Filter } from "mongodb";
 import type { UserDoc } from "../../domain/index.js";
 import { isDuplicateKey, type Mongo } from "../mongo.js";
-import { nameAfter, toNamePage, type Page, type PageQuery } from "../pages.js";
+import { nameAfter, prefixRange, toNamePage, type Page, type PageQuery } from "../pages.js";
 
 /** What authentication needs of a user, without the password hash or the run slots. */
 export function findAccountFacts(mongo: Mongo, userId: string): Promise<UserDoc | null> {
@@ -28,11 +28,6 @@ export interface UserListing {
   usernamePrefix?: string | null;
 }
 
-/** The successor of `prefix` in string order: every name that starts with `prefix` is below it. */
-function prefixEnd(prefix: string): string {
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-}
-
 /**
  * A page of the users not being deleted, by name: `username` is unique, so a user added or
  * deleted meanwhile moves no other and a page never repeats or skips one. The name prefix and the
@@ -42,7 +37,7 @@ export async function listLiveUsers(mongo: Mongo, match: UserListing, page: Page
   const q: Filter<UserDoc> = { deletedAt: null };
   if (match.role) q.role = match.role;
   const range: { $gte?: string; $lt?: string; $gt?: string } = {};
-  if (match.usernamePrefix) Object.assign(range, { $gte: match.usernamePrefix, $lt: prefixEnd(match.usernamePrefix) });
+  if (match.usernamePrefix) Object.assign(range, prefixRange(match.usernamePrefix));
   const after = nameAfter(page.after);
   if (after !== null) range.$gt = after;
   if (Object.keys(range).length > 0) q.username = range;

@@ -9,7 +9,6 @@ import { ConsoleDeadLettersDocument } from "../../../../generated/client/graphql
 import { ErrorLine, Page } from "../../ui/page";
 import { BulkActions } from "../runs/bulk-actions";
 import { LiveNote } from "../runs/live-note";
-import { useNodeNames } from "../runs/node-names";
 import { RunTable } from "../runs/run-table";
 import { useRunList, type RunPage, type RunRow } from "../runs/use-run-list";
 import { useSelection } from "../runs/use-selection";
@@ -29,7 +28,6 @@ export function DeadLettersView() {
   const matches = useCallback((run: RunRow) => run.status === "DEAD", []);
   const list = useRunList({ key: "dead", fetchPage, matches });
   const selection = useSelection(list.rows);
-  const nodeNames = useNodeNames();
 
   return (
     <Page title="Dead letters" actions={<LiveNote error={list.liveError} />}>
@@ -48,7 +46,6 @@ export function DeadLettersView() {
         hasNext={list.hasNext}
         loading={list.loading}
         onEndReached={list.loadMore}
-        nodeNames={nodeNames}
         empty="No dead letters: no run has used up all its attempts."
       />
     </Page>

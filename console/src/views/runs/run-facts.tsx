@@ -4,16 +4,19 @@ import { Link } from "wouter";
 import type { ConsoleRunDetailFragment } from "../../../../generated/client/graphql";
 import { StatusBadge } from "../../ui/status";
 import { duration, Time, useNow } from "../../ui/time";
-import { useNodeNames } from "./node-names";
 import { displayStatus } from "./run-table";
 
 type Run = ConsoleRunDetailFragment;
 
 const ENDS = new Set(["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "WITHDRAWN", "DEAD", "RETRY_SCHEDULED"]);
 
+/** A node as a run names it: its id, and its name while its document is there. */
+type NodeRef = { id: string; name: string } | null;
+
 export interface AttemptRow {
   attempt: number;
   nodeId: string | null;
+  node: NodeRef;
   startedAt: string | null;
   endedAt: string | null;
   outcome: string | null;
@@ -26,7 +29,7 @@ export function attemptsOf(run: Run): AttemptRow[] {
   const byAttempt = new Map<number, AttemptRow>();
   const get = (n: number) => {
     let a = byAttempt.get(n);
-    if (!a) byAttempt.set(n, (a = { attempt: n, nodeId: null, startedAt: null, endedAt: null, outcome: null, reason: null, log: null }));
+    if (!a) byAttempt.set(n, (a = { attempt: n, nodeId: null, node: null, startedAt: null, endedAt: null, outcome: null, reason: null, log: null }));
     return a;
   };
   // Claims (RUNNING) name no attempt: they belong to the current one, or the next once it ended.
@@ -42,7 +45,10 @@ export function attemptsOf(run: Run): AttemptRow[] {
     } else if (curEnded) continue; // the run waiting between attempts, or cancelled while it waited
     if (cur < 1) continue;
     const a = get(cur);
-    if (t.nodeId) a.nodeId = t.nodeId;
+    if (t.nodeId) {
+      a.nodeId = t.nodeId;
+      a.node = t.node ?? null;
+    }
     if (t.status === "RUNNING" && !a.startedAt) a.startedAt = t.at;
     // A running attempt queued again (its node was lost) ended too.
     if (ENDS.has(t.status) || (t.status === "QUEUED" && a.startedAt)) {
@@ -61,6 +67,7 @@ export function attemptsOf(run: Run): AttemptRow[] {
     const a = get(run.attempt);
     a.startedAt = run.startedAt;
     a.nodeId = run.nodeId ?? null;
+    a.node = run.node ?? null;
   }
   return [...byAttempt.values()].sort((x, y) => x.attempt - y.attempt);
 }
@@ -84,14 +91,13 @@ function Fact({ term, children }: { term: string; children: ReactNode }) {
 
 const none = <span className="muted">—</span>;
 
-function NodeName({ id, names }: { id: string; names: ReadonlyMap<string, string> }) {
-  const name = names.get(id);
-  return name ? <span title={id}>{name}</span> : <span className="mono">{id}</span>;
+/** A node by name (its id on hover), or by id once its document is gone. */
+function NodeName({ id, node }: { id: string; node: NodeRef | undefined }) {
+  return node ? <span title={id}>{node.name}</span> : <span className="mono">{id}</span>;
 }
 
 export function RunFacts({ run, job }: { run: Run; job: { id: string; name: string } | null }) {
   const now = useNow(1_000);
-  const names = useNodeNames();
   const running = run.startedAt && !run.finishedAt;
   const ms = run.durationMs ?? (running ? now - Date.parse(run.startedAt!) : null);
   return (
@@ -104,7 +110,7 @@ export function RunFacts({ run, job }: { run: Run; job: { id: string; name: stri
         <Fact term="Trigger">{run.trigger.toLowerCase()}</Fact>
         <Fact term="Attempt">{run.attempt} of {run.maxAttempts}</Fact>
         <Fact term="Pool">{run.pool}</Fact>
-        <Fact term="Node">{run.nodeId ? <NodeName id={run.nodeId} names={names} /> : none}</Fact>
+        <Fact term="Node">{run.nodeId ? <NodeName id={run.nodeId} node={run.node} /> : none}</Fact>
         <Fact term="Scheduled for"><Time iso={run.scheduledFor} /></Fact>
         <Fact term="Queued"><Time iso={run.queuedAt} /></Fact>
         <Fact term="Started"><Time iso={run.startedAt} /></Fact>
@@ -124,7 +130,6 @@ export function RunFacts({ run, job }: { run: Run; job: { id: string; name: stri
 
 export function RunAttempts({ run }: { run: Run }) {
   const rows = attemptsOf(run);
-  const names = useNodeNames();
   return (
     <section className="card" aria-labelledby="attempts-title">
       <h2 id="attempts-title">Attempts</h2>
@@ -147,7 +152,7 @@ export function RunAttempts({ run }: { run: Run }) {
               {rows.map((a) => (
                 <tr key={a.attempt}>
                   <td>{a.attempt}</td>
-                  <td>{a.nodeId ? <NodeName id={a.nodeId} names={names} /> : none}</td>
+                  <td>{a.nodeId ? <NodeName id={a.nodeId} node={a.node} /> : none}</td>
                   <td><Time iso={a.startedAt} /></td>
                   <td><Time iso={a.endedAt} /></td>
                   <td>{a.outcome ? <StatusBadge status={a.outcome} /> : a.startedAt ? <StatusBadge status="RUNNING" /> : none}</td>
@@ -165,7 +170,7 @@ export function RunAttempts({ run }: { run: Run }) {
             <li key={i}>
               <Time iso={t.at} /> <StatusBadge status={t.status} />
               {t.attempt != null && <> attempt {t.attempt}</>}
-              {t.nodeId && <> on <NodeName id={t.nodeId} names={names} /></>}
+              {t.nodeId && <> on <NodeName id={t.nodeId} node={t.node} /></>}
               {t.reason && <>: {t.reason}</>}
             </li>
           ))}

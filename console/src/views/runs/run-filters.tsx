@@ -3,17 +3,12 @@
  * list rather than undoing each keystroke); text boxes wait for a pause in typing.
  */
 import { useState } from "react";
-import { useQuery } from "urql";
-import { ConsoleRunsNodesDocument } from "../../../../generated/client/graphql";
 import { fromLocalInput, TextFilter, toLocalInput } from "../../ui/filter-inputs";
 import { activeFilterCount, NO_FILTERS, STATUSES, TRIGGERS, type RunFilters } from "./filters";
+import { NodePicker } from "./node-picker";
 
 export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onChange(f: RunFilters): void }) {
   const set = <K extends keyof RunFilters>(k: K, v: RunFilters[K]) => onChange({ ...filters, [k]: v });
-  const [nodes] = useQuery({ query: ConsoleRunsNodesDocument, requestPolicy: "cache-first" });
-  const nodeList = nodes.data?.nodes.edges.map((e) => e.node) ?? [];
-  // More nodes than one page: a node is chosen by its id (a choice of the first 100 would hide the others).
-  const pickable = !nodes.error && !(nodes.data?.nodes.pageInfo.hasNextPage ?? false);
   const active = activeFilterCount(filters);
   const more = active - (filters.name ? 1 : 0) - (filters.status ? 1 : 0);
   // The rarer filters fold away on a phone (unless one is set); open on wider screens.
@@ -42,18 +37,7 @@ export function RunFiltersBar({ filters, onChange }: { filters: RunFilters; onCh
       <TextFilter id="rf-job" label="Job id" value={filters.jobId} onCommit={(v) => set("jobId", v)} />
       <TextFilter id="rf-dag" label="DAG id" value={filters.dagId} onCommit={(v) => set("dagId", v)} />
       {filters.dagRunId && <TextFilter id="rf-dagrun" label="DAG run id" value={filters.dagRunId} onCommit={(v) => set("dagRunId", v)} />}
-      {pickable ? (
-        <label htmlFor="rf-node">
-          Node
-          <select id="rf-node" value={filters.nodeId} onChange={(e) => set("nodeId", e.target.value)}>
-            <option value="">any</option>
-            {filters.nodeId && !nodeList.some((n) => n.id === filters.nodeId) && <option value={filters.nodeId}>{filters.nodeId}</option>}
-            {nodeList.map((n) => <option key={n.id} value={n.id}>{n.name}</option>)}
-          </select>
-        </label>
-      ) : (
-        <TextFilter id="rf-node" label="Node id" value={filters.nodeId} onCommit={(v) => set("nodeId", v)} />
-      )}
+      <NodePicker id="rf-node" value={filters.nodeId} onChange={(v) => set("nodeId", v)} />
       <TextFilter id="rf-pool" label="Pool" value={filters.pool} onCommit={(v) => set("pool", v)} />
       <label htmlFor="rf-from">
         Scheduled from

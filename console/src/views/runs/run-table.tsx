@@ -38,7 +38,7 @@ function RunName({ r }: { r: RunRow }) {
 /** Ids share their first half (a time stamp): their end tells them apart. */
 export const shortId = (id: string) => (id.length > 12 ? `…${id.slice(-10)}` : id);
 
-const Row = memo(function Row({ r, index, selected, now, node, onSelect }: { r: RunRow; index: number; selected: boolean; now: number | null; node: string | null; onSelect(index: number, e: MouseEvent<HTMLInputElement>): void }) {
+const Row = memo(function Row({ r, index, selected, now, onSelect }: { r: RunRow; index: number; selected: boolean; now: number | null; onSelect(index: number, e: MouseEvent<HTMLInputElement>): void }) {
   const ms = r.durationMs ?? (r.startedAt && !r.finishedAt && now ? now - Date.parse(r.startedAt) : null);
   return (
     <tr className={selected ? "vrow selected" : "vrow"} aria-rowindex={index + 2} data-run-id={r.id}>
@@ -52,7 +52,7 @@ const Row = memo(function Row({ r, index, selected, now, node, onSelect }: { r: 
       <td className="c-time"><At iso={r.scheduledFor} /></td>
       <td className="c-time"><At iso={r.startedAt} /></td>
       <td className="c-num">{ms == null ? <span className="muted">—</span> : duration(Math.max(0, ms))}</td>
-      <td className="c-node" title={r.nodeId ?? undefined}>{node ?? (r.nodeId ? <span className="mono">{shortId(r.nodeId)}</span> : <span className="muted">—</span>)}</td>
+      <td className="c-node" title={r.nodeId ?? undefined}>{r.node?.name ?? (r.nodeId ? <span className="mono">{shortId(r.nodeId)}</span> : <span className="muted">—</span>)}</td>
       <td className="c-num c-attempt">{r.attempt}/{r.maxAttempts}</td>
       <td className="c-num">{r.exitCode ?? <span className="muted">—</span>}</td>
     </tr>
@@ -69,7 +69,6 @@ export function RunTable(props: {
   loading: boolean;
   onEndReached(): void;
   empty: string;
-  nodeNames?: ReadonlyMap<string, string>;
 }) {
   const { rows, selected } = props;
   const scroller = useRef<HTMLDivElement>(null);
@@ -125,7 +124,7 @@ export function RunTable(props: {
           <tbody>
             {win.before > 0 && <tr className="vspacer" aria-hidden="true"><td colSpan={COLUMNS} style={{ height: win.before }} /></tr>}
             {rows.slice(win.start, win.end).map((r, i) => (
-              <Row key={r.id} r={r} index={win.start + i} selected={selected.has(r.id)} now={anyRunning ? now : null} node={(r.nodeId && props.nodeNames?.get(r.nodeId)) || null} onSelect={onRowSelect} />
+              <Row key={r.id} r={r} index={win.start + i} selected={selected.has(r.id)} now={anyRunning ? now : null} onSelect={onRowSelect} />
             ))}
             {win.after > 0 && <tr className="vspacer" aria-hidden="true"><td colSpan={COLUMNS} style={{ height: win.after }} /></tr>}
           </tbody>

@@ -11,7 +11,6 @@ import { BulkActions } from "./bulk-actions";
 import { LiveNote } from "./live-note";
 import { filtersFromSearch, filtersToSearch, matchesFilters, runsPageVariables, type RunFilters } from "./filters";
 import { RunFiltersBar } from "./run-filters";
-import { useNodeNames } from "./node-names";
 import { RunTable } from "./run-table";
 import { useRunList, type RunPage } from "./use-run-list";
 import { useSelection } from "./use-selection";
@@ -35,7 +34,6 @@ export function RunsView() {
   const matches = useCallback((run: Parameters<typeof matchesFilters>[1]) => matchesFilters(filters, run), [filters]);
   const list = useRunList({ key, fetchPage, matches });
   const selection = useSelection(list.rows);
-  const nodeNames = useNodeNames();
 
   const setFilters = (f: RunFilters) => {
     selection.clear();
@@ -56,7 +54,6 @@ export function RunsView() {
         hasNext={list.hasNext}
         loading={list.loading}
         onEndReached={list.loadMore}
-        nodeNames={nodeNames}
         empty={key ? "No run matches these filters." : "No runs yet. Create a job and its runs appear here as they happen."}
       />
     </Page>
