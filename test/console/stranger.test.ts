@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Page, WebSocketRoute } from "playwright-core";
 import { gqlOk } from "../helpers/graphql.js";
-import { makeUser, PASSWORD } from "../helpers/accounts.js";
+import { makeJob, makeUser, PASSWORD } from "../helpers/accounts.js";
 import { openLoggedIn, useConsole } from "./browser.js";
 
 const h = useConsole();
@@ -131,6 +131,39 @@ describe("lists typed as lines, as a stranger types them", { timeout: 180_000 },
     await page.getByRole("button", { name: "Create job" }).click();
     await page.waitForURL(/\/jobs\/[0-9a-f]{24}$/);
     expect((await jobsOf(token)).map((j) => j.name)).toEqual(["env-lines"]);
+  });
+});
+
+describe("an address a stranger edits by hand", { timeout: 180_000 }, () => {
+  it("/runs?status=BOGUS says the status is none, naming those there are, and that every run is shown (it showed every run as if nothing was asked)", async () => {
+    const { token } = await makeUser(h.app, h.admin, "stranger-status");
+    const jobId = await makeJob(h.app, token, "status-job");
+    const { triggerJob } = await gqlOk<{ triggerJob: { id: string } }>(h.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: jobId }, token);
+    await expect
+      .poll(async () => (await gqlOk<{ run: { status: string } }>(h.app.url, `query($id: ID!) { run(id: $id) { status } }`, { id: triggerJob.id }, token)).run.status, { timeout: 30_000 })
+      .toBe("SUCCEEDED");
+    const page = await h.loggedInAt("runs?status=BOGUS&trigger=sometimes", "stranger-status", PASSWORD);
+    page.setDefaultTimeout(20_000);
+    const notice = page.locator(".ignored-filters");
+    await expect.poll(() => notice.innerText()).toBe(
+      "status=BOGUS in the address is not a run status; allowed: PENDING, SCHEDULED, QUEUED, RUNNING, CANCELLING, RETRY_SCHEDULED, SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, WITHDRAWN, DEAD. Showing runs of any status.\n" +
+        "trigger=sometimes in the address is not a trigger; allowed: SCHEDULE, MANUAL, RETRY, BACKFILL. Showing runs of any trigger.",
+    );
+    expect(await notice.getAttribute("role")).toBe("alert");
+    // Visibly unfiltered: the choices say "any", and the run is listed.
+    expect(await page.locator("#rf-status").inputValue()).toBe("");
+    await page.locator(`tr[data-run-id="${triggerJob.id}"]`).waitFor();
+    // Choosing a status writes the address anew, and the notice goes.
+    await page.locator("#rf-status").selectOption("SUCCEEDED");
+    await page.waitForURL(/\/runs\?status=SUCCEEDED$/);
+    await expect.poll(() => notice.count()).toBe(0);
+    await page.locator(`tr[data-run-id="${triggerJob.id}"]`).waitFor();
+
+    // A status in lower case, typed by hand, is that status: no notice, and only its runs.
+    const lower = await h.loggedInAt("runs?status=failed", "stranger-status", PASSWORD);
+    await expect.poll(() => lower.locator("#rf-status").inputValue()).toBe("FAILED");
+    await lower.getByText("No run matches these filters.").waitFor();
+    expect(await lower.locator(".ignored-filters").count()).toBe(0);
   });
 });
 

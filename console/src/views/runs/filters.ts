@@ -43,8 +43,9 @@ const validIso = (s: string) => (s && !Number.isNaN(Date.parse(s)) ? new Date(Da
 export function filtersFromSearch(search: string): RunFilters {
   const q = new URLSearchParams(search);
   const get = (k: string) => (q.get(k) ?? "").trim().slice(0, 200);
-  const status = get("status") as RunStatus;
-  const trigger = get("trigger") as RunTrigger;
+  // `status=failed` typed by hand is the status FAILED.
+  const status = get("status").toUpperCase() as RunStatus;
+  const trigger = get("trigger").toUpperCase() as RunTrigger;
   return {
     status: STATUSES.includes(status) ? status : null,
     jobId: get("job"),
@@ -57,6 +58,30 @@ export function filtersFromSearch(search: string): RunFilters {
     from: validIso(get("from")),
     to: validIso(get("to")),
   };
+}
+
+/**
+ * What the address asks for that is no filter (a status or trigger there is none of, a time that
+ * is not one), each with what is allowed: the list leaves it out, and says so above the list
+ * instead of showing every run as if nothing had been asked.
+ */
+export function ignoredFilters(search: string): string[] {
+  const q = new URLSearchParams(search);
+  const shown = (v: string) => (v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  const out: string[] = [];
+  const status = (q.get("status") ?? "").trim();
+  if (status && !STATUSES.includes(status.toUpperCase() as RunStatus)) {
+    out.push(`status=${shown(status)} in the address is not a run status; allowed: ${STATUSES.join(", ")}. Showing runs of any status.`);
+  }
+  const trigger = (q.get("trigger") ?? "").trim();
+  if (trigger && !TRIGGERS.includes(trigger.toUpperCase() as RunTrigger)) {
+    out.push(`trigger=${shown(trigger)} in the address is not a trigger; allowed: ${TRIGGERS.join(", ")}. Showing runs of any trigger.`);
+  }
+  for (const [key, words] of [["from", "from any time"], ["to", "up to any time"]] as const) {
+    const v = (q.get(key) ?? "").trim();
+    if (v && !validIso(v)) out.push(`${key}=${shown(v)} in the address is not a date and time (such as 2026-01-31T09:00:00Z). Showing runs ${words}.`);
+  }
+  return out;
 }
 
 export function filtersToSearch(f: RunFilters): string {

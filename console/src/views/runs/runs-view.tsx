@@ -10,6 +10,7 @@ import { ErrorLine, Page } from "../../ui/page";
 import { BulkActions } from "./bulk-actions";
 import { LiveNote } from "./live-note";
 import { filtersFromSearch, filtersToSearch, matchesFilters, runsPageVariables, type RunFilters } from "./filters";
+import { IgnoredFilters } from "./ignored-filters";
 import { RunFiltersBar } from "./run-filters";
 import { RunTable } from "./run-table";
 import { useRunList, type RunPage } from "./use-run-list";
@@ -43,6 +44,7 @@ export function RunsView() {
   return (
     <Page title="Runs" actions={<LiveNote error={list.liveError} />}>
       <RunFiltersBar filters={filters} onChange={setFilters} />
+      <IgnoredFilters search={search} />
       <ErrorLine error={list.error} />
       <BulkActions ids={selection.ids} onResults={list.merge} onClear={selection.clear} />
       <RunTable
