@@ -27,6 +27,7 @@ import type { RedisMode } from "./redis-topology.js";
 import { faultActions, runScenario, type FaultPlan } from "./scenario.js";
 import { alertLine, alertViolations } from "./alerts.js";
 import { silenceLine, silenceViolations } from "./silences.js";
+import { runAlertLine, runAlertViolations } from "./run-alerts.js";
 
 const num = (name: string, dflt: number) => {
   const v = process.env[name];
@@ -184,12 +185,13 @@ async function runProfile(p: Profile, executors: number): Promise<string[]> {
   out(`overload renewal_kills=${result.overload.renewalKills} deadline_kills=${result.overload.deadlineKills} handed_back_late=${result.overload.handedBackLate}`);
   out(alertLine(result.alerts));
   if (result.silences) out(silenceLine(result.silences));
+  if (result.runAlerts) out(runAlertLine(result.runAlerts));
   for (const l of recoveryLines(result.recovery, result.windowStart)) out(l);
   for (const l of faultLines(result.recovery, result.windowStart)) out(`  ${l}`);
   for (const [name, lines] of Object.entries(result.notableLogs)) {
     process.stderr.write(`[chaos] ${name}: ${lines.join("\n    ")}\n`);
   }
-  const found = [...violations(r), ...dagViolations(result.dags), ...alertViolations(result.alerts), ...(result.silences ? silenceViolations(result.silences) : [])].map((v) => `${p.name}: ${v}`);
+  const found = [...violations(r), ...dagViolations(result.dags), ...alertViolations(result.alerts), ...(result.silences ? silenceViolations(result.silences) : []), ...(result.runAlerts ? runAlertViolations(result.runAlerts) : [])].map((v) => `${p.name}: ${v}`);
   if (found.length > 0 || process.env.CHAOS_KEEP === "1") process.stderr.write(`[chaos] logs and ledger kept in ${result.dir}\n`);
   else rmSync(result.dir, { recursive: true, force: true });
   const kills = result.faults.filter((f) => f.kind === "executor_lost" || f.kind === "scheduler_lost").length;
@@ -214,7 +216,7 @@ async function main(): Promise<number> {
     process.stderr.write(`chaos: FAILED: ${bad.join("; ")}\n`);
     return 1;
   }
-  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0, deadline alerts lost=0 doubled=0 unexpected=0, silence alerts lost=0 doubled=0 unexpected=0 with their resolutions, in every scenario)\n");
+  process.stderr.write("chaos: OK (lost=0, dup_committed=0, lease_overlaps=0, deadline alerts lost=0 doubled=0 unexpected=0, silence alerts lost=0 doubled=0 unexpected=0 with their resolutions, run alerts and recoveries lost=0 doubled=0 unexpected=0, in every scenario)\n");
   return 0;
 }
 

@@ -23,6 +23,7 @@ import { Cluster, sleep, type ClusterOptions } from "./harness.js";
 import { ledgerCommand, readLedger } from "./ledger.js";
 import { accountDeadlines, ALERT_ENV, watchDeadlines, type AlertAccount, type AlertWatch } from "./alerts.js";
 import { accountSilences, silenceUser, watchSilence, type SilenceAccount, type SilenceWatch } from "./silences.js";
+import { accountRunAlerts, watchRunAlerts, type RunAlertAccount, type RunAlertWatch } from "./run-alerts.js";
 import type { RedisFault } from "./redis-topology.js";
 
 export interface ChaosAction {
@@ -99,6 +100,8 @@ export interface ScenarioResult {
   alerts: AlertAccount;
   /** Silence alerts (issue #31), when `silentStretchesMs` was given: each silence received once, and its end (./silences.ts). */
   silences: SilenceAccount | null;
+  /** Run-end and RECOVERED alerts on the silence count's job, when there is one (./run-alerts.ts). */
+  runAlerts: RunAlertAccount | null;
 }
 
 const OPEN = ["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"];
@@ -133,6 +136,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const silenceWatch: SilenceWatch | null = silenceToken
       ? await watchSilence(cluster, alertWatch.rx, silenceToken, o.silentStretchesMs!.map(([a, b]) => [windowStart + a, windowStart + b] as const))
       : null;
+    const runAlertWatch: RunAlertWatch | null = silenceWatch ? await watchRunAlerts(cluster, alertWatch.rx, silenceToken!, silenceWatch.jobId) : null;
 
     const specs: Array<{ input: Record<string, unknown>; schedule: ChaosSchedule }> = [];
     for (let i = 0; i < total; i++) {
@@ -292,7 +296,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     mark(`deadline alerts counted: ${alerts.expected} expected, ${alerts.received} received`);
     const silences = silenceWatch ? await accountSilences(db, silenceWatch) : null;
     if (silences) mark(`silence alerts counted: ${silences.expected} expected, ${silences.received} received, ${silences.resolved}/${silences.resolvable} resolved`);
-    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload, alerts, silences };
+    const runAlerts = runAlertWatch ? await accountRunAlerts(db, runAlertWatch) : null;
+    if (runAlerts) mark(`run alerts counted: ${runAlerts.received}/${runAlerts.expected} received, ${runAlerts.recovered}/${runAlerts.recoveries} recoveries`);
+    return { report, dags: dagReport, faults, recovery: rec, windowStart, windowEnd, killedMidRun, dir: cluster.dir, timeline, notableLogs, overload, alerts, silences, runAlerts };
   } finally {
     await cluster.stop();
     await alertWatch?.rx.close();
