@@ -374,6 +374,17 @@ describe("DAG runs under chaos", () => {
     expect(d.orderViolations).toBe(2);
   });
 
+  it("a task with parents is late from its parents' committed ends, not from the DAG run's slot", () => {
+    const { runs, lines } = both((at) => clean(at));
+    // startedAt as the executor recorded it: a at +10, b and c at +210, d at +420 (the ledger's starts are the program's).
+    const startOffset: Record<string, number> = { a: 10, b: 210, c: 210, d: 420 };
+    for (const r of runs) r.startedAt = new Date(r.scheduledFor.getTime() + startOffset[r.taskKey!]!);
+    const { r } = full(runs, lines);
+    // a from its slot (10 ms); b and c from a's end at +100 (110 ms); d from b's and c's ends at +300 (120 ms).
+    expect(r.lateness).toMatchObject({ max: 120, n: 8 });
+    expect(r.slotLateness.filter((x) => x.due === T0 + 300).map((x) => x.lateness)).toEqual([120]);
+  });
+
   it("reports fires without a DAG run and fires with two", () => {
     const { runs, lines } = both((at) => clean(at));
     const { d } = full(runs, lines, [dagRun(T0), { ...dagRun(T0), _id: "other" }]);

@@ -25,6 +25,11 @@ export interface RunLike {
   startedAt: Date | null;
   createdAt?: Date;
   history?: Array<{ status: string; at: Date; reason?: string | null }>;
+  /**
+   * When the slot's work could start, for lateness (default: `scheduledFor`): a DAG task with
+   * parents is ready at its parents' committed ends, not at the DAG run's slot (dagInstanceInput).
+   */
+  readyAt?: Date;
 }
 
 export interface AnalysisInput {
@@ -231,8 +236,9 @@ export function analyze(input: AnalysisInput): ChaosReport {
       committed++;
       const r = proven[0]!;
       if (r.startedAt) {
-        lateness.push(r.startedAt.getTime() - r.scheduledFor.getTime());
-        slotLateness.push({ due: r.scheduledFor.getTime(), lateness: r.startedAt.getTime() - r.scheduledFor.getTime() });
+        const due = (r.readyAt ?? r.scheduledFor).getTime();
+        lateness.push(r.startedAt.getTime() - due);
+        slotLateness.push({ due, lateness: r.startedAt.getTime() - due });
       }
     } else {
       lostSlots.push(k);
@@ -313,7 +319,7 @@ export function analyze(input: AnalysisInput): ChaosReport {
   const dispatchLag: number[] = [];
   for (const r of runs) {
     if (!r.createdAt) continue;
-    fireLag.push(r.createdAt.getTime() - r.scheduledFor.getTime());
+    fireLag.push(r.createdAt.getTime() - (r.readyAt ?? r.scheduledFor).getTime());
     const claim = (r.history ?? []).find((h) => h.status === "RUNNING");
     if (claim) dispatchLag.push(new Date(claim.at).getTime() - r.createdAt.getTime());
   }
@@ -644,6 +650,9 @@ const instanceJobId = (dagId: string, taskKey: string, mapIndex: number | null |
  * The DAGs' task instances as {@link analyze} input: one pseudo job per (DAG, task) with the DAG's
  * schedule, the task runs re-keyed to it, and the ledger lines of those runs re-keyed by run id (a
  * task run's program writes the DAG's id as its job id). Runs and lines of anything else pass through.
+ * A task with parents is ready (`readyAt`, where its lateness counts from) at the last of its parents'
+ * committed ends in the ledger, not at the DAG run's slot: a leaf of a diamond is not late by the
+ * time its parents ran.
  */
 export function dagInstanceInput(
   dags: readonly ChaosDag[],
@@ -652,13 +661,24 @@ export function dagInstanceInput(
 ): { jobs: Array<{ id: string; schedule: ChaosSchedule }>; runs: RunLike[]; ledger: LedgerLine[] } {
   const dagIds = new Set(dags.map((d) => d.id));
   const jobs = dags.flatMap((d) => d.tasks.map((t) => ({ id: instanceJobId(d.id, t.key, null), schedule: d.schedule })));
+  const parentsOf = new Map(dags.flatMap((d) => d.tasks.map((t) => [instanceJobId(d.id, t.key, null), t.dependsOn] as const)));
+  const endOf = new Map(ledger.filter((l) => l.kind === "end").map((l) => [`${l.runId}:${l.token}`, l.at]));
+  const committedEnd = new Map<string, number>(); // instance@slot → the end of its committed attempt
+  for (const r of runs) {
+    const end = endOf.get(`${r._id}:${r.fencingToken}`);
+    if (!dagIds.has(r.jobId) || !r.taskKey || r.status !== "SUCCEEDED" || end === undefined) continue;
+    const k = slotKey(instanceJobId(r.jobId, r.taskKey, r.mapIndex), r.scheduledFor.getTime());
+    committedEnd.set(k, Math.max(committedEnd.get(k) ?? -Infinity, end));
+  }
   const instanceOf = new Map<string, string>();
   const out: RunLike[] = [];
   for (const r of runs) {
     if (dagIds.has(r.jobId) && r.taskKey) {
       const id = instanceJobId(r.jobId, r.taskKey, r.mapIndex);
       instanceOf.set(r._id, id);
-      out.push({ ...r, jobId: id });
+      const slot = r.scheduledFor.getTime();
+      const parentEnds = (parentsOf.get(instanceJobId(r.jobId, r.taskKey, null)) ?? []).map((p) => committedEnd.get(slotKey(instanceJobId(r.jobId, p, null), slot)) ?? slot);
+      out.push({ ...r, jobId: id, readyAt: new Date(Math.max(slot, ...parentEnds)) });
     } else out.push(r);
   }
   const lines = ledger.map((l) => {
