@@ -4,7 +4,7 @@
  * of their own, so no run costs an extra write and an allocation can never outlive its run.
  */
 import type { Mongo } from "../store/index.js";
-import { findRunningOn, findRunningRuns, type AllocatedRun, type AllocationScope } from "../store/index.js";
+import { findRunningOn, findRunningOnAnyNode, findRunningRuns, liveNodeIds, type AllocatedRun, type AllocationScope } from "../store/index.js";
 import type { ResourceRequest } from "../domain/index.js";
 import { resourcesOf } from "./resources.js";
 
@@ -31,8 +31,22 @@ export async function findAllocations(
 
 /** CPU and memory reserved on each of `nodeIds` by its running attempts. */
 export async function allocatedOn(mongo: Mongo, nodeIds: readonly string[]): Promise<Map<string, { cpu: number; memoryMb: number }>> {
+  return sumByNode(await findRunningOn(mongo, nodeIds), nodeIds);
+}
+
+/**
+ * CPU and memory reserved on every live (ONLINE or DRAINING) node that has running attempts,
+ * however many nodes there are: the RUNNING runs on a node, then which of their nodes are live.
+ */
+export async function allocatedOnLiveNodes(mongo: Mongo): Promise<Map<string, { cpu: number; memoryMb: number }>> {
+  const runs = await findRunningOnAnyNode(mongo);
+  const live = await liveNodeIds(mongo, [...new Set(runs.map((r) => r.nodeId ?? ""))]);
+  return sumByNode(runs, live);
+}
+
+function sumByNode(runs: readonly AllocatedRun[], nodeIds: readonly string[]): Map<string, { cpu: number; memoryMb: number }> {
   const out = new Map(nodeIds.map((id) => [id, { cpu: 0, memoryMb: 0 }]));
-  for (const d of await findRunningOn(mongo, nodeIds)) {
+  for (const d of runs) {
     const a = toAllocation(d);
     const t = out.get(a.nodeId);
     if (!t) continue;

@@ -22,12 +22,13 @@ import {
   findOwnerWaiting,
   findWaitingPools,
   listNodes,
+  nodeTotalsByStatus,
   servedPools,
   type Mongo,
   type StatsOwner,
 } from "../store/index.js";
 import { HOUR, MINUTE, parseDuration } from "../timing/index.js";
-import { allocatedOn } from "./allocations.js";
+import { allocatedOnLiveNodes } from "./allocations.js";
 
 /** The window's bounds: a minute to a day. */
 export const MIN_STATS_WINDOW_MS = MINUTE;
@@ -40,6 +41,8 @@ export const OWNER_ENDED_READ = 100_000;
 export const MAX_STATS_POOLS = 200;
 /** A user's waiting runs read for their per-pool depth and oldest wait. */
 export const OWNER_WAITING_READ = 10_000;
+/** Nodes listed one by one (by name); nodeCount, nodesTruncated and capacity cover every node. */
+export const MAX_STATS_NODES = 1_000;
 /** How long one computed result serves every caller of the same scope and window. */
 export const CACHE_MS = 2_000;
 
@@ -62,6 +65,17 @@ export interface NodeFigures {
   allocated: { cpu: number; memoryMb: number };
 }
 
+/** Every live (ONLINE or DRAINING) node's capacity and what its runs reserve, summed over all of them. */
+export interface CapacityFigures {
+  nodes: number;
+  slots: number;
+  running: number;
+  cpus: number;
+  memoryMb: number;
+  allocatedCpu: number;
+  allocatedMemoryMb: number;
+}
+
 export interface SchedulerFigures {
   id: string;
   shards: number[];
@@ -80,7 +94,13 @@ export interface ClusterFigures {
   throughputPerSecond: number;
   lateness: { p50Ms: number | null; p99Ms: number | null; samples: number; capped: boolean };
   pools: PoolFigures[];
+  /** The first MAX_STATS_NODES nodes by name. */
   nodes: NodeFigures[];
+  /** Every node, whatever its status (listed or not). */
+  nodeCount: number;
+  /** More nodes than MAX_STATS_NODES: `nodes` is the first of them by name. */
+  nodesTruncated: boolean;
+  capacity: CapacityFigures;
   /** DEAD runs kept (within the run retention), and those that died within the window. */
   deadLetters: number;
   deadLettersInWindow: number;
@@ -162,7 +182,7 @@ export class ClusterStats {
       throughputPerSecond: endedTotal / (windowMs / 1000),
       lateness,
       pools,
-      nodes,
+      ...nodes,
       deadLetters,
       deadLettersInWindow: ended.counts.find((c) => c.status === RunStatus.DEAD)?.count ?? 0,
       schedulers: schedulers?.members ?? null,
@@ -213,11 +233,28 @@ export class ClusterStats {
     return [...byPool.values()].sort((a, b) => a.pool.localeCompare(b.pool));
   }
 
-  private async nodes(): Promise<NodeFigures[]> {
-    const nodes = await listNodes(this.deps.mongo);
-    const live = nodes.filter((n) => n.status === "ONLINE" || n.status === "DRAINING");
-    const allocated = await allocatedOn(this.deps.mongo, live.map((n) => n._id));
-    return nodes.map((node) => ({ node, allocated: allocated.get(node._id) ?? { cpu: 0, memoryMb: 0 } }));
+  /** The first nodes by name, and every node counted and its capacity summed (an aggregation, not the list). */
+  private async nodes(): Promise<Pick<ClusterFigures, "nodes" | "nodeCount" | "nodesTruncated" | "capacity">> {
+    const { mongo } = this.deps;
+    const [listed, totals, allocated] = await Promise.all([listNodes(mongo, MAX_STATS_NODES + 1), nodeTotalsByStatus(mongo), allocatedOnLiveNodes(mongo)]);
+    const nodes = listed.slice(0, MAX_STATS_NODES).map((node) => ({ node, allocated: allocated.get(node._id) ?? { cpu: 0, memoryMb: 0 } }));
+    const capacity: CapacityFigures = { nodes: 0, slots: 0, running: 0, cpus: 0, memoryMb: 0, allocatedCpu: 0, allocatedMemoryMb: 0 };
+    for (const t of totals) {
+      if (t.status !== "ONLINE" && t.status !== "DRAINING") continue;
+      capacity.nodes += t.nodes;
+      capacity.slots += t.slots;
+      capacity.running += t.running;
+      capacity.cpus += t.cpus;
+      capacity.memoryMb += t.memoryMb;
+    }
+    for (const a of allocated.values()) {
+      capacity.allocatedCpu += a.cpu;
+      capacity.allocatedMemoryMb += a.memoryMb;
+    }
+    capacity.cpus = Math.round(capacity.cpus * 1000) / 1000;
+    capacity.allocatedCpu = Math.round(capacity.allocatedCpu * 1000) / 1000;
+    const counted = totals.reduce((n, t) => n + t.nodes, 0);
+    return { nodes, nodeCount: Math.max(counted, nodes.length), nodesTruncated: listed.length > MAX_STATS_NODES, capacity };
   }
 
   private async schedulers(now: number): Promise<{ members: SchedulerFigures[]; unowned: number[] }> {

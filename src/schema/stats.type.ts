@@ -75,6 +75,30 @@ export class NodeFigures {
   allocatedMemoryMb!: number;
 }
 
+@ObjectType({ description: "Every live node's (ONLINE or DRAINING) capacity and what its runs reserve, summed over all of them: listed in clusterStats.nodes or not." })
+export class CapacityFigures {
+  @Field(() => Int, { description: "Live nodes (ONLINE or DRAINING)." })
+  nodes!: number;
+
+  @Field(() => Int)
+  slots!: number;
+
+  @Field(() => Int, { description: "Runs going on them (their last heartbeats)." })
+  running!: number;
+
+  @Field(() => Float)
+  cpus!: number;
+
+  @Field(() => Int)
+  memoryMb!: number;
+
+  @Field(() => Float, { description: "CPU reserved by the runs going on them." })
+  allocatedCpu!: number;
+
+  @Field(() => Int, { description: "Memory reserved by the runs going on them, MB." })
+  allocatedMemoryMb!: number;
+}
+
 @ObjectType()
 export class SchedulerFigures {
   @Field(() => String, { description: "The scheduler's member id (as it heartbeats into the shard membership)." })
@@ -113,8 +137,21 @@ export class ClusterStats {
   @Field(() => [PoolFigures])
   pools!: PoolFigures[];
 
-  @Field(() => [NodeFigures], { description: "Every node (any signed-in user sees the nodes) with its capacity and what its runs reserve." })
+  @Field(() => [NodeFigures], {
+    description:
+      "The nodes (any signed-in user sees them) with their capacity and what their runs reserve: the first 1,000 by name, the latest start of a name first. " +
+      "nodesTruncated says when there are more (nodeCount counts them all, capacity sums them all); page through every node with the `nodes` query.",
+  })
   nodes!: NodeFigures[];
+
+  @Field(() => Int, { description: "Every node, whatever its status, listed in `nodes` or not." })
+  nodeCount!: number;
+
+  @Field(() => Boolean, { description: "There are more than 1,000 nodes: `nodes` lists the first 1,000 by name (page through all of them with the `nodes` query)." })
+  nodesTruncated!: boolean;
+
+  @Field(() => CapacityFigures, { description: "The live nodes' capacity and allocation summed over every one of them, not only those listed in `nodes`." })
+  capacity!: CapacityFigures;
 
   @Field(() => Int, { description: "DEAD runs kept (within the run retention)." })
   deadLetters!: number;

@@ -24,10 +24,10 @@ export { connectMongo, isDuplicateKey, newId, pingMongo, type Mongo } from "./mo
 export { clearNodeReclaim, endNodeEpoch, findNodeLeasesByEnd, findNodeReclaims, nextNodeEpoch, readNodeEpoch, renewNodeLease, type NodeLease } from "./nodes/lease.js";
 export { markSilentNodesDead } from "./nodes/liveness.js";
 export { findOnlineNodePools } from "./nodes/pools.js";
-export { findNode, findNodesByIds, findOnlinePoolNodes, listNodes, pageNodes, type NodeListing } from "./nodes/reads.js";
+export { findNode, findNodesByIds, findOnlinePoolNodes, listNodes, liveNodeIds, nodeTotalsByStatus, pageNodes, type NodeListing, type NodeStatusTotals } from "./nodes/reads.js";
 export { NodeStore, type NodeBeat } from "./nodes/registry.js";
 export { toPage, type Page, type PageQuery } from "./pages.js";
-export { findRunningOn, findRunningRuns, type AllocatedRun, type AllocationScope } from "./runs/allocations.js";
+export { findRunningOn, findRunningOnAnyNode, findRunningRuns, type AllocatedRun, type AllocationScope } from "./runs/allocations.js";
 export { flagCancelRequested } from "./runs/cancellation.js";
 export { bumpQueuedToken, claimBatch, findBatchClaimWinners, findClaimCandidates, findClaimable, findConfirmedClaim, findNodeRunning, readNodeRuns, type HeldAttempt } from "./runs/claims.js";
 export { createRunInserter, findRunByFireKey } from "./runs/creation.js";

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
 import type { Io } from "../../src/cli/output.js";
+import { statsText } from "../../src/cli/commands/stats.js";
 import { runCli } from "../../src/cli/program.js";
 import { useTestApp } from "../helpers/app.js";
 
@@ -43,10 +44,20 @@ describe("kairos stats and forecast", () => {
     expect(r.out).toContain("Lateness:   p50 -  p99 -");
     expect(r.out).toMatch(/SCHEDULER\s+SHARDS\n.*8 of 8: 0-7/);
     expect(r.out).toMatch(/NODE\s+STATUS\s+POOLS\s+RUNNING/);
+    // The test app's own executor: one live node, KAIROS_EXECUTOR_SLOTS 4; no node list was cut.
+    expect(r.out).toMatch(/\nCapacity: {3}1 live node {2}running \d+\/4 {2}CPU reserved [\d.]+\/[\d.]+ {2}memory reserved \d+\/\d+ MB\n/);
+    expect(r.out).not.toContain("showing");
     const j = await kairos("stats", "--window", "PT24H", "-o", "json");
     const s = JSON.parse(j.out) as { window: string; scope: string; shardCount: number };
     // The window in its canonical spelling.
     expect(s).toMatchObject({ window: "P1D", scope: "CLUSTER", shardCount: 8 });
+  });
+
+  it("stats says how many nodes it shows when the list was cut", async () => {
+    const j = JSON.parse((await kairos("stats", "-o", "json")).out) as Parameters<typeof statsText>[0];
+    const cut = { ...j, nodes: [j.nodes[0]], nodeCount: 1_234, nodesTruncated: true };
+    expect(statsText(cut, { color: false })).toContain("showing 1 of 1234 nodes (the first by name; the capacity above counts them all); kairos get nodes lists every one\n");
+    expect(statsText(j, { color: false })).not.toContain("showing");
   });
 
   it("forecast prints each pool's runs, the hotspot and its suggestion", async () => {

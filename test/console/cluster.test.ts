@@ -60,4 +60,31 @@ describe("console: cluster figures and the forecast", { timeout: 120_000 }, () =
     const forecast = page.getByRole("region", { name: "Forecast" });
     await forecast.getByText("No runs due.").waitFor({ timeout: 15_000 });
   });
+
+  it("says how many nodes it shows once there are more than 1,000, and sums the capacity of all", async () => {
+    const future = new Date(Date.now() + 3_600_000);
+    await h.app.services.mongo.c.nodes.insertMany(
+      Array.from({ length: 1_005 }, (_, i) => ({
+        _id: `console-many-${i}`,
+        name: `console-many-${String(i).padStart(4, "0")}`,
+        host: "console-host",
+        pid: 1,
+        pools: ["console-many"],
+        labels: {},
+        capacity: { slots: 1, cpus: 1, memoryMb: 256 },
+        status: "ONLINE" as const,
+        running: 0,
+        usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
+        startedAt: new Date("2026-01-01T00:00:00Z"),
+        lastHeartbeatAt: future,
+      })),
+    );
+    const all = await h.app.services.mongo.c.nodes.countDocuments({});
+    const page = await h.loggedInAt("cluster");
+    const note = page.getByRole("status").filter({ hasText: "Showing" });
+    await note.waitFor({ timeout: 20_000 });
+    expect(await note.textContent()).toBe(`Showing 1000 of ${all} nodes, the first by name (the capacity above counts them all); Nodes lists every one.`);
+    expect(await page.getByLabel("Capacity").textContent()).toMatch(new RegExp(`^${all} live nodes: \\d+ / ${1_005 + 4} slots running`));
+    expect(await page.getByRole("table", { name: "Nodes" }).getByRole("row").count()).toBe(1_001);
+  });
 });

@@ -29,6 +29,7 @@ export function statsText(s: Stats, color: { color: boolean }): string {
     `Ended:      ${s.ended} (${s.throughput}/s${s.endedCapped ? ", the newest 100,000 counted" : ""})  ${counts(false)}`,
     `Lateness:   p50 ${humanMs(s.lateness.p50Ms)}  p99 ${humanMs(s.lateness.p99Ms)}  (start − scheduled time, ${s.lateness.samples} runs${s.lateness.capped ? ", the newest" : ""})`,
     `Dead:       ${s.deadLetters} kept, ${s.deadLettersInWindow} in the window`,
+    `Capacity:   ${capacityText(s.capacity)}`,
     "",
   ];
   const out = [lines.join("\n")];
@@ -42,12 +43,18 @@ export function statsText(s: Stats, color: { color: boolean }): string {
         ),
     );
   }
+  if (s.nodesTruncated) out.push(paint(color, "yellow", `showing ${s.nodes.length} of ${s.nodeCount} nodes (the first by name; the capacity above counts them all); kairos get nodes lists every one`) + "\n");
   if (s.schedulers) {
     const unowned = s.unownedShards ?? [];
     out.push("\n" + table(["SCHEDULER", "SHARDS"], s.schedulers.map((m) => [m.id, `${m.shards.length} of ${s.shardCount}: ${ranges(m.shards)}`])));
     if (unowned.length > 0) out.push(paint(color, "red", `${unowned.length} shards held by no scheduler: ${ranges(unowned)}`) + "\n");
   }
   return out.join("");
+}
+
+/** The live nodes' capacity and what their runs reserve, summed over all of them. */
+function capacityText(c: Stats["capacity"]): string {
+  return `${c.nodes} live node${c.nodes === 1 ? "" : "s"}  running ${c.running}/${c.slots}  CPU reserved ${c.allocatedCpu}/${c.cpus}  memory reserved ${c.allocatedMemoryMb}/${c.memoryMb} MB`;
 }
 
 /** The human form of forecast: per pool its total, peak and an hour-by-hour bar; the hotspots; the notes. */

@@ -4,9 +4,44 @@ import type { NodeDoc, NodeStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { nodeAfter, prefixRange, toNodePage, type Page, type PageQuery } from "../pages.js";
 
-/** Every node (at most 1,000), by name, the latest start first (the cluster's figures; the API's `nodes` pages: pageNodes). */
-export function listNodes(mongo: Mongo): Promise<NodeDoc[]> {
-  return mongo.c.nodes.find({}).sort({ name: 1, startedAt: -1 }).limit(1_000).toArray();
+/** The first `limit` nodes by name, the latest start first (the cluster's figures; the API's `nodes` pages: pageNodes). */
+export function listNodes(mongo: Mongo, limit: number): Promise<NodeDoc[]> {
+  return mongo.c.nodes.find({}).sort({ name: 1, startedAt: -1, _id: 1 }).limit(limit).toArray();
+}
+
+/** Every node's capacity summed, per status (one aggregation over all the nodes, however many). */
+export interface NodeStatusTotals {
+  status: NodeStatus;
+  nodes: number;
+  slots: number;
+  running: number;
+  cpus: number;
+  memoryMb: number;
+}
+
+export async function nodeTotalsByStatus(mongo: Mongo): Promise<NodeStatusTotals[]> {
+  const rows = await mongo.c.nodes
+    .aggregate<{ _id: NodeStatus } & Omit<NodeStatusTotals, "status">>([
+      {
+        $group: {
+          _id: "$status",
+          nodes: { $sum: 1 },
+          slots: { $sum: "$capacity.slots" },
+          running: { $sum: "$running" },
+          cpus: { $sum: "$capacity.cpus" },
+          memoryMb: { $sum: "$capacity.memoryMb" },
+        },
+      },
+    ])
+    .toArray();
+  return rows.map(({ _id, ...t }) => ({ status: _id, ...t }));
+}
+
+/** Those of `ids` whose node is live (ONLINE or DRAINING). */
+export async function liveNodeIds(mongo: Mongo, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const docs = await mongo.c.nodes.find({ _id: { $in: [...ids] }, status: { $in: ["ONLINE", "DRAINING"] } }, { projection: { _id: 1 } }).toArray();
+  return docs.map((d) => d._id);
 }
 
 /** Which nodes a listing shows: those pulling from a pool, those in one of some states, those whose name starts with a prefix (case-sensitive). */

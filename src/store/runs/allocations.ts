@@ -35,6 +35,12 @@ export async function findRunningRuns(
   return docs as AllocatedRun[];
 }
 
+/** Every RUNNING run that is on a node (their number is bounded by the nodes' slots). */
+export async function findRunningOnAnyNode(mongo: Mongo): Promise<AllocatedRun[]> {
+  const docs = await mongo.c.runs.find({ status: "RUNNING", nodeId: { $ne: null } } as Filter<RunDoc>, { projection: PROJECTION }).toArray();
+  return docs as AllocatedRun[];
+}
+
 /** The RUNNING runs on `nodeIds`. */
 export async function findRunningOn(mongo: Mongo, nodeIds: readonly string[]): Promise<AllocatedRun[]> {
   const docs = await mongo.c.runs

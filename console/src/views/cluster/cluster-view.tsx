@@ -6,6 +6,7 @@
  */
 import { useState } from "react";
 import { useQuery, useSubscription } from "urql";
+import { Link } from "wouter";
 import { ConsoleClusterStatsDocument, ConsoleForecastDocument, type ConsoleClusterStatsSubscription, type ConsoleForecastQuery } from "../../../../generated/client/graphql";
 import { ErrorLine, Loading, Page } from "../../ui/page";
 import { duration, Time } from "../../ui/time";
@@ -85,6 +86,15 @@ function Figures({ stats: s }: { stats: Stats }) {
         </table>
       )}
       <h2 id="cluster-nodes">Nodes</h2>
+      <p className="muted" aria-label="Capacity">
+        {s.capacity.nodes} live {s.capacity.nodes === 1 ? "node" : "nodes"}: {s.capacity.running} / {s.capacity.slots} slots running, {s.capacity.allocatedCpu} / {s.capacity.cpus} CPU and{" "}
+        {s.capacity.allocatedMemoryMb} / {s.capacity.memoryMb} MB reserved.
+      </p>
+      {s.nodesTruncated && (
+        <p role="status">
+          Showing {s.nodes.length} of {s.nodeCount} nodes, the first by name (the capacity above counts them all); <Link href="/nodes">Nodes</Link> lists every one.
+        </p>
+      )}
       <table aria-labelledby="cluster-nodes">
         <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Running</th><th scope="col">CPU reserved</th><th scope="col">Memory reserved</th></tr></thead>
         <tbody>
