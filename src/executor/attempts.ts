@@ -65,19 +65,18 @@ export class Attempts {
   }
 
   /**
-   * Starts a run taken with its payload at once; its claim is confirmed meanwhile (ConfirmQueue).
-   * Its token is the one the claim will bump the enqueued one to.
-   */
-  /**
-   * Starts a run taken with its payload by a take sent at `takenAt`, unless its claim's safe time
-   * (a lease minus the margin, from the take) is over already: a process slowed down between the
-   * take and here (an overloaded node) would otherwise run it past its claim marker, which is when
-   * the reaper or the lease watcher hands it to another executor. False: not started (hand it back).
+   * Starts a run taken with its payload by a take sent at `takenAt`; its claim is confirmed
+   * meanwhile (ConfirmQueue), and its token is the one the claim will bump the enqueued one to.
+   * Not when its claim's safe time (a lease minus the margin, from the take) has less left than
+   * the confirm needs (`ConfirmQueue.leftNeededMs`): a process slowed down between the take and
+   * here (an overloaded node), or a take held through a Redis failover, would otherwise run it past
+   * its claim marker, which is when the reaper or the lease watcher hands it to another executor,
+   * or be killed at its deadline before its confirm landed. False: not started (hand it back).
    */
   startTaken(queued: RunDoc, payload: string, takenAt: number): boolean {
     const startedAt = this.deps.clock();
     const killAt = this.deps.deadlines.killAtFrom(takenAt);
-    if (killAt <= startedAt) return false;
+    if (killAt - startedAt < this.deps.confirms.leftNeededMs) return false;
     const a = this.start(queued, queued.fencingToken + 1, { state: "queued", run: queued, payload, startedAt }, killAt);
     this.deps.confirms.add(a);
     return true;

@@ -40,6 +40,18 @@ export class ConfirmQueue {
 
   constructor(private readonly deps: ConfirmQueueDeps) {}
 
+  /**
+   * The least time a taken run must have left before its kill deadline to be started: its claim
+   * is confirmed `delayMs` after the start, by a write; with less left it would be killed at its
+   * deadline before the confirm lands (a take whose reply came back late: a Redis failover held it
+   * for seconds), so it is handed back to the queue at once instead of started and killed, and
+   * queued again only when its claim marker expires. Twice the delay: the delay, and as long again
+   * for the write.
+   */
+  get leftNeededMs(): number {
+    return 2 * this.deps.delayMs;
+  }
+
   /** A taken run just started (its claim is `queued`). */
   add(a: Attempt): void {
     this.queue.push(a);
