@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeUser, message } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
@@ -29,26 +30,9 @@ async function nodesPage(vars: Record<string, unknown>, token = t.admin): Promis
   return (await gqlOk<{ nodes: Conn<NodeRow> }>(t.app.url, NODES, vars, token)).nodes;
 }
 
-
-// Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
-const FUTURE = new Date(Date.now() + 3_600_000);
-
 /** A node document as an executor writes it at its start. */
 function nodeDoc(id: string, name: string, o: { startedAt?: Date; status?: NodeStatus; pools?: string[] } = {}): NodeDoc {
-  return {
-    _id: id,
-    name,
-    host: "paging-host",
-    pid: 1,
-    pools: o.pools ?? ["paging"],
-    labels: {},
-    capacity: { slots: 1, cpus: 1, memoryMb: 512 },
-    status: o.status ?? "ONLINE",
-    running: 0,
-    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-    startedAt: o.startedAt ?? new Date("2026-01-01T00:00:00Z"),
-    lastHeartbeatAt: FUTURE,
-  };
+  return makeNode({ _id: id, name, host: "paging-host", pools: o.pools ?? ["paging"], status: o.status ?? "ONLINE", ...(o.startedAt ? { startedAt: o.startedAt } : {}) });
 }
 
 const nodes = () => t.app.services.mongo.c.nodes;

@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import { describe, expect, it, vi } from "vitest";
 import type { Document } from "mongodb";
 import type { NodeDoc, RunDoc } from "../../src/domain/index.js";
+import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeJob, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk } from "../helpers/graphql.js";
@@ -32,24 +33,8 @@ interface RunWithNode {
 const RUN = `query($id: ID!) { run(id: $id) { id status nodeId node { id name } history { status nodeId node { id name } } } }`;
 const runOf = async (id: string, token: string) => (await gqlOk<{ run: RunWithNode }>(t.app.url, RUN, { id }, token)).run;
 
-// Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
-const FUTURE = new Date(Date.now() + 3_600_000);
-
 function nodeDoc(id: string, name: string): NodeDoc {
-  return {
-    _id: id,
-    name,
-    host: "run-node-host",
-    pid: 1,
-    pools: ["run-node"],
-    labels: {},
-    capacity: { slots: 1, cpus: 1, memoryMb: 512 },
-    status: "ONLINE",
-    running: 0,
-    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-    startedAt: new Date("2026-01-01T00:00:00Z"),
-    lastHeartbeatAt: FUTURE,
-  };
+  return makeNode({ _id: id, name, host: "run-node-host", pools: ["run-node"] });
 }
 
 /** A run that ran on `nodeId` (and first on `firstNodeId`, which lost it), ended SUCCEEDED. */

@@ -5,28 +5,15 @@
  */
 import { describe, expect, it } from "vitest";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { useCliFixture } from "./fixture.js";
 
 const t = useCliFixture();
 /** The command line as the administrator. */
 const kairos = (args: string[]) => t.kairos(args, { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin } });
 
-const FUTURE = new Date(Date.now() + 3_600_000);
 function nodeDoc(name: string, pool: string, status: NodeStatus): NodeDoc {
-  return {
-    _id: `id-${name}`,
-    name,
-    host: "cli-host",
-    pid: 1,
-    pools: [pool],
-    labels: {},
-    capacity: { slots: 2, cpus: 1, memoryMb: 512 },
-    status,
-    running: 0,
-    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-    startedAt: new Date("2026-01-01T00:00:00Z"),
-    lastHeartbeatAt: FUTURE,
-  };
+  return makeNode({ _id: `id-${name}`, name, host: "cli-host", pools: [pool], capacity: { slots: 2, cpus: 1, memoryMb: 512 }, status });
 }
 
 describe("kairos get nodes", { timeout: 120_000 }, () => {

@@ -7,28 +7,13 @@
 import { describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { useConsole } from "./browser.js";
 
 const h = useConsole();
 
-// Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
-const FUTURE = new Date(Date.now() + 3_600_000);
-
 function nodeDoc(name: string, pool: string, status: NodeStatus = "ONLINE"): NodeDoc {
-  return {
-    _id: `id-${name}`,
-    name,
-    host: "paging-host",
-    pid: 1,
-    pools: [pool],
-    labels: {},
-    capacity: { slots: 1, cpus: 1, memoryMb: 512 },
-    status,
-    running: 0,
-    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-    startedAt: new Date("2026-01-01T00:00:00Z"),
-    lastHeartbeatAt: FUTURE,
-  };
+  return makeNode({ _id: `id-${name}`, name, host: "paging-host", pools: [pool], status });
 }
 
 /** The names of the node cards shown, in order, once `first` is the first of them and `count` are shown. */

@@ -8,31 +8,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import type { NodeDoc, RunDoc } from "../../src/domain/index.js";
+import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { makeUser, PASSWORD } from "../helpers/accounts.js";
 import { queuedRunDoc } from "../helpers/runs.js";
 import { axeViolations, describeViolations, useConsole } from "./browser.js";
 
 const h = useConsole();
 
-// Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
-const FUTURE = new Date(Date.now() + 3_600_000);
 const name = (i: number) => `zn-${String(i).padStart(3, "0")}`;
 
 function nodeDoc(i: number): NodeDoc {
-  return {
-    _id: `id-${name(i)}`,
-    name: name(i),
-    host: "run-nodes-host",
-    pid: 1,
-    pools: ["run-nodes"],
-    labels: {},
-    capacity: { slots: 1, cpus: 1, memoryMb: 512 },
-    status: "ONLINE",
-    running: 0,
-    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-    startedAt: new Date("2026-01-01T00:00:00Z"),
-    lastHeartbeatAt: FUTURE,
-  };
+  return makeNode({ _id: `id-${name(i)}`, name: name(i), host: "run-nodes-host", pools: ["run-nodes"] });
 }
 
 /** A run that ended `status` on node `last`, its first attempt lost on node `first`. */
