@@ -116,9 +116,11 @@ export function variablePositions(schema: GraphQLSchema, document: DocumentNode,
       definition,
       visitWithTypeInfo(typeInfo, {
         VariableDefinition: () => false,
-        Variable(node: VariableNode, _key, _parent, _path, ancestors) {
+        Variable(node: VariableNode, _key, parent, _path, ancestors) {
           const name = node.name.value;
-          uses.set(name, [...(uses.get(name) ?? []), positionAt(schema, typeInfo, ancestors, node)]);
+          // graphql-js's ancestors stop before the parent: the argument or input field that holds the variable.
+          const above = parent && !Array.isArray(parent) ? [...ancestors, parent as ASTNode] : ancestors;
+          uses.set(name, [...(uses.get(name) ?? []), positionAt(schema, typeInfo, above, node)]);
         },
       }),
     );

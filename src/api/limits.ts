@@ -39,8 +39,7 @@ import {
 } from "graphql";
 import type { QueryLimitSettings } from "./settings.js";
 import { operationCost } from "./cost.js";
-import { dateTimeLiterals } from "./date-time-literals.js";
-import { intLiterals } from "./int-inputs.js";
+import { scalarLiterals } from "./scalar-inputs.js";
 
 export const VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED";
 export const PARSE_FAILED = "GRAPHQL_PARSE_FAILED";
@@ -73,9 +72,9 @@ export class QueryLimits {
   readonly parseOptions: ParseOptions;
   /**
    * To add to graphql-js's specified rules on both transports: the gate (see {@link gate}), then
-   * DateTime and Int literals refused naming their field (date-time-literals.ts, int-inputs.ts).
-   * Int's last: both hand the pass a copy of the node they refuse, and a rule after one that does
-   * is not called on entering that node.
+   * Int, DateTime and JSONObject literals refused naming their field (scalar-inputs.ts; last: it
+   * hands the pass a copy of the node it refuses, and a rule after one that does is not called on
+   * entering that node).
    */
   readonly validationRules: ValidationRule[];
   /** graphql-armor's rules: each acts once per operation, following fragments itself. */
@@ -94,7 +93,7 @@ export class QueryLimits {
       maxDirectivesRule({ ...common, n: s.maxDirectives, onReject: [reportAs("maxDirectives", "KAIROS_MAX_DIRECTIVES", s.maxDirectives)] }),
     ];
     // After the gate: a refused document is not walked for anything else.
-    this.validationRules = [this.gate, dateTimeLiterals, intLiterals];
+    this.validationRules = [this.gate, scalarLiterals];
   }
 
   /**

@@ -21,7 +21,7 @@ import { clientAddress } from "./client-address.js";
 import { mountConsole } from "./console.js";
 import { errorHandler, graphqlRequestShape, hardenApp, jsonBody, notFound, rateLimitStatusPlugin, subscriptionOverHttpPlugin } from "./errors-http.js";
 import { authenticate, refusalPenaltyPlugin, takeRequest, type Authenticated } from "./guards.js";
-import { IntInputError, intVariablesPlugin } from "./int-inputs.js";
+import { ScalarInputError, scalarVariablesPlugin } from "./scalar-inputs.js";
 import { QueryLimits } from "./limits.js";
 import { mountOps } from "./ops.js";
 import type { ApiGuardSettings } from "./settings.js";
@@ -48,11 +48,11 @@ const PASS_THROUGH_CODES = new Set<string>([
 
 /**
  * Never let an unexpected error's message (driver text, stack) reach a client. A value a validation
- * rule of ours refused as BAD_USER_INPUT (an Int that is none, ./int-inputs.ts) keeps that code:
+ * rule of ours refused as BAD_USER_INPUT (an Int, DateTime or JSONObject that is none, ./scalar-inputs.ts) keeps that code:
  * Apollo gives every validation error GRAPHQL_VALIDATION_FAILED.
  */
 export function formatError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
-  const own = error instanceof GraphQLError && error.originalError instanceof IntInputError ? error.originalError.extensions.code : undefined;
+  const own = error instanceof GraphQLError && error.originalError instanceof ScalarInputError ? error.originalError.extensions.code : undefined;
   const code = own ?? formatted.extensions?.code;
   if (typeof code === "string" && PASS_THROUGH_CODES.has(code)) {
     const { stacktrace: _drop, ...extensions } = formatted.extensions ?? {};
@@ -87,7 +87,7 @@ function createApollo(deps: {
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       limits.apolloPlugin<Context>(),
-      intVariablesPlugin<Context>(),
+      scalarVariablesPlugin<Context>(),
       rateLimitStatusPlugin<Context>(),
       subscriptionOverHttpPlugin<Context>(),
       refusalPenaltyPlugin(services),

@@ -12,7 +12,7 @@ import { WebSocketServer } from "ws";
 import { RateLimitedError } from "../domain/index.js";
 import { createContext, toGraphQLError, type Services } from "../resolvers/index.js";
 import { authenticate, chargeRefusal, takeRequest } from "./guards.js";
-import { intVariableErrors } from "./int-inputs.js";
+import { scalarVariableErrors } from "./scalar-inputs.js";
 import type { QueryLimits } from "./limits.js";
 
 function wsAuthorization(params: ConnectionInitMessage["payload"]): unknown {
@@ -52,8 +52,8 @@ function guardWsOperation(services: Services, schema: GraphQLSchema, limits: Que
       await chargeRefusal(services, principal, addressOf(ctx.extra.request));
       return checked;
     }
-    const badInts = intVariableErrors(schema, checked.document, getOperationAST(checked.document, payload.operationName), payload.variables);
-    if (badInts.length > 0) return badInts;
+    const badScalars = scalarVariableErrors(schema, checked.document, getOperationAST(checked.document, payload.operationName), payload.variables);
+    if (badScalars.length > 0) return badScalars;
     return { schema, document: checked.document, variableValues: payload.variables, operationName: payload.operationName };
   };
 }

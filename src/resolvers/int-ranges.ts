@@ -2,7 +2,7 @@
  * What every Int the API takes allows, by schema coordinate (`Query.jobs(first:)`,
  * `CreateJobInput.priority`): what a value that is no 32-bit integer at all (`1.5`, `1e10`,
  * `"abc"`, `99999999999`) is told, naming its field, before any resolver runs
- * (api/int-inputs.ts). The bounds are the ones the resolvers and services check, taken from where
+ * (api/scalar-inputs.ts). The bounds are the ones the resolvers and services check, taken from where
  * they are checked; a value that is an Int but out of its range is refused there, by the same
  * numbers. test/api/int-inputs.test.ts holds every Int argument and input field of the schema to
  * having an entry here.

@@ -5,9 +5,9 @@ import { badDateTime } from "../timing/index.js";
 /**
  * ISO-8601 / RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00.000Z: graphql-scalars'
  * DateTime, with refusals that say what is missing and show an example (`"2030-01-01T09:00:00"
- * has no time zone: add Z for UTC or an offset, such as "2030-01-01T09:00:00Z" …`). graphql-js
- * names the variable's path (`at "input.schedule.at"`); a literal's field is named by the API's
- * validation rule (api/date-time-literals.ts).
+ * has no time zone: add Z for UTC or an offset, such as "2030-01-01T09:00:00Z" …`). The API
+ * refuses a literal or a variable that is none before it gets here, naming its field, as
+ * BAD_USER_INPUT (api/scalar-inputs.ts); these refusals stay for any other caller of the schema.
  */
 export const DateTime = new GraphQLScalarType({
   ...DateTimeResolver.toConfig(),
