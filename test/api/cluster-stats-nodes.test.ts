@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
+import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { useTestApp } from "../helpers/app.js";
 import { gqlOk } from "../helpers/graphql.js";
 import { queuedRunDoc } from "../helpers/runs.js";
@@ -32,24 +33,11 @@ interface Stats {
   capacity: Capacity;
 }
 
-// Heartbeats in the future: the reaper never marks these nodes DEAD while the test runs.
+/** Runs' leases an hour ahead: nothing reclaims them while the test runs. */
 const FUTURE = new Date(Date.now() + 3_600_000);
 
 function nodeDoc(id: string, name: string, status: NodeStatus, cpus: number): NodeDoc {
-  return {
-    _id: id,
-    name,
-    host: "stats-host",
-    pid: 1,
-    pools: ["stats-many"],
-    labels: {},
-    capacity: { slots: 2, cpus, memoryMb: 1024 },
-    status,
-    running: 1,
-    usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-    startedAt: new Date("2026-01-01T00:00:00Z"),
-    lastHeartbeatAt: FUTURE,
-  };
+  return makeNode({ _id: id, name, host: "stats-host", pools: ["stats-many"], capacity: { slots: 2, cpus, memoryMb: 1024 }, status, running: 1 });
 }
 
 const stats = async (w: string) => (await gqlOk<{ clusterStats: Stats }>(t.app.url, STATS, { w }, t.admin)).clusterStats;

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
 import { makeUser, PASSWORD } from "../helpers/accounts.js";
+import { nodeDoc } from "../helpers/node-docs.js";
 import { queuedRunDoc } from "../helpers/runs.js";
 import { axeViolations, describeViolations, useConsole } from "./browser.js";
 
@@ -62,22 +63,10 @@ describe("console: cluster figures and the forecast", { timeout: 120_000 }, () =
   });
 
   it("says how many nodes it shows once there are more than 1,000, and sums the capacity of all", async () => {
-    const future = new Date(Date.now() + 3_600_000);
     await h.app.services.mongo.c.nodes.insertMany(
-      Array.from({ length: 1_005 }, (_, i) => ({
-        _id: `console-many-${i}`,
-        name: `console-many-${String(i).padStart(4, "0")}`,
-        host: "console-host",
-        pid: 1,
-        pools: ["console-many"],
-        labels: {},
-        capacity: { slots: 1, cpus: 1, memoryMb: 256 },
-        status: "ONLINE" as const,
-        running: 0,
-        usage: { cpuPercent: 0, memoryMb: 0, load1: 0 },
-        startedAt: new Date("2026-01-01T00:00:00Z"),
-        lastHeartbeatAt: future,
-      })),
+      Array.from({ length: 1_005 }, (_, i) =>
+        nodeDoc({ _id: `console-many-${i}`, name: `console-many-${String(i).padStart(4, "0")}`, host: "console-host", pools: ["console-many"], capacity: { slots: 1, cpus: 1, memoryMb: 256 } }),
+      ),
     );
     const all = await h.app.services.mongo.c.nodes.countDocuments({});
     const page = await h.loggedInAt("cluster");
