@@ -5,6 +5,7 @@
  * written to the store as executors write them.
  */
 import { describe, expect, it } from "vitest";
+import type { CapacityFigures } from "../../src/core/cluster-stats.js";
 import type { NodeDoc, NodeStatus } from "../../src/domain/index.js";
 import { nodeDoc as makeNode } from "../helpers/node-docs.js";
 import { useTestApp } from "../helpers/app.js";
@@ -17,15 +18,7 @@ const STATS = `query($w: String!) { clusterStats(window: $w) {
   nodeCount nodesTruncated nodes { id name status cpus allocatedCpu allocatedMemoryMb }
   capacity { nodes slots running cpus memoryMb allocatedCpu allocatedMemoryMb } } }`;
 
-interface Capacity {
-  nodes: number;
-  slots: number;
-  running: number;
-  cpus: number;
-  memoryMb: number;
-  allocatedCpu: number;
-  allocatedMemoryMb: number;
-}
+type Capacity = CapacityFigures;
 interface Stats {
   nodeCount: number;
   nodesTruncated: boolean;

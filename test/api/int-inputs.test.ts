@@ -10,25 +10,18 @@ import { buildKairosSchema, INT_RANGES } from "../../src/resolvers/index.js";
 import { useTestApp } from "../helpers/app.js";
 import { collect, gqlOk, wsClient } from "../helpers/graphql.js";
 import { postGql } from "../helpers/http.js";
+import { badInput, refusedInputs, type InputErr } from "../helpers/input-errors.js";
 
 const t = useTestApp();
 
-type Err = { message: string; extensions?: Record<string, unknown> };
+type Err = InputErr;
 
 const JOBS = (first: string) => `{ jobs(first: ${first}) { edges { node { id } } } }`;
 const CREATE = `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`;
 const base = { name: "ints", schedule: { kind: "INTERVAL", every: "PT1M" }, spec: { kind: "COMMAND", command: "true" } };
 
-/** The errors of a request refused before it ran (HTTP 400, no data). */
-async function refused(query: string, variables: Record<string, unknown> = {}): Promise<Err[]> {
-  const r = await postGql(t.app.url, query, { variables, token: t.admin });
-  expect(r.status, r.text).toBe(400);
-  expect(r.json.data, r.text).toBeUndefined();
-  expect(r.text).not.toMatch(/cannot represent/);
-  return (r.json.errors as Err[]).map(({ message, extensions }) => ({ message, extensions }));
-}
-
-const bad = (field: string, message: string): Err => ({ message, extensions: { code: "BAD_USER_INPUT", field } });
+const refused = (query: string, variables: Record<string, unknown> = {}): Promise<Err[]> => refusedInputs(t.app.url, t.admin, query, variables);
+const bad = badInput;
 
 describe("Int inputs that are no 32-bit integer", () => {
   it("written in the document: BAD_USER_INPUT naming the argument and its range", async () => {

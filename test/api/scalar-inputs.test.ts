@@ -9,10 +9,11 @@ import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
 import { collect, wsClient } from "../helpers/graphql.js";
 import { postGql } from "../helpers/http.js";
+import { badInput, refusedInputs, type InputErr } from "../helpers/input-errors.js";
 
 const t = useTestApp();
 
-type Err = { message: string; extensions?: Record<string, unknown> };
+type Err = InputErr;
 
 const NOT_A_DATE = '"tomorrow" is not a date-time; a date-time is RFC 3339 with a time zone, such as "2030-01-01T09:00:00Z" (UTC) or "2030-01-01T09:00:00+01:00"';
 const NO_ZONE = '"2030-01-01T09:00:00" has no time zone: add Z for UTC or an offset, such as "2030-01-01T09:00:00Z" or "2030-01-01T09:00:00+01:00"';
@@ -22,16 +23,8 @@ const RUNS_VAR = `query($f: DateTime) { runs(filter: { scheduledFrom: $f }) { ed
 const CREATE = `mutation($input: CreateJobInput!) { createJob(input: $input) { id } }`;
 const base = { name: "scalars", schedule: { kind: "INTERVAL", every: "PT1M" }, spec: { kind: "COMMAND", command: "true" } };
 
-/** The errors of a request refused before it ran (HTTP 400, no data). */
-async function refused(query: string, variables: Record<string, unknown> = {}): Promise<Err[]> {
-  const r = await postGql(t.app.url, query, { variables, token: t.admin });
-  expect(r.status, r.text).toBe(400);
-  expect(r.json.data, r.text).toBeUndefined();
-  expect(r.text).not.toMatch(/cannot represent|got invalid value|GRAPHQL_VALIDATION_FAILED/);
-  return (r.json.errors as Err[]).map(({ message, extensions }) => ({ message, extensions }));
-}
-
-const bad = (field: string, message: string): Err => ({ message, extensions: { code: "BAD_USER_INPUT", field } });
+const refused = (query: string, variables: Record<string, unknown> = {}): Promise<Err[]> => refusedInputs(t.app.url, t.admin, query, variables);
+const bad = badInput;
 
 describe("DateTime and JSONObject inputs that are none", () => {
   it("written in the document: BAD_USER_INPUT naming the field, what was given and what is allowed", async () => {
