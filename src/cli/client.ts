@@ -85,6 +85,9 @@ export class GqlClient {
   subscribe<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V, sink: SubscriptionSink<R>): () => void {
     let closedByUs = false;
     let done = false;
+    // Whether the server ever accepted this connection (connection_ack): a close before it says the
+    // WebSocket could not be opened at all, not that an open one dropped.
+    let connected = false;
     const finish = (fn: () => void) => {
       if (done) return;
       done = true;
@@ -99,10 +102,13 @@ export class GqlClient {
       lazy: true,
       shouldRetry: () => false,
       on: {
+        connected: () => {
+          connected = true;
+        },
         closed: (e) => {
           if (closedByUs) return;
           const ev = e as { code?: number; reason?: string };
-          finish(() => sink.error(new ConnectionLost(`connection closed (${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`, ev.code)));
+          finish(() => sink.error(new ConnectionLost(`connection closed (${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`, ev.code, connected)));
         },
       },
     });
@@ -115,10 +121,10 @@ export class GqlClient {
         },
         error: (e) => {
           if (Array.isArray(e)) finish(() => sink.error(apiError(e as GraphQLErrorShape[])));
-          else if (e instanceof Error) finish(() => sink.error(new ConnectionLost(e.message, undefined)));
+          else if (e instanceof Error) finish(() => sink.error(new ConnectionLost(e.message, undefined, connected)));
           else {
             const ev = e as { code?: number; reason?: string };
-            finish(() => sink.error(new ConnectionLost(`connection closed (${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`, ev.code)));
+            finish(() => sink.error(new ConnectionLost(`connection closed (${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`, ev.code, connected)));
           }
         },
         complete: () => finish(() => sink.complete()),
@@ -142,6 +148,8 @@ export class ConnectionLost extends Error {
   constructor(
     message: string,
     readonly code: number | undefined,
+    /** Whether the server had accepted the connection before it closed (false: it never opened). */
+    readonly connected = false,
   ) {
     super(message);
   }

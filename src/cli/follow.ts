@@ -45,6 +45,7 @@ export async function followLogs(ctx: Ctx, runId: string, opts: { fromOffset?: n
   const api = await ctx.api();
   const cursor: Cursor = { token: null, offset: opts.fromOffset ?? 0 };
   let failures = 0;
+  let everConnected = false;
   const write = (c: CliLogChunkFieldsFragment) => {
     let data = c.data;
     if (cursor.token === c.token) {
@@ -65,6 +66,7 @@ export async function followLogs(ctx: Ctx, runId: string, opts: { fromOffset?: n
         {
           next: (v) => {
             failures = 0;
+            everConnected = true;
             write(v.runLogs);
           },
           complete: () => resolve("done"),
@@ -75,8 +77,16 @@ export async function followLogs(ctx: Ctx, runId: string, opts: { fromOffset?: n
     });
     if (outcome === "done") return;
     if (outcome.final) throw new CliError(`the log stream was refused: ${outcome.message}`);
+    // A WebSocket that never opened: ask the server over HTTP once, whose failure says why (an
+    // https:// URL to a plain-http server, nothing listening, the run not found) instead of
+    // retrying for a minute and ending with "connection closed (1006)".
+    if (!outcome.connected && !everConnected && failures === 0) await api.request(CliRunDocument, { id: runId });
+    everConnected ||= outcome.connected;
     failures++;
-    if (failures > 30) throw new CliError(`lost the connection to ${api.conn.server} and could not resume (${outcome.message})`);
+    if (failures > 30) {
+      if (!everConnected) throw new CliError(`could not open a WebSocket to ${api.wsUrl} (${outcome.message}), though ${api.conn.server} answers over HTTP: a proxy in front of the server must pass WebSocket upgrades`);
+      throw new CliError(`lost the connection to ${api.conn.server} and could not resume (${outcome.message})`);
+    }
     ctx.io.err(paint(ctx.io, "gray", `[kairos] ${outcome.message}; resuming the log at ${cursor.token === null ? "its start" : `token ${cursor.token}, byte ${cursor.offset}`}\n`));
     await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** Math.min(failures - 1, 4), 3_000)));
   }

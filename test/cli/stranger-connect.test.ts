@@ -77,6 +77,11 @@ describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
     expect(wrongTls.err).toContain(`kairos: ${asHttps}/graphql: the server at ${api.host} speaks plain http, not https: use ${plain} (in --server, KAIROS_SERVER, or log in again with it)`);
     const login = await t.kairos(["login", "--server", asHttps, "--username", "admin", "--password-stdin", "--profile", "tls"], { input: "admin-password-for-tests" });
     expect(login.err).toContain(`speaks plain http, not https: use ${plain}`);
+    // Following a log opens a WebSocket, not a fetch: it retried 30 times over a minute and more, then said `connection closed (1006)`.
+    const follow = await t.kairos(["logs", "0123456789abcdef01234567", "-f"], withToken(asHttps));
+    expect(follow.code).toBe(2);
+    expect(follow.err).not.toContain("1006");
+    expect(follow.err.trim()).toBe(`kairos: ${asHttps}/graphql: the server at ${api.host} speaks plain http, not https: use ${plain} (in --server, KAIROS_SERVER, or log in again with it)`);
 
     // The reverse, behind a TLS front that hangs up on plain http (as Node's https does), and one that answers 400 (as nginx does).
     for (const mode of ["hang-up", "nginx-400"] as const) {
@@ -87,6 +92,9 @@ describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
       expect(r.code, mode).toBe(2);
       expect(r.err, mode).not.toMatch(/other side closed|HTTP 400/);
       expect(r.err, mode).toContain(`kairos: http://${port}/graphql: the server at ${port} speaks https, not plain http: use https://${port} (in --server, KAIROS_SERVER, or log in again with it)`);
+      const follow = await t.kairos(["logs", "0123456789abcdef01234567", "-f"], withToken(`http://${port}`));
+      expect(follow.code, mode).toBe(2);
+      expect(follow.err, mode).toContain(`speaks https, not plain http: use https://${port}`);
       // At https://, with a certificate this machine does not trust: says how to trust it; and given the CA, it works.
       const untrusted = await t.kairos(["get", "jobs"], withToken(front.url));
       expect(untrusted.code, mode).toBe(2);
