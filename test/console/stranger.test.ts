@@ -165,6 +165,26 @@ describe("an address a stranger edits by hand", { timeout: 180_000 }, () => {
     await lower.getByText("No run matches these filters.").waitFor();
     expect(await lower.locator(".ignored-filters").count()).toBe(0);
   });
+
+  it("/audit?from=yesterday says the time is none and that the whole trail is shown (it showed every entry as if nothing was asked); /runs?from=Nov 28 is no time either (it was read as 2001-11-28)", async () => {
+    const { token } = await makeUser(h.app, h.admin, "stranger-audit-time");
+    await makeJob(h.app, token, "audit-time-job");
+    const page = await h.loggedInAt("audit?from=yesterday&to=2026-02-30", "stranger-audit-time", PASSWORD);
+    page.setDefaultTimeout(20_000);
+    const notice = page.locator(".ignored-filters");
+    await expect.poll(() => notice.innerText()).toBe(
+      "from=yesterday in the address is not a date and time (such as 2026-01-31T09:00:00Z). Showing entries from any time.\n" +
+        "to=2026-02-30 in the address is not a date and time (such as 2026-01-31T09:00:00Z). Showing entries up to any time.",
+    );
+    expect(await notice.getAttribute("role")).toBe("alert");
+    // Visibly unfiltered: the time boxes are empty and the user's call is listed.
+    expect(await page.locator("#af-from").inputValue()).toBe("");
+    await page.locator('table.audit-table tr.audit-row[data-action="createJob"]').waitFor();
+
+    const runs = await h.loggedInAt("runs?from=Nov%2028", "stranger-audit-time", PASSWORD);
+    await expect.poll(() => runs.locator(".ignored-filters").innerText()).toBe("from=Nov 28 in the address is not a date and time (such as 2026-01-31T09:00:00Z). Showing runs from any time.");
+    expect(await runs.locator("#rf-from").inputValue()).toBe("");
+  });
 });
 
 describe("the schedule as a stranger leaves it", { timeout: 180_000 }, () => {

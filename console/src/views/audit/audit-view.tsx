@@ -6,12 +6,13 @@
 import { Fragment, useMemo, useState } from "react";
 import { useLocation, useSearch } from "wouter";
 import { useUser } from "../../auth/session";
+import { IgnoredFiltersNotice } from "../../ui/ignored-filters";
 import { ErrorLine, Loading, Page } from "../../ui/page";
 import { Time } from "../../ui/time";
 import { shortId } from "../runs/run-table";
 import { EntryDetail, OutcomeBadge } from "./entry-detail";
 import { AuditFiltersBar } from "./audit-filters";
-import { filtersFromSearch, filtersToSearch, type AuditFilters } from "./filters";
+import { filtersFromSearch, filtersToSearch, ignoredFilters, type AuditFilters } from "./filters";
 import { useAuditLog, type AuditRow } from "./use-audit-log";
 import { useVerifyChain, VerifyButton, VerifyResult } from "./verify-chain";
 import "./audit.css";
@@ -21,6 +22,7 @@ export function AuditView() {
   const search = useSearch();
   const [, navigate] = useLocation();
   const filters = useMemo(() => filtersFromSearch(search), [search]);
+  const ignored = useMemo(() => ignoredFilters(search), [search]);
   const key = filtersToSearch(filters);
   const list = useAuditLog(filters, key);
   const chain = useVerifyChain();
@@ -45,6 +47,7 @@ export function AuditView() {
       </p>
       {isAdmin && <VerifyResult verify={chain.verify} onClose={chain.dismiss} />}
       <AuditFiltersBar filters={filters} onChange={setFilters} isAdmin={isAdmin} knownActions={knownActions} />
+      <IgnoredFiltersNotice lines={ignored} />
       <ErrorLine error={list.error} />
       {!list.loaded && !list.error && <Loading what="Loading the audit trail" />}
       {list.loaded && list.rows.length === 0 && !list.error && (

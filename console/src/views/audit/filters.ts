@@ -4,6 +4,7 @@
  * mutation names, the calling user or API key, a subject id, the outcome, and a time range.
  */
 import type { AuditLogFilter } from "../../../../generated/client/graphql";
+import { addressInstant } from "../../ui/address-instant";
 
 export interface AuditFilters {
   /** Mutation names, e.g. ["createJob", "deleteJob"]. */
@@ -30,7 +31,7 @@ export const OUTCOMES = ["OK", "UNAUTHENTICATED", "FORBIDDEN", "BAD_USER_INPUT",
 /** Entries in each page. */
 export const AUDIT_PAGE = 50;
 
-const validIso = (s: string) => (s && !Number.isNaN(Date.parse(s)) ? new Date(Date.parse(s)).toISOString() : "");
+const validIso = addressInstant;
 
 /** "createJob, deleteJob" → ["createJob", "deleteJob"]: names split on commas or spaces, each once. */
 export function parseActions(text: string): string[] {
@@ -49,6 +50,23 @@ export function filtersFromSearch(search: string): AuditFilters {
     from: validIso(get("from")),
     to: validIso(get("to")),
   };
+}
+
+/**
+ * What the address asks for that is no filter (a time that is not one), with what is allowed: the
+ * trail leaves it out, and says so above the list instead of showing every entry as if nothing had
+ * been asked. An action or outcome there is none of is sent as it is: the API refuses it, naming
+ * those there are.
+ */
+export function ignoredFilters(search: string): string[] {
+  const q = new URLSearchParams(search);
+  const shown = (v: string) => (v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  const out: string[] = [];
+  for (const [key, words] of [["from", "from any time"], ["to", "up to any time"]] as const) {
+    const v = (q.get(key) ?? "").trim();
+    if (v && !validIso(v)) out.push(`${key}=${shown(v)} in the address is not a date and time (such as 2026-01-31T09:00:00Z). Showing entries ${words}.`);
+  }
+  return out;
 }
 
 export function filtersToSearch(f: AuditFilters): string {

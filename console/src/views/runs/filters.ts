@@ -4,6 +4,7 @@
  * and matched against a run that arrives live (a new run appears only if it would have been found).
  */
 import type { ConsoleRunRowFragment, RunStatus, RunTrigger } from "../../../../generated/client/graphql";
+import { addressInstant } from "../../ui/address-instant";
 
 export const STATUSES: RunStatus[] = ["PENDING", "SCHEDULED", "QUEUED", "RUNNING", "CANCELLING", "RETRY_SCHEDULED", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "WITHDRAWN", "DEAD"];
 export const TRIGGERS: RunTrigger[] = ["SCHEDULE", "MANUAL", "RETRY", "BACKFILL"];
@@ -38,7 +39,7 @@ const KEYS: Array<[keyof RunFilters, string]> = [
   ["to", "to"],
 ];
 
-const validIso = (s: string) => (s && !Number.isNaN(Date.parse(s)) ? new Date(Date.parse(s)).toISOString() : "");
+const validIso = addressInstant;
 
 export function filtersFromSearch(search: string): RunFilters {
   const q = new URLSearchParams(search);
