@@ -48,7 +48,7 @@ async function reasonsFor(ctx: Ctx, ref: string): Promise<WhyAnswer> {
     if (["SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DEAD", "WITHDRAWN"].includes(run.status)) {
       reasons.push({ code: "ENDED", message: `it has ended: ${run.status}${run.exitCode != null ? ` with exit code ${run.exitCode}` : ""}${run.error ? ` (${run.error})` : ""}` });
     } else if (run.status === "RUNNING" || run.status === "CANCELLING") {
-      reasons.push({ code: "STARTED", message: `it has started: ${run.status} on node ${run.nodeId ?? "?"} since ${relative(run.startedAt, now)}` });
+      reasons.push({ code: "STARTED", message: `it has started: ${run.status} on node ${run.node?.name ?? run.nodeId ?? "?"} since ${relative(run.startedAt, now)}` });
     } else {
       for (const w of run.waiting) reasons.push(fromApi(w, now));
       const last = run.history.at(-1);

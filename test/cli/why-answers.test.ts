@@ -10,7 +10,7 @@ import type { Io } from "../../src/cli/output.js";
 import { explain } from "../../src/cli/why.js";
 import { makeJob, makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
-import { gqlOk } from "../helpers/graphql.js";
+import { gqlOk, waitFor } from "../helpers/graphql.js";
 
 const t = useTestApp();
 
@@ -31,5 +31,19 @@ describe("kairos why", () => {
     const answer = await explain(ctxFor(owner.token), "why-queued");
     expect(answer.reasons.map((r) => r.code)).toEqual(expect.arrayContaining(["POOL_UNSERVED", "NEXT_FIRE", "QUEUE"]));
     for (const r of answer.reasons) expect(Object.keys(r).sort()).toEqual(["code", "message", "since", "until"]);
+  });
+
+  it("a started run names its node by name, not by id", async () => {
+    const owner = await makeUser(t.app, t.admin, "why-started");
+    const job = (await gqlOk<{ createJob: { id: string } }>(t.app.url, `mutation { createJob(input: { name: "why-long", schedule: { kind: ONCE, at: "2099-01-01T00:00:00Z" }, spec: { kind: COMMAND, command: "sleep 30" } }) { id } }`, {}, owner.token)).createJob.id;
+    const run = (await gqlOk<{ triggerJob: { id: string } }>(t.app.url, `mutation($id: ID!) { triggerJob(id: $id) { id } }`, { id: job }, owner.token)).triggerJob.id;
+    const node = await waitFor(async () => {
+      const r = (await gqlOk<{ run: { status: string; nodeId: string | null; node: { name: string } | null } }>(t.app.url, `query($id: ID!) { run(id: $id) { status nodeId node { name } } }`, { id: run }, owner.token)).run;
+      return r.status === "RUNNING" && r.node ? { id: r.nodeId!, name: r.node.name } : null;
+    }, 20_000);
+    const started = (await explain(ctxFor(owner.token), run)).reasons.find((r) => r.code === "STARTED");
+    expect(started?.message).toMatch(new RegExp(`^it has started: RUNNING on node ${node.name} since`));
+    expect(node.name).not.toBe(node.id);
+    await gqlOk(t.app.url, `mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: run }, owner.token);
   });
 });

@@ -204,7 +204,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
             `Attempt:    ${run.attempt} of ${run.maxAttempts}`,
             `Trigger:    ${run.trigger}, scheduled for ${run.scheduledFor}`,
             `Started:    ${run.startedAt ?? "-"}   Finished: ${run.finishedAt ?? "-"}   Took: ${humanMs(run.durationMs)}`,
-            `Node:       ${run.nodeId ?? "-"} (pool ${run.pool})`,
+            `Node:       ${run.node ? `${run.node.name} (${run.nodeId})` : (run.nodeId ?? "-")} (pool ${run.pool})`,
             "",
             "History:",
             ...run.history.map((h) => `  ${h.at}  ${h.status.padEnd(16)}${h.attempt != null ? ` attempt ${h.attempt}` : ""}${h.reason ? `  ${h.reason}` : ""}`),
