@@ -10,8 +10,10 @@ import { constants } from "node:os";
 import type { AbortLike } from "./abort.js";
 import { notStarted, type ProcessResult } from "./outcome.js";
 import type { LaunchEnd, Launcher, LaunchRequest } from "./sandbox/launcher.js";
+import { TailBuffer } from "./tail-buffer.js";
 
 export type { ProcessResult };
+export { TailBuffer };
 
 export interface ProcessSpec {
   /** What to spawn: the sandbox's wrapper (see sandbox/bwrap.ts), or the program itself. */
@@ -42,36 +44,6 @@ export interface ProcessSpec {
    * `sandbox` does: SIGTERM reaches the program, SIGKILL the whole run.
    */
   launch?: { launcher: Launcher; request: LaunchRequest };
-}
-
-/** Keeps the last `cap` bytes written to it. */
-export class TailBuffer {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  total = 0;
-  constructor(private readonly cap: number) {}
-
-  push(chunk: Buffer): void {
-    this.total += chunk.length;
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    while (this.size - this.chunks[0]!.length >= this.cap) {
-      this.size -= this.chunks.shift()!.length;
-    }
-  }
-
-  get truncated(): boolean {
-    return this.total > this.cap;
-  }
-
-  text(): string {
-    const all = Buffer.concat(this.chunks);
-    const tail = all.length > this.cap ? all.subarray(all.length - this.cap) : all;
-    // A cut may land inside a multi-byte character; drop the partial lead bytes.
-    let start = 0;
-    while (start < tail.length && start < 4 && (tail[start]! & 0xc0) === 0x80) start++;
-    return tail.subarray(start).toString("utf8");
-  }
 }
 
 /**
@@ -177,7 +149,7 @@ export function runProcess(spec: ProcessSpec, signal: AbortLike): Promise<Proces
       sent: new Set(),
       onPid: (pid) => spec.onSpawn?.(pid),
       onData: (chunk, stream) => {
-        tail.push(chunk);
+        tail.push(chunk, stream);
         spec.onOutput?.(chunk, stream);
       },
       onEnd: (code, sig, spawnError) => {

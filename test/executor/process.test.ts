@@ -157,6 +157,19 @@ describe("TailBuffer", () => {
     expect(text.length).toBeGreaterThan(0);
     expect(t.truncated).toBe(true);
   });
+
+  it("interleaves stdout and stderr only between whole characters (a € cut between two reads of stdout, with an unfinished 😬 on stderr between them, read as �😬)", () => {
+    const t = new TailBuffer(1024);
+    t.push(Buffer.from("price: \xe2\x82", "latin1"), "stdout");
+    t.push(Buffer.from("\xf0\x9f\x98", "latin1"), "stderr");
+    t.push(Buffer.from("\xac euro\n", "latin1"), "stdout");
+    // stderr's unfinished character is shown, as U+FFFD, once nothing can finish it.
+    expect(t.text()).toBe("price: € euro\n\uFFFD");
+    expect(t.total).toBe(19);
+    // Finished later by its own stream, it is the character the program wrote.
+    t.push(Buffer.from("\x80!", "latin1"), "stderr");
+    expect(t.text()).toBe("price: € euro\n😀!");
+  });
 });
 
 describe("arguments", () => {
