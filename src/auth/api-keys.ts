@@ -7,7 +7,7 @@
  * the server tell a key from a JWT without trying both.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, LimitReachedError, ValidationError } from "../domain/index.js";
+import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, LimitReachedError, unpairedSurrogateProblem, ValidationError } from "../domain/index.js";
 import type { Logger } from "../support/index.js";
 import type { Clock } from "../shared-state/index.js";
 import { newId, type KeyListing, type Mongo, type Page, type PageQuery } from "../store/index.js";
@@ -51,6 +51,8 @@ export class ApiKeyService {
   /** Makes a key for `ownerId`. The returned `key` is the only time the secret exists outside the caller. */
   async create(ownerId: string, createdBy: string, input: NewApiKey): Promise<{ key: string; doc: ApiKeyDoc }> {
     const name = input.name.trim();
+    const unpaired = unpairedSurrogateProblem(name);
+    if (unpaired) throw new ValidationError("name", unpaired);
     if (!NAME_RE.test(name)) throw new ValidationError("name", `must be 1–64 characters with ${HIDDEN_CHARACTERS_RULE}`);
     const now = this.deps.clock();
     if (input.expiresAt && input.expiresAt.getTime() <= now) {

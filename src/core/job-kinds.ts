@@ -4,7 +4,7 @@
  * the caller (an {@link ArtifactLookup}) and passed in.
  */
 import type { Principal } from "../auth/index.js";
-import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter } from "../domain/index.js";
+import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter, unpairedSurrogateProblem } from "../domain/index.js";
 import type { SpecArtifact, BinarySpec, HttpMethod, HttpSpec, ResourceRequest, ScriptSpec } from "../domain/index.js";
 
 /** Most bytes of a SCRIPT's arguments (its strings, with their terminators). */
@@ -96,6 +96,9 @@ export function refuseForeignFields(kind: string, spec: Record<string, unknown>)
 
 function refuseNul(field: string, value: string): void {
   if (value.includes("\u0000")) throw new ValidationError(field, "must not contain a NUL byte (\\u0000)");
+  // Stored, an unpaired surrogate becomes U+FFFD: the program would run with other text than given.
+  const unpaired = unpairedSurrogateProblem(value);
+  if (unpaired) throw new ValidationError(field, unpaired);
 }
 
 function checkArgs(args: string[] | null | undefined): string[] {

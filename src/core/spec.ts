@@ -2,7 +2,7 @@
  * What a job runs, as submitted and as stored: checking a spec and filling in its defaults (the
  * pool's resource defaults included). Pure: the caller supplies the pool's online nodes.
  */
-import { ValidationError } from "../domain/index.js";
+import { unpairedSurrogateProblem, ValidationError } from "../domain/index.js";
 import { normalizeTimeout, ScheduleError } from "../timing/index.js";
 import { SpecKind } from "../domain/index.js";
 import type { SpecArtifact, JobSpec, NetworkAccess, NodeDoc } from "../domain/index.js";
@@ -53,6 +53,9 @@ export type PoolNode = Pick<NodeDoc, "name" | "maxRun" | "defaultRun" | "isolati
 /** A NUL byte cannot pass through exec (C strings end there): refused here rather than failing every run. */
 function refuseNul(field: string, value: string): void {
   if (value.includes("\u0000")) throw new ValidationError(field, "must not contain a NUL byte (\\u0000)");
+  // Stored, an unpaired surrogate becomes U+FFFD: the program would run with other text than given.
+  const unpaired = unpairedSurrogateProblem(value);
+  if (unpaired) throw new ValidationError(field, unpaired);
 }
 
 /** Variables that would change how every program of the run is loaded or linked. */

@@ -16,3 +16,14 @@ const HIDDEN_RE = new RegExp(`[${HIDDEN_CHARACTERS}]`);
 export function hasHiddenCharacters(text: string): boolean {
   return HIDDEN_RE.test(text);
 }
+
+/**
+ * What is wrong with text that is no Unicode (an unpaired UTF-16 surrogate, such as JSON's
+ * "\ud800" alone), or null. Stored, it becomes U+FFFD: a name would be saved as another than the
+ * one given, and no longer match it.
+ */
+export function unpairedSurrogateProblem(text: string): string | null {
+  const at = text.search(/\p{Cs}/u);
+  if (at < 0) return null;
+  return `holds an unpaired UTF-16 surrogate (\\u${text.charCodeAt(at).toString(16)} at character ${at + 1}), which is no character: send it as valid Unicode`;
+}

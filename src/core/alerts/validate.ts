@@ -2,7 +2,7 @@
  * An alert rule's input checked (pure): every refusal names the field, what was wrong and what is
  * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
  */
-import { ALERT_CLUSTER_EVENTS, ALERT_SENT_ONLY_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
+import { ALERT_CLUSTER_EVENTS, ALERT_SENT_ONLY_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, unpairedSurrogateProblem, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
 import { parsePositiveDuration } from "../../timing/index.js";
 
 export interface AlertRuleInput {
@@ -47,6 +47,8 @@ export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): Checked
   const name = input.name.trim();
   if (name.length < 1 || name.length > ALERT_NAME_MAX) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters (got ${name.length})`);
   if (hasHiddenCharacters(name)) throw new ValidationError("name", `must be 1 to ${ALERT_NAME_MAX} characters with ${HIDDEN_CHARACTERS_RULE}`);
+  const unpaired = unpairedSurrogateProblem(name);
+  if (unpaired) throw new ValidationError("name", unpaired);
   if (input.on.length === 0) throw new ValidationError("on", `name at least one event: ${EVENTS.join(", ")}`);
   const on: AlertEvent[] = [];
   for (const e of input.on) {

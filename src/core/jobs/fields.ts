@@ -2,7 +2,7 @@
  * Checks of a job's own fields as submitted (the spec is checked in core/spec.ts, the schedule and
  * retry policy by the timing code), and where a new schedule starts. Pure.
  */
-import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, ValidationError } from "../../domain/index.js";
+import { HIDDEN_CHARACTERS, HIDDEN_CHARACTERS_RULE, unpairedSurrogateProblem, ValidationError } from "../../domain/index.js";
 import { nextFire, normalizeSchedule, parsePositiveDuration, type NextFire, type Schedule, type ScheduleInput } from "../../timing/index.js";
 import { wrapSchedule } from "../spec.js";
 
@@ -11,6 +11,9 @@ const NAME_RE = new RegExp(`^[^${HIDDEN_CHARACTERS}]{1,128}$`);
 
 export function validateName(name: string): string {
   const trimmed = name.trim();
+  if (trimmed === "") throw new ValidationError("name", "must not be empty or only spaces: 1–128 characters");
+  const unpaired = unpairedSurrogateProblem(trimmed);
+  if (unpaired) throw new ValidationError("name", unpaired);
   if (!NAME_RE.test(trimmed)) throw new ValidationError("name", `must be 1–128 characters with ${HIDDEN_CHARACTERS_RULE}`);
   return trimmed;
 }
