@@ -34,15 +34,27 @@ export async function readCredentials(env: NodeJS.ProcessEnv): Promise<Credentia
   try {
     text = await readFile(credentialsPath(env), "utf8");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { profiles: {} };
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { profiles: ownProfiles({}) };
     throw e;
   }
   try {
     const parsed = JSON.parse(text) as CredentialsFile;
-    return { current: parsed.current, profiles: parsed.profiles ?? {} };
+    return { current: parsed.current, profiles: ownProfiles(parsed.profiles ?? {}) };
   } catch {
     throw new CliError(`${credentialsPath(env)} is not valid JSON; remove it and log in again`);
   }
+}
+
+/**
+ * The profiles as a map without a prototype: a profile named `constructor` or `toString` is not
+ * Object's (it was found there, and `--server: "undefined" is not a URL` said so), and one named
+ * `__proto__` is kept (it set the object's prototype instead, so a login said it was stored and
+ * was not).
+ */
+function ownProfiles(profiles: Record<string, Profile>): Record<string, Profile> {
+  const own = Object.create(null) as Record<string, Profile>;
+  for (const [name, p] of Object.entries(profiles)) own[name] = p;
+  return own;
 }
 
 /** Writes the file 0600 in a 0700 directory, through a temporary file renamed over it. */
@@ -59,8 +71,15 @@ export async function writeCredentials(env: NodeJS.ProcessEnv, file: Credentials
 
 /** The profile a command uses: --profile, else KAIROS_PROFILE, else the last one logged in to, else "default". */
 export function profileName(flag: string | undefined, env: NodeJS.ProcessEnv, file: CredentialsFile): string {
+  if (flag !== undefined && !PROFILE_NAME.test(flag)) throw new CliError(`--profile: ${profileRule(flag)}`);
+  if (env.KAIROS_PROFILE && !PROFILE_NAME.test(env.KAIROS_PROFILE)) throw new CliError(`KAIROS_PROFILE: ${profileRule(env.KAIROS_PROFILE)}`);
   return flag || env.KAIROS_PROFILE || file.current || "default";
 }
+
+/** A profile's name: what a person types after --profile, without spaces or control characters. */
+const PROFILE_NAME = /^[^\s\u0000-\u001f\u007f-\u009f]{1,64}$/u;
+const profileRule = (given: string) =>
+  `${given === "" ? "an empty name is none" : `"${given.slice(0, 70).replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")}" is no profile name`}: 1–64 characters without spaces, e.g. --profile prod`;
 
 /** `http://host:4000` or `http://host:4000/graphql` → the GraphQL endpoint's URL. */
 export function normalizeServer(raw: string): string {

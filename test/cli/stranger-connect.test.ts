@@ -65,6 +65,25 @@ describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
     expect(port.err).toContain('"--port" is an option, not a command: options go after the command (kairos dev --port 4999)');
   });
 
+  it("a profile named __proto__ is stored (login said so and stored nothing), constructor is no stored profile (`--server: \"undefined\" is not a URL`), and an empty --profile is refused (it was the default one)", async () => {
+    await makeUser(t.app, t.admin, "stranger-proto");
+    const login = await t.kairos(["login", "--server", t.app.url, "--username", "stranger-proto", "--password-stdin", "--profile", "__proto__"], { input: PASSWORD });
+    expect(login.code, login.err).toBe(0);
+    for (const args of [["--profile", "__proto__", "whoami"], ["whoami"]]) {
+      const who = await t.kairos(args);
+      expect(who.code, `kairos ${args.join(" ")}: ${who.err}`).toBe(0);
+      expect(who.out).toContain('stranger-proto (user');
+    }
+    const ctor = await t.kairos(["--profile", "constructor", "get", "jobs", "--server", t.app.url]);
+    expect(ctor.code).toBe(2);
+    expect(ctor.err).not.toContain("undefined");
+    expect(ctor.err).toContain("log in first");
+    const empty = await t.kairos(["get", "jobs", "--profile", ""]);
+    expect(empty.code).toBe(2);
+    expect(empty.err.trim()).toBe("kairos: --profile: an empty name is none: 1–64 characters without spaces, e.g. --profile prod");
+    await t.kairos(["logout", "--profile", "__proto__"]);
+  });
+
   it("https:// to a server that speaks plain http, and http:// to one that speaks https, say so and which to use (it printed OpenSSL's `wrong version number` or `other side closed`)", async () => {
     const api = new URL(t.app.url);
     const plain = `http://${api.host}`;
