@@ -99,6 +99,33 @@ function locator(file: string, doc: Document, lines: LineCounter, base: Path) {
 }
 
 /**
+ * The file's text, or null after noting where it is not UTF-8 (read as UTF-8 regardless, a byte
+ * that is none became U+FFFD in a name or a command, silently).
+ */
+function utf8Text(file: string, bytes: Buffer, problems: FileProblem[]): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const at = firstNonUtf8(bytes);
+    const before = bytes.subarray(0, at).toString("utf8").split("\n");
+    problems.push({ where: `${file}:${before.length}:${before.at(-1)!.length + 1}`, field: "(encoding)", message: `is not UTF-8 (byte 0x${bytes[at]!.toString(16).padStart(2, "0")}): save the file as UTF-8` });
+    return null;
+  }
+}
+
+/** Where the first byte is that starts no well-formed UTF-8 sequence (the file's length when none does). */
+function firstNonUtf8(b: Buffer): number {
+  for (let i = 0; i < b.length; ) {
+    const n = b[i]! < 0x80 ? 1 : b[i]! >= 0xc2 && b[i]! <= 0xdf ? 2 : b[i]! >= 0xe0 && b[i]! <= 0xef ? 3 : b[i]! >= 0xf0 && b[i]! <= 0xf4 ? 4 : 0;
+    if (n === 0 || i + n > b.length) return i;
+    // Whether it decodes alone also refuses overlong forms, surrogates and code points past U+10FFFF.
+    if (n > 1 && Buffer.from(b.subarray(i, i + n).toString("utf8"), "utf8").compare(b.subarray(i, i + n)) !== 0) return i;
+    i += n;
+  }
+  return b.length;
+}
+
+/**
  * Reads and checks every document of `files`. Throws a CliError (exit 1) listing every problem,
  * each as `file:line:col: field: message`.
  */
@@ -109,7 +136,8 @@ export async function loadDocuments(files: string[], opts: { cwd?: string; schem
   const problems: FileProblem[] = [];
   for (const path of files) {
     const file = opts.cwd ? relative(opts.cwd, path) || path : path;
-    const text = await readFile(path, "utf8");
+    const text = utf8Text(file, await readFile(path), problems);
+    if (text === null) continue;
     const lines = new LineCounter();
     const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
     const all = Array.isArray(parsed) ? parsed : [parsed];
@@ -121,7 +149,16 @@ export async function loadDocuments(files: string[], opts: { cwd?: string; schem
         }
         continue;
       }
-      const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+      let value: unknown;
+      try {
+        value = doc.toJS({ maxAliasCount: 100 });
+      } catch (e) {
+        // yaml refuses aliases that expand past maxAliasCount (a "billion laughs" file) with a ReferenceError.
+        if (!(e instanceof ReferenceError)) throw e;
+        const { line, col } = lines.linePos(doc.range[0]);
+        problems.push({ where: `${file}:${line}:${col}`, field: "(syntax)", message: "its aliases (*name) expand to too much: at most 100 uses of anchors, counting those inside other anchors" });
+        continue;
+      }
       if (value == null) continue;
       const items: Array<{ value: unknown; base: Path }> = isSeq(doc.contents)
         ? (value as unknown[]).map((v, i) => ({ value: v, base: [i] }))

@@ -57,6 +57,27 @@ describe("kairos as a stranger uses it", { timeout: 300_000 }, () => {
     expect(status.err).toContain('--status: "" is not one of PENDING');
   });
 
+  it("a YAML alias bomb and a file that is not UTF-8 are refused with the file and place (the bomb printed yaml's ReferenceError and stack; a Latin-1 name was applied with U+FFFD in it)", async () => {
+    const { token } = await makeUser(t.app, t.admin, "stranger-files");
+    const kairos = as(token);
+    const bomb = join(t.home, "bomb.yaml");
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++) levels.push(`${"abcdefghi"[i]}: &${"abcdefghi"[i]} [${Array(10).fill(`*${"abcdefghi"[i - 1]}`).join(", ")}]`);
+    await writeFile(bomb, [...levels, "name: bomb", "schedule: {kind: ONCE}", "spec: {command: 'true'}", "description: *i", ""].join("\n"));
+    const b = await kairos(["apply", "-f", bomb, "--dry-run"]);
+    expect(b.code).toBe(1);
+    expect(b.err).not.toContain("ReferenceError");
+    expect(b.err.trim()).toBe(`kairos: ${bomb}:1:1: (syntax): its aliases (*name) expand to too much: at most 100 uses of anchors, counting those inside other anchors`);
+
+    const latin1 = join(t.home, "latin1.yaml");
+    await writeFile(latin1, Buffer.from("schedule: {kind: ONCE}\nname: caf\xe9-report\nspec: {command: 'true'}\n", "latin1"));
+    const l = await kairos(["apply", "-f", latin1]);
+    expect(l.code).toBe(1);
+    expect(l.err.trim()).toBe(`kairos: ${latin1}:2:10: (encoding): is not UTF-8 (byte 0xe9): save the file as UTF-8`);
+    const { jobs } = await gqlOk<{ jobs: { edges: unknown[] } }>(t.app.url, `{ jobs(first: 5) { edges { node { name } } } }`, {}, token);
+    expect(jobs.edges).toHaveLength(0);
+  });
+
   it("an audit outcome that no call can have is refused, naming the outcomes there are (it listed nothing, exit 0)", async () => {
     const { token } = await makeUser(t.app, t.admin, "stranger-audit");
     await makeJob(t.app, token, "audited");
