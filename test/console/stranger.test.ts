@@ -116,6 +116,11 @@ describe("lists typed as lines, as a stranger types them", { timeout: 180_000 },
     await page.getByRole("button", { name: "Create job" }).click();
     await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.env: line 2, "=1", has no name before "=": write each line as NAME=value (NAME= for an empty value)');
     expect(await jobsOf(token)).toEqual([]);
+    // A name given twice: the first line's value was dropped, silently.
+    await env.fill("MODE=fast\nGREETING=hello\nMODE=safe");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.env: line 3, "MODE=safe", names MODE again (line 1): give each variable once');
+    expect(await jobsOf(token)).toEqual([]);
 
     // An HTTP job's headers, the same way.
     await env.fill("");
@@ -124,6 +129,10 @@ describe("lists typed as lines, as a stranger types them", { timeout: 180_000 },
     await page.getByLabel("Headers, Name: value per line").fill("Content-Type: application/json\nX-Token abc");
     await page.getByRole("button", { name: "Create job" }).click();
     await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.http.headers: line 2, "X-Token abc", has no ":": write each line as Name: value (Name: for an empty value)');
+    expect(await jobsOf(token)).toEqual([]);
+    await page.getByLabel("Headers, Name: value per line").fill("X-Token: abc\nContent-Type: application/json\nx-token: def");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await expect.poll(() => alert.innerText(), { timeout: 10_000 }).toBe('spec.http.headers: line 3, "x-token: def", names x-token again (line 1, whatever the case): give each header once');
     expect(await jobsOf(token)).toEqual([]);
 
     // Corrected (an empty value written as NAME=), it is created with what was typed.

@@ -203,12 +203,24 @@ export function formProblem(f: FormState): { field: string; message: string } | 
 export function pairsProblem(field: string, text: string, sep: "=" | ":"): { field: string; message: string } | null {
   const form = sep === "=" ? "NAME=value (NAME= for an empty value)" : "Name: value (Name: for an empty value)";
   const all = text.split("\n");
+  // Where each name was given first: a second line of it replaced the first's value, silently.
+  // Header names are one whatever their case (HTTP); variable names are not.
+  const firstAt = new Map<string, number>();
   for (let i = 0; i < all.length; i++) {
     const l = all[i]!.trim();
     if (!l) continue;
     const at = l.indexOf(sep);
-    if (at > 0 && l.slice(0, at).trim()) continue;
     const shown = l.length > 40 ? `${l.slice(0, 40)}…` : l;
+    const name = at > 0 ? l.slice(0, at).trim() : "";
+    if (name) {
+      const key = sep === ":" ? name.toLowerCase() : name;
+      const before = firstAt.get(key);
+      if (before === undefined) {
+        firstAt.set(key, i + 1);
+        continue;
+      }
+      return { field, message: `${field}: line ${i + 1}, "${shown}", names ${name} again (line ${before}${sep === ":" ? ", whatever the case" : ""}): give each ${sep === "=" ? "variable" : "header"} once` };
+    }
     const what = at < 0 ? `has no "${sep}"` : `has no name before "${sep}"`;
     return { field, message: `${field}: line ${i + 1}, "${shown}", ${what}: write each line as ${form}` };
   }
@@ -233,7 +245,8 @@ const num = (t: string) => (t.trim() === "" ? undefined : Number(t));
 
 /** NAME=value lines → an object (formProblem has refused a line without the separator before this is sent). */
 function pairs(t: string, sep: "=" | ":"): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
+  // No prototype: a variable named __proto__ is one (it set the object's prototype, and was lost).
+  const out = Object.create(null) as Record<string, string>;
   for (const l of lines(t)) {
     const i = l.indexOf(sep);
     if (i < 0) out[l] = "";
