@@ -79,6 +79,10 @@ export async function unreachable(server: string, e: unknown): Promise<CliError>
   const mismatch = await wrongProtocol(server, { notTls: NOT_TLS_CODES.has(code) || NOT_TLS.test(text), hungUp: HUNG_UP_CODES.has(code) || /other side closed|socket hang up/i.test(text) });
   if (mismatch) return new CliError(mismatch);
   const url = new URL(server);
+  if (!code && text === "bad port") {
+    // undici keeps the Fetch standard's list of ports browsers refuse (X11's 6000, IRC's 6665–6669, SIP's 5060, 10080 …).
+    return new CliError(`cannot reach ${server}: port ${portOf(url)} is one that Node's fetch (as every browser) refuses to connect to, whatever listens there (the Fetch standard's "bad ports": 6000, 6665–6669, 5060, 10080 and others); run the server on another port, such as 4000`);
+  }
   if (code === "ECONNREFUSED") {
     return new CliError(`cannot reach ${server}: nothing listens on ${url.hostname}:${portOf(url)} (connection refused); check the host and the port, and that the server is running (kairos dev prints the URL it listens on)`);
   }

@@ -149,6 +149,11 @@ describe("kairos connecting as a stranger does", { timeout: 300_000 }, () => {
     const nobody = await login("admin", "whatever", `http://127.0.0.1:${port}`);
     expect(nobody.code).toBe(2);
     expect(nobody.err).toContain(`kairos: cannot reach http://127.0.0.1:${port}/graphql: nothing listens on 127.0.0.1:${port} (connection refused); check the host and the port, and that the server is running`);
+    // A port fetch refuses whatever listens there: it said `cannot reach …: bad port`.
+    const bad = await login("admin", "whatever", "http://127.0.0.1:6000");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("kairos: cannot reach http://127.0.0.1:6000/graphql: port 6000 is one that Node's fetch (as every browser) refuses to connect to, whatever listens there");
+    expect(bad.err).toContain("run the server on another port, such as 4000");
 
     // An API key that is not one.
     for (const key of ["kairos_not-a-real-key", "hunter2"]) {
