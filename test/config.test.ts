@@ -15,6 +15,8 @@ describe("configuration", () => {
   it("names the bad setting and what is allowed", () => {
     const bad: Array<[Record<string, string>, RegExp]> = [
       [{ KAIROS_PORT: "99999" }, /KAIROS_PORT: "99999" must be a whole number from 0 to 65535/],
+      // A console no browser opens, and `kairos: cannot reach …: bad port`: it started there.
+      [{ KAIROS_PORT: "6000" }, /KAIROS_PORT: port 6000 is one that browsers and Node's fetch refuse to connect to \(the Fetch standard's "bad ports"\): the console and kairos could not reach the API there; choose another, such as 4000/],
       [{ KAIROS_LOG_LEVEL: "loud" }, /KAIROS_LOG_LEVEL: "loud" is not one of fatal, error/],
       [{ MONGO_URL: "postgres://x" }, /MONGO_URL: scheme postgres: is not supported/],
       [{ KAIROS_JWT_SECRET: "short" }, /KAIROS_JWT_SECRET: must be at least 32 characters/],

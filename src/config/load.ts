@@ -18,7 +18,7 @@ import { adminSettings, jwtSecretSetting, logFormatSetting, logLevelSetting, sto
 import { poolsSetting, sandboxSettings } from "./executor.js";
 import { jobKindSettings } from "./job-kinds.js";
 import { logSettings } from "./logs.js";
-import { int, intOrOff, settingDuration, type Env } from "./parse.js";
+import { apiPort, int, intOrOff, settingDuration, type Env } from "./parse.js";
 import { schedulerSettings } from "./scheduler.js";
 import { tracingSettings } from "./tracing.js";
 import type { KairosConfig, Role } from "./settings.js";
@@ -33,7 +33,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
   const dataDir = resolve(env.KAIROS_DATA_DIR ?? "./.kairos");
   return {
     role,
-    port: int("KAIROS_PORT", env.KAIROS_PORT, 4000, 0, 65_535),
+    port: apiPort("KAIROS_PORT", env.KAIROS_PORT, 4000),
     host: env.KAIROS_HOST ?? (dev ? "127.0.0.1" : "0.0.0.0"),
     dataDir,
     mongoUrl,

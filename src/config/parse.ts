@@ -83,3 +83,19 @@ export function url(name: string, raw: string | undefined, schemes: string[]): s
   }
   return raw;
 }
+
+/**
+ * The ports browsers and Node's fetch refuse to connect to, whatever listens there (the Fetch
+ * standard's "bad ports"): an API there serves a console no browser opens and a `kairos` that
+ * cannot reach it.
+ */
+const BAD_PORTS = new Set([1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080]);
+
+/** The API's port: a whole number from 0 to 65535, and none that browsers and fetch refuse. */
+export function apiPort(name: string, raw: string | undefined, dflt: number): number {
+  const port = int(name, raw, dflt, 0, 65_535);
+  if (BAD_PORTS.has(port)) {
+    throw new ConfigError(`${name}: port ${port} is one that browsers and Node's fetch refuse to connect to (the Fetch standard's "bad ports"): the console and kairos could not reach the API there; choose another, such as ${dflt}`);
+  }
+  return port;
+}
