@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyFlags, loadConfig } from "../src/config/index.js";
+import { applyFlags, badPortReason, loadConfig } from "../src/config/index.js";
 import { poolsSetting, sandboxSettings } from "../src/config/executor.js";
 import { bool, int, rate, settingDuration, url } from "../src/config/parse.js";
 import { schedulerSettings } from "../src/config/scheduler.js";
@@ -45,6 +45,13 @@ describe("configuration", () => {
     expect(() => loadConfig("scheduler", { MONGO_URL: "mongodb://h:1" })).toThrow(/REDIS_URL is required for the scheduler role/);
     expect(() => loadConfig("api", { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2" })).toThrow(/KAIROS_JWT_SECRET is required/);
     expect(loadConfig("executor", { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2" }).host).toBe("0.0.0.0");
+  });
+
+  it("refuses a port browsers refuse for kairos dev only: the api role may sit behind a proxy on another port (it warns when it starts)", () => {
+    expect(() => loadConfig("dev", { KAIROS_PORT: "6000" })).toThrow(/port 6000 is one that browsers/);
+    expect(loadConfig("api", { MONGO_URL: "mongodb://h:1", REDIS_URL: "redis://h:2", KAIROS_JWT_SECRET: "x".repeat(32), KAIROS_PORT: "6000" }).port).toBe(6000);
+    expect(badPortReason(6000)).toMatch(/^port 6000 is one that browsers and Node's fetch refuse/);
+    expect(badPortReason(4000)).toBeNull();
   });
 });
 

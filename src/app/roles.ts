@@ -2,7 +2,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { startApiServer, startOpsServer, type ApiServer } from "../api/index.js";
-import type { KairosConfig } from "../config/index.js";
+import { badPortReason, type KairosConfig } from "../config/index.js";
 import type { SweeperOptions } from "../dag/index.js";
 import { ArtifactSweeper, LogArchiver, LogWriter, logBlobs } from "../core/index.js";
 import { ArtifactCache, Executor, type ExecutorOptions } from "../executor/index.js";
@@ -106,6 +106,8 @@ export async function startApi(config: KairosConfig, services: Services, ready: 
   });
   stops.push(() => api.stop());
   services.log.info({ url: api.url, ws: api.wsUrl }, "GraphQL API listening");
+  const bad = badPortReason(config.port);
+  if (bad) services.log.warn({ port: config.port }, `KAIROS_PORT: ${bad}: browsers and kairos reach this API only through a proxy on another port`);
   return api;
 }
 

@@ -2,7 +2,7 @@
 export { ROLES, type KairosConfig, type Role } from "./settings.js";
 export type { ApiGuardSettings, QueryLimitSettings } from "../api/index.js";
 export type { LoginLimitSettings } from "../auth/index.js";
-export { settingDuration, type Env, type Rate } from "./parse.js";
+export { badPortReason, settingDuration, type Env, type Rate } from "./parse.js";
 export { applyFlags, ROLE_FLAGS } from "./flags.js";
 export { loadConfig } from "./load.js";
 export type { ArtifactSettings } from "./blobs.js";

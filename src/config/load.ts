@@ -33,7 +33,7 @@ export function loadConfig(role: Role, env: Env = process.env): KairosConfig {
   const dataDir = resolve(env.KAIROS_DATA_DIR ?? "./.kairos");
   return {
     role,
-    port: apiPort("KAIROS_PORT", env.KAIROS_PORT, 4000),
+    port: apiPort("KAIROS_PORT", env.KAIROS_PORT, 4000, dev),
     host: env.KAIROS_HOST ?? (dev ? "127.0.0.1" : "0.0.0.0"),
     dataDir,
     mongoUrl,

@@ -91,11 +91,19 @@ export function url(name: string, raw: string | undefined, schemes: string[]): s
  */
 const BAD_PORTS = new Set([1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080]);
 
-/** The API's port: a whole number from 0 to 65535, and none that browsers and fetch refuse. */
-export function apiPort(name: string, raw: string | undefined, dflt: number): number {
+/** Whether browsers and Node's fetch refuse to connect to `port`, and why, for a message. */
+export function badPortReason(port: number): string | null {
+  return BAD_PORTS.has(port) ? `port ${port} is one that browsers and Node's fetch refuse to connect to (the Fetch standard's "bad ports")` : null;
+}
+
+/**
+ * The API's port: a whole number from 0 to 65535. `kairos dev` serves its console and `kairos` on
+ * it directly, so there a bad port (badPortReason) is refused; the `api` role may sit behind a
+ * proxy that listens elsewhere, so it only warns when it starts (app/roles.ts).
+ */
+export function apiPort(name: string, raw: string | undefined, dflt: number, refuseBad: boolean): number {
   const port = int(name, raw, dflt, 0, 65_535);
-  if (BAD_PORTS.has(port)) {
-    throw new ConfigError(`${name}: port ${port} is one that browsers and Node's fetch refuse to connect to (the Fetch standard's "bad ports"): the console and kairos could not reach the API there; choose another, such as ${dflt}`);
-  }
+  const bad = badPortReason(port);
+  if (bad && refuseBad) throw new ConfigError(`${name}: ${bad}: the console and kairos could not reach the API there; choose another, such as ${dflt}`);
   return port;
 }
