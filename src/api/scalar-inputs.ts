@@ -152,7 +152,8 @@ export const scalarLiterals: ValidationRule = (context) => {
 function showValue(v: unknown): string {
   let text: string;
   try {
-    text = JSON.stringify(v) ?? String(v);
+    // A JSON number too large for a double (1e400) is read as Infinity, which JSON.stringify prints as null.
+    text = typeof v === "number" && !Number.isFinite(v) ? "a number beyond what a double holds" : (JSON.stringify(v) ?? String(v));
   } catch {
     text = String(v);
   }

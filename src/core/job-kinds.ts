@@ -4,7 +4,7 @@
  * the caller (an {@link ArtifactLookup}) and passed in.
  */
 import type { Principal } from "../auth/index.js";
-import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter, unpairedSurrogateProblem } from "../domain/index.js";
+import { HTTP_METHODS, SCRIPT_INTERPRETERS, ValidationError, isScriptInterpreter, unpairedSurrogateProblem, urlParseProblem } from "../domain/index.js";
 import type { SpecArtifact, BinarySpec, HttpMethod, HttpSpec, ResourceRequest, ScriptSpec } from "../domain/index.js";
 
 /** Most bytes of a SCRIPT's arguments (its strings, with their terminators). */
@@ -171,7 +171,7 @@ export function validateHttp(input: KindInput): HttpSpec {
   try {
     url = new URL(h.url);
   } catch {
-    throw new ValidationError("spec.http.url", `"${h.url.slice(0, 200)}" is not a URL; give an absolute http:// or https:// URL`);
+    throw new ValidationError("spec.http.url", `${urlParseProblem(h.url)}; give an absolute http:// or https:// URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new ValidationError("spec.http.url", `scheme "${url.protocol}" is not allowed; allowed: http, https`);
   if (url.username || url.password) throw new ValidationError("spec.http.url", "must not carry credentials (user:password@); send them in a header (e.g. Authorization)");

@@ -89,7 +89,7 @@ describe("alert rules", () => {
       [{ name: "", on: ["RUN_FAILED"], webhook: { url: `${rx.base}/a` } }, /name: must be 1 to 100 characters/],
       [{ name: "n", on: [], webhook: { url: `${rx.base}/a` } }, /on: name at least one event: RUN_FAILED, /],
       [{ name: "n", on: ["RUN_FAILED"], webhook: { url: "ftp://x.example/" } }, /webhook.url: scheme ftp: is not allowed: http or https only/],
-      [{ name: "n", on: ["RUN_FAILED"], webhook: { url: "not a url" } }, /webhook.url: "not a url" is not an absolute URL/],
+      [{ name: "n", on: ["RUN_FAILED"], webhook: { url: "not a url" } }, /webhook.url: "not a url" has no scheme \(start it with https:\/\/ or http:\/\/\); give an absolute URL/],
       [{ name: "n", on: ["FAILURE_RATE"], webhook: { url: `${rx.base}/a` } }, /failureRate: a rule on FAILURE_RATE needs failureRate/],
       [{ name: "n", on: ["FAILURE_RATE"], failureRate: { window: "PT10M", threshold: 1.5 }, webhook: { url: `${rx.base}/a` } }, /failureRate.threshold: .*above 0 and at most 1 \(got 1.5\)/],
       [{ name: "n", on: ["QUEUE_LATENESS"], webhook: { url: `${rx.base}/a` } }, /queueLateness: a rule on QUEUE_LATENESS needs queueLateness/],

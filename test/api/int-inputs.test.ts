@@ -51,6 +51,10 @@ describe("Int inputs that are no 32-bit integer", () => {
     expect(await refused(q, { n: 1e10 })).toEqual([bad("first", "first: must be an integer from 1 to 100 (got 10000000000 in $n)")]);
     expect(await refused(q, { n: "abc" })).toEqual([bad("first", `first: must be an integer from 1 to 100 (got "abc" in $n)`)]);
     expect(await refused(q, { n: 1.5 })).toEqual([bad("first", "first: must be an integer from 1 to 100 (got 1.5 in $n)")]);
+    // 1e400 in the JSON body is read as Infinity, which printed as "got null".
+    const huge = await fetch(t.app.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${t.admin}` }, body: `{"query":${JSON.stringify(q)},"variables":{"n":1e400}}` });
+    expect(huge.status).toBe(400);
+    expect(((await huge.json()) as { errors: Err[] }).errors.map((e) => e.message)).toEqual(["first: must be an integer from 1 to 100 (got a number beyond what a double holds in $n)"]);
     expect(await refused(`query($n: Int = 2.5) { jobs(first: $n) { edges { node { id } } } }`)).toEqual([
       bad("first", "first: must be an integer from 1 to 100 (got 2.5 as the default of $n)"),
     ]);

@@ -2,7 +2,7 @@
  * An alert rule's input checked (pure): every refusal names the field, what was wrong and what is
  * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
  */
-import { ALERT_CLUSTER_EVENTS, ALERT_SENT_ONLY_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, unpairedSurrogateProblem, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
+import { ALERT_CLUSTER_EVENTS, ALERT_SENT_ONLY_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, unpairedSurrogateProblem, urlParseProblem, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
 import { parsePositiveDuration } from "../../timing/index.js";
 
 export interface AlertRuleInput {
@@ -106,7 +106,7 @@ function checkUrl(raw: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new ValidationError("webhook.url", `"${url.slice(0, 100)}" is not an absolute URL (like https://hooks.example.com/kairos)`);
+    throw new ValidationError("webhook.url", `${urlParseProblem(url)}; give an absolute URL, like https://hooks.example.com/kairos`);
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") throw new ValidationError("webhook.url", `scheme ${u.protocol} is not allowed: http or https only`);
   if (u.username || u.password) throw new ValidationError("webhook.url", "must not carry a user name or password; put a token in the path or query");
