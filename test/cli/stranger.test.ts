@@ -55,6 +55,10 @@ describe("kairos as a stranger uses it", { timeout: 300_000 }, () => {
     const status = await kairos(["get", "runs", "--status", ""]);
     expect(status.code).toBe(2);
     expect(status.err).toContain('--status: "" is not one of PENDING');
+    // A list (as get jobs --last-run and get nodes --status take) is told to be one status at a time.
+    const list = await kairos(["get", "runs", "--status", "failed,timed_out"]);
+    expect(list.code).toBe(2);
+    expect(list.err).toContain('--status: runs are listed by one status at a time (got "failed,timed_out")');
   });
 
   it("a YAML alias bomb and a file that is not UTF-8 are refused with the file and place (the bomb printed yaml's ReferenceError and stack; a Latin-1 name was applied with U+FFFD in it)", async () => {

@@ -155,6 +155,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         }
         case "run":
         case "runs": {
+          if (opts.status?.includes(",")) throw new CliError(`--status: runs are listed by one status at a time (got "${opts.status}"); run kairos get runs once per status`);
           if (opts.status !== undefined && !RUN_STATUSES.includes(opts.status.toUpperCase())) throw new CliError(`--status: "${opts.status}" is not one of ${RUN_STATUSES.join(", ")}`);
           const limit = Number(opts.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError("--limit: a whole number from 1 to 100");
