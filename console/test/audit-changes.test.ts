@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { changesOf, digestOf, MAX_CHANGES, REDACTED, valueText } from "../src/views/audit/changes";
-import { auditFilter, filtersFromSearch, filtersToSearch, NO_FILTERS, parseActions } from "../src/views/audit/filters";
+import { auditFilter, filtersFromSearch, filtersToSearch, ignoredFilters, MAX_ACTIONS, NO_FILTERS, parseActions } from "../src/views/audit/filters";
 
 describe("audit changes", () => {
   it("an update: each changed field with both sides", () => {
@@ -87,5 +87,15 @@ describe("audit filters", () => {
     const f = filtersFromSearch("?action=updateJob&from=yesterday&outcome=forbidden&user=u1&key=k1");
     expect(f).toEqual({ ...NO_FILTERS, actions: ["updateJob"], outcome: "FORBIDDEN", userId: "u1", apiKeyId: "k1" });
     expect(auditFilter(f)).toEqual({ actions: ["updateJob"], outcome: "FORBIDDEN", actorUserId: "u1", actorApiKeyId: "k1" });
+  });
+
+  it("a long action= list is never cut inside a name, and past the limit the page says so", () => {
+    // 30 names of 9-10 characters: over 200 characters, where the text was cut (mid-name), and over the 20 names kept silently.
+    const names = Array.from({ length: 30 }, (_, i) => `mutation${i}`);
+    expect(filtersFromSearch(`?action=${names.join(",")}`).actions).toEqual(names);
+    expect(ignoredFilters(`?action=${names.join(",")}`)).toEqual([]);
+    const many = Array.from({ length: MAX_ACTIONS + 5 }, (_, i) => `m${i}`);
+    expect(filtersFromSearch(`?action=${many.join(",")}`).actions).toEqual(many.slice(0, MAX_ACTIONS));
+    expect(ignoredFilters(`?action=${many.join(",")}`)).toEqual([`action= in the address names ${MAX_ACTIONS + 5} mutations; the trail filters by at most ${MAX_ACTIONS}: showing entries of the first ${MAX_ACTIONS} (up to m${MAX_ACTIONS - 1}).`]);
   });
 });

@@ -33,16 +33,20 @@ export const AUDIT_PAGE = 50;
 
 const validIso = addressInstant;
 
+/** The most mutation names an address's action= filters by (the schema has fewer mutations). */
+export const MAX_ACTIONS = 100;
+
 /** "createJob, deleteJob" → ["createJob", "deleteJob"]: names split on commas or spaces, each once. */
 export function parseActions(text: string): string[] {
-  return [...new Set(text.split(/[\s,]+/).map((a) => a.trim()).filter(Boolean))].slice(0, 20);
+  return [...new Set(text.split(/[\s,]+/).map((a) => a.trim()).filter(Boolean))];
 }
 
 export function filtersFromSearch(search: string): AuditFilters {
   const q = new URLSearchParams(search);
   const get = (k: string) => (q.get(k) ?? "").trim().slice(0, 200);
   return {
-    actions: parseActions(get("action")),
+    // Whole names only: the list is not cut inside a name (the API refuses a name that is no mutation).
+    actions: parseActions(q.get("action") ?? "").slice(0, MAX_ACTIONS),
     userId: get("user"),
     apiKeyId: get("key"),
     subject: get("subject"),
@@ -66,6 +70,8 @@ export function ignoredFilters(search: string): string[] {
     const v = (q.get(key) ?? "").trim();
     if (v && !validIso(v)) out.push(`${key}=${shown(v)} in the address is not a date and time (such as 2026-01-31T09:00:00Z). Showing entries ${words}.`);
   }
+  const actions = parseActions(q.get("action") ?? "");
+  if (actions.length > MAX_ACTIONS) out.push(`action= in the address names ${actions.length} mutations; the trail filters by at most ${MAX_ACTIONS}: showing entries of the first ${MAX_ACTIONS} (up to ${shown(actions[MAX_ACTIONS - 1]!)}).`);
   return out;
 }
 
