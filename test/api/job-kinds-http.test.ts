@@ -199,7 +199,7 @@ describe("HTTP jobs", () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ url: "ftp://example.com/x" }, /scheme "ftp:" is not allowed; allowed: http, https/],
       [{ url: "http://user:pw@example.com/" }, /must not carry credentials/],
-      [{ url: "not a url" }, /is not a URL/],
+      [{ url: "not a url" }, /"not a url" has no scheme \(start it with https:\/\/ or http:\/\/\); give an absolute http:\/\/ or https:\/\/ URL/],
       [{ url: "https://example.com/", method: "BREW" }, /"BREW" is not one of GET, HEAD, POST/],
       [{ url: "https://example.com/", method: "GET", body: "x" }, /a GET request has no body/],
       [{ url: "https://example.com/", headers: { Host: "evil" } }, /"Host" is set by the executor/],
