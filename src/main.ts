@@ -147,16 +147,16 @@ async function main(argv: string[]): Promise<void> {
   if (!config) throw new Error("unreachable: no settings for a role");
   // Lines for people when `kairos dev` writes to a terminal, JSON otherwise (KAIROS_LOG_FORMAT decides when set).
   const log = createLogger(config.logLevel, { role }, logFormat(config.logFormat, role, process.stdout.isTTY === true));
-  const app = await startKairos(config, { log });
-
-  if (role === "dev" && app.api) {
-    const password = keepAdminPassword(config, app.generatedAdminPassword);
-    const info = { url: app.api.url, adminUser: config.adminUser, dataDir: config.dataDir, embeddedMongo: !config.mongoUrl, inMemoryQueues: !config.redis, password };
-    process.stderr.write(devBanner(info, process.stderr.isTTY === true && !process.env.NO_COLOR));
-  }
-
+  // The handlers come before the banner: whoever reads it may signal at once, and a SIGTERM that
+  // came between the two ended the process without its shutdown (no exit code). While the role
+  // starts there is nothing to drain yet: a signal then exits at once, as it did without a handler.
+  let app: Awaited<ReturnType<typeof startKairos>> | null = null;
   let stopping = false;
   const shutdown = (signal: string) => {
+    if (!app) {
+      log.warn({ signal }, "signal while starting: exiting now");
+      process.exit(1);
+    }
     if (stopping) {
       log.warn({ signal }, "second signal: exiting now");
       process.exit(1);
@@ -165,7 +165,7 @@ async function main(argv: string[]): Promise<void> {
     log.info({ signal }, "shutting down");
     app.stop().then(
       () => process.exit(0),
-      (e) => {
+      (e: unknown) => {
         log.error({ err: e }, "shutdown failed");
         process.exit(1);
       },
@@ -173,6 +173,13 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
+  app = await startKairos(config, { log });
+
+  if (role === "dev" && app.api) {
+    const password = keepAdminPassword(config, app.generatedAdminPassword);
+    const info = { url: app.api.url, adminUser: config.adminUser, dataDir: config.dataDir, embeddedMongo: !config.mongoUrl, inMemoryQueues: !config.redis, password };
+    process.stderr.write(devBanner(info, process.stderr.isTTY === true && !process.env.NO_COLOR));
+  }
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
