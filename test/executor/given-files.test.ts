@@ -128,6 +128,20 @@ describe("the files a run is given (written before it, not blanked after the one
       expect(readdirSync(given)).toEqual(["inputs.json"]);
       expect(readFileSync(outside, "utf8")).toBe("precious");
       c.cgroup?.remove();
+      await sandbox.releaseSlot(0);
+      // A run that left files in its work directory but none in /tmp (a DAG task's outputs): the
+      // quick reset of /tmp and the whole remake of the slot must not race (they did: EEXIST, and
+      // the slot was left without its given directory).
+      for (let i = 0; i < 20; i++) {
+        const r = sandbox.prepare(0, `r${i}`, spec, {}, DEFAULT_RESOURCES, { "inputs.json": `{"i":${i}}` });
+        const work = r.process.cwd!;
+        writeFileSync(join(work, "out.txt"), "left behind");
+        r.cgroup?.remove();
+        await sandbox.releaseSlot(0);
+        expect(readdirSync(work)).toEqual([]);
+        expect(readdirSync(join(work, "..", "tmp"))).toEqual([]);
+        expect(statSync(given).isDirectory()).toBe(true);
+      }
     } finally {
       await sandbox.close();
     }

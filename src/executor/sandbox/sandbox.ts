@@ -273,23 +273,22 @@ export class Sandbox {
    */
   async releaseSlot(slot: number): Promise<void> {
     const d = this.slotDirs(slot);
-    try {
-      // Made afresh even when empty: a run can leave what no listing shows on the directory itself
-      // (extended attributes, a default ACL its successor's files would inherit). A few syscalls,
-      // off the event loop (libuv's thread pool): the run's result is being written meanwhile.
-      const uid = this.slotUid(slot);
-      await Promise.all(
-        [d.work, d.tmp].map(async (dir) => {
-          await rmdir(dir);
-          await mkdir(dir, { mode: 0o700 });
-          await chmod(dir, 0o700);
-          if (uid !== null) await chown(dir, uid, uid);
-        }),
-      );
-      return;
-    } catch {
-      // not empty, not a directory, or gone: removed whole and made again
-    }
+    // Made afresh even when empty: a run can leave what no listing shows on the directory itself
+    // (extended attributes, a default ACL its successor's files would inherit). A few syscalls,
+    // off the event loop (libuv's thread pool): the run's result is being written meanwhile.
+    const uid = this.slotUid(slot);
+    const fast = await Promise.allSettled(
+      [d.work, d.tmp].map(async (dir) => {
+        await rmdir(dir);
+        await mkdir(dir, { mode: 0o700 });
+        await chmod(dir, 0o700);
+        if (uid !== null) await chown(dir, uid, uid);
+      }),
+    );
+    if (fast.every((r) => r.status === "fulfilled")) return;
+    // One not empty, not a directory, or gone: both removed whole and made again. Only once both
+    // quick tries have ended: one still making its directory would race the slow path's
+    // (EEXIST, and the slot left without its given directory).
     await Promise.all([removeTree(d.work), removeTree(d.tmp)]);
     this.resetSlotSync(slot);
   }
