@@ -2,6 +2,7 @@
  * Output for people (aligned tables, relative times, colour on a terminal only) and for scripts
  * (`-o json|yaml`: only the data, on stdout, with stable field names).
  */
+import stringWidth from "string-width";
 import { stringify as yamlStringify } from "yaml";
 import { CliError } from "./errors.js";
 
@@ -58,15 +59,19 @@ export function statusColour(status: string): Colour {
   return "yellow";
 }
 
-const ANSI = /\u001b\[[0-9;]*m/g;
-const width = (s: string) => [...s.replace(ANSI, "")].length;
+/**
+ * How many terminal columns `s` takes: East Asian Wide and Fullwidth characters and emoji two,
+ * combining marks and zero-width characters none, colour codes none (string-width, which reads
+ * Unicode's East Asian Width and splits graphemes with Intl.Segmenter).
+ */
+export const displayWidth = (s: string): number => stringWidth(s);
 
-/** Aligned columns, a header in capitals. */
+/** Aligned columns (by display width, so a job named 日本語ジョブ keeps them lined up), a header in capitals. */
 export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const widths = headers.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ""))));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i]! - width(c))))
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i]! - displayWidth(c))))
       .join("   ")
       .trimEnd();
   return [line(headers), ...rows.map(line)].join("\n") + "\n";
