@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await cli.runCli(argv);
     return;
   }
-  const { ROLES, applyFlags, loadConfig } = await import("./config/index.js");
+  const { ROLES, loadRoleConfig } = await import("./config/index.js");
   if (at > 0 || command.startsWith("-")) throw new ConfigError(misplacedOption(argv, at, ROLES));
   if (!(ROLES as readonly string[]).includes(command) && command !== "emulator" && command !== "emit-schema") {
     throw new ConfigError(`unknown command "${command}"; use one of: ${[...ROLES, "emulator", "emit-schema", ...CLI_COMMANDS].join(", ")}`);
@@ -128,7 +128,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   // A role's settings are checked before its code loads: a bad one is refused at once.
-  const config = command === "emulator" || command === "emit-schema" ? null : loadConfig(command as Role, applyFlags(rest, process.env));
+  const config = command === "emulator" || command === "emit-schema" ? null : loadRoleConfig(command as Role, rest, process.env);
   await import("reflect-metadata");
   const { startKairos, loadEmulatorCli, runEmulatorCli, devBanner, keepAdminPassword } = await import("./app/index.js");
   const { createLogger, logFormat } = await import("./support/index.js");

@@ -75,7 +75,7 @@ describe("kairos CLI", () => {
     const p = kairos(["dev", "--port", "seventy"]);
     const q = kairos(["launch"]);
     expect(await p.exited).toBe(2);
-    expect(p.err()).toMatch(/KAIROS_PORT: "seventy" must be a whole number/);
+    expect(p.err()).toMatch(/--port \(KAIROS_PORT\): "seventy" must be a whole number from 0 to 65535: it is not a number/);
     expect(await q.exited).toBe(2);
     expect(q.err()).toMatch(/unknown command "launch"; use one of: dev, api, scheduler, executor, emulator/);
   }, 120_000);

@@ -1,6 +1,8 @@
 /** Command-line flags: each one stands for an environment variable (`--port` for KAIROS_PORT). */
 import { ConfigError } from "../domain/index.js";
+import { loadConfig } from "./load.js";
 import type { Env } from "./parse.js";
+import type { KairosConfig, Role } from "./settings.js";
 
 const FLAG_TO_ENV: Record<string, string> = {
   "--port": "KAIROS_PORT",
@@ -36,4 +38,22 @@ export function applyFlags(argv: readonly string[], env: Env): Env {
     out[key] = value;
   }
   return out;
+}
+
+/**
+ * A role's settings: its flags over the environment (applyFlags), read by loadConfig. A setting
+ * given as a flag is refused under the flag's name, which is what was typed: `kairos dev --port
+ * 1e3` says `--port (KAIROS_PORT): "1e3" must be …`, not only `KAIROS_PORT: …`.
+ */
+export function loadRoleConfig(role: Role, argv: readonly string[], env: Env): KairosConfig {
+  const merged = applyFlags(argv, env);
+  try {
+    return loadConfig(role, merged);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const given = new Set(argv.map((a) => (a.indexOf("=") > 0 ? a.slice(0, a.indexOf("=")) : a)));
+    const flag = Object.keys(FLAG_TO_ENV).find((f) => given.has(f) && e.message.startsWith(`${FLAG_TO_ENV[f]}:`));
+    if (!flag) throw e;
+    throw new ConfigError(`${flag} (${FLAG_TO_ENV[flag]})${e.message.slice(FLAG_TO_ENV[flag]!.length)}`);
+  }
 }

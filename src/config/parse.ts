@@ -2,7 +2,7 @@
  * Readers for one setting each: the value, or a default when it is unset or empty, or a
  * ConfigError that names the setting and says what is allowed.
  */
-import { ConfigError } from "../domain/index.js";
+import { ConfigError, readWholeNumber } from "../domain/index.js";
 import { parseDuration, ScheduleError } from "../timing/index.js";
 
 /** The environment (or the environment with the command-line flags applied). */
@@ -28,24 +28,25 @@ export function settingDuration(name: string, raw: string): number {
   return ms;
 }
 
+/**
+ * A whole number from `min` to `max` in decimal digits (domain's readWholeNumber, the one reader
+ * of integer settings): `1e3`, `0x10`, `4000.0` and a blank value are refused, not read as
+ * Number() reads them. Unset or empty: `dflt`.
+ */
 export function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
   if (raw === undefined || raw === "") return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`${name}: "${raw}" must be a whole number from ${min} to ${max}`);
-  }
-  return n;
+  const read = readWholeNumber(raw, min, max);
+  if ("problem" in read) throw new ConfigError(`${name}: ${read.problem}`);
+  return read.value;
 }
 
-/** A whole number from `min` to `max`, or `off` (null). */
+/** A whole number from `min` to `max` (as `int` reads it), or `off` (null). */
 export function intOrOff(name: string, raw: string | undefined, dflt: number | null, min: number, max: number): number | null {
   if (raw === undefined || raw.trim() === "") return dflt;
   if (/^off$/i.test(raw.trim())) return null;
-  const n = Number(raw.trim());
-  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`${name}: "${raw}" must be a whole number from ${min} to ${max}, or off`);
-  }
-  return n;
+  const read = readWholeNumber(raw, min, max, "off");
+  if ("problem" in read) throw new ConfigError(`${name}: ${read.problem}`);
+  return read.value;
 }
 
 export function bool(name: string, raw: string | undefined, dflt: boolean): boolean {

@@ -1,6 +1,6 @@
 /** Tracing (docs/operations.md, "Tracing"): where spans are exported, and how many traces are kept. */
 import type { TracingSettings } from "../support/index.js";
-import { ConfigError } from "../domain/index.js";
+import { ConfigError, readDecimal } from "../domain/index.js";
 import { url, type Env } from "./parse.js";
 
 /**
@@ -13,9 +13,10 @@ export function tracingSettings(env: Env): TracingSettings | null {
   const endpoint = url(name, env[name]?.trim(), ["http:", "https:"]);
   if (endpoint === null) return null;
   const rawRatio = env.KAIROS_TRACE_SAMPLE_RATIO?.trim();
-  const sampleRatio = rawRatio ? Number(rawRatio) : 1;
-  if (!Number.isFinite(sampleRatio) || sampleRatio < 0 || sampleRatio > 1) {
-    throw new ConfigError(`KAIROS_TRACE_SAMPLE_RATIO: "${rawRatio}" must be a number from 0 to 1 (the share of new traces kept)`);
+  const read = rawRatio ? readDecimal(rawRatio, false) : { value: 1 };
+  const sampleRatio = "value" in read ? read.value : NaN;
+  if (!(sampleRatio >= 0 && sampleRatio <= 1)) {
+    throw new ConfigError(`KAIROS_TRACE_SAMPLE_RATIO: "${rawRatio}" must be a number from 0 to 1 (the share of new traces kept)${"problem" in read ? `: it ${read.problem}` : ""}`);
   }
   return { endpoint, sampleRatio, serviceName: env.OTEL_SERVICE_NAME?.trim() || "kairos", headers: otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS) };
 }

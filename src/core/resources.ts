@@ -7,7 +7,7 @@
  * out gets the pool's default; a job asking for more than any online node of its pool allows is
  * refused at submission, since no node would ever take it.
  */
-import { ConfigError, ValidationError } from "../domain/index.js";
+import { ConfigError, readDecimal, ValidationError } from "../domain/index.js";
 import type { NetworkAccess, NodeDoc, ResourceRequest } from "../domain/index.js";
 
 export const RESOURCE_KEYS = ["cpu", "memoryMb", "pids", "diskMb"] as const;
@@ -94,10 +94,12 @@ export function parseResourceSetting(name: string, raw: string | undefined, base
     if (!k || !(RESOURCE_KEYS as readonly string[]).includes(k) || v === undefined) {
       throw new ConfigError(`${name}: "${part}" is not key=value with key one of ${RESOURCE_KEYS.join(", ")} (e.g. cpu=2,memoryMb=4096)`);
     }
+    // Decimal only (domain's readDecimal, as every number setting): Number() took 1e3 and 0x2.
+    const read = readDecimal(v, RESOURCE_BOUNDS[k as ResourceKey].integer);
     try {
-      out[k as ResourceKey] = checkValue(k as ResourceKey, Number(v), k);
+      out[k as ResourceKey] = checkValue(k as ResourceKey, "value" in read ? read.value : NaN, k);
     } catch (e) {
-      throw new ConfigError(`${name}: ${(e as Error).message}`);
+      throw new ConfigError(`${name}: ${(e as Error).message}${"problem" in read ? ` (got "${v}": it ${read.problem})` : ""}`);
     }
   }
   return out;
