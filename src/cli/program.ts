@@ -9,6 +9,7 @@ import { registerStats } from "./commands/stats.js";
 import { registerTools } from "./commands/tools.js";
 import { Ctx, type GlobalOptions } from "./context.js";
 import { CliError, EXIT, EXIT_CODES_HELP } from "./errors.js";
+import { flagTerms } from "./flag-names.js";
 import { processIo, type Io } from "./output.js";
 
 /** The commands this module answers (src/main.ts starts roles for the rest). */
@@ -34,7 +35,7 @@ export const CLI_USAGE = `  login       log in (--server URL --username NAME --p
   --server URL and --profile NAME go before or after the command: kairos --profile prod get jobs
   Run \`kairos <command> --help\` for a command's options and an example.`;
 
-export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Command {
+export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions; command?: Command }): Command {
   const program = new Command("kairos")
     .description("Kairos: jobs as files, runs you can follow. Server roles: kairos dev|api|scheduler|executor (see kairos --help).")
     .version("0.1.0", "--version")
@@ -50,6 +51,7 @@ export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Comman
     .option("--profile <name>", "the stored login to use (default: KAIROS_PROFILE, else the last one logged in to); before or after the command");
   program.hook("preAction", (_root, action) => {
     current.opts = action.optsWithGlobals() as GlobalOptions;
+    current.command = action;
   });
   registerAuth(program, ctx);
   registerJobs(program, ctx);
@@ -70,7 +72,7 @@ export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions }): Comman
 
 /** Runs one command line (without the node and script arguments) and returns the exit code. */
 export async function runCli(argv: string[], io: Io = processIo()): Promise<number> {
-  const current: { opts: GlobalOptions } = { opts: {} };
+  const current: { opts: GlobalOptions; command?: Command } = { opts: {} };
   const ctx = new Ctx(io, () => current.opts);
   const program = buildProgram(ctx, current);
   const stop = () => {
@@ -82,7 +84,9 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
   try {
     await program.parseAsync(argv, { from: "user" });
     return ctx.exitCode;
-  } catch (e) {
+  } catch (thrown) {
+    // A refused API field is named by the flag that filled it (`--within`, not `within`).
+    const e = flagTerms(thrown, current.command);
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return EXIT.OK;
       return EXIT.USAGE;

@@ -74,7 +74,7 @@ describe.concurrent("kairos command line, offline", { timeout: 240_000 }, () => 
       kairos("schedule", "2030-01-01T09:00:00+01:00", "-o", "json"),
     ]);
     expect(pst.code).toBe(2);
-    expect(pst.err).toBe('kairos: schedule: timezone: "PST" is a time zone abbreviation, not an IANA time zone name: use the zone of a place (its daylight saving rules included), such as "America/Los_Angeles", or "UTC"\n');
+    expect(pst.err).toBe('kairos: --tz: "PST" is a time zone abbreviation, not an IANA time zone name: use the zone of a place (its daylight saving rules included), such as "America/Los_Angeles", or "UTC"\n');
     expect(local.code).toBe(2);
     expect(local.err).toBe('kairos: schedule: "2030-01-01T09:00:00" has no time zone: add Z for UTC or an offset, such as "2030-01-01T09:00:00Z" or "2030-01-01T09:00:00+01:00"\n');
     expect(from.code).toBe(2);

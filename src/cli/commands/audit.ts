@@ -5,6 +5,8 @@ import { parseDateTimeText, parseDuration, ScheduleError } from "../../timing/in
 import type { Ctx } from "../context.js";
 import { CliError, EXIT } from "../errors.js";
 import { emit, paint, parseFormat, relative, table } from "../output.js";
+import { fieldFlags } from "../flag-names.js";
+import { wholeNumberFlag } from "../numbers.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
 /** An instant (2026-01-01T00:00:00Z) or a duration back from now (PT1H, P7D). */
@@ -39,8 +41,18 @@ interface AuditOpts {
   output: string;
 }
 
+/** The audit filter's fields the flags fill under other names (flag-names.ts): an API refusal names the flag. */
+const FILTER_FLAGS = {
+  "filter.actions": "--action",
+  "filter.actorUserId": "--actor",
+  "filter.actorApiKeyId": "--key",
+  "filter.targetId": "--target",
+  "filter.from": "--since",
+  "filter.to": "--until",
+};
+
 export function registerAudit(program: Command, ctx: Ctx): void {
-  connectionOptions(
+  const audit = connectionOptions(
     program
       .command("audit")
       .description("the audit trail of mutations, newest first: your calls (an administrator sees everyone's); --verify checks its hash chain (administrators)")
@@ -54,7 +66,8 @@ export function registerAudit(program: Command, ctx: Ctx): void {
       .option("--limit <n>", "at most this many entries (1-10000)", "50")
       .option("--verify", "check the hash chain instead of listing: exits 1 when an entry was altered, removed or inserted")
       .option(...OUTPUT_FLAG),
-  )
+  );
+  fieldFlags(audit, FILTER_FLAGS)
     .addHelpText("after", example("kairos audit", "kairos audit --action deleteJob,updateJob --since P7D", "kairos audit --target 65f0c0ffee0123456789abcd -o json", "kairos audit --outcome FORBIDDEN --since PT1H", "kairos audit --verify"))
     .action(async (opts: AuditOpts) => {
       const format = parseFormat(opts.output);
@@ -72,8 +85,7 @@ export function registerAudit(program: Command, ctx: Ctx): void {
         if (!v.ok) ctx.exitCode = EXIT.FAILED;
         return;
       }
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError("--limit: a whole number from 1 to 10000");
+      const limit = wholeNumberFlag("--limit", opts.limit, 1, 10_000);
       // An empty filter would match nothing (or be dropped): it is a mistake, so say which.
       const named: Array<[string, string | undefined]> = [["--action", opts.action], ["--actor", opts.actor], ["--key", opts.key], ["--target", opts.target], ["--outcome", opts.outcome], ["--since", opts.since], ["--until", opts.until]];
       for (const [flag, value] of named) {

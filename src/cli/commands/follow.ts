@@ -7,6 +7,7 @@ import type { Ctx } from "../context.js";
 import { listFiles, loadDocuments } from "../documents.js";
 import { CliError, EXIT_CODES_HELP } from "../errors.js";
 import { followLogs, followRun } from "../follow.js";
+import { wholeNumberFlag } from "../numbers.js";
 import { connectionOptions, example } from "./common.js";
 
 export function registerFollow(program: Command, ctx: Ctx): void {
@@ -20,8 +21,7 @@ export function registerFollow(program: Command, ctx: Ctx): void {
   )
     .addHelpText("after", example("kairos logs 6650c1f2e4b0a1b2c3d4e5f6", "kairos logs 6650c1f2e4b0a1b2c3d4e5f6 -f") + "\nstdout of the run goes to stdout, its stderr and Kairos's notes to stderr.\n")
     .action(async (runId: string, opts: { follow?: boolean; from: string }) => {
-      const from = Number(opts.from);
-      if (!Number.isInteger(from) || from < 0) throw new CliError("--from: a byte offset (a whole number, 0 or more)");
+      const from = wholeNumberFlag("--from", opts.from, 0, Number.MAX_SAFE_INTEGER);
       try {
         if (opts.follow) {
           await followLogs(ctx, runId, { fromOffset: from });

@@ -21,6 +21,7 @@ import { CliError, EXIT, EXIT_CODES_HELP } from "../errors.js";
 import { followRun } from "../follow.js";
 import { emit, humanMs, paint, parseFormat, relative, statusColour, table } from "../output.js";
 import { listNodes, nodeStatuses } from "../nodes.js";
+import { wholeNumberFlag } from "../numbers.js";
 import { findJob, listOwnDags, listOwnJobs } from "../resolve.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
@@ -157,8 +158,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         case "runs": {
           if (opts.status?.includes(",")) throw new CliError(`--status: runs are listed by one status at a time (got "${opts.status}"); run kairos get runs once per status`);
           if (opts.status !== undefined && !RUN_STATUSES.includes(opts.status.toUpperCase())) throw new CliError(`--status: "${opts.status}" is not one of ${RUN_STATUSES.join(", ")}`);
-          const limit = Number(opts.limit);
-          if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError("--limit: a whole number from 1 to 100");
+          const limit = wholeNumberFlag("--limit", opts.limit, 1, 100);
           const jobId = opts.job !== undefined ? (await findJob(ctx, opts.job)).id : null;
           const page = await api.request(CliRunsDocument, { jobId, first: limit, ...(opts.status ? { status: opts.status.toUpperCase() as RunStatus } : {}) });
           const runs = page.runs.edges.map((e) => e.node);
@@ -215,8 +215,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
         return;
       }
       if (what !== "job") throw new CliError(`describe: "${what}" is not one of job, run (DAGs: kairos dag describe)`);
-      const fires = Number(opts.fires);
-      if (!Number.isInteger(fires) || fires < 1 || fires > 100) throw new CliError("--fires: a whole number from 1 to 100");
+      const fires = wholeNumberFlag("--fires", opts.fires, 1, 100);
       const found = await findJob(ctx, ref);
       const { job } = await api.request(CliDescribeJobDocument, { id: found.id, fires, runs: 5, ledger: 5 });
       const runs = job.runs.edges.map((e) => e.node);

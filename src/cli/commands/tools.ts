@@ -7,6 +7,8 @@ import { jobFileSchema } from "../json-schema.js";
 import { emit, paint, parseFormat } from "../output.js";
 import { completionScript } from "../completion.js";
 import { explain } from "../why.js";
+import { fieldFlags, flagOf } from "../flag-names.js";
+import { wholeNumberFlag } from "../numbers.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
 const offsetText = (ms: number) => {
@@ -30,8 +32,10 @@ export function scheduleFromExpression(expr: string, tz: string | undefined, ext
 }
 
 export function registerTools(program: Command, ctx: Ctx): void {
-  program
-    .command("schedule")
+  // The schedule's fields the flags fill under other names (dstGap and dstRepeat are --dst-gap
+  // and --dst-repeat by name): a refusal names the flag (flag-names.ts), not the API field.
+  const preview = program.command("schedule");
+  fieldFlags(preview, { timezone: "--tz", startAt: "--from" })
     .description("preview a schedule's next fires offline, with the server's own schedule code; DST changes are marked")
     .argument("<expression>", 'a cron expression ("0 9 * * MON-FRI"), an ISO-8601 interval (PT15M) or an instant (2030-01-01T09:00:00Z)')
     .option("--tz <zone>", "the IANA time zone the schedule runs in (default UTC)")
@@ -41,10 +45,9 @@ export function registerTools(program: Command, ctx: Ctx): void {
     .option("--dst-repeat <policy>", "FIRST, LAST or BOTH: a wall time that happens twice on a fall-back day")
     .option(...OUTPUT_FLAG)
     .addHelpText("after", example('kairos schedule "0 9 * * MON-FRI" --tz Europe/Berlin --next 10', 'kairos schedule "30 2 * * *" --tz Europe/Berlin --from 2026-03-27T00:00:00Z --next 4', "kairos schedule PT6H -o json"))
-    .action((expr: string, opts: { tz?: string; next: string; from?: string; dstGap?: string; dstRepeat?: string; output: string }) => {
+    .action((expr: string, opts: { tz?: string; next: string; from?: string; dstGap?: string; dstRepeat?: string; output: string }, cmd: Command) => {
       const format = parseFormat(opts.output);
-      const count = Number(opts.next);
-      if (!Number.isInteger(count) || count < 1 || count > 100) throw new CliError("--next: a whole number from 1 to 100");
+      const count = wholeNumberFlag("--next", opts.next, 1, 100);
       const given = opts.from ? parseDateTimeText(opts.from) : { at: ctx.io.now() };
       if ("error" in given) throw new CliError(`--from: ${given.error}`);
       const from = given.at;
@@ -57,7 +60,10 @@ export function registerTools(program: Command, ctx: Ctx): void {
       try {
         schedule = normalizeSchedule(input, from);
       } catch (e) {
-        if (e instanceof ScheduleError) throw new CliError(`schedule: ${e.message}`);
+        if (e instanceof ScheduleError) {
+          const flag = flagOf(cmd, e.field);
+          throw new CliError(flag ? `${flag}: ${e.detail}` : `schedule: ${e.message}`);
+        }
         throw e;
       }
       const fires = nextFires(schedule, from - 1, count);
