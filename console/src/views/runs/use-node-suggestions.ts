@@ -7,7 +7,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { CombinedError } from "@urql/core";
 import { useClient, useQuery } from "urql";
-import { ConsoleFilterNodeDocument, ConsoleNodeSuggestionsDocument, type ConsoleNodeSuggestionsQuery } from "../../../../generated/client/graphql";
+import { ConsoleFilterNodeDocument, ConsoleNodeSuggestionsDocument, type ConsoleFilterNodeQuery, type ConsoleNodeSuggestionsQuery } from "../../../../generated/client/graphql";
 
 export type NodeSuggestion = ConsoleNodeSuggestionsQuery["nodes"]["edges"][number]["node"];
 
@@ -90,9 +90,11 @@ export function useNodeSuggestions(prefix: string | null): NodeSuggestions {
   return { nodes: mine ? state.nodes : [], loaded: mine && state.loaded, loading, hasNext: mine && state.hasNext, error: mine ? error : null, loadMore };
 }
 
-/** The name of the node `nodeId` names (null while unknown); `gone` once the API says no node has that id. */
-export function useNodeName(nodeId: string): { name: string | null; gone: boolean } {
+/** The node `nodeId` names, to show which it is (null while unknown); `gone` once the API says no node has that id. */
+export function useNodeName(nodeId: string): { name: string | null; node: ChosenNode | null; gone: boolean } {
   const [r] = useQuery({ query: ConsoleFilterNodeDocument, variables: { id: nodeId }, pause: !nodeId, requestPolicy: "cache-first" });
-  if (!nodeId || r.data?.node.id !== nodeId) return { name: null, gone: !!nodeId && !r.fetching && r.error?.graphQLErrors.some((e) => e.extensions?.code === "NOT_FOUND") === true };
-  return { name: r.data.node.name, gone: false };
+  if (!nodeId || r.data?.node.id !== nodeId) return { name: null, node: null, gone: !!nodeId && !r.fetching && r.error?.graphQLErrors.some((e) => e.extensions?.code === "NOT_FOUND") === true };
+  return { name: r.data.node.name, node: r.data.node, gone: false };
 }
+
+export type ChosenNode = ConsoleFilterNodeQuery["node"];
