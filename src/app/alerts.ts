@@ -27,10 +27,16 @@ function sender(config: KairosConfig, deps: AlertDeps, stops: Stops): AlertSende
   return new AlertSender({ mongo: deps.mongo, signing, agents, clock: deps.clock, options: DEFAULT_SENDER, userAgent: "Kairos-Alerts/1" });
 }
 
-export function buildAlertRules(config: KairosConfig, deps: AlertDeps, stops: Stops): { alerts: AlertRules; alertBus: AlertBus } {
+/**
+ * SCHEDULE_SILENT watches, armed on the wheel as rules are made and (rules on all of a user's jobs)
+ * as recurring jobs are made (the job service is told of them); the schedulers handle them.
+ */
+export function buildAlertSilences(config: KairosConfig, deps: AlertDeps): AlertSilences {
+  return new AlertSilences({ mongo: deps.mongo, state: deps.state, clock: deps.clock, log: deps.log.child({ component: "alert-silences" }), graceMs: config.alerts.timerGraceMs });
+}
+
+export function buildAlertRules(config: KairosConfig, deps: AlertDeps, silences: AlertSilences, stops: Stops): { alerts: AlertRules; alertBus: AlertBus } {
   const alertBus = new AlertBus(deps.state.bus);
-  // SCHEDULE_SILENT watches are armed on the wheel as rules are made (the schedulers handle them).
-  const silences = new AlertSilences({ mongo: deps.mongo, state: deps.state, clock: deps.clock, log: deps.log.child({ component: "alert-silences" }), graceMs: config.alerts.timerGraceMs });
   const alerts = new AlertRules({ mongo: deps.mongo, clock: deps.clock, sender: sender(config, deps, stops), bus: alertBus, maxRulesPerUser: config.alerts.maxRulesPerUser, silences });
   return { alerts, alertBus };
 }

@@ -10,7 +10,7 @@ import { ArtifactService, AuditService, HttpSigning, type ArtifactLookup, JobSer
 import type { Services } from "../resolvers/index.js";
 import { openRedis, quitRedis, type Clock } from "../shared-state/index.js";
 import type { Logger } from "../support/index.js";
-import { buildAlertRules } from "./alerts.js";
+import { buildAlertRules, buildAlertSilences } from "./alerts.js";
 import { bridge, type Stores } from "./stores.js";
 import type { Stops } from "./stops.js";
 
@@ -40,7 +40,9 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
   });
   const pools = new PoolCoverage({ mongo, clock });
   const artifactLookup: ArtifactLookup | null = stores.blobs ? { forJob: (caller, id) => resolveArtifact(mongo, caller, id) } : null;
-  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: artifactLookup });
+  // Told of each job stored with a recurring schedule: SCHEDULE_SILENT rules on all of its owner's jobs watch it.
+  const silences = buildAlertSilences(config, { mongo, state, clock, log });
+  const jobs = new JobService({ mongo, state, runs, clock, log: log.child({ component: "jobs" }), defaultCatchupWindowMs: config.catchupWindowMs, stageAheadMs: opts.stageAheadMs, pools, artifacts: artifactLookup, recurring: silences });
   const dagEngine = new DagEngine({
     mongo,
     state,
@@ -82,7 +84,7 @@ export async function buildServices(config: KairosConfig, stores: Stores, opts: 
     dagEngine,
     httpSigning: new HttpSigning({ mongo, clock }),
     artifacts,
-    ...buildAlertRules(config, { mongo, state, clock, log }, stops),
+    ...buildAlertRules(config, { mongo, state, clock, log }, silences, stops),
     // The chain's key comes from KAIROS_AUDIT_KEY, else from the JWT secret (dev's is kept in its data dir).
     audit: new AuditService({ mongo, clock, log: log.child({ component: "audit" }), settings: config.audit, secret: jwtSecret }),
     logs: new RunLogs({ mongo, bus: state.bus, blobs: stores.blobs ? logBlobs(stores.blobs) : null, settings: config.logs, clock }),

@@ -56,7 +56,7 @@ export class CreateAlertRuleInput {
 
   @Field(() => String, {
     nullable: true,
-    description: "SCHEDULE_SILENT: how long the watched schedule (jobId: an INTERVAL or CRON job; dagId: a scheduled DAG) may go without a successful run (ISO 8601 duration, PT1S to P366D, at least an INTERVAL job's period).",
+    description: "SCHEDULE_SILENT: how long a watched schedule may go without a successful run (ISO 8601 duration, PT1S to P366D). jobId: that INTERVAL or CRON job (at least an INTERVAL's period); dagId: that scheduled DAG; neither: each INTERVAL or CRON job and scheduled DAG of yours, those made later too (not an INTERVAL whose period is longer). Not on a cluster-wide rule.",
   })
   silentFor?: string | null;
 }

@@ -1,11 +1,11 @@
 /**
  * The pure parts of SCHEDULE_SILENT: the rule's checks (validate.ts), the firing that reports a
- * silence once (its id names the schedule and the instant the silence began), the rule's target,
- * and the `s:` timer id read back.
+ * silence once (its id names the schedule and the instant the silence began), the rule's target
+ * (one schedule, or each recurring one of its owner: which it covers), and the `s:` timer id read back.
  */
 import { describe, expect, it } from "vitest";
 import { silenceFiring } from "../../src/core/alerts/match.js";
-import { silenceTarget } from "../../src/core/alerts/silences.js";
+import { coversSchedule, silenceScope, silenceTarget } from "../../src/core/alerts/silence-scope.js";
 import { checkAlertRule, checkSilentSchedule } from "../../src/core/alerts/validate.js";
 import { parseTimerId, silenceTimerId, type AlertRuleDoc, type Schedule } from "../../src/domain/index.js";
 
@@ -18,14 +18,16 @@ const input = (over: Record<string, unknown> = {}) => ({ name: "quiet", on: ["SC
 const schedule = (over: Partial<Schedule>): Schedule => ({ kind: "INTERVAL", atMs: null, everyMs: 600_000, every: "PT10M", cron: null, timezone: "UTC", startAt: 0, endAt: null, maxFires: null, dstGap: "SHIFT", dstRepeat: "FIRST", jitterMs: 0, ...over }) as Schedule;
 
 describe("SCHEDULE_SILENT rules", () => {
-  it("take silentFor from PT1S to P366D, on one job or DAG", () => {
+  it("take silentFor from PT1S to P366D, on one job or DAG, or all of the owner's", () => {
     expect(checkAlertRule(input(), false).silentForMs).toBe(3600_000);
     expect(checkAlertRule(input({ silentFor: "P366D" }), false).silentForMs).toBe(366 * 86400_000);
     expect(() => checkAlertRule(input({ silentFor: "P367D" }), false)).toThrow(/silentFor: must be from PT1S to P366D \(got P367D\)/);
     expect(() => checkAlertRule(input({ silentFor: "PT0.5S" }), false)).toThrow(/silentFor: must be at least PT1S/);
     expect(() => checkAlertRule(input({ silentFor: null }), false)).toThrow(/silentFor: a rule on SCHEDULE_SILENT needs silentFor/);
-    expect(() => checkAlertRule(input({ jobId: null }), false)).toThrow(/on: SCHEDULE_SILENT watches one schedule: give jobId/);
-    expect(() => checkAlertRule(input({ jobId: null, cluster: true }), true)).toThrow(/on: SCHEDULE_SILENT watches one schedule/);
+    // Neither jobId nor dagId: every recurring schedule of the rule's owner; never every user's.
+    expect(checkAlertRule(input({ jobId: null }), false)).toMatchObject({ jobId: null, dagId: null, cluster: false, silentForMs: 3600_000 });
+    expect(() => checkAlertRule(input({ jobId: null, cluster: true }), true)).toThrow(/cluster: a rule on SCHEDULE_SILENT watches its owner's schedules, not every user's .*leave cluster out/);
+    expect(() => checkAlertRule(input({ jobId: null, cluster: true, on: ["NODE_LOST", "SCHEDULE_SILENT"] }), true)).toThrow(/cluster: a rule on SCHEDULE_SILENT/);
     expect(() => checkAlertRule(input({ on: ["RUN_FAILED"] }), false)).toThrow(/silentFor: is only for a rule on SCHEDULE_SILENT/);
     expect(checkAlertRule(input({ jobId: null, dagId: "d1" }), false)).toMatchObject({ dagId: "d1", silentForMs: 3600_000 });
   });
@@ -54,10 +56,27 @@ describe("SCHEDULE_SILENT rules", () => {
 
   it("name their target and timer", () => {
     expect(silenceTarget(rule())).toEqual({ id: "j1", dag: false });
+    expect(silenceScope(rule({ jobId: null }))).toEqual({ all: true });
+    expect(silenceTarget(rule({ jobId: null }))).toBeNull();
+    expect(silenceScope(rule({ jobId: null, cluster: true }))).toBeNull();
     expect(silenceTarget(rule({ jobId: null, dagId: "d1" }))).toEqual({ id: "d1", dag: true });
     expect(silenceTarget(rule({ on: ["RUN_FAILED"] }))).toBeNull();
     expect(silenceTarget(rule({ silentForMs: undefined }))).toBeNull();
     expect(parseTimerId(silenceTimerId("r1", "j1"))).toEqual({ kind: "silence", ruleId: "r1", jobId: "j1" });
     expect(parseTimerId("d:r1:j1@5")).toEqual({ kind: "deadline", ruleId: "r1", fireKey: "j1@5" });
+  });
+
+  it("on all of the owner's schedules, cover the owner's recurring ones only", () => {
+    const all = rule({ jobId: null });
+    const covers = (s: Schedule | null, over: { ownerId?: string; ended?: boolean } = {}) => coversSchedule(all, { ownerId: "u1", ended: false, schedule: s, ...over });
+    expect(covers(schedule({}))).toBe(true);
+    expect(covers(schedule({ kind: "CRON", everyMs: null, every: null, cron: "0 * * * *" }))).toBe(true);
+    expect(covers(schedule({ kind: "ONCE", everyMs: null, every: null, atMs: 1 }))).toBe(false);
+    expect(covers(null)).toBe(false);
+    expect(covers(schedule({}), { ownerId: "u2" })).toBe(false);
+    expect(covers(schedule({}), { ended: true })).toBe(false);
+    // An INTERVAL longer than silentFor would be silent between every two runs: not watched (as a rule naming it is refused).
+    expect(covers(schedule({ everyMs: 7200_000, every: "PT2H" }))).toBe(false);
+    expect(covers(schedule({ everyMs: 3600_000, every: "PT1H" }))).toBe(true);
   });
 });

@@ -177,7 +177,7 @@ describe("SCHEDULE_SILENT", () => {
       [{ jobId: every }, /silentFor: a rule on SCHEDULE_SILENT needs silentFor/],
       [{ jobId: every, silentFor: "P400D" }, /silentFor: must be from PT1S to P366D \(got P400D\)/],
       [{ jobId: every, silentFor: "PT30S" }, /silentFor: PT30S is shorter than the schedule's period \(PT1M\).*give at least PT1M/],
-      [{ silentFor: "PT1H" }, /on: SCHEDULE_SILENT watches one schedule: give jobId \(an INTERVAL or CRON job\) or dagId/],
+      [{ silentFor: "PT1H", cluster: true }, /cluster: a rule on SCHEDULE_SILENT watches its owner's schedules, not every user's/],
       [{ jobId: once.createJob.id, silentFor: "PT1H" }, /jobId: job \S+ has a ONCE schedule: SCHEDULE_SILENT watches a recurring one \(INTERVAL or CRON\)/],
     ];
     for (const [input, err] of cases) {

@@ -25,7 +25,8 @@ import {
 import type { AlertBus } from "./bus.js";
 import { alertMessage } from "./message.js";
 import type { AlertSender } from "./sender.js";
-import { readWatchedSchedule, silenceTarget, type AlertSilences } from "./silences.js";
+import { readWatchedSchedule, silenceScope } from "./silence-scope.js";
+import type { AlertSilences } from "./silences.js";
 import { checkAlertRule, checkSilentSchedule, type AlertRuleInput, type CheckedRule } from "./validate.js";
 
 /** Longest a mute may last. */
@@ -39,7 +40,7 @@ export interface AlertRulesDeps {
   /** Most rules one user may have. */
   maxRulesPerUser: number;
   /** SCHEDULE_SILENT watches, armed as a rule is made or changed (the reconciler arms any missed). */
-  silences?: Pick<AlertSilences, "watch">;
+  silences?: Pick<AlertSilences, "watch" | "watchAll">;
 }
 
 export class AlertRules {
@@ -180,12 +181,20 @@ export class AlertRules {
     }
   }
 
-  /** Arms the rule's SCHEDULE_SILENT watch (a failure is left to the reconciler, which arms a rule's missing watch). */
+  /**
+   * Arms the rule's SCHEDULE_SILENT watch, or (a rule on all of the owner's schedules) one per
+   * recurring job and scheduled DAG of the owner, the first WATCHES_PER_REQUEST of them (a failure,
+   * and the rest, are left to the reconciler, which arms a rule's missing watches).
+   */
   private async watchSilence(rule: AlertRuleDoc): Promise<void> {
-    const target = silenceTarget(rule);
-    if (!target || !this.deps.silences) return;
+    const scope = silenceScope(rule);
+    if (!scope || !this.deps.silences) return;
     try {
-      const watched = await readWatchedSchedule(this.deps.mongo, target);
+      if (scope.all) {
+        await this.deps.silences.watchAll(rule);
+        return;
+      }
+      const watched = await readWatchedSchedule(this.deps.mongo, scope);
       if (watched) await this.deps.silences.watch(rule, watched);
     } catch {
       // The reconciler's next pass (KAIROS_SCHEDULER reconcile period) watches it.

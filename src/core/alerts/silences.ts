@@ -4,11 +4,14 @@
  * pointed at the schedule, or the job made after it). It catches a schedule that stopped without a
  * sound: paused by mistake, every run failing, nothing firing.
  *
- * A watch is a timer on the time wheel of the schedule's shard, `s:<ruleId>:<jobId>`, handled by the
- * shard's owner through the same fenced claim as fires, and recorded in `alertSilences` first:
- *   - armed when the rule is made or changed (the API), due `silentFor` after the watch's start;
- *     the reconciler arms a rule's watch that has no record (a crash before it was written) and
- *     re-arms every recorded one missing from the wheel (a Redis flush, a failover);
+ * A rule watches one schedule, or each recurring one of its owner (silence-scope.ts). A watch is a
+ * timer on the time wheel of the schedule's shard, `s:<ruleId>:<jobId>`, handled by the shard's owner
+ * through the same fenced claim as fires, and recorded in `alertSilences` first:
+ *   - armed when the rule is made or changed (the API), due `silentFor` after the watch's start,
+ *     and, for a rule on all of its owner's schedules, as a recurring job is made (the job service
+ *     tells watchJob); the reconciler arms a watch that has no record (a crash before it was
+ *     written; silence-sweep.ts for the rules on all schedules) and re-arms the recorded ones
+ *     missing from the wheel (a Redis flush, a failover), a bounded page per pass;
  *   - at the due time (plus a grace, KAIROS_ALERT_TIMER_GRACE, SILENCE_GRACE_MS by default: a run's
  *     end is written a moment after it is stamped)
  *     the handler looks for a success that ended since the last one it saw: found, the silence is
@@ -25,16 +28,15 @@
  * Successes are found when the timer comes due rather than pushed as they happen: a schedule that
  * succeeds every second costs one check per `silentFor`, not a write per run.
  */
-import { AlertEvent, JobStatus, ScheduleKind, silenceTimerId, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
+import { silenceTimerId, type AlertRuleDoc, type JobDoc } from "../../domain/index.js";
 import { shardOf, type Clock, type SharedState } from "../../shared-state/index.js";
 import type { Logger } from "../../support/index.js";
 import {
   allAlertRules,
+  allJobsSilenceRules,
   deleteSilence,
   ensureSilenceIndexes,
   findAlertRule,
-  findDagHeader,
-  findJob,
   findSilence,
   firingExists,
   firstSuccessAfter,
@@ -42,11 +44,14 @@ import {
   lastDagSuccess,
   lastJobSuccess,
   recordSilence,
+  recurringJobsOfOwner,
   silencesOfShards,
   updateSilence,
   type Mongo,
 } from "../../store/index.js";
 import { live, silenceFiring, silenceResolvedFiring } from "./match.js";
+import { coversSchedule, isRecurring, readWatchedSchedule, silenceScope, silenceTarget, watchedOfJob, type WatchedSchedule } from "./silence-scope.js";
+import { SilenceSweep } from "./silence-sweep.js";
 
 /**
  * How long after its due time a watch's timer is handled: a success stamped just in time is written
@@ -66,61 +71,45 @@ const WRITE_LAG_MS = 60_000;
  */
 export const RESOLVE_CHECK_MS = 60_000;
 const MAX_RULES = 100_000;
+/** Recorded watches the reconciler looks at per pass (on from where the last pass stopped), and recurring jobs its sweep reads. */
 const MAX_WATCHES_PER_PASS = 10_000;
-
-/** The schedule a watch is on, as read now (null: the job or DAG is gone). */
-export interface WatchedSchedule {
-  id: string;
-  ownerId: string;
-  name: string;
-  dag: boolean;
-  createdAt: Date;
-  schedule: Schedule | null;
-  /** Its schedule has no more slots (a job COMPLETED): no success is to be expected. */
-  ended: boolean;
-  paused: boolean;
-}
-
-/** The schedule a SCHEDULE_SILENT rule watches: its job, or its DAG (null: none, or the rule is not one). */
-export const silenceTarget = (rule: Pick<AlertRuleDoc, "on" | "jobId" | "dagId" | "silentForMs">): { id: string; dag: boolean } | null =>
-  rule.on.includes(AlertEvent.SCHEDULE_SILENT) && rule.silentForMs != null ? (rule.jobId !== null ? { id: rule.jobId, dag: false } : rule.dagId !== null ? { id: rule.dagId, dag: true } : null) : null;
-
-const isRecurring = (s: Schedule | null): boolean => s !== null && (s.kind === ScheduleKind.INTERVAL || s.kind === ScheduleKind.CRON);
-
-/** Reads the watched job or DAG (a scheduled DAG fires through its timer job, whose `_id` is the DAG's). */
-export async function readWatchedSchedule(mongo: Mongo, target: { id: string; dag: boolean }): Promise<WatchedSchedule | null> {
-  if (target.dag) {
-    const d = await findDagHeader(mongo, target.id);
-    if (!d) return null;
-    const timer = d.schedule ? await findJob(mongo, target.id) : null;
-    return { id: d._id, ownerId: d.ownerId, name: d.name, dag: true, createdAt: d.createdAt, schedule: d.schedule, ended: timer?.status === JobStatus.COMPLETED, paused: d.paused };
-  }
-  const j = await findJob(mongo, target.id);
-  if (!j) return null;
-  return { id: j._id, ownerId: j.ownerId, name: j.name, dag: false, createdAt: j.createdAt, schedule: j.schedule, ended: j.status === JobStatus.COMPLETED, paused: j.paused };
-}
+/** Passes under way, one per set of shards (the periodic pass's, a takeover's): at most this many cursors kept. */
+const MAX_CURSORS = 64;
+/**
+ * Schedules a rule on all of a user's jobs watches as it is made or changed, in that request (the
+ * first by id); the reconciler's sweep watches the others within its next passes.
+ */
+export const WATCHES_PER_REQUEST = 1_000;
+/** Jobs read per page while arming a rule's watches. */
+const PAGE = 200;
 
 export class AlertSilences {
   private indexed: Promise<void> | null = null;
+  private readonly sweep: SilenceSweep;
+  /** Where the re-arm of each set of shards' recorded watches goes on from (an id; absent: the first). */
+  private readonly rearmAt = new Map<string, string>();
   /** How long after its due time a watch's timer is handled. */
   readonly graceMs: number;
 
   constructor(private readonly deps: { mongo: Mongo; state: SharedState; clock: Clock; log: Logger; graceMs?: number }) {
     this.graceMs = deps.graceMs ?? SILENCE_GRACE_MS;
+    this.sweep = new SilenceSweep(deps.mongo);
   }
 
   /**
    * Records the watch of `rule` on `target` unless there is one, and arms its timer. A watch that
-   * exists is kept (its silence goes on counting); a changed `silentFor` moves its due time.
+   * exists is kept (its silence goes on counting); a changed `silentFor` moves its due time. A new
+   * watch's silence counts from the rule's last change, or from `from` (by default the schedule's
+   * creation) when that is later.
    */
-  async watch(rule: AlertRuleDoc, target: WatchedSchedule): Promise<void> {
+  async watch(rule: AlertRuleDoc, target: WatchedSchedule, from: Date = target.createdAt): Promise<void> {
     const n = rule.silentForMs;
     if (n == null) return;
     await (this.indexed ??= ensureSilenceIndexes(this.deps.mongo));
     const { wheel } = this.deps.state;
     const shard = shardOf(target.id, wheel.shardCount);
     const now = this.deps.clock();
-    const since = new Date(Math.max(rule.updatedAt.getTime(), target.createdAt.getTime()));
+    const since = new Date(Math.max(rule.updatedAt.getTime(), from.getTime()));
     const doc = await recordSilence(this.deps.mongo, {
       _id: `${rule._id}|${target.id}`, ruleId: rule._id, ownerId: target.ownerId, jobId: target.id, dag: target.dag, name: target.name, shard,
       since, reported: false, alerted: false, checkedAt: since, dueAt: new Date(since.getTime() + n), createdAt: new Date(now),
@@ -136,9 +125,50 @@ export class AlertSilences {
   }
 
   /**
+   * A rule on all of its owner's schedules, made or changed: watches each recurring job and
+   * scheduled DAG of the owner it covers, the first `limit` by id (the reconciler's sweep watches
+   * any others); how many it looked at.
+   */
+  async watchAll(rule: AlertRuleDoc, limit = WATCHES_PER_REQUEST): Promise<number> {
+    const { mongo } = this.deps;
+    let afterId = "";
+    let seen = 0;
+    while (seen < limit) {
+      const size = Math.min(PAGE, limit - seen);
+      const page = await recurringJobsOfOwner(mongo, rule.ownerId, afterId, size);
+      for (const j of page) {
+        const watched = await watchedOfJob(mongo, j);
+        if (watched && coversSchedule(rule, watched)) await this.watch(rule, watched);
+      }
+      seen += page.length;
+      if (page.length < size) break;
+      afterId = page.at(-1)!._id;
+    }
+    return seen;
+  }
+
+  /**
+   * A job stored with a recurring schedule (made so, or changed to one; a DAG's timer job: its DAG):
+   * the owner's rules on all of their schedules watch it, their silence counting from now. Jobs and
+   * DAGs call it after their write; a watch it did not write (a crash, a failure) is armed by the
+   * reconciler's sweep.
+   */
+  async watchJob(job: Pick<JobDoc, "_id" | "ownerId" | "name" | "dagId" | "schedule" | "status" | "paused" | "createdAt" | "updatedAt">): Promise<void> {
+    if (!isRecurring(job.schedule)) return;
+    const { mongo } = this.deps;
+    const rules = (await allJobsSilenceRules(mongo, job.ownerId, MAX_RULES)).filter((r) => silenceScope(r)?.all === true);
+    if (rules.length === 0) return;
+    const watched = await watchedOfJob(mongo, job);
+    if (!watched) return;
+    const from = new Date(this.deps.clock());
+    for (const rule of rules) if (coversSchedule(rule, watched)) await this.watch(rule, watched, from);
+  }
+
+  /**
    * Handles a due watch: a success since the last one moves the silence's start; a silence of
-   * `silentFor` is reported once. Returns when the timer is next due (null: the watch is over, its
-   * rule gone or no longer on this schedule). Idempotent: a replay finds the firing inserted.
+   * `silentFor` is reported once. Returns when the timer is next due (null: the watch is over: its
+   * rule gone or no longer on this schedule, the schedule deleted, or, for a rule on all of its
+   * owner's schedules, no longer one it covers). Idempotent: a replay finds the firing inserted.
    */
   async handle(ruleId: string, jobId: string): Promise<number | null> {
     const { mongo } = this.deps;
@@ -146,8 +176,10 @@ export class AlertSilences {
     const s = await findSilence(mongo, id);
     if (!s) return null;
     const rule = await findAlertRule(mongo, ruleId);
-    const target = rule ? silenceTarget(rule) : null;
-    if (!rule || !target || target.id !== jobId) {
+    const scope = rule ? silenceScope(rule) : null;
+    const named = scope !== null && (scope.all || (scope.id === jobId && scope.dag === s.dag));
+    const watched = named ? await readWatchedSchedule(mongo, { id: jobId, dag: s.dag }) : null;
+    if (!rule || !scope || !watched || (scope.all && !coversSchedule(rule, watched))) {
       await deleteSilence(mongo, id);
       return null;
     }
@@ -163,8 +195,7 @@ export class AlertSilences {
       if (!reported && first.getTime() >= since.getTime() + n) {
         // Looked at late (a scheduler down, a busy wheel): the silence reached silentFor and ended
         // before this check. It is told now, with its end, so a late timer never swallows one.
-        const watched = await readWatchedSchedule(mongo, target);
-        alerted = watched !== null && (await this.report(rule, s, watched, since, n, now));
+        alerted = await this.report(rule, s, watched, since, n, now);
         reported = true;
       }
       if (reported && alerted) {
@@ -179,11 +210,6 @@ export class AlertSilences {
     let dueAt = since.getTime() + n;
     if (now >= dueAt) {
       if (!reported) {
-        const watched = await readWatchedSchedule(mongo, target);
-        if (!watched) {
-          await deleteSilence(mongo, id);
-          return null;
-        }
         alerted = await this.report(rule, s, watched, since, n, now);
         reported = true;
       }
@@ -202,24 +228,39 @@ export class AlertSilences {
   }
 
   /**
-   * For the reconciler: watches the SCHEDULE_SILENT rules of `shards` that have none (a crash between
-   * a rule's write and its watch's), and re-arms the recorded watches missing from the wheel; how many.
+   * For the reconciler, over `shards`: watches the schedule a SCHEDULE_SILENT rule names that has no
+   * watch (a crash between a rule's write and its watch's); sweeps a bounded part of the schedules
+   * of the rules on all of their owner's (silence-sweep.ts); and re-arms the recorded watches
+   * missing from the wheel, MAX_WATCHES_PER_PASS of them per pass, on from where the last pass
+   * stopped. How many it armed.
    */
   async rearm(shards: readonly number[], missing: (shard: number, timerId: string) => Promise<boolean>): Promise<number> {
     if (shards.length === 0) return 0;
     const { mongo, state } = this.deps;
     const owned = new Set(shards);
+    const mine = (id: string) => owned.has(shardOf(id, state.wheel.shardCount));
     let armed = 0;
-    for (const rule of await allAlertRules(mongo, MAX_RULES)) {
+    const rules = await allAlertRules(mongo, MAX_RULES);
+    for (const rule of rules) {
       const target = silenceTarget(rule);
-      if (!target || !owned.has(shardOf(target.id, state.wheel.shardCount))) continue;
+      if (!target || !mine(target.id)) continue;
       if (await findSilence(mongo, `${rule._id}|${target.id}`)) continue;
       const watched = await readWatchedSchedule(mongo, target);
       if (!watched) continue;
       await this.watch(rule, watched);
       armed++;
     }
-    for (const s of await silencesOfShards(mongo, shards, MAX_WATCHES_PER_PASS)) {
+    const key = [...shards].sort((a, b) => a - b).join(",");
+    const all = rules.filter((r) => silenceScope(r)?.all === true);
+    armed += await this.sweep.pass(key, all, { mine, budget: MAX_WATCHES_PER_PASS, watch: (rule, target, from) => this.watch(rule, target, from) });
+    const afterId = this.rearmAt.get(key) ?? "";
+    const page = await silencesOfShards(mongo, shards, afterId, MAX_WATCHES_PER_PASS);
+    this.rearmAt.delete(key);
+    if (page.length === MAX_WATCHES_PER_PASS) {
+      if (this.rearmAt.size >= MAX_CURSORS) this.rearmAt.clear();
+      this.rearmAt.set(key, page.at(-1)!._id);
+    }
+    for (const s of page) {
       const id = silenceTimerId(s.ruleId, s.jobId);
       if (!(await missing(s.shard, id))) continue;
       await state.wheel.arm(s.shard, id, s.dueAt.getTime() + this.graceMs);

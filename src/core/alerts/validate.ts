@@ -19,7 +19,7 @@ export interface AlertRuleInput {
   queueLateness?: string | null;
   /** DEADLINE_MISSED: a slot's run not finished this long (ISO 8601 duration) after its scheduled time. */
   deadline?: string | null;
-  /** SCHEDULE_SILENT: the watched schedule (jobId or dagId) with no successful run this long (ISO 8601 duration). */
+  /** SCHEDULE_SILENT: the watched schedule (jobId, dagId, or neither: each of the owner's recurring ones) with no successful run this long (ISO 8601 duration). */
   silentFor?: string | null;
 }
 
@@ -76,8 +76,11 @@ export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): Checked
   const silentForMs = threshold("silentFor", input.silentFor, on.includes(AlertEvent.SCHEDULE_SILENT), AlertEvent.SCHEDULE_SILENT);
   if (silentForMs !== null) {
     if (silentForMs > MAX_SILENT_FOR_MS) throw new ValidationError("silentFor", `must be from PT1S to P366D (got ${input.silentFor}): a yearly schedule's gap at most`);
-    if (jobId === null && dagId === null) {
-      throw new ValidationError("on", "SCHEDULE_SILENT watches one schedule: give jobId (an INTERVAL or CRON job) or dagId (a scheduled DAG); a rule on all of your jobs cannot say which schedule went quiet");
+    if (cluster) {
+      throw new ValidationError(
+        "cluster",
+        "a rule on SCHEDULE_SILENT watches its owner's schedules, not every user's (that would be a watch per schedule of the cluster): leave cluster out, and the rule watches every INTERVAL or CRON job and scheduled DAG of yours; or give jobId or dagId to watch one",
+      );
     }
   }
   return { name, on, jobId, dagId, cluster, webhook, failureRate, queueLatenessMs, deadlineMs, silentForMs };

@@ -1,7 +1,7 @@
 /** Creating a job and changing it: its fields checked, its spec validated against its pool, its timer armed. */
 import type { JobDoc } from "../../domain/index.js";
 import { changedSubject } from "../../domain/index.js";
-import { PreconditionError, ValidationError } from "../../domain/index.js";
+import { PreconditionError, ScheduleKind, ValidationError } from "../../domain/index.js";
 import { normalizeRetry } from "../../timing/index.js";
 import { findJob } from "../../store/index.js";
 import { findOwnedJob, insertJob } from "../../store/index.js";
@@ -44,6 +44,7 @@ export class JobEditor {
     }
     if (job.nextFireAt && (armIf ? await armIf() : true)) await this.kit.writes.arm(job);
     this.kit.deps.log.info({ jobId: id, ownerId: actorOwner(caller), name: job.name }, "job created");
+    await this.recurring(job);
     return job;
   }
 
@@ -98,6 +99,7 @@ export class JobEditor {
     const rearm = patch.schedule != null && this.newSchedule(current, patch, set, now);
     const updated = await this.kit.writes.update(current, set);
     if (rearm) await this.kit.writes.arm(updated);
+    if (patch.schedule != null) await this.recurring(updated);
     // Runs staged for the coming fires were copied from the job as it was.
     if (patch.schedule != null) await this.kit.writes.unstage(updated, `${changedSubject(updated)}'s schedule changed`, "withdraw");
     else if (patch.spec != null || patch.priority != null || patch.retry != null || patch.overlap != null) {
@@ -116,13 +118,20 @@ export class JobEditor {
     return this.kit.writes.unstage(job, why, "rearm");
   }
 
-  /** The checked fields of `patch` other than the schedule, as a `$set`. */
+  /** A job stored with a recurring schedule: the rules watching all of its owner's schedules watch it (a failure: the reconciler's). */
+  private async recurring(job: JobDoc): Promise<void> {
+    const watch = this.kit.deps.recurring;
+    if (!watch || (job.schedule.kind !== ScheduleKind.INTERVAL && job.schedule.kind !== ScheduleKind.CRON)) return;
+    await watch.watchJob(job).catch((e: unknown) => this.kit.deps.log.warn({ jobId: job._id, err: e }, "could not watch the job for SCHEDULE_SILENT rules; the reconciler will"));
+  }
+
   /** The artifact a spec runs, looked up for the user it is for (a DAG's timer runs none: it never runs). */
   private async artifact(caller: JobActor, spec: JobInput["spec"]): Promise<Awaited<ReturnType<typeof specArtifact>>> {
     if ("timerOf" in caller) return null;
     return specArtifact(caller, spec, this.kit.deps.artifacts);
   }
 
+  /** The checked fields of `patch` other than the schedule, as a `$set`. */
   private async patchedFields(caller: JobActor, current: JobDoc, patch: JobPatch, now: number): Promise<Partial<JobDoc>> {
     const set: Partial<JobDoc> = { updatedAt: new Date(now) };
     if (patch.name != null) set.name = validateName(patch.name);

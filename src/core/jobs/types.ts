@@ -4,7 +4,7 @@ import type { Logger } from "../../support/index.js";
 import type { Clock, SharedState } from "../../shared-state/index.js";
 import type { MisfirePolicy, OverlapPolicy, RetryInput, ScheduleInput } from "../../timing/index.js";
 import type { Mongo } from "../../store/index.js";
-import type { RunDoc } from "../../domain/index.js";
+import type { JobDoc, RunDoc } from "../../domain/index.js";
 import type { IdempotencyOptions } from "../idempotency.js";
 import type { PoolCoverage } from "../pools.js";
 import type { RunService } from "../runs/index.js";
@@ -86,4 +86,15 @@ export interface JobServiceDeps {
   pools?: PoolCoverage;
   /** Resolves the artifacts SCRIPT and BINARY specs name (the artifacts service); absent: such specs are refused, saying why. */
   artifacts?: ArtifactLookup | null;
+  /** Told of a job stored with a recurring schedule (core/alerts AlertSilences.watchJob); absent: nobody is. */
+  recurring?: RecurringJobWatch;
+}
+
+/**
+ * Told once a job is stored with a recurring schedule, made so or changed to one (a DAG's timer job
+ * too): the SCHEDULE_SILENT rules on all of its owner's jobs watch it. Best effort: a failure is
+ * logged, and the schedulers' reconciler arms a watch this missed.
+ */
+export interface RecurringJobWatch {
+  watchJob(job: JobDoc): Promise<void>;
 }

@@ -35,6 +35,15 @@ export function allAlertRules(mongo: Mongo, limit: number): Promise<AlertRuleDoc
   return alertCollections(mongo).rules.find({}).limit(limit).toArray();
 }
 
+/**
+ * `ownerId`'s rules on SCHEDULE_SILENT that name no job nor DAG (all of the owner's schedules), at
+ * most `limit`; read through owner_created_id when a recurring job is made (a user has at most
+ * KAIROS_ALERT_MAX_RULES rules).
+ */
+export function allJobsSilenceRules(mongo: Mongo, ownerId: string, limit: number): Promise<AlertRuleDoc[]> {
+  return alertCollections(mongo).rules.find({ ownerId, on: "SCHEDULE_SILENT", jobId: null, dagId: null, cluster: { $ne: true } }).limit(limit).toArray();
+}
+
 /** Sets the given fields of a rule; the rule after, or null when it is gone. */
 export function setAlertRule(mongo: Mongo, id: string, set: Partial<AlertRuleDoc>): Promise<AlertRuleDoc | null> {
   return alertCollections(mongo).rules.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: "after" });

@@ -59,9 +59,17 @@ export async function deleteSilence(mongo: Mongo, id: string): Promise<void> {
   await silences(mongo).deleteOne({ _id: id });
 }
 
-/** The watches of the given shards. */
-export function silencesOfShards(mongo: Mongo, shards: readonly number[], limit: number): Promise<AlertSilenceDoc[]> {
-  return silences(mongo).find({ shard: { $in: [...shards] } }).sort({ dueAt: 1 }).limit(limit).toArray();
+/** The watches among `ids` that exist, in one query (by `_id`). */
+export function findSilences(mongo: Mongo, ids: readonly string[]): Promise<AlertSilenceDoc[]> {
+  return silences(mongo).find({ _id: { $in: [...ids] } }).toArray();
+}
+
+/**
+ * At most `limit` watches of the given shards with an id after `afterId` ("" from the first), in
+ * `_id` order: the reconciler reads them a bounded page per pass and goes on from there the next.
+ */
+export function silencesOfShards(mongo: Mongo, shards: readonly number[], afterId: string, limit: number): Promise<AlertSilenceDoc[]> {
+  return silences(mongo).find({ _id: { $gt: afterId }, shard: { $in: [...shards] } }).sort({ _id: 1 }).limit(limit).toArray();
 }
 
 /**
