@@ -3,7 +3,8 @@
  * which it is), one or many documents a file (`---`, or a top-level list), each a CreateJobInput or,
  * with `tasks`, a CreateDagInput. Every problem names the file, the line and column, and the field.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { readdir, realpath, stat } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YamlNode } from "yaml";
 import type { CreateDagInput, CreateJobInput, ScheduleInput } from "../../generated/client/graphql.js";
@@ -54,23 +55,73 @@ export function parseFieldPath(field: string): Path {
 
 const FILE_RE = /\.(ya?ml|json)$/i;
 
-/** The files under `path` (itself if a file), sorted, for each -f given. */
+/** A file or folder that cannot be read, in words (the system's code names the cause). */
+function unreadable(p: string, e: unknown): CliError {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why: Record<string, string> = {
+    ENOENT: "no such file or directory",
+    ENOTDIR: "no such file or directory (a part of the path is a file)",
+    EACCES: "permission denied",
+    EPERM: "permission denied",
+    ELOOP: "a symbolic link that leads back to itself",
+    EISDIR: "a folder where a file was expected",
+    ENAMETOOLONG: "the path is too long",
+  };
+  return new CliError(`${p}: ${why[code ?? ""] ?? `cannot be read (${(e as Error).message})`}`);
+}
+
+/**
+ * The files under `path` (itself if a file), sorted, for each -f given. A folder reached again
+ * through a symbolic link inside itself (`up -> ..`) is not read again: it was read to no end, and
+ * said "no such file or directory" of a path forty links long.
+ */
 export async function listFiles(paths: string[]): Promise<string[]> {
   const out: string[] = [];
-  const visit = async (p: string, explicit: boolean): Promise<void> => {
+  const visit = async (p: string, explicit: boolean, within: ReadonlySet<string>): Promise<void> => {
     let st;
     try {
       st = await stat(p);
-    } catch {
-      throw new CliError(`${p}: no such file or directory`);
+    } catch (e) {
+      throw unreadable(p, e);
     }
     if (st.isDirectory()) {
-      const entries = (await readdir(p)).sort();
-      for (const e of entries) if (!e.startsWith(".")) await visit(join(p, e), false);
+      let real: string;
+      let entries: string[];
+      try {
+        real = await realpath(p);
+        entries = (await readdir(p)).sort();
+      } catch (e) {
+        throw unreadable(p, e);
+      }
+      if (within.has(real)) return;
+      const path = new Set(within).add(real);
+      for (const e of entries) if (!e.startsWith(".")) await visit(join(p, e), false, path);
     } else if (explicit || FILE_RE.test(p)) out.push(p);
   };
-  for (const p of paths) await visit(p, true);
+  for (const p of paths) await visit(p, true, new Set());
   return out;
+}
+
+/** The most of one file apply and run read: a job file is small, and /dev/zero or a log given by mistake has no end. */
+export const MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+/** The file's bytes, read up to MAX_FILE_BYTES (a pipe such as `-f <(envsubst < job.yaml)` too). */
+async function readCapped(path: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_FILE_BYTES) {
+        throw new CliError(`${path}: is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB, more than any job file; give YAML or JSON files of jobs and DAGs (split a larger one, a folder is read whole)`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw unreadable(path, e);
+  }
+  return Buffer.concat(chunks);
 }
 
 function locator(file: string, doc: Document, lines: LineCounter, base: Path) {
@@ -136,7 +187,7 @@ export async function loadDocuments(files: string[], opts: { cwd?: string; schem
   const problems: FileProblem[] = [];
   for (const path of files) {
     const file = opts.cwd ? relative(opts.cwd, path) || path : path;
-    const text = utf8Text(file, await readFile(path), problems);
+    const text = utf8Text(file, await readCapped(path), problems);
     if (text === null) continue;
     const lines = new LineCounter();
     const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
