@@ -22,10 +22,11 @@ export { type AttemptOutcome, type DagFired, type DagFireHook, type DagFireLock,
 export { httpAgents, type HttpAgents, type HttpTargetRules, ssrfRefusal } from "./ssrf.js";
 export { MAX_CONCURRENT_RUNS_LIMIT, UserService } from "./users.js";
 export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";
-export { IdempotencyService, jsonFingerprint, type IdempotencyOptions } from "./idempotency.js";
-export { DEFAULT_LOG_READ_CHUNKS, DEFAULT_LOG_SETTINGS, MAX_LOG_READ_CHUNKS, LogArchiver, type LogBatch, logBlobs, type LogBlobs, type LogChunk, LogReads, type LogSettings, LogWriter, RunLogs } from "./logs/index.js";
+export { IdempotencyService, jsonFingerprint } from "./idempotency.js";
+export { DEFAULT_LOG_READ_CHUNKS, DEFAULT_LOG_SETTINGS, MAX_LOG_READ_CHUNKS, LogArchiver, type LogBatch, logBlobs, type LogChunk, type LogSettings, LogWriter, RunLogs } from "./logs/index.js";
 export { WaitReads, WaitService } from "./waits/index.js";
-export { AUDIT_INTENT_BOUND_MS, auditEntryText, auditHash, AuditIntentError, auditJson, AuditKeyring, type AuditRecord, AuditService, type AuditSettings, capped, changedParts, DEFAULT_AUDIT_SETTINGS, HARMLESS_HEADERS, isSecretField, isSecretParam, payloadDigest, REDACTED, redactHeaders, redactUrl, urlDigest, valueDigest } from "./audit/index.js";
+export { AuditIntentError, AuditService, type AuditSettings, capped, DEFAULT_AUDIT_SETTINGS, REDACTED } from "./audit/index.js";
 export { type ClusterFigures, ClusterStats, statsWindowMs } from "./cluster-stats.js";
+export { type NodeFigures } from "./node-figures.js";
 export { ClusterStatsFeed } from "./cluster-stats-feed.js";
 export { type Forecast, ForecastService, MAX_HOTSPOT_MIN_RUNS } from "./forecast.js";

@@ -6,7 +6,7 @@
  * with the audit key (someone who holds it) unless said otherwise: without it, test/audit/keyed.test.ts.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { AuditKeyring, AuditService, auditHash, type AuditRecord } from "../../src/core/index.js";
+import { AuditKeyring, AuditService, auditHash, type AuditRecord } from "../../src/core/audit/index.js";
 import { metrics, silentLogger } from "../../src/support/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";

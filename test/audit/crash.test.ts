@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "@kairos/mongo-emulator";
-import { AUDIT_INTENT_BOUND_MS } from "../../src/core/index.js";
+import { AUDIT_INTENT_BOUND_MS } from "../../src/core/audit/index.js";
 import { AUDIT_OUTCOME_UNKNOWN, type AuditEntryDoc, type AuditIntentDoc } from "../../src/domain/index.js";
 import { connectMongo, type Mongo } from "../../src/store/mongo.js";
 import { REPO_ROOT, waitUntil } from "../chaos/harness.js";

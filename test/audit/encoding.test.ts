@@ -4,7 +4,7 @@
  * every field, and that bad settings are refused with what is allowed.
  */
 import { describe, expect, it } from "vitest";
-import { AuditKeyring, auditHash, auditJson, capped, changedParts, isSecretField, isSecretParam, payloadDigest, redactUrl, REDACTED, urlDigest, valueDigest } from "../../src/core/index.js";
+import { AuditKeyring, auditHash, auditJson, capped, changedParts, isSecretField, isSecretParam, payloadDigest, redactUrl, REDACTED, urlDigest, valueDigest } from "../../src/core/audit/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { AuditEntryDoc } from "../../src/domain/index.js";
 

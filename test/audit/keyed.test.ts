@@ -8,7 +8,7 @@
  */
 import { createHmac } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
-import { auditEntryText, auditHash, AuditKeyring, AuditService, type AuditRecord } from "../../src/core/index.js";
+import { auditEntryText, auditHash, AuditKeyring, AuditService, type AuditRecord } from "../../src/core/audit/index.js";
 import { silentLogger } from "../../src/support/index.js";
 import type { AuditChainDoc, AuditEntryDoc } from "../../src/domain/index.js";
 import { useEmulatedMongo } from "../helpers/mongo.js";

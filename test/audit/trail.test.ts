@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { useTestApp } from "../helpers/app.js";
 import { code, makeJob, makeUser } from "../helpers/accounts.js";
 import { gql, gqlOk, login } from "../helpers/graphql.js";
-import { valueDigest } from "../../src/core/index.js";
+import { valueDigest } from "../../src/core/audit/index.js";
 
 const t = useTestApp();
 

@@ -5,7 +5,7 @@
  * of runs printing.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LOG_SETTINGS, LogArchiver, LogReads, LogWriter, type LogBatch, type LogBlobs } from "../../src/core/index.js";
+import { DEFAULT_LOG_SETTINGS, LogArchiver, LogReads, LogWriter, type LogBatch, type LogBlobs } from "../../src/core/logs/index.js";
 import { createMemorySharedState } from "../../src/shared-state/index.js";
 import { applyRetention } from "../../src/store/index.js";
 import { silentLogger } from "../../src/support/log.js";
