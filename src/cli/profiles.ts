@@ -37,12 +37,56 @@ export async function readCredentials(env: NodeJS.ProcessEnv): Promise<Credentia
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { profiles: ownProfiles({}) };
     throw e;
   }
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(text) as CredentialsFile;
-    return { current: parsed.current, profiles: ownProfiles(parsed.profiles ?? {}) };
+    parsed = JSON.parse(text);
   } catch {
     throw new CliError(`${credentialsPath(env)} is not valid JSON; remove it and log in again`);
   }
+  // Valid JSON of another shape (null, a list, "profiles" that is no object) was read as no
+  // logins, or failed on reading null's fields and said "is not valid JSON".
+  const profiles = isRecord(parsed) ? (parsed.profiles ?? {}) : undefined;
+  if (!isRecord(parsed) || !isRecord(profiles)) {
+    const what = isRecord(parsed) ? `its "profiles" is ${kindOf(profiles)}` : `it holds ${kindOf(parsed)}`;
+    throw new CliError(`${credentialsPath(env)} is not a kairos credentials file (${what}, not {"profiles": {NAME: {server, token}}}); remove it and log in again`);
+  }
+  return { current: typeof parsed.current === "string" ? parsed.current : undefined, profiles: ownProfiles(profiles as Record<string, Profile>) };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `a ${typeof v}`);
+
+/**
+ * The stored profile `name`, checked: an entry edited by hand or damaged is said to be so (its
+ * server of 5 said `--server: "5" is not a URL`, of a flag never given), not used as half a login.
+ */
+export function storedProfile(env: NodeJS.ProcessEnv, file: CredentialsFile, name: string): Profile | undefined {
+  const p: unknown = file.profiles[name];
+  if (p === undefined) return undefined;
+  const text = (v: unknown) => v === undefined || v === null || typeof v === "string";
+  const problem = !isRecord(p)
+    ? `is ${kindOf(p)}, not a login`
+    : typeof p.server !== "string"
+      ? "has no server URL"
+      : !text(p.token) || !text(p.apiKey) || !text(p.username) || !text(p.expiresAt)
+        ? "has a field that is not text"
+        : null;
+  if (problem) throw new CliError(`profile "${name}" in ${credentialsPath(env)} ${problem}: log in again (kairos login --profile ${name} --server URL …), or remove it (kairos logout --profile ${name})`);
+  return p as unknown as Profile;
+}
+
+/**
+ * A token or API key as it can be sent: outer spaces and line ends dropped, and nothing but visible
+ * ASCII inside (what a JWT and a kairos_ key are made of). A line break inside one (two keys pasted,
+ * a key file with CRLF lines) made fetch fail with a message that held the whole key.
+ */
+export function checkedCredential(source: string, raw: string): string {
+  const secret = raw.trim();
+  const at = [...secret].findIndex((c) => c < "!" || c > "~");
+  if (at < 0) return secret;
+  const c = [...secret][at]!;
+  const what = c === "\n" || c === "\r" ? "a line break" : c === " " ? "a space" : c === "\t" ? "a tab" : c < " " || c === "\u007f" ? "a control character" : `a character outside ASCII (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
+  throw new CliError(`${source} holds ${what} at character ${at + 1} of ${[...secret].length}: a token or API key is one line of letters, digits and punctuation; give it alone (it is not shown here)`);
 }
 
 /**
@@ -81,15 +125,15 @@ const PROFILE_NAME = /^[^\s\u0000-\u001f\u007f-\u009f]{1,64}$/u;
 const profileRule = (given: string) =>
   `${given === "" ? "an empty name is none" : `"${given.slice(0, 70).replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")}" is no profile name`}: 1–64 characters without spaces, e.g. --profile prod`;
 
-/** `http://host:4000` or `http://host:4000/graphql` → the GraphQL endpoint's URL. */
-export function normalizeServer(raw: string): string {
+/** `http://host:4000` or `http://host:4000/graphql` → the GraphQL endpoint's URL; `source` names where it was given, for a message. */
+export function normalizeServer(raw: string, source = "--server"): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new CliError(`--server: "${raw}" is not a URL (e.g. http://localhost:4000)`);
+    throw new CliError(`${source}: "${raw}" is not a URL (e.g. http://localhost:4000)`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new CliError(`--server: "${raw}" must be an http:// or https:// URL`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new CliError(`${source}: "${raw}" must be an http:// or https:// URL`);
   if (!url.pathname.endsWith("/graphql")) url.pathname = `${url.pathname.replace(/\/+$/, "")}/graphql`;
   return url.toString();
 }
@@ -106,13 +150,16 @@ export interface Connection {
 export async function resolveConnection(opts: { server?: string; profile?: string }, env: NodeJS.ProcessEnv): Promise<Connection> {
   const file = await readCredentials(env);
   const name = profileName(opts.profile, env, file);
-  const stored = file.profiles[name];
-  const envCredential = env.KAIROS_TOKEN || env.KAIROS_API_KEY;
-  const server = opts.server || env.KAIROS_SERVER || stored?.server;
+  const stored = storedProfile(env, file, name);
+  const envCredential = env.KAIROS_TOKEN ? ["KAIROS_TOKEN", env.KAIROS_TOKEN] : env.KAIROS_API_KEY ? ["KAIROS_API_KEY", env.KAIROS_API_KEY] : null;
+  const [server, serverSource] = opts.server ? [opts.server, "--server"] : env.KAIROS_SERVER ? [env.KAIROS_SERVER, "KAIROS_SERVER"] : [stored?.server, `profile "${name}" (${credentialsPath(env)})`];
   if (!server) {
     throw new CliError(`no server: log in first (kairos login --server URL ...) or set KAIROS_SERVER${opts.profile ? ` (profile "${name}" has no login)` : ""}`);
   }
-  if (envCredential) return { server: normalizeServer(server), credential: `Bearer ${envCredential}`, profile: name, source: "environment" };
-  const secret = stored && normalizeServer(stored.server) === normalizeServer(server) ? (stored.token ?? stored.apiKey) : undefined;
-  return { server: normalizeServer(server), credential: secret ? `Bearer ${secret}` : null, profile: name, source: "profile" };
+  const url = normalizeServer(server, serverSource);
+  if (envCredential) return { server: url, credential: `Bearer ${checkedCredential(envCredential[0]!, envCredential[1]!)}`, profile: name, source: "environment" };
+  const same = stored && normalizeServer(stored.server, `profile "${name}" (${credentialsPath(env)})`) === url;
+  const secret = same ? (stored.token ? ["token", stored.token] : stored.apiKey ? ["API key", stored.apiKey] : null) : null;
+  const credential = secret ? `Bearer ${checkedCredential(`the ${secret[0]} of profile "${name}" (${credentialsPath(env)})`, secret[1]!)}` : null;
+  return { server: url, credential, profile: name, source: "profile" };
 }

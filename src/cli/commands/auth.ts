@@ -6,7 +6,7 @@ import type { Ctx } from "../context.js";
 import { CliError } from "../errors.js";
 import { loginRefused } from "../login-errors.js";
 import { emit, parseFormat } from "../output.js";
-import { credentialsPath, normalizeServer, profileName, readCredentials, resolveConnection, writeCredentials, type Profile } from "../profiles.js";
+import { checkedCredential, credentialsPath, normalizeServer, profileName, readCredentials, resolveConnection, storedProfile, writeCredentials, type Profile } from "../profiles.js";
 import { connectionOptions, example } from "./common.js";
 
 export function registerAuth(program: Command, ctx: Ctx): void {
@@ -31,9 +31,9 @@ export function registerAuth(program: Command, ctx: Ctx): void {
       // --server and --profile before the command are the program's: ctx.globals() has them from either side.
       const { server: serverFlag, profile: profileFlag } = ctx.globals();
       const name = profileName(profileFlag, env, file);
-      const serverRaw = serverFlag || env.KAIROS_SERVER || file.profiles[name]?.server;
+      const [serverRaw, source] = serverFlag ? [serverFlag, "--server"] : env.KAIROS_SERVER ? [env.KAIROS_SERVER, "KAIROS_SERVER"] : [storedProfile(env, file, name)?.server, `profile "${name}" (${credentialsPath(env)})`];
       if (!serverRaw) throw new CliError("login needs --server URL (or KAIROS_SERVER)");
-      const server = normalizeServer(serverRaw);
+      const server = normalizeServer(serverRaw, source);
       if (Boolean(opts.passwordStdin) === Boolean(opts.apiKeyStdin)) throw new CliError("give one of --password-stdin (with --username) or --api-key-stdin");
       const secret = (await ctx.io.stdin()).replace(/\r?\n$/, "");
       if (!secret) throw new CliError(`nothing on stdin: pipe the ${opts.passwordStdin ? "password" : "API key"} in`);
@@ -47,11 +47,12 @@ export function registerAuth(program: Command, ctx: Ctx): void {
         });
         profile = { server, token: login.token, username: login.user.username, expiresAt: login.expiresAt };
       } else {
-        const client = new GqlClient({ server, credential: `Bearer ${secret}`, profile: name, source: "profile" });
+        const key = checkedCredential("the API key on stdin", secret);
+        const client = new GqlClient({ server, credential: `Bearer ${key}`, profile: name, source: "profile" });
         const { me } = await client.request(CliMeDocument).catch((e: unknown) => {
-          throw loginRefused(server, { apiKey: secret }, e);
+          throw loginRefused(server, { apiKey: key }, e);
         });
-        profile = { server, apiKey: secret, username: me.username, expiresAt: null };
+        profile = { server, apiKey: key, username: me.username, expiresAt: null };
       }
       file.profiles[name] = profile;
       file.current = name;
