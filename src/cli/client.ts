@@ -7,7 +7,7 @@ import { print } from "graphql";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { CliError } from "./errors.js";
-import { notGraphql, unreachable } from "./network.js";
+import { DEFAULT_TIMEOUT_MS, noAnswer, notGraphql, unreachable } from "./network.js";
 import type { Connection } from "./profiles.js";
 
 interface GraphQLErrorShape {
@@ -56,17 +56,27 @@ export class GqlClient {
 
   async request<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables?: V): Promise<R> {
     let res: Response;
+    const timeoutMs = this.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    // The answer, headers and body, within the timeout: a server that takes the connection and
+    // never answers no longer holds the command for undici's five minutes.
+    const signal = AbortSignal.timeout(timeoutMs);
+    const timedOut = (e: unknown) => signal.aborted && (e as Error | null)?.name === "TimeoutError";
     try {
       res = await fetch(this.conn.server, {
         method: "POST",
         headers: { "content-type": "application/json", ...(this.conn.credential ? { authorization: this.conn.credential } : {}) },
         body: JSON.stringify({ query: print(doc), variables: variables ?? {} }),
+        signal,
       });
     } catch (e) {
+      if (timedOut(e)) throw noAnswer(this.conn.server, timeoutMs);
       throw await unreachable(this.conn.server, e);
     }
     let body: { data?: R | null; errors?: GraphQLErrorShape[] };
-    const text = await res.text().catch(() => "");
+    const text = await res.text().catch((e: unknown) => {
+      if (timedOut(e)) throw noAnswer(this.conn.server, timeoutMs);
+      return "";
+    });
     try {
       body = JSON.parse(text) as typeof body;
     } catch {
@@ -94,9 +104,13 @@ export class GqlClient {
       fn();
       void client.dispose();
     };
+    const timeoutMs = this.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const client = createClient({
       url: this.wsUrl,
-      webSocketImpl: WebSocket,
+      // The opening handshake and the server's ack within the request timeout: a server that took
+      // the connection and never answered held `kairos logs -f` for ever.
+      webSocketImpl: timedWebSocket(timeoutMs),
+      connectionAckWaitTimeout: timeoutMs,
       connectionParams: this.conn.credential ? { authorization: this.conn.credential } : {},
       retryAttempts: 0,
       lazy: true,
@@ -140,6 +154,15 @@ export class GqlClient {
   dispose(): void {
     void this.ws?.dispose();
   }
+}
+
+/** `ws` with a limit on its opening handshake (graphql-ws makes the socket, with no options of its own). */
+function timedWebSocket(handshakeTimeout: number): unknown {
+  return class extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols, { handshakeTimeout });
+    }
+  };
 }
 
 /** The WebSocket closed or failed: the caller may subscribe again from where it was. */

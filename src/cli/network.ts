@@ -7,7 +7,37 @@
 import { request as httpRequest } from "node:http";
 import { isIP } from "node:net";
 import { connect as tlsConnect } from "node:tls";
+import { parseDuration, ScheduleError } from "../timing/index.js";
 import { CliError } from "./errors.js";
+
+/** How long a request waits for the server's answer unless KAIROS_TIMEOUT says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * KAIROS_TIMEOUT (an ISO-8601 duration, PT1S to PT1H): how long a request waits for the server's
+ * answer. A server that took the connection and never answered held `kairos` for undici's five
+ * minutes, then said "Headers Timeout Error".
+ */
+export function requestTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const raw = env.KAIROS_TIMEOUT?.trim();
+  if (!raw) return DEFAULT_TIMEOUT_MS;
+  let ms: number;
+  try {
+    ms = parseDuration(raw, "KAIROS_TIMEOUT");
+  } catch (e) {
+    if (e instanceof ScheduleError) throw new CliError(e.message);
+    throw e;
+  }
+  if (ms < 1000 || ms > 3_600_000) throw new CliError(`KAIROS_TIMEOUT: must be from PT1S to PT1H (got "${raw}")`);
+  return ms;
+}
+
+/** A request that had no answer within `ms`. */
+export function noAnswer(server: string, ms: number): CliError {
+  const url = new URL(server);
+  const s = ms / 1000;
+  return new CliError(`no answer from ${url.host} within ${s} s (${server} took the request and sent nothing back): check that a Kairos server listens there and is not stalled, or set KAIROS_TIMEOUT=PT${Math.max(5 * s, 300)}S to wait longer`);
+}
 
 /** How long a probe in the other protocol may take. */
 const PROBE_MS = 3000;

@@ -7,6 +7,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CliError } from "./errors.js";
+import { requestTimeoutMs } from "./network.js";
 
 export interface Profile {
   server: string;
@@ -140,6 +141,8 @@ export function normalizeServer(raw: string, source = "--server"): string {
 
 export interface Connection {
   server: string;
+  /** How long a request waits for an answer (KAIROS_TIMEOUT; network.ts requestTimeoutMs). */
+  timeoutMs?: number;
   /** The value of the Authorization header: `Bearer <token or key>`. */
   credential: string | null;
   profile: string;
@@ -157,9 +160,10 @@ export async function resolveConnection(opts: { server?: string; profile?: strin
     throw new CliError(`no server: log in first (kairos login --server URL ...) or set KAIROS_SERVER${opts.profile ? ` (profile "${name}" has no login)` : ""}`);
   }
   const url = normalizeServer(server, serverSource);
-  if (envCredential) return { server: url, credential: `Bearer ${checkedCredential(envCredential[0]!, envCredential[1]!)}`, profile: name, source: "environment" };
+  const timeoutMs = requestTimeoutMs(env);
+  if (envCredential) return { server: url, timeoutMs, credential: `Bearer ${checkedCredential(envCredential[0]!, envCredential[1]!)}`, profile: name, source: "environment" };
   const same = stored && normalizeServer(stored.server, `profile "${name}" (${credentialsPath(env)})`) === url;
   const secret = same ? (stored.token ? ["token", stored.token] : stored.apiKey ? ["API key", stored.apiKey] : null) : null;
   const credential = secret ? `Bearer ${checkedCredential(`the ${secret[0]} of profile "${name}" (${credentialsPath(env)})`, secret[1]!)}` : null;
-  return { server: url, credential, profile: name, source: "profile" };
+  return { server: url, timeoutMs, credential, profile: name, source: "profile" };
 }

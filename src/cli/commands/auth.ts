@@ -5,6 +5,7 @@ import { GqlClient } from "../client.js";
 import type { Ctx } from "../context.js";
 import { CliError } from "../errors.js";
 import { loginRefused } from "../login-errors.js";
+import { requestTimeoutMs } from "../network.js";
 import { emit, parseFormat } from "../output.js";
 import { checkedCredential, credentialsPath, normalizeServer, profileName, readCredentials, resolveConnection, storedProfile, writeCredentials, type Profile } from "../profiles.js";
 import { connectionOptions, example } from "./common.js";
@@ -40,7 +41,7 @@ export function registerAuth(program: Command, ctx: Ctx): void {
       let profile: Profile;
       if (opts.passwordStdin) {
         if (!opts.username) throw new CliError("--password-stdin needs --username");
-        const anon = new GqlClient({ server, credential: null, profile: name, source: "profile" });
+        const anon = new GqlClient({ server, timeoutMs: requestTimeoutMs(env), credential: null, profile: name, source: "profile" });
         const username = opts.username;
         const { login } = await anon.request(CliLoginDocument, { username, password: secret }).catch((e: unknown) => {
           throw loginRefused(server, { username }, e);
@@ -48,7 +49,7 @@ export function registerAuth(program: Command, ctx: Ctx): void {
         profile = { server, token: login.token, username: login.user.username, expiresAt: login.expiresAt };
       } else {
         const key = checkedCredential("the API key on stdin", secret);
-        const client = new GqlClient({ server, credential: `Bearer ${key}`, profile: name, source: "profile" });
+        const client = new GqlClient({ server, timeoutMs: requestTimeoutMs(env), credential: `Bearer ${key}`, profile: name, source: "profile" });
         const { me } = await client.request(CliMeDocument).catch((e: unknown) => {
           throw loginRefused(server, { apiKey: key }, e);
         });
