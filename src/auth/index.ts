@@ -6,6 +6,7 @@ export * from "./authenticator.js";
 export * from "./parts.js";
 export * from "./password-policy.js";
 export * from "./passwords.js";
+export type { LockoutDimension, LoginLockout } from "./login-lockouts.js";
 export * from "./rate-limit.js";
 export * from "./session-watch.js";
 export * from "./tokens.js";

@@ -13,12 +13,14 @@
  * clears its user name's failures; an address's failures only age out (a credential-stuffing
  * client cannot reset them with one account it owns). rate-limiter-flexible cannot list its keys, so
  * each tracker also records the waits it imposes (a Redis sorted set `<prefix>:rl:login-locked:user`
- * or `:address`, scored by when the wait ends; a Map without Redis): `LoginGuard.list` answers the
- * admin query `loginLockouts`.
+ * or `:address`, scored by when the wait ends; a Map without Redis; login-lockouts.ts):
+ * `LoginGuard.page` answers the admin query `loginLockouts`.
  */
 import type { RedisClient } from "../shared-state/index.js";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { RateLimitedError, retryAfterSeconds, UnauthenticatedError } from "../domain/index.js";
+import type { Page, PageQuery } from "../store/index.js";
+import { BlockedList, lockoutAfter, lockoutPage, type LoginLockout } from "./login-lockouts.js";
 
 /** A budget of `points` per `durationMs`, or null for no limit (`off`). */
 export interface Rate {
@@ -163,12 +165,8 @@ class FailureTracker {
   private readonly failures: RateLimiterAbstract;
   /** A key blocked here must wait (growing delay or lockout) until its block expires. */
   private readonly wait: RateLimiterAbstract;
-  /**
-   * Which keys must wait, and until when (ms): rate-limiter-flexible cannot list its keys, so the
-   * tracker records each block it imposes. With Redis a sorted set (member: the key; score: when
-   * the wait ends) every instance shares; without, a Map. Expired entries are dropped on read.
-   */
-  private readonly blocked: BlockedList;
+  /** Which keys must wait, and until when (login-lockouts.ts): rate-limiter-flexible cannot list its keys. */
+  readonly blocked: BlockedList;
 
   constructor(
     store: LimiterStore,
@@ -178,7 +176,7 @@ class FailureTracker {
   ) {
     this.failures = limiter(store, `login-failures-${dimension}`, curve.lockoutAfter, settings.windowMs);
     this.wait = limiter(store, `login-wait-${dimension}`, 1, settings.lockoutMs);
-    this.blocked = new BlockedList(store, `${store.prefix}:rl:login-locked:${dimension}`, settings.lockoutMs);
+    this.blocked = new BlockedList(store.redis, dimension, `${store.prefix}:rl:login-locked:${dimension}`, settings.lockoutMs);
   }
 
   /** How long `key` must still wait, and whether that is a lockout; null when it may try now. */
@@ -208,68 +206,10 @@ class FailureTracker {
     return a || b;
   }
 
-  /** The keys that must wait now, with when the wait ends and their failures in the window, latest-ending first. */
-  async list(limit: number): Promise<LoginLockout[]> {
-    const entries = await this.blocked.list(limit);
-    return Promise.all(
-      entries.map(async ({ key, until }) => {
-        const failures = await this.failures.get(key).catch(() => null);
-        return { dimension: this.dimension, key, until: new Date(until), failures: failures ? failures.consumedPoints : null };
-      }),
-    );
-  }
-}
-
-/** A user name or client address that must wait before its next login attempt (LoginGuard.list). */
-export interface LoginLockout {
-  dimension: "user" | "address";
-  key: string;
-  /** When the wait (or lockout) ends. */
-  until: Date;
-  /** Failed logins counted in the window, when known. */
-  failures: number | null;
-}
-
-/** The record of current waits along one dimension: a Redis sorted set, or a Map in this process. */
-class BlockedList {
-  private readonly memory = new Map<string, number>();
-
-  constructor(
-    private readonly store: LimiterStore,
-    private readonly redisKey: string,
-    /** The longest wait: the sorted set expires this long after its last addition. */
-    private readonly maxMs: number,
-  ) {}
-
-  async add(key: string, until: number): Promise<void> {
-    const redis = this.store.redis;
-    if (!redis) {
-      this.memory.set(key, until);
-      return;
-    }
-    await redis.multi().zadd(this.redisKey, until, key).pexpire(this.redisKey, this.maxMs + 60_000).exec();
-  }
-
-  async remove(key: string): Promise<void> {
-    if (!this.store.redis) this.memory.delete(key);
-    else await this.store.redis.zrem(this.redisKey, key);
-  }
-
-  async list(limit: number): Promise<{ key: string; until: number }[]> {
-    const now = Date.now();
-    const redis = this.store.redis;
-    if (!redis) {
-      for (const [k, until] of this.memory) if (until <= now) this.memory.delete(k);
-      return [...this.memory]
-        .map(([key, until]) => ({ key, until }))
-        .sort((a, b) => b.until - a.until)
-        .slice(0, limit);
-    }
-    await redis.zremrangebyscore(this.redisKey, "-inf", now);
-    const flat = await redis.zrevrangebyscore(this.redisKey, "+inf", `(${now}`, "WITHSCORES", "LIMIT", 0, limit);
-    const out: { key: string; until: number }[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: flat[i]!, until: Number(flat[i + 1]) });
-    return out;
+  /** Failed logins of `key` counted in the window, when known. */
+  async failuresOf(key: string): Promise<number | null> {
+    const failures = await this.failures.get(key).catch(() => null);
+    return failures ? failures.consumedPoints : null;
   }
 }
 
@@ -323,10 +263,19 @@ export class LoginGuard {
     return lifted.some(Boolean);
   }
 
-  /** Current waits and lockouts of user names and client addresses, latest-ending first, at most `limit`. */
-  async list(limit: number): Promise<LoginLockout[]> {
-    const [users, addresses] = await Promise.all([this.user.list(limit), this.address.list(limit)]);
-    return [...users, ...addresses].sort((a, b) => b.until.getTime() - a.until.getTime()).slice(0, limit);
+  /**
+   * A page of the current waits and lockouts of user names and client addresses, latest-ending
+   * first (then user names before addresses, then by key), after the entry the cursor names.
+   */
+  async page(page: PageQuery): Promise<Page<LoginLockout>> {
+    const after = lockoutAfter(page.after);
+    const trackers = [this.user, this.address];
+    const waits = await Promise.all(trackers.map(async (t) => (await t.blocked.list({ size: page.size + 1, after })).map((w) => ({ ...w, dimension: t.dimension, tracker: t }))));
+    const shown = lockoutPage(waits.flat(), page.size);
+    const edges = await Promise.all(
+      shown.edges.map(async ({ cursor, node: w }) => ({ cursor, node: { dimension: w.dimension, key: w.key, until: new Date(w.until), failures: await w.tracker.failuresOf(w.key) } })),
+    );
+    return { edges, pageInfo: shown.pageInfo };
   }
 }
 

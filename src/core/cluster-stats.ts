@@ -7,11 +7,15 @@
  * runs by status, throughput, lateness, their waiting runs per pool, their dead letters), the
  * nodes (already visible to every user through `nodes`), and no schedulers (null).
  *
+ * The nodes one by one are a page (`nodes(first, after)`, node-figures.ts), in the order and with
+ * the cursors of the `nodes` query; the figures hold the totals over every node (`nodeCount`,
+ * `capacity`).
+ *
  * One result per (caller's scope, window) is kept for CACHE_MS, so many callers polling at once
  * (or the subscription feed, cluster-stats-feed.ts) cost one computation.
  */
 import { listedOwner, type Principal } from "../auth/index.js";
-import { OPEN_STATUSES, RunStatus, TERMINAL_STATUSES, ValidationError, type NodeDoc } from "../domain/index.js";
+import { OPEN_STATUSES, RunStatus, TERMINAL_STATUSES, ValidationError } from "../domain/index.js";
 import type { Clock, SharedState } from "../shared-state/index.js";
 import {
   countEndedSince,
@@ -21,14 +25,17 @@ import {
   findOldestWaiting,
   findOwnerWaiting,
   findWaitingPools,
-  listNodes,
   nodeTotalsByStatus,
   servedPools,
   type Mongo,
+  type NodeListing,
+  type Page,
+  type PageQuery,
   type StatsOwner,
 } from "../store/index.js";
 import { HOUR, MINUTE, parseDuration } from "../timing/index.js";
 import { allocatedOnLiveNodes } from "./allocations.js";
+import { NodeFigurePages, type NodeFigures } from "./node-figures.js";
 
 /** The window's bounds: a minute to a day. */
 export const MIN_STATS_WINDOW_MS = MINUTE;
@@ -41,8 +48,6 @@ export const OWNER_ENDED_READ = 100_000;
 export const MAX_STATS_POOLS = 200;
 /** A user's waiting runs read for their per-pool depth and oldest wait. */
 export const OWNER_WAITING_READ = 10_000;
-/** Nodes listed one by one (by name); nodeCount, nodesTruncated and capacity cover every node. */
-export const MAX_STATS_NODES = 1_000;
 /** How long one computed result serves every caller of the same scope and window. */
 export const CACHE_MS = 2_000;
 
@@ -58,11 +63,6 @@ export interface PoolFigures {
   /** How long its oldest waiting run has waited (null: none waiting); staged runs count from their time. */
   oldestWaitMs: number | null;
   oldestRunId: string | null;
-}
-
-export interface NodeFigures {
-  node: NodeDoc;
-  allocated: { cpu: number; memoryMb: number };
 }
 
 /** Every live (ONLINE or DRAINING) node's capacity and what its runs reserve, summed over all of them. */
@@ -94,12 +94,8 @@ export interface ClusterFigures {
   throughputPerSecond: number;
   lateness: { p50Ms: number | null; p99Ms: number | null; samples: number; capped: boolean };
   pools: PoolFigures[];
-  /** The first MAX_STATS_NODES nodes by name. */
-  nodes: NodeFigures[];
-  /** Every node, whatever its status (listed or not). */
+  /** Every node, whatever its status. */
   nodeCount: number;
-  /** More nodes than MAX_STATS_NODES: `nodes` is the first of them by name. */
-  nodesTruncated: boolean;
   capacity: CapacityFigures;
   /** DEAD runs kept (within the run retention), and those that died within the window. */
   deadLetters: number;
@@ -140,8 +136,16 @@ export class ClusterStats {
   private readonly cache = new Map<string, { at: number; value: Promise<ClusterFigures> }>();
   /** Figures computed so far (not served from the cache): what the feed's sharing saves shows here. */
   computations = 0;
+  private readonly nodePages: NodeFigurePages;
 
-  constructor(private readonly deps: ClusterStatsDeps) {}
+  constructor(private readonly deps: ClusterStatsDeps) {
+    this.nodePages = new NodeFigurePages({ mongo: deps.mongo, clock: deps.clock, cacheMs: CACHE_MS });
+  }
+
+  /** A page of the nodes (any signed-in user sees them) with what their runs reserve: node-figures.ts. */
+  nodes(match: NodeListing, page: PageQuery): Promise<Page<NodeFigures>> {
+    return this.nodePages.page(match, page);
+  }
 
   /** The figures `caller` may see over the last `windowMs` (see the file's comment). */
   get(caller: Principal, windowMs: number): Promise<ClusterFigures> {
@@ -167,7 +171,7 @@ export class ClusterStats {
       this.ended(owner, since),
       this.lateness(owner, since),
       owner === null ? this.clusterPools(now) : this.ownerPools(owner, now),
-      this.nodes(),
+      this.nodeTotals(),
       countRunsInStatus(mongo, owner, RunStatus.DEAD),
       owner === null ? this.schedulers(now) : Promise.resolve(null),
     ]);
@@ -233,11 +237,10 @@ export class ClusterStats {
     return [...byPool.values()].sort((a, b) => a.pool.localeCompare(b.pool));
   }
 
-  /** The first nodes by name, and every node counted and its capacity summed (an aggregation, not the list). */
-  private async nodes(): Promise<Pick<ClusterFigures, "nodes" | "nodeCount" | "nodesTruncated" | "capacity">> {
+  /** Every node counted and the live ones' capacity and reservations summed (an aggregation, not a list). */
+  private async nodeTotals(): Promise<Pick<ClusterFigures, "nodeCount" | "capacity">> {
     const { mongo } = this.deps;
-    const [listed, totals, allocated] = await Promise.all([listNodes(mongo, MAX_STATS_NODES + 1), nodeTotalsByStatus(mongo), allocatedOnLiveNodes(mongo)]);
-    const nodes = listed.slice(0, MAX_STATS_NODES).map((node) => ({ node, allocated: allocated.get(node._id) ?? { cpu: 0, memoryMb: 0 } }));
+    const [totals, allocated] = await Promise.all([nodeTotalsByStatus(mongo), allocatedOnLiveNodes(mongo)]);
     const capacity: CapacityFigures = { nodes: 0, slots: 0, running: 0, cpus: 0, memoryMb: 0, allocatedCpu: 0, allocatedMemoryMb: 0 };
     for (const t of totals) {
       if (t.status !== "ONLINE" && t.status !== "DRAINING") continue;
@@ -253,8 +256,7 @@ export class ClusterStats {
     }
     capacity.cpus = Math.round(capacity.cpus * 1000) / 1000;
     capacity.allocatedCpu = Math.round(capacity.allocatedCpu * 1000) / 1000;
-    const counted = totals.reduce((n, t) => n + t.nodes, 0);
-    return { nodes, nodeCount: Math.max(counted, nodes.length), nodesTruncated: listed.length > MAX_STATS_NODES, capacity };
+    return { nodeCount: totals.reduce((n, t) => n + t.nodes, 0), capacity };
   }
 
   private async schedulers(now: number): Promise<{ members: SchedulerFigures[]; unowned: number[] }> {

@@ -11,7 +11,6 @@ import { MAX_CONCURRENT_RUNS_LIMIT, MAX_HOTSPOT_MIN_RUNS, MAX_LOG_READ_CHUNKS, M
 import { MAX_PARALLEL } from "../dag/index.js";
 import { MAX_ATTEMPTS, MAX_EXIT_CODE } from "../timing/index.js";
 import { MAX_FIRE_COUNT } from "./job.resolver.js";
-import { MAX_LOCKOUTS } from "./limits.resolver.js";
 import { MAX_PAGE } from "./pagination.js";
 import { MAX_TASK_ROWS } from "./task-row-pages.js";
 
@@ -53,9 +52,10 @@ export const INT_RANGES: Readonly<Record<string, IntRange>> = {
   "Query.runs(first:)": page,
   "Query.upcomingFires(first:)": page,
   "Query.users(first:)": page,
-  "Query.loginLockouts(first:)": { min: 1, max: MAX_LOCKOUTS },
+  "Query.loginLockouts(first:)": page,
   "Query.forecast(hotspotMinRuns:)": { min: 1, max: MAX_HOTSPOT_MIN_RUNS },
   "Query.previewSchedule(count:)": fireCount,
+  "ClusterStats.nodes(first:)": page,
   "Dag.fires(first:)": page,
   "Dag.runs(first:)": page,
   "Job.fires(first:)": page,

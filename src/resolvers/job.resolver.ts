@@ -3,14 +3,14 @@ import { ValidationError } from "../domain/index.js";
 import { parsePositiveDuration } from "../timing/index.js";
 import { JobStatus, RunStatus } from "../schema/index.js";
 import { CreateJobInput, JobFilter, ScheduleInput, UpdateJobInput } from "../schema/index.js";
-import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, SchedulePreview, UpcomingFire } from "../schema/index.js";
+import { BackfillResult, FireConnection, Job, JobConnection, JobHealth, NextFire, SchedulePreview, UpcomingFireConnection } from "../schema/index.js";
 import { Run, RunConnection } from "../schema/index.js";
 import { User } from "../schema/index.js";
 import { DateTime } from "../schema/index.js";
 import { requireSubmitter, requireUser, takeSubmissions, type Context } from "./context.js";
 import { jobInput, jobPatch, scheduleIn } from "./job-input.js";
 import { toFire, toJob, toRun, toUser } from "./mappers.js";
-import { mapPage, pageArgs, pageSize } from "./pagination.js";
+import { mapPage, pageArgs } from "./pagination.js";
 
 const IDEMPOTENCY_KEY =
   "Makes retries safe: the same key from the same user within 24 h returns the first request's result and changes nothing; " +
@@ -34,17 +34,22 @@ export class JobResolver {
     return mapPage(await ctx.services.jobs.list(p, filter, pageArgs(first, after)), toJob);
   }
 
-  @Query(() => [UpcomingFire], { description: "Jobs due within the window (ISO-8601 duration, e.g. PT1H), soonest first." })
+  @Query(() => UpcomingFireConnection, {
+    description:
+      "Your jobs (admins: everyone's) due within the window (ISO-8601 duration, e.g. PT1H, at most P31D), soonest first: each job once, at its next fire. " +
+      "A cursor names a position (a fire instant and a job id): the next page lists the jobs due after it, so a job that fired meanwhile may come again at its next fire.",
+  })
   async upcomingFires(
     @Arg("within", () => String) within: string,
     @Ctx() ctx: Context,
-    @Arg("first", () => Int, { nullable: true, defaultValue: 100 }) first?: number | null,
-  ): Promise<UpcomingFire[]> {
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<UpcomingFireConnection> {
     const p = requireUser(ctx);
+    const page = pageArgs(first, after);
     const windowMs = parsePositiveDuration(within, "within");
     if (windowMs > 31 * 24 * 3600 * 1000) throw new ValidationError("within", "at most P31D");
-    const size = pageSize(first ?? 100);
-    return (await ctx.services.jobs.upcoming(p, windowMs, size)).map(({ job, at }) => ({ job: toJob(job), at }));
+    return mapPage(await ctx.services.jobs.upcoming(p, windowMs, page), ({ job, at }) => ({ job: toJob(job), at }));
   }
 
   @Query(() => SchedulePreview, {

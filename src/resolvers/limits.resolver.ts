@@ -1,27 +1,24 @@
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from "type-graphql";
 import { ValidationError } from "../domain/index.js";
-import { LoginLockout, LoginLockoutDimension } from "../schema/index.js";
+import { LoginLockoutConnection, LoginLockoutDimension } from "../schema/index.js";
 import { requireAdmin, type Context } from "./context.js";
-
-/** Most rows loginLockouts answers. */
-export const MAX_LOCKOUTS = 100;
+import { mapPage, pageArgs } from "./pagination.js";
 
 @Resolver()
 export class LimitsResolver {
-  @Query(() => [LoginLockout], {
+  @Query(() => LoginLockoutConnection, {
     description:
-      "Current login waits and lockouts of user names and client addresses, latest-ending first, at most 100 (first). " +
-      "Expired ones are not listed. Administrators only.",
+      "Current login waits and lockouts of user names and client addresses, latest-ending first (then user names before addresses, then by key). " +
+      "Expired ones are not listed. A cursor names an entry: waits that begin or end while you page move no other. Administrators only.",
   })
   async loginLockouts(
     @Ctx() ctx: Context,
-    @Arg("first", () => Int, { nullable: true, defaultValue: MAX_LOCKOUTS, description: "At most this many rows (1–100)." }) first?: number | null,
-  ): Promise<LoginLockout[]> {
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<LoginLockoutConnection> {
     requireAdmin(ctx);
-    first ??= MAX_LOCKOUTS;
-    if (first < 1 || first > MAX_LOCKOUTS) throw new ValidationError("first", `must be between 1 and ${MAX_LOCKOUTS}`);
-    const rows = await ctx.services.limits.login.list(first);
-    return rows.map((r) => ({
+    const page = await ctx.services.limits.login.page(pageArgs(first, after));
+    return mapPage(page, (r) => ({
       dimension: r.dimension === "user" ? LoginLockoutDimension.USER : LoginLockoutDimension.ADDRESS,
       key: r.key,
       until: r.until,

@@ -1,32 +1,32 @@
 /** clusterStats, clusterStatsUpdated and forecast (issue #31): thin, over core's ClusterStats, its feed and ForecastService. */
-import { Arg, Ctx, Float, Int, Query, Resolver, Root, Subscription } from "type-graphql";
+import { Arg, Ctx, FieldResolver, Float, Int, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { SubscribeResolverData } from "type-graphql";
-import { statsWindowMs, type ClusterFigures, type Forecast as ForecastFigures } from "../core/index.js";
+import { statsWindowMs, type ClusterFigures, type Forecast as ForecastFigures, type NodeFigures } from "../core/index.js";
 import { formatDuration } from "../timing/index.js";
-import { ClusterStats, Forecast } from "../schema/index.js";
+import { ClusterStats, Forecast, NodeFilter, NodeFiguresConnection } from "../schema/index.js";
 import { requireUser, type Context } from "./context.js";
 import { logRefusal, toGraphQLError } from "./errors.js";
 import { countedStream, eventStream } from "./event-stream.js";
+import { mapPage, pageArgs } from "./pagination.js";
 
 const WINDOW_HELP = "An ISO-8601 duration from PT1M to PT24H.";
 
 function toClusterStats(f: ClusterFigures): ClusterStats {
+  return { ...f, window: formatDuration(f.windowMs), throughput: Math.round(f.throughputPerSecond * 1000) / 1000 };
+}
+
+function toNodeFigures({ node, allocated }: NodeFigures) {
   return {
-    ...f,
-    window: formatDuration(f.windowMs),
-    throughput: Math.round(f.throughputPerSecond * 1000) / 1000,
-    nodes: f.nodes.map(({ node, allocated }) => ({
-      id: node._id,
-      name: node.name,
-      status: node.status,
-      pools: node.pools,
-      slots: node.capacity.slots,
-      running: node.running,
-      cpus: node.capacity.cpus,
-      memoryMb: node.capacity.memoryMb,
-      allocatedCpu: allocated.cpu,
-      allocatedMemoryMb: allocated.memoryMb,
-    })),
+    id: node._id,
+    name: node.name,
+    status: node.status,
+    pools: node.pools,
+    slots: node.capacity.slots,
+    running: node.running,
+    cpus: node.capacity.cpus,
+    memoryMb: node.capacity.memoryMb,
+    allocatedCpu: allocated.cpu,
+    allocatedMemoryMb: allocated.memoryMb,
   };
 }
 
@@ -55,7 +55,7 @@ async function subscribeClusterStats({ args, context }: SubscribeResolverData<un
   }
 }
 
-@Resolver()
+@Resolver(() => ClusterStats)
 export class StatsResolver {
   @Query(() => ClusterStats, {
     description:
@@ -73,6 +73,23 @@ export class StatsResolver {
   })
   clusterStatsUpdated(@Root() figures: ClusterFigures, @Arg("window", () => String, { defaultValue: "PT1H", description: WINDOW_HELP }) _window: string): ClusterStats {
     return toClusterStats(figures);
+  }
+
+  @FieldResolver(() => NodeFiguresConnection, {
+    description:
+      "The nodes (any signed-in user sees them) with their capacity and what their runs reserve, a page at a time: the `nodes` query's order (by name, the latest start of a name first, then by id), filter and cursors. " +
+      "nodeCount counts every node and capacity sums every live one, whichever page is read. In clusterStatsUpdated each push carries the page asked for, read again.",
+  })
+  async nodes(
+    @Root() _figures: ClusterStats,
+    @Ctx() ctx: Context,
+    @Arg("filter", () => NodeFilter, { nullable: true }) filter?: NodeFilter | null,
+    @Arg("first", () => Int, { nullable: true, description: "1–100, default 20." }) first?: number | null,
+    @Arg("after", () => String, { nullable: true }) after?: string | null,
+  ): Promise<NodeFiguresConnection> {
+    const page = pageArgs(first, after);
+    const match = { pool: filter?.pool ?? null, status: filter?.status ?? null, namePrefix: filter?.namePrefix ?? null };
+    return mapPage(await ctx.services.clusterStats.nodes(match, page), toNodeFigures);
   }
 
   @Query(() => Forecast, {

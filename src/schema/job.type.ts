@@ -281,14 +281,18 @@ export class Fire {
 export const { Edge: FireEdge, Connection: FireConnection } = connectionTypes(Fire, "Fire");
 export type FireConnection = InstanceType<typeof FireConnection>;
 
-@ObjectType({ description: "A job due within the asked window." })
+@ObjectType({ description: "A job due within the asked window, at its next fire." })
 export class UpcomingFire {
   @Field(() => Job)
   job!: Job;
 
-  @Field(() => DateTime)
+  @Field(() => DateTime, { description: "When its next fire is due (a run staged ahead of its time: that time)." })
   at!: Date;
 }
+
+/** A page of upcoming fires (Relay): soonest first, by (at, job id). */
+export const { Edge: UpcomingFireEdge, Connection: UpcomingFireConnection } = connectionTypes(UpcomingFire, "UpcomingFire");
+export type UpcomingFireConnection = InstanceType<typeof UpcomingFireConnection>;
 
 @ObjectType()
 export class BackfillResult {

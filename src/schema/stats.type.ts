@@ -1,5 +1,6 @@
 /** The types of clusterStats / clusterStatsUpdated and forecast (issue #31; docs/cluster-stats.md). */
 import { Field, Float, ID, Int, ObjectType } from "type-graphql";
+import { connectionTypes } from "./common.type.js";
 import { NodeStatus, RunStatus } from "./enums.js";
 import { DateTime } from "./scalars.js";
 
@@ -42,7 +43,7 @@ export class PoolFigures {
   oldestRunId!: string | null;
 }
 
-@ObjectType()
+@ObjectType({ description: "A node with its capacity and what the runs going on it reserve (clusterStats.nodes)." })
 export class NodeFigures {
   @Field(() => ID)
   id!: string;
@@ -75,7 +76,11 @@ export class NodeFigures {
   allocatedMemoryMb!: number;
 }
 
-@ObjectType({ description: "Every live node's (ONLINE or DRAINING) capacity and what its runs reserve, summed over all of them: listed in clusterStats.nodes or not." })
+/** A page of nodes with their figures (Relay): the `nodes` query's order and cursors. */
+export const { Edge: NodeFiguresEdge, Connection: NodeFiguresConnection } = connectionTypes(NodeFigures, "NodeFigures");
+export type NodeFiguresConnection = InstanceType<typeof NodeFiguresConnection>;
+
+@ObjectType({ description: "Every live node's (ONLINE or DRAINING) capacity and what its runs reserve, summed over all of them, whichever page of clusterStats.nodes is read." })
 export class CapacityFigures {
   @Field(() => Int, { description: "Live nodes (ONLINE or DRAINING)." })
   nodes!: number;
@@ -137,20 +142,12 @@ export class ClusterStats {
   @Field(() => [PoolFigures])
   pools!: PoolFigures[];
 
-  @Field(() => [NodeFigures], {
-    description:
-      "The nodes (any signed-in user sees them) with their capacity and what their runs reserve: the first 1,000 by name, the latest start of a name first. " +
-      "nodesTruncated says when there are more (nodeCount counts them all, capacity sums them all); page through every node with the `nodes` query.",
-  })
-  nodes!: NodeFigures[];
+  // `nodes(filter, first, after)`: a field resolver (resolvers/stats.resolver.ts), a page of NodeFigures.
 
-  @Field(() => Int, { description: "Every node, whatever its status, listed in `nodes` or not." })
+  @Field(() => Int, { description: "Every node, whatever its status, on whichever page of `nodes`." })
   nodeCount!: number;
 
-  @Field(() => Boolean, { description: "There are more than 1,000 nodes: `nodes` lists the first 1,000 by name (page through all of them with the `nodes` query)." })
-  nodesTruncated!: boolean;
-
-  @Field(() => CapacityFigures, { description: "The live nodes' capacity and allocation summed over every one of them, not only those listed in `nodes`." })
+  @Field(() => CapacityFigures, { description: "The live nodes' capacity and allocation summed over every one of them, not only those on the page of `nodes` read." })
   capacity!: CapacityFigures;
 
   @Field(() => Int, { description: "DEAD runs kept (within the run retention)." })

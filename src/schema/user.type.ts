@@ -135,3 +135,7 @@ export class LoginLockout {
   @Field(() => Int, { nullable: true, description: "Failed logins counted in the window (KAIROS_LOGIN_WINDOW), when known." })
   failures!: number | null;
 }
+
+/** A page of login lockouts (Relay): latest-ending first, then user names before addresses, then by key. */
+export const { Edge: LoginLockoutEdge, Connection: LoginLockoutConnection } = connectionTypes(LoginLockout, "LoginLockout");
+export type LoginLockoutConnection = InstanceType<typeof LoginLockoutConnection>;

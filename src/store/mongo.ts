@@ -66,7 +66,8 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
     c.jobs.createIndexes([
       { key: { ownerId: 1, _id: 1 }, name: "owner_id" },
       { key: { ownerId: 1, name: 1 }, name: "owner_name_unique", unique: true },
-      { key: { nextFireAt: 1 }, name: "nextFireAt" },
+      // upcomingFires pages in (nextFireAt, _id) order; the forecast reads by nextFireAt.
+      { key: { nextFireAt: 1, _id: 1 }, name: "nextFire_id" },
       { key: { ownerId: 1, createdAt: -1 }, name: "owner_created" },
       // jobs(filter: { lastRunStatus }): a user's, and everyone's (an administrator's list).
       { key: { ownerId: 1, "lastRun.status": 1, createdAt: -1 }, name: "owner_lastRun_created" },
@@ -167,6 +168,10 @@ export async function connectMongo(url: string, dbName: string, opts: { appName?
   }
   // Superseded by owner_created_id (the listing's whole order).
   await c.apiKeys.dropIndex("owner_created").catch((e: unknown) => {
+    if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
+  });
+  // Superseded by nextFire_id (upcomingFires' whole order).
+  await c.jobs.dropIndex("nextFireAt").catch((e: unknown) => {
     if ((e as { codeName?: string }).codeName !== "IndexNotFound") throw e;
   });
   // Superseded by name_started_id (the nodes list's whole order).

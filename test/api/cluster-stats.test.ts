@@ -20,7 +20,7 @@ const POOL = "stats-queue";
 const STATS = `query($w: String!) { clusterStats(window: $w) {
   at window scope ended endedCapped throughput deadLetters deadLettersInWindow shardCount unownedShards
   runs { status count } lateness { p50Ms p99Ms samples capped }
-  pools { pool depth oldestWaitMs oldestRunId } nodes { id name status cpus allocatedCpu memoryMb allocatedMemoryMb }
+  pools { pool depth oldestWaitMs oldestRunId } nodes { edges { node { id name status cpus allocatedCpu memoryMb allocatedMemoryMb } } }
   schedulers { id shards } } }`;
 
 interface Stats {
@@ -35,7 +35,7 @@ interface Stats {
   runs: Array<{ status: string; count: number }>;
   lateness: { p50Ms: number | null; p99Ms: number | null; samples: number; capped: boolean };
   pools: Array<{ pool: string; depth: number; oldestWaitMs: number | null; oldestRunId: string | null }>;
-  nodes: Array<{ id: string; cpus: number; allocatedCpu: number }>;
+  nodes: { edges: Array<{ node: { id: string; cpus: number; allocatedCpu: number } }> };
   schedulers: Array<{ id: string; shards: number[] }> | null;
 }
 
@@ -107,8 +107,8 @@ describe("clusterStats", () => {
     expect(s.schedulers).toHaveLength(1);
     expect(s.schedulers![0].shards).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(s.unownedShards).toEqual([]);
-    expect(s.nodes.length).toBeGreaterThanOrEqual(1);
-    expect(s.nodes[0].cpus).toBeGreaterThan(0);
+    expect(s.nodes.edges.length).toBeGreaterThanOrEqual(1);
+    expect(s.nodes.edges[0].node.cpus).toBeGreaterThan(0);
 
     // A day's window takes in B's older successes.
     const day = (await gqlOk<{ clusterStats: Stats }>(t.app.url, STATS, { w: "PT24H" }, t.admin)).clusterStats;

@@ -89,6 +89,17 @@ describe("cost model", () => {
     expect(costs.filter(([, c]) => c > 10_000 || c < FORECAST_COST)).toEqual([]);
   });
 
+  it("keeps the cluster figures' pages of nodes within the limits: the console's subscription (1000 at every push), the CLI's query (10000)", () => {
+    const dir = join(import.meta.dirname, "../../client");
+    const doc = parse(readdirSync(dir).filter((f) => f.endsWith(".graphql")).map((f) => readFileSync(join(dir, f), "utf8")).join("\n"));
+    const live = operationCost(schema, doc, { window: "PT1H" }, "ConsoleClusterStats");
+    const cli = operationCost(schema, doc, { window: "PT1H" }, "CliClusterStats");
+    expect(live).toBeLessThanOrEqual(1_000);
+    expect(cli).toBeLessThanOrEqual(10_000);
+    // Sized by the page: the CLI's 100 nodes cost more than the console's 50.
+    expect(cli).toBeGreaterThan(live + 50 * 10);
+  });
+
   it("leaves introspection free", () => {
     expect(cost(`{ __schema { types { name fields { name } } } }`)).toBe(0);
     expect(cost(`{ me { __typename id } }`)).toBe(2);

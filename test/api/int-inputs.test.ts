@@ -29,7 +29,7 @@ describe("Int inputs that are no 32-bit integer", () => {
     expect(await refused(JOBS(`"abc"`))).toEqual([bad("first", `first: must be an integer from 1 to 100 (got "abc")`)]);
     expect(await refused(JOBS("1.5"))).toEqual([bad("first", "first: must be an integer from 1 to 100 (got 1.5)")]);
     expect(await refused(JOBS("99999999999"))).toEqual([bad("first", "first: must be an integer from 1 to 100 (got 99999999999)")]);
-    expect(await refused(`{ loginLockouts(first: -3000000000) { key } }`)).toEqual([bad("first", "first: must be an integer from 1 to 100 (got -3000000000)")]);
+    expect(await refused(`{ loginLockouts(first: -3000000000) { edges { node { key } } } }`)).toEqual([bad("first", "first: must be an integer from 1 to 100 (got -3000000000)")]);
   });
 
   it("written in the document: input fields named by their path, each one refused", async () => {

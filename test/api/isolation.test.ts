@@ -53,8 +53,8 @@ describe("per-user isolation", () => {
     expect(code(run)).toBe("NOT_FOUND");
     const list = await gqlOk<{ jobs: { edges: unknown[] } }>(app.url, `{ jobs { edges { node { id } } } }`, {}, bob);
     expect(list.jobs.edges).toEqual([]);
-    const upcoming = await gqlOk<{ upcomingFires: unknown[] }>(app.url, `{ upcomingFires(within: "PT2H") { at } }`, {}, bob);
-    expect(upcoming.upcomingFires).toEqual([]);
+    const upcoming = await gqlOk<{ upcomingFires: { edges: unknown[] } }>(app.url, `{ upcomingFires(within: "PT2H") { edges { node { at } } } }`, {}, bob);
+    expect(upcoming.upcomingFires.edges).toEqual([]);
   });
 
   it("refuses every change to another user's job or run", async () => {

@@ -10,6 +10,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ADMIN, startTestApp, type TestApp } from "../helpers/app.js";
 import { collect, gqlOk, login, wsClient } from "../helpers/graphql.js";
+import { walk, type Conn } from "../helpers/paging.js";
 import { postGql, type RawResponse } from "../helpers/http.js";
 
 const LOGIN = `mutation($u: String!, $p: String!) { login(username: $u, password: $p) { token } }`;
@@ -175,7 +176,8 @@ describe("login protection per client address", () => {
   });
 });
 
-const LOCKOUTS = `query($first: Int) { loginLockouts(first: $first) { dimension key until failures } }`;
+const LOCKOUTS = `query($first: Int, $after: String) {
+  loginLockouts(first: $first, after: $after) { edges { cursor node { dimension key until failures } } pageInfo { hasNextPage endCursor } } }`;
 
 interface Lockout {
   dimension: "USER" | "ADDRESS";
@@ -190,7 +192,8 @@ describe.each([
 ])("login lockouts listed for administrators ($store counters)", ({ redisUrl }) => {
   let app: TestApp;
   let admin: string;
-  const lockouts = async (): Promise<Lockout[]> => (await gqlOk<{ loginLockouts: Lockout[] }>(app.url, LOCKOUTS, {}, admin)).loginLockouts;
+  const lockoutPage = async (vars: Record<string, unknown>): Promise<Conn<Lockout>> => (await gqlOk<{ loginLockouts: Conn<Lockout> }>(app.url, LOCKOUTS, vars, admin)).loginLockouts;
+  const lockouts = async (): Promise<Lockout[]> => (await lockoutPage({ first: 100 })).edges.map((e) => e.node);
   beforeAll(async () => {
     app = await startTestApp({
       redisUrl: redisUrl ? inject("redisUrl") : undefined,
@@ -235,8 +238,13 @@ describe.each([
         redis.disconnect();
       }
     }
-    // `first` caps the rows.
-    expect((await gqlOk<{ loginLockouts: Lockout[] }>(app.url, LOCKOUTS, { first: 1 }, admin)).loginLockouts).toHaveLength(1);
+    // `first` caps the rows; the next page has the other.
+    const one = await lockoutPage({ first: 1 });
+    expect(one.edges).toHaveLength(1);
+    expect(one.pageInfo.hasNextPage).toBe(true);
+    const other = await lockoutPage({ first: 1, after: one.pageInfo.endCursor });
+    expect([...one.edges, ...other.edges].map((e) => e.node.dimension).sort()).toEqual(["ADDRESS", "USER"]);
+    expect(other.pageInfo.hasNextPage).toBe(false);
 
     // Unlocking the name removes its row only; then the address's.
     expect((await postGql(app.url, UNLOCK, { token: admin, variables: { u: "dora" } })).json.data).toEqual({ unlockLogin: true });
@@ -262,7 +270,71 @@ describe.each([
     const dora = await login(app.url, "dora", PASSWORD);
     expect(code(await postGql(app.url, LOCKOUTS, { token: dora }))).toBe("FORBIDDEN");
     expect(code(await postGql(app.url, LOCKOUTS, {}))).toBe("UNAUTHENTICATED");
-    expect(code(await postGql(app.url, LOCKOUTS, { token: admin, variables: { first: 101 } }))).toBe("BAD_USER_INPUT");
+    for (const first of [0, 101]) {
+      const r = await postGql(app.url, LOCKOUTS, { token: admin, variables: { first } });
+      expect(code(r)).toBe("BAD_USER_INPUT");
+      expect(r.json.errors[0].message).toBe(`first: must be from 1 to 100 (got ${first})`);
+    }
+    const nodesCursor = Buffer.from(JSON.stringify(["node", Date.now(), "id"])).toString("base64url");
+    const runsCursor = Buffer.from(JSON.stringify([Date.now(), "id"])).toString("base64url");
+    for (const after of ["not-a-cursor", nodesCursor, runsCursor, Buffer.from(JSON.stringify([Date.now(), "someone", "k"])).toString("base64url")]) {
+      const r = await postGql(app.url, LOCKOUTS, { token: admin, variables: { after } });
+      expect(code(r), after).toBe("BAD_USER_INPUT");
+      expect(r.json.errors[0].message).toBe("after: not a cursor returned by this list (use its pageInfo.endCursor)");
+    }
+  });
+
+  it("pages through the lockouts, latest-ending first: none twice, none that stayed skipped, while others begin and are lifted", async () => {
+    // Six user names locked out from six addresses: twelve rows, for the hour.
+    const names = Array.from({ length: 6 }, (_, i) => `pager-${i}`);
+    const addr = (i: number) => `198.51.100.${10 + i}`;
+    await Promise.all(names.map((n, i) => tryLogin(app, n, "wrong-1", addr(i))));
+    await sleep(1_100);
+    await Promise.all(names.map((n, i) => tryLogin(app, n, "wrong-2", addr(i))));
+    const all = await lockouts();
+    expect(all).toHaveLength(12);
+    const key = (r: Lockout) => `${r.dimension}:${r.key}`;
+    const lifted: string[] = [];
+    const seen = await walk(
+      (after) => lockoutPage({ first: 5, after }),
+      async (n) => {
+        if (n !== 1) return;
+        // Lifted after the first page: a row already read and a row not read yet (the last).
+        const last = all.at(-1)!;
+        expect((await postGql(app.url, UNLOCK, { token: admin, variables: last.dimension === "USER" ? { u: last.key } : { a: last.key } })).json.data).toEqual({ unlockLogin: true });
+        lifted.push(key(last));
+        const read = all[0]!;
+        await postGql(app.url, UNLOCK, { token: admin, variables: read.dimension === "USER" ? { u: read.key } : { a: read.key } });
+        // A lockout that begins now ends after every one listed: before the cursor, so not in this walk.
+        await tryLogin(app, "pager-new", "wrong-1", "198.51.100.99");
+        await sleep(1_100);
+        await tryLogin(app, "pager-new", "wrong-2", "198.51.100.99");
+      },
+    );
+    const keys = seen.map(key);
+    expect(new Set(keys).size, "no row twice").toBe(keys.length);
+    expect(keys).toEqual(all.map(key).filter((k) => !lifted.includes(k)));
+    expect(keys.some((k) => k.includes("pager-new") || k.includes("198.51.100.99"))).toBe(false);
+    expect((await lockouts()).slice(0, 2).map(key).sort()).toEqual(["ADDRESS:198.51.100.99", "USER:pager-new"]);
+    for (const r of await lockouts()) await postGql(app.url, UNLOCK, { token: admin, variables: r.dimension === "USER" ? { u: r.key } : { a: r.key } });
+  });
+
+  it("orders waits that end in the same millisecond by user names first, then key, across pages", async () => {
+    // Waits recorded directly (as a failed login records them), many ending at the same instants.
+    const guard = app.services.limits.login as unknown as Record<"user" | "address", { blocked: { add(key: string, until: number): Promise<void>; remove(key: string): Promise<void> } }>;
+    const end = Date.now() + 600_000;
+    const rows: Array<{ dimension: "user" | "address"; key: string; until: number }> = [];
+    for (let i = 0; i < 24; i++) rows.push({ dimension: i % 3 === 0 ? "address" : "user", key: `tie-${String(23 - i).padStart(2, "0")}`, until: end - (i % 2) * 1_000 });
+    for (const r of rows) await guard[r.dimension].blocked.add(r.key, r.until);
+    const expected = [...rows]
+      .sort((a, b) => b.until - a.until || (a.dimension === b.dimension ? (a.key < b.key ? -1 : 1) : a.dimension === "user" ? -1 : 1))
+      .map((r) => `${r.dimension.toUpperCase()}:${r.key}`);
+    for (const first of [1, 5, 7, 12]) {
+      const seen = await walk((after) => lockoutPage({ first, after }), async () => undefined);
+      expect(seen.map((r) => `${r.dimension}:${r.key}`), `first: ${first}`).toEqual(expected);
+      expect(seen.every((r) => Date.parse(r.until) === end || Date.parse(r.until) === end - 1_000)).toBe(true);
+    }
+    for (const r of rows) await guard[r.dimension].blocked.remove(r.key);
   });
 });
 

@@ -53,10 +53,13 @@ describe("kairos stats and forecast", () => {
     expect(s).toMatchObject({ window: "P1D", scope: "CLUSTER", shardCount: 8 });
   });
 
-  it("stats says how many nodes it shows when the list was cut", async () => {
+  it("stats says how many nodes it shows when there are more than a page", async () => {
     const j = JSON.parse((await kairos("stats", "-o", "json")).out) as Parameters<typeof statsText>[0];
-    const cut = { ...j, nodes: [j.nodes[0]], nodeCount: 1_234, nodesTruncated: true };
-    expect(statsText(cut, { color: false })).toContain("showing 1 of 1234 nodes (the first by name; the capacity above counts them all); kairos get nodes lists every one\n");
+    // -o json is the API's page of nodes.
+    expect(j.nodes.edges.length).toBeGreaterThanOrEqual(1);
+    expect(j.nodes.pageInfo.hasNextPage).toBe(false);
+    const cut = { ...j, nodes: { edges: [j.nodes.edges[0]], pageInfo: { hasNextPage: true, endCursor: "c" } }, nodeCount: 1_234 };
+    expect(statsText(cut, { color: false })).toContain("showing the first 1 of 1234 nodes by name (the capacity above counts them all); kairos get nodes lists every one\n");
     expect(statsText(j, { color: false })).not.toContain("showing");
   });
 

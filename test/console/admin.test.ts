@@ -277,6 +277,28 @@ describe("console: admin", { timeout: 90_000 }, () => {
     await form.getByRole("alert").filter({ hasText: "Give a user name, a client address, or both." }).waitFor();
   });
 
+  it("pages the login lockouts 100 at a time, latest-ending first", async () => {
+    // Waits recorded as a failed login records them (for made-up names: nothing else to set up).
+    const guard = h.app.services.limits.login as unknown as { user: { blocked: { add(key: string, until: number): Promise<void>; remove(key: string): Promise<void> } } };
+    // Ending after any real wait (at most the lockout, KAIROS_LOGIN_LOCKOUT), so they come first.
+    const end = Date.now() + 5 * 3_600_000;
+    const keys = Array.from({ length: 105 }, (_, i) => `paged-lock-${String(i).padStart(3, "0")}`);
+    for (const [i, k] of keys.entries()) await guard.user.blocked.add(k, end - i * 1_000);
+    const page = await openView("/admin", "Admin");
+    const rows = page.getByRole("table", { name: "Current login lockouts" }).locator("tr[data-lockout^='paged-lock-']");
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(100);
+    const first = await rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-lockout")));
+    expect(first).toEqual(keys.slice(0, 100));
+    const pager = page.getByRole("navigation", { name: "Login lockouts pages" });
+    await pager.getByRole("button", { name: /Next/ }).click();
+    await pager.getByText("Page 2").waitFor();
+    await expect.poll(() => rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-lockout"))), { timeout: 15_000 }).toEqual(keys.slice(100));
+    await pager.getByRole("button", { name: /Previous/ }).click();
+    await pager.getByText("Page 1").waitFor();
+    await expect.poll(() => rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-lockout"))), { timeout: 15_000 }).toEqual(first);
+    for (const k of keys) await guard.user.blocked.remove(k);
+  });
+
   it("renders HTML in a user name, an API key name and an unlock target as text", async () => {
     const html = `<img src=x onerror="window.__pwned=1"><b>bold</b>`;
     const page = await openView("/admin", "Admin");

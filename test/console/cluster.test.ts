@@ -62,18 +62,39 @@ describe("console: cluster figures and the forecast", { timeout: 120_000 }, () =
     await forecast.getByText("No runs due.").waitFor({ timeout: 15_000 });
   });
 
-  it("says how many nodes it shows once there are more than 1,000, and sums the capacity of all", async () => {
+  it("pages the nodes 50 at a time by name, Previous coming back, while the capacity sums them all", async () => {
     await h.app.services.mongo.c.nodes.insertMany(
-      Array.from({ length: 1_005 }, (_, i) =>
+      Array.from({ length: 80 }, (_, i) =>
         nodeDoc({ _id: `console-many-${i}`, name: `console-many-${String(i).padStart(4, "0")}`, host: "console-host", pools: ["console-many"], capacity: { slots: 1, cpus: 1, memoryMb: 256 } }),
       ),
     );
     const all = await h.app.services.mongo.c.nodes.countDocuments({});
+    expect(all).toBeGreaterThan(80);
     const page = await h.loggedInAt("cluster");
-    const note = page.getByRole("status").filter({ hasText: "Showing" });
+    const table = page.getByRole("table", { name: "Nodes" });
+    const names = () => table.locator("tbody tr td:first-child").allInnerTexts();
+    const note = page.getByRole("status").filter({ hasText: "Showing nodes" });
     await note.waitFor({ timeout: 20_000 });
-    expect(await note.textContent()).toBe(`Showing 1000 of ${all} nodes, the first by name (the capacity above counts them all); Nodes lists every one.`);
-    expect(await page.getByLabel("Capacity").textContent()).toMatch(new RegExp(`^${all} live nodes: \\d+ / ${1_005 + 4} slots running`));
-    expect(await page.getByRole("table", { name: "Nodes" }).getByRole("row").count()).toBe(1_001);
+    expect(await note.textContent()).toBe(`Showing nodes 1–50 of ${all} by name (the capacity above counts them all); Nodes filters them by pool and state.`);
+    expect(await page.getByLabel("Capacity").textContent()).toMatch(new RegExp(`^${all} live nodes: \\d+ / ${80 + 4} slots running`));
+    const first = await names();
+    expect(first).toHaveLength(50);
+    expect(first).toEqual([...first].sort());
+
+    const pager = page.getByRole("navigation", { name: "Cluster nodes pages" });
+    await pager.getByRole("button", { name: /Next/ }).click();
+    await pager.getByText("Page 2").waitFor();
+    await page.getByRole("status").filter({ hasText: `Showing nodes 51–${all} of ${all}` }).waitFor({ timeout: 20_000 });
+    const second = await names();
+    expect(second).toHaveLength(all - 50);
+    expect(second.filter((n) => first.includes(n)), "no node on both pages").toEqual([]);
+    expect([...first, ...second]).toEqual([...first, ...second].sort());
+    expect(await pager.getByRole("button", { name: /Next/ }).isDisabled()).toBe(true);
+    // The capacity is the same on every page.
+    expect(await page.getByLabel("Capacity").textContent()).toMatch(new RegExp(`^${all} live nodes: \\d+ / ${80 + 4} slots running`));
+
+    await pager.getByRole("button", { name: /Previous/ }).click();
+    await pager.getByText("Page 1").waitFor();
+    await expect.poll(names, { timeout: 20_000 }).toEqual(first);
   });
 });

@@ -67,9 +67,9 @@ describe("runs staged ahead of their time", () => {
     const fires = await waitFor(async () => ((await firesOf(job._id)).length ? firesOf(job._id) : null), 2_000, 10);
     expect(fires.map((f) => [f.outcome, f.runId])).toEqual([["FIRED", run!._id]]);
     // The API shows the fire as still to come: the job is ACTIVE, its next fire is T.
-    const view = await gqlOk<{ job: { status: string; nextFireAt: string | null; nextFires: Array<{ at: string }> }; upcomingFires: Array<{ at: string; job: { id: string } }> }>(
+    const view = await gqlOk<{ job: { status: string; nextFireAt: string | null; nextFires: Array<{ at: string }> }; upcomingFires: { edges: Array<{ node: { at: string; job: { id: string } } }> } }>(
       t.app.url,
-      `query($id: ID!) { job(id: $id) { status nextFireAt nextFires(count: 3) { at } } upcomingFires(within: "PT1M") { at job { id } } }`,
+      `query($id: ID!) { job(id: $id) { status nextFireAt nextFires(count: 3) { at } } upcomingFires(within: "PT1M", first: 100) { edges { node { at job { id } } } } }`,
       { id: job._id },
       t.admin,
     );
@@ -77,7 +77,7 @@ describe("runs staged ahead of their time", () => {
     expect(view.job.status).toBe("ACTIVE");
     expect(Date.parse(view.job.nextFireAt!)).toBe(at);
     expect(view.job.nextFires.map((f) => Date.parse(f.at))).toEqual([at]);
-    expect(view.upcomingFires.filter((u) => u.job.id === job._id).map((u) => Date.parse(u.at))).toEqual([at]);
+    expect(view.upcomingFires.edges.map((e) => e.node).filter((u) => u.job.id === job._id).map((u) => Date.parse(u.at))).toEqual([at]);
     // Still waiting shortly before its time.
     await sleep(Math.max(0, at - 400 - Date.now()));
     expect((await t.app.services.runs.get(run!._id))!.status).toBe("QUEUED");

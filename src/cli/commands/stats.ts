@@ -34,16 +34,17 @@ export function statsText(s: Stats, color: { color: boolean }): string {
   ];
   const out = [lines.join("\n")];
   if (s.pools.length > 0) out.push(table(["POOL", "WAITING", "OLDEST WAIT", "OLDEST RUN"], s.pools.map((p) => [p.pool, String(p.depth), humanMs(p.oldestWaitMs), p.oldestRunId ?? "-"])));
-  if (s.nodes.length > 0) {
+  const nodes = s.nodes.edges.map((e) => e.node);
+  if (nodes.length > 0) {
     out.push(
       "\n" +
         table(
           ["NODE", "STATUS", "POOLS", "RUNNING", "CPU RESERVED", "MEMORY RESERVED"],
-          s.nodes.map((n) => [n.name, n.status, n.pools.join(","), `${n.running}/${n.slots}`, `${n.allocatedCpu}/${n.cpus}`, `${n.allocatedMemoryMb}/${n.memoryMb} MB`]),
+          nodes.map((n) => [n.name, n.status, n.pools.join(","), `${n.running}/${n.slots}`, `${n.allocatedCpu}/${n.cpus}`, `${n.allocatedMemoryMb}/${n.memoryMb} MB`]),
         ),
     );
   }
-  if (s.nodesTruncated) out.push(paint(color, "yellow", `showing ${s.nodes.length} of ${s.nodeCount} nodes (the first by name; the capacity above counts them all); kairos get nodes lists every one`) + "\n");
+  if (s.nodes.pageInfo.hasNextPage) out.push(paint(color, "yellow", `showing the first ${nodes.length} of ${s.nodeCount} nodes by name (the capacity above counts them all); kairos get nodes lists every one`) + "\n");
   if (s.schedulers) {
     const unowned = s.unownedShards ?? [];
     out.push("\n" + table(["SCHEDULER", "SHARDS"], s.schedulers.map((m) => [m.id, `${m.shards.length} of ${s.shardCount}: ${ranges(m.shards)}`])));

@@ -6,7 +6,7 @@ import { TERMINAL_STATUSES, ValidationError } from "../../domain/index.js";
 import { describeSchedule, nextFires, type ScheduleInput } from "../../timing/index.js";
 import { listFiresOfJob } from "../../store/index.js";
 import { findJobsDueBy, findUnpausedJobs, listJobs } from "../../store/index.js";
-import type { Page, PageQuery } from "../../store/index.js";
+import { toPage, type DuePosition, type Page, type PageQuery } from "../../store/index.js";
 import { findStagedRunsDueBy, queueOfJob, type StagedRun } from "../../store/index.js";
 import type { Lookups } from "../lookups.js";
 import { PoolCoverage } from "../pools.js";
@@ -51,6 +51,28 @@ export interface JobHealth {
   warnings: string[];
 }
 
+/** A job coming due (upcomingFires): the job, and the instant of its next fire. */
+export interface UpcomingFire {
+  /** The job's id (the page's tiebreak among jobs due at the same instant). */
+  _id: string;
+  job: JobDoc;
+  at: Date;
+}
+
+/** The position an upcomingFires cursor (`[atMs, jobId]`, as toPage writes it) names: a fire instant, and a job id among those due then. */
+function dueAfter(cursor: string): DuePosition {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "number" && Number.isFinite(v[0]) && Math.abs(v[0]) <= MAX_DATE_MS && typeof v[1] === "string") return { at: new Date(v[0]), id: v[1] };
+  } catch {
+    // fall through
+  }
+  throw new ValidationError("after", "not a cursor returned by this list (use its pageInfo.endCursor)");
+}
+
+/** The latest instant a Date holds (ms either side of 1970). */
+const MAX_DATE_MS = 8.64e15;
+
 /** A coming fire of a job, in UTC and in the job's zone. */
 export interface ComingFire {
   at: Date;
@@ -79,26 +101,36 @@ export class JobReads {
     return listJobs(this.deps.mongo, { ownerId, status: filter?.status, name: filter?.name, tag: filter?.tag, lastRunStatus }, page);
   }
 
-  /** The caller's unpaused jobs with a fire due within `windowMs`, soonest first, `size` at most. */
-  async upcoming(caller: Principal, windowMs: number, size: number): Promise<Array<{ job: JobDoc; at: Date }>> {
+  /**
+   * The caller's unpaused jobs with a fire due within `windowMs`, soonest first, each once at its
+   * next fire (a run staged ahead of its time when that comes first), in (that instant, job id)
+   * order: a page of `page.size` after the position the cursor names (upcomingFires).
+   */
+  async upcoming(caller: Principal, windowMs: number, page: PageQuery): Promise<Page<UpcomingFire>> {
     const { mongo } = this.deps;
     const ownerId = listedOwner(caller);
+    const after = page.after ? dueAfter(page.after) : null;
     const now = this.deps.clock();
     const until = new Date(now + windowMs);
-    const docs = await findJobsDueBy(mongo, ownerId, until, size);
     // Fires whose runs are staged ahead of their time come before the job's nextFireAt.
-    const staged = await findStagedRunsDueBy(mongo, ownerId, now, until);
-    const at = new Map<string, Date>();
-    for (const d of docs) at.set(d._id, d.nextFireAt!);
-    for (const r of staged) if (!at.has(r.jobId) || r.notBefore! < at.get(r.jobId)!) at.set(r.jobId, r.notBefore!);
+    const staged = new Map<string, Date>();
+    for (const r of await findStagedRunsDueBy(mongo, ownerId, now, until)) if (!staged.has(r.jobId)) staged.set(r.jobId, r.notBefore!);
+    const follows = (id: string, at: Date) => after === null || at > after.at || (at.getTime() === after.at.getTime() && id > after.id);
+    // A job staged at or before the position comes before it whatever its nextFireAt: not read again.
+    const passed = [...staged].filter(([id, at]) => !follows(id, at)).map(([id]) => id);
+    const docs = await findJobsDueBy(mongo, ownerId, until, page.size + 1, after, passed);
     const known = new Map(docs.map((d) => [d._id, d]));
-    const missing = [...at.keys()].filter((id) => !known.has(id));
+    const missing = [...staged.keys()].filter((id) => !known.has(id) && !passed.includes(id));
     if (missing.length) for (const j of await findUnpausedJobs(mongo, missing)) known.set(j._id, j);
-    return [...at.entries()]
-      .filter(([id]) => known.has(id))
-      .sort((a, b) => a[1].getTime() - b[1].getTime())
-      .slice(0, size)
-      .map(([id, when]) => ({ job: known.get(id)!, at: when }));
+    const fires: UpcomingFire[] = [];
+    for (const [id, job] of known) {
+      const next = job.nextFireAt && job.nextFireAt <= until ? job.nextFireAt : null;
+      const first = staged.get(id);
+      const at = first && (!next || first < next) ? first : next;
+      if (at && follows(id, at)) fires.push({ _id: id, job, at });
+    }
+    fires.sort((a, b) => a.at.getTime() - b.at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    return toPage(fires.slice(0, page.size + 1), page.size, (f) => f.at);
   }
 
   /** Whether the job's runs can run, as of now (its pool served, its queue). */

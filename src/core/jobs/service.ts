@@ -10,7 +10,7 @@ import type { Page, PageQuery } from "../../store/index.js";
 import type { Lookups } from "../lookups.js";
 import { JobEditor } from "./create.js";
 import { JobLifecycle } from "./lifecycle.js";
-import { JobReads, type ComingFire, type JobHealth, type JobListFilter, type SchedulePreview } from "./reads.js";
+import { JobReads, type ComingFire, type JobHealth, type JobListFilter, type SchedulePreview, type UpcomingFire } from "./reads.js";
 import type { ScheduleInput } from "../../timing/index.js";
 import { JobTriggers } from "./triggers.js";
 import type { BackfillOutcome, JobActor, JobInput, JobPatch, JobServiceDeps, OwnerJobs, Submit } from "./types.js";
@@ -85,8 +85,8 @@ export class JobService {
     return this.reads.list(caller, filter, page);
   }
 
-  upcoming(caller: Principal, windowMs: number, size: number): Promise<Array<{ job: JobDoc; at: Date }>> {
-    return this.reads.upcoming(caller, windowMs, size);
+  upcoming(caller: Principal, windowMs: number, page: PageQuery): Promise<Page<UpcomingFire>> {
+    return this.reads.upcoming(caller, windowMs, page);
   }
 
   health(jobId: string, spec: Pick<JobSpec, "pool">): Promise<JobHealth> {

@@ -59,13 +59,22 @@ export async function listJobs(mongo: Mongo, match: JobListing, page: PageQuery)
   return toPage(textOmitted(docs), page.size, (d) => d.createdAt);
 }
 
-/** Unpaused jobs (of `ownerId`; null: anyone's) whose next fire is due by `until`, soonest first, without their spec's text. */
-export async function findJobsDueBy(mongo: Mongo, ownerId: string | null, until: Date, limit: number): Promise<JobDoc[]> {
-  const docs = await mongo.c.jobs
-    .find({ nextFireAt: { $ne: null, $lte: until }, paused: false, ...owned(ownerId) }, { projection: WITHOUT_SPEC_TEXT })
-    .sort({ nextFireAt: 1 })
-    .limit(limit)
-    .toArray();
+/** Where a page of jobs coming due goes on from: after this next fire time, and after this job id among jobs due then. */
+export interface DuePosition {
+  at: Date;
+  id: string;
+}
+
+/**
+ * Unpaused jobs (of `ownerId`; null: anyone's) whose next fire is due by `until`, in (nextFireAt,
+ * _id) order, after `after` when given, `limit` at most, leaving out the jobs `skip` names;
+ * without their spec's text. Read along the nextFire_id index (store/mongo.ts) to the page's end.
+ */
+export async function findJobsDueBy(mongo: Mongo, ownerId: string | null, until: Date, limit: number, after: DuePosition | null = null, skip: readonly string[] = []): Promise<JobDoc[]> {
+  const q: Filter<JobDoc> = { nextFireAt: { $ne: null, $lte: until }, paused: false, ...owned(ownerId) };
+  if (after) q.$or = [{ nextFireAt: { $gt: after.at } }, { nextFireAt: after.at, _id: { $gt: after.id } }];
+  if (skip.length > 0) q._id = { $nin: [...skip] };
+  const docs = await mongo.c.jobs.find(q, { projection: WITHOUT_SPEC_TEXT }).sort({ nextFireAt: 1, _id: 1 }).limit(limit).toArray();
   return textOmitted(docs);
 }
 

@@ -4,11 +4,6 @@ import type { NodeDoc, NodeStatus } from "../../domain/index.js";
 import type { Mongo } from "../mongo.js";
 import { nodeAfter, prefixRange, toNodePage, type Page, type PageQuery } from "../pages.js";
 
-/** The first `limit` nodes by name, the latest start first (the cluster's figures; the API's `nodes` pages: pageNodes). */
-export function listNodes(mongo: Mongo, limit: number): Promise<NodeDoc[]> {
-  return mongo.c.nodes.find({}).sort({ name: 1, startedAt: -1, _id: 1 }).limit(limit).toArray();
-}
-
 /** Every node's capacity summed, per status (one aggregation over all the nodes, however many). */
 export interface NodeStatusTotals {
   status: NodeStatus;

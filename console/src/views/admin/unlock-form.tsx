@@ -1,14 +1,20 @@
 /**
  * Current login waits and lockouts (loginLockouts: user names and client addresses, latest-ending
- * first) with an Unlock button per row, and a form that lifts one by name or address; the API
- * answers whether there was anything to lift. The list is read again after each unlock and on Refresh.
+ * first, 100 a page) with an Unlock button per row, and a form that lifts one by name or address;
+ * the API answers whether there was anything to lift. The page is read again after each unlock and
+ * on Refresh.
  */
 import { useState, type FormEvent } from "react";
 import { useMutation, useQuery } from "urql";
 import { ConsoleAdminLoginLockoutsDocument, ConsoleAdminUnlockLoginDocument } from "../../../../generated/client/graphql";
 import { errorText } from "../../api/client";
 import { ErrorLine, Loading } from "../../ui/page";
+import { useCursorStack } from "../../ui/paging";
+import { Pager } from "../dags/pager";
 import { Time } from "../../ui/time";
+
+/** Lockouts a page. */
+export const LOCKOUTS_PAGE = 100;
 
 export function UnlockForm() {
   const [, unlock] = useMutation(ConsoleAdminUnlockLoginDocument);
@@ -17,14 +23,16 @@ export function UnlockForm() {
   const [answer, setAnswer] = useState<{ lifted: boolean; what: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const pages = useCursorStack();
   const [list, reexecute] = useQuery({
     query: ConsoleAdminLoginLockoutsDocument,
-    variables: { first: 100 },
+    variables: { first: LOCKOUTS_PAGE, after: pages.after },
     requestPolicy: "network-only",
     context: LIST_CONTEXT,
   });
   const refresh = () => reexecute({ requestPolicy: "network-only" });
-  const rows = list.data?.loginLockouts ?? null;
+  const conn = list.data?.loginLockouts ?? null;
+  const rows = conn ? conn.edges.map((e) => e.node) : null;
 
   async function lift(u: string, a: string) {
     setAnswer(null);
@@ -53,7 +61,7 @@ export function UnlockForm() {
       <ErrorLine error={list.error ? errorText(list.error) ?? "The API did not answer" : null} />
       {!rows ? (
         !list.error && <Loading what="Loading the login lockouts" />
-      ) : rows.length === 0 ? (
+      ) : rows.length === 0 && !pages.hasPrev ? (
         <p className="muted">No user name or client address must wait to log in now.</p>
       ) : (
         <div className="table-wrap">
@@ -89,6 +97,7 @@ export function UnlockForm() {
           </table>
         </div>
       )}
+      <Pager label="Login lockouts pages" page={pages.page} hasPrev={pages.hasPrev} hasNext={conn?.pageInfo.hasNextPage ?? false} onPrev={pages.prev} onNext={() => pages.next(conn?.pageInfo)} />
       <button type="button" onClick={refresh}>Refresh list</button>
     </div>
     <form className="admin-form" onSubmit={submit} aria-labelledby="unlock-title" aria-describedby="unlock-hint">

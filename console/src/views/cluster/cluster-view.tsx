@@ -2,13 +2,16 @@
  * The cluster's figures (clusterStatsUpdated: pushed at once and every 5 s, one computation on the
  * server for all who watch the same window) and the load forecast (forecast: runs due per pool and
  * hour, with the hotspots and what to do about them). An administrator sees the cluster; anyone
- * else their own runs and jobs (docs/cluster-stats.md).
+ * else their own runs and jobs (docs/cluster-stats.md). The nodes are a page of 50 by name
+ * (clusterStats.nodes, the `nodes` query's order): Previous/Next subscribe again for another page.
  */
 import { useState } from "react";
 import { useQuery, useSubscription } from "urql";
 import { Link } from "wouter";
 import { ConsoleClusterStatsDocument, ConsoleForecastDocument, type ConsoleClusterStatsSubscription, type ConsoleForecastQuery } from "../../../../generated/client/graphql";
 import { ErrorLine, Loading, Page } from "../../ui/page";
+import { useCursorStack } from "../../ui/paging";
+import { Pager } from "../dags/pager";
 import { duration, Time } from "../../ui/time";
 import "./cluster.css";
 
@@ -17,10 +20,15 @@ type Forecast = ConsoleForecastQuery["forecast"];
 
 const WINDOWS = ["PT15M", "PT1H", "PT6H", "PT24H"];
 const OPEN = new Set(["PENDING", "QUEUED", "RUNNING", "RETRY_SCHEDULED"]);
+/** Nodes a page: a subscription's cost is paid at every push, and 50 rows keep it under KAIROS_MAX_SUBSCRIPTION_COST (1,000). */
+const NODES_PAGE = 50;
+
+type NodePages = ReturnType<typeof useCursorStack>;
 
 export function ClusterView() {
   const [window, setWindow] = useState("PT1H");
-  const [{ data, error }] = useSubscription({ query: ConsoleClusterStatsDocument, variables: { window } });
+  const nodePages = useCursorStack();
+  const [{ data, error }] = useSubscription({ query: ConsoleClusterStatsDocument, variables: { window, nodesFirst: NODES_PAGE, nodesAfter: nodePages.after } });
   const stats = data?.clusterStatsUpdated ?? null;
   return (
     <Page
@@ -35,14 +43,18 @@ export function ClusterView() {
       }
     >
       <ErrorLine error={error} />
-      {stats ? <Figures stats={stats} /> : !error && <Loading what="Loading the figures" />}
+      {stats ? <Figures stats={stats} nodePages={nodePages} /> : !error && <Loading what="Loading the figures" />}
       <ForecastPanel />
     </Page>
   );
 }
 
-function Figures({ stats: s }: { stats: Stats }) {
+function Figures({ stats: s, nodePages }: { stats: Stats; nodePages: NodePages }) {
   const count = (open: boolean) => s.runs.filter((r) => OPEN.has(r.status) === open);
+  const nodes = s.nodes.edges.map((e) => e.node);
+  const hasNext = s.nodes.pageInfo.hasNextPage;
+  // Every page before this one was full.
+  const from = (nodePages.page - 1) * NODES_PAGE + 1;
   return (
     <>
       <p className="muted">
@@ -90,21 +102,22 @@ function Figures({ stats: s }: { stats: Stats }) {
         {s.capacity.nodes} live {s.capacity.nodes === 1 ? "node" : "nodes"}: {s.capacity.running} / {s.capacity.slots} slots running, {s.capacity.allocatedCpu} / {s.capacity.cpus} CPU and{" "}
         {s.capacity.allocatedMemoryMb} / {s.capacity.memoryMb} MB reserved.
       </p>
-      {s.nodesTruncated && (
+      {(hasNext || nodePages.hasPrev) && nodes.length > 0 && (
         <p role="status">
-          Showing {s.nodes.length} of {s.nodeCount} nodes, the first by name (the capacity above counts them all); <Link href="/nodes">Nodes</Link> lists every one.
+          Showing nodes {from}–{from + nodes.length - 1} of {s.nodeCount} by name (the capacity above counts them all); <Link href="/nodes">Nodes</Link> filters them by pool and state.
         </p>
       )}
       <table aria-labelledby="cluster-nodes">
         <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Running</th><th scope="col">CPU reserved</th><th scope="col">Memory reserved</th></tr></thead>
         <tbody>
-          {s.nodes.map((n) => (
+          {nodes.map((n) => (
             <tr key={n.id}>
               <td>{n.name}</td><td>{n.status}</td><td>{n.running} / {n.slots}</td><td>{n.allocatedCpu} / {n.cpus}</td><td>{n.allocatedMemoryMb} / {n.memoryMb} MB</td>
             </tr>
           ))}
         </tbody>
       </table>
+      <Pager label="Cluster nodes pages" page={nodePages.page} hasPrev={nodePages.hasPrev} hasNext={hasNext} onPrev={nodePages.prev} onNext={() => nodePages.next(s.nodes.pageInfo)} />
       {s.schedulers && (
         <>
           <h2 id="cluster-schedulers">Schedulers</h2>
