@@ -24,6 +24,8 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Reads all of stdin (for --password-stdin). */
   stdin(): Promise<string>;
+  /** stdin is a terminal (a secret typed there would show, and the read waits for Ctrl-D): unset is false. */
+  stdinIsTerminal?: boolean;
   now(): number;
 }
 
@@ -34,6 +36,7 @@ export function processIo(): Io {
     err: (t) => void process.stderr.write(t),
     color: Boolean(process.stdout.isTTY) && !noColor,
     interactive: Boolean(process.stderr.isTTY),
+    stdinIsTerminal: Boolean(process.stdin.isTTY),
     env: process.env,
     stdin: async () => {
       const chunks: Buffer[] = [];

@@ -3,7 +3,8 @@
  * cannot be sent. Valid JSON of another shape was read as no logins (or, for null, "is not valid
  * JSON"); a profile whose server is 5 said `--server: "5" is not a URL` of a flag never given; a
  * token or an API key with a line break inside made fetch fail with a message holding the whole
- * secret. In-process (runCli); nothing listens on the servers named, the problems are found first.
+ * secret; `login --password-stdin` on a terminal waited for Ctrl-D, showing the password typed.
+ * In-process (runCli); nothing listens on the servers named, the problems are found first.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,7 +18,7 @@ const file = () => join(home, "kairos", "credentials.json");
 /** A port fetch refuses to connect to (a "bad port"): a request that gets this far fails at once, with no network. */
 const NOWHERE = "http://127.0.0.1:9";
 
-async function kairos(argv: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number; out: string; err: string }> {
+async function kairos(argv: string[], opts: { env?: Record<string, string>; stdin?: string; terminal?: boolean } = {}): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
   const io: Io = {
@@ -26,7 +27,9 @@ async function kairos(argv: string[], opts: { env?: Record<string, string>; stdi
     color: false,
     interactive: false,
     env: { XDG_CONFIG_HOME: home, ...opts.env },
-    stdin: async () => opts.stdin ?? "",
+    // A terminal's stdin is read until Ctrl-D: never, here.
+    stdin: opts.terminal ? () => new Promise<string>(() => undefined) : async () => opts.stdin ?? "",
+    stdinIsTerminal: opts.terminal,
     now: () => Date.now(),
   };
   const code = await runCli(argv, io);
@@ -102,5 +105,17 @@ describe("a credential that cannot be sent is refused without showing it", () =>
     expect(s.err).toBe(`kairos: the token of profile "default" (${file()}) holds a tab at character 4 of 7: a token or API key is one line of letters, digits and punctuation; give it alone (it is not shown here)\n`);
     // Spaces and a line end around one are dropped, as a header's are: the request goes out.
     expect((await kairos(["get", "jobs"], { env: { KAIROS_SERVER: NOWHERE, KAIROS_TOKEN: " abc\r\n" } })).err).toMatch(/^kairos: cannot reach /);
+  });
+});
+
+describe("kairos login --password-stdin on a terminal", () => {
+  it("is refused at once, saying how to pipe the secret: it waited for Ctrl-D with the password shown as it was typed", async () => {
+    const p = await kairos(["login", "--server", NOWHERE, "--username", "alice", "--password-stdin"], { terminal: true });
+    expect(p.code).toBe(2);
+    expect(p.err).toBe(
+      `kairos: --password-stdin reads the password from a pipe, and stdin is this terminal (what is typed would show): printf '%s' "$PASSWORD" | kairos login --server ${NOWHERE} --username alice --password-stdin (read -rs PASSWORD first reads it without showing it)\n`,
+    );
+    const k = await kairos(["login", "--server", NOWHERE, "--api-key-stdin"], { terminal: true });
+    expect(k.err).toMatch(/^kairos: --api-key-stdin reads the API key from a pipe, and stdin is this terminal/);
   });
 });

@@ -36,6 +36,11 @@ export function registerAuth(program: Command, ctx: Ctx): void {
       if (!serverRaw) throw new CliError("login needs --server URL (or KAIROS_SERVER)");
       const server = normalizeServer(serverRaw, source);
       if (Boolean(opts.passwordStdin) === Boolean(opts.apiKeyStdin)) throw new CliError("give one of --password-stdin (with --username) or --api-key-stdin");
+      // On a terminal the read waited for Ctrl-D, silently, with the secret shown as it was typed.
+      if (ctx.io.stdinIsTerminal) {
+        const [what, pipe] = opts.passwordStdin ? ["password", `printf '%s' "$PASSWORD" | kairos login --server ${serverRaw} --username ${opts.username ?? "NAME"} --password-stdin`] : ["API key", `printf '%s' "$KAIROS_API_KEY" | kairos login --server ${serverRaw} --api-key-stdin`];
+        throw new CliError(`--${opts.passwordStdin ? "password" : "api-key"}-stdin reads the ${what} from a pipe, and stdin is this terminal (what is typed would show): ${pipe} (read -rs ${opts.passwordStdin ? "PASSWORD" : "KAIROS_API_KEY"} first reads it without showing it)`);
+      }
       const secret = (await ctx.io.stdin()).replace(/\r?\n$/, "");
       if (!secret) throw new CliError(`nothing on stdin: pipe the ${opts.passwordStdin ? "password" : "API key"} in`);
       let profile: Profile;
