@@ -40,7 +40,7 @@ export function buildProgram(ctx: Ctx, current: { opts: GlobalOptions; command?:
     .description("Kairos: jobs as files, runs you can follow. Server roles: kairos dev|api|scheduler|executor (see kairos --help).")
     .version("0.1.0", "--version")
     .showHelpAfterError("(add --help for usage)")
-    .addHelpText("after", `\n${EXIT_CODES_HELP}\n\nEnvironment: KAIROS_SERVER, KAIROS_TOKEN or KAIROS_API_KEY (instead of a stored login), KAIROS_PROFILE, NO_COLOR, XDG_CONFIG_HOME.\n`);
+    .addHelpText("after", `\n${EXIT_CODES_HELP}\n\nEnvironment: KAIROS_SERVER, KAIROS_TOKEN or KAIROS_API_KEY (instead of a stored login), KAIROS_PROFILE, KAIROS_TIMEOUT (how long a request waits for an answer, default PT1M), NO_COLOR, XDG_CONFIG_HOME.\n`);
   program.exitOverride();
   program.configureOutput({ writeOut: (s) => ctx.io.out(s), writeErr: (s) => ctx.io.err(s) });
   // --server and --profile are the program's, so they may come before the command as well as

@@ -31,10 +31,15 @@ async function kairos(...argv: string[]): Promise<{ code: number; out: string; e
 const YEARS = 'years and months have no fixed length and are not accepted (got "P99Y")';
 
 describe("refusals name the flag", () => {
-  it("an argument the API refused is named by its flag: --within", async () => {
+  it("an argument the API refused is named by its flag: --within, --window, --factor, --min-runs", async () => {
     const f = await kairos("forecast", "--within", "P99Y");
     expect(f.code).toBe(2);
     expect(f.err).toMatch(new RegExp(`^kairos: --within: ${YEARS.replace(/[()]/g, "\\$&")}`));
+    expect((await kairos("stats", "--window", "P99Y")).err).toMatch(/^kairos: --window: years and months/);
+    // Named otherwise in the API (hotspotFactor, hotspotMinRuns): declared beside the options.
+    expect((await kairos("forecast", "--factor", "0.5")).err).toMatch(/^kairos: --factor: must be .*1.*1000/);
+    expect((await kairos("forecast", "--min-runs", "2000000")).err).toMatch(/^kairos: --min-runs: must be a whole number from 1 to \d+ \(got 2000000\)/);
+    expect((await kairos("forecast", "--factor", "1e1")).err).toBe('kairos: --factor: "1e1" must be a number: it has an exponent (write 10); only decimal digits are read\n');
   });
 
   it("a filter's fields are named by their flags, in the message too: --until, --since, --outcome, --action, --pool", async () => {

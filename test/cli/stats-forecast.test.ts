@@ -78,12 +78,12 @@ describe("kairos stats and forecast", () => {
   it("refuses bad windows and flags, saying what is allowed", async () => {
     const w = await kairos("stats", "--window", "PT0S");
     expect(w.code).not.toBe(0);
-    expect(w.err).toContain('window: must be from PT1M to PT24H (got "PT0S")');
+    expect(w.err).toContain('--window: must be from PT1M to PT24H (got "PT0S")');
     const f = await kairos("forecast", "--within", "P3D");
     expect(f.code).not.toBe(0);
-    expect(f.err).toContain('within: must be from PT1M to PT24H (got "P3D")');
+    expect(f.err).toContain('--within: must be from PT1M to PT24H (got "P3D")');
     const m = await kairos("forecast", "--min-runs", "2.5");
     expect(m.code).not.toBe(0);
-    expect(m.err).toContain('--min-runs: a whole number above 0 (got "2.5")');
+    expect(m.err).toContain('--min-runs: "2.5" must be a whole number: it has a fraction');
   });
 });

@@ -6,7 +6,8 @@
 import type { Command } from "commander";
 import { CliClusterStatsDocument, CliForecastDocument, type CliClusterStatsQuery, type CliForecastQuery } from "../../../generated/client/graphql.js";
 import type { Ctx } from "../context.js";
-import { CliError } from "../errors.js";
+import { fieldFlags } from "../flag-names.js";
+import { decimalFlag } from "../numbers.js";
 import { emit, humanMs, paint, parseFormat, table } from "../output.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
@@ -99,13 +100,6 @@ function ranges(ns: readonly number[]): string {
   return out.join(",") || "-";
 }
 
-function positive(flag: string, v: string | undefined, whole: boolean): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n))) throw new CliError(`${flag}: ${whole ? "a whole number" : "a number"} above 0 (got "${v}")`);
-  return n;
-}
-
 export function registerStats(program: Command, ctx: Ctx): void {
   connectionOptions(
     program
@@ -122,7 +116,7 @@ export function registerStats(program: Command, ctx: Ctx): void {
       emit(ctx.io, format, clusterStats, () => statsText(clusterStats, ctx.io));
     });
 
-  connectionOptions(
+  const forecast = connectionOptions(
     program
       .command("forecast")
       .description("runs due per pool over the next hours from the schedules (yours; an administrator's: the cluster's), with the minutes where too many jobs meet and how to spread them")
@@ -131,11 +125,13 @@ export function registerStats(program: Command, ctx: Ctx): void {
       .option("--factor <n>", "a hotspot holds more than this × the pool's median minute (default 10)")
       .option("--min-runs <n>", "…and at least this many runs (default 50)")
       .option(...OUTPUT_FLAG),
-  )
+  );
+  // The API's names for --factor and --min-runs (flag-names.ts): its range checks name the flags.
+  fieldFlags(forecast, { hotspotFactor: "--factor", hotspotMinRuns: "--min-runs" })
     .addHelpText("after", example("kairos forecast", "kairos forecast --within PT6H --pool gpu", "kairos forecast --min-runs 20 -o json"))
     .action(async (opts: { within: string; pool?: string; factor?: string; minRuns?: string; output: string }) => {
       const format = parseFormat(opts.output);
-      const vars = { within: opts.within, pool: opts.pool, hotspotFactor: positive("--factor", opts.factor, false), hotspotMinRuns: positive("--min-runs", opts.minRuns, true) };
+      const vars = { within: opts.within, pool: opts.pool, hotspotFactor: decimalFlag("--factor", opts.factor, false), hotspotMinRuns: decimalFlag("--min-runs", opts.minRuns, true) };
       const api = await ctx.api();
       const { forecast } = await api.request(CliForecastDocument, vars);
       emit(ctx.io, format, forecast, () => forecastText(forecast, ctx.io));
