@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { createS3BlobStore, type BlobStore } from "../blobs/index.js";
+import { ConfigError } from "../domain/index.js";
 import type { KairosConfig } from "../config/index.js";
 import { createMemorySharedState, createRedisSharedState, type SharedState } from "../shared-state/index.js";
 import { applyRetention, connectMongo, type Mongo } from "../store/index.js";
@@ -70,7 +71,19 @@ async function openBlobs(config: KairosConfig, log: Logger, stops: Stops): Promi
 async function startDevEmulator(config: KairosConfig, log: Logger, stops: Stops): Promise<string> {
   const { startEmulator } = await loadEmulator();
   const dataDir = join(config.dataDir, "mongo");
-  const emulator = await startEmulator({ port: 0, dataDir, log: bridge(log, "emulator") });
+  let emulator: Awaited<ReturnType<typeof startEmulator>>;
+  try {
+    emulator = await startEmulator({ port: 0, dataDir, log: bridge(log, "emulator") });
+  } catch (e) {
+    // Another kairos dev on this data dir (the emulator takes one lock per directory): say which
+    // and what to do, as a setting's refusal, instead of a stack.
+    const held = e as { name?: string; pid?: number };
+    if (held.name !== "DataDirInUseError") throw e;
+    throw new ConfigError(
+      `KAIROS_DATA_DIR (--data-dir) ${config.dataDir} is in use by another kairos dev (process ${held.pid}): two on one data directory would overwrite each other's data. ` +
+        `Stop it (Ctrl-C where it runs), or start this one with another --data-dir; if process ${held.pid} is no kairos, remove ${join(dataDir, "emulator.lock")}`,
+    );
+  }
   stops.push(() => emulator.stop());
   log.info({ uri: emulator.uri, dataDir }, "embedded MongoDB emulator started");
   return emulator.uri;

@@ -80,3 +80,4 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
 }
 
 export type { LogFn } from "./persistence.js";
+export { DataDirInUseError, LOCK_FILE } from "./dir-lock.js";

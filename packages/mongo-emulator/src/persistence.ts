@@ -29,6 +29,7 @@ import { mkdir, open, readdir, readFile, rename, rm, truncate, type FileHandle }
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import type { Collection } from "./collection.js";
+import { lockDataDir } from "./dir-lock.js";
 import type { Engine } from "./engine.js";
 import type { IndexSpec } from "./indexes.js";
 import { canonKey, normalizeInPlace, type Doc } from "./values.js";
@@ -175,6 +176,8 @@ export class Persistence {
   private compacting: Promise<void> | null = null;
   private closed = false;
   private failure: Error | null = null;
+  /** Gives back the data directory's lock (dir-lock.ts). */
+  private unlock: () => Promise<void> = async () => {};
   private readonly flushIntervalMs: number;
   private readonly compactBytes: number;
 
@@ -191,9 +194,16 @@ export class Persistence {
   /** Loads the data directory into `engine` and starts journaling its changes. */
   static async open(dir: string, engine: Engine, log: LogFn, opts: PersistenceOptions = {}): Promise<Persistence> {
     await mkdir(dir, { recursive: true });
+    const unlock = await lockDataDir(dir);
     const p = new Persistence(dir, engine, log, opts);
-    await p.load();
-    p.fh = await open(join(dir, journalName(p.seq)), "a");
+    p.unlock = unlock;
+    try {
+      await p.load();
+      p.fh = await open(join(dir, journalName(p.seq)), "a");
+    } catch (e) {
+      await unlock();
+      throw e;
+    }
     engine.hooks.journal = (record) => p.append(record);
     return p;
   }
@@ -409,6 +419,7 @@ export class Persistence {
     await this.chain;
     await this.fh?.close();
     this.fh = null;
+    await this.unlock();
   }
 }
 
