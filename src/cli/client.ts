@@ -25,10 +25,18 @@ export class ApiError extends CliError {
     readonly field?: string,
     /** The API's own messages, without the command line's advice (for a caller that advises otherwise). */
     readonly detail: string = message,
+    /** A RATE_LIMITED refusal's wait (extensions.retryAfterSeconds). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
+
+/** The longest wait a rate-limited request is retried after, and how many times (a refusal ran nothing: it is safe to send again). */
+const RATE_WAIT_MAX_S = 60;
+const RATE_TRIES = 10;
+/** A note on waiting is written at most this often (an apply of thousands waits before many requests). */
+const NOTE_EVERY_MS = 10_000;
 
 function apiError(errors: readonly GraphQLErrorShape[]): ApiError {
   const first = errors[0]!;
@@ -36,7 +44,8 @@ function apiError(errors: readonly GraphQLErrorShape[]): ApiError {
   const detail = errors.map((e) => e.message).join("; ");
   const msg = code === "UNAUTHENTICATED" ? `${detail} (log in with \`kairos login\`, or set KAIROS_TOKEN / KAIROS_API_KEY)` : detail;
   const field = typeof first.extensions?.field === "string" ? first.extensions.field : undefined;
-  return new ApiError(msg, code, field, detail);
+  const wait = Number(first.extensions?.retryAfterSeconds);
+  return new ApiError(msg, code, field, detail, Number.isFinite(wait) && wait >= 0 ? wait : undefined);
 }
 
 export interface SubscriptionSink<T> {
@@ -47,14 +56,40 @@ export interface SubscriptionSink<T> {
 
 export class GqlClient {
   private ws: Client | null = null;
+  private notedAt = -Infinity;
 
-  constructor(readonly conn: Connection) {}
+  constructor(
+    readonly conn: Connection,
+    /** Where a note for the person goes (stderr), e.g. that the command waits for the rate limit. */
+    private readonly note: (text: string) => void = () => {},
+  ) {}
 
   get wsUrl(): string {
     return this.conn.server.replace(/^http/, "ws");
   }
 
+  /**
+   * One operation. A RATE_LIMITED refusal (the server ran nothing) is sent again after the wait it
+   * names, up to RATE_TRIES times: `kairos apply` of a folder of 3,000 jobs went past the per-minute
+   * budget and failed the rest, each "retry in 1 s".
+   */
   async request<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables?: V): Promise<R> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.once(doc, variables);
+      } catch (e) {
+        const wait = e instanceof ApiError && e.code === "RATE_LIMITED" ? e.retryAfterSeconds : undefined;
+        if (wait === undefined || wait > RATE_WAIT_MAX_S || tries >= RATE_TRIES) throw e;
+        if (Date.now() - this.notedAt >= NOTE_EVERY_MS) {
+          this.notedAt = Date.now();
+          this.note(`the server asks to slow down (${(e as ApiError).detail}); waiting, and going on`);
+        }
+        await new Promise((r) => setTimeout(r, Math.max(wait, 0.05) * 1000));
+      }
+    }
+  }
+
+  private async once<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables?: V): Promise<R> {
     let res: Response;
     const timeoutMs = this.conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // The answer, headers and body, within the timeout: a server that takes the connection and

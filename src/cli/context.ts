@@ -1,7 +1,7 @@
 /** What every command gets: the I/O, the global flags, and a client made on first use. */
 import { CliMeDocument, type CliMeQuery } from "../../generated/client/graphql.js";
 import { GqlClient } from "./client.js";
-import type { Io } from "./output.js";
+import { paint, type Io } from "./output.js";
 import { resolveConnection } from "./profiles.js";
 
 export interface GlobalOptions {
@@ -23,7 +23,7 @@ export class Ctx {
   ) {}
 
   async api(): Promise<GqlClient> {
-    if (!this.client) this.client = new GqlClient(await resolveConnection(this.globals(), this.io.env));
+    if (!this.client) this.client = new GqlClient(await resolveConnection(this.globals(), this.io.env), (t) => this.io.err(paint(this.io, "gray", `[kairos] ${t}\n`)));
     return this.client;
   }
 
