@@ -59,6 +59,12 @@ describe("refusals name the flag", () => {
     expect((await kairos("schedule", "61 * * * *")).err).toMatch(/^kairos: schedule: cron: minute field value 61/);
   });
 
+  it("--params that is not JSON says where it stops parsing and what an object looks like", async () => {
+    const r = await kairos("dag", "trigger", "etl", "--params", "{DEBUG: 1}");
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^kairos: --params: not valid JSON \(.*position 1.*\); give an object in single quotes, such as --params '\{"DEBUG": "1"\}'\n$/);
+  });
+
   it("numbers given as flags are decimal digits: --limit 0x10, --next 1e1, --from 1e3 are refused saying what to write", async () => {
     const limit = await kairos("get", "runs", "--limit", "0x10");
     expect(limit.code).toBe(2);

@@ -65,8 +65,9 @@ export function registerDag(program: Command, ctx: Ctx): void {
       if (opts.params) {
         try {
           params = JSON.parse(opts.params) as Record<string, unknown>;
-        } catch {
-          throw new CliError("--params: not valid JSON");
+        } catch (e) {
+          // Where it stops parsing, and what a value looks like (a shell ate the quotes, often).
+          throw new CliError(`--params: not valid JSON (${(e as Error).message}); give an object in single quotes, such as --params '{"DEBUG": "1"}'`);
         }
       }
       const d = await findDag(ctx, ref);
