@@ -56,7 +56,7 @@ export class CreateAlertRuleInput {
 
   @Field(() => String, {
     nullable: true,
-    description: "SCHEDULE_SILENT: how long a watched schedule may go without a successful run (ISO 8601 duration, PT1S to P366D). jobId: that INTERVAL or CRON job (at least an INTERVAL's period); dagId: that scheduled DAG; neither: each INTERVAL or CRON job and scheduled DAG of yours, those made later too (not an INTERVAL whose period is longer). Not on a cluster-wide rule.",
+    description: "SCHEDULE_SILENT: how long a watched schedule may go without a successful run (ISO 8601 duration, PT1S to P366D). jobId: that INTERVAL or CRON job (at least its period, or a CRON's longest gap between fires over the next year); dagId: that scheduled DAG (likewise); neither: each INTERVAL or CRON job and scheduled DAG of yours, those made later too (not one whose period or longest gap is longer). Not on a cluster-wide rule.",
   })
   silentFor?: string | null;
 }

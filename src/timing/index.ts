@@ -18,6 +18,7 @@ export {
   type Millis,
 } from "./duration.js";
 export { CRON_MACROS, parseCron, type CronSpec } from "./cron.js";
+export { GAP_LOOKAHEAD_MS, longestCronGap, type CronGap } from "./cron-gaps.js";
 export { badDateTime, DATE_TIME_EXAMPLES, parseDateTimeText } from "./instant.js";
 export { canonicalTimeZone, formatLocal, MAX_INSTANT, MIN_INSTANT, offsetAt, transitionsBetween, type Transition } from "./zones.js";
 export type { DstGapPolicy, DstRepeatPolicy, DstSkip, DstTag, Slot } from "./dst.js";

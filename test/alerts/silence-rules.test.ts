@@ -32,15 +32,29 @@ describe("SCHEDULE_SILENT rules", () => {
     expect(checkAlertRule(input({ jobId: null, dagId: "d1" }), false)).toMatchObject({ dagId: "d1", silentForMs: 3600_000 });
   });
 
-  it("watch a recurring schedule, for at least an interval's period", () => {
-    const ok = (s: Schedule | null, silentForMs = 3600_000) => () => checkSilentSchedule(silentForMs, "PT1H", { field: "jobId", id: "j1", schedule: s, dagTimer: false });
+  it("watch a recurring schedule, for at least an interval's period or a cron's longest gap", () => {
+    const ok = (s: Schedule | null, silentForMs = 3600_000, silentFor = "PT1H") => () => checkSilentSchedule(silentForMs, silentFor, { field: "jobId", id: "j1", schedule: s, dagTimer: false }, NOW);
+    const cron = (expr: string, timezone = "UTC", over: Partial<Schedule> = {}) => schedule({ kind: "CRON", everyMs: null, every: null, cron: expr, timezone, ...over });
     expect(ok(schedule({}))).not.toThrow();
-    expect(ok(schedule({ kind: "CRON", everyMs: null, every: null, cron: "0 * * * *" }))).not.toThrow();
+    expect(ok(cron("0 * * * *"))).not.toThrow();
     expect(ok(schedule({ kind: "ONCE", everyMs: null, every: null, atMs: 1 }))).toThrow(/jobId: job j1 has a ONCE schedule: SCHEDULE_SILENT watches a recurring one \(INTERVAL or CRON\)/);
-    expect(ok(schedule({ everyMs: 7200_000, every: "PT2H" }))).toThrow(/silentFor: PT1H is shorter than the schedule's period \(PT2H\)/);
+    expect(ok(schedule({ everyMs: 7200_000, every: "PT2H" }))).toThrow(/silentFor: PT1H is shorter than the schedule's period \(PT2H\): it would fire between two runs with nothing wrong; give at least PT2H/);
     expect(ok(schedule({ everyMs: 3600_000, every: "PT1H" }))).not.toThrow();
-    expect(() => checkSilentSchedule(3600_000, "PT1H", { field: "dagId", id: "d1", schedule: null, dagTimer: false })).toThrow(/dagId: DAG d1 has no schedule/);
-    expect(() => checkSilentSchedule(3600_000, "PT1H", { field: "jobId", id: "d1", schedule: schedule({}), dagTimer: true })).toThrow(/jobId: d1 is a DAG's schedule: give dagId: "d1" instead/);
+    expect(() => checkSilentSchedule(3600_000, "PT1H", { field: "dagId", id: "d1", schedule: null, dagTimer: false }, NOW)).toThrow(/dagId: DAG d1 has no schedule/);
+    expect(() => checkSilentSchedule(3600_000, "PT1H", { field: "jobId", id: "d1", schedule: schedule({}), dagTimer: true }, NOW)).toThrow(/jobId: d1 is a DAG's schedule: give dagId: "d1" instead/);
+    // A cron is held to its longest gap, as an INTERVAL to its period: a daily one to a day.
+    expect(ok(cron("0 3 * * *"))).toThrow(
+      'silentFor: PT1H is shorter than the longest gap between fires of "0 3 * * *" in UTC over the next year (P1D, from 2026-11-29T03:00:00+00:00 to 2026-11-30T03:00:00+00:00): it would fire between two runs with nothing wrong; give at least P1D',
+    );
+    expect(ok(cron("0 3 * * *"), 86_400_000, "P1D")).not.toThrow();
+    // Weekdays only: three days over the weekend (NOW is a Saturday: the next gap is from Friday 4 December).
+    expect(ok(cron("0 3 * * 1-5"), 86_400_000, "P1D")).toThrow(/silentFor: P1D is shorter than the longest gap between fires of "0 3 \* \* 1-5" in UTC over the next year \(P3D, from 2026-12-04T03:00:00\+00:00 to 2026-12-07T03:00:00\+00:00\).*give at least P3D$/);
+    expect(ok(cron("0 3 * * 1-5"), 3 * 86_400_000, "P3D")).not.toThrow();
+    // In a DST zone the weekend that holds the autumn change is an hour longer.
+    expect(ok(cron("0 3 * * 1-5", "Europe/Berlin"), 3 * 86_400_000, "P3D")).toThrow(/\(P3DT1H, from 2027-10-29T03:00:00\+02:00 to 2027-11-01T03:00:00\+01:00\).*give at least P3DT1H$/);
+    // A cron that goes longer than silentFor may be: it cannot be watched.
+    expect(ok(cron("0 0 29 2 *"), 366 * 86_400_000, "P366D")).toThrow(/^jobId: job j1 can go P1461D without a fire \(the longest gap between fires of "0 0 29 2 \*" in UTC .*\), longer than silentFor may be \(P366D\): SCHEDULE_SILENT cannot watch it$/);
+    expect(ok(schedule({ everyMs: 400 * 86_400_000, every: "P400D" }), 366 * 86_400_000, "P366D")).toThrow(/^jobId: job j1 can go P400D without a fire \(the schedule's period \(P400D\)\), longer than silentFor may be/);
   });
 
   it("report a silence once: the firing's id is the rule, the schedule and when the silence began", () => {
@@ -68,9 +82,10 @@ describe("SCHEDULE_SILENT rules", () => {
 
   it("on all of the owner's schedules, cover the owner's recurring ones only", () => {
     const all = rule({ jobId: null });
-    const covers = (s: Schedule | null, over: { ownerId?: string; ended?: boolean } = {}) => coversSchedule(all, { ownerId: "u1", ended: false, schedule: s, ...over });
+    const covers = (s: Schedule | null, over: { ownerId?: string; ended?: boolean } = {}, r = all) => coversSchedule(r, { ownerId: "u1", ended: false, schedule: s, ...over }, NOW);
+    const cron = (expr: string, timezone = "UTC", over: Partial<Schedule> = {}) => schedule({ kind: "CRON", everyMs: null, every: null, cron: expr, timezone, ...over });
     expect(covers(schedule({}))).toBe(true);
-    expect(covers(schedule({ kind: "CRON", everyMs: null, every: null, cron: "0 * * * *" }))).toBe(true);
+    expect(covers(cron("0 * * * *"))).toBe(true);
     expect(covers(schedule({ kind: "ONCE", everyMs: null, every: null, atMs: 1 }))).toBe(false);
     expect(covers(null)).toBe(false);
     expect(covers(schedule({}), { ownerId: "u2" })).toBe(false);
@@ -78,5 +93,15 @@ describe("SCHEDULE_SILENT rules", () => {
     // An INTERVAL longer than silentFor would be silent between every two runs: not watched (as a rule naming it is refused).
     expect(covers(schedule({ everyMs: 7200_000, every: "PT2H" }))).toBe(false);
     expect(covers(schedule({ everyMs: 3600_000, every: "PT1H" }))).toBe(true);
+    // A cron likewise, by its longest gap: a daily one under PT1H is left out, every day's silence being no fault.
+    expect(covers(cron("0 3 * * *"))).toBe(false);
+    expect(covers(cron("0 3 * * *"), {}, rule({ jobId: null, silentForMs: 86_400_000 }))).toBe(true);
+    // Hourly on weekdays: an hour, but 49 hours over each weekend.
+    expect(covers(cron("0 * * * 1-5"))).toBe(false);
+    expect(covers(cron("0 * * * 1-5"), {}, rule({ jobId: null, silentForMs: 49 * 3600_000 }))).toBe(true);
+    // Hourly in Europe/Berlin: two hours across the autumn change (the repeated hour fires once, dstRepeat FIRST).
+    expect(covers(cron("0 * * * *", "Europe/Berlin"))).toBe(false);
+    expect(covers(cron("0 * * * *", "Europe/Berlin"), {}, rule({ jobId: null, silentForMs: 2 * 3600_000 }))).toBe(true);
+    expect(covers(cron("0 * * * *", "Europe/Berlin", { dstRepeat: "BOTH" }))).toBe(true);
   });
 });

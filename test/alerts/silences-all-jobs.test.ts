@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifySignature } from "../../src/core/http-signing.js";
 import { silenceTimerId } from "../../src/domain/index.js";
 import { shardOf } from "../../src/shared-state/index.js";
-import { makeUser } from "../helpers/accounts.js";
+import { code, makeUser, message } from "../helpers/accounts.js";
 import type { TestApp } from "../helpers/app.js";
-import { gqlOk, waitFor } from "../helpers/graphql.js";
+import { gql, gqlOk, waitFor } from "../helpers/graphql.js";
 import type { PrivateRedis } from "../support/local-redis.js";
 import type { Receiver } from "./receiver.js";
 import { startAlertApp, stopAlertApp } from "./alert-app.js";
@@ -153,6 +153,47 @@ describe("SCHEDULE_SILENT on all of a user's jobs", () => {
     await waitFor(async () => ((await watches().findOne({ _id: o._id })) === null ? true : null), 20_000);
     expect(await watchesOf(ruleId)).toEqual([cron, dagId].sort());
     expect(rx.on("/later")).toHaveLength(0);
+  }, 60_000);
+
+  it("leaves out a CRON job whose longest gap is longer than silentFor, as an INTERVAL; a rule naming it is refused with the gap", async () => {
+    const u = await user();
+    const daily = await job(u.token, { kind: "CRON", cron: "0 3 * * *", timezone: "Europe/Berlin" });
+    const weekdays = await job(u.token, { kind: "CRON", cron: "0 * * * 1-5" });
+    const often = await job(u.token, { kind: "CRON", cron: "*/5 * * * *" });
+    // Made after the jobs (the rule's request arms them), and before one (the job's request arms it).
+    const ruleId = await allJobsRule(u.token, "/cron-gaps", "PT1H");
+    const later = await job(u.token, { kind: "CRON", cron: "0 3 * * 1-5", timezone: "Europe/Berlin" });
+    expect(await watchesOf(ruleId)).toEqual([often]);
+    // Nor does the reconciler's sweep arm them.
+    await app.scheduler!.reconcile(app.scheduler!.ownedShards());
+    expect(await watchesOf(ruleId)).toEqual([often]);
+    // A rule whose silentFor holds the weekend (49 h for hourly on weekdays) watches that one too.
+    const wide = await allJobsRule(u.token, "/cron-gaps-wide", "P2DT1H");
+    expect(await watchesOf(wide)).toEqual([daily, weekdays, often].sort());
+
+    // A covered cron changed to a daily one: its watch ends at its next check.
+    await gqlOk(app.url, `mutation($id: ID!, $i: UpdateJobInput!) { updateJob(id: $id, input: $i) { id } }`, { id: often, i: { schedule: { kind: "CRON", cron: "30 4 * * *" } } }, u.token);
+    const w = (await watches().findOne({ _id: `${ruleId}|${often}` }))!;
+    await app.services.state.wheel.arm(w.shard, silenceTimerId(ruleId, often), Date.now());
+    await waitFor(async () => ((await watches().findOne({ _id: w._id })) === null ? true : null), 20_000);
+    expect(await watchesOf(ruleId)).toEqual([]);
+
+    // Naming one such job: refused, with the gap and what to give, as for an INTERVAL.
+    const named = (jobId: string, silentFor: string) =>
+      gql(app.url, `mutation($i: CreateAlertRuleInput!) { createAlertRule(input: $i) { id } }`, { i: { name: "one", on: ["SCHEDULE_SILENT"], jobId, silentFor, webhook: { url: `${rx.base}/one` } } }, u.token);
+    let r = await named(daily, "PT1H");
+    expect(code(r)).toBe("BAD_USER_INPUT");
+    // Europe/Berlin: 25 hours across the autumn change, whenever in the year the rule is made.
+    expect(message(r)).toMatch(/^silentFor: PT1H is shorter than the longest gap between fires of "0 3 \* \* \*" in Europe\/Berlin over the next year \(P1DT1H, from \d{4}-10-\d\dT03:00:00\+02:00 to \d{4}-10-\d\dT03:00:00\+01:00\): it would fire between two runs with nothing wrong; give at least P1DT1H$/);
+    r = await named(later, "P3D");
+    expect(message(r)).toMatch(/^silentFor: P3D is shorter than the longest gap between fires of "0 3 \* \* 1-5" in Europe\/Berlin .*give at least P3DT1H$/);
+    expect((await named(daily, "P1DT1H")).errors).toBeUndefined();
+    expect((await named(weekdays, "PT49H")).errors).toBeUndefined();
+    // Pointing the all-jobs rule at it is refused alike; the rule is left as it was.
+    r = await gql(app.url, `mutation($id: ID!, $i: UpdateAlertRuleInput!) { updateAlertRule(id: $id, input: $i) { id } }`, { id: ruleId, i: { jobId: daily } }, u.token);
+    expect(message(r)).toMatch(/^silentFor: PT1H is shorter than the longest gap between fires of "0 3 \* \* \*"/);
+    expect((await app.services.mongo.db.collection("alertRules").findOne({ _id: ruleId as never }))!.jobId).toBeNull();
+    expect(rx.on("/cron-gaps")).toHaveLength(0);
   }, 60_000);
 
   it("the reconciler arms a watch whose record was never written, counted from the job's last change", async () => {

@@ -6,6 +6,7 @@
 import { canSee, visible, visibleJob, type Principal } from "../../auth/index.js";
 import { AlertDeliveryStatus, LimitReachedError, ValidationError, type AlertDeliveryDoc, type AlertRuleDoc } from "../../domain/index.js";
 import type { Clock } from "../../shared-state/index.js";
+import { formatDuration } from "../../timing/index.js";
 import {
   countAlertRules,
   deleteAlertRule,
@@ -94,10 +95,10 @@ export class AlertRules {
       dagId: patch.dagId !== undefined ? patch.dagId : rule.dagId,
       cluster: patch.cluster ?? rule.cluster,
       webhook: patch.webhook ?? rule.webhook,
-      failureRate: patch.failureRate !== undefined ? patch.failureRate : rule.failureRate ? { window: `PT${rule.failureRate.windowMs / 1000}S`, threshold: rule.failureRate.threshold, minRuns: rule.failureRate.minRuns } : null,
-      queueLateness: patch.queueLateness !== undefined ? patch.queueLateness : rule.queueLatenessMs !== null ? `PT${rule.queueLatenessMs / 1000}S` : null,
-      deadline: patch.deadline !== undefined ? patch.deadline : rule.deadlineMs !== null ? `PT${rule.deadlineMs / 1000}S` : null,
-      silentFor: patch.silentFor !== undefined ? patch.silentFor : rule.silentForMs != null ? `PT${rule.silentForMs / 1000}S` : null,
+      failureRate: patch.failureRate !== undefined ? patch.failureRate : rule.failureRate ? { window: formatDuration(rule.failureRate.windowMs), threshold: rule.failureRate.threshold, minRuns: rule.failureRate.minRuns } : null,
+      queueLateness: patch.queueLateness !== undefined ? patch.queueLateness : rule.queueLatenessMs !== null ? formatDuration(rule.queueLatenessMs) : null,
+      deadline: patch.deadline !== undefined ? patch.deadline : rule.deadlineMs !== null ? formatDuration(rule.deadlineMs) : null,
+      silentFor: patch.silentFor !== undefined ? patch.silentFor : rule.silentForMs != null ? formatDuration(rule.silentForMs) : null,
     };
     // A field that no longer applies to the events named is dropped rather than refused.
     const on = new Set(merged.on);
@@ -169,14 +170,14 @@ export class AlertRules {
     if (jobId !== null) {
       const job = visibleJob(p, jobId, await findJob(this.deps.mongo, jobId));
       if (job.ownerId !== ownerId) throw new ValidationError("jobId", `job ${jobId} belongs to another user than the rule`);
-      if (silentForMs !== null) checkSilentSchedule(silentForMs, silentFor ?? "", { field: "jobId", id: jobId, schedule: job.schedule, dagTimer: Boolean(job.dagId) });
+      if (silentForMs !== null) checkSilentSchedule(silentForMs, silentFor ?? "", { field: "jobId", id: jobId, schedule: job.schedule, dagTimer: Boolean(job.dagId) }, this.deps.clock());
     }
     if (dagId !== null) {
       const dag = visible(p, "DAG", dagId, await findDagOwner(this.deps.mongo, dagId));
       if (dag.ownerId !== ownerId) throw new ValidationError("dagId", `DAG ${dagId} belongs to another user than the rule`);
       if (silentForMs !== null) {
         const watched = await readWatchedSchedule(this.deps.mongo, { id: dagId, dag: true });
-        checkSilentSchedule(silentForMs, silentFor ?? "", { field: "dagId", id: dagId, schedule: watched?.schedule ?? null, dagTimer: false });
+        checkSilentSchedule(silentForMs, silentFor ?? "", { field: "dagId", id: dagId, schedule: watched?.schedule ?? null, dagTimer: false }, this.deps.clock());
       }
     }
   }

@@ -7,6 +7,7 @@
  */
 import { AlertEvent, JobStatus, ScheduleKind, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
 import { findDagHeader, findJob, type Mongo, type RecurringJob } from "../../store/index.js";
+import { longestQuiet } from "./validate.js";
 
 /** The schedule a watch is on, as read now (null: the job or DAG is gone). */
 export interface WatchedSchedule {
@@ -52,12 +53,14 @@ export const isRecurring = (s: Schedule | null): boolean => s !== null && (s.kin
 
 /**
  * Whether a rule on all of its owner's schedules covers this one: the owner's, recurring (INTERVAL or
- * CRON), not ended, and not an INTERVAL whose period is longer than `silentFor` (it would be reported
- * silent between every two runs; a rule naming such a job is refused, saying so).
+ * CRON), not ended, and not one that goes longer than `silentFor` without a fire with nothing wrong
+ * (an INTERVAL's period, a CRON's longest gap over the year ahead: it would be reported silent in
+ * every such gap; a rule naming such a job is refused, saying so).
  */
-export function coversSchedule(rule: Pick<AlertRuleDoc, "ownerId" | "silentForMs">, s: Pick<WatchedSchedule, "ownerId" | "schedule" | "ended">): boolean {
+export function coversSchedule(rule: Pick<AlertRuleDoc, "ownerId" | "silentForMs">, s: Pick<WatchedSchedule, "ownerId" | "schedule" | "ended">, now: number): boolean {
   if (s.ownerId !== rule.ownerId || s.ended || !isRecurring(s.schedule) || rule.silentForMs == null) return false;
-  return s.schedule!.everyMs === null || s.schedule!.everyMs <= rule.silentForMs;
+  const quiet = longestQuiet(s.schedule!, now);
+  return quiet === null || quiet.ms <= rule.silentForMs;
 }
 
 /** A recurring job as a watched schedule, as listed (ended: COMPLETED). */

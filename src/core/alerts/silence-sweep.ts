@@ -22,6 +22,8 @@ export interface SweepPass {
   watch: (rule: AlertRuleDoc, target: WatchedSchedule, from?: Date) => Promise<void>;
   /** Jobs read per pass. */
   budget: number;
+  /** Now (epoch ms): a cron's gaps are measured from it. */
+  now: number;
 }
 
 export class SilenceSweep {
@@ -63,7 +65,7 @@ export class SilenceSweep {
 
   /** The watches one page of an owner's recurring jobs is missing (or whose due time is off), armed. */
   private async page(rules: readonly AlertRuleDoc[], page: readonly RecurringJob[], deps: SweepPass): Promise<number> {
-    const pairs = page.filter((j) => deps.mine(j._id)).flatMap((j) => rules.filter((r) => coversSchedule(r, jobCoverage(j))).map((rule) => ({ rule, job: j, id: `${rule._id}|${j._id}` })));
+    const pairs = page.filter((j) => deps.mine(j._id)).flatMap((j) => rules.filter((r) => coversSchedule(r, jobCoverage(j), deps.now)).map((rule) => ({ rule, job: j, id: `${rule._id}|${j._id}` })));
     if (pairs.length === 0) return 0;
     const stored = new Map((await findSilences(this.mongo, pairs.map((p) => p.id))).map((d) => [d._id, d]));
     let armed = 0;
@@ -72,7 +74,7 @@ export class SilenceSweep {
       // Recorded, and due when the rule says (a reported silence is looked at on its own clock).
       if (doc && (doc.reported || doc.dueAt.getTime() === doc.since.getTime() + rule.silentForMs!)) continue;
       const watched = await watchedOfJob(this.mongo, job);
-      if (!watched || !coversSchedule(rule, watched)) continue;
+      if (!watched || !coversSchedule(rule, watched, deps.now)) continue;
       await deps.watch(rule, watched, doc ? undefined : watched.changedAt);
       armed++;
     }

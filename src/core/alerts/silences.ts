@@ -138,7 +138,7 @@ export class AlertSilences {
       const page = await recurringJobsOfOwner(mongo, rule.ownerId, afterId, size);
       for (const j of page) {
         const watched = await watchedOfJob(mongo, j);
-        if (watched && coversSchedule(rule, watched)) await this.watch(rule, watched);
+        if (watched && coversSchedule(rule, watched, this.deps.clock())) await this.watch(rule, watched);
       }
       seen += page.length;
       if (page.length < size) break;
@@ -161,7 +161,7 @@ export class AlertSilences {
     const watched = await watchedOfJob(mongo, job);
     if (!watched) return;
     const from = new Date(this.deps.clock());
-    for (const rule of rules) if (coversSchedule(rule, watched)) await this.watch(rule, watched, from);
+    for (const rule of rules) if (coversSchedule(rule, watched, from.getTime())) await this.watch(rule, watched, from);
   }
 
   /**
@@ -179,7 +179,7 @@ export class AlertSilences {
     const scope = rule ? silenceScope(rule) : null;
     const named = scope !== null && (scope.all || (scope.id === jobId && scope.dag === s.dag));
     const watched = named ? await readWatchedSchedule(mongo, { id: jobId, dag: s.dag }) : null;
-    if (!rule || !scope || !watched || (scope.all && !coversSchedule(rule, watched))) {
+    if (!rule || !scope || !watched || (scope.all && !coversSchedule(rule, watched, this.deps.clock()))) {
       await deleteSilence(mongo, id);
       return null;
     }
@@ -252,7 +252,7 @@ export class AlertSilences {
     }
     const key = [...shards].sort((a, b) => a - b).join(",");
     const all = rules.filter((r) => silenceScope(r)?.all === true);
-    armed += await this.sweep.pass(key, all, { mine, budget: MAX_WATCHES_PER_PASS, watch: (rule, target, from) => this.watch(rule, target, from) });
+    armed += await this.sweep.pass(key, all, { mine, budget: MAX_WATCHES_PER_PASS, now: this.deps.clock(), watch: (rule, target, from) => this.watch(rule, target, from) });
     const afterId = this.rearmAt.get(key) ?? "";
     const page = await silencesOfShards(mongo, shards, afterId, MAX_WATCHES_PER_PASS);
     this.rearmAt.delete(key);

@@ -3,7 +3,7 @@
  * allowed. Ownership and existence of the job or DAG are the service's (rules.ts).
  */
 import { ALERT_CLUSTER_EVENTS, ALERT_SENT_ONLY_EVENTS, AlertEvent, HIDDEN_CHARACTERS_RULE, ScheduleKind, ValidationError, hasHiddenCharacters, unpairedSurrogateProblem, urlParseProblem, type AlertRuleDoc, type Schedule } from "../../domain/index.js";
-import { parsePositiveDuration } from "../../timing/index.js";
+import { formatDuration, formatLocal, longestCronGap, parsePositiveDuration, type CronGap } from "../../timing/index.js";
 
 export interface AlertRuleInput {
   name: string;
@@ -87,19 +87,39 @@ export function checkAlertRule(input: AlertRuleInput, isAdmin: boolean): Checked
 }
 
 /**
+ * How long a recurring schedule goes between two fires at most, with nothing wrong: an INTERVAL's
+ * period; a CRON's longest gap between consecutive fires over the year ahead (timing/cron-gaps.ts,
+ * cached per expression and zone). Null: not recurring, or a cron that fires at most once more.
+ */
+export function longestQuiet(s: Schedule, now: number): (CronGap & { cron: true }) | { ms: number; cron: false } | null {
+  if (s.kind === ScheduleKind.INTERVAL && s.everyMs !== null) return { ms: s.everyMs, cron: false };
+  if (s.kind !== ScheduleKind.CRON || s.cron === null) return null;
+  const gap = longestCronGap(s, now);
+  return gap && { ...gap, cron: true };
+}
+
+/**
  * The schedule a SCHEDULE_SILENT rule watches, checked against it: a recurring one (INTERVAL or
  * CRON; a one-off has no schedule to go quiet), named by its DAG when it is a DAG's, and not watched
- * for less than its own period (it would fire between every two runs).
+ * for less than it goes without a fire with nothing wrong (an INTERVAL's period, a CRON's longest
+ * gap: it would fire between two runs).
  */
-export function checkSilentSchedule(silentForMs: number, silentFor: string, s: { field: "jobId" | "dagId"; id: string; schedule: Schedule | null; dagTimer: boolean }): void {
+export function checkSilentSchedule(silentForMs: number, silentFor: string, s: { field: "jobId" | "dagId"; id: string; schedule: Schedule | null; dagTimer: boolean }, now: number): void {
   if (s.dagTimer) throw new ValidationError(s.field, `${s.id} is a DAG's schedule: give dagId: "${s.id}" instead of jobId`);
   if (s.schedule === null) throw new ValidationError(s.field, `DAG ${s.id} has no schedule: SCHEDULE_SILENT watches a scheduled DAG, or an INTERVAL or CRON job`);
   if (s.schedule.kind !== ScheduleKind.INTERVAL && s.schedule.kind !== ScheduleKind.CRON) {
     throw new ValidationError(s.field, `${s.field === "jobId" ? "job" : "DAG"} ${s.id} has a ${s.schedule.kind} schedule: SCHEDULE_SILENT watches a recurring one (INTERVAL or CRON)`);
   }
-  if (s.schedule.everyMs !== null && silentForMs < s.schedule.everyMs) {
-    throw new ValidationError("silentFor", `${silentFor} is shorter than the schedule's period (${s.schedule.every}): it would fire between every two runs; give at least ${s.schedule.every}`);
+  const quiet = longestQuiet(s.schedule, now);
+  if (quiet === null || silentForMs >= quiet.ms) return;
+  const what = s.field === "jobId" ? `job ${s.id}` : `DAG ${s.id}`;
+  const gap = quiet.cron
+    ? `the longest gap between fires of "${s.schedule.cron}" in ${s.schedule.timezone} over the next year (${formatDuration(quiet.ms)}, from ${formatLocal(s.schedule.timezone, quiet.from)} to ${formatLocal(s.schedule.timezone, quiet.to)})`
+    : `the schedule's period (${s.schedule.every})`;
+  if (quiet.ms > MAX_SILENT_FOR_MS) {
+    throw new ValidationError(s.field, `${what} can go ${formatDuration(quiet.ms)} without a fire (${gap}), longer than silentFor may be (P366D): SCHEDULE_SILENT cannot watch it`);
   }
+  throw new ValidationError("silentFor", `${silentFor} is shorter than ${gap}: it would fire between two runs with nothing wrong; give at least ${quiet.cron ? formatDuration(quiet.ms) : s.schedule.every}`);
 }
 
 function checkUrl(raw: string): string {
