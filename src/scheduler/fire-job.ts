@@ -133,11 +133,11 @@ export class JobFirer<J extends FiringJob = JobDoc> {
       } finally {
         waiting.release(job.ownerId, size);
       }
-      const { run, created, skipped, backlog } = made;
-      if (run && created && run.notBefore) staged.push(run._id);
-      out.entries.push(runOutcome(req, run ? { runId: run._id } : { runId: null, skipped, ...(backlog ? { outcome: "SKIPPED_BACKLOG" as const } : {}) }, now));
+      const { made: fired, created, skipped, backlog } = made;
+      if (fired && created && fired.staged) staged.push(fired.id);
+      out.entries.push(runOutcome(req, fired ? { runId: fired.id } : { runId: null, skipped, ...(backlog ? { outcome: "SKIPPED_BACKLOG" as const } : {}) }, now));
       if (backlog) this.logBacklog(job, null, now);
-      if (run) out.fired++;
+      if (fired) out.fired++;
     }
     return out;
   }

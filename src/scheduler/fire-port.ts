@@ -6,7 +6,7 @@
  */
 import type { AlertDeadlines, RunService } from "../core/index.js";
 import { FireLedger } from "../core/index.js";
-import type { JobDoc, RunDoc } from "../domain/index.js";
+import type { JobDoc } from "../domain/index.js";
 import { advanceJob, createAdvanceBatch, findJob, findRunByFireKey } from "../store/index.js";
 import type { Mongo } from "../store/index.js";
 import type { SharedState, ShardFence } from "../shared-state/index.js";
@@ -15,10 +15,10 @@ import type { FireJob, JobAdvance, LedgerEntry, RunRequest } from "../timing/ind
 /** The job as a fire reads it: what the decisions read, and its owner (the waiting-runs bound). */
 export type FiringJob = FireJob & Pick<JobDoc, "ownerId">;
 
-/** What creating one slot's run gave (RunService.materialize's answer). */
+/** What one slot's fire made (RunService.fire's answer): a run, or a scheduled DAG's DAG run. */
 export interface CreatedRun {
-  /** The run: created now, or found under its fireKey (a replay); null when refused. */
-  run: Pick<RunDoc, "_id" | "notBefore"> | null;
+  /** What was made now, or found under its fireKey (a replay), and whether it waits for its slot's time (staged); null when refused. */
+  made: { id: string; staged: boolean } | null;
   created: boolean;
   skipped: string | null;
   /** Refused for the owner's backlog (a scheduled DAG's first tasks), not the overlap policy. */
@@ -63,7 +63,7 @@ export function storeFirePort({ mongo, state, runs }: StoreFirePortDeps): FirePo
     loadJob: (jobId) => findJob(mongo, jobId),
     waiting: runs.waiting,
     findRunByFireKey: (key) => findRunByFireKey(mongo, key),
-    createRun: (job, req) => runs.materialize(job, { scheduledFor: req.slot.at, trigger: "SCHEDULE", notBefore: req.notBefore }),
+    createRun: (job, req) => runs.fire(job, { scheduledFor: req.slot.at, trigger: "SCHEDULE", notBefore: req.notBefore }),
     recordLedger: async (job, entries, now) => {
       await ledger.record(job, entries, now);
     },

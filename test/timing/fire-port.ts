@@ -61,16 +61,16 @@ export class ModelStore {
   /** RunService.materialize, modelled: replay → the run found; else the overlap table decides. */
   materialize(job: FireJob, req: RunRequest, now: number): CreatedRun {
     const found = this.runs.get(req.fireKey);
-    if (found) return { run: { _id: found, notBefore: null }, created: false, skipped: null };
+    if (found) return { made: { id: found, staged: false }, created: false, skipped: null };
     const decision = decideOverlap(job.overlap, this.overlap);
-    if (decision === "SKIP") return { run: null, created: false, skipped: `a run is still active (overlap policy ${job.overlap})` };
+    if (decision === "SKIP") return { made: null, created: false, skipped: `a run is still active (overlap policy ${job.overlap})` };
     this.overlap = applyOverlap(this.overlap, decision);
     this.decisions.push(decision);
     const runId = `run-${req.fireKey}`;
     this.runs.set(req.fireKey, runId);
     const staged = req.notBefore !== undefined && req.notBefore > now;
     if (staged) this.staged.set(req.fireKey, req.notBefore!);
-    return { run: { _id: runId, notBefore: staged ? new Date(req.notBefore!) : null }, created: true, skipped: null };
+    return { made: { id: runId, staged }, created: true, skipped: null };
   }
 }
 

@@ -33,6 +33,18 @@ export interface Materialized {
   run: RunDoc | null;
   created: boolean;
   skipped: string | null;
+}
+
+/**
+ * What one schedule slot's fire made, whatever the job is: its run, or for a scheduled DAG's timer
+ * job its DAG run (the scheduler's fire path records either id in the ledger, and takes back what
+ * it staged ahead by it).
+ */
+export interface Fired {
+  /** What was made (or found: a replay): its id, and whether it waits for its slot's time (staged). Null when refused. */
+  made: { id: string; staged: boolean } | null;
+  created: boolean;
+  skipped: string | null;
   /** `skipped` for the owner's backlog (a scheduled DAG's first tasks over KAIROS_MAX_WAITING_RUNS), not the overlap policy. */
   backlog?: boolean;
 }
@@ -111,14 +123,30 @@ export class Materializer {
    * Returns `run: null` when the policy skipped the fire.
    */
   materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
+    if (job.dagId) return Promise.reject(new Error(`job ${job._id} is DAG ${job.dagId}'s timer: its fires make DAG runs (Materializer.fire)`));
     return withFireSpan(job, { slotAt: args.scheduledFor, trigger: args.trigger, now: this.deps.clock() }, () => this.create(job, args));
+  }
+
+  /**
+   * One schedule slot's fire of `job`: its run (see {@link materialize}), or, for a scheduled DAG's
+   * timer job, the DAG run the DAG engine makes for it (once per fire key) under the timer job's
+   * overlap lock.
+   */
+  fire(job: JobDoc, args: MaterializeArgs): Promise<Fired> {
+    return withFireSpan(job, { slotAt: args.scheduledFor, trigger: args.trigger, now: this.deps.clock() }, async () => {
+      if (!job.dagId) {
+        const { run, created, skipped } = await this.create(job, args);
+        return { made: run ? { id: run._id, staged: run.notBefore !== null } : null, created, skipped };
+      }
+      const dags = this.deps.dags();
+      if (!dags) throw new Error(`DAG ${job.dagId} fired before the DAG engine was connected`);
+      return this.fireDag(job, args, dags);
+    });
   }
 
   private async create(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
     const { mongo } = this.deps;
     const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
-    const dags = job.dagId ? this.deps.dags() : null;
-    if (dags) return this.materializeDag(job, args, key, dags);
     const id = newId();
     let status: RunStatus = RunStatus.QUEUED;
     let replaced: string | null = null;
@@ -147,17 +175,14 @@ export class Materializer {
     return { run, created: true, skipped: null };
   }
 
-  /**
-   * A fire of a scheduled DAG's timer job: the DAG engine makes the DAG run (once per fire key)
-   * under this job's overlap lock. What the scheduler's fire path records (the ledger's run id,
-   * staging) is the DAG run's id, in a run-shaped answer that is never stored.
-   */
-  private async materializeDag(job: JobDoc, args: MaterializeArgs, key: string, dags: DagPort): Promise<Materialized> {
+  /** A scheduled DAG's timer job fired: the DAG engine makes the DAG run, under the timer job's overlap lock. */
+  private async fireDag(job: JobDoc, args: MaterializeArgs, dags: DagPort): Promise<Fired> {
+    const key = args.fireKey ?? fireKey(job._id, args.scheduledFor);
+    const notBefore = args.notBefore !== undefined && args.notBefore > this.deps.clock() ? args.notBefore : null;
     const lock: DagFireLock = { take: (id, subject) => this.deps.overlap.take(job, id, subject), release: (id, subject) => this.deps.overlap.release(job._id, id, subject) };
     const fired = await dags.fire(job, { fireKey: key, scheduledFor: args.scheduledFor, trigger: args.trigger, notBefore: args.notBefore ?? null, ignoreOverlap: args.ignoreOverlap ?? false }, lock);
-    if (!fired.dagRunId) return { run: null, created: false, skipped: fired.skipped, ...(fired.backlog ? { backlog: true } : {}) };
-    const stand = newRun(job, args, { id: fired.dagRunId, key, status: RunStatus.QUEUED, overlap: job.overlap, now: this.deps.clock() });
-    return { run: stand, created: fired.created, skipped: null };
+    if (!fired.dagRunId) return { made: null, created: false, skipped: fired.skipped, ...(fired.backlog ? { backlog: true } : {}) };
+    return { made: { id: fired.dagRunId, staged: notBefore !== null }, created: fired.created, skipped: null };
   }
 
   /** Inserts the run; when its fire already has one (a duplicate key), that run is returned instead. */

@@ -10,7 +10,7 @@ import { Attempts } from "./attempts.js";
 import { Cancellation, type SystemCancel } from "./cancellation.js";
 import { ClaimMarkerDrops } from "./claim-markers.js";
 import { Claims } from "./claims.js";
-import { Materializer, type MaterializeArgs, type Materialized } from "./materialize.js";
+import { Materializer, type Fired, type MaterializeArgs, type Materialized } from "./materialize.js";
 import { OverlapLocks, type LockRequest, type LockSubject, type RequestLock } from "./overlap.js";
 import { ReadyQueueing } from "./ready.js";
 import { Retries } from "./retries.js";
@@ -105,6 +105,11 @@ export class RunService {
   /** Creates the run for one fire of a job (see {@link Materializer.materialize}). */
   materialize(job: JobDoc, args: MaterializeArgs): Promise<Materialized> {
     return this.materializer.materialize(job, args);
+  }
+
+  /** One schedule slot's fire: the job's run, or a scheduled DAG's DAG run (see {@link Materializer.fire}). */
+  fire(job: JobDoc, args: MaterializeArgs): Promise<Fired> {
+    return this.materializer.fire(job, args);
   }
 
   /** The overlap decision for a new holder `runId` of `job`'s lock, taken unless SKIP (see {@link OverlapLocks.take}). */
