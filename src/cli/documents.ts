@@ -9,7 +9,7 @@ import { join, relative } from "node:path";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YamlNode } from "yaml";
 import type { CreateDagInput, CreateJobInput, ScheduleInput } from "../../generated/client/graphql.js";
 import { normalizeRetry, normalizeSchedule, ScheduleError } from "../timing/index.js";
-import { CliError, EXIT } from "./errors.js";
+import { CliError, EXIT, fileProblem } from "./errors.js";
 import { jobFileSchema, validate, type JsonSchema } from "./json-schema.js";
 
 export type Path = Array<string | number>;
@@ -55,20 +55,8 @@ export function parseFieldPath(field: string): Path {
 
 const FILE_RE = /\.(ya?ml|json)$/i;
 
-/** A file or folder that cannot be read, in words (the system's code names the cause). */
-function unreadable(p: string, e: unknown): CliError {
-  const code = (e as NodeJS.ErrnoException).code;
-  const why: Record<string, string> = {
-    ENOENT: "no such file or directory",
-    ENOTDIR: "no such file or directory (a part of the path is a file)",
-    EACCES: "permission denied",
-    EPERM: "permission denied",
-    ELOOP: "a symbolic link that leads back to itself",
-    EISDIR: "a folder where a file was expected",
-    ENAMETOOLONG: "the path is too long",
-  };
-  return new CliError(`${p}: ${why[code ?? ""] ?? `cannot be read (${(e as Error).message})`}`);
-}
+/** A file or folder that cannot be read, in words. */
+const unreadable = (p: string, e: unknown) => new CliError(`${p}: ${fileProblem(e)}`);
 
 /**
  * The files under `path` (itself if a file), sorted, for each -f given. A folder reached again

@@ -3,10 +3,10 @@
  * `~/.config/kairos/`), the directory 0700 and the file 0600, one entry per profile. For CI,
  * `KAIROS_SERVER` with `KAIROS_TOKEN` or `KAIROS_API_KEY` stand in for a stored login.
  */
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { CliError } from "./errors.js";
+import { CliError, fileProblem } from "./errors.js";
 import { requestTimeoutMs } from "./network.js";
 
 export interface Profile {
@@ -36,7 +36,7 @@ export async function readCredentials(env: NodeJS.ProcessEnv): Promise<Credentia
     text = await readFile(credentialsPath(env), "utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { profiles: ownProfiles({}) };
-    throw e;
+    throw new CliError(`cannot read the stored logins in ${credentialsPath(env)}: ${fileProblem(e)}${ELSEWHERE}`);
   }
   let parsed: unknown;
   try {
@@ -105,14 +105,22 @@ function ownProfiles(profiles: Record<string, Profile>): Record<string, Profile>
 /** Writes the file 0600 in a 0700 directory, through a temporary file renamed over it. */
 export async function writeCredentials(env: NodeJS.ProcessEnv, file: CredentialsFile): Promise<void> {
   const dir = configDir(env);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
   const path = credentialsPath(env);
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  await chmod(tmp, 0o600);
-  await rename(tmp, path);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+    await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    await chmod(tmp, 0o600);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new CliError(`cannot keep the login in ${path}: ${fileProblem(e)}${ELSEWHERE}`);
+  }
 }
+
+/** What to do when the stored logins' file cannot be used. */
+const ELSEWHERE = "; set XDG_CONFIG_HOME to a directory of yours, or give KAIROS_SERVER with KAIROS_TOKEN or KAIROS_API_KEY instead of a stored login";
 
 /** The profile a command uses: --profile, else KAIROS_PROFILE, else the last one logged in to, else "default". */
 export function profileName(flag: string | undefined, env: NodeJS.ProcessEnv, file: CredentialsFile): string {

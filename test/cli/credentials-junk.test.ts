@@ -6,11 +6,12 @@
  * secret; `login --password-stdin` on a terminal waited for Ctrl-D, showing the password typed.
  * In-process (runCli); nothing listens on the servers named, the problems are found first.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, rmdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Io } from "../../src/cli/output.js";
+import { credentialsPath, writeCredentials } from "../../src/cli/profiles.js";
 import { runCli } from "../../src/cli/program.js";
 
 let home = "";
@@ -117,5 +118,36 @@ describe("kairos login --password-stdin on a terminal", () => {
     );
     const k = await kairos(["login", "--server", NOWHERE, "--api-key-stdin"], { terminal: true });
     expect(k.err).toMatch(/^kairos: --api-key-stdin reads the API key from a pipe, and stdin is this terminal/);
+  });
+});
+
+describe("a credentials file that cannot be read or written", () => {
+  const ELSEWHERE = "; set XDG_CONFIG_HOME to a directory of yours, or give KAIROS_SERVER with KAIROS_TOKEN or KAIROS_API_KEY instead of a stored login";
+
+  it("says why, and what to do instead, without a stack", async () => {
+    // XDG_CONFIG_HOME under a file, and credentials.json a folder.
+    await writeFile(join(home, "a-file"), "");
+    const under = await kairos(["get", "jobs"], { env: { XDG_CONFIG_HOME: join(home, "a-file") } });
+    expect(under.code).toBe(2);
+    expect(under.err).toBe(`kairos: cannot read the stored logins in ${join(home, "a-file", "kairos", "credentials.json")}: no such file or directory (a part of the path is a file)${ELSEWHERE}\n`);
+    await rm(file(), { force: true });
+    await mkdir(file());
+    try {
+      expect((await kairos(["whoami"])).err).toBe(`kairos: cannot read the stored logins in ${file()}: a folder where a file was expected${ELSEWHERE}\n`);
+    } finally {
+      await rmdir(file());
+    }
+  });
+
+  it("a login that cannot be kept says why", async () => {
+    const env = { XDG_CONFIG_HOME: home };
+    // The file is written beside itself first, then renamed: a folder in that place stops it.
+    const tmp = `${credentialsPath(env)}.${process.pid}.tmp`;
+    await mkdir(tmp);
+    try {
+      await expect(writeCredentials(env, { profiles: {} })).rejects.toThrow(`cannot keep the login in ${credentialsPath(env)}: a folder where a file was expected${ELSEWHERE}`);
+    } finally {
+      await rmdir(tmp);
+    }
   });
 });
