@@ -23,10 +23,10 @@ export default defineConfig({
     globalSetup: ["test/setup/global.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Three files at a time on a machine of two cores: with two, a third of the CPU stayed idle
-    // (most integration files wait on timers, leases and child processes), and the suite took
-    // 17–18 min on a quiet host. Bounded all the same: each file starts servers and processes.
-    maxWorkers: 3,
+    // Two cores: integration files start servers and child processes; keep contention bounded.
+    // Three workers were tried (2026-11-28): the longest files, started first, are multi-process
+    // clusters, and three of them starting at once on two cores missed their 120 s start under load.
+    maxWorkers: 2,
     // Longest files first (durations of the last run, else test/setup/durations.json), so the
     // workers end together: a fresh clone has no durations of its own (test/setup/sequencer.ts).
     sequence: { sequencer: LongestFirst },
