@@ -4,9 +4,11 @@
  * defaults (the MongoDB emulator and the in-memory adapters), unless MONGO_URL / REDIS_URL say
  * otherwise.
  */
-import { mkdir } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, mkdir } from "node:fs/promises";
 import type { ApiServer } from "../api/index.js";
 import type { KairosConfig } from "../config/index.js";
+import { ConfigError, fileProblem } from "../domain/index.js";
 import type { Executor } from "../executor/index.js";
 import type { Scheduler } from "../scheduler/index.js";
 import { pingMongo } from "../store/index.js";
@@ -47,7 +49,7 @@ export async function startKairos(config: KairosConfig, opts: StartOptions): Pro
   try {
     // First on, last off: every component's spans are made and flushed while it is on.
     if (config.tracing) stops.push(startTracing(config.tracing, config.role, log));
-    if (config.role === "dev") await mkdir(config.dataDir, { recursive: true });
+    if (config.role === "dev") await devDataDir(config.dataDir);
     const stores = await openStores(config, log, stops);
     const services = await buildServices(config, stores, { log, clock, stageAheadMs: opts.scheduler?.stageAheadMs ?? config.stageAheadMs }, stops);
     const generatedAdminPassword = has("api") ? await ensureAdmin(config, services) : null;
@@ -81,4 +83,18 @@ async function ensureAdmin(config: KairosConfig, services: Pick<AppServices, "us
   if (admin.created) services.log.info({ username: config.adminUser, generated: admin.generatedPassword !== null }, "bootstrap admin created");
   if (admin.updated) services.log.info({ username: config.adminUser }, "bootstrap admin password set from KAIROS_ADMIN_PASSWORD");
   return admin.generatedPassword;
+}
+
+/**
+ * kairos dev's data directory, made if missing and writable, or refused as a setting (one line,
+ * exit 2): a --data-dir naming a file said `Error: EEXIST: file already exists, mkdir …` and a stack.
+ */
+async function devDataDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (e) {
+    const problem = (e as NodeJS.ErrnoException).code === "EEXIST" ? "a file is there, not a folder" : fileProblem(e);
+    throw new ConfigError(`KAIROS_DATA_DIR (--data-dir) ${dir}: ${problem}; give a folder kairos dev may write (it is made if missing)`);
+  }
 }

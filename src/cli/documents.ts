@@ -9,7 +9,8 @@ import { join, relative } from "node:path";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YamlNode } from "yaml";
 import type { CreateDagInput, CreateJobInput, ScheduleInput } from "../../generated/client/graphql.js";
 import { normalizeRetry, normalizeSchedule, ScheduleError } from "../timing/index.js";
-import { CliError, EXIT, fileProblem } from "./errors.js";
+import { fileProblem } from "../domain/index.js";
+import { CliError, EXIT } from "./errors.js";
 import { jobFileSchema, validate, type JsonSchema } from "./json-schema.js";
 
 export type Path = Array<string | number>;

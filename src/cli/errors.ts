@@ -39,20 +39,3 @@ export const EXIT_CODES_HELP = `Exit codes:
   130   a followed run was cancelled
   128+N a followed run was killed by signal N`;
 
-/** Why a file could not be read or written, in words (the system's code names the cause). */
-export function fileProblem(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code ?? "";
-  const words: Record<string, string> = {
-    ENOENT: "no such file or directory",
-    ENOTDIR: "no such file or directory (a part of the path is a file)",
-    EACCES: "permission denied",
-    EPERM: "permission denied",
-    ELOOP: "a symbolic link that leads back to itself",
-    EISDIR: "a folder where a file was expected",
-    ENAMETOOLONG: "the path is too long",
-    EROFS: "the file system is read-only",
-    ENOSPC: "no space left on the device",
-    EDQUOT: "the disk quota is used up",
-  };
-  return words[code] ?? `it cannot be used (${(e as Error).message})`;
-}

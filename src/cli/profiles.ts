@@ -6,7 +6,8 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { CliError, fileProblem } from "./errors.js";
+import { fileProblem } from "../domain/index.js";
+import { CliError } from "./errors.js";
 import { requestTimeoutMs } from "./network.js";
 
 export interface Profile {

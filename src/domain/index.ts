@@ -7,6 +7,7 @@ export * from "./dag-documents.js";
 export * from "./dags.js";
 export * from "./display-text.js";
 export * from "./decimal-text.js";
+export * from "./file-problems.js";
 export * from "./url-problems.js";
 export * from "./alerts.js";
 export * from "./artifacts.js";

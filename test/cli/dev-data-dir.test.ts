@@ -2,10 +2,11 @@
  * Two `kairos dev` on one data directory (`npm start` in two terminals, ./.kairos both): the second
  * started, its emulator appending to the first one's journal, and marked the first one's executor
  * DEAD for silence. It is now refused with one line naming the process that holds the directory and
- * what to do; once the first has stopped, a start there works. From the sources (tsx), as taken-port.
+ * what to do; once the first has stopped, a start there works. A data dir that is a file is refused
+ * the same way. From the sources (tsx), as taken-port.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -42,6 +43,14 @@ afterAll(async () => {
 });
 
 describe("kairos dev: one per data directory", { timeout: 240_000 }, () => {
+  it("refuses a --data-dir that is a file with one line (it printed EEXIST and a stack)", async () => {
+    const file = join(dir, "a-file");
+    await writeFile(file, "");
+    const p = dev(file);
+    expect(await p.exited).toBe(2);
+    expect(p.err()).toBe(`kairos: KAIROS_DATA_DIR (--data-dir) ${file}: a file is there, not a folder; give a folder kairos dev may write (it is made if missing)\n`);
+  });
+
   it("refuses a second one on the data dir with one line; after the first stops, one starts there", async () => {
     const data = join(dir, "data");
     const first = dev(data);
