@@ -88,7 +88,7 @@ describe("kairos as a stranger uses it", { timeout: 300_000 }, () => {
     const kairos = as(token);
     const bad = await kairos(["audit", "--outcome", "maybe"]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain('filter.outcome: "MAYBE" is not an outcome of a call; allowed: OK, UNKNOWN, UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT, NOT_FOUND');
+    expect(bad.err).toContain('kairos: --outcome: "MAYBE" is not an outcome of a call; allowed: OK, UNKNOWN, UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT, NOT_FOUND');
     const api = await gql(t.app.url, `{ auditLog(filter: { outcome: "" }) { edges { node { seq } } } }`, {}, token);
     expect(api.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
     expect(api.errors?.[0]?.extensions?.field).toBe("filter.outcome");
