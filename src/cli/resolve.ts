@@ -80,3 +80,19 @@ export async function findDag(ctx: Ctx, ref: string): Promise<CliDagFieldsFragme
     throw e;
   }
 }
+
+/**
+ * `fn`, a call about the run `ref`, with the API's "not found" said as a run of yours that is not
+ * there. Only NOT_FOUND (or a refused id): a refusal of another argument (`offset: must be …` for
+ * `kairos logs --from`) said `run "…" not found: offset: …`, of a run that is there.
+ */
+export async function runNotFound<T>(ref: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ApiError && (e.code === "NOT_FOUND" || (e.code === "BAD_USER_INPUT" && (e.field === "id" || e.field === "runId")))) {
+      throw new CliError(`run "${ref}" not found: no run of yours has that id${e.code === "BAD_USER_INPUT" ? ` (${e.detail})` : ""}`);
+    }
+    throw e;
+  }
+}

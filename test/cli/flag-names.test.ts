@@ -72,6 +72,11 @@ describe("refusals name the flag", () => {
     expect((await kairos("schedule", "PT1H", "--next", "1e1")).err).toBe('kairos: --next: "1e1" must be a whole number from 1 to 100: it has an exponent (write 10); only decimal digits are read\n');
     expect((await kairos("logs", "6650c1f2e4b0a1b2c3d4e5f6", "--from", "1e3")).err).toMatch(/^kairos: --from: "1e3" must be a whole number from 0 to \d+: it has an exponent \(write 1000\)/);
     expect((await kairos("audit", "--limit", " ")).err).toBe('kairos: --limit: " " must be a whole number from 1 to 10000: it is blank\n');
+    // Past what the API's offset takes (a GraphQL Int), refused here: the API's refusal said "run … not found: offset: …".
+    expect((await kairos("logs", "6650c1f2e4b0a1b2c3d4e5f6", "--from", "3000000000")).err).toBe('kairos: --from: "3000000000" must be a whole number from 0 to 2147483647\n');
+    // A run that is not there is said once.
+    expect((await kairos("describe", "run", "6650c1f2e4b0a1b2c3d4e5f6")).err).toBe('kairos: run "6650c1f2e4b0a1b2c3d4e5f6" not found: no run of yours has that id\n');
+    expect((await kairos("logs", "6650c1f2e4b0a1b2c3d4e5f6")).err).toBe('kairos: run "6650c1f2e4b0a1b2c3d4e5f6" not found: no run of yours has that id\n');
     expect((await kairos("schedule", "PT1H", "--next", "3", "-o", "json")).code).toBe(0);
   });
 });

@@ -2,12 +2,12 @@
 import type { Command } from "commander";
 import { CliCreateJobDocument, CliRunLogsDocument, CliRunsDocument, CliTriggerJobDocument, type CreateJobInput } from "../../../generated/client/graphql.js";
 import { execute, plan } from "../apply.js";
-import { ApiError } from "../client.js";
 import type { Ctx } from "../context.js";
 import { listFiles, loadDocuments } from "../documents.js";
 import { CliError, EXIT_CODES_HELP } from "../errors.js";
 import { followLogs, followRun } from "../follow.js";
 import { wholeNumberFlag } from "../numbers.js";
+import { runNotFound } from "../resolve.js";
 import { connectionOptions, example } from "./common.js";
 
 export function registerFollow(program: Command, ctx: Ctx): void {
@@ -21,8 +21,9 @@ export function registerFollow(program: Command, ctx: Ctx): void {
   )
     .addHelpText("after", example("kairos logs 6650c1f2e4b0a1b2c3d4e5f6", "kairos logs 6650c1f2e4b0a1b2c3d4e5f6 -f") + "\nstdout of the run goes to stdout, its stderr and Kairos's notes to stderr.\n")
     .action(async (runId: string, opts: { follow?: boolean; from: string }) => {
-      const from = wholeNumberFlag("--from", opts.from, 0, Number.MAX_SAFE_INTEGER);
-      try {
+      // A byte offset the API takes (a GraphQL Int): past it, the API's refusal was told as "run not found".
+      const from = wholeNumberFlag("--from", opts.from, 0, 2_147_483_647);
+      await runNotFound(runId, async () => {
         if (opts.follow) {
           await followLogs(ctx, runId, { fromOffset: from });
           return;
@@ -38,10 +39,7 @@ export function registerFollow(program: Command, ctx: Ctx): void {
             offset = c.offset + c.size;
           }
         }
-      } catch (e) {
-        if (e instanceof ApiError && (e.code === "NOT_FOUND" || e.code === "BAD_USER_INPUT")) throw new CliError(`run "${runId}" not found: ${e.message}`);
-        throw e;
-      }
+      });
     });
 
   connectionOptions(

@@ -14,7 +14,6 @@ import {
   type RunStatus,
 } from "../../../generated/client/graphql.js";
 import { execute, plan, renderPlan } from "../apply.js";
-import { ApiError } from "../client.js";
 import type { Ctx } from "../context.js";
 import { listFiles, loadDocuments } from "../documents.js";
 import { CliError, EXIT, EXIT_CODES_HELP } from "../errors.js";
@@ -22,7 +21,7 @@ import { followRun } from "../follow.js";
 import { emit, humanMs, paint, parseFormat, relative, statusColour, table } from "../output.js";
 import { listNodes, nodeStatuses } from "../nodes.js";
 import { wholeNumberFlag } from "../numbers.js";
-import { findJob, listOwnDags, listOwnJobs } from "../resolve.js";
+import { findJob, listOwnDags, listOwnJobs, runNotFound } from "../resolve.js";
 import { connectionOptions, example, OUTPUT_FLAG } from "./common.js";
 
 const RUN_STATUSES = ["PENDING", "SCHEDULED", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLING", "CANCELLED", "WITHDRAWN", "RETRY_SCHEDULED", "DEAD"];
@@ -64,14 +63,6 @@ export function runRows(ctx: Ctx, runs: CliRunFieldsFragment[]): string {
   );
 }
 
-async function runNotFound<T>(ref: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (e instanceof ApiError && (e.code === "NOT_FOUND" || e.code === "BAD_USER_INPUT")) throw new CliError(`run "${ref}" not found: ${e.message}`);
-    throw e;
-  }
-}
 
 export function registerJobs(program: Command, ctx: Ctx): void {
   connectionOptions(
