@@ -72,6 +72,7 @@ export function registerJobs(program: Command, ctx: Ctx): void {
       .requiredOption("-f, --file <path...>", "a YAML or JSON file, or a folder of them (one or many documents a file)")
       .option("--dry-run", "print what would change, field by field, and change nothing")
       .option("--prune", "also delete your jobs and DAGs that no file names")
+      .option("--allow-empty", "with --prune: go on when the files hold no job or DAG at all (and so delete every one of yours)")
       .option(...OUTPUT_FLAG),
   )
     .addHelpText(
@@ -79,10 +80,19 @@ export function registerJobs(program: Command, ctx: Ctx): void {
       example("kairos apply -f jobs/", "kairos apply -f jobs/ --dry-run", "kairos apply -f jobs/ -f dags/etl.yaml --prune") +
         `\nEach document is a CreateJobInput as the API takes it; one with "tasks" is a CreateDagInput.\nEditors can check them against schemas/kairos.schema.json (kairos schema json).\nA second apply of the same files prints "no changes" and exits 0.\nExit codes: 0 done (or nothing to do), 1 invalid files or a change the API refused, 2 usage or API error.`,
     )
-    .action(async (opts: { file: string[]; dryRun?: boolean; prune?: boolean; output: string }) => {
+    .action(async (opts: { file: string[]; dryRun?: boolean; prune?: boolean; allowEmpty?: boolean; output: string }) => {
       const format = parseFormat(opts.output);
       const docs = await loadDocuments(await listFiles(opts.file));
       const planned = await plan(ctx, docs, { prune: Boolean(opts.prune) });
+      // No document read at all is most often a wrong path (an empty folder, files of another
+      // extension): with --prune it deleted every job and DAG of the caller's, at once.
+      const deletes = planned.filter((p) => p.action === "delete").length;
+      if (docs.length === 0 && deletes > 0 && !opts.allowEmpty) {
+        throw new CliError(
+          `${opts.file.join(", ")} hold${opts.file.length === 1 ? "s" : ""} no job or DAG (a wrong path? only *.yaml, *.yml and *.json files of a folder are read): with --prune that would delete every job and DAG of yours (${deletes}). ` +
+            `Nothing was changed; add --allow-empty if that is what you mean`,
+        );
+      }
       const data = planned.map(({ kind, name, id, action, changes, source }) => ({ kind, name, id, action, changes, source }));
       if (opts.dryRun || format !== "table") {
         if (opts.dryRun) {
