@@ -89,14 +89,17 @@ export class JobFirer<J extends FiringJob = JobDoc> {
     const fired = dueFired + early.fired;
     const advance = decideAdvance(job, { handled: ahead.handled, horizon: ahead.horizon, fired }, entries, o, random);
     const advanced = await port.advanceJob(job, advance);
-    // The user changed the job meanwhile (the version moved): their update re-armed the timer; do
-    // not overwrite it. "Matched", not "modified": a pass with nothing new to record (a duplicate
-    // fire: a replayed or re-armed timer whose slot is handled already) must still re-arm, or the
-    // job stops firing until the next full reconcile (the batch marker changes either way).
-    // Runs this pass staged ahead belong to the job as it was: they are taken back, and the slots
-    // are judged again under the job as it is now.
+    // The user changed the job meanwhile (the version moved). "Matched", not "modified": a pass with
+    // nothing new to record (a duplicate fire: a replayed or re-armed timer whose slot is handled
+    // already) must still re-arm, or the job stops firing until the next full reconcile (the batch
+    // marker changes either way). Runs this pass staged ahead belong to the job as it was: they are
+    // taken back, and the slots are judged again under the job as it is now, at once: the timer is
+    // completed due now. A change that re-armed or disarmed the timer (a new schedule, a pause, a
+    // deletion) took it out of flight, so that completion is a no-op and the change's timer stands;
+    // one that left it alone (a rename, a description: no re-arm) would otherwise have had it
+    // dropped, the job silent until the reconciler's pass.
     if (!advanced && staged.length > 0) await port.withdrawStaged(job, `${changedSubject(job)} changed while its fire was being prepared`, staged);
-    await port.complete(fence, timerId, advanced ? advance.timerAt : null);
+    await port.complete(fence, timerId, advanced ? advance.timerAt : now);
   }
 
   /**
