@@ -37,5 +37,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   124   a followed run timed out
   125   a followed run ended without an exit code (lost or DEAD, or it never started)
   130   a followed run was cancelled
-  128+N a followed run was killed by signal N`;
+  128+N a followed run was killed by signal N
+  141   stdout was closed before the output ended (a reader such as head stopped)`;
 

@@ -29,7 +29,24 @@ export interface Io {
   now(): number;
 }
 
+/** The exit code when stdout was closed before the output ended, as a tool killed by SIGPIPE (128 + 13) has. */
+export const EXIT_CLOSED_OUTPUT = 141;
+
+/**
+ * A reader that stops early (`kairos get jobs -o json | head -c 100`) closes the pipe: the next
+ * write failed with EPIPE, which ended kairos with "Unhandled 'error' event" and a stack. It ends
+ * quietly now, as other tools do.
+ */
+function endQuietlyWhenClosed(stream: NodeJS.WriteStream): void {
+  stream.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(EXIT_CLOSED_OUTPUT);
+    throw e;
+  });
+}
+
 export function processIo(): Io {
+  endQuietlyWhenClosed(process.stdout);
+  endQuietlyWhenClosed(process.stderr);
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "";
   return {
     out: (t) => void process.stdout.write(t),
