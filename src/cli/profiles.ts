@@ -144,6 +144,11 @@ export function normalizeServer(raw: string, source = "--server"): string {
     throw new CliError(`${source}: "${raw}" is not a URL (e.g. http://localhost:4000)`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new CliError(`${source}: "${raw}" must be an http:// or https:// URL`);
+  // fetch refuses a URL with credentials in it, and its message (and ours) printed the password.
+  if (url.username || url.password) {
+    const shown = `${url.protocol}//…@${url.host}${url.pathname === "/" ? "" : url.pathname}`;
+    throw new CliError(`${source}: a server URL with a user name or password in it (${shown}) is not used: give the URL without them, and the credential with kairos login, KAIROS_TOKEN or KAIROS_API_KEY`);
+  }
   if (!url.pathname.endsWith("/graphql")) url.pathname = `${url.pathname.replace(/\/+$/, "")}/graphql`;
   return url.toString();
 }

@@ -78,6 +78,15 @@ describe("credentials.json with junk in it", () => {
     expect((await kairos(["get", "jobs", "--profile", "default"])).err).toMatch(/^kairos: no server: log in first/);
   });
 
+  it("a server URL with a password in it is refused without showing the password (fetch's refusal printed it twice)", async () => {
+    await stored({ profiles: {} });
+    for (const argv of [["get", "jobs", "--server", "http://u:secretpw@127.0.0.1:9"], ["login", "--server", "http://u:secretpw@127.0.0.1:9", "--username", "a", "--password-stdin"]]) {
+      const r = await kairos(argv, { env: { KAIROS_TOKEN: "t" }, stdin: "x" });
+      expect(r.code).toBe(2);
+      expect(r.err).toBe("kairos: --server: a server URL with a user name or password in it (http://…@127.0.0.1:9) is not used: give the URL without them, and the credential with kairos login, KAIROS_TOKEN or KAIROS_API_KEY\n");
+    }
+  });
+
   it("KAIROS_SERVER is named when it is the one that is wrong", async () => {
     await stored({ profiles: {} });
     expect((await kairos(["get", "jobs"], { env: { KAIROS_SERVER: "localhost:4000", KAIROS_TOKEN: "t" } })).err).toBe('kairos: KAIROS_SERVER: "localhost:4000" must be an http:// or https:// URL\n');
