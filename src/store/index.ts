@@ -55,10 +55,10 @@ export { findDagRunWaitView, findFiresAtSlots, summarizeQueuedOfJobs, type DagRu
 export { ensureAlertIndexes } from "./alerts/collections.js";
 export { buildDelivery, deliveriesPage, dropDelivery, dueDeliveries, insertDelivery, settleDelivery, takeDelivery, unbuiltDeliveries } from "./alerts/deliveries.js";
 export { assignFirings, firingExists, insertFirings, pendingFiringRules, pendingFirings } from "./alerts/firings.js";
-export { allAlertRules, allJobsSilenceRules, countAlertRules, deleteAlertRule, deleteOwnerAlertRules, findAlertRule, insertAlertRule, listAlertRules, markAlertDelivered, setAlertRule } from "./alerts/rules.js";
+export { allAlertRules, allJobsSilenceRules, countAlertRules, deleteAlertRule, deleteOwnerAlertRules, findAlertRule, insertAlertRule, listAlertRules, markAlertDelivered, setAlertRule, silenceRuleIdsOfOwner } from "./alerts/rules.js";
 export { clearFailing, deadNodesSince, failingJobs, finishedCounts, firesRecordedBetween, lateQueuedRuns, markFailing, readAlertCursor, runsEndedBetween, successAfter, writeAlertCursor, type AlertRun, type AlertScope } from "./alerts/scans.js";
 export { armedDeadlines, createDeadlineBatch, ensureDeadlineIndexes, findDeadline, markDeadlineDone, recordDeadlines, type AlertDeadlineDoc } from "./alerts/deadlines.js";
-export { deleteSilence, ensureSilenceIndexes, findDagHeader, findSilence, findSilences, firstSuccessAfter, lastDagSuccess, lastJobSuccess, recordSilence, silencesOfShards, updateSilence } from "./alerts/silences.js";
+export { deleteSilence, deleteSilences, ensureSilenceIndexes, findDagHeader, findSilence, findSilences, firstSuccessAfter, lastDagSuccess, lastJobSuccess, recordSilence, silencesOfRule, silencesOfShards, updateSilence, type AlertSilenceDoc } from "./alerts/silences.js";
 export { recurringJobsOfOwner, type RecurringJob } from "./jobs/recurring.js";
 export { findDagRootPools } from "./dags/root-pools.js";
 export { findForecastJobs } from "./jobs/forecast.js";

@@ -141,7 +141,7 @@ describe("SCHEDULE_SILENT on all of a user's jobs", () => {
     await gqlOk(app.url, `mutation($id: ID!, $i: UpdateJobInput!) { updateJob(id: $id, input: $i) { id } }`, { id: once, i: { schedule: every("PT30M") } }, u.token);
     expect(await watchesOf(ruleId)).toEqual([later, cron, dagId, once].sort());
 
-    // A job deleted: its watch ends when its timer next comes due (here, made due now).
+    // A job deleted: its watch ends with it (the timer, made due now, finds nothing to do either).
     await gqlOk(app.url, `mutation($id: ID!) { deleteJob(id: $id) }`, { id: later }, u.token);
     await app.services.state.wheel.arm(w.shard, silenceTimerId(ruleId, later), Date.now());
     await waitFor(async () => ((await watches().findOne({ _id: w._id })) === null ? true : null), 20_000);

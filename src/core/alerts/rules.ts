@@ -41,7 +41,7 @@ export interface AlertRulesDeps {
   /** Most rules one user may have. */
   maxRulesPerUser: number;
   /** SCHEDULE_SILENT watches, armed as a rule is made or changed (the reconciler arms any missed). */
-  silences?: Pick<AlertSilences, "watch" | "watchAll">;
+  silences?: Pick<AlertSilences, "watch" | "watchAll" | "forget">;
 }
 
 export class AlertRules {
@@ -113,7 +113,12 @@ export class AlertRules {
       await this.checkScope(p, checked, merged.silentFor ?? null, rule.ownerId);
     }
     const after = await setAlertRule(this.deps.mongo, id, { ...checked, updatedAt: new Date(this.deps.clock()) });
-    if (after) await this.watchSilence(after);
+    // What it watches changed: the watches it no longer has end now, the new ones are armed. A
+    // change that leaves them as they were (its name, its webhook) does not walk them again.
+    if (after && (JSON.stringify(silenceScope(rule)) !== JSON.stringify(silenceScope(after)) || rule.silentForMs !== after.silentForMs)) {
+      await this.unwatchSilence(after);
+      await this.watchSilence(after);
+    }
     return visible(p, "alert rule", id, after);
   }
 
@@ -127,8 +132,11 @@ export class AlertRules {
   }
 
   async delete(p: Principal, id: string): Promise<boolean> {
-    await this.get(p, id);
-    return deleteAlertRule(this.deps.mongo, id);
+    const rule = await this.get(p, id);
+    const deleted = await deleteAlertRule(this.deps.mongo, id);
+    // Its SCHEDULE_SILENT watches go with it, not when each comes due (up to silentFor, a year, later).
+    if (silenceScope(rule)) await this.unwatchSilence(null, id);
+    return deleted;
   }
 
   /** No alert of the rule until `until` (null: unmuted now). */
@@ -179,6 +187,21 @@ export class AlertRules {
         const watched = await readWatchedSchedule(this.deps.mongo, { id: dagId, dag: true });
         checkSilentSchedule(silentForMs, silentFor ?? "", { field: "dagId", id: dagId, schedule: watched?.schedule ?? null, dagTimer: false }, this.deps.clock());
       }
+    }
+  }
+
+  /**
+   * Ends the SCHEDULE_SILENT watches a rule no longer has (`rule` null: it was deleted): all of them,
+   * or those of other schedules than the one it now names; the first WATCHES_PER_REQUEST of them (a
+   * failure, and the rest, are left to the reconciler, which ends a watch its rule no longer has).
+   */
+  private async unwatchSilence(rule: AlertRuleDoc | null, id = rule?._id ?? ""): Promise<void> {
+    const scope = rule ? silenceScope(rule) : null;
+    if (scope?.all || !this.deps.silences) return;
+    try {
+      await this.deps.silences.forget(id, (s) => scope !== null && s.jobId === scope.id && s.dag === scope.dag);
+    } catch {
+      // The reconciler's next passes end them.
     }
   }
 

@@ -35,9 +35,11 @@ import {
   allAlertRules,
   allJobsSilenceRules,
   deleteSilence,
+  deleteSilences,
   ensureSilenceIndexes,
   findAlertRule,
   findSilence,
+  findSilences,
   firingExists,
   firstSuccessAfter,
   insertFirings,
@@ -45,8 +47,11 @@ import {
   lastJobSuccess,
   recordSilence,
   recurringJobsOfOwner,
+  silenceRuleIdsOfOwner,
+  silencesOfRule,
   silencesOfShards,
   updateSilence,
+  type AlertSilenceDoc,
   type Mongo,
 } from "../../store/index.js";
 import { live, silenceFiring, silenceResolvedFiring } from "./match.js";
@@ -165,6 +170,44 @@ export class AlertSilences {
   }
 
   /**
+   * A job deleted: the watches of its owner's rules on it end now (a DAG's timer job: its DAG's
+   * watches are read at their check, as the DAG may keep its watches), not at their next check,
+   * `silentFor` later: a user making and deleting jobs would pile them up meanwhile.
+   */
+  async unwatchJob(job: Pick<JobDoc, "_id" | "ownerId" | "dagId">): Promise<void> {
+    if (job.dagId) return;
+    const ruleIds = await silenceRuleIdsOfOwner(this.deps.mongo, job.ownerId, MAX_RULES);
+    if (ruleIds.length > 0) await this.end(await findSilences(this.deps.mongo, ruleIds.map((r) => `${r}|${job._id}`)));
+  }
+
+  /**
+   * Ends the watches of a rule deleted, or changed so that it no longer watches them (`keep`: the
+   * schedules it still watches): their records first, so no check or re-arm brings one back, then
+   * their timers. The first `limit` of them in this call (the request's bound); the reconciler ends
+   * the others, as it finds them on its pass over the recorded watches. How many it ended.
+   */
+  async forget(ruleId: string, keep: (s: Pick<AlertSilenceDoc, "jobId" | "dag">) => boolean = () => false, limit = WATCHES_PER_REQUEST): Promise<number> {
+    let afterId = "";
+    let ended = 0;
+    while (ended < limit) {
+      const page = await silencesOfRule(this.deps.mongo, ruleId, afterId, Math.min(PAGE, limit - ended));
+      if (page.length === 0) break;
+      afterId = page.at(-1)!._id;
+      ended += await this.end(page.filter((s) => !keep(s)));
+    }
+    return ended;
+  }
+
+  /** Deletes these watches' records, then disarms their timers (one in flight finds no record and ends). */
+  private async end(gone: readonly AlertSilenceDoc[]): Promise<number> {
+    if (gone.length === 0) return 0;
+    await deleteSilences(this.deps.mongo, gone.map((s) => s._id));
+    const { wheel } = this.deps.state;
+    await Promise.all(gone.map((s) => wheel.disarm(s.shard, silenceTimerId(s.ruleId, s.jobId))));
+    return gone.length;
+  }
+
+  /**
    * Handles a due watch: a success since the last one moves the silence's start; a silence of
    * `silentFor` is reported once. Returns when the timer is next due (null: the watch is over: its
    * rule gone or no longer on this schedule, the schedule deleted, or, for a rule on all of its
@@ -201,7 +244,7 @@ export class AlertSilences {
       if (reported && alerted) {
         // The silence that was reported is over: said once, before the watch moves on (a replay
         // finds the same silence and inserts the same firing, a duplicate).
-        if (live(rule, first, now)) await insertFirings(mongo, [silenceResolvedFiring(rule, { jobId, name: s.name, dag: s.dag, since, at: first }, now)]);
+        if (live(rule, first, now)) await insertFirings(mongo, [silenceResolvedFiring(rule, { jobId, name: watched.name, dag: s.dag, since, at: first }, now)]);
       }
       since = last;
       reported = false;
@@ -216,7 +259,8 @@ export class AlertSilences {
       // Silent: looked at again for the success that ends it; soon when that success is to be told.
       dueAt = now + (alerted ? Math.min(n, RESOLVE_CHECK_MS) : n);
     }
-    await updateSilence(mongo, id, { since, reported, alerted, checkedAt: new Date(now), dueAt: new Date(dueAt) });
+    // The schedule's name as it is now (renamed since it was watched), for the record's readers.
+    await updateSilence(mongo, id, { since, reported, alerted, checkedAt: new Date(now), dueAt: new Date(dueAt), ...(watched.name !== s.name ? { name: watched.name } : {}) });
     return dueAt + this.graceMs;
   }
 
@@ -232,7 +276,8 @@ export class AlertSilences {
    * watch (a crash between a rule's write and its watch's); sweeps a bounded part of the schedules
    * of the rules on all of their owner's (silence-sweep.ts); and re-arms the recorded watches
    * missing from the wheel, MAX_WATCHES_PER_PASS of them per pass, on from where the last pass
-   * stopped. How many it armed.
+   * stopped, ending those whose rule is gone or no longer watches their schedule (what a rule's
+   * deletion or change left past its request's bound, a user's deletion, a crash). How many it armed.
    */
   async rearm(shards: readonly number[], missing: (shard: number, timerId: string) => Promise<boolean>): Promise<number> {
     if (shards.length === 0) return 0;
@@ -260,7 +305,18 @@ export class AlertSilences {
       if (this.rearmAt.size >= MAX_CURSORS) this.rearmAt.clear();
       this.rearmAt.set(key, page.at(-1)!._id);
     }
-    for (const s of page) {
+    // A watch its rule no longer has (the rule deleted, its owner too, or changed past what its
+    // request ended) is ended rather than re-armed.
+    const byId = new Map<string, AlertRuleDoc | null>(rules.map((r) => [r._id, r]));
+    const orphan = (s: AlertSilenceDoc) => {
+      const rule = byId.get(s.ruleId);
+      const scope = rule ? silenceScope(rule) : null;
+      return !scope || (!scope.all && (scope.id !== s.jobId || scope.dag !== s.dag));
+    };
+    // Read again before ending any: a rule made or changed since the pass read them.
+    for (const ruleId of new Set(page.filter(orphan).map((s) => s.ruleId))) byId.set(ruleId, await findAlertRule(mongo, ruleId));
+    await this.end(page.filter(orphan));
+    for (const s of page.filter((x) => !orphan(x))) {
       const id = silenceTimerId(s.ruleId, s.jobId);
       if (!(await missing(s.shard, id))) continue;
       await state.wheel.arm(s.shard, id, s.dueAt.getTime() + this.graceMs);

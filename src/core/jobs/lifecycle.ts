@@ -26,6 +26,8 @@ export class JobLifecycle {
     for (const runId of job.dagId ? [] : await findWaitingRunIdsOfJob(deps.mongo, jobId)) {
       await deps.runs.cancelBySystem(runId, "job deleted").catch(() => undefined);
     }
+    // Its SCHEDULE_SILENT watches end now rather than at their next check (up to silentFor later).
+    await deps.recurring?.unwatchJob?.(job).catch((e: unknown) => deps.log.warn({ jobId, err: e }, "could not end the job's SCHEDULE_SILENT watches; each ends at its next check"));
     deps.log.info({ jobId, ownerId: job.ownerId }, "job deleted");
     return job;
   }

@@ -93,8 +93,10 @@ export interface JobServiceDeps {
 /**
  * Told once a job is stored with a recurring schedule, made so or changed to one (a DAG's timer job
  * too): the SCHEDULE_SILENT rules on all of its owner's jobs watch it. Best effort: a failure is
- * logged, and the schedulers' reconciler arms a watch this missed.
+ * logged, and the schedulers' reconciler arms a watch this missed. And told once a job is deleted:
+ * its watches end then (a failure: at their next check).
  */
 export interface RecurringJobWatch {
   watchJob(job: JobDoc): Promise<void>;
+  unwatchJob?(job: Pick<JobDoc, "_id" | "ownerId" | "dagId">): Promise<void>;
 }

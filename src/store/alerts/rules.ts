@@ -44,6 +44,12 @@ export function allJobsSilenceRules(mongo: Mongo, ownerId: string, limit: number
   return alertCollections(mongo).rules.find({ ownerId, on: "SCHEDULE_SILENT", jobId: null, dagId: null, cluster: { $ne: true } }).limit(limit).toArray();
 }
 
+/** The ids of `ownerId`'s rules on SCHEDULE_SILENT (any scope), at most `limit`; read through owner_created_id. */
+export async function silenceRuleIdsOfOwner(mongo: Mongo, ownerId: string, limit: number): Promise<string[]> {
+  const docs = await alertCollections(mongo).rules.find({ ownerId, on: "SCHEDULE_SILENT" }, { projection: { _id: 1 } }).limit(limit).toArray();
+  return docs.map((d) => d._id);
+}
+
 /** Sets the given fields of a rule; the rule after, or null when it is gone. */
 export function setAlertRule(mongo: Mongo, id: string, set: Partial<AlertRuleDoc>): Promise<AlertRuleDoc | null> {
   return alertCollections(mongo).rules.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: "after" });

@@ -59,6 +59,20 @@ export async function deleteSilence(mongo: Mongo, id: string): Promise<void> {
   await silences(mongo).deleteOne({ _id: id });
 }
 
+/** Deletes the watches among `ids`, in one query (by `_id`). */
+export async function deleteSilences(mongo: Mongo, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await silences(mongo).deleteMany({ _id: { $in: [...ids] } });
+}
+
+/**
+ * At most `limit` watches of rule `ruleId` with an id after `afterId` ("" from the first), in `_id`
+ * order: their ids are `<ruleId>|<jobId>`, so a range of the `_id` index (`|` is followed by `}`).
+ */
+export function silencesOfRule(mongo: Mongo, ruleId: string, afterId: string, limit: number): Promise<AlertSilenceDoc[]> {
+  const from = afterId > `${ruleId}|` ? afterId : `${ruleId}|`;
+  return silences(mongo).find({ _id: { $gt: from, $lt: `${ruleId}}` } }).sort({ _id: 1 }).limit(limit).toArray();
+}
+
 /** The watches among `ids` that exist, in one query (by `_id`). */
 export function findSilences(mongo: Mongo, ids: readonly string[]): Promise<AlertSilenceDoc[]> {
   return silences(mongo).find({ _id: { $in: [...ids] } }).toArray();
