@@ -33,8 +33,10 @@ describe("chaos: kill -9 of a scheduler and an executor mid-run", () => {
           // CI host took ~20 s and held the executor's kill back until after the window (CI, 2026-11-28:
           // killed at T+26.4 s with nothing running, killed_mid_run=0).
           { atMs: 4_000, label: "restart scheduler-1", run: (c) => c.get("scheduler-1").start(), background: true },
-          // Whichever executor is running an attempt (on one CPU executor-1 alone often was not).
-          { atMs: 7_000, label: "kill -9 an executor mid-run", run: async (c) => c.get((victim = await executorMidRun(c, ["executor-1", "executor-2", "executor-3"]))).kill9() },
+          // Whichever executor is running an attempt (on one CPU executor-1 alone often was not),
+          // waiting up to 20 s for one: on a loaded host (load 12–18, another test run beside the
+          // suite) the first runs started ~15 s late and a 5 s wait killed an idle executor.
+          { atMs: 7_000, label: "kill -9 an executor mid-run", run: async (c) => c.get((victim = await executorMidRun(c, ["executor-1", "executor-2", "executor-3"], 20_000))).kill9() },
           { atMs: 10_000, label: "restart the killed executor", run: (c) => c.get(victim).start(), background: true },
         ],
         drainMaxMs: 40_000,
