@@ -95,6 +95,11 @@ describe("SCHEDULE_SILENT on all of a user's jobs, attacked", () => {
     expect(code(r)).toBe("BAD_USER_INPUT");
     expect(message(r)).toBe(`jobId: job ${mine} belongs to another user than the rule`);
     expect(await watchesOf(ruleB)).toEqual([theirs, later].sort());
+    // Nor make b's rule cluster-wide: b's webhook would get every user's alerts (a cluster-wide rule is its maker's).
+    const other = await createRule(b.token, { name: "b's failures", on: ["RUN_FAILED"], silentFor: null });
+    const c = await updateRule(admin, other.data!.createAlertRule.id, { cluster: true });
+    expect(code(c)).toBe("BAD_USER_INPUT");
+    expect(message(c)).toBe("cluster: a cluster-wide rule is its maker's: this rule is another user's; make a cluster-wide rule of your own");
   }, 60_000);
 
   it("a rule changed from one job to all and back keeps the named job's watch and drops the others at once", async () => {

@@ -107,6 +107,11 @@ export class AlertRules {
     if (!on.has("DEADLINE_MISSED") && patch.deadline === undefined) merged.deadline = null;
     if (!on.has("SCHEDULE_SILENT") && patch.silentFor === undefined) merged.silentFor = null;
     const checked = checkAlertRule(merged, p.role === "ADMIN");
+    // Cluster-wide rules are their maker's: an administrator turning it on for another user's rule
+    // would send every user's alerts to that user's webhook.
+    if (checked.cluster && !rule.cluster && rule.ownerId !== p.userId) {
+      throw new ValidationError("cluster", "a cluster-wide rule is its maker's: this rule is another user's; make a cluster-wide rule of your own");
+    }
     if (patch.webhook) await this.checkTarget(checked.webhook.url);
     const watchChanged = checked.silentForMs !== (rule.silentForMs ?? null) || !rule.on.includes("SCHEDULE_SILENT");
     if (checked.jobId !== rule.jobId || checked.dagId !== rule.dagId || (checked.silentForMs !== null && watchChanged)) {
