@@ -8,8 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Io } from "../../src/cli/output.js";
-import { runCli } from "../../src/cli/program.js";
+import { runKairos, type InProcessRun } from "./in-process.js";
 import { makeJob, makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 
@@ -17,21 +16,7 @@ const t = useTestApp();
 let dir = "";
 let token = "";
 
-async function kairos(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Io = {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    color: false,
-    interactive: false,
-    env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: token },
-    stdin: async () => "",
-    now: () => Date.now(),
-  };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const kairos = (...argv: string[]): Promise<InProcessRun> => runKairos(argv, { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: token } });
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "kairos-prune-"));

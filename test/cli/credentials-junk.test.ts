@@ -10,32 +10,16 @@ import { mkdir, mkdtemp, rm, rmdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Io } from "../../src/cli/output.js";
 import { credentialsPath, writeCredentials } from "../../src/cli/profiles.js";
-import { runCli } from "../../src/cli/program.js";
+import { runKairos, type InProcessRun } from "./in-process.js";
 
 let home = "";
 const file = () => join(home, "kairos", "credentials.json");
 /** A port fetch refuses to connect to (a "bad port"): a request that gets this far fails at once, with no network. */
 const NOWHERE = "http://127.0.0.1:9";
 
-async function kairos(argv: string[], opts: { env?: Record<string, string>; stdin?: string; terminal?: boolean } = {}): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Io = {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    color: false,
-    interactive: false,
-    env: { XDG_CONFIG_HOME: home, ...opts.env },
-    // A terminal's stdin is read until Ctrl-D: never, here.
-    stdin: opts.terminal ? () => new Promise<string>(() => undefined) : async () => opts.stdin ?? "",
-    stdinIsTerminal: opts.terminal,
-    now: () => Date.now(),
-  };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const kairos = (argv: string[], opts: { env?: Record<string, string>; stdin?: string; terminal?: boolean } = {}): Promise<InProcessRun> =>
+  runKairos(argv, { env: { XDG_CONFIG_HOME: home, ...opts.env }, stdin: opts.stdin, terminal: opts.terminal });
 
 async function stored(content: unknown): Promise<void> {
   await writeFile(file(), typeof content === "string" ? content : JSON.stringify(content));

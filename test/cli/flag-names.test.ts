@@ -6,27 +6,12 @@
  * In-process (runCli) against the product.
  */
 import { describe, expect, it } from "vitest";
-import type { Io } from "../../src/cli/output.js";
-import { runCli } from "../../src/cli/program.js";
+import { runKairos, type InProcessRun } from "./in-process.js";
 import { useTestApp } from "../helpers/app.js";
 
 const t = useTestApp();
 
-async function kairos(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Io = {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    color: false,
-    interactive: false,
-    env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin },
-    stdin: async () => "",
-    now: () => Date.now(),
-  };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const kairos = (...argv: string[]): Promise<InProcessRun> => runKairos(argv, { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin } });
 
 const YEARS = 'years and months have no fixed length and are not accepted (got "P99Y")';
 

@@ -8,8 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Io } from "../../src/cli/output.js";
-import { runCli } from "../../src/cli/program.js";
+import { runKairos } from "./in-process.js";
 import { makeUser } from "../helpers/accounts.js";
 import { useTestApp } from "../helpers/app.js";
 
@@ -28,18 +27,7 @@ afterAll(async () => {
 describe("kairos past the rate limit", () => {
   it("waits as the server asks and applies everything, saying so on stderr", async () => {
     const user = await makeUser(t.app, t.admin, "paced-user");
-    let out = "";
-    let err = "";
-    const io: Io = {
-      out: (s) => void (out += s),
-      err: (s) => void (err += s),
-      color: false,
-      interactive: false,
-      env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: user.token },
-      stdin: async () => "",
-      now: () => Date.now(),
-    };
-    const code = await runCli(["apply", "-f", dir], io);
+    const { code, out, err } = await runKairos(["apply", "-f", dir], { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: user.token } });
     expect(err).toMatch(/^\[kairos\] the server asks to slow down \(too many submissions for user paced-user: at most 3 per PT1S; retry in \d+ s\); waiting, and going on\n/);
     // Not once per wait: at most one note every 10 s.
     expect(err.match(/slow down/g)!.length).toBeLessThan(8);

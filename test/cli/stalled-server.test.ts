@@ -6,28 +6,14 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Io } from "../../src/cli/output.js";
-import { runCli } from "../../src/cli/program.js";
+import { runKairos, type InProcessRun } from "./in-process.js";
 
 let server: Server;
 let port = 0;
 const sockets = new Set<Socket>();
 
-async function kairos(argv: string[], env: Record<string, string>, stdin = ""): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Io = {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    color: false,
-    interactive: false,
-    env: { XDG_CONFIG_HOME: "/nonexistent-kairos-config", ...env },
-    stdin: async () => stdin,
-    now: () => Date.now(),
-  };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const kairos = (argv: string[], env: Record<string, string>, stdin = ""): Promise<InProcessRun> =>
+  runKairos(argv, { env: { XDG_CONFIG_HOME: "/nonexistent-kairos-config", ...env }, stdin });
 
 beforeAll(async () => {
   server = createServer((s) => {

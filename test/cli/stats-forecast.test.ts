@@ -5,28 +5,13 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/tokens.js";
-import type { Io } from "../../src/cli/output.js";
 import { statsText } from "../../src/cli/commands/stats.js";
-import { runCli } from "../../src/cli/program.js";
+import { runKairos, type InProcessRun } from "./in-process.js";
 import { useTestApp } from "../helpers/app.js";
 
 const t = useTestApp();
 
-async function kairos(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: Io = {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    color: false,
-    interactive: false,
-    env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin },
-    stdin: async () => "",
-    now: () => Date.now(),
-  };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
+const kairos = (...argv: string[]): Promise<InProcessRun> => runKairos(argv, { env: { KAIROS_SERVER: t.app.url, KAIROS_TOKEN: t.admin } });
 
 beforeAll(async () => {
   const admin: Principal = { userId: "000000000000000000000001", username: "admin", role: "ADMIN" };
