@@ -18,7 +18,7 @@ export { NodeReads } from "./nodes.js";
 export { PoolCoverage } from "./pools.js";
 export { DEFAULT_RESOURCES, fitsWithin, parseResourceSetting, RESOURCE_BOUNDS, RESOURCE_KEYS, resourcesOf } from "./resources.js";
 export { RunReads } from "./run-reads.js";
-export { type AttemptOutcome, type DagFired, type DagFireHook, type DagFireLock, type DagPort, type LockRequest, type LockSubject, readyEntry, RunService, type StagedFires, WaitingRuns } from "./runs/index.js";
+export { type AttemptOutcome, type DagFired, type Fired, type DagFireHook, type DagFireLock, type DagPort, type LockRequest, type LockSubject, readyEntry, RunService, type StagedFires, WaitingRuns } from "./runs/index.js";
 export { httpAgents, type HttpAgents, type HttpTargetRules, ssrfRefusal } from "./ssrf.js";
 export { MAX_CONCURRENT_RUNS_LIMIT, UserService } from "./users.js";
 export { validateSpec, wrapSchedule, type PoolNode } from "./spec.js";

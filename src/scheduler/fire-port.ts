@@ -4,7 +4,7 @@
  * scheduler runs (MongoDB, the shared state's wheel, RunService); the property tests of firing
  * (test/timing) drive the same JobFirer against an in-memory port.
  */
-import type { AlertDeadlines, RunService } from "../core/index.js";
+import type { AlertDeadlines, Fired, RunService } from "../core/index.js";
 import { FireLedger } from "../core/index.js";
 import type { JobDoc } from "../domain/index.js";
 import { advanceJob, createAdvanceBatch, findJob, findRunByFireKey } from "../store/index.js";
@@ -15,15 +15,8 @@ import type { FireJob, JobAdvance, LedgerEntry, RunRequest } from "../timing/ind
 /** The job as a fire reads it: what the decisions read, and its owner (the waiting-runs bound). */
 export type FiringJob = FireJob & Pick<JobDoc, "ownerId">;
 
-/** What one slot's fire made (RunService.fire's answer): a run, or a scheduled DAG's DAG run. */
-export interface CreatedRun {
-  /** What was made now, or found under its fireKey (a replay), and whether it waits for its slot's time (staged); null when refused. */
-  made: { id: string; staged: boolean } | null;
-  created: boolean;
-  skipped: string | null;
-  /** Refused for the owner's backlog (a scheduled DAG's first tasks), not the overlap policy. */
-  backlog?: boolean;
-}
+/** What one slot's fire made: RunService.fire's answer (a run, or a scheduled DAG's DAG run). */
+export type CreatedRun = Fired;
 
 export interface FirePort<J extends FiringJob = JobDoc> {
   /** The job of a timer (null: it is gone). */
